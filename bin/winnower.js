@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// Runs the compiled CLI (built by `npm ci` through the `prepare` script).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const main = new URL('../dist/src/cli/main.js', import.meta.url);
+if (!existsSync(fileURLToPath(main))) {
+  console.error('winnower: dist/ is missing; run `npm ci` (or `npm run build`) first.');
+  process.exit(1);
+}
+await import(main.href);

@@ -1,0 +1,107 @@
+/**
+ * The one error catalog. Every error that crosses a module boundary is a WinnowerError with a
+ * stable code `WNW_ERR_<AREA>_<WHAT>`; callers branch on `code`, the server maps `status` to HTTP
+ * in one place. docs/errors.md has a row per code (test/errors.test.ts keeps them in sync).
+ */
+export const ERROR_CATALOG = {
+  // configuration and input
+  WNW_ERR_CFG_INVALID: { status: 400, message: 'invalid configuration' },
+  WNW_ERR_INPUT_INVALID: { status: 400, message: 'invalid input' },
+  WNW_ERR_INPUT_FORMAT: { status: 400, message: 'unrecognised input format' },
+  WNW_ERR_INPUT_NOT_FOUND: { status: 400, message: 'input file not found' },
+  // value model and tokenizer
+  WNW_ERR_SCORE_MODEL: { status: 500, message: 'value model could not be loaded or has an unsupported signature' },
+  WNW_ERR_SCORE_TOKENIZER: { status: 500, message: 'tokenizer could not be loaded or is unsuitable' },
+  WNW_ERR_SCORE_UPSTREAM: { status: 502, message: 'value model server failed' },
+  WNW_ERR_SCORE_RESPONSE: { status: 502, message: 'value model server sent a malformed response' },
+  WNW_ERR_SCORE_TIMEOUT: { status: 504, message: 'value model request timed out' },
+  WNW_ERR_SCORE_BACKEND: { status: 400, message: 'unknown scorer backend' },
+  WNW_ERR_SCORE_TEMPLATE: { status: 400, message: 'unknown serialization template' },
+  // sandboxes
+  WNW_ERR_SBX_UNAVAILABLE: { status: 503, message: 'sandbox provider is not available on this host' },
+  WNW_ERR_SBX_PROVIDER: { status: 400, message: 'unknown sandbox provider' },
+  WNW_ERR_SBX_REPO: { status: 400, message: 'repository or commit not found' },
+  WNW_ERR_SBX_CREATE: { status: 502, message: 'sandbox could not be created' },
+  WNW_ERR_SBX_EXEC: { status: 502, message: 'command could not be run in the sandbox' },
+  WNW_ERR_SBX_CLOSED: { status: 409, message: 'sandbox is closed' },
+  WNW_ERR_SBX_FILE: { status: 404, message: 'file not found in sandbox' },
+  WNW_ERR_SBX_PATCH: { status: 422, message: 'patch does not apply' },
+  WNW_ERR_SBX_UPSTREAM: { status: 502, message: 'sandbox service failed' },
+  WNW_ERR_SBX_TIMEOUT: { status: 504, message: 'sandbox service timed out' },
+  WNW_ERR_SBX_UNSUPPORTED: { status: 501, message: 'operation not supported by this sandbox provider' },
+  // policy (the agent's model)
+  WNW_ERR_POLICY_UPSTREAM: { status: 502, message: 'policy server failed' },
+  WNW_ERR_POLICY_RESPONSE: { status: 502, message: 'policy server sent a malformed response' },
+  WNW_ERR_POLICY_TIMEOUT: { status: 504, message: 'policy request timed out' },
+  WNW_ERR_POLICY_REPLAY: { status: 400, message: 'recorded trajectory cannot be replayed' },
+  // verification
+  WNW_ERR_VERIFY_NO_TESTS: { status: 400, message: 'task has no tests to run' },
+  WNW_ERR_VERIFY_PARSE: { status: 500, message: 'test log could not be parsed' },
+  // jobs, server
+  WNW_ERR_JOB_NOT_FOUND: { status: 404, message: 'job not found' },
+  WNW_ERR_JOB_STATE: { status: 409, message: 'job is not in a state that allows this' },
+  WNW_ERR_AUTH_MISSING: { status: 401, message: 'API key required' },
+  WNW_ERR_AUTH_INVALID: { status: 403, message: 'API key not accepted' },
+  WNW_ERR_OP_ABORTED: { status: 499, message: 'operation cancelled' },
+  WNW_ERR_OP_INTERNAL: { status: 500, message: 'internal error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export interface WinnowerErrorOptions {
+  cause?: unknown;
+  /** Structured context: field, file, line, url, request id, ... */
+  details?: Record<string, unknown>;
+  /** Whether repeating the same call may succeed (transient upstream trouble). */
+  retryable?: boolean;
+}
+
+const MARKER = Symbol.for('winnower.error');
+
+export class WinnowerError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown>;
+  readonly retryable: boolean;
+  readonly [MARKER] = true;
+
+  constructor(code: ErrorCode, message?: string, options: WinnowerErrorOptions = {}) {
+    super(message ?? ERROR_CATALOG[code].message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'WinnowerError';
+    this.code = code;
+    this.status = ERROR_CATALOG[code].status;
+    this.details = options.details ?? {};
+    this.retryable = options.retryable ?? false;
+  }
+
+  /** Works across two copies of the module, unlike instanceof. */
+  static isInstance(value: unknown): value is WinnowerError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { code: this.code, message: this.message, ...(Object.keys(this.details).length ? { details: this.details } : {}) };
+  }
+}
+
+/** Shorthand: `throw wnwError('WNW_ERR_SBX_PATCH', 'hunk 2 of a.py rejected', { details })`. */
+export function wnwError(code: ErrorCode, message?: string, options?: WinnowerErrorOptions): WinnowerError {
+  return new WinnowerError(code, message, options);
+}
+
+/** Wraps anything thrown into a WinnowerError, keeping it as the cause. */
+export function toWinnowerError(error: unknown, fallback: ErrorCode = 'WNW_ERR_OP_INTERNAL'): WinnowerError {
+  if (WinnowerError.isInstance(error)) return error;
+  if (error instanceof Error && error.name === 'AbortError') {
+    return new WinnowerError('WNW_ERR_OP_ABORTED', error.message, { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new WinnowerError(fallback, message, { cause: error });
+}
+
+/** Throws WNW_ERR_OP_ABORTED when the signal has fired. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) {
+    throw new WinnowerError('WNW_ERR_OP_ABORTED', 'operation cancelled', { cause: signal.reason });
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * The scorer seam: a value model behind one interface, whatever serves it (ONNX Runtime in
+ * process, SGLang, vLLM, any OpenAI-compatible server). Inputs arrive already serialized (and
+ * tokenized when a tokenizer is available) so what the model sees is exactly what was counted.
+ * Batching, caching and retries wrap this interface (`with-batching.ts`, `with-cache.ts`).
+ */
+import type { Tokenizer } from '../tokenizer.js';
+
+export interface ScoreInput {
+  /** Content hash of (template, model, text): identical inputs share one key. */
+  key: string;
+  /** Serialized trajectory (the model's whole prompt). */
+  text: string;
+  /** Token ids of `text` when the client tokenized it; servers then receive ids, not text. */
+  inputIds?: number[];
+}
+
+export interface ScoreOutput {
+  /** Probability of success in [0, 1]. */
+  value: number;
+  /** Raw output: the scalar head's logit, or log-odds of YES for judges. */
+  raw: number;
+}
+
+export interface ScoreCallOptions {
+  signal?: AbortSignal;
+}
+
+export interface Scorer {
+  /** onnx | sglang | vllm | openai */
+  readonly backend: string;
+  /** Model name or folder, as reported in each Score. */
+  readonly model: string;
+  /** The model's tokenizer when available on the client; budgets are counted with it. */
+  readonly tokenizer?: Tokenizer;
+  /** Largest input, in tokens, the model accepts. */
+  readonly maxInputTokens: number;
+  /** Scores every input; the result has the same order and length. */
+  score(inputs: ScoreInput[], options?: ScoreCallOptions): Promise<ScoreOutput[]>;
+  /** Releases workers, pools and sockets; idempotent. */
+  close(): Promise<void>;
+}

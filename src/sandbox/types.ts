@@ -1,0 +1,90 @@
+/**
+ * The sandbox seam. Every rollout and every verification runs in its own Sandbox; providers
+ * (local bubblewrap, Orchard Env, Docker) implement this contract and nothing else is visible
+ * to the rest of winnower.
+ */
+import type { RepoSource } from '../types/task.js';
+
+export interface SandboxSpec {
+  /** Repository to check out (local path or git URL, at `base_commit`). */
+  repo?: RepoSource;
+  /** Container image (orchard, docker); the repository then lives inside the image. */
+  image?: string;
+  /** Working directory inside the sandbox where the repository is (default per provider). */
+  workdir?: string;
+  /** CPU cores (fractions allowed). */
+  cpu?: number;
+  /** Memory limit in MiB. */
+  memoryMb?: number;
+  /** Max processes inside the sandbox. */
+  maxProcesses?: number;
+  /** Network access; off unless asked. */
+  network?: boolean;
+  /** Lifetime in seconds after which the provider may reap the sandbox. */
+  lifetimeS?: number;
+  /** Extra environment for every exec. */
+  env?: Record<string, string>;
+  /** A label for logs (job id, rollout index). */
+  label?: string;
+}
+
+export interface ExecOptions {
+  /** Relative to the workspace, or absolute inside the sandbox. */
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Kill the whole process tree after this long (default 120 s). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Cap per stream in bytes (default 1 MiB); more sets `truncated`. */
+  maxOutputBytes?: number;
+  /** Data written to the command's stdin. */
+  stdin?: string;
+}
+
+export interface ExecResult {
+  /** null when the command was killed (timeout, abort) and no exit code exists. */
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  truncated: boolean;
+  durationMs: number;
+}
+
+export interface FileEntry {
+  name: string;
+  type: 'file' | 'directory' | 'symlink' | 'other';
+  size: number;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface Sandbox {
+  readonly id: string;
+  readonly provider: string;
+  /** Absolute path of the repository inside the sandbox. */
+  readonly workdir: string;
+  /** Runs `command` with `bash -c` (sh when bash is missing). */
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  writeFile(path: string, content: string | Uint8Array, options?: CallOptions): Promise<void>;
+  /** Throws WNW_ERR_SBX_FILE when missing. */
+  readFile(path: string, options?: CallOptions): Promise<Uint8Array>;
+  listFiles(path: string, options?: CallOptions): Promise<FileEntry[]>;
+  /** The workspace's changes against the base commit, as a binary-safe unified diff. */
+  diff(options?: CallOptions): Promise<string>;
+  /** Applies a unified diff in the workdir; WNW_ERR_SBX_PATCH naming the rejected hunk on failure. */
+  applyPatch(patch: string, options?: CallOptions): Promise<void>;
+  /** Releases everything; idempotent. */
+  close(): Promise<void>;
+}
+
+export interface SandboxProvider {
+  readonly name: string;
+  /** What isolation and limits are in force, for the start-up log. */
+  describe(): Promise<Record<string, unknown>>;
+  create(spec: SandboxSpec, options?: CallOptions): Promise<Sandbox>;
+  /** Closes every sandbox this provider still has open, and shared state (base snapshots). */
+  close(): Promise<void>;
+}

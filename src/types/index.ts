@@ -1,0 +1,5 @@
+export * from './task.js';
+export * from './trajectory.js';
+export * from './score.js';
+export * from './verify.js';
+export * from './selection.js';

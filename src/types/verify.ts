@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+export const TestStatus = z.enum(['passed', 'failed', 'error', 'skipped', 'xfail', 'xpass', 'missing']);
+export type TestStatus = z.infer<typeof TestStatus>;
+
+export const Tally = z.object({
+  passed: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+  missing: z.number().int().nonnegative(),
+});
+export type Tally = z.infer<typeof Tally>;
+
+/** Unified outcome of verifying one patch; `resolved` only when every F2P and P2P test passed. */
+export const VerifyStatus = z.enum(['resolved', 'unresolved', 'apply_failed', 'timeout', 'error']);
+export type VerifyStatus = z.infer<typeof VerifyStatus>;
+
+export const VerifyResult = z.object({
+  trajectory_id: z.string(),
+  instance_id: z.string(),
+  status: VerifyStatus,
+  applied: z.boolean(),
+  /** git's message when the patch (or the test patch) did not apply. */
+  apply_error: z.string().optional(),
+  /** Per-test outcomes as parsed from the log, keyed by the runner's test id. */
+  tests: z.record(z.string(), TestStatus).default({}),
+  fail_to_pass: Tally,
+  pass_to_pass: Tally,
+  resolved: z.boolean(),
+  /** Which log parser read the output (pytest, django, sympy, unittest, exit-code). */
+  parser: z.string(),
+  exit_code: z.number().int().nullable(),
+  timed_out: z.boolean().default(false),
+  duration_ms: z.number().nonnegative(),
+  /** Last few KiB of the test log. */
+  log_tail: z.string().default(''),
+  error: z.string().optional(),
+});
+export type VerifyResult = z.infer<typeof VerifyResult>;
