@@ -1,0 +1,112 @@
+/**
+ * The lifecycle of a sandbox, written once: state checks, tracking in the process-wide registry,
+ * idempotent close, and the output cap. Providers implement the protected hooks only.
+ */
+import { wnwError } from '../errors.js';
+import { trackSandbox, untrackSandbox } from './lifecycle.js';
+import type { CallOptions, ExecOptions, ExecResult, FileEntry, Sandbox } from './types.js';
+
+export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+
+export abstract class BaseSandbox implements Sandbox {
+  abstract readonly id: string;
+  abstract readonly provider: string;
+  abstract readonly workdir: string;
+  #closing: Promise<void> | undefined;
+
+  protected abstract doExec(command: string, options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions): Promise<ExecResult>;
+  protected abstract doWriteFile(path: string, content: Uint8Array, options: CallOptions): Promise<void>;
+  protected abstract doReadFile(path: string, options: CallOptions): Promise<Uint8Array>;
+  protected abstract doListFiles(path: string, options: CallOptions): Promise<FileEntry[]>;
+  protected abstract doDiff(options: CallOptions): Promise<string>;
+  protected abstract doApplyPatch(patch: string, options: CallOptions): Promise<void>;
+  protected abstract doClose(): Promise<void>;
+
+  /** Call once the sandbox exists, so shutdown closes it. */
+  protected track(): void {
+    trackSandbox(this);
+  }
+
+  get closed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  protected assertOpen(): void {
+    if (this.#closing) throw wnwError('WNW_ERR_SBX_CLOSED', `sandbox ${this.id} is closed`, { details: { sandbox: this.id } });
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    this.assertOpen();
+    return this.doExec(command, {
+      ...options,
+      timeoutMs: options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,
+      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+    });
+  }
+
+  async writeFile(path: string, content: string | Uint8Array, options: CallOptions = {}): Promise<void> {
+    this.assertOpen();
+    const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content;
+    return this.doWriteFile(path, bytes, options);
+  }
+
+  async readFile(path: string, options: CallOptions = {}): Promise<Uint8Array> {
+    this.assertOpen();
+    return this.doReadFile(path, options);
+  }
+
+  async listFiles(path: string, options: CallOptions = {}): Promise<FileEntry[]> {
+    this.assertOpen();
+    return this.doListFiles(path, options);
+  }
+
+  async diff(options: CallOptions = {}): Promise<string> {
+    this.assertOpen();
+    return this.doDiff(options);
+  }
+
+  async applyPatch(patch: string, options: CallOptions = {}): Promise<void> {
+    this.assertOpen();
+    return this.doApplyPatch(patch, options);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.doClose().finally(() => untrackSandbox(this));
+    return this.#closing;
+  }
+}
+
+/** Collects a stream's bytes up to a cap; what comes after is counted and dropped. */
+export class CappedBuffer {
+  #chunks: Buffer[] = [];
+  #size = 0;
+  truncated = false;
+
+  constructor(readonly maxBytes: number) {}
+
+  push(chunk: Buffer): void {
+    const room = this.maxBytes - this.#size;
+    if (room <= 0) {
+      this.truncated ||= chunk.length > 0;
+      return;
+    }
+    if (chunk.length > room) {
+      this.#chunks.push(chunk.subarray(0, room));
+      this.#size += room;
+      this.truncated = true;
+      return;
+    }
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+  }
+
+  toString(): string {
+    return Buffer.concat(this.#chunks).toString('utf8');
+  }
+}
+
+/** Single-quotes a string for bash. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,45 @@
+/**
+ * Process-wide registry of open sandboxes: whatever is still open at shutdown, SIGINT or SIGTERM
+ * is closed before the process exits. Closing twice is harmless.
+ */
+export interface Closable {
+  readonly id: string;
+  close(): Promise<void>;
+}
+
+const open = new Set<Closable>();
+let handlersInstalled = false;
+let shuttingDown: Promise<void> | undefined;
+
+function installHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void closeAllSandboxes().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    });
+  }
+}
+
+/** Tracks a sandbox until it is closed. */
+export function trackSandbox(sandbox: Closable): void {
+  installHandlers();
+  open.add(sandbox);
+}
+
+export function untrackSandbox(sandbox: Closable): void {
+  open.delete(sandbox);
+}
+
+/** How many sandboxes are open in this process (for health checks and tests). */
+export function openSandboxCount(): number {
+  return open.size;
+}
+
+/** Closes every tracked sandbox; concurrent callers share one pass. */
+export function closeAllSandboxes(): Promise<void> {
+  shuttingDown ??= Promise.allSettled([...open].map((sandbox) => sandbox.close())).then(() => {
+    shuttingDown = undefined;
+  });
+  return shuttingDown;
+}
