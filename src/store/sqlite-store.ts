@@ -1,0 +1,202 @@
+/** The SQLite job store (better-sqlite3, WAL), one file in the data directory. */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { wnwError } from '../errors.js';
+import type { CandidateRecord, CandidateUpdate, JobRecord, JobStatus, JobStore, JobUpdate } from './types.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS jobs (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  status TEXT NOT NULL,
+  request TEXT NOT NULL,
+  progress TEXT NOT NULL DEFAULT '{}',
+  result TEXT,
+  error TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
+CREATE TABLE IF NOT EXISTS candidates (
+  job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  trajectory TEXT,
+  score TEXT,
+  verify TEXT,
+  error TEXT,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (job_id, idx)
+);
+`;
+
+interface JobRow {
+  id: string;
+  kind: string;
+  status: string;
+  request: string;
+  progress: string;
+  result: string | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface CandidateRow {
+  job_id: string;
+  idx: number;
+  status: string;
+  trajectory: string | null;
+  score: string | null;
+  verify: string | null;
+  error: string | null;
+  updated_at: string;
+}
+
+const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
+
+function toJob(row: JobRow): JobRecord {
+  return {
+    id: row.id,
+    kind: row.kind as JobRecord['kind'],
+    status: row.status as JobStatus,
+    request: JSON.parse(row.request),
+    progress: JSON.parse(row.progress),
+    result: parse(row.result),
+    error: parse(row.error),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function toCandidate(row: CandidateRow): CandidateRecord {
+  return {
+    job_id: row.job_id,
+    index: row.idx,
+    status: row.status as CandidateRecord['status'],
+    trajectory: parse(row.trajectory),
+    score: parse(row.score),
+    verify: parse(row.verify),
+    error: parse(row.error),
+    updated_at: row.updated_at,
+  };
+}
+
+/** Opens (or creates) `<dataDir>/winnower.db`; `:memory:` for an in-memory store. */
+export function createSqliteStore(dataDir: string): JobStore {
+  let file = ':memory:';
+  if (dataDir !== ':memory:') {
+    mkdirSync(dataDir, { recursive: true });
+    file = join(dataDir, 'winnower.db');
+  }
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.exec(SCHEMA);
+
+  const statements = {
+    insertJob: db.prepare(
+      'INSERT INTO jobs (id, kind, status, request, progress, created_at, updated_at) VALUES (@id, @kind, @status, @request, @progress, @now, @now)',
+    ),
+    getJob: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE id = ?'),
+    updateJob: db.prepare(
+      'UPDATE jobs SET status = @status, progress = @progress, result = @result, error = @error, updated_at = @now WHERE id = @id',
+    ),
+    listJobs: db.prepare<[number], JobRow>('SELECT * FROM jobs ORDER BY created_at DESC, id LIMIT ?'),
+    listJobsByStatus: db.prepare<[string, number], JobRow>('SELECT * FROM jobs WHERE status = ? ORDER BY created_at DESC, id LIMIT ?'),
+    getCandidate: db.prepare<[string, number], CandidateRow>('SELECT * FROM candidates WHERE job_id = ? AND idx = ?'),
+    upsertCandidate: db.prepare(
+      `INSERT INTO candidates (job_id, idx, status, trajectory, score, verify, error, updated_at)
+       VALUES (@job_id, @idx, @status, @trajectory, @score, @verify, @error, @now)
+       ON CONFLICT (job_id, idx) DO UPDATE SET status = excluded.status, trajectory = excluded.trajectory,
+         score = excluded.score, verify = excluded.verify, error = excluded.error, updated_at = excluded.updated_at`,
+    ),
+    listCandidates: db.prepare<[string], CandidateRow>('SELECT * FROM candidates WHERE job_id = ? ORDER BY idx'),
+    unfinished: db.prepare<[], JobRow>("SELECT * FROM jobs WHERE status IN ('queued', 'running')"),
+  };
+
+  const now = () => new Date().toISOString();
+
+  const store: JobStore = {
+    createJob(job) {
+      statements.insertJob.run({
+        id: job.id,
+        kind: job.kind,
+        status: job.status ?? 'queued',
+        request: JSON.stringify(job.request ?? null),
+        progress: JSON.stringify(job.progress ?? {}),
+        now: now(),
+      });
+      return store.getJob(job.id)!;
+    },
+    updateJob(id, update: JobUpdate) {
+      const current = store.getJob(id);
+      if (!current) throw wnwError('WNW_ERR_JOB_NOT_FOUND', `job ${id} not found`, { details: { job_id: id } });
+      const next = { ...current, ...update };
+      statements.updateJob.run({
+        id,
+        status: next.status,
+        progress: JSON.stringify(next.progress),
+        result: json(next.result),
+        error: json(next.error),
+        now: now(),
+      });
+      return store.getJob(id)!;
+    },
+    getJob(id) {
+      const row = statements.getJob.get(id);
+      return row ? toJob(row) : undefined;
+    },
+    listJobs(options = {}) {
+      const limit = options.limit ?? 100;
+      const rows = options.status ? statements.listJobsByStatus.all(options.status, limit) : statements.listJobs.all(limit);
+      return rows.map(toJob);
+    },
+    putCandidate(jobId, index, update: CandidateUpdate) {
+      const row = statements.getCandidate.get(jobId, index);
+      const current: Omit<CandidateRecord, 'updated_at'> = row
+        ? toCandidate(row)
+        : { job_id: jobId, index, status: 'pending', trajectory: null, score: null, verify: null, error: null };
+      const next = { ...current, ...update };
+      statements.upsertCandidate.run({
+        job_id: jobId,
+        idx: index,
+        status: next.status,
+        trajectory: json(next.trajectory),
+        score: json(next.score),
+        verify: json(next.verify),
+        error: json(next.error),
+        now: now(),
+      });
+      return toCandidate(statements.getCandidate.get(jobId, index)!);
+    },
+    listCandidates(jobId) {
+      return statements.listCandidates.all(jobId).map(toCandidate);
+    },
+    markInterrupted() {
+      const ids: string[] = [];
+      db.transaction(() => {
+        for (const row of statements.unfinished.all()) {
+          ids.push(row.id);
+          store.updateJob(row.id, {
+            status: 'interrupted',
+            error: { code: 'WNW_ERR_JOB_STATE', message: 'the server stopped while this job was running; partial results are kept' },
+          });
+          for (const candidate of store.listCandidates(row.id)) {
+            if (candidate.status === 'pending' || candidate.status === 'running') {
+              store.putCandidate(row.id, candidate.index, { status: 'cancelled', error: { code: 'WNW_ERR_OP_ABORTED', message: 'interrupted by a server restart' } });
+            }
+          }
+        }
+      })();
+      return ids;
+    },
+    close() {
+      if (db.open) db.close();
+    },
+  };
+  return store;
+}

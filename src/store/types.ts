@@ -1,0 +1,60 @@
+/**
+ * The job-store seam: jobs, their candidates (trajectory, score, verification) and results.
+ * SQLite is the one implementation; the interface is synchronous because better-sqlite3 is,
+ * and a write is a few microseconds.
+ */
+import type { Score, Trajectory, VerifyResult } from '../types/index.js';
+
+export type JobKind = 'solve' | 'rerank';
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
+export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = ['succeeded', 'failed', 'cancelled', 'interrupted'];
+
+export type CandidateStatus = 'pending' | 'running' | 'finished' | 'failed' | 'cancelled' | 'skipped';
+
+export interface ErrorRecord {
+  code: string;
+  message: string;
+}
+
+export interface JobRecord {
+  id: string;
+  kind: JobKind;
+  status: JobStatus;
+  /** The validated request, as received. */
+  request: unknown;
+  /** Counters for progress reporting. */
+  progress: Record<string, number>;
+  /** The job's result (selection, chosen patch, ...) once finished. */
+  result: unknown;
+  error: ErrorRecord | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CandidateRecord {
+  job_id: string;
+  /** Rollout index within the job, from 0. */
+  index: number;
+  status: CandidateStatus;
+  trajectory: Trajectory | null;
+  score: Score | null;
+  verify: VerifyResult | null;
+  error: ErrorRecord | null;
+  updated_at: string;
+}
+
+export type JobUpdate = Partial<Pick<JobRecord, 'status' | 'progress' | 'result' | 'error'>>;
+export type CandidateUpdate = Partial<Omit<CandidateRecord, 'job_id' | 'index' | 'updated_at'>>;
+
+export interface JobStore {
+  createJob(job: Pick<JobRecord, 'id' | 'kind' | 'request'> & Partial<Pick<JobRecord, 'status' | 'progress'>>): JobRecord;
+  updateJob(id: string, update: JobUpdate): JobRecord;
+  getJob(id: string): JobRecord | undefined;
+  listJobs(options?: { limit?: number; status?: JobStatus }): JobRecord[];
+  /** Creates the candidate row when absent, else merges the update into it. */
+  putCandidate(jobId: string, index: number, update: CandidateUpdate): CandidateRecord;
+  listCandidates(jobId: string): CandidateRecord[];
+  /** At start-up: jobs left queued or running by a previous process become `interrupted`, with what they had. Returns their ids. */
+  markInterrupted(): string[];
+  close(): void;
+}

@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { Trajectory } from '../../src/types/index.js';
+
+const dirs: string[] = [];
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'wnw-store-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('sqlite job store', () => {
+  it('keeps jobs, candidates and results across reopen', () => {
+    const dir = dataDir();
+    const store = createSqliteStore(dir);
+    store.createJob({ id: 'j1', kind: 'solve', request: { n: 2 } });
+    const trajectory = Trajectory.parse({ id: 't0', instance_id: 'demo', source: 'replay', patch: 'diff --git a/x b/x\n' });
+    store.putCandidate('j1', 0, { status: 'finished', trajectory });
+    store.putCandidate('j1', 1, { status: 'failed', error: { code: 'WNW_ERR_POLICY_UPSTREAM', message: 'boom' } });
+    store.updateJob('j1', { status: 'succeeded', result: { chosen: 't0' }, progress: { rollouts_done: 2 } });
+    store.close();
+
+    const reopened = createSqliteStore(dir);
+    const job = reopened.getJob('j1')!;
+    expect(job.status).toBe('succeeded');
+    expect(job.request).toEqual({ n: 2 });
+    expect(job.result).toEqual({ chosen: 't0' });
+    expect(job.progress).toEqual({ rollouts_done: 2 });
+    const candidates = reopened.listCandidates('j1');
+    expect(candidates.map((c) => [c.index, c.status])).toEqual([[0, 'finished'], [1, 'failed']]);
+    expect(candidates[0]!.trajectory?.patch).toBe('diff --git a/x b/x\n');
+    expect(candidates[1]!.error?.code).toBe('WNW_ERR_POLICY_UPSTREAM');
+    reopened.close();
+  });
+
+  it('merges candidate updates instead of overwriting', () => {
+    const store = createSqliteStore(':memory:');
+    store.createJob({ id: 'j', kind: 'solve', request: {} });
+    store.putCandidate('j', 0, { status: 'running' });
+    store.putCandidate('j', 0, { score: { trajectory_id: 't', instance_id: 'i', value: 0.5, raw: 0, backend: 'onnx', model: 'm', template: 'judge-v1', input_tokens: 3, truncated: false, cut: { thoughts: 0, observations: 0, steps_dropped: 0, patch: false, tokens_before: 3 }, cached: false } });
+    const candidate = store.putCandidate('j', 0, { status: 'finished' });
+    expect(candidate.status).toBe('finished');
+    expect(candidate.score?.value).toBe(0.5);
+    store.close();
+  });
+
+  it('marks jobs left running by a previous process as interrupted, keeping what they had', () => {
+    const dir = dataDir();
+    const store = createSqliteStore(dir);
+    store.createJob({ id: 'done', kind: 'solve', request: {}, status: 'succeeded' });
+    store.createJob({ id: 'busy', kind: 'solve', request: {}, status: 'running' });
+    store.putCandidate('busy', 0, { status: 'finished' });
+    store.putCandidate('busy', 1, { status: 'running' });
+    store.close();
+
+    const restarted = createSqliteStore(dir);
+    expect(restarted.markInterrupted()).toEqual(['busy']);
+    expect(restarted.getJob('busy')!.status).toBe('interrupted');
+    expect(restarted.getJob('done')!.status).toBe('succeeded');
+    expect(restarted.listCandidates('busy').map((c) => c.status)).toEqual(['finished', 'cancelled']);
+    expect(restarted.markInterrupted()).toEqual([]);
+    restarted.close();
+  });
+
+  it('reports an unknown job with a coded error', () => {
+    const store = createSqliteStore(':memory:');
+    expect(() => store.updateJob('nope', { status: 'running' })).toThrow(expect.objectContaining({ code: 'WNW_ERR_JOB_NOT_FOUND' }));
+    expect(store.getJob('nope')).toBeUndefined();
+    store.close();
+  });
+});
