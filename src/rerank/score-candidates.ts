@@ -1,0 +1,93 @@
+/**
+ * Scores an instance's candidates: serialize each under the token budget (shared prefix first,
+ * in the same order for every candidate so a prefix-caching server computes it once), then one
+ * scorer call for all. A candidate whose serialization or scoring fails gets no Score and an
+ * error instead; the others are still scored.
+ */
+import { createHash } from 'node:crypto';
+import { toWinnowerError, type WinnowerError } from '../errors.js';
+import type { Score, Task, Trajectory } from '../types/index.js';
+import type { Scorer, ScoreInput } from './scorers/types.js';
+import { serializeTrajectory } from './serialize/serialize-trajectory.js';
+import type { Serialized } from './serialize/types.js';
+
+export interface ScoreCandidatesOptions {
+  /** Template for candidates with messages (patch-only candidates use `patchTemplate`). */
+  template?: string;
+  patchTemplate?: string;
+  /** Token budget; defaults to the scorer's limit. */
+  budgetTokens?: number;
+  signal?: AbortSignal;
+}
+
+export interface CandidateScore {
+  trajectory_id: string;
+  score?: Score;
+  error?: WinnowerError;
+}
+
+export const DEFAULT_TEMPLATE = 'judge-v1';
+export const DEFAULT_PATCH_TEMPLATE = 'patch-v1';
+
+/** Content hash of what the model sees; identical inputs share one cache entry. */
+export function inputKey(model: string, serialized: Serialized): string {
+  return createHash('sha256').update(model).update('\0').update(serialized.template).update('\0').update(serialized.text).digest('hex');
+}
+
+export async function scoreCandidates(
+  scorer: Scorer,
+  task: Task,
+  trajectories: Trajectory[],
+  options: ScoreCandidatesOptions = {},
+): Promise<CandidateScore[]> {
+  const budgetTokens = Math.min(options.budgetTokens ?? scorer.maxInputTokens, scorer.maxInputTokens);
+  const serialized = await Promise.all(
+    trajectories.map(async (trajectory) => {
+      try {
+        const template = trajectory.messages.length > 0 ? (options.template ?? DEFAULT_TEMPLATE) : (options.patchTemplate ?? DEFAULT_PATCH_TEMPLATE);
+        return await serializeTrajectory(task, trajectory, { template, budgetTokens, tokenizer: scorer.tokenizer });
+      } catch (error) {
+        return toWinnowerError(error, 'WNW_ERR_SCORE_TEMPLATE');
+      }
+    }),
+  );
+  const ready = serialized.flatMap((item, index) => ('text' in item ? [{ index, item }] : []));
+  const inputs: ScoreInput[] = ready.map(({ item }) => ({ key: inputKey(scorer.model, item), text: item.text, inputIds: item.inputIds }));
+
+  let outputs: Awaited<ReturnType<Scorer['score']>> | undefined;
+  let scoreError: WinnowerError | undefined;
+  if (inputs.length > 0) {
+    try {
+      outputs = await scorer.score(inputs, { signal: options.signal });
+    } catch (error) {
+      scoreError = toWinnowerError(error, 'WNW_ERR_SCORE_UPSTREAM');
+    }
+  }
+
+  const results: CandidateScore[] = trajectories.map((trajectory, index) => {
+    const item = serialized[index]!;
+    return 'text' in item ? { trajectory_id: trajectory.id, error: scoreError } : { trajectory_id: trajectory.id, error: item };
+  });
+  ready.forEach(({ index, item }, position) => {
+    const output = outputs?.[position];
+    if (!output) return;
+    const trajectory = trajectories[index]!;
+    results[index] = {
+      trajectory_id: trajectory.id,
+      score: {
+        trajectory_id: trajectory.id,
+        instance_id: trajectory.instance_id,
+        value: output.value,
+        raw: output.raw,
+        backend: scorer.backend,
+        model: scorer.model,
+        template: item.template,
+        input_tokens: item.inputTokens,
+        truncated: item.truncated,
+        cut: item.cut,
+        cached: false,
+      },
+    };
+  });
+  return results;
+}

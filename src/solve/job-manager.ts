@@ -1,0 +1,111 @@
+/**
+ * Runs jobs in the background and keeps them observable: state in the job store, progress
+ * events in memory for subscribers (SSE), cancellation through one AbortController per job.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { toWinnowerError, wnwError } from '../errors.js';
+import { TERMINAL_JOB_STATUSES, type JobRecord, type JobStore } from '../store/types.js';
+import type { JobEvent, JobEventBody, JobEventListener } from './events.js';
+
+interface RunningJob {
+  controller: AbortController;
+  events: JobEvent[];
+  emitter: EventEmitter;
+  done: Promise<void>;
+}
+
+export type JobRunner = (jobId: string, hooks: { signal: AbortSignal; emit: (event: JobEventBody) => void }) => Promise<unknown>;
+
+export class JobManager {
+  readonly #store: JobStore;
+  readonly #running = new Map<string, RunningJob>();
+
+  constructor(store: JobStore) {
+    this.#store = store;
+  }
+
+  /** Creates a job and starts `run` in the background; its result becomes the job's result. */
+  start(kind: JobRecord['kind'], request: unknown, run: JobRunner): JobRecord {
+    const id = randomUUID();
+    const job = this.#store.createJob({ id, kind, request, status: 'running' });
+    const entry: RunningJob = { controller: new AbortController(), events: [], emitter: new EventEmitter(), done: Promise.resolve() };
+    entry.emitter.setMaxListeners(0);
+    this.#running.set(id, entry);
+    const emit = (body: JobEventBody) => {
+      const event = { ...body, seq: entry.events.length, time: new Date().toISOString() } as JobEvent;
+      entry.events.push(event);
+      entry.emitter.emit('event', event);
+    };
+    entry.done = (async () => {
+      try {
+        const result = await run(id, { signal: entry.controller.signal, emit });
+        this.#store.updateJob(id, { status: 'succeeded', result });
+        emit({ type: 'job-finish', status: 'succeeded' });
+      } catch (caught) {
+        const error = toWinnowerError(caught);
+        const status = entry.controller.signal.aborted ? 'cancelled' : 'failed';
+        this.#store.updateJob(id, { status, error: { code: error.code, message: error.message } });
+        emit({ type: 'job-finish', status, error: error.message });
+      } finally {
+        this.#running.delete(id);
+        entry.emitter.emit('end');
+      }
+    })();
+    return job;
+  }
+
+  get(id: string): JobRecord {
+    const job = this.#store.getJob(id);
+    if (!job) throw wnwError('WNW_ERR_JOB_NOT_FOUND', `job ${id} not found`, { details: { job_id: id } });
+    return job;
+  }
+
+  isRunning(id: string): boolean {
+    return this.#running.has(id);
+  }
+
+  /** Cancels a running job; resolves once its rollouts have stopped and its sandboxes are closed. */
+  async cancel(id: string): Promise<JobRecord> {
+    const job = this.get(id);
+    const entry = this.#running.get(id);
+    if (!entry) {
+      if (TERMINAL_JOB_STATUSES.includes(job.status)) throw wnwError('WNW_ERR_JOB_STATE', `job ${id} already ${job.status}`, { details: { job_id: id, status: job.status } });
+      return job;
+    }
+    entry.controller.abort(wnwError('WNW_ERR_OP_ABORTED', 'job cancelled'));
+    await entry.done;
+    return this.get(id);
+  }
+
+  /** Resolves when the job is no longer running. */
+  async wait(id: string): Promise<JobRecord> {
+    await this.#running.get(id)?.done;
+    return this.get(id);
+  }
+
+  /**
+   * Past events of a running job, then live ones until it ends. For a job that is not running
+   * (finished, or from before a restart) only `onEnd` is called.
+   */
+  subscribe(id: string, listener: JobEventListener, onEnd: () => void): () => void {
+    this.get(id);
+    const entry = this.#running.get(id);
+    if (!entry) {
+      onEnd();
+      return () => {};
+    }
+    for (const event of entry.events) listener(event);
+    entry.emitter.on('event', listener);
+    entry.emitter.once('end', onEnd);
+    return () => {
+      entry.emitter.off('event', listener);
+      entry.emitter.off('end', onEnd);
+    };
+  }
+
+  /** Cancels every running job and waits for them (server shutdown). */
+  async shutdown(): Promise<void> {
+    await Promise.allSettled([...this.#running.keys()].map((id) => this.cancel(id)));
+  }
+}

@@ -1,0 +1,95 @@
+/** The body of `POST /solve` (and `winnower solve`), validated by zod. */
+import { z } from 'zod';
+import { Strategy } from '../types/selection.js';
+import { Trajectory } from '../types/trajectory.js';
+
+export const PolicyOptions = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('openai'),
+    /** Base URL of an OpenAI-compatible server, e.g. http://localhost:30000/v1. */
+    url: z.string().url(),
+    model: z.string().min(1),
+    api_key: z.string().optional(),
+    temperature: z.number().min(0).max(2).default(0.7),
+    top_p: z.number().gt(0).max(1).default(1),
+    max_tokens: z.number().int().positive().default(4096),
+    /** `tools` (function calling) or `text` (one fenced bash block per turn). */
+    mode: z.enum(['tools', 'text']).default('tools'),
+    timeout_s: z.number().positive().default(300),
+  }),
+  z.object({
+    kind: z.literal('replay'),
+    /** Recorded trajectories; rollout i replays recording i mod length. */
+    recordings: z.array(Trajectory).min(1),
+  }),
+]);
+export type PolicyOptions = z.infer<typeof PolicyOptions>;
+
+export const StopRule = z.object({
+  /** Stop once a candidate reaches this value... */
+  min_value: z.number().min(0).max(1).default(0.8),
+  /** ...and (when verification runs) passed its tests. */
+  require_resolved: z.boolean().default(true),
+});
+export type StopRule = z.infer<typeof StopRule>;
+
+export const SolveRequest = z
+  .object({
+    instance_id: z.string().min(1).default('task'),
+    /** The issue text. */
+    issue: z.string().min(1),
+    repo: z
+      .object({
+        url: z.string().min(1).optional(),
+        path: z.string().min(1).optional(),
+        commit: z.string().min(1).optional(),
+      })
+      .refine((repo) => (repo.url === undefined) !== (repo.path === undefined), { message: 'give exactly one of url or path' })
+      .optional(),
+    image: z.string().min(1).optional(),
+    n: z.number().int().min(1).max(64).default(4),
+    /** Rollouts running at once (default: all of a wave). */
+    concurrency: z.number().int().min(1).max(64).optional(),
+    /** Wave sizes summing to n, e.g. [2, 2]; one wave of n by default. */
+    waves: z.array(z.number().int().positive()).optional(),
+    policy: PolicyOptions.optional(),
+    agent: z
+      .object({
+        config: z.string().default('default'),
+        step_limit: z.number().int().positive().optional(),
+        time_limit_s: z.number().positive().optional(),
+        command_timeout_s: z.number().positive().optional(),
+      })
+      .default({ config: 'default' }),
+    scoring: z
+      .object({
+        enabled: z.boolean().default(true),
+        template: z.string().optional(),
+        budget_tokens: z.number().int().positive().optional(),
+      })
+      .default({ enabled: true }),
+    verify: z
+      .object({
+        enabled: z.boolean().default(true),
+        test_command: z.string().min(1).optional(),
+        fail_to_pass: z.array(z.string()).default([]),
+        pass_to_pass: z.array(z.string()).default([]),
+        test_patch: z.string().optional(),
+        timeout_s: z.number().positive().default(300),
+        concurrency: z.number().int().min(1).max(32).default(4),
+      })
+      .default({ enabled: false, fail_to_pass: [], pass_to_pass: [], timeout_s: 300, concurrency: 4 }),
+    stop_rule: StopRule.nullable().default(null),
+    strategy: Strategy.optional(),
+  })
+  .refine((request) => request.repo !== undefined || request.image !== undefined, { message: 'give repo or image', path: ['repo'] })
+  .refine((request) => !request.waves || request.waves.reduce((sum, size) => sum + size, 0) === request.n, {
+    message: 'wave sizes must add up to n',
+    path: ['waves'],
+  })
+  .refine(
+    (request) => !request.verify.enabled || request.verify.test_command !== undefined || request.verify.fail_to_pass.length + request.verify.pass_to_pass.length > 0,
+    { message: 'verification needs test_command or fail_to_pass/pass_to_pass', path: ['verify'] },
+  );
+export type SolveRequest = z.infer<typeof SolveRequest>;
+export type SolveRequestInput = z.input<typeof SolveRequest>;
