@@ -1,0 +1,105 @@
+/**
+ * The one configuration object, validated by zod. Sources, later ones winning: defaults, an
+ * optional YAML/JSON file (`--config` or WINNOWER_CONFIG), environment (WINNOWER_*), flags.
+ * Every key is documented in the README.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { wnwError } from './errors.js';
+import { packageRoot } from './util/package-root.js';
+
+export const DEFAULT_MODEL_DIR = () => join(packageRoot(), 'models', 'tiny-value');
+
+export const WinnowerConfig = z.object({
+  server: z
+    .object({
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8080),
+      /** Accepted API keys; empty = no auth (local use). */
+      api_keys: z.array(z.string().min(8)).default([]),
+      body_limit_bytes: z.number().int().positive().default(16 * 1024 * 1024),
+      data_dir: z.string().default('.winnower'),
+    })
+    .default({ host: '127.0.0.1', port: 8080, api_keys: [], body_limit_bytes: 16 * 1024 * 1024, data_dir: '.winnower' }),
+  /** Passed to createScorer (src/rerank/scorers/registry.ts), which validates it. */
+  scorer: z
+    .object({
+      backend: z.string().default('onnx'),
+      model: z.string().optional(),
+      urls: z.array(z.string()).default([]),
+    })
+    .passthrough()
+    .default({ backend: 'onnx', urls: [] }),
+  sandbox: z
+    .object({
+      provider: z.enum(['local', 'orchard', 'docker']).default('local'),
+      settings: z.record(z.string(), z.unknown()).default({}),
+    })
+    .default({ provider: 'local', settings: {} }),
+  /** The default policy for /solve requests that name none. */
+  policy: z
+    .object({
+      url: z.string().url().optional(),
+      model: z.string().optional(),
+      api_key: z.string().optional(),
+      mode: z.enum(['tools', 'text']).default('tools'),
+    })
+    .default({ mode: 'tools' }),
+  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+export type WinnowerConfig = z.infer<typeof WinnowerConfig>;
+export type WinnowerConfigInput = z.input<typeof WinnowerConfig>;
+
+type Json = Record<string, unknown>;
+
+function merge(base: Json, override: Json): Json {
+  const out: Json = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    if (value === undefined) continue;
+    const current = out[key];
+    out[key] =
+      value && typeof value === 'object' && !Array.isArray(value) && current && typeof current === 'object' && !Array.isArray(current)
+        ? merge(current as Json, value as Json)
+        : value;
+  }
+  return out;
+}
+
+const list = (value: string | undefined) => (value ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined);
+const int = (value: string | undefined) => (value === undefined || value === '' ? undefined : Number(value));
+
+/** The WINNOWER_* environment as a partial config. */
+export function configFromEnv(env: NodeJS.ProcessEnv): Json {
+  return {
+    server: {
+      host: env.WINNOWER_HOST,
+      port: int(env.WINNOWER_PORT),
+      api_keys: list(env.WINNOWER_API_KEYS),
+      data_dir: env.WINNOWER_DATA_DIR,
+    },
+    scorer: { backend: env.WINNOWER_SCORER, model: env.WINNOWER_SCORER_MODEL, urls: list(env.WINNOWER_SCORER_URLS) },
+    sandbox: { provider: env.WINNOWER_SANDBOX },
+    policy: { url: env.WINNOWER_POLICY_URL, model: env.WINNOWER_POLICY_MODEL, api_key: env.WINNOWER_POLICY_KEY, mode: env.WINNOWER_POLICY_MODE },
+    log_level: env.WINNOWER_LOG_LEVEL,
+  };
+}
+
+export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Json } = {}): WinnowerConfig {
+  const env = options.env ?? process.env;
+  const file = options.file ?? env.WINNOWER_CONFIG;
+  let fromFile: Json = {};
+  if (file) {
+    if (!existsSync(file)) throw wnwError('WNW_ERR_CFG_INVALID', `config file ${file} not found`, { details: { field: 'config' } });
+    fromFile = (parse(readFileSync(file, 'utf8')) ?? {}) as Json;
+  }
+  const merged = merge(merge(fromFile, configFromEnv(env)), options.overrides ?? {});
+  const parsed = WinnowerConfig.safeParse(merged);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.join('.');
+    throw wnwError('WNW_ERR_CFG_INVALID', `config field ${field}: ${issue.message}`, { details: { field } });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,23 @@
+/** API keys: when configured, every route but health checks needs `Authorization: Bearer <key>` or `X-API-Key`. */
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { wnwError } from '../errors.js';
+
+const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
+
+function matches(candidate: string, keys: Buffer[]): boolean {
+  const given = Buffer.from(candidate);
+  return keys.some((key) => key.length === given.length && timingSafeEqual(key, given));
+}
+
+export function installAuth(app: FastifyInstance, apiKeys: string[]): void {
+  if (apiKeys.length === 0) return;
+  const keys = apiKeys.map((key) => Buffer.from(key));
+  app.addHook('onRequest', async (request) => {
+    if (OPEN_ROUTES.has(request.url.split('?')[0]!)) return;
+    const header = request.headers.authorization;
+    const given = header?.startsWith('Bearer ') ? header.slice(7) : (request.headers['x-api-key'] as string | undefined);
+    if (!given) throw wnwError('WNW_ERR_AUTH_MISSING', 'API key required: send Authorization: Bearer <key> or X-API-Key');
+    if (!matches(given, keys)) throw wnwError('WNW_ERR_AUTH_INVALID');
+  });
+}

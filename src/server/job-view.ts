@@ -1,0 +1,33 @@
+/** What `GET /jobs/:id` shows: the job, its candidates so far (trajectories on request) and the result. */
+import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
+
+function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
+  const trajectory = candidate.trajectory;
+  return {
+    index: candidate.index,
+    status: candidate.status,
+    trajectory_id: trajectory?.id ?? null,
+    exit: trajectory?.exit ?? null,
+    steps: (trajectory?.meta.steps as number | undefined) ?? null,
+    patch: trajectory?.patch ?? null,
+    value: candidate.score?.value ?? null,
+    score: candidate.score,
+    verify: candidate.verify,
+    error: candidate.error,
+    ...(withTrajectory ? { trajectory } : {}),
+  };
+}
+
+export function jobView(store: JobStore, job: JobRecord, options: { trajectories?: boolean } = {}) {
+  return {
+    job_id: job.id,
+    kind: job.kind,
+    status: job.status,
+    progress: job.progress,
+    created_at: job.created_at,
+    updated_at: job.updated_at,
+    error: job.error,
+    candidates: store.listCandidates(job.id).map((candidate) => candidateView(candidate, options.trajectories ?? false)),
+    result: job.result,
+  };
+}

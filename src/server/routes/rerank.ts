@@ -1,0 +1,83 @@
+/** `POST /score` (raw value scores) and `POST /rerank` (score, optionally verify, and select) for one task. */
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { wnwError } from '../../errors.js';
+import { scoreCandidates } from '../../rerank/score-candidates.js';
+import { select } from '../../rerank/select/index.js';
+import { Strategy, Task, Trajectory } from '../../types/index.js';
+import { verifyMany } from '../../verify/verify-candidate.js';
+
+const CandidateInput = Trajectory.extend({
+  instance_id: z.string().min(1).optional(),
+  source: z.string().min(1).default('request'),
+});
+
+const ScoreBody = z.object({
+  task: Task,
+  candidates: z.array(CandidateInput).min(1).max(256),
+  template: z.string().optional(),
+  budget_tokens: z.number().int().positive().optional(),
+});
+
+const RerankBody = ScoreBody.extend({
+  strategy: Strategy.optional(),
+  verify: z.boolean().default(false),
+  verify_concurrency: z.number().int().min(1).max(32).default(4),
+  verify_timeout_s: z.number().positive().default(300),
+});
+
+function asTrajectories(body: z.infer<typeof ScoreBody>): Trajectory[] {
+  const ids = new Set<string>();
+  return body.candidates.map((candidate, index) => {
+    if (ids.has(candidate.id)) throw wnwError('WNW_ERR_INPUT_INVALID', `body.candidates.${index}.id: duplicate id ${candidate.id}`, { details: { field: `body.candidates.${index}.id` } });
+    ids.add(candidate.id);
+    return { ...candidate, instance_id: candidate.instance_id ?? body.task.instance_id };
+  });
+}
+
+export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.post('/score', { schema: { body: ScoreBody } }, async (request) => {
+    const { scorer } = app.winnower.solveDeps;
+    if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
+    const trajectories = asTrajectories(request.body);
+    const results = await scoreCandidates(scorer, request.body.task, trajectories, {
+      template: request.body.template,
+      budgetTokens: request.body.budget_tokens,
+    });
+    return {
+      backend: scorer.backend,
+      model: scorer.model,
+      scores: results.map((result) => result.score ?? { trajectory_id: result.trajectory_id, error: result.error?.toJSON() ?? null }),
+    };
+  });
+
+  app.post('/rerank', { schema: { body: RerankBody } }, async (request) => {
+    const { scorer, sandboxes } = app.winnower.solveDeps;
+    const body = request.body;
+    const task = body.task;
+    const trajectories = asTrajectories(body);
+    const controller = new AbortController();
+    request.raw.on('close', () => {
+      if (!request.raw.complete || request.raw.destroyed) controller.abort();
+    });
+    const [scores, verified] = await Promise.all([
+      scorer ? scoreCandidates(scorer, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal: controller.signal }) : Promise.resolve([]),
+      body.verify
+        ? verifyMany(sandboxes, task, trajectories.map((t) => ({ id: t.id, patch: t.patch })), { concurrency: body.verify_concurrency, testTimeoutMs: body.verify_timeout_s * 1000, signal: controller.signal })
+        : Promise.resolve([]),
+    ]);
+    const scoreOf = new Map(scores.flatMap((result) => (result.score ? [[result.trajectory_id, result.score] as const] : [])));
+    const verifyOf = new Map(verified.map((result) => [result.trajectory_id, result] as const));
+    const strategy = body.strategy ?? (body.verify ? 'hybrid' : 'value');
+    const selection = select(
+      strategy,
+      trajectories.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id), verify: verifyOf.get(trajectory.id) })),
+    );
+    return {
+      selection,
+      chosen_patch: trajectories.find((t) => t.id === selection.chosen)?.patch ?? null,
+      scores: scores.map((result) => result.score ?? { trajectory_id: result.trajectory_id, error: result.error?.toJSON() ?? null }),
+      verify: verified,
+    };
+  });
+};

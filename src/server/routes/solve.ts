@@ -1,0 +1,24 @@
+/** `POST /solve`: start a best-of-N job; `?wait=true` answers with the finished job. */
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { runSolve } from '../../solve/run-solve.js';
+import { SolveRequest } from '../../solve/solve-request.js';
+import { jobView } from '../job-view.js';
+
+export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.post(
+    '/solve',
+    { schema: { body: SolveRequest, querystring: z.object({ wait: z.stringbool().default(false) }) } },
+    async (request, reply) => {
+      const { jobs, solveDeps, store } = app.winnower;
+      const body = request.body;
+      const job = jobs.start('solve', body, (jobId, hooks) => runSolve(solveDeps, jobId, body, hooks));
+      if (!request.query.wait) {
+        return reply.status(202).header('location', `/jobs/${job.id}`).send({ job_id: job.id, status: job.status });
+      }
+      // A client that disconnects while waiting cancels nothing: the job is there to fetch later.
+      const finished = await jobs.wait(job.id);
+      return reply.status(200).send(jobView(store, finished));
+    },
+  );
+};
