@@ -21,7 +21,13 @@ export type RankedCandidate = z.infer<typeof RankedCandidate>;
 
 export const Selection = z.object({
   instance_id: z.string(),
+  /** The strategy asked for. */
   strategy: Strategy,
+  /**
+   * The strategy whose order was actually used when the requested one could not run (value with
+   * no scores → consensus; hybrid with no test results → value or consensus); null when none.
+   */
+  degraded_to: Strategy.nullable().default(null),
   /** The winner, or null when no candidate has a usable patch. */
   chosen: z.string().nullable(),
   ranking: z.array(RankedCandidate),

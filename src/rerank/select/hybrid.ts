@@ -1,0 +1,62 @@
+/**
+ * `hybrid`: tests first, then the value model. Order: usable patch first; then the test outcome
+ * (resolved > not run > unresolved > timeout = error > apply_failed); within one outcome, scored
+ * before unscored and value descending; then tie-breaks: larger consensus cluster, smaller patch,
+ * trajectory id. "Not run" sits above "unresolved" because a failing test is evidence against a
+ * patch and a missing run is none. When no usable candidate has a test result, this is the value
+ * strategy (itself degrading to consensus without scores) and the reason says so.
+ */
+import type { Selection, VerifyStatus } from '../../types/index.js';
+import { prepare, type Prepared, type PreparedInstance } from './prepare.js';
+import { assemble, formatValue, type Ordering } from './rank.js';
+import type { Candidate, SelectOptions } from './types.js';
+import { rankByValue } from './value.js';
+
+/** Test outcome tiers, higher first; null means verification did not run for the candidate. */
+export const VERIFY_TIER: Record<VerifyStatus | 'none', number> = {
+  resolved: 5,
+  none: 4,
+  unresolved: 3,
+  timeout: 2,
+  error: 2,
+  apply_failed: 1,
+};
+
+const tier = (p: Prepared): number => VERIFY_TIER[p.verify ?? 'none'];
+const outcome = (p: Prepared): string => (p.verify ? p.verify.replace('_', ' ') : 'not run');
+
+export const hybridOrdering: Ordering = {
+  strategy: 'hybrid',
+  key: (p) => [Number(p.usable), tier(p), Number(p.value !== null), p.value ?? -1, p.clusterSize ?? 0, -p.changedLines],
+  primary: 4,
+  tieSubject: 'test outcome and value',
+  tieBreaks: ['larger cluster', 'smaller patch'],
+  why(chosen, _ranked, instance) {
+    const peers = instance.candidates.filter((p) => p.usable && tier(p) === tier(chosen)).length;
+    const valueText =
+      chosen.value === null
+        ? `none of the ${peers} with that outcome has a score`
+        : `highest value (${formatValue(chosen.value)}) of the ${peers} with that outcome`;
+    let clause =
+      chosen.verify === 'resolved'
+        ? `chose ${chosen.id}: tests resolved, ${valueText}`
+        : `no candidate resolved the tests; chose ${chosen.id} (tests: ${outcome(chosen)}), ${valueText}`;
+    const better = instance.candidates
+      .filter((p) => p.usable && p.value !== null && tier(p) < tier(chosen) && p.value > (chosen.value ?? -1))
+      .sort((a, b) => b.value! - a.value!)[0];
+    if (better) clause += `; ${better.id} had a higher value (${formatValue(better.value!)}) but tests: ${outcome(better)}`;
+    return clause;
+  },
+};
+
+/** Hybrid selection on prepared candidates, degrading to value when there are no test results. */
+export function rankHybrid(instance: PreparedInstance): Selection {
+  const usable = instance.candidates.filter((p) => p.usable);
+  if (usable.length > 0 && usable.every((p) => p.verify === null)) return rankByValue(instance, 'hybrid');
+  return assemble(instance, 'hybrid', hybridOrdering);
+}
+
+/** Picks by test outcome, then value; see the module comment for the exact order. */
+export function selectHybrid(candidates: Candidate[], options: SelectOptions = {}): Selection {
+  return rankHybrid(prepare(candidates, options.instanceId));
+}

@@ -1,0 +1,37 @@
+/**
+ * Selection strategies for the candidates of one instance: `select(strategy, candidates)`.
+ * The exact orders and tie-breaks are in docs/selection.md.
+ */
+import { wnwError } from '../../errors.js';
+import { Strategy, type Selection } from '../../types/index.js';
+import { rankByConsensus } from './consensus.js';
+import { rankHybrid } from './hybrid.js';
+import { prepare } from './prepare.js';
+import type { Candidate, SelectOptions } from './types.js';
+import { rankByValue } from './value.js';
+
+/** Ranks `candidates` (all of one instance) with `strategy` and explains the choice. */
+export function select(strategy: Strategy, candidates: Candidate[], options: SelectOptions = {}): Selection {
+  const parsed = Strategy.safeParse(strategy);
+  if (!parsed.success) {
+    throw wnwError('WNW_ERR_INPUT_INVALID', `unknown selection strategy "${String(strategy)}"; use one of ${Strategy.options.join(', ')}`, {
+      details: { field: 'strategy' },
+    });
+  }
+  const instance = prepare(candidates, options.instanceId);
+  switch (parsed.data) {
+    case 'value':
+      return rankByValue(instance);
+    case 'consensus':
+      return rankByConsensus(instance);
+    case 'hybrid':
+      return rankHybrid(instance);
+  }
+}
+
+export type { Candidate, SelectOptions } from './types.js';
+export { selectByValue } from './value.js';
+export { selectByConsensus } from './consensus.js';
+export { selectHybrid, VERIFY_TIER } from './hybrid.js';
+export { patchShape, type PatchShape, type FileDiff, type HunkLine } from './patch-shape.js';
+export { normalizePatch, type NormalizedPatch } from './normalize-patch.js';

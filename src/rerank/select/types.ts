@@ -1,0 +1,19 @@
+/**
+ * The selection seam: every candidate of one instance, with whatever evidence exists for it,
+ * goes in; one `Selection` (winner, full ranking, reasons) comes out.
+ */
+import type { Score, Trajectory, VerifyResult } from '../../types/index.js';
+
+/** One candidate of one instance and the evidence gathered for it. */
+export interface Candidate {
+  trajectory: Trajectory;
+  /** The value model's verdict; absent when the scorer failed or was not run. */
+  score?: Score;
+  /** The test outcome; absent when verification did not run for this candidate. */
+  verify?: VerifyResult;
+}
+
+export interface SelectOptions {
+  /** Instance id to report when `candidates` is empty (otherwise taken from the candidates). */
+  instanceId?: string;
+}
