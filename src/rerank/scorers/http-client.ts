@@ -1,0 +1,297 @@
+/**
+ * The one HTTP client of the server scorers (SGLang, vLLM, OpenAI-compatible). One keep-alive
+ * undici `Pool` per base URL; each call goes to the base URL with the fewest requests in flight,
+ * under one deadline that covers every attempt. Transient failures (connection errors, 408, 429,
+ * 5xx) are retried with exponential backoff and full jitter, honouring `Retry-After`; 4xx and
+ * malformed bodies never are. Every response is validated with zod.
+ */
+import { Pool } from 'undici';
+import type { z } from 'zod';
+import { WinnowerError, wnwError } from '../../errors.js';
+
+export interface HttpClientOptions {
+  /** Base URLs of interchangeable replicas (`http://host:port`, optionally with a path prefix). */
+  urls: string[];
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+  /** Deadline of one call, all attempts and waits included (ms). */
+  timeoutMs: number;
+  /** Extra attempts after a transient failure. */
+  retries: number;
+  /** First backoff step and cap (ms); defaults 200 and 5000. */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Longest `Retry-After` honoured (ms, default 30000); a longer one ends the call. */
+  maxRetryAfterMs?: number;
+  /** Connections per base URL (default 64). */
+  connections?: number;
+  /** Keep-alive of idle sockets (ms, default 30000). */
+  keepAliveMs?: number;
+}
+
+export interface PostJsonOptions<T> {
+  /** Path below the base URL, starting with `/`. */
+  path: string;
+  body: unknown;
+  /** Validates the response; a mismatch is WNW_ERR_SCORE_RESPONSE naming the field. */
+  schema: z.ZodType<T>;
+  signal?: AbortSignal;
+}
+
+/** An upstream status that repeating the same request may cure. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+const BODY_EXCERPT_CHARS = 500;
+
+interface Upstream {
+  base: string;
+  origin: string;
+  prefix: string;
+  pool: Pool;
+  outstanding: number;
+}
+
+export class HttpClient {
+  readonly #options: HttpClientOptions;
+  readonly #upstreams: Upstream[];
+  readonly #headers: Record<string, string>;
+  #next = 0;
+  #closed = false;
+
+  constructor(options: HttpClientOptions) {
+    if (options.urls.length === 0) {
+      throw wnwError('WNW_ERR_CFG_INVALID', 'scorer needs at least one base URL', { details: { field: 'urls' } });
+    }
+    this.#options = options;
+    this.#headers = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+      ...options.headers,
+    };
+    this.#upstreams = options.urls.map((base) => {
+      let url: URL;
+      try {
+        url = new URL(base);
+      } catch (error) {
+        throw wnwError('WNW_ERR_CFG_INVALID', `not a URL: ${base}`, { cause: error, details: { field: 'urls' } });
+      }
+      const pool = new Pool(url.origin, {
+        connections: options.connections ?? 64,
+        keepAliveTimeout: options.keepAliveMs ?? 30_000,
+        // The call deadline bounds every wait; undici's own 300 s timers would only get in the way.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
+      return { base, origin: url.origin, prefix: url.pathname.replace(/\/+$/, ''), pool, outstanding: 0 };
+    });
+  }
+
+  /** Requests in flight per base URL, in the order given. */
+  outstanding(): number[] {
+    return this.#upstreams.map((upstream) => upstream.outstanding);
+  }
+
+  /** POSTs `body` as JSON and returns the validated response. */
+  async postJson<T>(options: PostJsonOptions<T>): Promise<T> {
+    if (this.#closed) throw wnwError('WNW_ERR_OP_ABORTED', 'scorer client is closed');
+    const { timeoutMs, retries } = this.#options;
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+    const started = Date.now();
+    const body = JSON.stringify(options.body);
+    let avoid: Upstream | undefined;
+    for (let attempt = 0; ; attempt += 1) {
+      const upstream = this.#pick(avoid);
+      try {
+        return await this.#attempt(upstream, options, body, signal);
+      } catch (error) {
+        const failure = this.#classify(error, upstream, options.path, options.signal, deadline, timeoutMs);
+        if (!failure.retryable || attempt >= retries) throw failure.error;
+        const waitMs = this.#backoffMs(attempt, failure.retryAfterMs);
+        const remaining = timeoutMs - (Date.now() - started);
+        if (waitMs === undefined || waitMs >= remaining) throw failure.error;
+        avoid = upstream;
+        await sleep(waitMs, signal).catch(() => {
+          throw this.#classify(signal.reason, upstream, options.path, options.signal, deadline, timeoutMs).error;
+        });
+      }
+    }
+  }
+
+  /** Closes every pool after its requests finish; idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all(this.#upstreams.map((upstream) => upstream.pool.close()));
+  }
+
+  /** Least outstanding requests; ties go round-robin; `avoid` (the replica that just failed) loses ties. */
+  #pick(avoid: Upstream | undefined): Upstream {
+    const count = this.#upstreams.length;
+    let best: Upstream | undefined;
+    for (let offset = 0; offset < count; offset += 1) {
+      const candidate = this.#upstreams[(this.#next + offset) % count]!;
+      if (best === undefined) best = candidate;
+      else if (rank(candidate, avoid) < rank(best, avoid)) best = candidate;
+    }
+    this.#next = (this.#next + 1) % count;
+    return best!;
+  }
+
+  async #attempt<T>(upstream: Upstream, options: PostJsonOptions<T>, body: string, signal: AbortSignal): Promise<T> {
+    upstream.outstanding += 1;
+    try {
+      const response = await upstream.pool.request({
+        method: 'POST',
+        path: upstream.prefix + options.path,
+        headers: this.#headers,
+        body,
+        signal,
+      });
+      const text = await response.body.text();
+      const url = upstream.base.replace(/\/+$/, '') + options.path;
+      if (response.statusCode >= 400) {
+        throw new UpstreamStatus(response.statusCode, url, text, retryAfterMs(response.headers['retry-after']));
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (error) {
+        throw wnwError('WNW_ERR_SCORE_RESPONSE', `POST ${url}: body is not JSON: ${excerpt(text, 120)}`, {
+          cause: error,
+          details: { url, status: response.statusCode, body: excerpt(text) },
+        });
+      }
+      const parsed = options.schema.safeParse(json);
+      if (!parsed.success) {
+        throw wnwError('WNW_ERR_SCORE_RESPONSE', `POST ${url}: ${describeIssues(parsed.error)}`, {
+          cause: parsed.error,
+          details: { url, status: response.statusCode, body: excerpt(text) },
+        });
+      }
+      return parsed.data;
+    } finally {
+      upstream.outstanding -= 1;
+    }
+  }
+
+  #classify(
+    error: unknown,
+    upstream: Upstream,
+    path: string,
+    callerSignal: AbortSignal | undefined,
+    deadline: AbortSignal,
+    timeoutMs: number,
+  ): { error: WinnowerError; retryable: boolean; retryAfterMs?: number } {
+    const url = upstream.base.replace(/\/+$/, '') + path;
+    if (callerSignal?.aborted) {
+      return { error: wnwError('WNW_ERR_OP_ABORTED', `POST ${url} cancelled`, { cause: callerSignal.reason, details: { url } }), retryable: false };
+    }
+    if (deadline.aborted) {
+      return {
+        error: wnwError('WNW_ERR_SCORE_TIMEOUT', `POST ${url}: no answer within ${timeoutMs} ms`, { cause: error, details: { url, timeoutMs } }),
+        retryable: false,
+      };
+    }
+    if (error instanceof UpstreamStatus) {
+      const retryable = isRetryableStatus(error.status);
+      return {
+        error: wnwError('WNW_ERR_SCORE_UPSTREAM', `POST ${url} answered ${error.status}: ${excerpt(error.body, 200)}`, {
+          retryable,
+          details: { url, status: error.status, body: excerpt(error.body) },
+        }),
+        retryable,
+        ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+      };
+    }
+    if (WinnowerError.isInstance(error)) return { error, retryable: false };
+    const code = (error as { code?: unknown } | null)?.code;
+    const retryable = typeof code === 'string' && CONNECTION_ERROR_CODES.has(code);
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      error: wnwError('WNW_ERR_SCORE_UPSTREAM', `POST ${url} failed: ${message}`, {
+        cause: error,
+        retryable,
+        details: { url, ...(typeof code === 'string' ? { errorCode: code } : {}) },
+      }),
+      retryable,
+    };
+  }
+
+  /** Full-jitter exponential backoff, at least `Retry-After`; undefined when that is too long. */
+  #backoffMs(attempt: number, retryAfter: number | undefined): number | undefined {
+    const initial = this.#options.backoff?.initialMs ?? 200;
+    const max = this.#options.backoff?.maxMs ?? 5_000;
+    const jittered = Math.random() * Math.min(max, initial * 2 ** attempt);
+    if (retryAfter === undefined) return jittered;
+    if (retryAfter > (this.#options.maxRetryAfterMs ?? 30_000)) return undefined;
+    return Math.max(retryAfter, jittered);
+  }
+}
+
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  return new HttpClient(options);
+}
+
+class UpstreamStatus extends Error {
+  constructor(
+    readonly status: number,
+    readonly url: string,
+    readonly body: string,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(`status ${status}`);
+  }
+}
+
+function rank(upstream: Upstream, avoid: Upstream | undefined): number {
+  return upstream.outstanding * 2 + (upstream === avoid ? 1 : 0);
+}
+
+/** `Retry-After` as delta-seconds or an HTTP date, in ms. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.round(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** `data[0].probs: expected array, received undefined; ...` (first three issues). */
+export function describeIssues(error: z.ZodError): string {
+  const issues = error.issues.slice(0, 3).map((issue) => {
+    const path = issue.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index ? '.' : ''}${String(part)}`)).join('');
+    return `${path || '(root)'}: ${issue.message}`;
+  });
+  const more = error.issues.length > 3 ? ` (+${error.issues.length - 3} more)` : '';
+  return `unexpected response: ${issues.join('; ')}${more}`;
+}
+
+function excerpt(text: string, chars = BODY_EXCERPT_CHARS): string {
+  return text.length <= chars ? text : `${text.slice(0, chars)}…`;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,288 @@
+/**
+ * Server scorers: the HTTP side of every backend that is reached over the network, and the
+ * OpenAI-compatible yes/no judge itself. `createHttpScorer` owns tokenizing, splitting a batch into
+ * requests, calling (through `http-client.ts`), the 404 fallback to an older endpoint and checking
+ * what comes back; `sglang.ts` and `vllm.ts` only describe their endpoints and map their responses.
+ */
+import { z } from 'zod';
+import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
+import type { Tokenizer } from '../tokenizer.js';
+import { createHttpClient, type HttpClientOptions } from './http-client.js';
+import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
+
+/** Settings shared by every server backend. */
+export interface ServerScorerSettings {
+  /** Model name sent to the server and reported in each Score. */
+  model: string;
+  /** Base URLs of replicas; requests go to the one with the fewest in flight. */
+  urls: string[];
+  apiKey?: string;
+  /** Deadline of one request, retries included (default 60000 ms). */
+  timeoutMs?: number;
+  /** Extra attempts on transient failures (default 2). */
+  retries?: number;
+  /** Largest input the model accepts, in tokens (default 32768). */
+  maxInputTokens?: number;
+  /** When given, texts without ids are tokenized here and servers receive ids. */
+  tokenizer?: Tokenizer;
+  backoff?: HttpClientOptions['backoff'];
+  connections?: number;
+}
+
+/** One way of asking a server for scores: where, with what body, and how to read the answer. */
+export interface ScoreEndpoint<TResponse = unknown> {
+  /** Path below the base URL, e.g. `/classify`. */
+  path: string;
+  /** Inputs carried by one request; omitted: the whole batch in one request. */
+  inputsPerRequest?: number;
+  body(inputs: ScoreInput[]): unknown;
+  /** zod schema of the documented response. */
+  response: z.ZodType<TResponse>;
+  /** One output per input, same order. */
+  map(response: TResponse, inputs: ScoreInput[]): ScoreOutput[];
+  /** Used instead, from then on, once this endpoint answers 404 (an older server). */
+  fallback?: ScoreEndpoint<any>;
+}
+
+export interface HttpScorerDefinition {
+  backend: string;
+  /** The endpoint for one batch (inputs all carry ids, or not). */
+  endpoint(inputs: ScoreInput[]): ScoreEndpoint<any>;
+}
+
+/** Keeps the response type of an endpoint literal while checking its shape. */
+export function defineEndpoint<TResponse>(endpoint: ScoreEndpoint<TResponse>): ScoreEndpoint<TResponse> {
+  return endpoint;
+}
+
+/** Log-probability given to a label the server did not list among its top tokens. */
+export const MISSING_LOGPROB = -30;
+
+export function sigmoid(x: number): number {
+  if (x >= 0) return 1 / (1 + Math.exp(-x));
+  const e = Math.exp(x);
+  return e / (1 + e);
+}
+
+/** P(YES) = 1 / (1 + exp(lp_NO − lp_YES)); raw is the log-odds lp_YES − lp_NO. */
+export function judgeOutput(logprobYes: number, logprobNo: number): ScoreOutput {
+  const raw = logprobYes - logprobNo;
+  return { value: sigmoid(raw), raw };
+}
+
+/** A scalar head's logit: value = sigmoid(raw). */
+export function scalarOutput(logit: number): ScoreOutput {
+  return { value: sigmoid(logit), raw: logit };
+}
+
+/** Id of each label; throws WNW_ERR_SCORE_TOKENIZER when one is not a single token. */
+export function resolveLabelIds(tokenizer: Tokenizer, labels: { yes: string; no: string }): { yes: number; no: number } {
+  const yes = tokenizer.tokenToId(labels.yes);
+  const no = tokenizer.tokenToId(labels.no);
+  if (yes === undefined || no === undefined) {
+    const bad = [yes === undefined ? labels.yes : undefined, no === undefined ? labels.no : undefined].filter(Boolean);
+    throw wnwError('WNW_ERR_SCORE_TOKENIZER', `judge labels ${bad.map((label) => JSON.stringify(label)).join(', ')} are not single tokens of ${tokenizer.name}`, {
+      details: { labels, tokenizer: tokenizer.name },
+    });
+  }
+  return { yes, no };
+}
+
+/** A scorer over HTTP: the backend supplies endpoints; this owns calling and checking. */
+export function createHttpScorer(settings: ServerScorerSettings, definition: HttpScorerDefinition): Scorer {
+  const client = createHttpClient({
+    urls: settings.urls,
+    timeoutMs: settings.timeoutMs ?? 60_000,
+    retries: settings.retries ?? 2,
+    ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
+    ...(settings.backoff === undefined ? {} : { backoff: settings.backoff }),
+    ...(settings.connections === undefined ? {} : { connections: settings.connections }),
+  });
+  const gone = new Set<string>();
+  let closed = false;
+
+  const resolve = (endpoint: ScoreEndpoint<any>): ScoreEndpoint<any> =>
+    gone.has(endpoint.path) && endpoint.fallback ? resolve(endpoint.fallback) : endpoint;
+
+  async function send(endpoint: ScoreEndpoint<any>, group: ScoreInput[], signal: AbortSignal): Promise<ScoreOutput[]> {
+    let response: unknown;
+    try {
+      response = await client.postJson({ path: endpoint.path, body: endpoint.body(group), schema: endpoint.response, signal });
+    } catch (error) {
+      if (endpoint.fallback && WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SCORE_UPSTREAM' && error.details.status === 404) {
+        gone.add(endpoint.path);
+        return send(endpoint.fallback, group, signal);
+      }
+      throw error;
+    }
+    const outputs = endpoint.map(response, group);
+    if (outputs.length !== group.length) {
+      throw wnwError('WNW_ERR_SCORE_RESPONSE', `${endpoint.path}: expected ${group.length} results, got ${outputs.length}`, {
+        details: { path: endpoint.path, expected: group.length, received: outputs.length },
+      });
+    }
+    outputs.forEach((output, index) => {
+      if (!Number.isFinite(output.raw) || !(output.value >= 0 && output.value <= 1)) {
+        throw wnwError('WNW_ERR_SCORE_RESPONSE', `${endpoint.path}: result ${index} is not a score (value ${output.value}, raw ${output.raw})`, {
+          details: { path: endpoint.path, index },
+        });
+      }
+    });
+    return outputs;
+  }
+
+  return {
+    backend: definition.backend,
+    model: settings.model,
+    ...(settings.tokenizer ? { tokenizer: settings.tokenizer } : {}),
+    maxInputTokens: settings.maxInputTokens ?? 32_768,
+    async score(inputs: ScoreInput[], options: ScoreCallOptions = {}): Promise<ScoreOutput[]> {
+      if (closed) throw wnwError('WNW_ERR_OP_ABORTED', `${definition.backend} scorer is closed`);
+      throwIfAborted(options.signal);
+      if (inputs.length === 0) return [];
+      const prepared = await withIds(inputs, settings.tokenizer);
+      const endpoint = resolve(definition.endpoint(prepared));
+      const size = endpoint.inputsPerRequest ?? prepared.length;
+      const groups: ScoreInput[][] = [];
+      for (let start = 0; start < prepared.length; start += size) groups.push(prepared.slice(start, start + size));
+      // The first failure cancels the sibling requests of the same batch.
+      const siblings = new AbortController();
+      const signal = options.signal ? AbortSignal.any([options.signal, siblings.signal]) : siblings.signal;
+      try {
+        const results = await Promise.all(groups.map((group) => send(endpoint, group, signal)));
+        return results.flat();
+      } catch (error) {
+        siblings.abort();
+        if (options.signal?.aborted) throw wnwError('WNW_ERR_OP_ABORTED', 'scoring cancelled', { cause: options.signal.reason });
+        throw error;
+      }
+    },
+    async close() {
+      closed = true;
+      await client.close();
+    },
+  };
+}
+
+async function withIds(inputs: ScoreInput[], tokenizer: Tokenizer | undefined): Promise<ScoreInput[]> {
+  if (!tokenizer || inputs.every((input) => input.inputIds)) return inputs;
+  const missing = inputs.filter((input) => !input.inputIds);
+  const encoded = await tokenizer.encode(missing.map((input) => input.text));
+  let next = 0;
+  return inputs.map((input) => (input.inputIds ? input : { ...input, inputIds: encoded[next++]! }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The OpenAI-compatible judge: one next token, YES/NO read from the top log-probabilities.
+
+export interface OpenAICompatibleSettings extends ServerScorerSettings {
+  /** Label tokens as the server prints them (default YES / NO); a leading space also matches. */
+  labels?: { yes: string; no: string };
+  /** `auto` (default): `/v1/completions` with token ids when every input has them, else chat. */
+  endpoint?: 'auto' | 'chat' | 'completions';
+  /** How many top log-probabilities to ask for (default 20, the usual server maximum). */
+  topLogprobs?: number;
+}
+
+const ChatCompletion = z.object({
+  choices: z
+    .array(
+      z.object({
+        index: z.number().int(),
+        logprobs: z.object({
+          content: z
+            .array(
+              z.object({
+                token: z.string(),
+                logprob: z.number(),
+                top_logprobs: z.array(z.object({ token: z.string(), logprob: z.number() })),
+              }),
+            )
+            .min(1),
+        }),
+      }),
+    )
+    .min(1),
+});
+type ChatCompletion = z.infer<typeof ChatCompletion>;
+
+const Completion = z.object({
+  choices: z
+    .array(
+      z.object({
+        index: z.number().int(),
+        logprobs: z.object({ top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).min(1) }),
+      }),
+    )
+    .min(1),
+});
+type Completion = z.infer<typeof Completion>;
+
+/** log(Σ exp) of the label's log-probabilities, with and without a leading space. */
+export function labelLogprob(candidates: Iterable<[token: string, logprob: number]>, label: string): number {
+  const matches: number[] = [];
+  const seen = new Set<string>();
+  for (const [token, logprob] of candidates) {
+    if ((token === label || token === ` ${label}`) && !seen.has(token)) {
+      seen.add(token);
+      matches.push(logprob);
+    }
+  }
+  if (matches.length === 0) return MISSING_LOGPROB;
+  const max = Math.max(...matches);
+  return max + Math.log(matches.reduce((sum, logprob) => sum + Math.exp(logprob - max), 0));
+}
+
+export function createOpenAICompatibleScorer(settings: OpenAICompatibleSettings): Scorer {
+  const labels = settings.labels ?? { yes: 'YES', no: 'NO' };
+  if (settings.tokenizer) resolveLabelIds(settings.tokenizer, labels);
+  const top = settings.topLogprobs ?? 20;
+  const fromCandidates = (candidates: Array<[string, number]>): ScoreOutput =>
+    judgeOutput(labelLogprob(candidates, labels.yes), labelLogprob(candidates, labels.no));
+
+  const chat = defineEndpoint<ChatCompletion>({
+    path: '/v1/chat/completions',
+    inputsPerRequest: 1,
+    body: ([input]) => ({
+      model: settings.model,
+      messages: [{ role: 'user', content: input!.text }],
+      max_tokens: 1,
+      temperature: 0,
+      logprobs: true,
+      top_logprobs: top,
+    }),
+    response: ChatCompletion,
+    map: (response) => {
+      const first = response.choices[0]!.logprobs.content[0]!;
+      const candidates: Array<[string, number]> = first.top_logprobs.map((entry) => [entry.token, entry.logprob]);
+      candidates.push([first.token, first.logprob]);
+      return [fromCandidates(candidates)];
+    },
+  });
+
+  const completions = defineEndpoint<Completion>({
+    path: '/v1/completions',
+    body: (inputs) => ({
+      model: settings.model,
+      prompt: inputs.every((input) => input.inputIds) ? inputs.map((input) => input.inputIds) : inputs.map((input) => input.text),
+      max_tokens: 1,
+      temperature: 0,
+      logprobs: top,
+    }),
+    response: Completion,
+    map: (response) =>
+      [...response.choices]
+        .sort((a, b) => a.index - b.index)
+        .map((choice) => fromCandidates(Object.entries(choice.logprobs.top_logprobs[0] ?? {}))),
+  });
+
+  return createHttpScorer(settings, {
+    backend: 'openai',
+    endpoint(inputs) {
+      const mode = settings.endpoint ?? 'auto';
+      if (mode === 'chat') return chat;
+      if (mode === 'completions') return completions;
+      return inputs.every((input) => input.inputIds) ? completions : chat;
+    },
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * Picks a scorer backend by name and loads it lazily (`onnx | sglang | vllm | openai`), then wraps
+ * it with the cache and the batcher. `ScorerConfig` is the one validated description of a scorer.
+ */
+import { z } from 'zod';
+import { wnwError } from '../../errors.js';
+import { loadTokenizer, type Tokenizer } from '../tokenizer.js';
+import type { ServerScorerSettings } from './openai-compatible.js';
+import type { Scorer } from './types.js';
+import { withBatching } from './with-batching.js';
+import { withCache } from './with-cache.js';
+
+const Labels = z.object({ yes: z.string().min(1), no: z.string().min(1) });
+
+export const ScorerConfig = z
+  .object({
+    backend: z.enum(['onnx', 'sglang', 'vllm', 'openai']),
+    /** Model folder for onnx; model name as the server knows it otherwise. */
+    model: z.string().min(1),
+    /** Base URLs of the server replicas (not for onnx). */
+    urls: z.array(z.url({ protocol: /^https?$/ })).default([]),
+    /** Default: scalar for sglang and vllm, judge for openai; onnx reads it from the graph. */
+    kind: z.enum(['scalar', 'judge']).optional(),
+    /** tokenizer.json or its folder: budgets are counted here and servers receive ids. */
+    tokenizer: z.string().min(1).optional(),
+    apiKey: z.string().min(1).optional(),
+    /** Deadline of one request, retries included. */
+    timeoutMs: z.number().int().positive().default(60_000),
+    /** Extra attempts on transient server failures. */
+    retries: z.number().int().nonnegative().max(10).default(2),
+    /** Largest input in tokens; default 32768 for servers, the model's own for onnx. */
+    maxInputTokens: z.number().int().positive().optional(),
+    batching: z
+      .union([
+        z.literal(false),
+        z.object({
+          maxBatchSize: z.number().int().positive().default(16),
+          maxBatchTokens: z.number().int().positive().default(262_144),
+          windowMs: z.number().nonnegative().default(5),
+        }),
+      ])
+      .default({ maxBatchSize: 16, maxBatchTokens: 262_144, windowMs: 5 }),
+    /** Scores kept by content hash; 0 turns the cache off. */
+    cacheEntries: z.number().int().nonnegative().default(10_000),
+    /** Judge label tokens (default YES / NO). */
+    labels: Labels.optional(),
+    /** Judge label token ids, for an SGLang judge without a tokenizer. */
+    labelTokenIds: z.object({ yes: z.number().int().nonnegative(), no: z.number().int().nonnegative() }).optional(),
+    /** onnx: worker threads and intra-op threads per worker. */
+    workers: z.number().int().positive().optional(),
+    intraOpThreads: z.number().int().positive().optional(),
+  })
+  .superRefine((config, context) => {
+    if (config.backend !== 'onnx' && config.urls.length === 0) {
+      context.addIssue({ code: 'custom', path: ['urls'], message: `the ${config.backend} backend needs at least one base URL` });
+    }
+  });
+export type ScorerConfig = z.infer<typeof ScorerConfig>;
+export type ScorerConfigInput = z.input<typeof ScorerConfig>;
+
+type Loader = (config: ScorerConfig, tokenizer: Tokenizer | undefined) => Promise<Scorer>;
+
+function serverSettings(config: ScorerConfig, tokenizer: Tokenizer | undefined): ServerScorerSettings {
+  return {
+    model: config.model,
+    urls: config.urls,
+    timeoutMs: config.timeoutMs,
+    retries: config.retries,
+    ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
+    ...(config.maxInputTokens === undefined ? {} : { maxInputTokens: config.maxInputTokens }),
+    ...(tokenizer ? { tokenizer } : {}),
+  };
+}
+
+const BACKENDS: Record<ScorerConfig['backend'], Loader> = {
+  async onnx(config) {
+    const { createOnnxScorer } = await import('./onnx.js');
+    return createOnnxScorer({
+      modelDir: config.model,
+      ...(config.workers === undefined ? {} : { workers: config.workers }),
+      ...(config.intraOpThreads === undefined ? {} : { intraOpThreads: config.intraOpThreads }),
+      ...(config.maxInputTokens === undefined ? {} : { maxInputTokens: config.maxInputTokens }),
+      ...(config.labels === undefined ? {} : { labels: config.labels }),
+    });
+  },
+  async sglang(config, tokenizer) {
+    const { createSGLangScorer } = await import('./sglang.js');
+    return createSGLangScorer({
+      ...serverSettings(config, tokenizer),
+      kind: config.kind ?? 'scalar',
+      ...(config.labels === undefined ? {} : { labels: config.labels }),
+      ...(config.labelTokenIds === undefined ? {} : { labelTokenIds: config.labelTokenIds }),
+    });
+  },
+  async vllm(config, tokenizer) {
+    const { createVllmScorer } = await import('./vllm.js');
+    return createVllmScorer({ ...serverSettings(config, tokenizer), kind: config.kind ?? 'scalar' });
+  },
+  async openai(config, tokenizer) {
+    if (config.kind === 'scalar') {
+      throw wnwError('WNW_ERR_CFG_INVALID', 'the openai backend is a yes/no judge; kind scalar needs sglang or vllm', {
+        details: { field: 'kind' },
+      });
+    }
+    const { createOpenAICompatibleScorer } = await import('./openai-compatible.js');
+    return createOpenAICompatibleScorer({
+      ...serverSettings(config, tokenizer),
+      ...(config.labels === undefined ? {} : { labels: config.labels }),
+    });
+  },
+};
+
+/** Backend names `createScorer` accepts. */
+export const SCORER_BACKENDS = Object.keys(BACKENDS) as Array<ScorerConfig['backend']>;
+
+/** Validates `config`, loads its backend and wraps it with the cache and the batcher. */
+export async function createScorer(config: ScorerConfigInput): Promise<Scorer> {
+  const name = (config as { backend?: unknown } | null)?.backend;
+  if (typeof name !== 'string' || !Object.hasOwn(BACKENDS, name)) {
+    throw wnwError('WNW_ERR_SCORE_BACKEND', `unknown scorer backend ${JSON.stringify(name)}; use one of ${SCORER_BACKENDS.join(', ')}`, {
+      details: { backend: name, valid: SCORER_BACKENDS },
+    });
+  }
+  const parsed = ScorerConfig.safeParse(config);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = ['scorer', ...issue.path.map(String)].join('.');
+    throw wnwError('WNW_ERR_CFG_INVALID', `${field}: ${issue.message}`, { cause: parsed.error, details: { field } });
+  }
+  const resolved = parsed.data;
+  const tokenizer = resolved.tokenizer && resolved.backend !== 'onnx' ? await loadTokenizer(resolved.tokenizer) : undefined;
+  let scorer = await BACKENDS[resolved.backend](resolved, tokenizer);
+  if (resolved.batching) scorer = withBatching(scorer, resolved.batching);
+  if (resolved.cacheEntries > 0) scorer = withCache(scorer, { maxEntries: resolved.cacheEntries });
+  return scorer;
+}
