@@ -25,7 +25,7 @@ export interface SolveDeps {
   /** Absent when no value model is configured: selection then uses consensus or tests. */
   scorer?: Scorer;
   /** The policy for rollout `index` (distinct seed per rollout). */
-  createPolicy(request: SolveRequest, index: number): Policy;
+  createPolicy(policy: SolveRequest["policy"], index: number): Policy;
   store: JobStore;
 }
 
@@ -131,7 +131,7 @@ export async function runSolve(
     try {
       if ('code' in sandbox) throw sandbox;
       slot.trajectory = await runAgent({
-        policy: deps.createPolicy(request, slot.index),
+        policy: deps.createPolicy(request.policy, slot.index),
         sandbox,
         task,
         config: agentConfig,

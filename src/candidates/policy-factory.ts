@@ -1,0 +1,45 @@
+/** Picks the policy of each rollout from the request, or from the server's default policy. */
+import { wnwError } from '../errors.js';
+import { createOpenAIPolicy } from './openai-policy.js';
+import type { PolicyOptions } from './policy-options.js';
+import { createReplayPolicy } from './replay-policy.js';
+import type { Policy } from './types.js';
+
+export interface DefaultPolicy {
+  url?: string;
+  model?: string;
+  api_key?: string;
+  mode?: 'tools' | 'text';
+}
+
+/** Returns `(options, index) => Policy`; OpenAI clients are shared per server so their pools are reused. */
+export function createPolicyFactory(defaults: DefaultPolicy = {}) {
+  const clients = new Map<string, Policy>();
+  return (requested: PolicyOptions | undefined, index: number): Policy => {
+    const options: PolicyOptions | undefined =
+      requested ??
+      (defaults.url
+        ? { kind: 'openai', url: defaults.url, model: defaults.model ?? 'default', api_key: defaults.api_key, mode: defaults.mode ?? 'tools', temperature: 0.7, top_p: 1, max_tokens: 4096, timeout_s: 300 }
+        : undefined);
+    if (!options) {
+      throw wnwError('WNW_ERR_CFG_INVALID', 'no policy: give `policy` in the request or set WINNOWER_POLICY_URL', { details: { field: 'policy' } });
+    }
+    if (options.kind === 'replay') return createReplayPolicy(options.recordings[index % options.recordings.length]!);
+    const key = JSON.stringify([options.url, options.model, options.api_key, options.mode, options.temperature, options.top_p, options.max_tokens]);
+    let policy = clients.get(key);
+    if (!policy) {
+      policy = createOpenAIPolicy({
+        url: options.url,
+        model: options.model,
+        apiKey: options.api_key,
+        temperature: options.temperature,
+        topP: options.top_p,
+        maxTokens: options.max_tokens,
+        mode: options.mode,
+        timeoutMs: options.timeout_s * 1000,
+      });
+      clients.set(key, policy);
+    }
+    return policy;
+  };
+}

@@ -1,0 +1,25 @@
+/** How a request names its policy: an OpenAI-compatible server, or recordings to replay. */
+import { z } from 'zod';
+import { Trajectory } from '../types/trajectory.js';
+
+export const PolicyOptions = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('openai'),
+    /** Base URL of an OpenAI-compatible server, e.g. http://localhost:30000/v1. */
+    url: z.string().url(),
+    model: z.string().min(1),
+    api_key: z.string().optional(),
+    temperature: z.number().min(0).max(2).default(0.7),
+    top_p: z.number().gt(0).max(1).default(1),
+    max_tokens: z.number().int().positive().default(4096),
+    /** `tools` (function calling) or `text` (one fenced bash block per turn). */
+    mode: z.enum(['tools', 'text']).default('tools'),
+    timeout_s: z.number().positive().default(300),
+  }),
+  z.object({
+    kind: z.literal('replay'),
+    /** Recorded trajectories; rollout i replays recording i mod length. */
+    recordings: z.array(Trajectory).min(1),
+  }),
+]);
+export type PolicyOptions = z.infer<typeof PolicyOptions>;
