@@ -47,7 +47,9 @@ export const consensusOrdering: Ordering = {
     }
     const next = instance.clusters[1]?.[0];
     if (next && next.clusterWeight === chosen.clusterWeight && next.clusterSize === chosen.clusterSize) {
-      clause += `; ${next.id}'s cluster tied on weight and size and lost on its best member (value, then smaller patch, then id)`;
+      const decidedBy =
+        next.value !== chosen.value ? 'value' : next.changedLines !== chosen.changedLines ? 'smaller patch' : 'trajectory id (lexicographic)';
+      clause += `; tied with ${next.id}'s cluster on weight and size, won on ${decidedBy}`;
     }
     return clause;
   },
