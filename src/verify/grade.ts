@@ -1,0 +1,77 @@
+/**
+ * Grading: from parsed outcomes and the task's FAIL_TO_PASS / PASS_TO_PASS lists to tallies and a
+ * verdict. A listed test counts as passed when its outcome is `passed` or `xfail` (as in the
+ * SWE-bench harness), as failed when it ran with any other outcome (failed, error, skipped,
+ * xpass), and as missing when the log never names it. `resolved` needs every listed test passed;
+ * with no listed tests it needs exit code 0. A timed-out run is never resolved.
+ */
+import type { Tally, TestStatus, VerifyStatus } from '../types/verify.js';
+
+export interface GradeInput {
+  tests: ReadonlyMap<string, TestStatus>;
+  failToPass: readonly string[];
+  passToPass: readonly string[];
+  exitCode: number | null;
+  timedOut: boolean;
+}
+
+export interface Grade {
+  status: Extract<VerifyStatus, 'resolved' | 'unresolved' | 'timeout'>;
+  resolved: boolean;
+  fail_to_pass: Tally;
+  pass_to_pass: Tally;
+  /** The outcome of every listed test (`missing` when the log does not name it). */
+  listed: Map<string, TestStatus>;
+}
+
+const PASSING: ReadonlySet<TestStatus> = new Set(['passed', 'xfail']);
+
+export function isPassing(status: TestStatus): boolean {
+  return PASSING.has(status);
+}
+
+/**
+ * The outcome of one listed test. A pytest id `path::test` absent from the log takes the outcome
+ * recorded for `path` itself, which parsers record when the file failed to collect.
+ */
+export function lookupTest(tests: ReadonlyMap<string, TestStatus>, id: string): TestStatus {
+  const direct = tests.get(id);
+  if (direct !== undefined) return direct;
+  const separator = id.indexOf('::');
+  if (separator > 0) {
+    const file = tests.get(id.slice(0, separator));
+    if (file === 'error' || file === 'failed') return 'error';
+  }
+  return 'missing';
+}
+
+function tally(tests: ReadonlyMap<string, TestStatus>, ids: readonly string[], listed: Map<string, TestStatus>): Tally {
+  const result: Tally = { passed: 0, failed: 0, missing: 0 };
+  for (const id of new Set(ids)) {
+    const status = lookupTest(tests, id);
+    listed.set(id, status);
+    if (status === 'missing') result.missing += 1;
+    else if (isPassing(status)) result.passed += 1;
+    else result.failed += 1;
+  }
+  return result;
+}
+
+/** Grades parsed outcomes against the listed tests. */
+export function gradeTests(input: GradeInput): Grade {
+  const listed = new Map<string, TestStatus>();
+  const fail_to_pass = tally(input.tests, input.failToPass, listed);
+  const pass_to_pass = tally(input.tests, input.passToPass, listed);
+  const hasTests = listed.size > 0;
+  const allPassed = hasTests
+    ? fail_to_pass.failed + fail_to_pass.missing + pass_to_pass.failed + pass_to_pass.missing === 0
+    : input.exitCode === 0;
+  const resolved = allPassed && !input.timedOut;
+  return {
+    status: input.timedOut ? 'timeout' : resolved ? 'resolved' : 'unresolved',
+    resolved,
+    fail_to_pass,
+    pass_to_pass,
+    listed,
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * Verifies one candidate patch in a sandbox the caller provides. The sandbox must be FRESH (the
+ * task's repository at its base commit, nothing else applied) and the caller owns it: it creates
+ * it before and closes it after (`verifyMany` does both). Every outcome is recorded in the
+ * returned VerifyResult; only cancellation throws (WNW_ERR_OP_ABORTED).
+ *
+ * Steps: apply the candidate patch (not applying, or empty ⇒ `apply_failed`); restore the files the
+ * task's test patch touches to the base commit and apply the test patch (failure ⇒ `error`); run
+ * the task's test command or one built from its test ids, with stderr merged into stdout and a
+ * timeout (⇒ `timeout`); parse the log; grade against FAIL_TO_PASS / PASS_TO_PASS.
+ */
+import { WinnowerError, throwIfAborted, toWinnowerError } from '../errors.js';
+import type { Sandbox } from '../sandbox/types.js';
+import type { Task } from '../types/task.js';
+import { type TestStatus, VerifyResult } from '../types/verify.js';
+import { type ParserName, detectParser } from './detect.js';
+import { gradeTests } from './grade.js';
+import { parseTestLog } from './parse-log.js';
+import { buildTestCommand, patchedFiles, shellWord } from './test-command.js';
+
+export interface VerifyCandidateOptions {
+  /** Limit for the test command (default 30 minutes, the SWE-bench harness's). */
+  testTimeoutMs?: number;
+  signal?: AbortSignal;
+  /** Log parser name (pytest, django, sympy, unittest, exit-code); detected from the task when absent. */
+  parser?: string;
+  /** Bytes of the log kept in `log_tail` (default 8 KiB). */
+  logTailBytes?: number;
+  /** Cap on the test command's output held in memory (default 32 MiB). */
+  maxLogBytes?: number;
+}
+
+export interface Candidate {
+  id: string;
+  patch: string;
+}
+
+export const DEFAULT_TEST_TIMEOUT_MS = 30 * 60_000;
+export const DEFAULT_LOG_TAIL_BYTES = 8 * 1024;
+export const DEFAULT_MAX_LOG_BYTES = 32 * 1024 * 1024;
+/** Setup commands (git) get this long. */
+const SETUP_TIMEOUT_MS = 120_000;
+
+/** Runs the candidate's tests in `sandbox` (fresh, owned by the caller) and grades them. */
+export async function verifyCandidate(
+  sandbox: Sandbox,
+  task: Task,
+  candidate: Candidate,
+  options: VerifyCandidateOptions = {},
+): Promise<VerifyResult> {
+  const started = performance.now();
+  const { signal } = options;
+  throwIfAborted(signal);
+  let parser: ParserName | string = options.parser ?? 'pytest';
+  const base = {
+    trajectory_id: candidate.id,
+    instance_id: task.instance_id,
+    applied: false,
+    tests: {} as Record<string, TestStatus>,
+    fail_to_pass: { passed: 0, failed: 0, missing: 0 },
+    pass_to_pass: { passed: 0, failed: 0, missing: 0 },
+    resolved: false,
+    exit_code: null as number | null,
+    timed_out: false,
+    log_tail: '',
+  };
+  const finish = (fields: Partial<VerifyResult> & Pick<VerifyResult, 'status'>): VerifyResult =>
+    VerifyResult.parse({ ...base, parser, ...fields, duration_ms: Math.round(performance.now() - started) });
+
+  try {
+    parser = detectParser(task, options.parser);
+
+    // 1. the candidate patch
+    if (candidate.patch.trim() === '') {
+      return finish({ status: 'apply_failed', apply_error: 'candidate patch is empty' });
+    }
+    try {
+      await sandbox.applyPatch(candidate.patch, { signal });
+    } catch (error) {
+      const failure = rethrowIfAborted(error, signal);
+      if (failure.code !== 'WNW_ERR_SBX_PATCH') return finish({ status: 'error', error: `applying the candidate patch: ${failure.message}` });
+      return finish({ status: 'apply_failed', apply_error: failure.message });
+    }
+    base.applied = true;
+
+    // 2. the test patch, on test files reset to the base commit (as the SWE-bench harness does,
+    //    so that a candidate's own edits to those files neither block nor weaken the tests)
+    if (task.test_patch && task.test_patch.trim() !== '') {
+      const reset = await resetFiles(sandbox, patchedFiles(task.test_patch), signal);
+      if (reset) return finish({ status: 'error', error: `restoring test files before the test patch: ${reset}` });
+      try {
+        await sandbox.applyPatch(task.test_patch, { signal });
+      } catch (error) {
+        const failure = rethrowIfAborted(error, signal);
+        return finish({ status: 'error', apply_error: failure.message, error: `test patch did not apply: ${failure.message}` });
+      }
+    }
+
+    // 3. the tests
+    const command = task.test_command ?? buildTestCommand(task, parser as ParserName);
+    throwIfAborted(signal);
+    const run = await sandbox.exec(`exec 2>&1\n${command}`, {
+      timeoutMs: options.testTimeoutMs ?? DEFAULT_TEST_TIMEOUT_MS,
+      maxOutputBytes: options.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
+      ...(signal ? { signal } : {}),
+    });
+    throwIfAborted(signal);
+    const log = run.stderr === '' ? run.stdout : `${run.stdout}\n${run.stderr}`;
+    base.exit_code = run.exitCode;
+    base.log_tail = tailOf(log, options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES);
+
+    // 4. parse and grade
+    const parsed = parseTestLog(log, parser, { exitCode: run.exitCode, testIds: [...task.fail_to_pass, ...task.pass_to_pass] });
+    const timedOut = run.timedOut || parsed.section.timedOut;
+    const grade = gradeTests({
+      tests: parsed.tests,
+      failToPass: task.fail_to_pass,
+      passToPass: task.pass_to_pass,
+      exitCode: run.exitCode,
+      timedOut,
+    });
+    const tests = Object.fromEntries([...parsed.tests, ...grade.listed]);
+    const fields = { tests, fail_to_pass: grade.fail_to_pass, pass_to_pass: grade.pass_to_pass, timed_out: timedOut };
+    if (parsed.tests.size === 0 && (run.exitCode === 126 || run.exitCode === 127)) {
+      return finish({ ...fields, status: 'error', error: `the test command could not be started (exit ${run.exitCode})` });
+    }
+    return finish({
+      ...fields,
+      status: grade.status,
+      resolved: grade.resolved,
+      ...(run.truncated ? { error: 'test output exceeded the cap and was cut; later results are missing' } : {}),
+    });
+  } catch (error) {
+    const failure = rethrowIfAborted(error, signal);
+    return finish({ status: 'error', error: `${failure.code}: ${failure.message}` });
+  }
+}
+
+/** Cancellation propagates; anything else becomes a WinnowerError to record. */
+function rethrowIfAborted(error: unknown, signal: AbortSignal | undefined): WinnowerError {
+  throwIfAborted(signal);
+  const failure = toWinnowerError(error);
+  if (failure.code === 'WNW_ERR_OP_ABORTED') throw failure;
+  return failure;
+}
+
+/**
+ * Restores `files` to the base commit (HEAD) in the sandbox's git checkout: tracked ones are
+ * checked out, ones absent from HEAD are removed. Returns an error message, or undefined. A
+ * workdir that is not a git checkout is left alone.
+ */
+async function resetFiles(sandbox: Sandbox, files: string[], signal: AbortSignal | undefined): Promise<string | undefined> {
+  if (files.length === 0) return undefined;
+  const script = [
+    'git rev-parse --verify -q HEAD >/dev/null 2>&1 || exit 0',
+    `for f in ${files.map(shellWord).join(' ')}; do`,
+    '  if git cat-file -e "HEAD:$f" 2>/dev/null; then git checkout -q HEAD -- "$f" || exit 1; else rm -f -- "$f"; fi',
+    'done',
+  ].join('\n');
+  const result = await sandbox.exec(script, { timeoutMs: SETUP_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+  throwIfAborted(signal);
+  if (result.exitCode === 0) return undefined;
+  return (result.stderr || result.stdout).trim() || `exit ${result.exitCode ?? 'killed'}`;
+}
+
+/** The last `bytes` bytes of `text`, cut at a character boundary. */
+export function tailOf(text: string, bytes: number): string {
+  const buffer = Buffer.from(text, 'utf8');
+  if (buffer.length <= bytes) return text;
+  let start = buffer.length - bytes;
+  // Skip UTF-8 continuation bytes so the tail starts on a whole character.
+  while (start < buffer.length && (buffer[start]! & 0xc0) === 0x80) start += 1;
+  return buffer.subarray(start).toString('utf8');
+}
