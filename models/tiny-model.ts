@@ -16,7 +16,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import onnxProto from 'onnx-proto';
+import onnxProto, { type onnx as Onnx } from 'onnx-proto';
 import { buildTinyTokenizer, toByteLevel } from './tiny-tokenizer.js';
 import { NEGATIVE_WORDS, POSITIVE_WORDS } from './tiny-words.js';
 
@@ -70,21 +70,21 @@ function prng(seed: number): () => number {
   };
 }
 
-function floatTensor(name: string, dims: number[], values: Float32Array): onnx.ITensorProto {
+function floatTensor(name: string, dims: number[], values: Float32Array): Onnx.ITensorProto {
   const bytes = new Uint8Array(values.length * 4);
   const view = new DataView(bytes.buffer);
   values.forEach((value, i) => view.setFloat32(i * 4, value, true));
   return { name, dims, dataType: FLOAT, rawData: bytes };
 }
 
-function int64Tensor(name: string, dims: number[], values: number[]): onnx.ITensorProto {
+function int64Tensor(name: string, dims: number[], values: number[]): Onnx.ITensorProto {
   const bytes = new Uint8Array(values.length * 8);
   const view = new DataView(bytes.buffer);
   values.forEach((value, i) => view.setBigInt64(i * 8, BigInt(value), true));
   return { name, dims, dataType: INT64, rawData: bytes };
 }
 
-function valueInfo(name: string, elemType: number, dims: Array<string | number>): onnx.IValueInfoProto {
+function valueInfo(name: string, elemType: number, dims: Array<string | number>): Onnx.IValueInfoProto {
   return {
     name,
     type: {
@@ -96,11 +96,11 @@ function valueInfo(name: string, elemType: number, dims: Array<string | number>)
   };
 }
 
-function node(opType: string, input: string[], output: string, attribute: onnx.IAttributeProto[] = []): onnx.INodeProto {
+function node(opType: string, input: string[], output: string, attribute: Onnx.IAttributeProto[] = []): Onnx.INodeProto {
   return { opType, input, output: [output], name: `${opType}_${output}`, attribute };
 }
 
-function intAttribute(name: string, value: number): onnx.IAttributeProto {
+function intAttribute(name: string, value: number): Onnx.IAttributeProto {
   return { name, type: onnx.AttributeProto.AttributeType.INT, i: value };
 }
 
@@ -157,14 +157,14 @@ export function buildTinyModel(options: BuildTinyModelOptions): TinyModelInfo {
   }
   const bias = new Float32Array(labels);
 
-  const initializer: onnx.ITensorProto[] = [
+  const initializer: Onnx.ITensorProto[] = [
     floatTensor('embedding.weight', [vocabSize, hiddenSize], embedding),
     floatTensor('head.weight', [hiddenSize, labels], head),
     floatTensor('head.bias', [labels], bias),
     floatTensor('one', [], new Float32Array([1])),
     int64Tensor('axes_2', [1], [2]),
   ];
-  const nodes: onnx.INodeProto[] = [node('Gather', ['embedding.weight', 'input_ids'], 'token_embeddings', [intAttribute('axis', 0)])];
+  const nodes: Onnx.INodeProto[] = [node('Gather', ['embedding.weight', 'input_ids'], 'token_embeddings', [intAttribute('axis', 0)])];
   let hidden = 'token_embeddings';
   if (usePositions) {
     const positions = new Float32Array(maxPositions * hiddenSize);
