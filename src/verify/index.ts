@@ -1,6 +1,6 @@
 /** Verification: apply a patch in a fresh sandbox, run the tests, parse the log, grade. */
 export { verifyCandidate, type Candidate, type VerifyCandidateOptions, DEFAULT_TEST_TIMEOUT_MS } from './verify-candidate.js';
-export { verifyMany, type VerifyManyOptions, DEFAULT_VERIFY_CONCURRENCY } from './verify-many.js';
+export { verifyMany, type VerifyManyOptions, DEFAULT_VERIFY_CONCURRENCY } from './verify-candidate.js';
 export { gradeTests, lookupTest, isPassing, type Grade, type GradeInput } from './grade.js';
 export { buildTestCommand } from './test-command.js';
 export { detectParser, getParser, PARSERS, PARSER_NAMES, type ParserName } from './detect.js';
