@@ -85,7 +85,10 @@ export function sympySummaryCounts(log: string): Record<string, number> | undefi
     const match = SUMMARY.exec(line.trim());
     if (!match) continue;
     const counts: Record<string, number> = {};
-    for (const part of match[1]!.matchAll(/(\d+) ([a-z][a-z ]*?)(?=,|$)/g)) counts[part[2]!.trim()] = Number(part[1]);
+    for (const part of match[1]!.split(',')) {
+      const count = /^(\d+) ([a-z][a-z ]*)$/.exec(part.trim());
+      if (count) counts[count[2]!] = Number(count[1]);
+    }
     return counts;
   }
   return undefined;
