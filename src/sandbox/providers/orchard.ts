@@ -1,0 +1,234 @@
+/**
+ * The `orchard` provider: sandboxes as Kubernetes pods behind an Orchard Env orchestrator (the
+ * scale-out path). Create is asynchronous (POST, then /wait; 408 deletes the sandbox), 503s are
+ * retried after Retry-After plus jitter, connection errors with backoff. No I/O until first use.
+ *
+ * @example
+ * const provider = createOrchardProvider({ baseUrl: 'http://orchard:8000', apiKey: process.env.SANDBOX_API_KEY });
+ * const sandbox = await provider.create({ image: 'swebench/sweb.eval.x86_64.django__django-11095' });
+ * try { await sandbox.exec('python -m pytest -q'); } finally { await sandbox.close(); }
+ */
+import { randomBytes } from 'node:crypto';
+import type { Dispatcher } from 'undici';
+import { wnwError, WinnowerError } from '../../errors.js';
+import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
+import { OrchardCreateResponse, OrchardSandboxInfo, OrchardStatusReply } from './orchard-api-types.js';
+import { backoffMs, OrchardClient, requestIdSuffix, sleep } from './orchard-client.js';
+import { OrchardSandbox } from './orchard-sandbox.js';
+import { mapOrchardSandboxStatus } from './map-orchard-status.js';
+
+export interface OrchardProviderSettings {
+  /** Orchestrator URL (default: env SANDBOX_BASE_URL, else http://localhost:8000). */
+  baseUrl?: string;
+  /** Sent as X-API-Key (default: env SANDBOX_API_KEY). */
+  apiKey?: string;
+  /** Where the repository is inside the image (default /testbed, as in SWE-bench images). */
+  workdir?: string;
+  /** Seconds a new sandbox may take to become ready (default 600). */
+  createTimeoutS?: number;
+  /** Heartbeat period while a sandbox is open (default 60 000 ms; 0 disables). */
+  heartbeatIntervalMs?: number;
+  /** Deadline of one request that does not wait on the server (default 30 000 ms). */
+  requestTimeoutMs?: number;
+  /** Extra attempts after a connection error or a 503 on create (default 4). */
+  retries?: number;
+  /** undici dispatcher to send requests through (default: one keep-alive Agent per provider). */
+  dispatcher?: Dispatcher;
+}
+
+const MAX_RETRY_AFTER_MS = 60_000;
+const RETRY_JITTER_MS = 500;
+
+/** Creates the provider; reads the environment for defaults but contacts nothing yet. */
+export function createOrchardProvider(settings: OrchardProviderSettings = {}): SandboxProvider {
+  return new OrchardProvider(settings);
+}
+
+class OrchardProvider implements SandboxProvider {
+  readonly name = 'orchard';
+  readonly #settings: Required<Omit<OrchardProviderSettings, 'apiKey' | 'dispatcher'>> & Pick<OrchardProviderSettings, 'apiKey' | 'dispatcher'>;
+  readonly #open = new Set<OrchardSandbox>();
+  #client: OrchardClient | undefined;
+  #closed = false;
+
+  constructor(settings: OrchardProviderSettings) {
+    const apiKey = settings.apiKey ?? process.env.SANDBOX_API_KEY;
+    this.#settings = {
+      baseUrl: settings.baseUrl ?? process.env.SANDBOX_BASE_URL ?? 'http://localhost:8000',
+      workdir: settings.workdir ?? '/testbed',
+      createTimeoutS: settings.createTimeoutS ?? 600,
+      heartbeatIntervalMs: settings.heartbeatIntervalMs ?? 60_000,
+      requestTimeoutMs: settings.requestTimeoutMs ?? 30_000,
+      retries: settings.retries ?? 4,
+      ...(apiKey ? { apiKey } : {}),
+      ...(settings.dispatcher ? { dispatcher: settings.dispatcher } : {}),
+    };
+  }
+
+  get #api(): OrchardClient {
+    this.#client ??= new OrchardClient({
+      baseUrl: this.#settings.baseUrl,
+      requestTimeoutMs: this.#settings.requestTimeoutMs,
+      retries: this.#settings.retries,
+      ...(this.#settings.apiKey ? { apiKey: this.#settings.apiKey } : {}),
+      ...(this.#settings.dispatcher ? { dispatcher: this.#settings.dispatcher } : {}),
+    });
+    return this.#client;
+  }
+
+  async describe(): Promise<Record<string, unknown>> {
+    let health: string;
+    try {
+      const reply = await this.#api.call({ method: 'GET', path: '/health', schema: OrchardStatusReply, retry: 'none', timeoutMs: 5_000 });
+      health = reply.data.status;
+    } catch (error) {
+      health = `unreachable: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return {
+      provider: this.name,
+      isolation: 'one Kubernetes pod per sandbox (Orchard Env)',
+      baseUrl: this.#settings.baseUrl,
+      apiKey: this.#settings.apiKey ? 'set' : 'not set',
+      workdir: this.#settings.workdir,
+      network: 'blocked unless the spec asks (block_network)',
+      limits: 'cpu and memory per pod from the spec',
+      createTimeoutS: this.#settings.createTimeoutS,
+      heartbeatIntervalMs: this.#settings.heartbeatIntervalMs,
+      health,
+    };
+  }
+
+  async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
+    if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the orchard provider is closed');
+    if (!spec.image) {
+      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', 'the orchard provider runs container images: set spec.image (SWE-bench images keep the repository in /testbed)', {
+        details: { field: 'image', provider: this.name },
+      });
+    }
+    const body: Record<string, unknown> = {
+      image: spec.image,
+      block_network: spec.network !== true,
+      timeout: this.#settings.createTimeoutS,
+    };
+    if (spec.cpu !== undefined) body.cpu = Number.isInteger(spec.cpu) ? String(spec.cpu) : `${Math.max(1, Math.round(spec.cpu * 1000))}m`;
+    if (spec.memoryMb !== undefined) body.memory = `${Math.max(1, Math.round(spec.memoryMb))}Mi`;
+
+    const id = await this.#submitCreate(body, options.signal);
+    let sandbox: OrchardSandbox | undefined;
+    try {
+      await this.#waitReady(id, spec.image, options.signal);
+      const created: OrchardSandbox = new OrchardSandbox({
+        client: this.#api,
+        id,
+        workdir: spec.workdir ?? this.#settings.workdir,
+        env: spec.env ?? {},
+        heartbeatIntervalMs: this.#settings.heartbeatIntervalMs,
+        ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
+        onClosed: () => this.#open.delete(created),
+      });
+      sandbox = created;
+      this.#open.add(created);
+      await created.start(options.signal);
+      return created;
+    } catch (error) {
+      if (sandbox) {
+        await sandbox.close().catch((closeError: unknown) => attachDeleteError(error, closeError));
+      } else {
+        await this.#deleteAfterFailure(id, error);
+      }
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const results = await Promise.allSettled([...this.#open].map((sandbox) => sandbox.close()));
+    await this.#client?.close();
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** POST /sandboxes under a fresh id per attempt; 503 waits Retry-After plus jitter. */
+  async #submitCreate(body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      const sandboxId = `wnw-${randomBytes(6).toString('hex')}`;
+      try {
+        const reply = await this.#api.call({
+          method: 'POST',
+          path: '/sandboxes',
+          body: { ...body, sandbox_id: sandboxId },
+          schema: OrchardCreateResponse,
+          retry: 'none',
+          signal,
+        });
+        return reply.data.sandbox_id;
+      } catch (error) {
+        if (!WinnowerError.isInstance(error) || attempt > this.#settings.retries) throw error;
+        if (error.details.status === 503) {
+          await sleep(retryAfterMs(error.details.retryAfter) + Math.random() * RETRY_JITTER_MS, signal);
+        } else if (error.details.connection === true) {
+          // The pod may have been created before the connection dropped: remove it under its id.
+          await this.#deleteAfterFailure(sandboxId, error);
+          await sleep(backoffMs(attempt), signal);
+        } else {
+          throw error;
+        }
+      }
+    }
+  }
+
+  /** GET /sandboxes/{id}/wait until ready; 408, failed or gone → WNW_ERR_SBX_CREATE. */
+  async #waitReady(id: string, image: string, signal: AbortSignal | undefined): Promise<void> {
+    const deadline = Date.now() + this.#settings.createTimeoutS * 1000;
+    for (;;) {
+      const remainingS = Math.ceil((deadline - Date.now()) / 1000);
+      if (remainingS <= 0) {
+        throw wnwError('WNW_ERR_SBX_CREATE', `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s`, { details: { sandbox: id, image } });
+      }
+      const reply = await this.#api.call({
+        method: 'GET',
+        path: `/sandboxes/${encodeURIComponent(id)}/wait`,
+        query: { timeout: remainingS },
+        schema: OrchardSandboxInfo,
+        retry: 'connection',
+        timeoutMs: remainingS * 1000 + this.#api.requestTimeoutMs,
+        signal,
+        errors: {
+          408: { code: 'WNW_ERR_SBX_CREATE', message: `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s`, retryable: true },
+          404: { code: 'WNW_ERR_SBX_CREATE', message: `sandbox ${id} (${image}) disappeared while starting` },
+        },
+      });
+      const { state, raw } = mapOrchardSandboxStatus(reply.data);
+      if (state === 'ready') return;
+      if (state === 'failed' || state === 'gone') {
+        const why = reply.data.status_message ? `: ${reply.data.status_message}` : '';
+        throw wnwError('WNW_ERR_SBX_CREATE', `sandbox ${id} (${image}) is ${raw}${why}${requestIdSuffix(reply.requestId)}`, {
+          details: { sandbox: id, image, status: raw, statusMessage: reply.data.status_message, requestId: reply.requestId },
+        });
+      }
+      // Answered before ready (another replica, or a short server-side wait): ask again shortly.
+      await sleep(250, signal);
+    }
+  }
+
+  /** DELETE after a failed create; a failure to delete is attached to the original error. */
+  async #deleteAfterFailure(id: string, original: unknown): Promise<void> {
+    try {
+      await this.#api.call({ method: 'DELETE', path: `/sandboxes/${encodeURIComponent(id)}`, schema: OrchardStatusReply, retry: 'connection' });
+    } catch (error) {
+      attachDeleteError(original, error);
+    }
+  }
+}
+
+function attachDeleteError(original: unknown, error: unknown): void {
+  if (WinnowerError.isInstance(original)) original.details.deleteError = error instanceof Error ? error.message : String(error);
+}
+
+function retryAfterMs(header: unknown): number {
+  const seconds = typeof header === 'string' ? Number(header) : Number.NaN;
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(MAX_RETRY_AFTER_MS, seconds * 1000);
+  const date = typeof header === 'string' ? Date.parse(header) : Number.NaN;
+  if (Number.isFinite(date)) return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, date - Date.now()));
+  return 5_000;
+}
