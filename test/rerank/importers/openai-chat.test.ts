@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { importOpenAIChat, importWinnowerTrajectories, splitSampleSuffix } from '../../../src/rerank/importers/openai-chat.js';
+import { trajectoryFixture, tempFile } from './fixture-path.js';
+
+const MYPY = trajectoryFixture('openai-chat-tools', 'python__mypy-15976_0.json');
+
+describe('openai-chat importer', () => {
+  it('reads a SWE-Gym row: metadata at top level, null content → "", parallel tool calls, name and tool_call_id kept', async () => {
+    const { items, issues } = await importOpenAIChat(MYPY);
+    expect(issues).toEqual([]);
+    const trajectory = items[0]!;
+    const raw = JSON.parse(readFileSync(MYPY, 'utf8')) as { test_result: { git_patch: string } };
+    expect(trajectory.instance_id).toBe('python__mypy-15976');
+    expect(trajectory.meta.instance_id_raw).toBe('python__mypy-15976_0');
+    expect(trajectory.meta.sample).toBe(0);
+    expect(trajectory.source).toBe('gpt-4o-2024-08-06_maxiter_50_N_v2.1-no-hint-train-t0-run_1');
+    expect(trajectory.id).toBe('gpt-4o-2024-08-06_maxiter_50_N_v2.1-no-hint-train-t0-run_1/python__mypy-15976_0');
+    expect(trajectory.patch).toBe(raw.test_result.git_patch);
+    expect(trajectory.meta.resolved).toBe(true);
+    expect(trajectory.meta.test_result).toMatchObject({ report: { resolved: true, failed_apply_patch: false } });
+    expect((trajectory.meta.test_result as Record<string, unknown>).test_output).toBeUndefined();
+    expect(trajectory.messages).toHaveLength(41);
+    expect(trajectory.messages.filter((m) => m.role === 'tool')).toHaveLength(20);
+    expect(trajectory.messages[40]).toEqual({
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: 'call_EcwAiBKjBdR3vksPM0y7LVA0', type: 'function', function: { name: 'finish', arguments: '{}' } }],
+    });
+    expect(trajectory.messages[25]!.tool_calls).toHaveLength(4);
+    const names = trajectory.messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.name);
+    expect(names.filter((n) => n === 'str_replace_editor')).toHaveLength(15);
+    expect(names.filter((n) => n === 'execute_bash')).toHaveLength(5);
+    const tool = trajectory.messages.find((m) => m.role === 'tool')!;
+    expect(tool.name).toBe('str_replace_editor');
+    expect(tool.tool_call_id).toBe('call_wmUMCvkWsBrXZdFlTSwE3sy6');
+    expect(tool.content.startsWith('OBSERVATION:\n')).toBe(true);
+    expect(trajectory.messages[0]).not.toHaveProperty('tool_calls');
+    expect(trajectory.exit).toBe('submitted');
+    expect(trajectory.exit_raw).toBe('tool:finish');
+    expect((trajectory.meta.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(['execute_bash', 'finish', 'str_replace_editor']);
+  });
+
+  it('reads the Orchard shape {messages, tools, metadata} from JSONL', async () => {
+    const rows = [
+      {
+        messages: [
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: [{ type: 'text', text: 'fix ' }, { type: 'text', text: 'it' }] },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: { command: 'ls' } } }] },
+          { role: 'tool', tool_call_id: 'c1', content: 'a.py' },
+        ],
+        metadata: { instance_id: 'django__django-11095', policy: 'qwen', patch: 'diff --git a/a b/a\n', resolved: false, exit: 'step_limit' },
+      },
+      { messages: [{ role: 'user', content: 'x' }], metadata: { instance_id: 'django__django-11099', source: 'qwen' } },
+    ];
+    const file = tempFile('orchard.jsonl', rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
+    const { items } = await importOpenAIChat(file);
+    expect(items.map((t) => t.id)).toEqual(['qwen/django__django-11095', 'qwen/django__django-11099']);
+    const [first] = items;
+    expect(first!.patch).toBe('diff --git a/a b/a\n');
+    expect(first!.exit).toBe('step_limit');
+    expect(first!.meta.resolved).toBe(false);
+    expect(first!.messages[1]!.content).toBe('fix it');
+    expect(first!.messages[2]!.tool_calls![0]!.function.arguments).toBe('{"command":"ls"}');
+    expect(first!.messages[3]).toEqual({ role: 'tool', content: 'a.py', tool_call_id: 'c1' });
+    expect(items[1]!.exit).toBe('unknown');
+  });
+
+  it('reads winnower JSONL, one Trajectory per line, and can rename the source', async () => {
+    const line = { id: 'p/a__b-1', instance_id: 'a__b-1', source: 'p', messages: [{ role: 'user', content: 'hi' }], patch: 'd', exit: 'submitted' };
+    const file = tempFile('run.jsonl', `${JSON.stringify(line)}\n${JSON.stringify({ ...line, id: 'p/a__b-2', instance_id: 'a__b-2' })}\n`);
+    const { items } = await importWinnowerTrajectories(file);
+    expect(items.map((t) => [t.id, t.format, t.exit])).toEqual([
+      ['p/a__b-1', 'winnower-trajectory-1', 'submitted'],
+      ['p/a__b-2', 'winnower-trajectory-1', 'submitted'],
+    ]);
+    const renamed = await importWinnowerTrajectories(file, { source: 'q' });
+    expect(renamed.items[0]!.id).toBe('q/a__b-1');
+  });
+
+  it('strips only the agent-data-protocol sample suffix', () => {
+    expect(splitSampleSuffix('Project-MONAI__MONAI-5686_4')).toEqual({ instanceId: 'Project-MONAI__MONAI-5686', sample: 4 });
+    expect(splitSampleSuffix('django__django-11095')).toEqual({ instanceId: 'django__django-11095' });
+  });
+});

@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { mapSweAgentExit } from '../../../src/rerank/importers/map-swe-agent-exit.js';
+import { importSweAgent } from '../../../src/rerank/importers/swe-agent.js';
+import { trajectoryFixture } from './fixture-path.js';
+
+describe('swe-agent importer', () => {
+  it('reads a 0.x text trajectory: history roles, demo flagged, thought/action in meta', async () => {
+    const file = trajectoryFixture('swe-agent-traj', 'pydicom__pydicom-1458.traj');
+    const { items, issues } = await importSweAgent(file);
+    expect(issues).toEqual([]);
+    const trajectory = items[0]!;
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as { info: { submission: string } };
+    expect(trajectory.id).toBe('swe-agent/pydicom__pydicom-1458');
+    expect(trajectory.patch).toBe(raw.info.submission);
+    expect(trajectory.patch.startsWith('\ndiff --git a/pydicom/pixel_data_handlers/numpy_handler.py')).toBe(true);
+    expect(trajectory.exit).toBe('submitted');
+    expect(trajectory.exit_raw).toBe('submitted');
+    expect(trajectory.messages).toHaveLength(26);
+    expect(trajectory.messages[1]!.meta).toEqual({ is_demo: true });
+    const actions = trajectory.messages.filter((m) => m.role === 'assistant').map((m) => m.meta?.action);
+    expect(actions).toHaveLength(12);
+    expect(actions[0]).toBe('create reproduce_bug.py\n');
+    expect(actions.at(-1)).toBe('submit\n');
+    // 11 observations: the final `submit` turn ends the history without one
+    expect(trajectory.messages.filter((m) => m.meta?.observation)).toHaveLength(11);
+    expect(trajectory.messages.at(-1)!.role).toBe('assistant');
+    expect(trajectory.messages[2]!.meta?.observation).toBeUndefined();
+    expect(trajectory.usage).toEqual({ prompt_tokens: 122612, completion_tokens: 1369, calls: 12, cost: 1.26719 });
+    expect(trajectory.meta).toMatchObject({ style: 'text', steps: 12, environment: 'swe_main' });
+  });
+
+  it('reads a 1.x function-calling trajectory: tool_call_ids → tool_call_id, instance id from replay_config', async () => {
+    const file = trajectoryFixture('swe-agent-traj', 'marshmallow-code__marshmallow-1867.function_calling.traj');
+    const { items } = await importSweAgent(file, { source: 'demo' });
+    const trajectory = items[0]!;
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as { info: { submission: string } };
+    expect(trajectory.id).toBe('demo/marshmallow-code__marshmallow-1867');
+    expect(trajectory.patch).toBe(raw.info.submission);
+    expect(trajectory.exit).toBe('submitted');
+    expect(trajectory.messages.map((m) => m.role).slice(0, 4)).toEqual(['system', 'user', 'assistant', 'tool']);
+    const names = trajectory.messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.name);
+    expect(names).toEqual(['create', 'insert', 'bash', 'bash', 'find_file', 'open', 'edit', 'edit', 'bash', 'bash', 'submit']);
+    expect(trajectory.messages[3]!.tool_call_id).toBe('call_cyI71DYnRdoLHWwtZgIaW2wr');
+    expect(trajectory.messages[3]!.tool_call_id).toBe(trajectory.messages[2]!.tool_calls![0]!.id);
+    expect(trajectory.messages.at(-1)!.tool_call_id).toBe('call_submit');
+    expect(trajectory.messages.filter((m) => m.role === 'tool').every((m) => m.meta?.observation === true)).toBe(true);
+    expect(trajectory.meta).toMatchObject({ style: 'function_calling', model: 'gpt-4o', steps: 11 });
+  });
+
+  it('maps exit statuses, autosubmissions to their limit', () => {
+    expect(mapSweAgentExit('submitted')).toBe('submitted');
+    expect(mapSweAgentExit('submitted (exit_cost)')).toBe('step_limit');
+    expect(mapSweAgentExit('exit_context')).toBe('token_limit');
+    expect(mapSweAgentExit('submitted (exit_format)')).toBe('error');
+    expect(mapSweAgentExit('exit_command_timeout')).toBe('timeout');
+    expect(mapSweAgentExit('exit_something_new')).toBe('error');
+    expect(mapSweAgentExit(null)).toBe('unknown');
+  });
+});
