@@ -9,7 +9,7 @@
  * `wait` gives up while the job runs; sandboxes that die mid-exec (exit_code null + error); and
  * per-route rules answering 500, malformed JSON, hanging, or dropping the connection.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -541,4 +541,25 @@ async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * A host directory to serve as an image: a git repository with `files` committed under
+ * `/<repoDir>` (default /testbed, as in SWE-bench images). Used by the Docker fake as well.
+ */
+export async function createRepoImage(files: Record<string, string | Uint8Array>, repoDir = 'testbed'): Promise<string> {
+  const image = await mkdtemp(join(tmpdir(), 'fake-image-'));
+  const repo = join(image, repoDir);
+  for (const [name, content] of Object.entries(files)) {
+    await mkdir(dirname(join(repo, name)), { recursive: true });
+    await writeFile(join(repo, name), content);
+  }
+  await mkdir(repo, { recursive: true });
+  const git = (...args: string[]): void => {
+    execFileSync('git', ['-c', 'user.name=fake', '-c', 'user.email=fake@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, stdio: 'ignore' });
+  };
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-q', '--allow-empty', '-m', 'base');
+  return image;
 }
