@@ -102,7 +102,12 @@ export class CappedBuffer {
   }
 
   toString(): string {
-    return Buffer.concat(this.#chunks).toString('utf8');
+    return this.toBuffer().toString('utf8');
+  }
+
+  /** The collected bytes, for binary content. */
+  toBuffer(): Buffer {
+    return Buffer.concat(this.#chunks);
   }
 }
 

@@ -1,0 +1,98 @@
+/**
+ * The bubblewrap command line of one exec: read-only system, private /tmp, own namespaces, no
+ * capabilities, cleared environment (the line from design/local-sandbox.md that passed every
+ * isolation check), plus the sandbox's workspace and options.
+ */
+import { lstat, readlink } from 'node:fs/promises';
+import { wnwError } from '../../errors.js';
+
+/** How the host's top-level system folders appear in the sandbox (merged /usr or not). */
+export type RootEntry = { kind: 'symlink'; name: string; target: string } | { kind: 'bind'; name: string };
+
+export interface BwrapCommand {
+  /** Host path of the workspace (overlay mount or copy). */
+  workspace: string;
+  /** Where the workspace appears inside the sandbox. */
+  workdir: string;
+  /** Host folders bound at /tmp and /var/tmp: private to the sandbox, kept across execs. */
+  tmpDir: string;
+  varTmpDir: string;
+  /** Absolute working directory inside the sandbox. */
+  cwd: string;
+  network: boolean;
+  env: Record<string, string>;
+  innerUid: number;
+  innerGid: number;
+  rootLayout: RootEntry[];
+  /** File descriptor bwrap writes its JSON status to ({"child-pid"}, then {"exit-code"}). */
+  statusFd: number;
+}
+
+export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const SYSTEM_DIRS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Environment every exec starts from; git trusts the workspace whatever its owner (pitfall 6). */
+export function baseSandboxEnv(): Record<string, string> {
+  return {
+    PATH: SANDBOX_PATH,
+    HOME: '/tmp',
+    LANG: 'C.UTF-8',
+    TERM: 'dumb',
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'safe.directory',
+    GIT_CONFIG_VALUE_0: '*',
+  };
+}
+
+/** Reads whether /bin, /lib, ... are symlinks into /usr (merged /usr) or real folders. */
+export async function detectRootLayout(): Promise<RootEntry[]> {
+  const entries: RootEntry[] = [];
+  for (const name of SYSTEM_DIRS) {
+    try {
+      const stats = await lstat(`/${name}`);
+      if (stats.isSymbolicLink()) entries.push({ kind: 'symlink', name, target: await readlink(`/${name}`) });
+      else if (stats.isDirectory()) entries.push({ kind: 'bind', name });
+    } catch {
+      // absent on this host
+    }
+  }
+  return entries;
+}
+
+/** Checks environment names and values before they reach bwrap's argv. */
+export function checkEnv(env: Record<string, string>, field: string): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (!ENV_NAME.test(name) || value.includes('\0')) {
+      throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: invalid environment variable ${JSON.stringify(name)}`, { details: { field, name } });
+    }
+  }
+}
+
+/** bwrap's arguments up to (not including) the program to run. */
+export function bwrapArgs(command: BwrapCommand): string[] {
+  const args = ['--ro-bind', '/usr', '/usr'];
+  for (const entry of command.rootLayout) {
+    if (entry.kind === 'symlink') args.push('--symlink', entry.target, `/${entry.name}`);
+    else args.push('--ro-bind', `/${entry.name}`, `/${entry.name}`);
+  }
+  args.push(
+    '--ro-bind', '/etc', '/etc',
+    '--dev', '/dev',
+    '--proc', '/proc',
+    '--bind', command.tmpDir, '/tmp',
+    '--bind', command.varTmpDir, '/var/tmp',
+    '--tmpfs', '/run',
+    '--bind', command.workspace, command.workdir,
+    '--chdir', command.cwd,
+    '--unshare-all',
+    ...(command.network ? ['--share-net'] : []),
+    '--unshare-user', '--uid', String(command.innerUid), '--gid', String(command.innerGid),
+    '--hostname', 'sandbox',
+    '--die-with-parent', '--new-session', '--cap-drop', 'ALL',
+    '--clearenv',
+    '--json-status-fd', String(command.statusFd),
+  );
+  for (const [name, value] of Object.entries(command.env)) args.push('--setenv', name, value);
+  return args;
+}

@@ -1,0 +1,200 @@
+/**
+ * What the host offers the local provider, found once on first use: bubblewrap and helper
+ * binaries, whether we are root (then sandboxes run as an unprivileged uid), cgroups, overlay
+ * support. Also builds the launch chain every sandboxed process goes through.
+ */
+import { access, constants, mkdtemp, chmod, mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { wnwError } from '../../errors.js';
+import { baseSandboxEnv, bwrapArgs, detectRootLayout, type RootEntry } from './local-bwrap-args.js';
+import { LocalCgroups, type SandboxLimits } from './local-limits.js';
+import { createOverlayWorkspace, makeOwnedDirs, removeTree, type Owner, type WorkspaceMode } from './local-overlay.js';
+import { SandboxProcess, STATUS_FD, type SandboxProcessResult } from './local-process.js';
+import { HOST_PATH, tail } from './local-host-command.js';
+
+export const INSTALL_HINT = 'apt-get install -y bubblewrap';
+
+export interface LocalHostOptions {
+  rootDir?: string;
+  uid?: number;
+  gid?: number;
+  innerUid?: number;
+  innerGid?: number;
+  workspace?: 'auto' | 'overlay' | 'copy';
+  bwrapPath?: string;
+}
+
+export interface LocalHost {
+  bwrap: string;
+  unshare: string;
+  nsenter: string;
+  setpriv: string | undefined;
+  prlimit: string | undefined;
+  /** Set when we are root: the uid/gid every sandboxed process drops to. */
+  dropTo: Owner | undefined;
+  /** Owner of snapshot and workspace files when we are root (undefined: ourselves). */
+  owner: Owner | undefined;
+  /** The uid the sandboxes run as on the host. */
+  hostUid: number;
+  innerUid: number;
+  innerGid: number;
+  rootLayout: RootEntry[];
+  shell: string;
+  /** The provider's own folder (mode 0711): snapshots/ and sandboxes/. */
+  rootDir: string;
+  cgroups: LocalCgroups;
+  workspaceMode: WorkspaceMode;
+  /** Why overlay is not used, when it is not. */
+  overlayProblem: string | undefined;
+}
+
+/** Finds everything the provider needs, or throws WNW_ERR_SBX_UNAVAILABLE saying what is missing. */
+export async function detectLocalHost(options: LocalHostOptions): Promise<LocalHost> {
+  if (process.platform !== 'linux') throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `the local sandbox provider needs Linux (this is ${process.platform})`);
+  const bwrap = options.bwrapPath ?? (await which('bwrap'));
+  if (!bwrap || !(await isExecutable(bwrap))) {
+    throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `bubblewrap (bwrap) is not installed; install it with: ${INSTALL_HINT}`, { details: { install: INSTALL_HINT } });
+  }
+  const isRoot = process.getuid?.() === 0;
+  const [unshare, nsenter, setpriv, prlimit] = await Promise.all(['unshare', 'nsenter', 'setpriv', 'prlimit'].map(which));
+  if (!unshare || !nsenter || (isRoot && !setpriv)) {
+    throw wnwError('WNW_ERR_SBX_UNAVAILABLE', 'util-linux tools (unshare, nsenter, setpriv) are missing; install them with: apt-get install -y util-linux');
+  }
+  let dropTo: Owner | undefined;
+  if (isRoot) {
+    dropTo = { uid: options.uid ?? 65534, gid: options.gid ?? options.uid ?? 65534 };
+    if (dropTo.uid === 0 || dropTo.gid === 0) {
+      throw wnwError('WNW_ERR_CFG_INVALID', 'sandbox.local.uid/gid: sandboxes never run as root; pick an unprivileged uid', { details: { field: 'uid' } });
+    }
+  }
+  const rootDir = await mkdtemp(join(options.rootDir ?? tmpdir(), 'winnower-local-'));
+  if (/[,:\\]/.test(rootDir)) throw wnwError('WNW_ERR_CFG_INVALID', `rootDir ${rootDir}: overlay paths cannot contain ',', ':' or '\\'`, { details: { field: 'rootDir' } });
+  await chmod(rootDir, 0o711);
+  await mkdir(join(rootDir, 'snapshots'), { mode: 0o711 });
+  await mkdir(join(rootDir, 'sandboxes'), { mode: 0o711 });
+  const host: LocalHost = {
+    bwrap,
+    unshare,
+    nsenter,
+    setpriv,
+    prlimit,
+    dropTo,
+    owner: dropTo,
+    hostUid: dropTo?.uid ?? process.getuid?.() ?? 0,
+    innerUid: options.innerUid ?? 1000,
+    innerGid: options.innerGid ?? options.innerUid ?? 1000,
+    rootLayout: await detectRootLayout(),
+    shell: (await isExecutable('/usr/bin/bash')) || (await isExecutable('/bin/bash')) ? 'bash' : 'sh',
+    rootDir,
+    cgroups: await LocalCgroups.create(),
+    workspaceMode: 'copy',
+    overlayProblem: undefined,
+  };
+  try {
+    await probe(host, options.workspace ?? 'auto');
+  } catch (error) {
+    await host.cgroups.close().catch(() => undefined);
+    await rm(rootDir, { recursive: true, force: true });
+    throw error;
+  }
+  return host;
+}
+
+async function probe(host: LocalHost, workspace: 'auto' | 'overlay' | 'copy'): Promise<void> {
+  const probeDir = join(host.rootDir, 'probe');
+  const lower = join(probeDir, 'lower');
+  await makeOwnedDirs([probeDir, lower], host.owner);
+  try {
+    const result = await runOneOff(host, lower, 'true');
+    if (result.exitCode !== 0) {
+      const why = tail(result.stderr.toString());
+      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `bubblewrap cannot create a sandbox on this host${why ? `: ${why}` : ''} (unprivileged user namespaces must be enabled: sysctl kernel.unprivileged_userns_clone=1)`);
+    }
+    if (workspace === 'copy') {
+      host.overlayProblem = 'copy workspaces requested by configuration';
+      return;
+    }
+    try {
+      const overlay = await createOverlayWorkspace(join(probeDir, 'sandbox'), lower, { unshare: host.unshare, owner: host.owner });
+      await overlay.close();
+      host.workspaceMode = 'overlay';
+    } catch (error) {
+      if (workspace === 'overlay') throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `overlay workspaces are not available: ${(error as Error).message}`);
+      host.overlayProblem = (error as Error).message;
+    }
+  } finally {
+    await removeTree(join(probeDir, 'sandbox')).catch(() => undefined);
+    await removeTree(probeDir);
+  }
+}
+
+export interface LaunchParts {
+  procsFiles: string[];
+  limits: SandboxLimits;
+  holderPid: number | undefined;
+  bwrap: string[];
+  program: string[];
+}
+
+// Joins the sandbox's cgroups (as root, before the drop), then execs the rest of the chain.
+const JOIN_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+
+/** [cgroup join] → [setpriv drop] → [prlimit] → [nsenter holder] → bwrap → program. */
+export function launchArgv(host: LocalHost, parts: LaunchParts): string[] {
+  const prlimitArgs = host.prlimit ? host.cgroups.prlimitArgs(parts.limits) : [];
+  const chain = [
+    ...(host.dropTo ? [host.setpriv!, `--reuid=${host.dropTo.uid}`, `--regid=${host.dropTo.gid}`, '--clear-groups', '--'] : []),
+    ...(prlimitArgs.length > 0 ? [host.prlimit!, ...prlimitArgs, '--'] : []),
+    ...(parts.holderPid !== undefined ? [host.nsenter, `--target=${parts.holderPid}`, '--user', '--mount', '--preserve-credentials'] : []),
+    host.bwrap,
+    ...parts.bwrap,
+    ...parts.program,
+  ];
+  return parts.procsFiles.length > 0 ? ['/bin/sh', '-c', JOIN_SCRIPT, 'wnw-join', ...parts.procsFiles, '--', ...chain] : chain;
+}
+
+/** Runs one command in a throwaway sandbox over `workspace` (probes, index refresh). */
+export async function runOneOff(host: LocalHost, workspace: string, command: string, timeoutMs = 600_000): Promise<SandboxProcessResult & { stderrText: string }> {
+  const tmp = join(workspace, '..', `oneoff-tmp-${process.pid}`);
+  await makeOwnedDirs([tmp], host.owner, 0o700);
+  try {
+    const bwrap = bwrapArgs({
+      workspace,
+      workdir: '/workspace',
+      tmpDir: tmp,
+      varTmpDir: tmp,
+      cwd: '/workspace',
+      network: false,
+      env: baseSandboxEnv(),
+      innerUid: host.innerUid,
+      innerGid: host.innerGid,
+      rootLayout: host.rootLayout,
+      statusFd: STATUS_FD,
+    });
+    const argv = launchArgv(host, { procsFiles: [], limits: {}, holderPid: undefined, bwrap, program: ['sh', '-c', command] });
+    const result = await new SandboxProcess({ argv, timeoutMs, maxOutputBytes: 64 * 1024 }).result;
+    return { ...result, stderrText: result.stderr.toString() };
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Looks a program up in PATH (and the sbin folders, which a non-login root PATH may lack). */
+export async function which(name: string): Promise<string | undefined> {
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), ...HOST_PATH.split(':')].filter(Boolean);
+  for (const dir of dirs) {
+    const candidate = join(dir, name);
+    if (await isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+async function isExecutable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

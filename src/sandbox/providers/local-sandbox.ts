@@ -1,0 +1,245 @@
+/**
+ * One local sandbox: a workspace (overlay over the base snapshot, or a copy), its cgroups, and a
+ * fresh hardened bwrap per exec. File operations, diff and patching all run inside the sandbox,
+ * so host code never follows a symlink out of the workspace (pitfall 5).
+ */
+import { posix } from 'node:path';
+import { wnwError, WinnowerError } from '../../errors.js';
+import { BaseSandbox, shellQuote } from '../base-sandbox.js';
+import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSpec } from '../types.js';
+import { baseSandboxEnv, bwrapArgs, checkEnv } from './local-bwrap-args.js';
+import { launchArgv, type LocalHost } from './local-host.js';
+import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
+import { removeTree, type Workspace } from './local-overlay.js';
+import { SandboxProcess, STATUS_FD, type SandboxProcessResult } from './local-process.js';
+import { tail } from './local-host-command.js';
+
+export interface LocalSandboxParts {
+  id: string;
+  host: LocalHost;
+  spec: SandboxSpec;
+  workdir: string;
+  /** Host folder of this sandbox (workspace layers, tmp). */
+  dir: string;
+  tmpDir: string;
+  varTmpDir: string;
+  workspace: Workspace;
+  cgroup: SandboxCgroup | undefined;
+  limits: SandboxLimits;
+  baseCommit: string;
+  maxTransferBytes: number;
+  onClosed(sandbox: LocalSandbox): void;
+}
+
+interface RunOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  stdin?: Uint8Array | string;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  signal?: AbortSignal;
+}
+
+/** Commands longer than this go to the shell through a pipe instead of argv (128 KiB limit). */
+const MAX_ARGV_COMMAND = 100_000;
+const FILE_OP_TIMEOUT_MS = 120_000;
+
+export class LocalSandbox extends BaseSandbox {
+  readonly provider = 'local';
+  readonly id: string;
+  readonly workdir: string;
+  readonly #parts: LocalSandboxParts;
+  readonly #running = new Set<SandboxProcess>();
+  #lifetimeTimer: NodeJS.Timeout | undefined;
+
+  constructor(parts: LocalSandboxParts) {
+    super();
+    this.#parts = parts;
+    this.id = parts.id;
+    this.workdir = parts.workdir;
+    this.track();
+    if (parts.spec.lifetimeS) {
+      this.#lifetimeTimer = setTimeout(() => void this.close().catch(() => undefined), parts.spec.lifetimeS * 1000);
+      this.#lifetimeTimer.unref();
+    }
+  }
+
+  /** How the workspace is made ('overlay' or 'copy'). */
+  get workspaceMode(): string {
+    return this.#parts.workspace.mode;
+  }
+
+  protected async doExec(command: string, options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions): Promise<ExecResult> {
+    if (options.env) checkEnv(options.env, 'exec.env');
+    const result = await this.#run(command, options);
+    if (result.killed === 'abort') throw wnwError('WNW_ERR_OP_ABORTED', `exec in sandbox ${this.id} cancelled`, { cause: options.signal?.reason });
+    return {
+      exitCode: result.exitCode,
+      stdout: result.stdout.toString(),
+      stderr: result.stderr.toString(),
+      timedOut: result.killed === 'timeout',
+      truncated: result.stdout.truncated || result.stderr.truncated,
+      durationMs: result.durationMs,
+    };
+  }
+
+  protected async doWriteFile(path: string, content: Uint8Array, options: CallOptions): Promise<void> {
+    const target = shellQuote(this.#resolve(path));
+    const script = `d=$(dirname -- ${target}) && mkdir -p -- "$d" && cat > ${target}`;
+    const result = await this.#internal(script, { stdin: content, signal: options.signal });
+    if (result.exitCode !== 0) throw fileError('write', path, result);
+  }
+
+  protected async doReadFile(path: string, options: CallOptions): Promise<Uint8Array> {
+    const target = shellQuote(this.#resolve(path));
+    const script = `if [ -d ${target} ]; then echo "is a directory" >&2; exit 21; fi; [ -e ${target} ] || { echo "no such file" >&2; exit 2; }; exec cat -- ${target}`;
+    const result = await this.#internal(script, { signal: options.signal, maxOutputBytes: this.#parts.maxTransferBytes });
+    if (result.exitCode !== 0) throw fileError('read', path, result);
+    if (result.stdout.truncated) throw wnwError('WNW_ERR_SBX_FILE', `${path} is larger than ${this.#parts.maxTransferBytes} bytes`, { details: { path, sandbox: this.id } });
+    return new Uint8Array(result.stdout.toBuffer());
+  }
+
+  protected async doListFiles(path: string, options: CallOptions): Promise<FileEntry[]> {
+    const target = shellQuote(this.#resolve(path));
+    const script = `[ -d ${target} ] || { echo "no such directory" >&2; exit 2; }; exec find -H ${target} -mindepth 1 -maxdepth 1 -printf '%y\\t%s\\t%f\\0'`;
+    const result = await this.#internal(script, { signal: options.signal, maxOutputBytes: this.#parts.maxTransferBytes });
+    if (result.exitCode !== 0) throw fileError('list', path, result);
+    const types: Record<string, FileEntry['type']> = { f: 'file', d: 'directory', l: 'symlink' };
+    return result.stdout
+      .toString()
+      .split('\0')
+      .filter(Boolean)
+      .map((record) => {
+        const [type = '', size = '0', ...name] = record.split('\t');
+        return { name: name.join('\t'), type: types[type] ?? 'other', size: Number(size) };
+      })
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  protected async doDiff(options: CallOptions): Promise<string> {
+    // Stage everything (new, deleted, binary files) into a throwaway copy of the refreshed index,
+    // so the real index and the agent's own staging are untouched.
+    const script = [
+      'set -e',
+      'idx=$(mktemp /tmp/.winnower-index.XXXXXX)',
+      `trap 'rm -f "$idx"' EXIT`,
+      'if [ -f .git/index ]; then cp .git/index "$idx"; else rm -f "$idx"; fi',
+      'export GIT_INDEX_FILE="$idx"',
+      'git add -A .',
+      `git diff --cached --binary --no-color --no-ext-diff --no-textconv ${this.#parts.baseCommit} --`,
+    ].join('\n');
+    const result = await this.#internal(script, { signal: options.signal, maxOutputBytes: this.#parts.maxTransferBytes });
+    if (result.exitCode !== 0) {
+      throw wnwError('WNW_ERR_SBX_EXEC', `git diff failed in sandbox ${this.id}: ${tail(result.stderr.toString())}`, { details: { sandbox: this.id } });
+    }
+    if (result.stdout.truncated) throw wnwError('WNW_ERR_SBX_EXEC', `the diff is larger than ${this.#parts.maxTransferBytes} bytes`, { details: { sandbox: this.id } });
+    return result.stdout.toString();
+  }
+
+  protected async doApplyPatch(patch: string, options: CallOptions): Promise<void> {
+    if (patch.trim() === '') return;
+    const body = patch.endsWith('\n') ? patch : `${patch}\n`;
+    const script = 'p=$(mktemp /tmp/.winnower-patch.XXXXXX) && cat > "$p" && git apply --whitespace=nowarn -- "$p"; status=$?; rm -f "$p"; exit $status';
+    const result = await this.#internal(script, { stdin: body, signal: options.signal });
+    if (result.exitCode !== 0) throw patchError(result.stderr.toString(), this.id);
+  }
+
+  protected async doClose(): Promise<void> {
+    clearTimeout(this.#lifetimeTimer);
+    const problems: unknown[] = [];
+    const running = [...this.#running];
+    for (const child of running) child.kill('close');
+    await Promise.allSettled(running.map((child) => child.result));
+    await this.#parts.workspace.close().catch((error: unknown) => problems.push(error));
+    await this.#parts.cgroup?.remove().catch((error: unknown) => problems.push(error));
+    await removeTree(this.#parts.dir).catch((error: unknown) => problems.push(error));
+    this.#parts.onClosed(this);
+    if (problems.length > 0) {
+      throw wnwError('WNW_ERR_OP_INTERNAL', `sandbox ${this.id} was not fully cleaned up: ${problems.map((problem) => (problem as Error).message).join('; ')}`, {
+        cause: problems[0],
+      });
+    }
+  }
+
+  /** Internal operations: cwd = workdir, generous output cap, fixed timeout. */
+  #internal(script: string, options: { stdin?: Uint8Array | string; signal?: AbortSignal; maxOutputBytes?: number }): Promise<SandboxProcessResult> {
+    return this.#run(script, { timeoutMs: FILE_OP_TIMEOUT_MS, maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024, ...options }).then((result) => {
+      if (result.killed === 'abort') throw wnwError('WNW_ERR_OP_ABORTED', `operation in sandbox ${this.id} cancelled`);
+      if (result.killed === 'timeout') throw wnwError('WNW_ERR_SBX_EXEC', `operation in sandbox ${this.id} timed out`);
+      return result;
+    });
+  }
+
+  async #run(command: string, options: RunOptions): Promise<SandboxProcessResult> {
+    if (options.signal?.aborted) throw wnwError('WNW_ERR_OP_ABORTED', `operation in sandbox ${this.id} cancelled`, { cause: options.signal.reason });
+    const { host, workspace } = this.#parts;
+    if (!workspace.alive()) throw wnwError('WNW_ERR_SBX_EXEC', `sandbox ${this.id} has lost its workspace (the overlay holder exited)`, { details: { sandbox: this.id } });
+    const long = Buffer.byteLength(command) > MAX_ARGV_COMMAND;
+    const bwrap = bwrapArgs({
+      workspace: workspace.hostPath,
+      workdir: this.workdir,
+      tmpDir: this.#parts.tmpDir,
+      varTmpDir: this.#parts.varTmpDir,
+      cwd: this.#resolve(options.cwd ?? '.'),
+      network: this.#parts.spec.network === true,
+      env: { ...baseSandboxEnv(), ...this.#parts.spec.env, ...options.env },
+      innerUid: host.innerUid,
+      innerGid: host.innerGid,
+      rootLayout: host.rootLayout,
+      statusFd: STATUS_FD,
+    });
+    const program = long ? [host.shell, '-c', 'c=$(cat <&4; printf x); exec 4<&-; eval "${c%x}"'] : [host.shell, '-c', command];
+    const argv = launchArgv(host, {
+      procsFiles: this.#parts.cgroup?.procsFiles ?? [],
+      limits: this.#parts.limits,
+      holderPid: workspace.holderPid,
+      bwrap,
+      program,
+    });
+    const child = new SandboxProcess({
+      argv,
+      stdin: options.stdin,
+      fd4: long ? command : undefined,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      signal: options.signal,
+    });
+    this.#running.add(child);
+    let result: SandboxProcessResult;
+    try {
+      result = await child.result;
+    } catch (error) {
+      throw wnwError('WNW_ERR_SBX_EXEC', `could not start the sandbox process: ${(error as Error).message}`, { cause: error, details: { sandbox: this.id } });
+    } finally {
+      this.#running.delete(child);
+    }
+    if (result.killed === 'close') throw wnwError('WNW_ERR_SBX_CLOSED', `sandbox ${this.id} was closed while a command ran`, { details: { sandbox: this.id } });
+    if (!result.killed && result.exitCode === null) {
+      const why = tail(result.stderr.toString()) || `launcher exit ${result.hostExit.code ?? result.hostExit.signal}`;
+      const lost = workspace.alive() ? '' : ' (the overlay holder exited)';
+      throw wnwError('WNW_ERR_SBX_EXEC', `command could not be run in sandbox ${this.id}${lost}: ${why}`, { details: { sandbox: this.id, started: result.started } });
+    }
+    return result;
+  }
+
+  /** A path relative to the workdir, or absolute inside the sandbox. */
+  #resolve(path: string): string {
+    return posix.resolve(this.workdir, path);
+  }
+}
+
+function fileError(operation: string, path: string, result: SandboxProcessResult): WinnowerError {
+  const why = tail(result.stderr.toString()) || `exit ${result.exitCode}`;
+  return wnwError('WNW_ERR_SBX_FILE', `cannot ${operation} ${path}: ${why}`, { details: { path, operation } });
+}
+
+/** WNW_ERR_SBX_PATCH naming the file (and line) git rejected. */
+export function patchError(stderr: string, sandbox: string): WinnowerError {
+  const failed = /error: patch failed: (.+):(\d+)/.exec(stderr);
+  const other = /error: (.+?): (already exists in working directory|does not exist in index|No such file or directory|patch does not apply|already exists in index|does not match index)/.exec(stderr);
+  const corrupt = /(corrupt patch at line \d+|No valid patches in input[^\n]*)/.exec(stderr);
+  const file = failed?.[1] ?? other?.[1];
+  const line = failed ? Number(failed[2]) : undefined;
+  const summary = failed ? `hunk at ${failed[1]}:${failed[2]} rejected` : other ? `${other[1]}: ${other[2]}` : corrupt ? corrupt[1] : tail(stderr, 500);
+  return wnwError('WNW_ERR_SBX_PATCH', `patch does not apply: ${summary}\n${tail(stderr)}`, { details: { sandbox, file, line, stderr: tail(stderr) } });
+}

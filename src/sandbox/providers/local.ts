@@ -1,0 +1,234 @@
+/**
+ * The `local` sandbox provider, winnower's embedded default: bubblewrap sandboxes on this machine.
+ * Each sandbox's workspace is a copy-on-write overlay over one immutable base snapshot per
+ * (repository, commit); each exec is a fresh hardened bwrap in its own pid namespace, run as an
+ * unprivileged uid, inside the sandbox's cgroups. Nothing happens until the first call.
+ *
+ * @example
+ * const provider = createLocalProvider();
+ * const sandbox = await provider.create({ repo: { path: '.', base_commit: 'HEAD' } });
+ * try { console.log((await sandbox.exec('git status')).stdout); } finally { await sandbox.close(); }
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { isAbsolute, join, posix } from 'node:path';
+import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
+import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
+import { checkEnv } from './local-bwrap-args.js';
+import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './local-host.js';
+import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
+import { createCopyWorkspace, createOverlayWorkspace, makeOwnedDirs, removeTree, type Workspace } from './local-overlay.js';
+import { LocalSandbox } from './local-sandbox.js';
+import { SnapshotStore } from './local-snapshot.js';
+import { tail } from './local-host-command.js';
+
+export interface LocalProviderLogger {
+  info(message: string, details?: Record<string, unknown>): void;
+  warn(message: string, details?: Record<string, unknown>): void;
+}
+
+export interface LocalProviderSettings extends LocalHostOptions {
+  /** Memory limit per sandbox when the spec gives none (MiB, default 4096). */
+  defaultMemoryMb?: number;
+  /** Process limit per sandbox when the spec gives none (default 1024). */
+  defaultMaxProcesses?: number;
+  /** CPU limit per sandbox when the spec gives none (cores; default none). */
+  defaultCpu?: number;
+  /** Largest file read, listing or diff returned, in bytes (default 64 MiB). */
+  maxTransferBytes?: number;
+  /** Deadline for cloning a repository on the host (default 10 min). */
+  cloneTimeoutMs?: number;
+  /** Start-up report and warnings (default: warnings to stderr, no info). */
+  logger?: LocalProviderLogger;
+}
+
+const DEFAULT_WORKDIR = '/workspace';
+const RESERVED_DIRS = ['/usr', '/etc', '/proc', '/dev', '/tmp', '/var/tmp', '/run', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+const stderrLogger: LocalProviderLogger = {
+  info: () => undefined,
+  warn: (message) => process.stderr.write(`winnower: warning: ${message}\n`),
+};
+
+interface Ready {
+  host: LocalHost;
+  snapshots: SnapshotStore;
+}
+
+/** Creates the local provider; no I/O until the first describe() or create(). */
+export function createLocalProvider(settings: LocalProviderSettings = {}): SandboxProvider {
+  return new LocalProvider(settings);
+}
+
+class LocalProvider implements SandboxProvider {
+  readonly name = 'local';
+  readonly #settings: LocalProviderSettings;
+  readonly #logger: LocalProviderLogger;
+  readonly #open = new Set<LocalSandbox>();
+  #ready: Promise<Ready> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(settings: LocalProviderSettings) {
+    this.#settings = settings;
+    this.#logger = settings.logger ?? stderrLogger;
+  }
+
+  async describe(): Promise<Record<string, unknown>> {
+    const { host } = await this.#init();
+    return describeHost(host, this.#settings);
+  }
+
+  async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
+    this.#assertOpen();
+    throwIfAborted(options.signal);
+    const { workdir, limits } = this.#checkSpec(spec);
+    const { host, snapshots } = await this.#init();
+    const snapshot = await snapshots.get(spec.repo!);
+    throwIfAborted(options.signal);
+    this.#assertOpen();
+    const id = `local-${randomBytes(6).toString('hex')}`;
+    const dir = join(host.rootDir, 'sandboxes', id);
+    let cgroup: SandboxCgroup | undefined;
+    let workspace: Workspace | undefined;
+    let sandbox: LocalSandbox | undefined;
+    try {
+      await mkdir(dir, { mode: 0o711 });
+      const tmpDir = join(dir, 'tmp');
+      const varTmpDir = join(dir, 'var-tmp');
+      await makeOwnedDirs([tmpDir, varTmpDir], host.owner, 0o1777);
+      cgroup = await host.cgroups.createSandboxGroup(id, limits);
+      workspace =
+        host.workspaceMode === 'overlay'
+          ? await createOverlayWorkspace(dir, snapshot.treeDir, { unshare: host.unshare, owner: host.owner })
+          : await createCopyWorkspace(dir, snapshot.treeDir);
+      sandbox = new LocalSandbox({
+        id,
+        host,
+        spec,
+        workdir,
+        dir,
+        tmpDir,
+        varTmpDir,
+        workspace,
+        cgroup,
+        limits,
+        baseCommit: snapshot.commit,
+        maxTransferBytes: this.#settings.maxTransferBytes ?? 64 * 1024 * 1024,
+        onClosed: (closed) => this.#open.delete(closed),
+      });
+      this.#open.add(sandbox);
+      if (this.#closing) {
+        await sandbox.close();
+        this.#assertOpen();
+      }
+      // A copy has new inode numbers and times: refresh its index once, not on every git call.
+      if (workspace.mode === 'copy') await sandbox.exec('git update-index -q --refresh', { timeoutMs: 600_000 });
+      return sandbox;
+    } catch (error) {
+      if (sandbox) await sandbox.close().catch(() => undefined);
+      else {
+        await workspace?.close().catch(() => undefined);
+        await cgroup?.remove().catch(() => undefined);
+        await removeTree(dir).catch(() => undefined);
+      }
+      if (WinnowerError.isInstance(error)) throw error;
+      throw wnwError('WNW_ERR_SBX_CREATE', `local sandbox could not be created: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    const results = await Promise.allSettled([...this.#open].map((sandbox) => sandbox.close()));
+    if (!this.#ready) return;
+    const ready = await this.#ready.catch(() => undefined);
+    if (!ready) return;
+    await ready.snapshots.close();
+    await ready.host.cgroups.close();
+    await removeTree(ready.host.rootDir);
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  #assertOpen(): void {
+    if (this.#closing) throw wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed');
+  }
+
+  #init(): Promise<Ready> {
+    this.#ready ??= this.#start();
+    this.#ready.catch(() => {
+      this.#ready = undefined;
+    });
+    return this.#ready;
+  }
+
+  async #start(): Promise<Ready> {
+    const host = await detectLocalHost(this.#settings);
+    const snapshots = new SnapshotStore({
+      rootDir: host.rootDir,
+      owner: host.owner,
+      cloneTimeoutMs: this.#settings.cloneTimeoutMs,
+      refreshIndex: async (treeDir) => {
+        const result = await runOneOff(host, treeDir, 'git update-index -q --refresh >/dev/null 2>&1; exit 0');
+        if (result.exitCode !== 0) throw new Error(`refreshing the snapshot's index failed: ${tail(result.stderrText)}`);
+      },
+    });
+    const description = describeHost(host, this.#settings);
+    this.#logger.info('local sandbox provider ready', description);
+    if (host.workspaceMode === 'copy') {
+      this.#logger.warn(`local sandboxes copy the base snapshot instead of mounting an overlay (${host.overlayProblem}); creation is slower`);
+    }
+    const limits = host.cgroups.mechanisms();
+    if (limits.memory !== 'cgroup v1' && limits.memory !== 'cgroup v2') {
+      this.#logger.warn('no usable cgroup memory controller: sandbox memory is limited per process with prlimit --as only', { limits });
+    }
+    return { host, snapshots };
+  }
+
+  #checkSpec(spec: SandboxSpec): { workdir: string; limits: SandboxLimits } {
+    if (!spec.repo) {
+      if (spec.image) throw wnwError('WNW_ERR_SBX_UNSUPPORTED', `the local provider runs repositories, not images (${spec.image}); use the orchard or docker provider`, { details: { field: 'image' } });
+      throw wnwError('WNW_ERR_INPUT_INVALID', 'spec.repo: the local provider needs a repository (path or url)', { details: { field: 'repo' } });
+    }
+    const workdir = posix.normalize(spec.workdir ?? DEFAULT_WORKDIR);
+    if (!isAbsolute(workdir) || workdir === '/' || RESERVED_DIRS.some((dir) => workdir === dir || workdir.startsWith(`${dir}/`))) {
+      throw wnwError('WNW_ERR_INPUT_INVALID', `spec.workdir: ${spec.workdir} must be an absolute path outside the system folders`, { details: { field: 'workdir' } });
+    }
+    if (spec.env) checkEnv(spec.env, 'spec.env');
+    const limits: SandboxLimits = {
+      memoryMb: spec.memoryMb ?? this.#settings.defaultMemoryMb ?? 4096,
+      maxProcesses: spec.maxProcesses ?? this.#settings.defaultMaxProcesses ?? 1024,
+      cpu: spec.cpu ?? this.#settings.defaultCpu,
+    };
+    for (const [field, value] of Object.entries(limits)) {
+      if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+        throw wnwError('WNW_ERR_INPUT_INVALID', `spec.${field}: must be a positive number`, { details: { field } });
+      }
+    }
+    return { workdir, limits };
+  }
+}
+
+function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<string, unknown> {
+  const limits = host.cgroups.mechanisms();
+  return {
+    provider: 'local',
+    isolation: 'bubblewrap: own user, pid, mount, ipc, uts, cgroup and network namespaces; read-only /usr and /etc; private /tmp; no capabilities; cleared environment',
+    bwrap: host.bwrap,
+    exec: 'fresh bwrap per exec, in its own pid namespace (a timeout kills the whole tree)',
+    runsAs: { hostUid: host.hostUid, sandboxUid: host.innerUid, droppedFromRoot: host.dropTo !== undefined },
+    network: 'off unless the spec asks',
+    workspace: host.workspaceMode,
+    ...(host.overlayProblem ? { overlayProblem: host.overlayProblem } : {}),
+    limits: { ...limits, processes: limits.pids === 'prlimit' ? 'prlimit --nproc (per uid) + pid namespace' : `${limits.pids} + pid namespace` },
+    defaults: {
+      memoryMb: settings.defaultMemoryMb ?? 4096,
+      maxProcesses: settings.defaultMaxProcesses ?? 1024,
+      cpu: settings.defaultCpu ?? null,
+    },
+    rootDir: host.rootDir,
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * Picks a sandbox provider by name and loads its module on first use, so that a host without
+ * Docker or Orchard never loads their clients (and the local provider never runs elsewhere).
+ */
+import { wnwError } from '../errors.js';
+import type { SandboxProvider } from './types.js';
+
+export const SANDBOX_PROVIDERS = ['local', 'orchard', 'docker'] as const;
+export type SandboxProviderName = (typeof SANDBOX_PROVIDERS)[number];
+
+type Factory = (settings: never) => SandboxProvider | Promise<SandboxProvider>;
+
+const loaders: Record<SandboxProviderName, () => Promise<Factory>> = {
+  local: async () => (await import('./providers/local.js')).createLocalProvider,
+  orchard: async () => (await import('./providers/orchard.js')).createOrchardProvider,
+  docker: async () => (await import('./providers/docker.js')).createDockerProvider,
+};
+
+/** True for the names createSandboxProvider accepts. */
+export function isSandboxProviderName(name: string): name is SandboxProviderName {
+  return (SANDBOX_PROVIDERS as readonly string[]).includes(name);
+}
+
+/**
+ * Creates the provider `name` with its settings (each provider documents and checks its own).
+ * Unknown names get WNW_ERR_SBX_PROVIDER listing the valid ones.
+ */
+export async function createSandboxProvider(name: string, settings: Record<string, unknown> = {}): Promise<SandboxProvider> {
+  if (!isSandboxProviderName(name)) {
+    throw wnwError('WNW_ERR_SBX_PROVIDER', `unknown sandbox provider ${JSON.stringify(name)}; use one of: ${SANDBOX_PROVIDERS.join(', ')}`, {
+      details: { field: 'sandbox.provider', valid: [...SANDBOX_PROVIDERS] },
+    });
+  }
+  const factory = (await loaders[name]()) as (settings: Record<string, unknown>) => SandboxProvider | Promise<SandboxProvider>;
+  return factory(settings);
+}
