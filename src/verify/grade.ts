@@ -6,6 +6,7 @@
  * with no listed tests it needs exit code 0. A timed-out run is never resolved.
  */
 import type { Tally, TestStatus, VerifyStatus } from '../types/verify.js';
+import { splitUnittestId } from './parsers/unittest.js';
 
 export interface GradeInput {
   tests: ReadonlyMap<string, TestStatus>;
@@ -31,16 +32,25 @@ export function isPassing(status: TestStatus): boolean {
 }
 
 /**
- * The outcome of one listed test. A pytest id `path::test` absent from the log takes the outcome
- * recorded for `path` itself, which parsers record when the file failed to collect.
+ * The outcome of one listed test. A test absent from the log takes the error of what contains it,
+ * when the log names that instead: a pytest file that failed to collect (`path` for
+ * `path::test`), a unittest class or module whose fixture failed (`setUpClass (module.Class)`,
+ * `setUpModule (module)`). Otherwise it is missing.
  */
 export function lookupTest(tests: ReadonlyMap<string, TestStatus>, id: string): TestStatus {
   const direct = tests.get(id);
   if (direct !== undefined) return direct;
+  const containers: string[] = [];
   const separator = id.indexOf('::');
-  if (separator > 0) {
-    const file = tests.get(id.slice(0, separator));
-    if (file === 'error' || file === 'failed') return 'error';
+  if (separator > 0) containers.push(id.slice(0, separator));
+  const unittest = splitUnittestId(id);
+  if (unittest) {
+    const module = unittest.classPath.slice(0, Math.max(0, unittest.classPath.lastIndexOf('.')));
+    containers.push(`setUpClass (${unittest.classPath})`, `setUpModule (${module})`);
+  }
+  for (const container of containers) {
+    const status = tests.get(container);
+    if (status === 'error' || status === 'failed') return 'error';
   }
   return 'missing';
 }

@@ -18,6 +18,7 @@
 import { wnwError } from '../errors.js';
 import type { Task } from '../types/task.js';
 import type { ParserName } from './detect.js';
+import { splitUnittestId } from './parsers/unittest.js';
 
 /** Quotes a word for POSIX shells when it holds anything beyond a safe set. */
 export function shellWord(value: string): string {
@@ -41,16 +42,6 @@ function unique<T>(values: Iterable<T>): T[] {
 
 function listedIds(task: Pick<Task, 'fail_to_pass' | 'pass_to_pass'>): string[] {
   return unique([...task.fail_to_pass, ...task.pass_to_pass]);
-}
-
-/** `test_x (a.b.Class)` or `test_x (a.b.Class.test_x)` → `{ name, classPath: 'a.b.Class' }`. */
-export function splitUnittestId(id: string): { name: string; classPath: string } | undefined {
-  const match = /^(\w+) \(([A-Za-z_][\w.]*)\)$/.exec(id.trim());
-  if (!match) return undefined;
-  const name = match[1]!;
-  const target = match[2]!;
-  const classPath = target.endsWith(`.${name}`) ? target.slice(0, -(name.length + 1)) : target;
-  return { name, classPath };
 }
 
 /** Django test label (module) for a listed id; undefined for docstring-line ids. */

@@ -19,7 +19,8 @@
 import type { TestStatus } from '../../types/verify.js';
 import { type ParseContext, logLines, record } from './common.js';
 
-const STATUS: Record<string, TestStatus> = {
+/** A failed subtest fails its test; passed or skipped subtests say nothing about it (undefined). */
+const STATUS: Record<string, TestStatus | undefined> = {
   PASSED: 'passed',
   FAILED: 'failed',
   FAIL: 'failed',
@@ -28,8 +29,11 @@ const STATUS: Record<string, TestStatus> = {
   SKIP: 'skipped',
   XFAIL: 'xfail',
   XPASS: 'xpass',
+  SUBFAILED: 'failed',
+  SUBFAIL: 'failed',
 };
-const WORDS = 'PASSED|FAILED|FAIL|ERROR|SKIPPED|SKIP|XFAIL|XPASS';
+/** Status words, with pytest 9 / pytest-subtests' `SUBFAILED(i=1)` forms. */
+const WORDS = '(?:SUB(?:FAILED|FAIL|PASSED|PASS|SKIPPED|SKIP)(?:\\([^)]*\\))?|PASSED|FAILED|FAIL|ERROR|SKIPPED|SKIP|XFAIL|XPASS)';
 
 const HEADER = /^=+ (.+?) =+$/;
 const SESSION_START = /test session starts/;
@@ -38,6 +42,8 @@ const SUMMARY_HEADER = /short test summary info/;
 const STATS = /\bin [\d.]+ ?s(?:econds)?\b/;
 /** `path::test PASSED`, `path::test SKIPPED (reason) [ 50%]`. */
 const VERBOSE = new RegExp(`^(\\S.*?::.+?) (${WORDS})(?: \\(.*\\))?(?:\\s+\\[\\s*\\d+%\\])?\\s*$`);
+/** `SUBFAILED(i=1)` → `SUBFAILED`. */
+const statusOf = (word: string): TestStatus | undefined => STATUS[word.replace(/\(.*$/, '')];
 /** xdist: `[gw0] [ 50%] PASSED path::test`. */
 const XDIST = new RegExp(`^\\[gw\\d+\\](?: \\[\\s*\\d+%\\])? (${WORDS}) (\\S.*?)\\s*$`);
 const SUMMARY_LINE = new RegExp(`^(${WORDS}) (.+)$`);
@@ -67,11 +73,13 @@ export function parsePytestLog(log: string, _context?: ParseContext): Map<string
     }
     const verbose = VERBOSE.exec(line);
     if (verbose) {
-      put(verbose[1]!, STATUS[verbose[2]!]!);
+      const status = statusOf(verbose[2]!);
+      if (status) put(verbose[1]!, status);
       continue;
     }
     const xdist = XDIST.exec(line);
-    if (xdist) put(xdist[2]!, STATUS[xdist[1]!]!);
+    const status = xdist ? statusOf(xdist[1]!) : undefined;
+    if (xdist && status) put(xdist[2]!, status);
   }
 
   // 2. terminal short summary
@@ -80,7 +88,8 @@ export function parsePytestLog(log: string, _context?: ParseContext): Map<string
     for (let index = summary.start; index < summary.end; index += 1) {
       const match = SUMMARY_LINE.exec(lines[index]!);
       if (!match) continue;
-      const status = STATUS[match[1]!]!;
+      const status = statusOf(match[1]!);
+      if (!status) continue;
       let rest = match[2]!.trim();
       // `SKIPPED [2] path.py:12: reason` names a location, not a test.
       if (/^\[\d+\]/.test(rest)) continue;

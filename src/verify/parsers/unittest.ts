@@ -37,8 +37,19 @@ export function unittestStatus(text: string): TestStatus | undefined {
 
 /** The three spellings of one test's id: `name (Class path)`, `name (Class path.name)`, dotted. */
 export function unittestIdForms(name: string, target: string): string[] {
-  const classPath = target.endsWith(`.${name}`) ? target.slice(0, -(name.length + 1)) : target;
+  const classPath = classPathOf(name, target);
   return [`${name} (${classPath})`, `${name} (${classPath}.${name})`, `${classPath}.${name}`];
+}
+
+function classPathOf(name: string, target: string): string {
+  return target.endsWith(`.${name}`) ? target.slice(0, -(name.length + 1)) : target;
+}
+
+/** `test_x (a.b.Class)` or `test_x (a.b.Class.test_x)` → `{ name, classPath: 'a.b.Class' }`. */
+export function splitUnittestId(id: string): { name: string; classPath: string } | undefined {
+  const match = /^(\w+) \(([A-Za-z_][\w.]*)\)$/.exec(id.trim());
+  if (!match) return undefined;
+  return { name: match[1]!, classPath: classPathOf(match[1]!, match[2]!) };
 }
 
 interface Pending {
@@ -57,7 +68,8 @@ export function parseUnittestLog(log: string, _context?: ParseContext): Map<stri
   let described: string[] | undefined;
 
   for (const raw of logLines(log)) {
-    const line = raw.trimEnd();
+    // Subtest results are indented (`  test_x (m.C.test_x) (i=1) ... FAIL`).
+    const line = raw.trim();
     const block = BLOCK.exec(line);
     if (block) {
       put(unittestIdForms(block[2]!, block[3]!), block[1] === 'FAIL' ? 'failed' : 'error');

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import type { TestStatus } from '../../src/types/verify.js';
+import { gradeTests, lookupTest } from '../../src/verify/grade.js';
+
+const map = (entries: Record<string, TestStatus>) => new Map(Object.entries(entries));
+
+describe('gradeTests', () => {
+  it('resolves only when every F2P and P2P test passed (xfail counts as passed)', () => {
+    const tests = map({ a: 'passed', b: 'xfail', c: 'passed' });
+    const grade = gradeTests({ tests, failToPass: ['a'], passToPass: ['b', 'c'], exitCode: 1, timedOut: false });
+    expect(grade).toMatchObject({ status: 'resolved', resolved: true, fail_to_pass: { passed: 1, failed: 0, missing: 0 }, pass_to_pass: { passed: 2, failed: 0, missing: 0 } });
+  });
+
+  it('reports missing tests as missing, and failed, errored, skipped or xpassed ones as failed', () => {
+    const tests = map({ a: 'failed', b: 'error', c: 'skipped', d: 'xpass' });
+    const grade = gradeTests({ tests, failToPass: ['a', 'gone'], passToPass: ['b', 'c', 'd'], exitCode: 1, timedOut: false });
+    expect(grade.fail_to_pass).toEqual({ passed: 0, failed: 1, missing: 1 });
+    expect(grade.pass_to_pass).toEqual({ passed: 0, failed: 3, missing: 0 });
+    expect(grade.listed.get('gone')).toBe('missing');
+    expect(grade.status).toBe('unresolved');
+  });
+
+  it('is never resolved when the run timed out', () => {
+    const grade = gradeTests({ tests: map({ a: 'passed' }), failToPass: ['a'], passToPass: [], exitCode: null, timedOut: true });
+    expect(grade).toMatchObject({ status: 'timeout', resolved: false, fail_to_pass: { passed: 1, failed: 0, missing: 0 } });
+  });
+
+  it('decides on the exit code when no tests are listed', () => {
+    expect(gradeTests({ tests: map({}), failToPass: [], passToPass: [], exitCode: 0, timedOut: false }).status).toBe('resolved');
+    expect(gradeTests({ tests: map({}), failToPass: [], passToPass: [], exitCode: 3, timedOut: false }).status).toBe('unresolved');
+  });
+
+  it('counts a test listed twice once', () => {
+    const grade = gradeTests({ tests: map({ a: 'passed' }), failToPass: ['a', 'a'], passToPass: [], exitCode: 0, timedOut: false });
+    expect(grade.fail_to_pass.passed).toBe(1);
+  });
+});
+
+describe('lookupTest', () => {
+  it('gives a test the error of the file or fixture that contains it', () => {
+    const tests = map({ 'tests/t.py': 'error', 'setUpClass (m.tests.C)': 'error', 'setUpModule (m.other)': 'error' });
+    expect(lookupTest(tests, 'tests/t.py::test_a[1]')).toBe('error');
+    expect(lookupTest(tests, 'test_a (m.tests.C)')).toBe('error');
+    expect(lookupTest(tests, 'test_a (m.tests.C.test_a)')).toBe('error');
+    expect(lookupTest(tests, 'test_b (m.other.D)')).toBe('error');
+    expect(lookupTest(tests, 'tests/u.py::test_a')).toBe('missing');
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { WinnowerError } from '../../src/errors.js';
+import { detectParser } from '../../src/verify/detect.js';
+import { buildTestCommand, djangoModuleOf, patchedFiles, shellWord, unittestTarget } from '../../src/verify/test-command.js';
+import { FIXTURE_NAMES, listsOf, loadFixture } from './swebench-fixtures.js';
+
+const task = (fields: { fail_to_pass?: string[]; pass_to_pass?: string[]; test_patch?: string }) => ({
+  instance_id: 'x',
+  fail_to_pass: fields.fail_to_pass ?? [],
+  pass_to_pass: fields.pass_to_pass ?? [],
+  test_patch: fields.test_patch,
+});
+
+/** The test targets of a command: test file paths and dotted Django module labels. */
+const targets = (command: string): string[] =>
+  command
+    .split(/\s+/)
+    .filter((word) => !word.startsWith('-') && !word.endsWith('runtests.py'))
+    .filter((word) => /\.py$/.test(word) || /^[A-Za-z_]\w*(\.\w+)+$/.test(word));
+
+describe('buildTestCommand', () => {
+  it('runs the same files or modules as the SWE-bench harness for every fixture', () => {
+    for (const name of FIXTURE_NAMES) {
+      const fixture = loadFixture(name);
+      if (!fixture.report || name.startsWith('sphinx-doc__')) continue; // Sphinx runs through tox
+      const parser = detectParser({ instance_id: name });
+      const lists = listsOf(fixture.report);
+      const command = buildTestCommand(task({ fail_to_pass: lists.failToPass, pass_to_pass: lists.passToPass, test_patch: fixture.testPatch }), parser);
+      expect(targets(command).length, name).toBeGreaterThan(0);
+      expect(new Set(targets(command)), name).toEqual(new Set(targets(fixture.testCommand)));
+    }
+  });
+
+  it('builds pytest commands from the files of the node ids', () => {
+    const command = buildTestCommand(task({ fail_to_pass: ['tests/a.py::T::test_x[1-2]'], pass_to_pass: ['tests/a.py::test_y', 'tests/b c.py::test_z'] }), 'pytest');
+    expect(command).toBe("python -m pytest -rA --tb=no -p no:cacheprovider tests/a.py 'tests/b c.py'");
+  });
+
+  it('builds Django commands from module labels, both id forms, plus the test patch modules', () => {
+    const command = buildTestCommand(
+      task({
+        fail_to_pass: ['test_a (aggregation.tests.AggregateTestCase)', 'test_b (template_tests.filter_tests.test_x.T.test_b)', 'A docstring line'],
+        test_patch: 'diff --git a/tests/queries/test_q.py b/tests/queries/test_q.py\n',
+      }),
+      'django',
+    );
+    expect(command).toBe('./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 aggregation.tests template_tests.filter_tests.test_x queries.test_q');
+  });
+
+  it('builds SymPy commands from the test patch files, else keyword names', () => {
+    const patch = 'diff --git a/sympy/core/tests/test_basic.py b/sympy/core/tests/test_basic.py\n';
+    expect(buildTestCommand(task({ fail_to_pass: ['test_immutable'], test_patch: patch }), 'sympy')).toBe('bin/test -C --verbose sympy/core/tests/test_basic.py');
+    expect(buildTestCommand(task({ fail_to_pass: ['test_immutable', 'test_has'] }), 'sympy')).toBe('bin/test -C --verbose -k test_immutable test_has');
+  });
+
+  it('builds unittest commands from dotted ids', () => {
+    expect(buildTestCommand(task({ fail_to_pass: ['test_a (pkg.tests.T)'], pass_to_pass: ['pkg.tests.T.test_b', 'test_a (pkg.tests.T.test_a)'] }), 'unittest')).toBe(
+      'python -m unittest -v pkg.tests.T.test_a pkg.tests.T.test_b',
+    );
+  });
+
+  it('refuses with WNW_ERR_VERIFY_NO_TESTS when nothing can be run', () => {
+    for (const parser of ['pytest', 'django', 'sympy', 'unittest', 'exit-code'] as const) {
+      try {
+        buildTestCommand(task({}), parser);
+        expect.unreachable();
+      } catch (error) {
+        expect(WinnowerError.isInstance(error) && error.code, parser).toBe('WNW_ERR_VERIFY_NO_TESTS');
+      }
+    }
+  });
+});
+
+describe('test command helpers', () => {
+  it('quotes shell words only when needed', () => {
+    expect(shellWord('tests/a.py')).toBe('tests/a.py');
+    expect(shellWord("it's")).toBe(`'it'\\''s'`);
+    expect(shellWord('a;rm -rf /')).toBe("'a;rm -rf /'");
+  });
+
+  it('lists patched files', () => {
+    expect(patchedFiles('diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\ndiff --git a/y.py b/y.py\n')).toEqual(['x.py', 'y.py']);
+    expect(patchedFiles('--- a/z.py\n+++ b/z.py\n@@ -1 +1 @@\n')).toEqual(['z.py']);
+    expect(patchedFiles(undefined)).toEqual([]);
+  });
+
+  it('maps ids to Django modules and unittest targets', () => {
+    expect(djangoModuleOf('test_a (a.b.C)')).toBe('a.b');
+    expect(djangoModuleOf('test_a (a.b.C.test_a)')).toBe('a.b');
+    expect(djangoModuleOf('Free text')).toBeUndefined();
+    expect(unittestTarget('test_a (a.b.C)')).toBe('a.b.C.test_a');
+  });
+});
