@@ -1,7 +1,7 @@
 /**
  * The one HTTP client of the server scorers (SGLang, vLLM, OpenAI-compatible). One keep-alive
- * undici `Pool` per base URL; each call goes to the base URL with the fewest requests in flight,
- * under one deadline that covers every attempt. Transient failures (connection errors, 408, 429,
+ * undici `Pool` per base URL; each call goes to the base URL with the fewest requests in flight
+ * (passing over one that just failed), under one deadline that covers every attempt. Transient failures (connection errors, 408, 429,
  * 5xx) are retried with exponential backoff and full jitter, honouring `Retry-After`; 4xx and
  * malformed bodies never are. Every response is validated with zod.
  */
@@ -47,7 +47,6 @@ export function isRetryableStatus(status: number): boolean {
 const CONNECTION_ERROR_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
   'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
 ]);
 
 const BODY_EXCERPT_CHARS = 500;
@@ -58,6 +57,9 @@ interface Upstream {
   prefix: string;
   pool: Pool;
   outstanding: number;
+  /** Consecutive transient failures, and until when the replica is passed over because of them. */
+  failures: number;
+  restingUntil: number;
 }
 
 export class HttpClient {
@@ -92,7 +94,7 @@ export class HttpClient {
         headersTimeout: 0,
         bodyTimeout: 0,
       });
-      return { base, origin: url.origin, prefix: url.pathname.replace(/\/+$/, ''), pool, outstanding: 0 };
+      return { base, origin: url.origin, prefix: url.pathname.replace(/\/+$/, ''), pool, outstanding: 0, failures: 0, restingUntil: 0 };
     });
   }
 
@@ -113,9 +115,12 @@ export class HttpClient {
     for (let attempt = 0; ; attempt += 1) {
       const upstream = this.#pick(avoid);
       try {
-        return await this.#attempt(upstream, options, body, signal);
+        const result = await this.#attempt(upstream, options, body, signal);
+        upstream.failures = 0;
+        return result;
       } catch (error) {
         const failure = this.#classify(error, upstream, options.path, options.signal, deadline, timeoutMs);
+        if (failure.retryable) this.#rest(upstream);
         if (!failure.retryable || attempt >= retries) throw failure.error;
         const waitMs = this.#backoffMs(attempt, failure.retryAfterMs);
         const remaining = timeoutMs - (Date.now() - started);
@@ -135,17 +140,29 @@ export class HttpClient {
     await Promise.all(this.#upstreams.map((upstream) => upstream.pool.close()));
   }
 
-  /** Least outstanding requests; ties go round-robin; `avoid` (the replica that just failed) loses ties. */
+  /**
+   * Least outstanding requests among the replicas not resting after a transient failure (all of
+   * them when every one rests); ties go round-robin, and `avoid` (the replica that just failed)
+   * loses ties. Resting keeps a dead replica, always at 0 outstanding, from drawing every request.
+   */
   #pick(avoid: Upstream | undefined): Upstream {
+    const now = Date.now();
     const count = this.#upstreams.length;
+    const awake = this.#upstreams.some((upstream) => upstream.restingUntil <= now);
     let best: Upstream | undefined;
     for (let offset = 0; offset < count; offset += 1) {
       const candidate = this.#upstreams[(this.#next + offset) % count]!;
-      if (best === undefined) best = candidate;
-      else if (rank(candidate, avoid) < rank(best, avoid)) best = candidate;
+      if (awake && candidate.restingUntil > now) continue;
+      if (best === undefined || rank(candidate, avoid) < rank(best, avoid)) best = candidate;
     }
     this.#next = (this.#next + 1) % count;
     return best!;
+  }
+
+  /** Passes a replica over for 0.5 s after a transient failure, doubling per failure in a row up to 30 s. */
+  #rest(upstream: Upstream): void {
+    upstream.failures += 1;
+    upstream.restingUntil = Date.now() + Math.min(30_000, 500 * 2 ** (upstream.failures - 1));
   }
 
   async #attempt<T>(upstream: Upstream, options: PostJsonOptions<T>, body: string, signal: AbortSignal): Promise<T> {

@@ -21,7 +21,7 @@ export const ScorerConfig = z
     urls: z.array(z.url({ protocol: /^https?$/ })).default([]),
     /** Default: scalar for sglang and vllm, judge for openai; onnx reads it from the graph. */
     kind: z.enum(['scalar', 'judge']).optional(),
-    /** tokenizer.json or its folder: budgets are counted here and servers receive ids. */
+    /** Servers: tokenizer.json or its folder, so budgets are counted here and ids are sent (onnx reads its own folder's). */
     tokenizer: z.string().min(1).optional(),
     apiKey: z.string().min(1).optional(),
     /** Deadline of one request, retries included. */

@@ -73,6 +73,25 @@ describe('http client', () => {
     expect(live.requests).toHaveLength(1);
   });
 
+  it('passes over a failing replica for a while instead of sending it every request', async () => {
+    const sick = await serve('sick');
+    const well = await serve('well');
+    sick.fail(503, 100);
+    connect([sick.url, well.url]);
+    for (let n = 0; n < 6; n += 1) expect((await echo({ n })).server).toBe('well');
+    expect(sick.requests).toHaveLength(1);
+    expect(well.requests).toHaveLength(6);
+  });
+
+  it('still tries a resting replica when every replica rests', async () => {
+    const only = await serve('only');
+    only.fail(503, 1);
+    connect([only.url]);
+    expect((await echo()).server).toBe('only');
+    expect((await echo()).server).toBe('only');
+    expect(only.requests).toHaveLength(3);
+  });
+
   it('retries a connection reset by the server', async () => {
     const server = await serve('a');
     server.reset(1);
