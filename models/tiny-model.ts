@@ -121,7 +121,7 @@ export function buildTinyModel(options: BuildTinyModelOptions): TinyModelInfo {
   const seed = options.seed ?? 20_240_601;
   const hiddenSize = options.hiddenSize ?? 32;
   const maxPositions = options.maxPositionEmbeddings ?? 4096;
-  const gain = options.signalGain ?? 40;
+  const gain = options.signalGain ?? 10;
   const usePositions = kind === 'causal-lm' && options.positionIds !== false;
   const tokenizer = buildTinyTokenizer({ vocabSize: options.vocabSize ?? 4096, excludeWords: options.excludeWords ?? [] });
   const vocabSize = tokenizer.vocabSize;

@@ -118,6 +118,16 @@ function learnMerges(units: Map<string, number>, maxMerges: number): Array<[stri
  * `excludeWords` leaves words out of training (tests use it to make a vocabulary without YES).
  */
 export function buildTinyTokenizer(options: { vocabSize: number; excludeWords?: string[] }): TinyTokenizer {
+  const key = JSON.stringify([options.vocabSize, [...(options.excludeWords ?? [])].sort()]);
+  let tokenizer = built.get(key);
+  if (!tokenizer) built.set(key, (tokenizer = train(options)));
+  return tokenizer;
+}
+
+/** Training takes ~0.5 s; tests build several models in one process. */
+const built = new Map<string, TinyTokenizer>();
+
+function train(options: { vocabSize: number; excludeWords?: string[] }): TinyTokenizer {
   const table = byteToUnicode();
   const vocab = new Map<string, number>();
   for (let b = 0; b < 256; b++) vocab.set(table[b]!, b);

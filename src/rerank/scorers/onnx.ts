@@ -129,7 +129,9 @@ class OnnxScorerImpl implements OnnxScorer {
   readonly session: OnnxSessionInfo;
   readonly labelIds: { yes: number; no: number } | undefined;
   readonly #parts: ScorerParts;
+  readonly #active = new Set<Promise<unknown>>();
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(parts: ScorerParts) {
     this.#parts = parts;
@@ -141,8 +143,28 @@ class OnnxScorerImpl implements OnnxScorer {
     this.labelIds = parts.labelIds;
   }
 
-  async score(inputs: ScoreInput[], options: ScoreCallOptions = {}): Promise<ScoreOutput[]> {
-    if (this.#closed) throw wnwError('WNW_ERR_OP_ABORTED', 'ONNX scorer is closed');
+  score(inputs: ScoreInput[], options: ScoreCallOptions = {}): Promise<ScoreOutput[]> {
+    if (this.#closed) return Promise.reject(wnwError('WNW_ERR_OP_ABORTED', 'ONNX scorer is closed'));
+    const call = this.#score(inputs, options);
+    const settled: Promise<unknown> = call.then(
+      () => this.#active.delete(settled),
+      () => this.#active.delete(settled),
+    );
+    this.#active.add(settled);
+    return call;
+  }
+
+  /** Lets the score() calls already made finish, then terminates the workers; idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      await Promise.allSettled([...this.#active]);
+      await this.#parts.pool.close();
+    })();
+    return this.#closing;
+  }
+
+  async #score(inputs: ScoreInput[], options: ScoreCallOptions): Promise<ScoreOutput[]> {
     throwIfAborted(options.signal);
     if (inputs.length === 0) return [];
     const rows = await this.#tokenize(inputs);
@@ -158,11 +180,6 @@ class OnnxScorerImpl implements OnnxScorer {
       }),
     );
     return outputs;
-  }
-
-  close(): Promise<void> {
-    this.#closed = true;
-    return this.#parts.pool.close();
   }
 
   async #tokenize(inputs: ScoreInput[]): Promise<number[][]> {
