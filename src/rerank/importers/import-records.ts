@@ -41,7 +41,7 @@ export async function importRecords<T>(
   } else if (input.layout === 'document') {
     const records = (reader.split ?? splitArrayOrOne)(input.value);
     for (const { value, record } of records) {
-      const context: RecordContext = record === undefined ? { file } : { file, record };
+      const context: RecordContext = { file, ...(input.singleLine ? { line: 1 } : {}), ...(record === undefined ? {} : { record }) };
       add(issues.attempt(context, () => reader.convert(value, context), options.signal));
     }
   } else {

@@ -12,7 +12,7 @@ export type JsonlLine = { line: number; value: unknown } | { line: number; error
  */
 export type Input =
   | { layout: 'jsonl'; file: string; lines: () => AsyncGenerator<JsonlLine> }
-  | { layout: 'document'; file: string; value: unknown }
+  | { layout: 'document'; file: string; value: unknown; /** The document is one line (a one-record JSONL file). */ singleLine: boolean }
   | { layout: 'broken'; file: string; error: string };
 
 export async function assertReadableFile(file: string): Promise<void> {
@@ -68,7 +68,7 @@ export async function openInput(file: string, signal?: AbortSignal): Promise<Inp
   if (head.length === 2 && 'value' in head[0]! && 'value' in head[1]!) return jsonl;
   const text = await readFile(file, 'utf8');
   try {
-    return { layout: 'document', file, value: JSON.parse(text) as unknown };
+    return { layout: 'document', file, value: JSON.parse(text) as unknown, singleLine: !text.trim().includes('\n') };
   } catch (error) {
     const sample = await firstLines(file, 5, signal);
     if (sample.length > 1 && sample.some((entry) => 'value' in entry)) return jsonl;

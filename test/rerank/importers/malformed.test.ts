@@ -50,12 +50,15 @@ describe('malformed input', () => {
   it('reports a bad role in a single-document trajectory by record path (no line)', async () => {
     const raw = JSON.parse(readFileSync(trajectoryFixture('mini-swe-agent-1_text', 'django__django-10999.traj.json'), 'utf8')) as { messages: Array<{ role: string }> };
     raw.messages[3]!.role = 'robot';
-    const file = tempFile('broken.traj.json', JSON.stringify(raw));
+    const file = tempFile('broken.traj.json', JSON.stringify(raw, null, 2));
     await expect(importTrajectories(file)).rejects.toMatchObject({ details: { file, line: null, field: 'messages[3].role' } });
     const { items, issues } = await importTrajectories(file, { onInvalid: 'skip' });
     expect(items).toEqual([]);
     expect(issues).toEqual([expect.objectContaining({ file, field: 'messages[3].role' })]);
     expect(issues[0]).not.toHaveProperty('line');
+    // the same record on one line is a one-record JSONL file: line 1
+    const oneLine = tempFile('broken.jsonl', JSON.stringify(raw));
+    await expect(importTrajectories(oneLine)).rejects.toMatchObject({ details: { file: oneLine, line: 1, field: 'messages[3].role' } });
   });
 
   it('reports bad task lines the same way', async () => {
