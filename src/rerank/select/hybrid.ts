@@ -34,9 +34,11 @@ export const hybridOrdering: Ordering = {
   why(chosen, _ranked, instance) {
     const peers = instance.candidates.filter((p) => p.usable && tier(p) === tier(chosen)).length;
     const valueText =
-      chosen.value === null
-        ? `none of the ${peers} with that outcome has a score`
-        : `highest value (${formatValue(chosen.value)}) of the ${peers} with that outcome`;
+      peers === 1
+        ? `the only candidate with that outcome (${chosen.value === null ? 'no score' : `value ${formatValue(chosen.value)}`})`
+        : chosen.value === null
+          ? `none of the ${peers} with that outcome has a score`
+          : `highest value (${formatValue(chosen.value)}) of the ${peers} with that outcome`;
     let clause =
       chosen.verify === 'resolved'
         ? `chose ${chosen.id}: tests resolved, ${valueText}`

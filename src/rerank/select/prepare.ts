@@ -41,10 +41,8 @@ export interface PreparedInstance {
 
 /** Validates the candidates of one instance and computes the shared facts. */
 export function prepare(candidates: Candidate[], instanceId?: string): PreparedInstance {
-  const instance = candidates[0]?.trajectory.instance_id ?? instanceId;
-  if (instance === undefined) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', 'select: no candidates and no options.instanceId', { details: { field: 'instanceId' } });
-  }
+  // An empty list is a normal outcome (every rollout failed): it selects nothing, it does not throw.
+  const instance = instanceId ?? candidates[0]?.trajectory.instance_id ?? '';
   const seen = new Set<string>();
   const prepared = candidates.map((candidate, index): Prepared => {
     const { trajectory, score, verify } = candidate;

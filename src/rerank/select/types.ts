@@ -14,6 +14,9 @@ export interface Candidate {
 }
 
 export interface SelectOptions {
-  /** Instance id to report when `candidates` is empty (otherwise taken from the candidates). */
+  /**
+   * The instance the candidates belong to; every candidate must match it. Without it the id is
+   * taken from the first candidate, or is '' when there are none.
+   */
   instanceId?: string;
 }

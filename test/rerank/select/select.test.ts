@@ -80,7 +80,7 @@ describe('select: hybrid', () => {
     const selection = select('hybrid', [candidate('high', variant(1), 0.9, 'unresolved'), candidate('low', variant(2), 0.2, 'resolved')]);
     expect(selection.chosen).toBe('low');
     expect(reasonsOf(selection, 'low')).toContain('tests: resolved');
-    expect(selection.reason).toBe('Chose low: tests resolved, highest value (0.2) of the 1 with that outcome; high had a higher value (0.9) but tests: unresolved.');
+    expect(selection.reason).toBe('Chose low: tests resolved, the only candidate with that outcome (value 0.2); high had a higher value (0.9) but tests: unresolved.');
   });
 
   it('orders resolved > not run > unresolved > timeout = error > apply_failed, then by value', () => {
@@ -183,13 +183,14 @@ describe('select: input checks', () => {
     return undefined;
   };
 
-  it('rejects mixed instances, duplicate ids, misattached scores, unknown strategies and a nameless empty list', () => {
+  it('rejects mixed instances, duplicate ids, misattached scores, unknown strategies; an empty list is not an error', () => {
     const other: Candidate = { trajectory: trajectory('o', FIX_A, 'other__repo-2') };
     expect(code(() => select('value', [candidate('a', FIX_A), other]))).toBe('WNW_ERR_INPUT_INVALID');
     expect(code(() => select('value', [candidate('a', FIX_A), candidate('a', FIX_B)]))).toBe('WNW_ERR_INPUT_INVALID');
     const misattached = { ...candidate('a', FIX_A), score: candidate('b', FIX_B, 0.5).score! };
     expect(code(() => select('value', [misattached]))).toBe('WNW_ERR_INPUT_INVALID');
     expect(code(() => select('best' as Strategy, [candidate('a', FIX_A)]))).toBe('WNW_ERR_INPUT_INVALID');
-    expect(code(() => select('value', []))).toBe('WNW_ERR_INPUT_INVALID');
+    expect(code(() => select('value', [candidate('a', FIX_A)], { instanceId: 'other__repo-2' }))).toBe('WNW_ERR_INPUT_INVALID');
+    expect(select('value', [])).toMatchObject({ instance_id: '', chosen: null });
   });
 });
