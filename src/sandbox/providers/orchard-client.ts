@@ -21,7 +21,7 @@ export interface OrchardClientOptions {
 }
 
 /** How a status other than 200 becomes an error: code and message (detail and request id are appended). */
-export type StatusErrors = Partial<Record<number, { code: ErrorCode; message: string; retryable?: boolean }>>;
+export type StatusErrors = Partial<Record<number, { code: ErrorCode; message: string; retryable?: boolean; details?: Record<string, unknown> }>>;
 
 export interface OrchardCall<T> {
   method: 'GET' | 'POST' | 'DELETE';
@@ -183,7 +183,7 @@ export class OrchardClient {
       const tail = `${detail ? `: ${detail}` : ''}${suffix}`;
       const mapped = call.errors?.[status];
       if (mapped) {
-        throw wnwError(mapped.code, `${mapped.message}${tail}`, { details: withDetail, retryable: mapped.retryable ?? false });
+        throw wnwError(mapped.code, `${mapped.message}${tail}`, { details: { ...mapped.details, ...withDetail }, retryable: mapped.retryable ?? false });
       }
       if (status === 401 || status === 403) {
         const what = status === 401 ? 'requires an API key' : 'rejected the API key';

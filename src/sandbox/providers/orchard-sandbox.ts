@@ -26,6 +26,8 @@ import {
 const SERVER_WAIT_GRACE_S = 30;
 /** Longest server-side wait asked for in one poll. */
 const MAX_POLL_WAIT_S = 30;
+/** Time the agent takes to kill a command at its timeout and report. */
+const COMMAND_KILL_GRACE_MS = 2_000;
 
 export interface OrchardSandboxInit {
   client: OrchardClient;
@@ -124,8 +126,8 @@ export class OrchardSandbox extends BaseSandbox {
       retry: 'connection',
       signal: options.signal,
       errors: {
-        404: { code: 'WNW_ERR_SBX_FILE', message: `no such file in sandbox ${this.id}: ${absolute}` },
-        400: { code: 'WNW_ERR_SBX_FILE', message: `not a regular file in sandbox ${this.id}: ${absolute}` },
+        404: { code: 'WNW_ERR_SBX_FILE', message: `no such file in sandbox ${this.id}: ${absolute}`, details: { sandbox: this.id, path: absolute } },
+        400: { code: 'WNW_ERR_SBX_FILE', message: `not a regular file in sandbox ${this.id}: ${absolute}`, details: { sandbox: this.id, path: absolute } },
       },
     });
     return new Uint8Array(Buffer.from(reply.data.content, 'base64'));
@@ -141,8 +143,8 @@ export class OrchardSandbox extends BaseSandbox {
       retry: 'connection',
       signal: options.signal,
       errors: {
-        404: { code: 'WNW_ERR_SBX_FILE', message: `no such directory in sandbox ${this.id}: ${absolute}` },
-        400: { code: 'WNW_ERR_SBX_FILE', message: `not a directory in sandbox ${this.id}: ${absolute}` },
+        404: { code: 'WNW_ERR_SBX_FILE', message: `no such directory in sandbox ${this.id}: ${absolute}`, details: { sandbox: this.id, path: absolute } },
+        400: { code: 'WNW_ERR_SBX_FILE', message: `not a directory in sandbox ${this.id}: ${absolute}`, details: { sandbox: this.id, path: absolute } },
       },
     });
     return reply.data.files.map((file) => ({
@@ -199,6 +201,8 @@ export class OrchardSandbox extends BaseSandbox {
     const timeoutSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
     const serverWaitMs = (timeoutSeconds + SERVER_WAIT_GRACE_S) * 1000;
     const deadline = Date.now() + serverWaitMs + client.requestTimeoutMs;
+    // By then the agent has killed the command: polls past it are short, so a hung orchestrator shows early.
+    const commandEnd = Date.now() + timeoutSeconds * 1000 + COMMAND_KILL_GRACE_MS;
     const sandboxDetails = { sandbox: this.id };
 
     let submitted;
@@ -212,7 +216,7 @@ export class OrchardSandbox extends BaseSandbox {
         retry: 'none',
         timeoutMs: serverWaitMs + client.requestTimeoutMs,
         signal: options.signal,
-        errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `sandbox ${this.id} not found or its agent not ready` } },
+        errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `sandbox ${this.id} not found or its agent not ready`, details: sandboxDetails } },
       });
     } catch (error) {
       if (WinnowerError.isInstance(error) && error.details.connection === true) {
@@ -237,7 +241,7 @@ export class OrchardSandbox extends BaseSandbox {
           retryable: true,
         });
       }
-      const waitS = Math.max(1, Math.min(MAX_POLL_WAIT_S, Math.floor(remainingMs / 1000)));
+      const waitS = Math.max(1, Math.min(MAX_POLL_WAIT_S, Math.ceil((commandEnd - Date.now()) / 1000), Math.floor(remainingMs / 1000)));
       const asked = Date.now();
       const polled = await client.call({
         method: 'GET',
@@ -247,7 +251,7 @@ export class OrchardSandbox extends BaseSandbox {
         retry: 'connection',
         timeoutMs: waitS * 1000 + client.requestTimeoutMs,
         signal: options.signal,
-        errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `job ${job.job_id} of sandbox ${this.id} is unknown to Orchard Env (lost or reaped)` } },
+        errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `job ${job.job_id} of sandbox ${this.id} is unknown to Orchard Env (lost or reaped)`, details: { ...sandboxDetails, jobId: job.job_id } } },
       });
       job = polled.data;
       requestId = polled.requestId;

@@ -37,7 +37,8 @@ export interface OrchardProviderSettings {
 }
 
 const MAX_RETRY_AFTER_MS = 60_000;
-const RETRY_JITTER_MS = 500;
+/** Jitter added to Retry-After: 100 ms plus a tenth of the wait, at most 1 s. */
+const MAX_JITTER_MS = 1_000;
 
 /** Creates the provider; reads the environment for defaults but contacts nothing yet. */
 export function createOrchardProvider(settings: OrchardProviderSettings = {}): SandboxProvider {
@@ -165,7 +166,8 @@ class OrchardProvider implements SandboxProvider {
       } catch (error) {
         if (!WinnowerError.isInstance(error) || attempt > this.#settings.retries) throw error;
         if (error.details.status === 503) {
-          await sleep(retryAfterMs(error.details.retryAfter) + Math.random() * RETRY_JITTER_MS, signal);
+          const waitMs = retryAfterMs(error.details.retryAfter);
+          await sleep(waitMs + Math.random() * Math.min(MAX_JITTER_MS, 100 + waitMs / 10), signal);
         } else if (error.details.connection === true) {
           // The pod may have been created before the connection dropped: remove it under its id.
           await this.#deleteAfterFailure(sandboxId, error);
@@ -180,10 +182,11 @@ class OrchardProvider implements SandboxProvider {
   /** GET /sandboxes/{id}/wait until ready; 408, failed or gone → WNW_ERR_SBX_CREATE. */
   async #waitReady(id: string, image: string, signal: AbortSignal | undefined): Promise<void> {
     const deadline = Date.now() + this.#settings.createTimeoutS * 1000;
+    const details = { sandbox: id, image };
     for (;;) {
       const remainingS = Math.ceil((deadline - Date.now()) / 1000);
       if (remainingS <= 0) {
-        throw wnwError('WNW_ERR_SBX_CREATE', `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s`, { details: { sandbox: id, image } });
+        throw wnwError('WNW_ERR_SBX_CREATE', `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s`, { details });
       }
       const reply = await this.#api.call({
         method: 'GET',
@@ -194,8 +197,8 @@ class OrchardProvider implements SandboxProvider {
         timeoutMs: remainingS * 1000 + this.#api.requestTimeoutMs,
         signal,
         errors: {
-          408: { code: 'WNW_ERR_SBX_CREATE', message: `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s`, retryable: true },
-          404: { code: 'WNW_ERR_SBX_CREATE', message: `sandbox ${id} (${image}) disappeared while starting` },
+          408: { code: 'WNW_ERR_SBX_CREATE', message: `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s`, retryable: true, details },
+          404: { code: 'WNW_ERR_SBX_CREATE', message: `sandbox ${id} (${image}) disappeared while starting`, details },
         },
       });
       const { state, raw } = mapOrchardSandboxStatus(reply.data);
