@@ -222,6 +222,7 @@ export async function runSolve(
   const selection = select(
     strategy,
     usable.map((slot) => ({ trajectory: slot.trajectory!, score: slot.score, verify: slot.verify })),
+    { instanceId: task.instance_id },
   );
   const chosenSlot = usable.find((slot) => slot.trajectory!.id === selection.chosen);
   hooks.emit({ type: 'selection', chosen_index: chosenSlot?.index ?? null, trajectory_id: selection.chosen, reason: selection.reason });

@@ -7,7 +7,7 @@
  */
 import { Pool } from 'undici';
 import type { z } from 'zod';
-import { WinnowerError, wnwError } from '../../errors.js';
+import { WinnowerError, wnwError, type ErrorCode } from '../../errors.js';
 
 export interface HttpClientOptions {
   /** Base URLs of interchangeable replicas (`http://host:port`, optionally with a path prefix). */
@@ -28,7 +28,11 @@ export interface HttpClientOptions {
   connections?: number;
   /** Keep-alive of idle sockets (ms, default 30000). */
   keepAliveMs?: number;
+  /** Codes of the errors it throws; the scorers' by default, the policy client passes its own. */
+  errorCodes?: { upstream: ErrorCode; response: ErrorCode; timeout: ErrorCode };
 }
+
+const SCORER_ERROR_CODES = { upstream: 'WNW_ERR_SCORE_UPSTREAM', response: 'WNW_ERR_SCORE_RESPONSE', timeout: 'WNW_ERR_SCORE_TIMEOUT' } as const;
 
 export interface PostJsonOptions<T> {
   /** Path below the base URL, starting with `/`. */
@@ -66,6 +70,7 @@ export class HttpClient {
   readonly #options: HttpClientOptions;
   readonly #upstreams: Upstream[];
   readonly #headers: Record<string, string>;
+  readonly #codes: NonNullable<HttpClientOptions['errorCodes']>;
   #next = 0;
   #closed = false;
 
@@ -74,6 +79,7 @@ export class HttpClient {
       throw wnwError('WNW_ERR_CFG_INVALID', 'scorer needs at least one base URL', { details: { field: 'urls' } });
     }
     this.#options = options;
+    this.#codes = options.errorCodes ?? SCORER_ERROR_CODES;
     this.#headers = {
       'content-type': 'application/json',
       accept: 'application/json',
@@ -105,7 +111,7 @@ export class HttpClient {
 
   /** POSTs `body` as JSON and returns the validated response. */
   async postJson<T>(options: PostJsonOptions<T>): Promise<T> {
-    if (this.#closed) throw wnwError('WNW_ERR_OP_ABORTED', 'scorer client is closed');
+    if (this.#closed) throw wnwError('WNW_ERR_OP_ABORTED', 'HTTP client is closed');
     const { timeoutMs, retries } = this.#options;
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
@@ -184,14 +190,14 @@ export class HttpClient {
       try {
         json = JSON.parse(text);
       } catch (error) {
-        throw wnwError('WNW_ERR_SCORE_RESPONSE', `POST ${url}: body is not JSON: ${excerpt(text, 120)}`, {
+        throw wnwError(this.#codes.response, `POST ${url}: body is not JSON: ${excerpt(text, 120)}`, {
           cause: error,
           details: { url, status: response.statusCode, body: excerpt(text) },
         });
       }
       const parsed = options.schema.safeParse(json);
       if (!parsed.success) {
-        throw wnwError('WNW_ERR_SCORE_RESPONSE', `POST ${url}: ${describeIssues(parsed.error)}`, {
+        throw wnwError(this.#codes.response, `POST ${url}: ${describeIssues(parsed.error)}`, {
           cause: parsed.error,
           details: { url, status: response.statusCode, body: excerpt(text) },
         });
@@ -216,14 +222,14 @@ export class HttpClient {
     }
     if (deadline.aborted) {
       return {
-        error: wnwError('WNW_ERR_SCORE_TIMEOUT', `POST ${url}: no answer within ${timeoutMs} ms`, { cause: error, details: { url, timeoutMs } }),
+        error: wnwError(this.#codes.timeout, `POST ${url}: no answer within ${timeoutMs} ms`, { cause: error, details: { url, timeoutMs } }),
         retryable: false,
       };
     }
     if (error instanceof UpstreamStatus) {
       const retryable = isRetryableStatus(error.status);
       return {
-        error: wnwError('WNW_ERR_SCORE_UPSTREAM', `POST ${url} answered ${error.status}: ${excerpt(error.body, 200)}`, {
+        error: wnwError(this.#codes.upstream, `POST ${url} answered ${error.status}: ${excerpt(error.body, 200)}`, {
           retryable,
           details: { url, status: error.status, body: excerpt(error.body) },
         }),
@@ -236,7 +242,7 @@ export class HttpClient {
     const retryable = typeof code === 'string' && CONNECTION_ERROR_CODES.has(code);
     const message = error instanceof Error ? error.message : String(error);
     return {
-      error: wnwError('WNW_ERR_SCORE_UPSTREAM', `POST ${url} failed: ${message}`, {
+      error: wnwError(this.#codes.upstream, `POST ${url} failed: ${message}`, {
         cause: error,
         retryable,
         details: { url, ...(typeof code === 'string' ? { errorCode: code } : {}) },

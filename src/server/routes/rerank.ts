@@ -72,6 +72,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const selection = select(
       strategy,
       trajectories.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id), verify: verifyOf.get(trajectory.id) })),
+      { instanceId: task.instance_id },
     );
     return {
       selection,

@@ -1,0 +1,64 @@
+/**
+ * The composition root: builds the scorer, sandbox provider, job store, job manager and HTTP app
+ * from one validated config. `serve` listens on it; `demo` runs a job through it.
+ */
+import type { FastifyInstance } from 'fastify';
+import { createPolicyFactory } from '../candidates/policy-factory.js';
+import { DEFAULT_MODEL_DIR, type WinnowerConfig } from '../config.js';
+import { createScorer } from '../rerank/scorers/registry.js';
+import type { Scorer } from '../rerank/scorers/types.js';
+import { closeAllSandboxes } from '../sandbox/lifecycle.js';
+import { createSandboxProvider } from '../sandbox/registry.js';
+import type { SandboxProvider } from '../sandbox/types.js';
+import { buildApp } from '../server/app.js';
+import { JobManager } from '../solve/job-manager.js';
+import { createSqliteStore } from '../store/sqlite-store.js';
+import type { JobStore } from '../store/types.js';
+
+export interface Runtime {
+  app: FastifyInstance;
+  store: JobStore;
+  jobs: JobManager;
+  scorer: Scorer;
+  sandboxes: SandboxProvider;
+  /** Jobs found running from a previous process, now marked interrupted. */
+  interrupted: string[];
+  close(): Promise<void>;
+}
+
+export async function createRuntime(config: WinnowerConfig, options: { logger?: boolean | Record<string, unknown> } = {}): Promise<Runtime> {
+  const scorerConfig = { ...config.scorer, model: config.scorer.model ?? (config.scorer.backend === 'onnx' ? DEFAULT_MODEL_DIR() : undefined) };
+  const scorer = await createScorer(scorerConfig as Parameters<typeof createScorer>[0]);
+  const sandboxes = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings);
+  const store = createSqliteStore(config.server.data_dir);
+  const interrupted = store.markInterrupted();
+  const jobs = new JobManager(store);
+  const createPolicy = createPolicyFactory(config.policy);
+  const app = await buildApp({
+    jobs,
+    store,
+    solveDeps: { sandboxes, scorer, store, createPolicy },
+    apiKeys: config.server.api_keys,
+    bodyLimitBytes: config.server.body_limit_bytes,
+    logger: options.logger ?? { level: config.log_level },
+  });
+  let closed: Promise<void> | undefined;
+  return {
+    app,
+    store,
+    jobs,
+    scorer,
+    sandboxes,
+    interrupted,
+    close() {
+      closed ??= (async () => {
+        await app.close();
+        await closeAllSandboxes();
+        await sandboxes.close();
+        await scorer.close();
+        store.close();
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/** `winnower serve`: the HTTP API on the configured host and port. */
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { createRuntime } from './runtime.js';
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run the HTTP API (POST /solve, /rerank, /score; GET /jobs/:id)')
+    .option('-c, --config <file>', 'YAML or JSON config file (also WINNOWER_CONFIG)')
+    .option('--host <host>', 'listen address')
+    .option('--port <port>', 'listen port', (value) => Number(value))
+    .option('--data-dir <dir>', 'where jobs are stored')
+    .action(async (flags: { config?: string; host?: string; port?: number; dataDir?: string }) => {
+      const config = loadConfig({ file: flags.config, overrides: { server: { host: flags.host, port: flags.port, data_dir: flags.dataDir } } });
+      const runtime = await createRuntime(config);
+      const { app } = runtime;
+      app.log.info({ sandbox: await runtime.sandboxes.describe(), scorer: { backend: runtime.scorer.backend, model: runtime.scorer.model } }, 'winnower starting');
+      if (runtime.interrupted.length) app.log.warn({ jobs: runtime.interrupted }, 'jobs interrupted by the previous shutdown are marked interrupted');
+      if (config.server.api_keys.length === 0 && config.server.host !== '127.0.0.1' && config.server.host !== 'localhost') {
+        app.log.warn('listening beyond loopback without API keys: set WINNOWER_API_KEYS');
+      }
+      const stop = async (signal: string) => {
+        app.log.info({ signal }, 'shutting down: cancelling jobs and closing sandboxes');
+        await runtime.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', () => void stop('SIGINT'));
+      process.once('SIGTERM', () => void stop('SIGTERM'));
+      await app.listen({ host: config.server.host, port: config.server.port });
+    });
+}

@@ -1,0 +1,232 @@
+/**
+ * Batch reranking: N candidates per instance (prediction files or trajectory dumps) in, one
+ * prediction per instance out, with every candidate's score and a report. Results are appended
+ * as each instance finishes, so a rerun with the same outputs resumes where it stopped.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import pLimit from 'p-limit';
+import { toWinnowerError, wnwError } from '../errors.js';
+import { repoNameOf, type Score, type Selection, type Strategy, type Task, type Trajectory } from '../types/index.js';
+import { importLabels, importTasks, importTrajectories, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from './importers/index.js';
+import { computeMetrics, type MetricRow } from './metrics.js';
+import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
+import { DEFAULT_TEMPLATE, scoreCandidates } from './score-candidates.js';
+import type { Scorer } from './scorers/types.js';
+import { select } from './select/index.js';
+
+export interface RerankBatchOptions {
+  candidates: string[];
+  tasks?: string[];
+  labels?: string[];
+  format?: string;
+  /** `file`: each candidate file is one source (default when several files are given). */
+  sourceFrom?: 'record' | 'file';
+  scorer: Scorer;
+  template?: string;
+  budgetTokens?: number;
+  strategy: Strategy;
+  out: string;
+  scores: string;
+  report?: string;
+  onInvalid?: 'skip' | 'fail';
+  /** Instances scored at once (their inputs are batched together by the scorer). */
+  concurrency?: number;
+  signal?: AbortSignal;
+  onIssue?: (issue: ImportIssue) => void;
+  onProgress?: (done: number, total: number, instanceId: string) => void;
+}
+
+/** One line of scores.jsonl: a candidate's score (or why it has none) and whether it was chosen. */
+export interface ScoreLine {
+  instance_id: string;
+  trajectory_id: string;
+  source: string;
+  chosen: boolean;
+  resolved: boolean | null;
+  score: Score | null;
+  error: { code: string; message: string } | null;
+}
+
+export interface RerankBatchResult {
+  instances: number;
+  resumed: number;
+  candidates: number;
+  predictions: string;
+  scores: string;
+  report?: { markdown: string; html: string };
+  metrics?: ReturnType<typeof computeMetrics>;
+  issues: ImportIssue[];
+  timings: Record<string, number>;
+}
+
+const modelNameFor = (strategy: Strategy) => `winnower-${strategy}`;
+
+function readJsonl<T>(file: string): T[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as T];
+      } catch {
+        return []; // a line cut by a crash mid-write; that instance is redone
+      }
+    });
+}
+
+export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBatchResult> {
+  const timings: Record<string, number> = {};
+  const issues: ImportIssue[] = [];
+  const report = (list: ImportIssue[]) => {
+    for (const issue of list) {
+      issues.push(issue);
+      options.onIssue?.(issue);
+    }
+  };
+  let started = Date.now();
+
+  const imported = await importTrajectories(options.candidates, {
+    format: options.format,
+    onInvalid: options.onInvalid,
+    sourceFrom: options.sourceFrom ?? (options.candidates.length > 1 ? 'file' : 'record'),
+    signal: options.signal,
+  });
+  report(imported.issues);
+  if (imported.items.length === 0) throw wnwError('WNW_ERR_INPUT_INVALID', `no candidates in ${options.candidates.join(', ')}`, { details: { field: 'candidates' } });
+  const tasks = new Map<string, Task>();
+  if (options.tasks?.length) {
+    const result = await importTasks(options.tasks, { onInvalid: options.onInvalid, signal: options.signal });
+    report(result.issues);
+    for (const task of result.items) tasks.set(task.instance_id, task);
+  }
+  const labels: Labels = labelsFromTrajectories(imported.items);
+  if (options.labels?.length) {
+    const result = await importLabels(options.labels, { onInvalid: options.onInvalid, signal: options.signal });
+    report(result.issues);
+    for (const [key, value] of result.labels) labels.set(key, value);
+  }
+  timings.import = Date.now() - started;
+
+  const byInstance = new Map<string, Trajectory[]>();
+  for (const trajectory of imported.items) byInstance.set(trajectory.instance_id, [...(byInstance.get(trajectory.instance_id) ?? []), trajectory]);
+  if (tasks.size > 0) {
+    const missing = [...byInstance.keys()].filter((id) => !tasks.has(id));
+    if (missing.length) {
+      const message = `${missing.length} instance(s) have candidates but no task record (e.g. ${missing[0]}); they are scored without the issue text`;
+      if (options.onInvalid !== 'skip') throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: 'tasks', instances: missing.slice(0, 20) } });
+      report([{ code: 'WNW_ERR_INPUT_INVALID', file: (options.tasks ?? []).join(','), field: 'instance_id', message }]);
+    }
+  }
+
+  // Resume: instances already in --out are kept, with their score lines, and not scored again.
+  const done = new Set(readJsonl<{ instance_id: string }>(options.out).map((row) => row.instance_id));
+  const previous = readJsonl<ScoreLine>(options.scores).filter((line) => done.has(line.instance_id));
+  await mkdir(dirname(options.out), { recursive: true });
+  await mkdir(dirname(options.scores), { recursive: true });
+  if (done.size === 0) {
+    await writeFile(options.out, '');
+    await writeFile(options.scores, '');
+  } else {
+    // Keep only complete instances so the files agree with each other.
+    await writeFile(options.scores, previous.map((line) => JSON.stringify(line)).join('\n') + (previous.length ? '\n' : ''));
+  }
+
+  const selections: Selection[] = [];
+  const scoreLines: ScoreLine[] = [...previous];
+  const todo = [...byInstance.keys()].filter((id) => !done.has(id));
+  const limit = pLimit(options.concurrency ?? 4);
+  let finished = 0;
+  started = Date.now();
+  await Promise.all(
+    todo.map((instanceId) =>
+      limit(async () => {
+        options.signal?.throwIfAborted();
+        const candidates = byInstance.get(instanceId)!;
+        const task: Task = tasks.get(instanceId) ?? { instance_id: instanceId, problem_statement: '', fail_to_pass: [], pass_to_pass: [], meta: {} };
+        const scored = await scoreCandidates(options.scorer, task, candidates, { template: options.template, budgetTokens: options.budgetTokens, signal: options.signal });
+        const selection = select(
+          options.strategy,
+          candidates.map((trajectory, index) => ({ trajectory, score: scored[index]!.score })),
+          { instanceId },
+        );
+        const chosen = candidates.find((trajectory) => trajectory.id === selection.chosen);
+        const lines: ScoreLine[] = candidates.map((trajectory, index) => ({
+          instance_id: instanceId,
+          trajectory_id: trajectory.id,
+          source: trajectory.source,
+          chosen: trajectory.id === selection.chosen,
+          resolved: lookupLabel(labels, instanceId, trajectory.source) ?? null,
+          score: scored[index]!.score ?? null,
+          error: scored[index]!.error ? { code: scored[index]!.error!.code, message: scored[index]!.error!.message } : null,
+        }));
+        // Scores first, then the prediction: an instance counts as done only when both are written.
+        await appendFile(options.scores, lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+        await appendFile(options.out, JSON.stringify({ instance_id: instanceId, model_name_or_path: modelNameFor(options.strategy), model_patch: chosen?.patch ?? '' }) + '\n');
+        selections.push(selection);
+        scoreLines.push(...lines);
+        finished += 1;
+        options.onProgress?.(finished, todo.length, instanceId);
+      }),
+    ),
+  ).catch((error: unknown) => {
+    throw toWinnowerError(error);
+  });
+  timings.score = Date.now() - started;
+
+  // Selections of resumed instances are recomputed from their saved scores (selection is deterministic).
+  for (const instanceId of done) {
+    const candidates = byInstance.get(instanceId);
+    if (!candidates) continue;
+    const scoreOf = new Map(previous.filter((line) => line.instance_id === instanceId).map((line) => [line.trajectory_id, line.score ?? undefined]));
+    selections.push(select(options.strategy, candidates.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id) })), { instanceId }));
+  }
+
+  const result: RerankBatchResult = {
+    instances: byInstance.size,
+    resumed: done.size,
+    candidates: imported.items.length,
+    predictions: options.out,
+    scores: options.scores,
+    issues,
+    timings,
+  };
+  const rows: MetricRow[] = scoreLines.flatMap((line) =>
+    line.resolved === null
+      ? []
+      : [{ instance_id: line.instance_id, repo: repoNameOf(tasks.get(line.instance_id) ?? { instance_id: line.instance_id }), trajectory_id: line.trajectory_id, value: line.score?.value ?? null, resolved: line.resolved, selected: line.chosen }],
+  );
+  if (rows.length > 0) result.metrics = computeMetrics(rows);
+  if (options.report) {
+    const labelOf = new Map(scoreLines.flatMap((line) => (line.resolved === null ? [] : [[line.trajectory_id, line.resolved] as const])));
+    const summaries: SelectionSummary[] = selections
+      .sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1))
+      .map((selection) => summarizeSelection(selection, repoNameOf(tasks.get(selection.instance_id) ?? { instance_id: selection.instance_id }), labelOf));
+    const scores = scoreLines.flatMap((line) => (line.score ? [line.score] : []));
+    result.report = await writeReports(
+      {
+        generated_at: new Date().toISOString(),
+        run: {
+          strategy: options.strategy,
+          scorer: options.scorer.backend,
+          model: options.scorer.model,
+          template: options.template ?? DEFAULT_TEMPLATE,
+          files: [...options.candidates, ...(options.tasks ?? []), ...(options.labels ?? [])],
+          timings,
+          notes: [
+            ...(done.size ? [`resumed: ${done.size} instance(s) taken from the previous run`] : []),
+            ...(issues.length ? [`${issues.length} input issue(s) skipped`] : []),
+            ...(scoreLines.some((line) => line.error) ? [`${scoreLines.filter((line) => line.error).length} candidate(s) could not be scored`] : []),
+          ],
+        },
+        metrics: result.metrics ?? computeMetrics([]),
+        selections: summaries,
+        truncation: truncationStats(scores),
+      },
+      options.report,
+    );
+  }
+  return result;
+}
