@@ -211,11 +211,17 @@ export async function verifyMany(
         { repo: task.repo, image: task.image, label: `verify:${task.instance_id}:${candidate.id}` },
         signal ? { signal } : {},
       );
+      let closeError: string | undefined;
       try {
         result = await verifyCandidate(sandbox, task, candidate, { ...candidateOptions, ...(signal ? { signal } : {}) });
       } finally {
-        await sandbox.close().catch(() => undefined);
+        // A failed close must not lose the verdict; it is noted on the result instead.
+        await sandbox.close().catch((error: unknown) => {
+          const failure = toWinnowerError(error);
+          closeError = `sandbox close failed: ${failure.code}: ${failure.message}`;
+        });
       }
+      if (closeError) result = { ...result, error: result.error ? `${result.error}; ${closeError}` : closeError };
     } catch (error) {
       throwIfAborted(signal);
       const failure = toWinnowerError(error);
