@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
@@ -7,8 +9,12 @@ import { createOrchardProvider, type OrchardProviderSettings } from '../../src/s
 import type { OrchardSandbox } from '../../src/sandbox/providers/orchard-sandbox.js';
 import type { Sandbox, SandboxProvider } from '../../src/sandbox/types.js';
 import { createRepoImage, FakeOrchard } from '../fakes/fake-orchard.js';
+import { makeContractRepo, runSandboxContract } from './contract.js';
 
 const IMAGE = 'swebench/sweb.eval.x86_64.demo__demo-1';
+const CONTRACT_IMAGE = 'contract-image';
+const contractImage = mkdtempSync(join(tmpdir(), 'orchard-contract-image-'));
+makeContractRepo(join(contractImage, 'testbed'));
 
 let image: string;
 let fake: FakeOrchard;
@@ -20,12 +26,13 @@ beforeAll(async () => {
     'b.txt': 'bee\n',
     'data.bin': Buffer.from([0, 1, 2, 3, 255, 254]),
   });
-  fake = await FakeOrchard.start({ images: { [IMAGE]: image }, retryAfter: '0' });
+  fake = await FakeOrchard.start({ images: { [IMAGE]: image, [CONTRACT_IMAGE]: contractImage }, retryAfter: '0' });
 });
 
 afterAll(async () => {
   await fake.close();
   await rm(image, { recursive: true, force: true });
+  await rm(contractImage, { recursive: true, force: true });
 });
 
 afterEach(async () => {
@@ -46,6 +53,15 @@ async function expectCode(promise: Promise<unknown>, code: string): Promise<Winn
   expect((error as WinnowerError).code).toBe(code);
   return error as WinnowerError;
 }
+
+let contractProvider: SandboxProvider | undefined;
+runSandboxContract({
+  name: 'orchard (fake Orchard Env)',
+  create: async () => {
+    contractProvider ??= createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', heartbeatIntervalMs: 0 });
+    return { provider: contractProvider, spec: { image: CONTRACT_IMAGE } };
+  },
+});
 
 describe('orchard provider: create', () => {
   it('does no I/O until first use', async () => {

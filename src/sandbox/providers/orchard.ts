@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
+import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../errors.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { OrchardCreateResponse, OrchardSandboxInfo, OrchardStatusReply } from './orchard-api-types.js';
@@ -40,8 +41,28 @@ const MAX_RETRY_AFTER_MS = 60_000;
 /** Jitter added to Retry-After: 100 ms plus a tenth of the wait, at most 1 s. */
 const MAX_JITTER_MS = 1_000;
 
-/** Creates the provider; reads the environment for defaults but contacts nothing yet. */
+const SettingsSchema = z.strictObject({
+  baseUrl: z.url().optional(),
+  apiKey: z.string().optional(),
+  workdir: z.string().startsWith('/').optional(),
+  createTimeoutS: z.number().positive().optional(),
+  heartbeatIntervalMs: z.number().int().nonnegative().optional(),
+  requestTimeoutMs: z.number().int().positive().optional(),
+  retries: z.number().int().nonnegative().optional(),
+  dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null && 'dispatch' in value).optional(),
+});
+
+/**
+ * Creates the provider; reads the environment for defaults but contacts nothing yet.
+ * Settings that are not valid throw WNW_ERR_CFG_INVALID naming the field.
+ */
 export function createOrchardProvider(settings: OrchardProviderSettings = {}): SandboxProvider {
+  const parsed = SettingsSchema.safeParse(settings);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = `sandbox.settings.${issue?.path.join('.') || (issue && 'keys' in issue ? String(issue.keys) : '')}`;
+    throw wnwError('WNW_ERR_CFG_INVALID', `invalid orchard provider setting ${field}: ${issue?.message ?? 'invalid'}`, { details: { field, provider: 'orchard' } });
+  }
   return new OrchardProvider(settings);
 }
 
