@@ -3,6 +3,9 @@ import type { Task } from '../../types/task.js';
 import type { Trajectory } from '../../types/trajectory.js';
 import type { Cut } from '../../types/score.js';
 import type { Tokenizer } from '../tokenizer.js';
+import type { TemplateSettings } from './template-schema.js';
+
+export type { Task, Trajectory, Cut, Tokenizer, TemplateSettings };
 
 export interface SerializeOptions {
   /** Template name with version, e.g. `judge-v1`, `patch-v1`. */
@@ -11,6 +14,11 @@ export interface SerializeOptions {
   budgetTokens: number;
   /** The model's tokenizer; without one, tokens are estimated (and marked so). */
   tokenizer?: Tokenizer;
+  /** Overrides of the template's `defaults` (head/tail sizes, steps always kept, ...). */
+  settings?: Partial<TemplateSettings>;
+  /** Folders searched for `<template>.yaml` before the built-in templates. */
+  templateDirs?: string[];
+  signal?: AbortSignal;
 }
 
 export interface Serialized {
@@ -23,6 +31,13 @@ export interface Serialized {
   estimated: boolean;
   truncated: boolean;
   cut: Cut;
+  /** Cuts the shared `Cut` type has no field for (both rare, last resort). */
+  cutDetail: {
+    /** The issue was cut: larger than the template's share of the budget, or nothing else was left to cut. */
+    issue: boolean;
+    /** Actions (tool calls, commands) of kept steps cut to head + tail. */
+    actions: number;
+  };
   /** Length in characters of the shared prefix (instructions + issue), identical across an instance's candidates. */
   prefixChars: number;
 }
