@@ -11,6 +11,10 @@ import type { RepoSource } from '../../types/task.js';
 import { hostGitEnv, runHostCommand, tail, type HostCommandResult } from './local-host-command.js';
 import { removeTree, type Owner } from './local-overlay.js';
 
+// git drops GIT_CONFIG_* for the upload-pack it runs on a local source repository, whose owner
+// may differ from ours ("dubious ownership"): trust it on upload-pack's own command line.
+const LOCAL_UPLOAD_PACK = "--upload-pack=git -c safe.directory='*' upload-pack";
+
 export interface Snapshot {
   /** Host folder holding the checkout (owned by the sandbox user). */
   readonly treeDir: string;
@@ -99,23 +103,24 @@ export class SnapshotStore {
     if (check.code !== 0) throw wnwError('WNW_ERR_SBX_REPO', `not a git repository: ${path}`, { details: { field: 'repo.path', path, stderr: tail(check.stderr) } });
     const sha = await resolveCommit(real, commit);
     if (!sha) throw unknownCommit(commit, path);
-    await git(['clone', '--quiet', '--no-checkout', '--no-hardlinks', '--', real, treeDir], undefined, `cloning ${path}`, this.options.cloneTimeoutMs);
+    await git(['clone', '--quiet', '--no-checkout', '--no-hardlinks', LOCAL_UPLOAD_PACK, '--', real, treeDir], undefined, `cloning ${path}`, this.options.cloneTimeoutMs);
     if (!(await resolveCommit(treeDir, sha))) {
       // The commit is not on any branch or tag of the source: fetch it by id.
-      await git(['fetch', '--quiet', 'origin', sha], treeDir, `fetching ${sha} from ${path}`, this.options.cloneTimeoutMs);
+      await git(['fetch', '--quiet', LOCAL_UPLOAD_PACK, 'origin', sha], treeDir, `fetching ${sha} from ${path}`, this.options.cloneTimeoutMs);
     }
     return { commit: sha, source: path };
   }
 
   async #cloneUrl(url: string, commit: string | undefined, treeDir: string): Promise<{ commit: string; source: string }> {
     const source = redactUrl(url);
-    const clone = await runHostCommand('git', ['clone', '--quiet', '--no-checkout', '--', url, treeDir], { env: hostGitEnv(), timeoutMs: this.options.cloneTimeoutMs ?? 600_000 });
+    const local = url.startsWith('file://') ? [LOCAL_UPLOAD_PACK] : [];
+    const clone = await runHostCommand('git', ['clone', '--quiet', '--no-checkout', ...local, '--', url, treeDir], { env: hostGitEnv(), timeoutMs: this.options.cloneTimeoutMs ?? 600_000 });
     if (clone.code !== 0) {
       throw wnwError('WNW_ERR_SBX_REPO', `could not clone ${source}: ${tail(redactText(clone.stderr, url, source))}`, { details: { field: 'repo.url', url: source } });
     }
     let sha = await resolveCommit(treeDir, commit);
     if (!sha && commit) {
-      const fetch = await runHostCommand('git', ['-C', treeDir, 'fetch', '--quiet', 'origin', commit], { env: hostGitEnv(), timeoutMs: this.options.cloneTimeoutMs ?? 600_000 });
+      const fetch = await runHostCommand('git', ['-C', treeDir, 'fetch', '--quiet', ...local, 'origin', commit], { env: hostGitEnv(), timeoutMs: this.options.cloneTimeoutMs ?? 600_000 });
       if (fetch.code === 0) sha = await resolveCommit(treeDir, 'FETCH_HEAD');
     }
     if (!sha) throw unknownCommit(commit, source);
