@@ -1,0 +1,173 @@
+/**
+ * ONNX scorer throughput with the bundled tiny model: candidates/s and tokens/s for 2K-token
+ * candidates, one request at a time vs batches of 8 and 16 (and 8 single requests in flight),
+ * with 1 and 2 worker threads. Text comes from the real trajectory fixtures in test/fixtures.
+ *
+ *   npx tsx bench/onnx-scoring.bench.ts [--tokens 2048] [--candidates 64] [--seconds 2] [--model <dir>]
+ *
+ * Prints a markdown table and writes it to bench/results/onnx-scoring.md.
+ */
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createOnnxScorer, type OnnxScorer } from '../src/rerank/scorers/onnx.js';
+import type { ScoreInput } from '../src/rerank/scorers/types.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    tokens: { type: 'string', default: '2048' },
+    candidates: { type: 'string', default: '64' },
+    seconds: { type: 'string', default: '2' },
+    model: { type: 'string' },
+  },
+});
+const TOKENS = Number(args.tokens);
+const CANDIDATES = Number(args.candidates);
+const SECONDS = Number(args.seconds);
+const MODEL_DIR = args.model ?? join(root, 'models/tiny-value');
+
+/** Every string in the trajectory fixtures, in file order: realistic agent text. */
+function fixtureText(): string {
+  const strings: string[] = [];
+  const walk = (value: unknown) => {
+    if (typeof value === 'string') strings.push(value);
+    else if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  const visit = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) visit(path);
+      else if (/\.(json|traj)$/.test(name)) walk(JSON.parse(readFileSync(path, 'utf8')));
+    }
+  };
+  visit(join(root, 'test/fixtures/trajectories'));
+  return strings.join('\n');
+}
+
+interface Row {
+  workers: number;
+  mode: string;
+  batch: number;
+  tokenized: string;
+  candidatesPerSecond: number;
+  tokensPerSecond: number;
+  p50Ms: number;
+}
+
+/**
+ * Runs `pass` (which scores all candidates once) until `SECONDS` have passed. The rate is the
+ * median over passes, so a pause caused by another process on the machine does not sink a row.
+ */
+async function measure(pass: () => Promise<number[]>): Promise<{ rate: number; p50: number }> {
+  await pass();
+  const latencies: number[] = [];
+  const rates: number[] = [];
+  const started = performance.now();
+  while (performance.now() - started < SECONDS * 1000 || rates.length < 5) {
+    const passStarted = performance.now();
+    latencies.push(...(await pass()));
+    rates.push((CANDIDATES * 1000) / (performance.now() - passStarted));
+  }
+  return { rate: median(rates), p50: median(latencies) };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/** Scores the candidates in calls of `batch`, `concurrency` calls in flight; returns per-call latencies. */
+async function scoreAll(scorer: OnnxScorer, candidates: ScoreInput[], batch: number, concurrency: number): Promise<number[]> {
+  const calls: ScoreInput[][] = [];
+  for (let i = 0; i < candidates.length; i += batch) calls.push(candidates.slice(i, i + batch));
+  const latencies: number[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < calls.length) {
+      const call = calls[next++]!;
+      const started = performance.now();
+      await scorer.score(call);
+      latencies.push(performance.now() - started);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return latencies;
+}
+
+async function main(): Promise<void> {
+  const probe = await createOnnxScorer({ modelDir: MODEL_DIR });
+  const [allIds] = await probe.tokenizer.encode([fixtureText()]);
+  const ids = allIds!;
+  if (ids.length < TOKENS) throw new Error(`fixtures give only ${ids.length} tokens`);
+  const candidates: ScoreInput[] = [];
+  const texts: ScoreInput[] = [];
+  const stride = Math.max(1, Math.floor((ids.length - TOKENS) / CANDIDATES));
+  for (let i = 0; i < CANDIDATES; i++) {
+    const window = ids.slice(i * stride, i * stride + TOKENS);
+    candidates.push({ key: `c${i}`, text: '', inputIds: window });
+    texts.push({ key: `t${i}`, text: await probe.tokenizer.decode(window) });
+  }
+  const textTokens = (await probe.tokenizer.encode(texts.map((input) => input.text))).reduce((sum, row) => sum + row.length, 0);
+  await probe.close();
+
+  const rows: Row[] = [];
+  for (const workers of [1, 2]) {
+    const scorer = await createOnnxScorer({ modelDir: MODEL_DIR, workers });
+    const plans: Array<{ mode: string; batch: number; concurrency: number; inputs: ScoreInput[]; tokenized: string; tokens: number }> = [
+      { mode: 'single, one at a time', batch: 1, concurrency: 1, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
+      { mode: 'single, 8 in flight', batch: 1, concurrency: 8, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
+      { mode: 'batched', batch: 8, concurrency: 1, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
+      { mode: 'batched', batch: 16, concurrency: 1, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
+      { mode: 'batched', batch: 16, concurrency: 1, inputs: texts, tokenized: 'text (scorer tokenizes)', tokens: textTokens / CANDIDATES },
+    ];
+    for (const plan of plans) {
+      const { rate, p50 } = await measure(() => scoreAll(scorer, plan.inputs, plan.batch, plan.concurrency));
+      rows.push({
+        workers,
+        mode: plan.mode,
+        batch: plan.batch,
+        tokenized: plan.tokenized,
+        candidatesPerSecond: rate,
+        tokensPerSecond: rate * plan.tokens,
+        p50Ms: p50,
+      });
+      process.stderr.write(`workers ${workers} ${plan.mode} batch ${plan.batch} ${plan.tokenized}: ${rate.toFixed(1)} candidates/s\n`);
+    }
+    await scorer.close();
+  }
+
+  const baseline = new Map(rows.filter((row) => row.mode === 'single, one at a time').map((row) => [row.workers, row.candidatesPerSecond]));
+  const oneWorker = new Map(rows.filter((row) => row.workers === 1).map((row) => [`${row.mode}|${row.batch}|${row.tokenized}`, row.candidatesPerSecond]));
+  const format = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  const lines = [
+    `# ONNX scorer throughput`,
+    '',
+    `${new Date().toISOString().slice(0, 10)} · Node ${process.versions.node} · ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}) · ` +
+      `model ${MODEL_DIR.replace(root, '')} · ${CANDIDATES} candidates of ${TOKENS} tokens (windows of the trajectory fixtures) · ` +
+      `${SECONDS} s per row, median of passes · intra-op threads per worker = CPUs / workers · load average ${loadavg()[0]!.toFixed(1)} at the end.`,
+    '',
+    '| workers | mode | batch | input | candidates/s | tokens/s | p50 call ms | × single, same workers | × 1 worker |',
+    '|---:|---|---:|---|---:|---:|---:|---:|---:|',
+    ...rows.map((row) => {
+      const vsSingle = row.candidatesPerSecond / baseline.get(row.workers)!;
+      const vsOne = row.candidatesPerSecond / oneWorker.get(`${row.mode}|${row.batch}|${row.tokenized}`)!;
+      return `| ${row.workers} | ${row.mode} | ${row.batch} | ${row.tokenized} | ${format(row.candidatesPerSecond, 1)} | ${format(row.tokensPerSecond)} | ${format(row.p50Ms, 1)} | ${format(vsSingle, 2)} | ${format(vsOne, 2)} |`;
+    }),
+    '',
+    'The tiny model (hidden size 32) costs almost nothing per token, so these figures measure the',
+    "scorer's own overhead: message passing to workers, int64 input filling, padding, and (last row)",
+    'tokenization. A real exported model is compute-bound instead; batching and workers then trade',
+    "latency for throughput as ONNX Runtime's own threading allows.",
+    '',
+  ];
+  const table = lines.join('\n');
+  console.log(table);
+  mkdirSync(join(root, 'bench/results'), { recursive: true });
+  writeFileSync(join(root, 'bench/results/onnx-scoring.md'), table);
+}
+
+await main();
