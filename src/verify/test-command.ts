@@ -4,7 +4,7 @@
  * the listed tests (whole files or modules, as the SWE-bench harness does) in the runner's
  * most explicit output mode, and grading then reads the outcome of each listed id:
  *
- * - pytest: `python -m pytest -rA --tb=no -p no:cacheprovider <files>`, the files holding the
+ * - pytest: `python3 -m pytest -rA --tb=no -p no:cacheprovider <files>`, the files holding the
  *   listed node ids (deduplicated). Files rather than node ids, because one id pytest cannot find
  *   (a renamed parameter, an id truncated at a space in SWE-bench lists) would abort the whole run.
  * - Django: `./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 <modules>`, the
@@ -12,7 +12,7 @@
  *   (which covers ids that are docstring lines).
  * - SymPy: `bin/test -C --verbose <files>` with the test files the test patch touches; without a
  *   test patch, `bin/test -C --verbose -k <names>` (keyword match on the bare names).
- * - unittest: `python -m unittest -v <module.Class.test_x ...>`.
+ * - unittest: `python3 -m unittest -v <module.Class.test_x ...>`.
  * - exit-code: needs `task.test_command`; nothing can be built.
  */
 import { wnwError } from '../errors.js';
@@ -79,7 +79,7 @@ export function buildTestCommand(task: Pick<Task, 'instance_id' | 'fail_to_pass'
     case 'pytest': {
       const files = unique(ids.map((id) => id.split('::')[0]!.trim()).filter((file) => file !== ''));
       if (files.length === 0) noTests(task, 'no FAIL_TO_PASS or PASS_TO_PASS node ids');
-      return ['python -m pytest -rA --tb=no -p no:cacheprovider', ...files.map(shellWord)].join(' ');
+      return ['python3 -m pytest -rA --tb=no -p no:cacheprovider', ...files.map(shellWord)].join(' ');
     }
     case 'django': {
       const modules = unique([
@@ -97,7 +97,7 @@ export function buildTestCommand(task: Pick<Task, 'instance_id' | 'fail_to_pass'
     }
     case 'unittest': {
       if (ids.length === 0) noTests(task, 'no FAIL_TO_PASS or PASS_TO_PASS test ids');
-      return ['python -m unittest -v', ...unique(ids.map(unittestTarget)).map(shellWord)].join(' ');
+      return ['python3 -m unittest -v', ...unique(ids.map(unittestTarget)).map(shellWord)].join(' ');
     }
     case 'exit-code':
       return noTests(task, 'the exit-code parser needs task.test_command');

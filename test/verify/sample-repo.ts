@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Task } from '../../src/types/task.js';
 
-export const HAS_PYTHON = spawnSync('python', ['--version']).status === 0;
+export const HAS_PYTHON = spawnSync('python3', ['--version']).status === 0;
 
 const FILES: Record<string, string> = {
   'calc/__init__.py': '',

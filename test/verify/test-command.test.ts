@@ -33,7 +33,7 @@ describe('buildTestCommand', () => {
 
   it('builds pytest commands from the files of the node ids', () => {
     const command = buildTestCommand(task({ fail_to_pass: ['tests/a.py::T::test_x[1-2]'], pass_to_pass: ['tests/a.py::test_y', 'tests/b c.py::test_z'] }), 'pytest');
-    expect(command).toBe("python -m pytest -rA --tb=no -p no:cacheprovider tests/a.py 'tests/b c.py'");
+    expect(command).toBe("python3 -m pytest -rA --tb=no -p no:cacheprovider tests/a.py 'tests/b c.py'");
   });
 
   it('builds Django commands from module labels, both id forms, plus the test patch modules', () => {
@@ -55,7 +55,7 @@ describe('buildTestCommand', () => {
 
   it('builds unittest commands from dotted ids', () => {
     expect(buildTestCommand(task({ fail_to_pass: ['test_a (pkg.tests.T)'], pass_to_pass: ['pkg.tests.T.test_b', 'test_a (pkg.tests.T.test_a)'] }), 'unittest')).toBe(
-      'python -m unittest -v pkg.tests.T.test_a pkg.tests.T.test_b',
+      'python3 -m unittest -v pkg.tests.T.test_a pkg.tests.T.test_b',
     );
   });
 

@@ -48,7 +48,7 @@ function withOverrides(sandbox: Sandbox, overrides: Partial<Pick<Sandbox, 'exec'
 /** A task graded by exit code alone (no listed tests, shell test command). */
 const shellTask = (command: string): Task => ({ ...sample.task, test_command: command, fail_to_pass: [], pass_to_pass: [], test_patch: undefined });
 
-describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skipped: no `python` on PATH)', () => {
+describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skipped: no `python3` on PATH)', () => {
   it('resolves a good patch, running the built unittest command', async () => {
     const { result, sandbox } = await verifyIn(sample.task, sample.patches.good, { parser: 'unittest' });
     expect(result).toMatchObject({
@@ -67,11 +67,11 @@ describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skip
     expect(result.log_tail).toContain('Ran 2 tests');
     expect(result.duration_ms).toBeGreaterThan(0);
     expect(sandbox.calls.filter((call) => call === 'applyPatch')).toHaveLength(2);
-    expect(sandbox.calls.some((call) => call.includes('python -m unittest -v tests.test_ops.OpsTest.test_add tests.test_ops.OpsTest.test_mul'))).toBe(true);
+    expect(sandbox.calls.some((call) => call.includes('python3 -m unittest -v tests.test_ops.OpsTest.test_add tests.test_ops.OpsTest.test_mul'))).toBe(true);
   });
 
   it('uses the task test command and detects its parser', async () => {
-    const task = { ...sample.task, test_command: 'python -m unittest -v tests.test_ops' };
+    const task = { ...sample.task, test_command: 'python3 -m unittest -v tests.test_ops' };
     const { result } = await verifyIn(task, sample.patches.good);
     expect(result).toMatchObject({ status: 'resolved', parser: 'unittest' });
   });
