@@ -1,16 +1,25 @@
-/** `winnower` command line: each subcommand lives in its own file and is loaded on use. */
+/** `winnower` command line: one file per subcommand, registered here. */
 import { Command } from 'commander';
 import { WinnowerError } from '../errors.js';
+import { registerDemoCommand } from './demo.js';
+import { registerRerankCommand } from './rerank.js';
+import { registerSandboxCommand } from './sandbox-run.js';
+import { registerServeCommand } from './serve.js';
 
 const program = new Command('winnower').description('Best-of-N for software-engineering agents').version('0.1.0');
-
 program.showHelpAfterError();
+
+registerRerankCommand(program);
+registerServeCommand(program);
+registerDemoCommand(program);
+registerSandboxCommand(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (WinnowerError.isInstance(error)) {
-    console.error(`winnower: ${error.code}: ${error.message}`);
+    const field = typeof error.details.field === 'string' ? ` (field: ${error.details.field})` : '';
+    console.error(`winnower: ${error.code}: ${error.message}${field}`);
     process.exit(2);
   }
   throw error;

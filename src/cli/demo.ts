@@ -1,0 +1,154 @@
+/**
+ * `winnower demo` (`npm run demo`): the main job on the embedded defaults. Starts the server with
+ * local sandboxes and the bundled ONNX value model, posts /solve for the sample task (four
+ * recorded trajectories replayed for real, or a real policy when WINNOWER_POLICY_URL is set),
+ * follows the job's events, prints the candidates and the chosen patch, and shuts down.
+ */
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Command } from 'commander';
+import { request } from 'undici';
+import { loadConfig } from '../config.js';
+import { Trajectory } from '../types/trajectory.js';
+import { packageRoot } from '../util/package-root.js';
+import { prepareDemoRepo } from './demo-repo.js';
+import { createRuntime } from './runtime.js';
+
+interface DemoFlags {
+  n?: number;
+  stopRule?: boolean;
+  keep?: boolean;
+}
+
+interface CandidateView {
+  index: number;
+  status: string;
+  exit: string | null;
+  steps: number | null;
+  value: number | null;
+  verify: { status: string; fail_to_pass: { passed: number; failed: number; missing: number }; pass_to_pass: { passed: number; failed: number; missing: number } } | null;
+  trajectory_id: string | null;
+  error: { message: string } | null;
+  patch: string | null;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+}
+
+async function followEvents(url: string, onEvent: (type: string, data: Record<string, unknown>) => void): Promise<void> {
+  const response = await request(url, { headers: { accept: 'text/event-stream' } });
+  let buffer = '';
+  for await (const chunk of response.body) {
+    buffer += chunk.toString();
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const type = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (type && data) onEvent(type, JSON.parse(data) as Record<string, unknown>);
+    }
+  }
+}
+
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description('solve the bundled sample task end to end on the embedded defaults')
+    .option('--n <n>', 'rollouts (the four recordings are reused round-robin)', (value) => Number(value))
+    .option('--stop-rule', 'stop once a candidate passes its tests with value ≥ 0.5 (rollouts in waves of 2)')
+    .option('--keep', 'keep the temporary repository and job database')
+    .action(async (flags: DemoFlags) => {
+      const started = Date.now();
+      const demoDir = join(packageRoot(), 'examples', 'demo');
+      const task = JSON.parse(readFileSync(join(demoDir, 'task.json'), 'utf8')) as {
+        instance_id: string;
+        problem_statement: string;
+        test_command: string;
+        fail_to_pass: string[];
+        pass_to_pass: string[];
+        test_patch: string;
+      };
+      const recordings = readdirSync(join(demoDir, 'trajectories'))
+        .filter((file) => file.endsWith('.json'))
+        .sort()
+        .map((file) => Trajectory.parse(JSON.parse(readFileSync(join(demoDir, 'trajectories', file), 'utf8'))));
+      const repo = prepareDemoRepo(join(demoDir, 'repo'));
+      const dataDir = join(dirname(repo), 'data');
+      const config = loadConfig({ overrides: { server: { port: 0, data_dir: dataDir, api_keys: [] }, log_level: 'warn' } });
+      const realPolicy = Boolean(config.policy.url);
+      const n = flags.n ?? (realPolicy ? 4 : recordings.length);
+
+      console.log('winnower demo: best-of-N on the sample task "durations-1" (examples/demo)');
+      console.log(`  policy:  ${realPolicy ? `${config.policy.model ?? 'default'} at ${config.policy.url}` : `replay of ${recordings.length} recorded trajectories, commands re-run for real`}`);
+      const runtime = await createRuntime(config, { logger: { level: 'warn' } });
+      try {
+        const description = await runtime.sandboxes.describe();
+        console.log(`  sandbox: ${runtime.sandboxes.name} ${JSON.stringify(description)}`);
+        console.log(`  scorer:  ${runtime.scorer.backend} ${runtime.scorer.model}`);
+        const address = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
+        const body = {
+          instance_id: task.instance_id,
+          issue: task.problem_statement,
+          repo: { path: repo },
+          n,
+          ...(realPolicy ? {} : { policy: { kind: 'replay', recordings } }),
+          verify: { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, pass_to_pass: task.pass_to_pass, test_patch: task.test_patch, timeout_s: 60 },
+          ...(flags.stopRule ? { stop_rule: { min_value: 0.5, require_resolved: true }, waves: Array.from({ length: Math.ceil(n / 2) }, (_, i) => Math.min(2, n - 2 * i)) } : {}),
+          agent: { config: 'default', time_limit_s: 120 },
+        };
+        const posted = await request(`${address}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const answer = (await posted.body.json()) as { job_id?: string; error?: { message: string } };
+        if (posted.statusCode !== 202 || !answer.job_id) throw new Error(`POST /solve answered ${posted.statusCode}: ${answer.error?.message ?? ''}`);
+        console.log(`\nPOST /solve → job ${answer.job_id} (n=${n}, verification on)\n`);
+
+        await followEvents(`${address}/jobs/${answer.job_id}/events`, (type, data) => {
+          const at = `${((Date.now() - started) / 1000).toFixed(1)}s`.padStart(6);
+          const line: Record<string, () => string> = {
+            'rollout-start': () => `rollout ${data.index} started`,
+            'rollout-finish': () => `rollout ${data.index} ${data.status} (${data.exit}, ${data.steps} steps, ${data.patch_bytes} B patch)${data.error ? `: ${data.error}` : ''}`,
+            'rollout-skip': () => `rollout ${data.index} skipped: ${data.reason}`,
+            'score-available': () => `candidate ${data.index} value ${typeof data.value === 'number' ? data.value.toFixed(3) : 'n/a'}`,
+            'verify-finish': () => `candidate ${data.index} tests: ${data.status}`,
+            'stop-rule': () => `stop rule met by candidate ${data.index}: ${data.reason}`,
+            selection: () => `selected candidate ${data.chosen_index ?? 'none'}: ${data.reason}`,
+            'job-finish': () => `job ${data.status}${data.error ? `: ${data.error}` : ''}`,
+          };
+          if (line[type]) console.log(`${at}  ${line[type]!()}`);
+        });
+
+        const jobResponse = await request(`${address}/jobs/${answer.job_id}`);
+        const job = (await jobResponse.body.json()) as { status: string; candidates: CandidateView[]; result: { chosen: { index: number; patch: string } | null; rollouts: Record<string, number>; compute: Record<string, number> } | null; error: { message: string } | null };
+        if (job.status !== 'succeeded' || !job.result) throw new Error(`job ${job.status}: ${job.error?.message ?? 'no result'}`);
+        const chosen = job.result.chosen;
+        const tally = (t: { passed: number; failed: number; missing: number }) => `${t.passed}/${t.passed + t.failed + t.missing}`;
+        console.log(
+          '\n' +
+            table([
+              ['candidate', 'recording', 'steps', 'value', 'tests', 'F2P', 'P2P', 'chosen'],
+              ...job.candidates.map((c) => [
+                String(c.index),
+                realPolicy ? c.status : (recordings[c.index % recordings.length]!.source.replace(/^recorded-/, '') + (c.status === 'finished' ? '' : ` (${c.status})`)),
+                c.steps === null ? '—' : String(c.steps),
+                c.value === null ? '—' : c.value.toFixed(3),
+                c.verify?.status ?? '—',
+                c.verify ? tally(c.verify.fail_to_pass) : '—',
+                c.verify ? tally(c.verify.pass_to_pass) : '—',
+                chosen?.index === c.index ? '  ✔' : '',
+              ]),
+            ]),
+        );
+        const { rollouts, compute } = job.result;
+        console.log(`\nrollouts: ${rollouts.finished} finished, ${rollouts.failed} failed, ${rollouts.cancelled} cancelled, ${rollouts.skipped} skipped; compute saved: ${((compute.saved_fraction ?? 0) * 100).toFixed(0)}%`);
+        if (chosen) console.log(`\nchosen patch (candidate ${chosen.index}):\n\n${chosen.patch}`);
+        else console.log('\nno candidate produced a usable patch');
+        console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      } finally {
+        await runtime.close();
+        if (!flags.keep) rmSync(dirname(repo), { recursive: true, force: true });
+        else console.log(`kept ${dirname(repo)}`);
+      }
+    });
+}

@@ -1,0 +1,105 @@
+/** `winnower rerank`: N candidate files per SWE-bench instance → one predictions file, scores and a report. */
+import { Command, Option } from 'commander';
+import { SingleBar, Presets } from 'cli-progress';
+import { DEFAULT_MODEL_DIR } from '../config.js';
+import { rerankBatch } from '../rerank/rerank-batch.js';
+import { createScorer } from '../rerank/scorers/registry.js';
+import { Strategy } from '../types/selection.js';
+import { printMetrics } from './print-metrics.js';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+interface RerankFlags {
+  candidates: string[];
+  tasks?: string[];
+  labels?: string[];
+  format?: string;
+  sourceFrom?: 'record' | 'file';
+  scorer: 'onnx' | 'sglang' | 'vllm' | 'openai';
+  model?: string;
+  url?: string[];
+  tokenizer?: string;
+  apiKey?: string;
+  template?: string;
+  budget?: number;
+  strategy: Strategy;
+  out: string;
+  scores?: string;
+  report?: string;
+  skipInvalid?: boolean;
+  concurrency: number;
+  progress: boolean;
+}
+
+export function registerRerankCommand(program: Command): void {
+  program
+    .command('rerank')
+    .description('pick the best of N candidates per SWE-bench instance and report how good the pick was')
+    .requiredOption('--candidates <path>', 'candidate file, folder or glob (repeatable): SWE-bench predictions or trajectories', collect)
+    .option('--tasks <path>', 'SWE-bench task records, JSONL or JSON array (repeatable)', collect)
+    .option('--labels <path>', 'labels: SWE-bench results.json or JSONL of {instance_id, source, resolved} (repeatable)', collect)
+    .option('--format <name>', 'force the candidate format instead of detecting it')
+    .addOption(new Option('--source-from <how>', 'name each candidate source after the record or the file').choices(['record', 'file']))
+    .addOption(new Option('--scorer <backend>', 'value model backend').choices(['onnx', 'sglang', 'vllm', 'openai']).default('onnx'))
+    .option('--model <folder|name>', 'model folder (onnx) or served model name; default: the bundled tiny model')
+    .option('--url <base>', 'scoring server base URL (repeatable: load is spread over them)', collect)
+    .option('--tokenizer <path>', 'tokenizer.json (or folder) for server backends, to count the budget client-side')
+    .option('--api-key <key>', 'API key of the scoring server (also WINNOWER_SCORER_KEY)')
+    .option('--template <name>', 'serialization template (judge-v1, patch-v1, ...)')
+    .option('--budget <tokens>', 'token budget per input (default: the model limit)', (value) => Number(value))
+    .addOption(new Option('--strategy <name>', 'selection strategy').choices(Strategy.options).default('value'))
+    .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
+    .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
+    .option('--report <file>', 'Markdown report; the HTML twin is written beside it')
+    .option('--skip-invalid', 'report malformed input records and go on instead of stopping')
+    .option('--concurrency <n>', 'instances scored at once', (value) => Number(value), 4)
+    .option('--no-progress', 'no progress bar')
+    .action(async (flags: RerankFlags) => {
+      const scorer = await createScorer({
+        backend: flags.scorer,
+        model: flags.model ?? (flags.scorer === 'onnx' ? DEFAULT_MODEL_DIR() : ''),
+        urls: flags.url ?? [],
+        ...(flags.tokenizer ? { tokenizer: flags.tokenizer } : {}),
+        ...((flags.apiKey ?? process.env.WINNOWER_SCORER_KEY) ? { apiKey: flags.apiKey ?? process.env.WINNOWER_SCORER_KEY } : {}),
+      });
+      const tty = flags.progress && process.stderr.isTTY;
+      const bar = tty ? new SingleBar({ format: 'rerank [{bar}] {value}/{total} instances | {eta_formatted} left | {instance}', hideCursor: true }, Presets.shades_classic) : undefined;
+      let lastLog = 0;
+      try {
+        const result = await rerankBatch({
+          candidates: flags.candidates,
+          tasks: flags.tasks,
+          labels: flags.labels,
+          format: flags.format,
+          sourceFrom: flags.sourceFrom,
+          scorer,
+          template: flags.template,
+          budgetTokens: flags.budget,
+          strategy: flags.strategy,
+          out: flags.out,
+          scores: flags.scores ?? flags.out.replace(/(\.jsonl)?$/, '.scores.jsonl'),
+          report: flags.report,
+          onInvalid: flags.skipInvalid ? 'skip' : 'fail',
+          concurrency: flags.concurrency,
+          onIssue: (issue) => console.error(`skipped: ${issue.file}${issue.line !== undefined ? `:${issue.line}` : issue.record !== undefined ? `[${JSON.stringify(issue.record)}]` : ''}: ${issue.field}: ${issue.message}`),
+          onProgress: (done, total, instance) => {
+            if (bar) {
+              if (done === 1) bar.start(total, 0, { instance });
+              bar.update(done, { instance });
+            } else if (done === total || Date.now() - lastLog > 2000) {
+              lastLog = Date.now();
+              console.error(`rerank: ${done}/${total} instances scored`);
+            }
+          },
+        });
+        bar?.stop();
+        console.log(`${result.instances} instances (${result.resumed} resumed), ${result.candidates} candidates → ${result.predictions}`);
+        console.log(`scores: ${result.scores}${result.report ? `; report: ${result.report.markdown}, ${result.report.html}` : ''}`);
+        if (result.metrics) printMetrics(result.metrics);
+        else console.log('no labels: metrics need --labels or candidates that carry `resolved`');
+      } finally {
+        bar?.stop();
+        await scorer.close();
+      }
+    });
+}
