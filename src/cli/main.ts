@@ -1,7 +1,6 @@
 /** `winnower` command line: one file per subcommand, registered here. */
 import { Command } from 'commander';
 import { WinnowerError } from '../errors.js';
-import { registerSandboxCommand } from './sandbox-run.js';
 import { registerDemoCommand } from './demo.js';
 import { registerRerankCommand } from './rerank.js';
 import { registerSandboxCommand } from './sandbox-run.js';
@@ -9,7 +8,6 @@ import { registerServeCommand } from './serve.js';
 
 const program = new Command('winnower').description('Best-of-N for software-engineering agents').version('0.1.0');
 program.showHelpAfterError();
-registerSandboxCommand(program);
 
 registerRerankCommand(program);
 registerServeCommand(program);
