@@ -1,7 +1,7 @@
 /**
- * A fake OpenAI-compatible chat-completions server for agent tests. Each rollout is told apart by
- * the `seed` the client sends; its script is a list of bash commands answered one per turn as a
- * `bash` tool call (or a fenced block in text mode). Faults: an HTTP status from a given turn on,
+ * A fake OpenAI-compatible chat-completions server for agent tests. A script set is chosen by the
+ * `model` the client names, and each rollout within it by the `seed` it sends; a script is a list
+ * of bash commands answered one per turn as a `bash` tool call (or a fenced block in text mode). Faults: an HTTP status from a given turn on,
  * a delay per response. It records every request body.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -26,7 +26,7 @@ async function readJson(request: IncomingMessage): Promise<Record<string, unknow
   return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
 }
 
-export async function startFakePolicy(options: { scripts: Record<number, FakePolicyScript>; delayMs?: number; mode?: 'tools' | 'text' }): Promise<FakePolicyServer> {
+export async function startFakePolicy(options: { scripts: Record<string, FakePolicyScript[]>; delayMs?: number; mode?: 'tools' | 'text' }): Promise<FakePolicyServer> {
   const requests: Array<Record<string, unknown>> = [];
   const server: Server = createServer(async (request, response) => {
     if (request.method !== 'POST' || request.url !== '/v1/chat/completions') {
@@ -36,12 +36,12 @@ export async function startFakePolicy(options: { scripts: Record<number, FakePol
     const body = await readJson(request);
     requests.push(body);
     const seed = Number(body.seed ?? 0);
-    const script = options.scripts[seed];
+    const script = options.scripts[String(body.model)]?.[seed];
     const messages = (body.messages as Array<{ role: string }>) ?? [];
     const turn = messages.filter((message) => message.role === 'assistant').length;
     if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
     if (!script) {
-      response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no script for seed ${seed}` } }));
+      response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no script for model ${String(body.model)} seed ${seed}` } }));
       return;
     }
     if (script.failFromTurn && turn >= script.failFromTurn.turn) {

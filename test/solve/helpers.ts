@@ -1,0 +1,107 @@
+/** Shared set-up of the solve and server tests: the demo task, its repository, an app on real components. */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
+import { DEFAULT_MODEL_DIR } from '../../src/config.js';
+import { createScorer } from '../../src/rerank/scorers/registry.js';
+import type { Scorer } from '../../src/rerank/scorers/types.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import type { SandboxProvider } from '../../src/sandbox/types.js';
+import { buildApp } from '../../src/server/app.js';
+import { JobManager } from '../../src/solve/job-manager.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { Trajectory } from '../../src/types/trajectory.js';
+
+export const DEMO_DIR = new URL('../../examples/demo/', import.meta.url).pathname;
+
+export interface DemoTask {
+  instance_id: string;
+  problem_statement: string;
+  test_command: string;
+  fail_to_pass: string[];
+  pass_to_pass: string[];
+  test_patch: string;
+}
+
+export const demoTask = (): DemoTask => JSON.parse(readFileSync(join(DEMO_DIR, 'task.json'), 'utf8')) as DemoTask;
+
+/** The recorded demo trajectories by name (correct-fix, plausible-wrong-fix, breaks-other-tests, gives-up). */
+export function demoRecordings(): Record<string, Trajectory> {
+  const out: Record<string, Trajectory> = {};
+  for (const file of readdirSync(join(DEMO_DIR, 'trajectories')).sort()) {
+    out[file.replace(/\.json$/, '')] = Trajectory.parse(JSON.parse(readFileSync(join(DEMO_DIR, 'trajectories', file), 'utf8')));
+  }
+  return out;
+}
+
+/** The bash commands of a recording, in order (for scripting the fake policy). */
+export function commandsOf(trajectory: Trajectory): string[] {
+  return trajectory.messages.flatMap((message) => (message.tool_calls ?? []).map((call) => (JSON.parse(call.function.arguments) as { command: string }).command));
+}
+
+export function hasBubblewrap(): boolean {
+  try {
+    execFileSync('bwrap', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function solveBody(repo: string, extra: Record<string, unknown> = {}) {
+  const task = demoTask();
+  return {
+    instance_id: task.instance_id,
+    issue: task.problem_statement,
+    repo: { path: repo },
+    verify: { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, pass_to_pass: task.pass_to_pass, test_patch: task.test_patch, timeout_s: 60 },
+    agent: { config: 'default', time_limit_s: 60, command_timeout_s: 30 },
+    ...extra,
+  };
+}
+
+export interface TestWorld {
+  repo: string;
+  dataDir: string;
+  scorer: Scorer;
+  sandboxes: SandboxProvider;
+  /** Builds an app (and its store and job manager) over the data dir; call again to simulate a restart. */
+  start(): Promise<{ app: Awaited<ReturnType<typeof buildApp>>; jobs: JobManager; close(): Promise<void> }>;
+  close(): Promise<void>;
+}
+
+export async function createWorld(): Promise<TestWorld> {
+  const repo = prepareDemoRepo(join(DEMO_DIR, 'repo'));
+  const dataDir = mkdtempSync(join(tmpdir(), 'wnw-data-'));
+  const scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
+  const sandboxes = createLocalProvider();
+  return {
+    repo,
+    dataDir,
+    scorer,
+    sandboxes,
+    async start() {
+      const store = createSqliteStore(dataDir);
+      store.markInterrupted();
+      const jobs = new JobManager(store);
+      const app = await buildApp({ jobs, store, solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory() } });
+      return {
+        app,
+        jobs,
+        async close() {
+          await app.close();
+          store.close();
+        },
+      };
+    },
+    async close() {
+      await sandboxes.close();
+      await scorer.close();
+      rmSync(dirname(repo), { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
