@@ -6,7 +6,8 @@
  * with no listed tests it needs exit code 0. A timed-out run is never resolved.
  */
 import type { Tally, TestStatus, VerifyStatus } from '../types/verify.js';
-import { splitUnittestId } from './parsers/unittest.js';
+import { worseStatus } from './parsers/common.js';
+import { splitUnittestId, unittestIdForms } from './parsers/unittest.js';
 
 export interface GradeInput {
   tests: ReadonlyMap<string, TestStatus>;
@@ -32,14 +33,46 @@ export function isPassing(status: TestStatus): boolean {
 }
 
 /**
- * The outcome of one listed test. A test absent from the log takes the error of what contains it,
- * when the log names that instead: a pytest file that failed to collect (`path` for
- * `path::test`), a unittest class or module whose fixture failed (`setUpClass (module.Class)`,
- * `setUpModule (module)`). Otherwise it is missing.
+ * The spellings under which a log may name the listed test `id`, `id` itself first:
+ * - unittest / Django: `test_x (m.C)`, `test_x (m.C.test_x)` (Python 3.11+, Django 4.2+) and the
+ *   dotted `m.C.test_x` all name one test.
+ */
+export function equivalentIds(id: string): string[] {
+  const forms = [id];
+  const unittest = splitUnittestId(id);
+  if (unittest) forms.push(...unittestIdForms(unittest.name, unittest.classPath));
+  else if (/^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)+$/.test(id)) {
+    const dot = id.lastIndexOf('.');
+    forms.push(...unittestIdForms(id.slice(dot + 1), id.slice(0, dot)));
+  }
+  return [...new Set(forms)];
+}
+
+/**
+ * The outcome of one listed test:
+ * 1. the outcome under the id or an equivalent spelling (`equivalentIds`; the worse if several);
+ * 2. a pytest id SWE-bench truncated at its first space (`path::test_x[foo,`, because the harness
+ *    splits lines on whitespace): the worse outcome of the ids it is a truncation of;
+ * 3. the error of what contains the test, when the log names that instead: a pytest file that
+ *    failed to collect (`path` for `path::test`), a unittest class or module whose fixture failed
+ *    (`setUpClass (module.Class)`, `setUpModule (module)`);
+ * 4. otherwise `missing`.
  */
 export function lookupTest(tests: ReadonlyMap<string, TestStatus>, id: string): TestStatus {
-  const direct = tests.get(id);
-  if (direct !== undefined) return direct;
+  let found: TestStatus | undefined;
+  for (const form of equivalentIds(id)) {
+    const status = tests.get(form);
+    if (status !== undefined) found = found === undefined ? status : worseStatus(found, status);
+  }
+  if (found !== undefined) return found;
+
+  if (isTruncatedNodeId(id)) {
+    for (const [key, status] of tests) {
+      if (key.startsWith(`${id} `)) found = found === undefined ? status : worseStatus(found, status);
+    }
+    if (found !== undefined) return found;
+  }
+
   const containers: string[] = [];
   const separator = id.indexOf('::');
   if (separator > 0) containers.push(id.slice(0, separator));
@@ -53,6 +86,11 @@ export function lookupTest(tests: ReadonlyMap<string, TestStatus>, id: string): 
     if (status === 'error' || status === 'failed') return 'error';
   }
   return 'missing';
+}
+
+/** `path::test_x[foo,`: a parametrized node id whose `[` is never closed. */
+function isTruncatedNodeId(id: string): boolean {
+  return id.includes('::') && id.lastIndexOf('[') > id.lastIndexOf(']');
 }
 
 function tally(tests: ReadonlyMap<string, TestStatus>, ids: readonly string[], listed: Map<string, TestStatus>): Tally {

@@ -37,6 +37,17 @@ describe('gradeTests', () => {
 });
 
 describe('lookupTest', () => {
+  it('matches a SWE-bench id truncated at a space to the worse of the ids it truncates', () => {
+    const tests = map({ 't.py::test_x[a, b-1]': 'passed', 't.py::test_x[a, c-2]': 'failed', 't.py::test_x[a-0]': 'passed' });
+    expect(lookupTest(tests, 't.py::test_x[a,')).toBe('failed');
+    expect(lookupTest(tests, 't.py::test_x[a-0]')).toBe('passed');
+  });
+
+  it('matches unittest ids in any spelling, keeping the worse when two are printed', () => {
+    const tests = map({ 'test_a (m.C)': 'passed', 'test_a (m.C.test_a)': 'failed' });
+    expect(lookupTest(tests, 'm.C.test_a')).toBe('failed');
+  });
+
   it('gives a test the error of the file or fixture that contains it', () => {
     const tests = map({ 'tests/t.py': 'error', 'setUpClass (m.tests.C)': 'error', 'setUpModule (m.other)': 'error' });
     expect(lookupTest(tests, 'tests/t.py::test_a[1]')).toBe('error');

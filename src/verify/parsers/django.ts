@@ -5,7 +5,8 @@
  *   identified no issues`) printed into the middle of a `test_x (module.Class) ... ` line, its
  *   `ok` arriving alone lines later (django__django-10880);
  * - Django 4.2+/5.x on Python 3.11+ printing `test_x (module.Class.test_x)`, while SWE-bench lists
- *   may use either form; both are recorded, plus the dotted `module.Class.test_x`;
+ *   may use either form; ids are recorded as printed and grading matches both (and the dotted
+ *   `module.Class.test_x`);
  * - tests with docstrings keyed by the docstring line in SWE-bench lists (recorded as well).
  */
 import type { TestStatus } from '../../types/verify.js';

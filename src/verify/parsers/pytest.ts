@@ -11,9 +11,8 @@
  *    `XFAIL id - reason`, `XPASS id`, and `ERROR path` for a file that failed to collect (recorded
  *    under the file's path; grading reads it for every test in that file).
  *
- * Ids are pytest node ids as printed. SWE-bench's own parser splits lines on whitespace, so its
- * F2P/P2P lists hold ids with spaces truncated at the first space (`test_x[foo,`); every id with a
- * space is therefore also recorded under that truncated alias (the worse outcome wins).
+ * Ids are pytest node ids as printed. (SWE-bench lists hold ids with spaces truncated at the first
+ * space, `test_x[foo,`; grading matches those, see grade.ts.)
  * Progress dots (`....F..`) name no test, so tests seen only as dots are absent (graded missing).
  */
 import type { TestStatus } from '../../types/verify.js';
@@ -52,11 +51,7 @@ const SUMMARY_LINE = new RegExp(`^(${WORDS}) (.+)$`);
 export function parsePytestLog(log: string, _context?: ParseContext): Map<string, TestStatus> {
   const lines = logLines(log);
   const tests = new Map<string, TestStatus>();
-  const put = (id: string, status: TestStatus): void => {
-    record(tests, id, status);
-    const space = id.indexOf(' ');
-    if (space > 0) record(tests, id.slice(0, space), status);
-  };
+  const put = (id: string, status: TestStatus): void => record(tests, id, status);
 
   // 1. progress area
   let seenSession = false;

@@ -12,8 +12,9 @@
  * - `FAIL: test_x (module.Class)` / `ERROR: test_x (module.Class)` blocks, which confirm failures
  *   and name class-level errors (`ERROR: setUpClass (module.Class)`).
  *
- * Every test is recorded under three equivalent ids, so that task lists in either style match:
- * `test_x (module.Class)`, `test_x (module.Class.test_x)` and the dotted `module.Class.test_x`.
+ * Ids are recorded as the runner prints them (`test_x (module.Class)` before Python 3.11,
+ * `test_x (module.Class.test_x)` after); grading matches either spelling, and the dotted
+ * `module.Class.test_x`, to the ids a task lists (see `unittestIdForms`).
  */
 import type { TestStatus } from '../../types/verify.js';
 import { type ParseContext, logLines, record } from './common.js';
@@ -35,7 +36,7 @@ export function unittestStatus(text: string): TestStatus | undefined {
   return undefined;
 }
 
-/** The three spellings of one test's id: `name (Class path)`, `name (Class path.name)`, dotted. */
+/** The three spellings of one test's id: `name (Class path)`, `name (Class path.name)`, dotted. Used by grading. */
 export function unittestIdForms(name: string, target: string): string[] {
   const classPath = classPathOf(name, target);
   return [`${name} (${classPath})`, `${name} (${classPath}.${name})`, `${classPath}.${name}`];
@@ -72,7 +73,7 @@ export function parseUnittestLog(log: string, _context?: ParseContext): Map<stri
     const line = raw.trim();
     const block = BLOCK.exec(line);
     if (block) {
-      put(unittestIdForms(block[2]!, block[3]!), block[1] === 'FAIL' ? 'failed' : 'error');
+      put([`${block[2]!} (${block[3]!})`], block[1] === 'FAIL' ? 'failed' : 'error');
       pending = undefined;
       described = undefined;
       continue;
@@ -80,7 +81,7 @@ export function parseUnittestLog(log: string, _context?: ParseContext): Map<stri
 
     const head = HEAD.exec(line);
     if (head) {
-      const ids = unittestIdForms(head[1]!, head[2]!);
+      const ids = [`${head[1]!} (${head[2]!})`];
       const separator = line.indexOf(SEPARATOR, head[0].length);
       const bare = line.slice(head[0].length).trim();
       if (separator < 0 && (bare === '' || bare === '...')) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { lookupTest } from '../../../src/verify/grade.js';
 import { parseUnittestLog, splitUnittestId, unittestStatus } from '../../../src/verify/parsers/unittest.js';
 
 /**
@@ -45,37 +46,44 @@ FAILED (failures=2, errors=2, skipped=1, expected failures=1, unexpected success
 
 describe('parseUnittestLog', () => {
   const tests = parseUnittestLog(UNITTEST_311);
+  /** What grading reads for a listed id (any spelling of the test). */
+  const status = (id: string) => lookupTest(tests, id);
 
   it('reads every status of Python 3.11 verbose output', () => {
-    expect(tests.get('test_ok (pkg.test_m.A)')).toBe('passed');
-    expect(tests.get('test_err (pkg.test_m.A)')).toBe('error');
-    expect(tests.get('test_fail (pkg.test_m.A)')).toBe('failed');
-    expect(tests.get('test_skip (pkg.test_m.A)')).toBe('skipped');
-    expect(tests.get('test_xf (pkg.test_m.A)')).toBe('xfail');
-    expect(tests.get('test_xp (pkg.test_m.A)')).toBe('xpass');
-    expect(tests.get('test_sub (pkg.test_m.A)')).toBe('failed');
+    // keyed as printed
+    expect(tests.get('test_ok (pkg.test_m.A.test_ok)')).toBe('passed');
+    expect(tests.get('test_err (pkg.test_m.A.test_err)')).toBe('error');
+    expect(tests.get('test_fail (pkg.test_m.A.test_fail)')).toBe('failed');
+    expect(tests.get('test_skip (pkg.test_m.A.test_skip)')).toBe('skipped');
+    expect(tests.get('test_xf (pkg.test_m.A.test_xf)')).toBe('xfail');
+    expect(tests.get('test_xp (pkg.test_m.A.test_xp)')).toBe('xpass');
+    expect(tests.get('test_sub (pkg.test_m.A.test_sub)')).toBe('failed');
     expect(tests.get('setUpClass (pkg.test_m.B)')).toBe('error');
+    // and the test of a class whose setUpClass failed is graded error
+    expect(status('test_never (pkg.test_m.B)')).toBe('error');
   });
 
-  it('records the long, short and dotted id forms', () => {
-    expect(tests.get('test_ok (pkg.test_m.A.test_ok)')).toBe('passed');
-    expect(tests.get('pkg.test_m.A.test_ok')).toBe('passed');
+  it('matches the short, long and dotted spellings of an id', () => {
+    expect(status('test_ok (pkg.test_m.A)')).toBe('passed');
+    expect(status('test_ok (pkg.test_m.A.test_ok)')).toBe('passed');
+    expect(status('pkg.test_m.A.test_ok')).toBe('passed');
+    expect(status('pkg.test_m.A.test_nope')).toBe('missing');
   });
 
   it('gives a status split by stderr noise to its test', () => {
-    expect(tests.get('test_noise (pkg.test_m.A)')).toBe('passed');
+    expect(status('test_noise (pkg.test_m.A)')).toBe('passed');
   });
 
   it('keys a docstring test by its name and by its docstring line', () => {
-    expect(tests.get('test_doc (pkg.test_m.A)')).toBe('passed');
+    expect(status('test_doc (pkg.test_m.A)')).toBe('passed');
     expect(tests.get('Docstring line here.')).toBe('passed');
   });
 
   it('reads the pre-3.11 form', () => {
     const old = parseUnittestLog('test_a (tests.test_x.T) ... ok\ntest_b (tests.test_x.T) ... FAIL\n');
     expect(old.get('test_a (tests.test_x.T)')).toBe('passed');
-    expect(old.get('test_a (tests.test_x.T.test_a)')).toBe('passed');
-    expect(old.get('tests.test_x.T.test_b')).toBe('failed');
+    expect(lookupTest(old, 'test_a (tests.test_x.T.test_a)')).toBe('passed');
+    expect(lookupTest(old, 'tests.test_x.T.test_b')).toBe('failed');
   });
 });
 
