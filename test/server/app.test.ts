@@ -1,0 +1,128 @@
+/** HTTP API behaviour that needs no sandbox: validation, auth, errors, /score and /rerank without tests. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { DEFAULT_MODEL_DIR } from '../../src/config.js';
+import { createScorer } from '../../src/rerank/scorers/registry.js';
+import type { Scorer } from '../../src/rerank/scorers/types.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { buildApp } from '../../src/server/app.js';
+import { JobManager } from '../../src/solve/job-manager.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+
+const PATCH_A = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
+const PATCH_B = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 3\n';
+const task = { instance_id: 'demo__demo-1', problem_statement: 'x should be 2' };
+
+describe('HTTP API', () => {
+  let scorer: Scorer;
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  let keyed: Awaited<ReturnType<typeof buildApp>>;
+
+  beforeAll(async () => {
+    scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
+    const make = async (apiKeys: string[]) => {
+      const store = createSqliteStore(':memory:');
+      return buildApp({
+        jobs: new JobManager(store),
+        store,
+        solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() },
+        apiKeys,
+        bodyLimitBytes: 64 * 1024,
+      });
+    };
+    app = await make([]);
+    keyed = await make(['secret-key-123']);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await keyed?.close();
+    await scorer?.close();
+  });
+
+  it('answers health and readiness', async () => {
+    expect((await app.inject('/healthz')).json()).toEqual({ status: 'ok' });
+    const ready = await app.inject('/readyz');
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toMatchObject({ status: 'ready', scorer: { backend: 'onnx' }, sandbox: 'local' });
+  });
+
+  it.each([
+    [{ issue: 'x', repo: { path: '/tmp/r' }, n: 0 }, 'n'],
+    [{ issue: '', repo: { path: '/tmp/r' } }, 'issue'],
+    [{ issue: 'x' }, 'repo'],
+    [{ issue: 'x', repo: { path: '/tmp/r' }, n: 4, waves: [1, 2] }, 'waves'],
+    [{ issue: 'x', repo: { path: '/tmp/r' }, policy: { kind: 'openai', url: 'not a url', model: 'm' } }, 'policy'],
+    [{ issue: 'x', repo: { path: '/tmp/r' }, verify: { enabled: true } }, 'verify'],
+  ])('rejects a malformed /solve body with 400 naming the field (%j)', async (payload, field) => {
+    const response = await app.inject({ method: 'POST', url: '/solve', payload });
+    expect(response.statusCode).toBe(400);
+    const { error } = response.json();
+    expect(error.code).toBe('WNW_ERR_INPUT_INVALID');
+    expect(error.details.field).toContain(field);
+    expect(error.message).toContain(field);
+  });
+
+  it('rejects non-JSON and oversized bodies', async () => {
+    const bad = await app.inject({ method: 'POST', url: '/solve', headers: { 'content-type': 'application/json' }, payload: '{"issue":' });
+    expect(bad.statusCode).toBe(400);
+    const big = await app.inject({ method: 'POST', url: '/score', payload: { task, candidates: [{ id: 'a', patch: 'x'.repeat(100_000) }] } });
+    expect(big.statusCode).toBe(413);
+  });
+
+  it('answers 404 for an unknown job and an unknown route', async () => {
+    const job = await app.inject('/jobs/does-not-exist');
+    expect(job.statusCode).toBe(404);
+    expect(job.json().error.code).toBe('WNW_ERR_JOB_NOT_FOUND');
+    expect((await app.inject('/jobs/does-not-exist/events')).statusCode).toBe(404);
+    expect((await app.inject({ method: 'DELETE', url: '/jobs/does-not-exist' })).statusCode).toBe(404);
+    expect((await app.inject('/nope')).statusCode).toBe(404);
+  });
+
+  it('scores candidates with the value model', async () => {
+    const response = await app.inject({ method: 'POST', url: '/score', payload: { task, candidates: [{ id: 'a', patch: PATCH_A }, { id: 'b', patch: PATCH_B }] } });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.backend).toBe('onnx');
+    expect(body.scores.map((s: { trajectory_id: string }) => s.trajectory_id)).toEqual(['a', 'b']);
+    for (const score of body.scores) {
+      expect(score.value).toBeGreaterThan(0);
+      expect(score.value).toBeLessThan(1);
+      expect(score.template).toBe('patch-v1');
+      expect(score.input_tokens).toBeGreaterThan(0);
+    }
+  });
+
+  it('reranks candidates and explains the choice; an empty patch never wins', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/rerank',
+      payload: { task, candidates: [{ id: 'empty', patch: '' }, { id: 'a', patch: PATCH_A }, { id: 'b', patch: PATCH_B }] },
+    });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.selection.strategy).toBe('value');
+    expect(['a', 'b']).toContain(body.selection.chosen);
+    expect(body.chosen_patch).toBe(body.selection.chosen === 'a' ? PATCH_A : PATCH_B);
+    expect(body.selection.ranking.at(-1).trajectory_id).toBe('empty');
+    expect(body.selection.reason.length).toBeGreaterThan(0);
+    const duplicate = await app.inject({ method: 'POST', url: '/rerank', payload: { task, candidates: [{ id: 'a', patch: PATCH_A }, { id: 'a', patch: PATCH_B }] } });
+    expect(duplicate.statusCode).toBe(400);
+    expect(duplicate.json().error.message).toContain('candidates.1.id');
+  });
+
+  it('checks API keys when configured, but not on health checks', async () => {
+    expect((await keyed.inject('/healthz')).statusCode).toBe(200);
+    const missing = await keyed.inject('/jobs/x');
+    expect(missing.statusCode).toBe(401);
+    expect(missing.json().error.code).toBe('WNW_ERR_AUTH_MISSING');
+    expect((await keyed.inject({ url: '/jobs/x', headers: { 'x-api-key': 'wrong-key-000' } })).statusCode).toBe(403);
+    expect((await keyed.inject({ url: '/jobs/x', headers: { authorization: 'Bearer secret-key-123' } })).statusCode).toBe(404);
+  });
+
+  it('exposes Prometheus metrics', async () => {
+    const response = await app.inject('/metrics');
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toContain('winnower_http_request_duration_seconds');
+  });
+});
