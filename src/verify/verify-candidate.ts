@@ -129,7 +129,9 @@ export async function verifyCandidate(
     });
     const tests = Object.fromEntries([...parsed.tests, ...grade.listed]);
     const fields = { tests, fail_to_pass: grade.fail_to_pass, pass_to_pass: grade.pass_to_pass, timed_out: timedOut };
-    if (parsed.tests.size === 0 && (run.exitCode === 126 || run.exitCode === 127)) {
+    // 126/127: the shell could not run the command; with nothing named by a runner, that is not a test verdict.
+    const named = parser === 'exit-code' ? 0 : parsed.tests.size;
+    if (named === 0 && (run.exitCode === 126 || run.exitCode === 127)) {
       return finish({ ...fields, status: 'error', error: `the test command could not be started (exit ${run.exitCode})` });
     }
     return finish({

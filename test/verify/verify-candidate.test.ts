@@ -152,6 +152,8 @@ describe('verifyCandidate outcomes that never throw', () => {
     const { result } = await verifyIn(task, sample.patches.good, { parser: 'pytest' });
     expect(result).toMatchObject({ status: 'error', exit_code: 127 });
     expect(result.error).toMatch(/could not be started/);
+    const exitCodeOnly = await verifyIn(task, sample.patches.good, { parser: 'exit-code' });
+    expect(exitCodeOnly.result).toMatchObject({ status: 'error', exit_code: 127 });
   });
 
   it('records an unknown parser name as error', async () => {
