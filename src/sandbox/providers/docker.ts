@@ -1,0 +1,243 @@
+/**
+ * The `docker` provider: one container per sandbox on a host with a Docker engine, driven through
+ * the Engine API over its unix socket. No network unless the spec asks, memory/cpu/pids limits
+ * from the spec, the image's entrypoint replaced by `sleep`, removal with force on close.
+ * No I/O until first use; a missing socket is WNW_ERR_SBX_UNAVAILABLE.
+ *
+ * @example
+ * const provider = createDockerProvider({ user: '1000:1000' });
+ * const sandbox = await provider.create({ image: 'swebench/sweb.eval.x86_64.django__django-11095' });
+ * try { await sandbox.exec('python -m pytest -q'); } finally { await sandbox.close(); }
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { wnwError, WinnowerError } from '../../errors.js';
+import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
+import { DockerCreateResponse, DockerVersion } from './docker-api-types.js';
+import { DockerClient } from './docker-client.js';
+import { DockerSandbox } from './docker-sandbox.js';
+
+export interface DockerProviderSettings {
+  /** Engine socket (default: DOCKER_HOST when it is unix://..., else /var/run/docker.sock). */
+  socketPath?: string;
+  /** Where the repository is inside the image (default /testbed, as in SWE-bench images). */
+  workdir?: string;
+  /** Engine API version prefix (default v1.43, Docker 24 and later). */
+  apiVersion?: string;
+  /** User the container runs as, e.g. "1000:1000" (default: the image's). */
+  user?: string;
+  /** Deadline of one API request that does not stream (default 60 000 ms). */
+  requestTimeoutMs?: number;
+  /** Pull a missing image before creating the container (default true). */
+  pull?: boolean;
+  /** Deadline of an image pull (default 900 000 ms). */
+  pullTimeoutMs?: number;
+}
+
+const SettingsSchema = z.strictObject({
+  socketPath: z.string().startsWith('/').optional(),
+  workdir: z.string().startsWith('/').optional(),
+  apiVersion: z.string().regex(/^v?\d+\.\d+$/, 'like v1.43').optional(),
+  user: z.string().min(1).optional(),
+  requestTimeoutMs: z.number().int().positive().optional(),
+  pull: z.boolean().optional(),
+  pullTimeoutMs: z.number().int().positive().optional(),
+});
+
+/**
+ * Creates the provider; reads DOCKER_HOST for the default socket but contacts nothing yet.
+ * Settings that are not valid throw WNW_ERR_CFG_INVALID naming the field.
+ */
+export function createDockerProvider(settings: DockerProviderSettings = {}): SandboxProvider {
+  const parsed = SettingsSchema.safeParse(settings);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = `sandbox.settings.${issue?.path.join('.') || (issue && 'keys' in issue ? String(issue.keys) : '')}`;
+    throw wnwError('WNW_ERR_CFG_INVALID', `invalid docker provider setting ${field}: ${issue?.message ?? 'invalid'}`, { details: { field, provider: 'docker' } });
+  }
+  return new DockerProvider(settings);
+}
+
+/** The socket from DOCKER_HOST (unix:// only), or the engine's default. */
+function defaultSocket(): { socketPath: string } | { problem: string } {
+  const host = process.env.DOCKER_HOST;
+  if (!host) return { socketPath: '/var/run/docker.sock' };
+  if (host.startsWith('unix://')) return { socketPath: host.slice('unix://'.length) };
+  return { problem: `DOCKER_HOST=${host} is not a unix socket; the docker provider speaks to the engine over unix:// only (set socketPath)` };
+}
+
+class DockerProvider implements SandboxProvider {
+  readonly name = 'docker';
+  readonly #settings: Required<Omit<DockerProviderSettings, 'user' | 'socketPath'>> & { user?: string };
+  readonly #socket: { socketPath: string } | { problem: string };
+  readonly #open = new Set<DockerSandbox>();
+  #client: DockerClient | undefined;
+  #closed = false;
+
+  constructor(settings: DockerProviderSettings) {
+    this.#socket = settings.socketPath ? { socketPath: settings.socketPath } : defaultSocket();
+    this.#settings = {
+      workdir: settings.workdir ?? '/testbed',
+      apiVersion: settings.apiVersion ?? 'v1.43',
+      requestTimeoutMs: settings.requestTimeoutMs ?? 60_000,
+      pull: settings.pull ?? true,
+      pullTimeoutMs: settings.pullTimeoutMs ?? 900_000,
+      ...(settings.user ? { user: settings.user } : {}),
+    };
+  }
+
+  get #api(): DockerClient {
+    if ('problem' in this.#socket) throw wnwError('WNW_ERR_SBX_UNAVAILABLE', this.#socket.problem, { details: { DOCKER_HOST: process.env.DOCKER_HOST } });
+    this.#client ??= new DockerClient({ socketPath: this.#socket.socketPath, apiVersion: this.#settings.apiVersion, requestTimeoutMs: this.#settings.requestTimeoutMs });
+    return this.#client;
+  }
+
+  async describe(): Promise<Record<string, unknown>> {
+    let engine: string;
+    try {
+      const version = await this.#api.json({ method: 'GET', path: '/version', timeoutMs: 5_000 }, DockerVersion);
+      engine = `Docker ${version.Version} (API ${version.ApiVersion}${version.Os ? `, ${version.Os}/${version.Arch ?? '?'}` : ''})`;
+    } catch (error) {
+      engine = `unavailable: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return {
+      provider: this.name,
+      isolation: 'one container per sandbox (Docker Engine)',
+      socketPath: 'socketPath' in this.#socket ? this.#socket.socketPath : undefined,
+      apiVersion: this.#settings.apiVersion,
+      engine,
+      workdir: this.#settings.workdir,
+      user: this.#settings.user ?? 'the image default',
+      network: 'none unless the spec asks',
+      limits: 'memory, cpu and pids per container from the spec',
+    };
+  }
+
+  async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
+    if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the docker provider is closed');
+    if (!spec.image) {
+      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', 'the docker provider runs container images: set spec.image (SWE-bench images keep the repository in /testbed)', {
+        details: { field: 'image', provider: this.name },
+      });
+    }
+    const api = this.#api;
+    await api.ready();
+    const workdir = spec.workdir ?? this.#settings.workdir;
+    const id = await this.#createContainer(spec, spec.image, workdir, options.signal);
+    let sandbox: DockerSandbox | undefined;
+    try {
+      await api.empty({
+        method: 'POST',
+        path: `/containers/${id}/start`,
+        ok: [204, 304],
+        signal: options.signal,
+        errors: { 404: { code: 'WNW_ERR_SBX_CREATE', message: `container ${id} vanished before it started` } },
+      });
+      const created: DockerSandbox = new DockerSandbox({
+        client: api,
+        id,
+        workdir,
+        copyOwnership: this.#settings.user !== undefined,
+        ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
+        onClosed: () => this.#open.delete(created),
+      });
+      sandbox = created;
+      this.#open.add(created);
+      await created.start(options.signal);
+      return created;
+    } catch (error) {
+      const removal = sandbox ? sandbox.close() : api.empty({ method: 'DELETE', path: `/containers/${id}`, query: { force: true, v: true }, ok: [204, 404, 409] });
+      await removal.catch((removeError: unknown) => {
+        if (WinnowerError.isInstance(error)) error.details.removeError = removeError instanceof Error ? removeError.message : String(removeError);
+      });
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const results = await Promise.allSettled([...this.#open].map((sandbox) => sandbox.close()));
+    await this.#client?.close();
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  async #createContainer(spec: SandboxSpec, image: string, workdir: string, signal: AbortSignal | undefined): Promise<string> {
+    const network = spec.network === true;
+    const body = {
+      Image: image,
+      // The image's entrypoint does not run (as with Orchard Env): the container only hosts execs.
+      Entrypoint: ['sleep'],
+      Cmd: [spec.lifetimeS ? String(Math.ceil(spec.lifetimeS)) : 'infinity'],
+      WorkingDir: workdir,
+      Env: Object.entries(spec.env ?? {}).map(([key, value]) => `${key}=${value}`),
+      ...(this.#settings.user ? { User: this.#settings.user } : {}),
+      NetworkDisabled: !network,
+      Labels: { 'winnower.sandbox': 'true', ...(spec.label ? { 'winnower.label': spec.label } : {}) },
+      HostConfig: {
+        NetworkMode: network ? 'bridge' : 'none',
+        Init: true,
+        // Removed by the engine when `sleep` ends (lifetime) as well as by close().
+        AutoRemove: true,
+        SecurityOpt: ['no-new-privileges'],
+        ...(spec.memoryMb ? { Memory: Math.round(spec.memoryMb * 1024 * 1024), MemorySwap: Math.round(spec.memoryMb * 1024 * 1024) } : {}),
+        ...(spec.cpu ? { NanoCpus: Math.round(spec.cpu * 1e9) } : {}),
+        ...(spec.maxProcesses ? { PidsLimit: spec.maxProcesses } : {}),
+      },
+    };
+    const name = `winnower-${randomBytes(6).toString('hex')}`;
+    const create = (): Promise<{ Id: string }> =>
+      this.#api.json(
+        {
+          method: 'POST',
+          path: '/containers/create',
+          query: { name },
+          json: body,
+          signal,
+          errors: {
+            400: { code: 'WNW_ERR_SBX_CREATE', message: `container for ${image} rejected`, details: { image } },
+            404: { code: 'WNW_ERR_SBX_CREATE', message: `image ${image} not found`, details: { image, missingImage: true } },
+            409: { code: 'WNW_ERR_SBX_CREATE', message: `container name ${name} taken`, details: { image } },
+          },
+        },
+        DockerCreateResponse,
+      );
+    try {
+      return (await create()).Id;
+    } catch (error) {
+      if (!this.#settings.pull || !WinnowerError.isInstance(error) || error.details.missingImage !== true) throw error;
+    }
+    await this.#pull(image, signal);
+    return (await create()).Id;
+  }
+
+  /** POST /images/create; the answer streams JSON progress lines, one of which may carry `error`. */
+  async #pull(image: string, signal: AbortSignal | undefined): Promise<void> {
+    const lastPart = image.slice(image.lastIndexOf('/') + 1);
+    const reference = lastPart.includes(':') || lastPart.includes('@') ? image : `${image}:latest`;
+    const response = await this.#api.send({
+      method: 'POST',
+      path: '/images/create',
+      query: { fromImage: reference },
+      timeoutMs: this.#settings.pullTimeoutMs,
+      signal,
+      errors: {
+        404: { code: 'WNW_ERR_SBX_CREATE', message: `image ${image} not found and could not be pulled`, details: { image } },
+        500: { code: 'WNW_ERR_SBX_CREATE', message: `pulling image ${image} failed`, details: { image } },
+      },
+    });
+    const text = await response.body.text();
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      let progress: { error?: unknown };
+      try {
+        progress = JSON.parse(line) as { error?: unknown };
+      } catch {
+        continue;
+      }
+      if (typeof progress.error === 'string') {
+        throw wnwError('WNW_ERR_SBX_CREATE', `pulling image ${image} failed: ${progress.error}`, { details: { image } });
+      }
+    }
+  }
+}
