@@ -3,7 +3,8 @@
  * use, creates one group per sandbox, and falls back to prlimit where no controller is usable.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { readdirSync, rmdirSync } from 'node:fs';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 
 export type Controller = 'memory' | 'pids' | 'cpu';
@@ -98,6 +99,7 @@ export class LocalCgroups {
     const bases = await findCgroupBases();
     const v2Dirs = new Map<string, Controller[]>();
     for (const [controller, { version, base }] of bases) {
+      await removeStaleGroups(base);
       const dir = join(base, name);
       if (version === 2) {
         v2Dirs.set(dir, [...(v2Dirs.get(dir) ?? []), controller]);
@@ -183,11 +185,49 @@ export class LocalCgroups {
     return group;
   }
 
+  /** At process exit: removes whatever groups are already empty, synchronously. */
+  removeSync(): void {
+    for (const { dir } of this.#homes.values()) {
+      for (let attempt = 0; attempt < 10; attempt += 1) {
+        try {
+          for (const child of readdirSync(dir, { withFileTypes: true })) if (child.isDirectory()) rmdirSync(join(dir, child.name));
+          rmdirSync(dir);
+          break;
+        } catch {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+        }
+      }
+    }
+  }
+
   /** Removes the provider groups (sandbox groups must be gone). */
   async close(): Promise<void> {
     const dirs = new Map([...this.#homes.values()].map((home) => [home.dir, home.version]));
     this.#homes.clear();
     for (const [dir, version] of dirs) await removeGroupDir(dir, version);
+  }
+}
+
+/** Groups left by a winnower process that died without cleaning up (empty ones only). */
+async function removeStaleGroups(base: string): Promise<void> {
+  const entries = await readdir(base, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    const match = /^winnower-(\d+)-[0-9a-f]+$/.exec(entry.name);
+    if (!entry.isDirectory() || !match || isAlive(Number(match[1]))) continue;
+    const dir = join(base, entry.name);
+    for (const child of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+      if (child.isDirectory()) await rmdir(join(dir, child.name)).catch(() => undefined);
+    }
+    await rmdir(dir).catch(() => undefined);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

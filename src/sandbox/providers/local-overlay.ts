@@ -26,6 +26,8 @@ export interface Workspace {
   alive(): boolean;
   /** Stops the holder (the mount goes with it). The folders are removed by removeTree. */
   close(): Promise<void>;
+  /** SIGKILLs the holder at once (process exit); close() still reaps it. */
+  killNow(): void;
 }
 
 export interface WorkspaceTools {
@@ -87,8 +89,12 @@ class OverlayWorkspace implements Workspace {
     return this.#alive;
   }
 
-  async close(): Promise<void> {
+  killNow(): void {
     if (this.#alive) this.holder.kill('SIGKILL');
+  }
+
+  async close(): Promise<void> {
+    this.killNow();
     await this.#exited;
     for (const stream of this.holder.stdio) stream?.destroy();
   }
@@ -134,7 +140,7 @@ export async function createCopyWorkspace(sandboxDir: string, lowerDir: string):
   const target = join(sandboxDir, 'workspace');
   const result = await runHostCommand('cp', ['-a', '--reflink=auto', '--', lowerDir, target]);
   if (result.code !== 0) throw new Error(`copying the base snapshot failed: ${tail(result.stderr)}`);
-  return { mode: 'copy', hostPath: target, holderPid: undefined, alive: () => true, close: async () => undefined };
+  return { mode: 'copy', hostPath: target, holderPid: undefined, alive: () => true, close: async () => undefined, killNow: () => undefined };
 }
 
 /** Removes a sandbox or snapshot folder; overlay work dirs are left mode 000 (pitfall 4). */

@@ -35,8 +35,11 @@ export interface SandboxProcessResult {
 
 /** Bwrap's status fd in the launch chain (0–2 are stdio, 4 carries long commands). */
 export const STATUS_FD = 3;
-/** After the chain exits, how long to wait for the pipes to close before giving up on them. */
-const PIPE_GRACE_MS = 300;
+/**
+ * After the chain exits, how long to wait for the pipes to close before giving up on them (only a
+ * process that escaped the pid namespace could hold them; none is known to).
+ */
+const PIPE_GRACE_MS = 2000;
 
 export class SandboxProcess {
   readonly result: Promise<SandboxProcessResult>;
@@ -110,7 +113,8 @@ export class SandboxProcess {
         this.#exited = true;
         hostExit = { code, signal };
         // A process that escaped the kill could hold the pipes open: do not wait for it forever.
-        graceTimer = setTimeout(finish, PIPE_GRACE_MS);
+        // setImmediate lets I/O already pending (the last output, bwrap's status) be read first.
+        graceTimer = setTimeout(() => setImmediate(finish), PIPE_GRACE_MS);
       });
       child.on('close', finish);
       const stdin = child.stdio[0];

@@ -144,6 +144,12 @@ export class LocalSandbox extends BaseSandbox {
     if (result.exitCode !== 0) throw patchError(result.stderr.toString(), this.id);
   }
 
+  /** Kills every running command and the workspace holder at once (process exit; no cleanup). */
+  killNow(): void {
+    for (const child of this.#running) child.kill('close');
+    this.#parts.workspace.killNow();
+  }
+
   protected async doClose(): Promise<void> {
     clearTimeout(this.#lifetimeTimer);
     const problems: unknown[] = [];

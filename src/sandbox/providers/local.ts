@@ -10,6 +10,7 @@
  * try { console.log((await sandbox.exec('git status')).stdout); } finally { await sandbox.close(); }
  */
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
@@ -50,6 +51,15 @@ const stderrLogger: LocalProviderLogger = {
   warn: (message) => process.stderr.write(`winnower: warning: ${message}\n`),
 };
 
+const exitCleanups = new Set<() => void>();
+let exitHookInstalled = false;
+
+function onProcessExit(cleanup: () => void): void {
+  if (!exitHookInstalled) process.once('exit', () => exitCleanups.forEach((each) => each()));
+  exitHookInstalled = true;
+  exitCleanups.add(cleanup);
+}
+
 interface Ready {
   host: LocalHost;
   snapshots: SnapshotStore;
@@ -67,6 +77,7 @@ class LocalProvider implements SandboxProvider {
   readonly #open = new Set<LocalSandbox>();
   #ready: Promise<Ready> | undefined;
   #closing: Promise<void> | undefined;
+  #onExit: (() => void) | undefined;
 
   constructor(settings: LocalProviderSettings) {
     this.#settings = settings;
@@ -74,6 +85,7 @@ class LocalProvider implements SandboxProvider {
   }
 
   async describe(): Promise<Record<string, unknown>> {
+    this.#assertOpen();
     const { host } = await this.#init();
     return describeHost(host, this.#settings);
   }
@@ -149,6 +161,7 @@ class LocalProvider implements SandboxProvider {
     await ready.snapshots.close();
     await ready.host.cgroups.close();
     await removeTree(ready.host.rootDir);
+    if (this.#onExit) exitCleanups.delete(this.#onExit);
     const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;
   }
@@ -176,6 +189,18 @@ class LocalProvider implements SandboxProvider {
         if (result.exitCode !== 0) throw new Error(`refreshing the snapshot's index failed: ${tail(result.stderrText)}`);
       },
     });
+    // If the process exits without close() (a crash, process.exit), still kill what runs and
+    // remove our folders; only synchronous work is possible here.
+    this.#onExit = () => {
+      for (const sandbox of this.#open) sandbox.killNow();
+      try {
+        rmSync(host.rootDir, { recursive: true, force: true });
+      } catch {
+        // best effort at exit
+      }
+      host.cgroups.removeSync();
+    };
+    onProcessExit(this.#onExit);
     const description = describeHost(host, this.#settings);
     this.#logger.info('local sandbox provider ready', description);
     if (host.workspaceMode === 'copy') {
