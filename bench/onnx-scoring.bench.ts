@@ -3,7 +3,7 @@
  * candidates, one request at a time vs batches of 8 and 16 (and 8 single requests in flight),
  * with 1 and 2 worker threads. Text comes from the real trajectory fixtures in test/fixtures.
  *
- *   npx tsx bench/onnx-scoring.bench.ts [--tokens 2048] [--candidates 64] [--seconds 2] [--model <dir>]
+ *   npx tsx bench/onnx-scoring.bench.ts [--tokens 2048] [--candidates 64] [--seconds 3] [--model <dir>]
  *
  * Prints a markdown table and writes it to bench/results/onnx-scoring.md.
  */
@@ -20,13 +20,14 @@ const { values: args } = parseArgs({
   options: {
     tokens: { type: 'string', default: '2048' },
     candidates: { type: 'string', default: '64' },
-    seconds: { type: 'string', default: '2' },
+    seconds: { type: 'string', default: '3' },
     model: { type: 'string' },
   },
 });
 const TOKENS = Number(args.tokens);
 const CANDIDATES = Number(args.candidates);
 const SECONDS = Number(args.seconds);
+const ROUNDS = 5;
 const MODEL_DIR = args.model ?? join(root, 'models/tiny-value');
 
 /** Every string in the trajectory fixtures, in file order: realistic agent text. */
@@ -58,21 +59,14 @@ interface Row {
   p50Ms: number;
 }
 
-/**
- * Runs `pass` (which scores all candidates once) until `SECONDS` have passed. The rate is the
- * median over passes, so a pause caused by another process on the machine does not sink a row.
- */
-async function measure(pass: () => Promise<number[]>): Promise<{ rate: number; p50: number }> {
-  await pass();
-  const latencies: number[] = [];
-  const rates: number[] = [];
+/** Runs `pass` (scoring all candidates once) for `seconds`, adding each pass's rate and call latencies. */
+async function measure(pass: () => Promise<number[]>, seconds: number, into: { rates: number[]; latencies: number[] }): Promise<void> {
   const started = performance.now();
-  while (performance.now() - started < SECONDS * 1000 || rates.length < 5) {
+  do {
     const passStarted = performance.now();
-    latencies.push(...(await pass()));
-    rates.push((CANDIDATES * 1000) / (performance.now() - passStarted));
-  }
-  return { rate: median(rates), p50: median(latencies) };
+    into.latencies.push(...(await pass()));
+    into.rates.push((CANDIDATES * 1000) / (performance.now() - passStarted));
+  } while (performance.now() - started < seconds * 1000);
 }
 
 function median(values: number[]): number {
@@ -114,31 +108,39 @@ async function main(): Promise<void> {
   const textTokens = (await probe.tokenizer.encode(texts.map((input) => input.text))).reduce((sum, row) => sum + row.length, 0);
   await probe.close();
 
-  const rows: Row[] = [];
-  for (const workers of [1, 2]) {
-    const scorer = await createOnnxScorer({ modelDir: MODEL_DIR, workers });
-    const plans: Array<{ mode: string; batch: number; concurrency: number; inputs: ScoreInput[]; tokenized: string; tokens: number }> = [
-      { mode: 'single, one at a time', batch: 1, concurrency: 1, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
-      { mode: 'single, 8 in flight', batch: 1, concurrency: 8, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
-      { mode: 'batched', batch: 8, concurrency: 1, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
-      { mode: 'batched', batch: 16, concurrency: 1, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
-      { mode: 'batched', batch: 16, concurrency: 1, inputs: texts, tokenized: 'text (scorer tokenizes)', tokens: textTokens / CANDIDATES },
-    ];
-    for (const plan of plans) {
-      const { rate, p50 } = await measure(() => scoreAll(scorer, plan.inputs, plan.batch, plan.concurrency));
-      rows.push({
-        workers,
-        mode: plan.mode,
-        batch: plan.batch,
-        tokenized: plan.tokenized,
-        candidatesPerSecond: rate,
-        tokensPerSecond: rate * plan.tokens,
-        p50Ms: p50,
-      });
-      process.stderr.write(`workers ${workers} ${plan.mode} batch ${plan.batch} ${plan.tokenized}: ${rate.toFixed(1)} candidates/s\n`);
-    }
-    await scorer.close();
+  // Rows are measured in interleaved rounds and reported as medians over passes, so that load
+  // from other processes hits every row alike instead of sinking whichever ran at the time.
+  const scorers = new Map<number, OnnxScorer>();
+  for (const workers of [1, 2]) scorers.set(workers, await createOnnxScorer({ modelDir: MODEL_DIR, workers }));
+  const plans = [
+    { mode: 'single, one at a time', batch: 1, concurrency: 1, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
+    { mode: 'single, 8 in flight', batch: 1, concurrency: 8, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
+    { mode: 'batched', batch: 8, concurrency: 1, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
+    { mode: 'batched', batch: 16, concurrency: 1, inputs: candidates, tokenized: 'ids given', tokens: TOKENS },
+    { mode: 'batched', batch: 16, concurrency: 1, inputs: texts, tokenized: 'text (scorer tokenizes)', tokens: textTokens / CANDIDATES },
+  ];
+  const cells = [1, 2].flatMap((workers) => plans.map((plan) => ({ workers, plan, rates: [] as number[], latencies: [] as number[] })));
+  for (const cell of cells) {
+    const scorer = scorers.get(cell.workers)!;
+    await scoreAll(scorer, cell.plan.inputs, cell.plan.batch, cell.plan.concurrency);
   }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const cell of cells) {
+      const scorer = scorers.get(cell.workers)!;
+      await measure(() => scoreAll(scorer, cell.plan.inputs, cell.plan.batch, cell.plan.concurrency), SECONDS / ROUNDS, cell);
+    }
+    process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
+  }
+  for (const scorer of scorers.values()) await scorer.close();
+  const rows: Row[] = cells.map(({ workers, plan, rates, latencies }) => ({
+    workers,
+    mode: plan.mode,
+    batch: plan.batch,
+    tokenized: plan.tokenized,
+    candidatesPerSecond: median(rates),
+    tokensPerSecond: median(rates) * plan.tokens,
+    p50Ms: median(latencies),
+  }));
 
   const baseline = new Map(rows.filter((row) => row.mode === 'single, one at a time').map((row) => [row.workers, row.candidatesPerSecond]));
   const oneWorker = new Map(rows.filter((row) => row.workers === 1).map((row) => [`${row.mode}|${row.batch}|${row.tokenized}`, row.candidatesPerSecond]));
@@ -148,7 +150,7 @@ async function main(): Promise<void> {
     '',
     `${new Date().toISOString().slice(0, 10)} · Node ${process.versions.node} · ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}) · ` +
       `model ${MODEL_DIR.replace(root, '')} · ${CANDIDATES} candidates of ${TOKENS} tokens (windows of the trajectory fixtures) · ` +
-      `${SECONDS} s per row, median of passes · intra-op threads per worker = CPUs / workers · load average ${loadavg()[0]!.toFixed(1)} at the end.`,
+      `${SECONDS} s per row in ${ROUNDS} interleaved rounds, median of passes · intra-op threads per worker = CPUs / workers · load average ${loadavg()[0]!.toFixed(1)} at the end.`,
     '',
     '| workers | mode | batch | input | candidates/s | tokens/s | p50 call ms | × single, same workers | × 1 worker |',
     '|---:|---|---:|---|---:|---:|---:|---:|---:|',
