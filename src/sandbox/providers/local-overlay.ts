@@ -5,7 +5,7 @@
  * where overlay is unavailable.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, chown, mkdir, rm } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HOST_PATH, runHostCommand, tail } from './local-host-command.js';
 
@@ -145,7 +145,8 @@ export async function createCopyWorkspace(sandboxDir: string, lowerDir: string):
 
 /** Removes a sandbox or snapshot folder; overlay work dirs are left mode 000 (pitfall 4). */
 export async function removeTree(dir: string): Promise<void> {
-  await chmod(join(dir, 'work', 'work'), 0o700).catch(() => undefined);
+  const workDir = join(dir, 'work', 'work');
+  if ((await lstat(workDir).catch(() => undefined))?.isDirectory()) await chmod(workDir, 0o700).catch(() => undefined);
   try {
     await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   } catch {
