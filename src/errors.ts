@@ -16,7 +16,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_SCORE_RESPONSE: { status: 502, message: 'value model server sent a malformed response' },
   WNW_ERR_SCORE_TIMEOUT: { status: 504, message: 'value model request timed out' },
   WNW_ERR_SCORE_BACKEND: { status: 400, message: 'unknown scorer backend' },
-  WNW_ERR_SCORE_TEMPLATE: { status: 400, message: 'unknown serialization template' },
+  WNW_ERR_SCORE_TEMPLATE: { status: 400, message: 'unknown or invalid serialization template' },
   // sandboxes
   WNW_ERR_SBX_UNAVAILABLE: { status: 503, message: 'sandbox provider is not available on this host' },
   WNW_ERR_SBX_PROVIDER: { status: 400, message: 'unknown sandbox provider' },
