@@ -1,0 +1,313 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { readFile, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WinnowerError } from '../../src/errors.js';
+import { createDockerProvider, type DockerProviderSettings } from '../../src/sandbox/providers/docker.js';
+import type { DockerSandbox } from '../../src/sandbox/providers/docker-sandbox.js';
+import { readTar } from '../../src/sandbox/providers/docker-tar.js';
+import type { Sandbox, SandboxProvider } from '../../src/sandbox/types.js';
+import { FakeDocker } from '../fakes/fake-docker.js';
+import { createRepoImage } from '../fakes/fake-orchard.js';
+import { makeContractRepo, runSandboxContract } from './contract.js';
+
+const IMAGE = 'swebench/sweb.eval.x86_64.demo__demo-1:latest';
+const CONTRACT_IMAGE = 'contract-image';
+const contractImage = mkdtempSync(join(tmpdir(), 'docker-contract-image-'));
+makeContractRepo(join(contractImage, 'testbed'));
+
+let image: string;
+let fake: FakeDocker;
+let provider: SandboxProvider;
+
+beforeAll(async () => {
+  image = await createRepoImage({ 'a.py': 'one\ntwo\nthree\n', 'docs/readme.md': 'docs\n' });
+  fake = await FakeDocker.start({
+    images: { [IMAGE]: image, [CONTRACT_IMAGE]: contractImage },
+    pullable: { 'registry.example/pullable:1.0': image },
+    pullErrors: { 'registry.example/broken': 'manifest for registry.example/broken:latest not found: manifest unknown' },
+  });
+});
+
+afterAll(async () => {
+  await fake.close();
+  await rm(image, { recursive: true, force: true });
+  await rm(contractImage, { recursive: true, force: true });
+});
+
+afterEach(async () => {
+  await provider?.close();
+});
+
+function makeProvider(settings: DockerProviderSettings = {}): SandboxProvider {
+  provider = createDockerProvider({ socketPath: fake.socketPath, ...settings });
+  return provider;
+}
+
+async function expectCode(promise: Promise<unknown>, code: string): Promise<WinnowerError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(WinnowerError.isInstance(error), `expected ${code}, got ${String(error)}`).toBe(true);
+  expect((error as WinnowerError).code).toBe(code);
+  return error as WinnowerError;
+}
+
+function lastBody(method: string, path: RegExp): Record<string, unknown> {
+  return fake.requests.filter((request) => request.method === method && path.test(request.path)).at(-1)?.body as Record<string, unknown>;
+}
+
+let contractProvider: SandboxProvider | undefined;
+runSandboxContract({
+  name: 'docker (fake Docker daemon)',
+  create: async () => {
+    contractProvider ??= createDockerProvider({ socketPath: fake.socketPath });
+    return { provider: contractProvider, spec: { image: CONTRACT_IMAGE } };
+  },
+});
+
+describe('docker provider: availability and settings', () => {
+  it('does no I/O until first use, then reports a missing socket clearly', async () => {
+    const missing = createDockerProvider({ socketPath: '/nonexistent/docker.sock' });
+    const error = await expectCode(missing.create({ image: IMAGE }), 'WNW_ERR_SBX_UNAVAILABLE');
+    expect(error.message).toContain('no Docker socket at /nonexistent/docker.sock');
+    expect(error.message).toContain('DOCKER_HOST');
+    expect((await missing.describe()).engine).toMatch(/^unavailable: /);
+    await missing.close();
+  });
+
+  it('takes the socket from DOCKER_HOST (unix:// only)', async () => {
+    const saved = process.env.DOCKER_HOST;
+    try {
+      process.env.DOCKER_HOST = `unix://${fake.socketPath}`;
+      provider = createDockerProvider();
+      expect((await provider.describe()).engine).toBe('Docker 24.0.7-fake (API 1.43, linux/amd64)');
+      await provider.close();
+      process.env.DOCKER_HOST = 'tcp://10.0.0.1:2375';
+      provider = createDockerProvider();
+      const error = await expectCode(provider.create({ image: IMAGE }), 'WNW_ERR_SBX_UNAVAILABLE');
+      expect(error.message).toContain('unix://');
+    } finally {
+      if (saved === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = saved;
+    }
+  });
+
+  it('a socket with no daemon behind it is WNW_ERR_SBX_UNAVAILABLE', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dead-docker-'));
+    // A daemon killed with SIGKILL leaves its socket file behind with nobody listening.
+    const listenThenDie = "require('net').createServer().listen(process.argv[1], () => process.kill(process.pid, 'SIGKILL'))";
+    spawnSync(process.execPath, ['-e', listenThenDie, join(dir, 'docker.sock')]);
+    const error = await expectCode(makeProvider({ socketPath: join(dir, 'docker.sock') }).create({ image: IMAGE }), 'WNW_ERR_SBX_UNAVAILABLE');
+    expect(error.message).toContain('ECONNREFUSED');
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('rejects bad settings naming the field', () => {
+    expect(() => createDockerProvider({ apiVersion: 'latest' })).toThrow(/sandbox\.settings\.apiVersion/);
+    expect(() => createDockerProvider({ socket: '/x' } as never)).toThrow(/sandbox\.settings\.socket/);
+  });
+
+  it('needs an image', async () => {
+    await expectCode(makeProvider().create({ repo: { path: '/tmp/x' } }), 'WNW_ERR_SBX_UNSUPPORTED');
+  });
+});
+
+describe('docker provider: containers', () => {
+  it('creates a container without network and with the spec limits, then starts it', async () => {
+    const sandbox = (await makeProvider({ user: '1000:1000' }).create({ image: IMAGE, cpu: 1.5, memoryMb: 512, maxProcesses: 64, env: { A: 'b' }, label: 'job-1' })) as DockerSandbox;
+    const create = fake.requests.filter((request) => request.path === '/containers/create').at(-1);
+    expect(create?.version).toBe('v1.43');
+    expect(create?.query.name).toMatch(/^winnower-[0-9a-f]{12}$/);
+    expect(create?.body).toMatchObject({
+      Image: IMAGE,
+      Entrypoint: ['sleep'],
+      Cmd: ['infinity'],
+      WorkingDir: '/testbed',
+      Env: ['A=b'],
+      User: '1000:1000',
+      NetworkDisabled: true,
+      Labels: { 'winnower.sandbox': 'true', 'winnower.label': 'job-1' },
+      HostConfig: { NetworkMode: 'none', Memory: 512 * 1024 * 1024, NanoCpus: 1_500_000_000, PidsLimit: 64, Init: true },
+    });
+    expect(fake.count('POST', new RegExp(`^/containers/${sandbox.id}/start$`))).toBe(1);
+    expect(sandbox.baseCommit).toMatch(/^[0-9a-f]{40}$/);
+    expect((await sandbox.exec('echo "$A"')).stdout).toBe('b\n');
+    await sandbox.writeFile('owned.txt', 'x');
+    expect(fake.requests.filter((request) => request.method === 'PUT').at(-1)?.query).toEqual({ path: '/', copyUIDGID: '1' });
+    await sandbox.close();
+  });
+
+  it('asks for a network and a lifetime when the spec says so', async () => {
+    const sandbox = await makeProvider().create({ image: IMAGE, network: true, lifetimeS: 600 });
+    expect(lastBody('POST', /^\/containers\/create$/)).toMatchObject({ NetworkDisabled: false, Cmd: ['600'], HostConfig: { NetworkMode: 'bridge' } });
+    await sandbox.close();
+  });
+
+  it('pulls a missing image, and fails clearly when it cannot', async () => {
+    const sandbox = await makeProvider().create({ image: 'registry.example/pullable:1.0' });
+    expect(fake.requests.filter((request) => request.path === '/images/create').at(-1)?.query).toEqual({ fromImage: 'registry.example/pullable:1.0' });
+    await sandbox.close();
+    const broken = await expectCode(makeProvider().create({ image: 'registry.example/broken' }), 'WNW_ERR_SBX_CREATE');
+    expect(broken.message).toContain('manifest unknown');
+    expect(fake.requests.filter((request) => request.path === '/images/create').at(-1)?.query).toEqual({ fromImage: 'registry.example/broken:latest' });
+    const unknown = await expectCode(makeProvider().create({ image: 'nobody/nothing:1' }), 'WNW_ERR_SBX_CREATE');
+    expect(unknown.message).toContain('pull access denied');
+    const noPull = await expectCode(makeProvider({ pull: false }).create({ image: 'nobody/nothing:2' }), 'WNW_ERR_SBX_CREATE');
+    expect(noPull.message).toContain('No such image');
+  });
+
+  it('removes the container with force on close, once', async () => {
+    const sandbox = await makeProvider().create({ image: IMAGE });
+    await Promise.all([sandbox.close(), sandbox.close()]);
+    await sandbox.close();
+    const deletes = fake.requests.filter((request) => request.method === 'DELETE' && request.path === `/containers/${sandbox.id}`);
+    expect(deletes).toHaveLength(1);
+    expect(deletes[0]?.query).toEqual({ force: 'true', v: 'true' });
+    expect(fake.containers.has(sandbox.id)).toBe(false);
+  });
+
+  it('provider.close() removes what is still open', async () => {
+    const p = makeProvider();
+    const [one, two] = await Promise.all([p.create({ image: IMAGE }), p.create({ image: IMAGE })]);
+    await p.close();
+    expect(fake.removed).toEqual(expect.arrayContaining([one?.id, two?.id]));
+    await expectCode(p.create({ image: IMAGE }), 'WNW_ERR_SBX_CLOSED');
+  });
+
+  it('removes the container when it cannot be started', async () => {
+    fake.inject({ method: 'POST', path: /\/start$/, fault: '500', times: 1 });
+    const error = await expectCode(makeProvider().create({ image: IMAGE }), 'WNW_ERR_SBX_UPSTREAM');
+    expect(error.details.status).toBe(500);
+    const created = fake.requests.filter((request) => request.path === '/containers/create').length;
+    expect(fake.removed.length).toBeGreaterThan(0);
+    expect(created).toBeGreaterThan(0);
+  });
+});
+
+describe('docker provider: exec and files', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await createDockerProvider({ socketPath: fake.socketPath }).create({ image: IMAGE });
+  });
+  afterAll(async () => sandbox.close());
+
+  it('creates the exec under timeout -s KILL in bash, in the workdir, with env', async () => {
+    const result = await sandbox.exec(`echo "$X it's"; echo oops >&2; exit 5`, { env: { X: 'y' }, timeoutMs: 1_500 });
+    expect(result).toMatchObject({ exitCode: 5, stdout: "y it's\n", stderr: 'oops\n', timedOut: false, truncated: false });
+    const body = lastBody('POST', /^\/containers\/[^/]+\/exec$/);
+    expect(body).toMatchObject({
+      AttachStdin: false,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+      Cmd: ['timeout', '-s', 'KILL', '1.5', 'bash', '-c', `echo "$X it's"; echo oops >&2; exit 5`],
+      Env: ['X=y'],
+      WorkingDir: '/testbed',
+    });
+    expect(lastBody('POST', /^\/exec\/[^/]+\/start$/)).toEqual({ Detach: false, Tty: false });
+  });
+
+  it('decodes interleaved, large and binary-ish output', async () => {
+    const result = await sandbox.exec("for i in 1 2 3; do echo out$i; echo err$i >&2; done; head -c 300000 /dev/zero | tr '\\0' z");
+    expect(result.stdout.startsWith('out1\nout2\nout3\n')).toBe(true);
+    expect(result.stdout.length).toBe(15 + 300_000);
+    expect(result.stderr).toBe('err1\nerr2\nerr3\n');
+  });
+
+  it('reports a timeout even when a setsid child keeps the stream open', async () => {
+    const started = Date.now();
+    const result = await sandbox.exec('echo begun; setsid sleep 20 & sleep 20', { timeoutMs: 500 });
+    expect(result).toMatchObject({ timedOut: true, exitCode: null, stdout: 'begun\n' });
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  it('keeps a command that exits 137 by itself apart from a timeout', async () => {
+    expect(await sandbox.exec('kill -9 $$')).toMatchObject({ exitCode: 137, timedOut: false });
+  });
+
+  it('writes files through a tar at / and reads them back from the archive endpoint', async () => {
+    await sandbox.writeFile('new/dir/f.bin', Uint8Array.from([0, 255, 10]));
+    const put = fake.requests.filter((request) => request.method === 'PUT').at(-1);
+    expect(put?.query).toEqual({ path: '/' });
+    expect(await readFile(join(fake.rootOf(sandbox.id), 'testbed/new/dir/f.bin'))).toEqual(Buffer.from([0, 255, 10]));
+    expect(await sandbox.readFile('/testbed/new/dir/f.bin')).toEqual(Uint8Array.from([0, 255, 10]));
+    expect(fake.requests.filter((request) => request.method === 'GET' && request.path.endsWith('/archive')).at(-1)?.query).toEqual({ path: '/testbed/new/dir/f.bin' });
+  });
+
+  it('follows a symlink when reading, and refuses a directory', async () => {
+    await symlink('docs/readme.md', join(fake.rootOf(sandbox.id), 'testbed/link.md'));
+    expect(new TextDecoder().decode(await sandbox.readFile('link.md'))).toBe('docs\n');
+    const error = await expectCode(sandbox.readFile('docs'), 'WNW_ERR_SBX_FILE');
+    expect(error.message).toContain('not a regular file');
+    await expectCode(sandbox.listFiles('a.py'), 'WNW_ERR_SBX_FILE');
+    expect((await sandbox.listFiles('.')).find((entry) => entry.name === 'link.md')?.type).toBe('symlink');
+  });
+
+  it('a missing cwd gives the engine error as output, not a crash', async () => {
+    const result = await sandbox.exec('true', { cwd: '/does/not/exist' });
+    expect(result.exitCode).toBe(126);
+    expect(result.stdout).toContain('chdir to cwd');
+  });
+
+  it('the archive the daemon sends is a real tar', async () => {
+    const response = await fetchArchive(sandbox.id, '/testbed/docs');
+    expect(readTar(response).map((entry) => entry.name)).toEqual(['docs/', 'docs/readme.md']);
+  });
+});
+
+describe('docker provider: faults', () => {
+  it('a 500 on exec create is WNW_ERR_SBX_UPSTREAM with the daemon message', async () => {
+    const sandbox = await makeProvider().create({ image: IMAGE });
+    fake.inject({ method: 'POST', path: /^\/containers\/[^/]+\/exec$/, fault: '500', times: 1 });
+    const error = await expectCode(sandbox.exec('true'), 'WNW_ERR_SBX_UPSTREAM');
+    expect(error.message).toBe('Docker Engine answered 500 to POST /containers/' + sandbox.id + '/exec: injected failure');
+    expect(error.details).toMatchObject({ status: 500, message: 'injected failure' });
+  });
+
+  it('malformed JSON is WNW_ERR_SBX_UPSTREAM', async () => {
+    fake.inject({ method: 'POST', path: /^\/containers\/create$/, fault: 'malformed', times: 1 });
+    const error = await expectCode(makeProvider().create({ image: IMAGE }), 'WNW_ERR_SBX_UPSTREAM');
+    expect(error.message).toContain('malformed');
+  });
+
+  it('a hanging daemon is WNW_ERR_SBX_TIMEOUT after the request deadline', async () => {
+    const sandbox = await makeProvider({ requestTimeoutMs: 300 }).create({ image: IMAGE });
+    fake.inject({ method: 'PUT', path: /\/archive$/, fault: 'hang', times: 1 });
+    const started = Date.now();
+    await expectCode(sandbox.writeFile('x.txt', 'x'), 'WNW_ERR_SBX_TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('a dropped exec start is an error and the exec is not created again', async () => {
+    const sandbox = await makeProvider().create({ image: IMAGE });
+    const before = fake.count('POST', new RegExp(`^/containers/${sandbox.id}/exec$`));
+    fake.inject({ method: 'POST', path: /^\/exec\/[^/]+\/start$/, fault: 'drop', times: 1 });
+    await expectCode(sandbox.exec('echo once'), 'WNW_ERR_SBX_UPSTREAM');
+    expect(fake.count('POST', new RegExp(`^/containers/${sandbox.id}/exec$`)) - before).toBe(1);
+  });
+
+  it('a container that dies mid-exec is WNW_ERR_SBX_EXEC', async () => {
+    const sandbox = await makeProvider().create({ image: IMAGE });
+    setTimeout(() => fake.killContainer(sandbox.id, { oomKilled: true }), 200);
+    const error = await expectCode(sandbox.exec('sleep 5'), 'WNW_ERR_SBX_EXEC');
+    expect(error.message).toContain('out of memory');
+    await expectCode(sandbox.exec('true'), 'WNW_ERR_SBX_EXEC');
+    await sandbox.close();
+  });
+});
+
+/** GET /containers/{id}/archive straight from the fake, to check what it serves. */
+async function fetchArchive(id: string, path: string): Promise<Buffer> {
+  const { Client } = await import('undici');
+  const client = new Client('http://docker', { socketPath: fake.socketPath });
+  try {
+    const response = await client.request({ method: 'GET', path: `/v1.43/containers/${id}/archive?path=${encodeURIComponent(path)}` });
+    return Buffer.from(await response.body.arrayBuffer());
+  } finally {
+    await client.close();
+  }
+}
