@@ -381,19 +381,22 @@ export class FakeOrchard {
     const cwd = typeof input.cwd === 'string' ? input.cwd : '/workspace';
     const env = (input.env ?? {}) as Record<string, string>;
     // Execs within one sandbox run one at a time.
-    sandbox.queue = sandbox.queue.then(() => this.#run(sandbox, job, cwd, env, timeoutS));
+    const loginShell = input.login_shell === true;
+    sandbox.queue = sandbox.queue.then(() => this.#run(sandbox, job, cwd, env, timeoutS, loginShell));
     if (input.wait !== true) return { status: 200, body: { job_id: job.job_id, status: 'queued' } };
     await waitFor(done, Math.min(this.execWaitCapMs ?? Infinity, (timeoutS + 30) * 1000));
     return { status: 200, body: jobBody(job) };
   }
 
-  async #run(sandbox: FakeSandbox, job: FakeJob, cwd: string, env: Record<string, string>, timeoutS: number): Promise<void> {
+  async #run(sandbox: FakeSandbox, job: FakeJob, cwd: string, env: Record<string, string>, timeoutS: number, loginShell: boolean): Promise<void> {
     if (job.killedBecause || job.status !== 'queued') return;
     let workdir = mapPath(sandbox.root, cwd);
     if (!(await isDirectory(workdir))) workdir = sandbox.root;
     job.status = 'running';
     job.started_at = Date.now() / 1000;
-    const child = spawn('bash', ['-c', job.command], {
+    // The agent runs `bash --login -i -c` with ~/.bashrc sourced; -i is left out here (no TTY noise to filter).
+    const args = loginShell ? ['--login', '-c', `if [ -f ~/.bashrc ]; then . ~/.bashrc; fi; ${job.command}`] : ['-c', job.command];
+    const child = spawn('bash', args, {
       cwd: workdir,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: sandbox.root, LANG: 'C.UTF-8', ...env },
       detached: true,

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -250,6 +250,23 @@ describe('orchard provider: files, diff and patches', () => {
     }
   });
 });
+
+describe('orchard provider: login shell', () => {
+  it('sends login_shell for user commands only, so ~/.bashrc runs first', async () => {
+    const sandbox = await makeProvider({ loginShell: true }).create({ image: IMAGE });
+    const home = fake.rootOf(sandbox.id);
+    await writeFile(join(home, '.bashrc'), 'export FROM_BASHRC=conda-testbed\n');
+    expect((await sandbox.exec('echo "$FROM_BASHRC"')).stdout).toBe('conda-testbed\n');
+    expect(lastExecBody(sandbox.id)).toMatchObject({ login_shell: true });
+    await sandbox.diff();
+    expect(lastExecBody(sandbox.id)).not.toHaveProperty('login_shell');
+    await sandbox.close();
+  });
+});
+
+function lastExecBody(id: string): Record<string, unknown> {
+  return fake.requests.filter((request) => request.method === 'POST' && request.path === `/sandboxes/${id}/exec`).at(-1)?.body as Record<string, unknown>;
+}
 
 describe('orchard provider: lifecycle', () => {
   it('sends heartbeats while open and stops on close', async () => {

@@ -39,6 +39,8 @@ export interface OrchardSandboxInit {
   heartbeatIntervalMs: number;
   /** Diff base; HEAD of the workdir at start when absent. */
   baseCommit?: string;
+  /** Run user commands with `login_shell` (the agent sources ~/.bashrc: conda envs of SWE-bench images). */
+  loginShell?: boolean;
   /** Called once the sandbox is deleted (the provider's bookkeeping). */
   onClosed?: () => void;
 }
@@ -53,6 +55,7 @@ export class OrchardSandbox extends BaseSandbox {
   readonly #env: Record<string, string>;
   readonly #heartbeatIntervalMs: number;
   readonly #onClosed: (() => void) | undefined;
+  readonly #loginShell: boolean;
   #baseCommit: string | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #heartbeatInFlight = false;
@@ -68,6 +71,7 @@ export class OrchardSandbox extends BaseSandbox {
     this.#heartbeatIntervalMs = init.heartbeatIntervalMs;
     this.#baseCommit = init.baseCommit;
     this.#onClosed = init.onClosed;
+    this.#loginShell = init.loginShell ?? false;
   }
 
   /** The commit `diff()` compares against. */
@@ -109,7 +113,8 @@ export class OrchardSandbox extends BaseSandbox {
       await this.#upload(posix.join(cwd, name), new TextEncoder().encode(options.stdin), options.signal);
       script = withStdinFile(command, name);
     }
-    return this.#remoteExec(script, { cwd, env, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, signal: options.signal });
+    const call = { cwd, env, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, signal: options.signal };
+    return this.#submit(script, call, this.#loginShell);
   }
 
   protected async doWriteFile(path: string, content: Uint8Array, options: CallOptions): Promise<void> {
@@ -194,8 +199,11 @@ export class OrchardSandbox extends BaseSandbox {
     }
   };
 
+  /** Our own scripts (git, listing) run in a plain `bash -c`. */
+  #remoteExec: RemoteExec = (command, options) => this.#submit(command, options, false);
+
   /** Submits the command once (`wait:true`), then polls its job until succeeded or failed. */
-  #remoteExec: RemoteExec = async (command, options) => {
+  async #submit(command: string, options: ExecCall, loginShell: boolean): Promise<ExecResult> {
     const client = this.#client;
     const started = performance.now();
     const timeoutSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
@@ -210,7 +218,7 @@ export class OrchardSandbox extends BaseSandbox {
       submitted = await client.call({
         method: 'POST',
         path: `/sandboxes/${encodeURIComponent(this.id)}/exec`,
-        body: { command, timeout_seconds: timeoutSeconds, cwd: options.cwd, env: options.env, wait: true },
+        body: { command, timeout_seconds: timeoutSeconds, cwd: options.cwd, env: options.env, wait: true, ...(loginShell ? { login_shell: true } : {}) },
         schema: OrchardJob,
         // Never re-POST an exec: after a network error it may already be running.
         retry: 'none',
@@ -280,7 +288,7 @@ export class OrchardSandbox extends BaseSandbox {
       truncated: stdout.truncated || stderr.truncated,
       durationMs: Math.round(performance.now() - started),
     };
-  };
+  }
 
   async #sendHeartbeat(): Promise<void> {
     if (this.closed || this.#heartbeatInFlight) return;

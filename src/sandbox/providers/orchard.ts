@@ -33,6 +33,8 @@ export interface OrchardProviderSettings {
   requestTimeoutMs?: number;
   /** Extra attempts after a connection error or a 503 on create (default 4). */
   retries?: number;
+  /** Run commands with `login_shell`, so ~/.bashrc runs first (the conda env of SWE-bench images); default false. */
+  loginShell?: boolean;
   /** undici dispatcher to send requests through (default: one keep-alive Agent per provider). */
   dispatcher?: Dispatcher;
 }
@@ -49,6 +51,7 @@ const SettingsSchema = z.strictObject({
   heartbeatIntervalMs: z.number().int().nonnegative().optional(),
   requestTimeoutMs: z.number().int().positive().optional(),
   retries: z.number().int().nonnegative().optional(),
+  loginShell: z.boolean().optional(),
   dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null && 'dispatch' in value).optional(),
 });
 
@@ -82,6 +85,7 @@ class OrchardProvider implements SandboxProvider {
       heartbeatIntervalMs: settings.heartbeatIntervalMs ?? 60_000,
       requestTimeoutMs: settings.requestTimeoutMs ?? 30_000,
       retries: settings.retries ?? 4,
+      loginShell: settings.loginShell ?? false,
       ...(apiKey ? { apiKey } : {}),
       ...(settings.dispatcher ? { dispatcher: settings.dispatcher } : {}),
     };
@@ -116,6 +120,7 @@ class OrchardProvider implements SandboxProvider {
       limits: 'cpu and memory per pod from the spec',
       createTimeoutS: this.#settings.createTimeoutS,
       heartbeatIntervalMs: this.#settings.heartbeatIntervalMs,
+      loginShell: this.#settings.loginShell,
       health,
     };
   }
@@ -145,6 +150,7 @@ class OrchardProvider implements SandboxProvider {
         workdir: spec.workdir ?? this.#settings.workdir,
         env: spec.env ?? {},
         heartbeatIntervalMs: this.#settings.heartbeatIntervalMs,
+        loginShell: this.#settings.loginShell,
         ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
         onClosed: () => this.#open.delete(created),
       });
