@@ -174,17 +174,19 @@ describe.skipIf(bwrapMissing)('local sandbox isolation', () => {
   });
 
   it('leaves no process, mount, folder or cgroup behind after 100 create/exec/close cycles', { timeout: 60_000 }, async () => {
-    const sandboxUidProcesses = (): number[] =>
+    // Other test files may run sandboxes meanwhile: count only this provider's processes (its
+    // paths appear in every launcher's and holder's command line) and this test's commands.
+    const ours = (): number[] =>
       hostCommandLines()
-        .filter((entry) => entry.uid === 65534 || entry.cmdline.includes(rootDir))
+        .filter((entry) => entry.pid !== process.pid && (entry.cmdline.includes(rootDir) || entry.cmdline.includes('wnw-cycle') || entry.cmdline.includes('sleep 61.789')))
         .map((entry) => entry.pid);
-    const before = new Set(sandboxUidProcesses());
+    const before = new Set(ours());
     const overlayMounts = mountsMentioning('overlay').length;
     const cycle = async (index: number): Promise<void> => {
       const sandbox = await provider.create(spec);
       try {
-        const result = await sandbox.exec(`echo cycle ${index} > cycle.txt; sleep 60 & cat cycle.txt`);
-        expect(result.stdout).toBe(`cycle ${index}\n`);
+        const result = await sandbox.exec(`echo wnw-cycle ${index} > cycle.txt; sleep 61.789 & cat cycle.txt`);
+        expect(result.stdout).toBe(`wnw-cycle ${index}\n`);
       } finally {
         await sandbox.close();
       }
@@ -194,7 +196,7 @@ describe.skipIf(bwrapMissing)('local sandbox isolation', () => {
     });
     await Promise.all(workers);
     const leftovers = await eventually(
-      () => sandboxUidProcesses().filter((pid) => !before.has(pid)),
+      () => ours().filter((pid) => !before.has(pid)),
       (left) => left.length === 0,
     );
     expect(leftovers).toEqual([]);
