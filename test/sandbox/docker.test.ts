@@ -220,7 +220,7 @@ describe('docker provider: exec and files', () => {
 
   it('reports a timeout even when a setsid child keeps the stream open', async () => {
     const started = Date.now();
-    const result = await sandbox.exec('echo begun; setsid sleep 20 & sleep 20', { timeoutMs: 500 });
+    const result = await sandbox.exec('echo begun; setsid sleep 4 & sleep 20', { timeoutMs: 500 });
     expect(result).toMatchObject({ timedOut: true, exitCode: null, stdout: 'begun\n' });
     expect(Date.now() - started).toBeLessThan(4_000);
   });
