@@ -305,6 +305,7 @@ export class FakeOrchard {
   }
 
   async #boot(sandbox: FakeSandbox): Promise<void> {
+    if (this.sandboxes.get(sandbox.id) !== sandbox) return; // deleted before it booted
     const template = this.#options.images[sandbox.image];
     if (template === undefined) {
       sandbox.status = 'failed';
