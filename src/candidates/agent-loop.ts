@@ -111,9 +111,13 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
     if (caught instanceof StopRun) {
       exit = caught.exit;
       exitRaw = caught.detail;
+    } else if (deadline.aborted && !signal?.aborted) {
+      // The time limit cut a policy call or a command short: a stop condition, not a failure.
+      exit = 'timeout';
+      exitRaw = `time limit of ${limits.time_limit_s} s reached`;
     } else {
       error = toWinnowerError(caught);
-      exit = signal?.aborted ? 'cancelled' : deadline.aborted ? 'timeout' : 'error';
+      exit = signal?.aborted ? 'cancelled' : 'error';
       exitRaw = error.message;
     }
   }

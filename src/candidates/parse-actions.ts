@@ -9,7 +9,9 @@ export interface Action {
 
 export type ParsedActions = { ok: true; actions: Action[] } | { ok: false; problem: string };
 
-const FENCE = /```(?:bash|sh|shell)?[ \t]*\n([\s\S]*?)\n?```/g;
+/** Every fenced block, opening fence with its info string to its closing fence (so a closing fence is never read as an opening one). */
+const FENCE = /```([^\n`]*)\n([\s\S]*?)\n?```/g;
+const SHELL_INFO = new Set(['', 'bash', 'sh', 'shell']);
 
 export function parseActions(message: ChatMessage, mode: 'tools' | 'text'): ParsedActions {
   if (mode === 'tools') {
@@ -29,7 +31,10 @@ export function parseActions(message: ChatMessage, mode: 'tools' | 'text'): Pars
     }
     return { ok: true, actions };
   }
-  const blocks = [...message.content.matchAll(FENCE)].map((match) => match[1]!.trim()).filter((block) => block !== '');
+  const blocks = [...message.content.matchAll(FENCE)]
+    .filter((match) => SHELL_INFO.has(match[1]!.trim()))
+    .map((match) => match[2]!.trim())
+    .filter((block) => block !== '');
   if (blocks.length !== 1) return { ok: false, problem: blocks.length === 0 ? 'no bash code block' : `${blocks.length} bash code blocks instead of one` };
   return { ok: true, actions: [{ command: blocks[0]! }] };
 }
