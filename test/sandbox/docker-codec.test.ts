@@ -106,3 +106,21 @@ describe('docker tar codec', () => {
     expect(() => readTar(damaged)).toThrow(/checksum/);
   });
 });
+
+describe('docker response schemas', () => {
+  const fixture = (name: string): unknown => JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/docker', `${name}.json`), 'utf8'));
+
+  it('parses the documented shapes', async () => {
+    const types = await import('../../src/sandbox/providers/docker-api-types.js');
+    expect(types.DockerCreateResponse.parse(fixture('container-create')).Id).toHaveLength(64);
+    expect(types.DockerExecInspect.parse(fixture('exec-inspect-exited'))).toMatchObject({ Running: false, ExitCode: 2 });
+    expect(types.DockerExecInspect.parse(fixture('exec-inspect-running'))).toMatchObject({ Running: true, ExitCode: null });
+    expect(types.DockerContainerInspect.parse(fixture('container-inspect-oom')).State).toMatchObject({ Running: false, OOMKilled: true });
+    expect(types.DockerErrorBody.parse(fixture('error-no-such-image')).message).toContain('No such image');
+    expect(types.DockerVersion.parse(fixture('version'))).toMatchObject({ Version: '24.0.7', ApiVersion: '1.43' });
+    const stat = types.DockerPathStat.parse(fixture('path-stat-dir'));
+    expect(types.hasModeBit(stat.mode, types.GO_MODE_DIR)).toBe(true);
+    expect(types.hasModeBit(stat.mode, types.GO_MODE_SYMLINK)).toBe(false);
+    expect(stat.mode % 0o1000).toBe(0o755);
+  });
+});
