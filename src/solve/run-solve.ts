@@ -120,8 +120,15 @@ export async function runSolve(
     });
   };
 
+  const skip = (slot: Slot): void => {
+    slot.status = hooks.signal.aborted ? 'cancelled' : 'skipped';
+    save(slot);
+    hooks.emit({ type: 'rollout-skip', index: slot.index, reason: stoppedEarly ? `stop rule: ${stoppedEarly}` : 'job cancelled' });
+  };
+
   const rollout = async (slot: Slot, wave: number): Promise<void> => {
-    if (signal.aborted) return;
+    // A rollout still queued (concurrency below the wave size) when the stop rule fires is skipped, not left pending.
+    if (signal.aborted) return skip(slot);
     slot.status = 'running';
     save(slot);
     progress();
@@ -205,11 +212,7 @@ export async function runSolve(
     const members = slots.slice(next, next + size);
     next += size;
     if (signal.aborted) {
-      for (const slot of members) {
-        slot.status = hooks.signal.aborted ? 'cancelled' : 'skipped';
-        save(slot);
-        hooks.emit({ type: 'rollout-skip', index: slot.index, reason: stoppedEarly ? `stop rule: ${stoppedEarly}` : 'job cancelled' });
-      }
+      members.forEach(skip);
       continue;
     }
     const limit = pLimit(request.concurrency ?? size);
