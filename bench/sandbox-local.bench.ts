@@ -3,7 +3,7 @@
  * a plain child_process.spawn baseline measured in the same run, and N parallel sandboxes
  * (create + 5 execs + diff + close) for N = 1, 8, 32, over a synthetic repository.
  *
- *   npx tsx bench/sandbox-local.bench.ts [--files 2000] [--execs 200] [--creates 20] [--parallel 1,8,32]
+ *   npx tsx bench/sandbox-local.bench.ts [--files 5000] [--execs 200] [--creates 20] [--parallel 1,8,32]
  *
  * Prints a markdown report and writes it to bench/results/sandbox-local.md.
  */
@@ -19,7 +19,7 @@ import type { SandboxSpec } from '../src/sandbox/types.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
-    files: { type: 'string', default: '2000' },
+    files: { type: 'string', default: '5000' },
     execs: { type: 'string', default: '200' },
     creates: { type: 'string', default: '20' },
     parallel: { type: 'string', default: '1,8,32' },

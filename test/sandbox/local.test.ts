@@ -8,7 +8,7 @@ import { patchError } from '../../src/sandbox/providers/local-sandbox.js';
 import { createSandboxProvider } from '../../src/sandbox/registry.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { runSandboxContract } from './contract.js';
-import { bwrapMissing, makeTestRepo, tempDir } from './local-helpers.js';
+import { bwrapMissing, hostCommandLines, makeTestRepo, tempDir } from './local-helpers.js';
 
 const quiet: LocalProviderSettings['logger'] = { info: () => undefined, warn: () => undefined };
 const repo = tempDir('wnw-local-repo-');
@@ -112,6 +112,18 @@ describe.skipIf(bwrapMissing)('local provider', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     await sandbox.close();
     expect(await running).toBe('WNW_ERR_SBX_CLOSED');
+  });
+
+  it('fails execs with WNW_ERR_SBX_EXEC once its workspace holder has died, and still closes', async () => {
+    const sandbox = await provider.create({ repo: { path: repo.dir, base_commit: base } });
+    const holder = hostCommandLines().find((entry) => entry.cmdline.includes(`${sandbox.id}/merged`) && entry.cmdline.includes('holder'));
+    expect(holder).toBeDefined();
+    process.kill(holder!.pid, 'SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const error = await sandbox.exec('true').catch((caught: unknown) => caught);
+    expect(WinnowerError.isInstance(error) && error.code).toBe('WNW_ERR_SBX_EXEC');
+    expect((error as Error).message).toContain('holder');
+    await sandbox.close();
   });
 
   it('describes its isolation and limits', async () => {
