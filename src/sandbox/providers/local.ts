@@ -179,7 +179,10 @@ class LocalProvider implements SandboxProvider {
   }
 
   async #start(): Promise<Ready> {
-    const host = await detectLocalHost(this.#settings);
+    const host = await detectLocalHost(this.#settings).catch((error: unknown) => {
+      if (WinnowerError.isInstance(error)) throw error;
+      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `the local sandbox provider could not start: ${(error as Error).message}`, { cause: error });
+    });
     const snapshots = new SnapshotStore({
       rootDir: host.rootDir,
       owner: host.owner,
