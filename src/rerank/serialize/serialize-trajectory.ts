@@ -112,7 +112,7 @@ function resolveSettings(defaults: TemplateSettings, overrides: Partial<Template
   const parsed = TemplateSettings.partial().safeParse(overrides);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const field = `settings.${issue.path.join('.')}`;
+    const field = ['settings', ...issue.path].join('.');
     throw wnwError('WNW_ERR_CFG_INVALID', `${field}: ${issue.message}`, { details: { field } });
   }
   return { ...defaults, ...parsed.data };

@@ -213,6 +213,7 @@ describe('serializeTrajectory with the Qwen3 tokenizer', () => {
     expect(await codeOf(serialize(long, 0))).toBe('WNW_ERR_CFG_INVALID');
     expect(await codeOf(serialize(long, 10))).toBe('WNW_ERR_CFG_INVALID');
     expect(await codeOf(serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 1000, settings: { keep_first_steps: -1 } }))).toBe('WNW_ERR_CFG_INVALID');
+    expect(await codeOf(serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 1000, settings: { head_chars: 5 } as never }))).toBe('WNW_ERR_CFG_INVALID');
     expect(await codeOf(serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 1000, signal: AbortSignal.abort() }))).toBe('WNW_ERR_OP_ABORTED');
   });
 });
