@@ -1,0 +1,264 @@
+/**
+ * `winnower rerank` as a user runs it: the real CLI in a child process (real exit codes, stderr
+ * not a TTY) over the labelled devstral fixture, scored by the bundled ONNX model.
+ */
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const FIXTURE = join(ROOT, 'test/fixtures/devstral');
+const CANDIDATES = join(FIXTURE, 'candidates.jsonl');
+const TASKS = join(FIXTURE, 'tasks.jsonl');
+const TSX = join(ROOT, 'node_modules/.bin/tsx');
+
+interface FixtureRow {
+  instance_id: string;
+  model_name_or_path: string;
+  model_patch: string;
+  resolved: boolean;
+}
+
+interface ScoreLine {
+  instance_id: string;
+  trajectory_id: string;
+  source: string;
+  chosen: boolean;
+  resolved: boolean | null;
+  score: { value: number; raw: number; backend: string; model: string; template: string; truncated: boolean; input_tokens: number; cut: Record<string, unknown> } | null;
+  error: unknown;
+}
+
+const fixtureRows: FixtureRow[] = readFileSync(CANDIDATES, 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => JSON.parse(line) as FixtureRow);
+const instanceIds = [...new Set(fixtureRows.map((row) => row.instance_id))].sort();
+
+function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(TSX, ['src/cli/main.ts', 'rerank', ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 120_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const readLines = <T>(file: string): T[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as T);
+
+const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
+
+/** mean@1, pass@N, selected@1 and headroom closed, computed here from labels and the chosen ids. */
+function expectedMetrics(lines: Array<{ instance_id: string; chosen: boolean; resolved: boolean }>) {
+  const byInstance = new Map<string, Array<{ chosen: boolean; resolved: boolean }>>();
+  for (const line of lines) byInstance.set(line.instance_id, [...(byInstance.get(line.instance_id) ?? []), line]);
+  const groups = [...byInstance.values()];
+  const mean = groups.reduce((sum, group) => sum + group.filter((c) => c.resolved).length / group.length, 0) / groups.length;
+  const pass = groups.filter((group) => group.some((c) => c.resolved)).length / groups.length;
+  const selected = groups.filter((group) => group.some((c) => c.chosen && c.resolved)).length / groups.length;
+  const headroom = pass === mean ? null : (selected - mean) / (pass - mean);
+  return { instances: groups.length, candidates: lines.length, resolved: lines.filter((l) => l.resolved).length, mean, pass, selected, headroom };
+}
+
+/** The cells of the Markdown results row whose first cell is `scope`. */
+function markdownRow(markdown: string, scope: string): string[] {
+  const line = markdown.split('\n').find((row) => row.startsWith(`| ${scope} |`));
+  expect(line, `no results row for ${scope}`).toBeDefined();
+  return line!.split('|').slice(2, -1).map((cell) => cell.trim());
+}
+
+describe('winnower rerank (CLI, ONNX model, devstral fixture)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wnw-cli-rerank-'));
+  const first = join(dir, 'first');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes one prediction per instance, a score line per candidate and the report', async () => {
+    const out = join(first, 'predictions.jsonl');
+    const report = join(first, 'report.md');
+    const { code, stdout, stderr } = await runCli(['--candidates', CANDIDATES, '--tasks', TASKS, '--out', out, '--report', report]);
+    expect(code, stderr).toBe(0);
+
+    const predictions = readLines<Record<string, unknown>>(out);
+    expect(predictions.map((row) => row.instance_id).sort()).toEqual(instanceIds);
+    for (const row of predictions) {
+      expect(Object.keys(row).sort()).toEqual(['instance_id', 'model_name_or_path', 'model_patch']);
+      expect(row.model_name_or_path).toBe('winnower-value');
+      expect(typeof row.model_patch).toBe('string');
+    }
+
+    const scoresFile = join(first, 'predictions.scores.jsonl');
+    const scores = readLines<ScoreLine>(scoresFile);
+    expect(scores).toHaveLength(fixtureRows.length);
+    expect(new Set(scores.map((line) => line.trajectory_id)).size).toBe(fixtureRows.length);
+    for (const line of scores) {
+      const source = fixtureRows.find((row) => row.instance_id === line.instance_id && row.model_name_or_path === line.source);
+      expect(source, line.trajectory_id).toBeDefined();
+      expect(line.trajectory_id).toBe(`${source!.model_name_or_path}/${source!.instance_id}`);
+      expect(line.resolved).toBe(source!.resolved);
+      expect(line.error).toBeNull();
+      expect(line.score).toMatchObject({ backend: 'onnx', model: 'tiny-value', template: 'patch-v1' });
+      expect(line.score!.value).toBeGreaterThan(0);
+      expect(line.score!.value).toBeLessThan(1);
+      expect(line.score!.input_tokens).toBeGreaterThan(0);
+      // What was cut: patch-only inputs have no steps to drop; `truncated` means fewer tokens than before.
+      expect(line.score!.cut).toMatchObject({ steps_dropped: 0, patch: false });
+      expect(line.score!.truncated).toBe((line.score!.cut.tokens_before as number) > line.score!.input_tokens);
+    }
+    for (const id of instanceIds) {
+      const own = scores.filter((line) => line.instance_id === id);
+      const chosen = own.filter((line) => line.chosen);
+      expect(chosen, id).toHaveLength(1);
+      // Strategy `value`: the chosen candidate has the highest value, and its patch is the prediction.
+      expect(chosen[0]!.score!.value).toBe(Math.max(...own.map((line) => line.score!.value)));
+      const patch = fixtureRows.find((row) => `${row.model_name_or_path}/${row.instance_id}` === chosen[0]!.trajectory_id)!.model_patch;
+      expect(predictions.find((row) => row.instance_id === id)!.model_patch).toBe(patch);
+    }
+
+    const markdown = readFileSync(report, 'utf8');
+    const html = readFileSync(join(first, 'report.html'), 'utf8');
+    const expected = expectedMetrics(scores as Array<ScoreLine & { resolved: boolean }>);
+    expect(expected).toMatchObject({ instances: 12, candidates: 13, resolved: 6 });
+    expect(markdownRow(markdown, '**all**').slice(0, 7)).toEqual(['12', '13', '6', percent(expected.mean), percent(expected.pass), percent(expected.selected), '—']);
+    expect(markdown).toContain('## Selections (12)');
+    const cut = scores.filter((line) => line.score!.truncated).length;
+    expect(markdown).toContain(`${cut} of 13 scorer inputs (${percent(cut / 13)}) were cut to fit the token budget`);
+    expect(html).toMatch(new RegExp(`<tr class="all"><td>all</td><td class="num">12</td><td class="num">13</td><td class="num">6</td><td class="num">${percent(expected.mean)}</td><td class="num">${percent(expected.pass)}</td><td class="num">${percent(expected.selected)}</td>`));
+
+    expect(stdout).toContain(`12 instances (0 resumed), 13 candidates → ${out}`);
+    expect(stdout).toContain(`report: ${report}, ${join(first, 'report.html')}`);
+    expect(stdout).toMatch(/^overall\s+12\s+13\s+50\.0%\s+50\.0%\s+50\.0%/m);
+    // stderr is a pipe: plain log lines, no progress bar.
+    expect(stderr).toContain('rerank: 12/12 instances scored');
+    expect(stderr).not.toMatch(/[\r\u001b]|░|█/);
+  }, 120_000);
+
+  it('resumes: a rerun with the same --out redoes only the instance whose prediction is missing', async () => {
+    const resume = join(dir, 'resume');
+    const out = join(resume, 'predictions.jsonl');
+    const scoresFile = join(resume, 'predictions.scores.jsonl');
+    // Start from the first run's outputs, minus the last prediction (a crash just before it was written).
+    mkdirSync(resume, { recursive: true });
+    copyFileSync(join(first, 'predictions.scores.jsonl'), scoresFile);
+    const before = readFileSync(join(first, 'predictions.jsonl'), 'utf8').split('\n').filter(Boolean);
+    expect(before).toHaveLength(12);
+    const dropped = (JSON.parse(before.at(-1)!) as { instance_id: string }).instance_id;
+    writeFileSync(out, `${before.slice(0, -1).join('\n')}\n`);
+    const scoresBefore = readLines<ScoreLine>(scoresFile);
+
+    const { code, stdout, stderr } = await runCli(['--candidates', CANDIDATES, '--tasks', TASKS, '--out', out, '--report', join(resume, 'report.md')]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain('12 instances (11 resumed), 13 candidates');
+    expect(stderr).toContain('rerank: 1/1 instances scored');
+    expect(stderr).not.toContain('/12 instances scored');
+
+    const after = readFileSync(out, 'utf8').split('\n').filter(Boolean);
+    expect(after).toHaveLength(12);
+    expect(after.slice(0, 11)).toEqual(before.slice(0, 11));
+    expect(JSON.parse(after[11]!)).toEqual(JSON.parse(before[11]!));
+    expect((JSON.parse(after[11]!) as { instance_id: string }).instance_id).toBe(dropped);
+
+    // The other instances' score lines are kept as they were; the redone instance's are written once.
+    const scoresAfter = readLines<ScoreLine>(scoresFile);
+    expect(scoresAfter).toHaveLength(13);
+    const kept = (lines: ScoreLine[]) => lines.filter((line) => line.instance_id !== dropped).map((line) => JSON.stringify(line)).sort();
+    expect(kept(scoresAfter)).toEqual(kept(scoresBefore));
+    const redone = scoresAfter.filter((line) => line.instance_id === dropped);
+    expect(redone.map((line) => line.trajectory_id).sort()).toEqual(scoresBefore.filter((line) => line.instance_id === dropped).map((line) => line.trajectory_id).sort());
+    expect(readFileSync(join(resume, 'report.md'), 'utf8')).toContain('resumed: 11 instance(s) taken from the previous run');
+  }, 120_000);
+
+  // KNOWN BUG (src/rerank/rerank-batch.ts, outside this suite's remit): a crash mid-write leaves a
+  // torn last line in --out; the resume drops it from `done` but never rewrites --out, so the redone
+  // prediction is appended onto the torn line and the predictions file stays invalid. `it.fails`
+  // keeps this visible; turn it into `it` once rerank-batch rewrites --out with the complete rows.
+  it.fails('resumes after a crash mid-write with a valid predictions file (fails today: torn line kept)', async () => {
+    const torn = join(dir, 'torn');
+    mkdirSync(torn, { recursive: true });
+    const out = join(torn, 'predictions.jsonl');
+    copyFileSync(join(first, 'predictions.scores.jsonl'), join(torn, 'predictions.scores.jsonl'));
+    const before = readFileSync(join(first, 'predictions.jsonl'), 'utf8').split('\n').filter(Boolean);
+    writeFileSync(out, `${before.slice(0, -1).join('\n')}\n${before.at(-1)!.slice(0, 40)}`);
+    const { code } = await runCli(['--candidates', CANDIDATES, '--tasks', TASKS, '--out', out]);
+    expect(code).toBe(0);
+    const lines = readFileSync(out, 'utf8').split('\n').filter(Boolean);
+    expect(lines).toHaveLength(12);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+  }, 120_000);
+
+  it('reports metrics that match labels and choices over two runs per instance', async () => {
+    const multi = join(dir, 'multi');
+    mkdirSync(multi, { recursive: true });
+    // Run B: per instance, another instance's patch, resolved exactly where run A is not.
+    const firstRows = instanceIds.map((id) => fixtureRows.find((row) => row.instance_id === id)!);
+    const runB = firstRows.map((row, index) => ({
+      instance_id: row.instance_id,
+      model_name_or_path: 'run-b',
+      model_patch: firstRows[(index + 1) % firstRows.length]!.model_patch,
+      resolved: !fixtureRows.some((other) => other.instance_id === row.instance_id && other.resolved),
+    }));
+    const runBFile = join(multi, 'run-b.jsonl');
+    writeFileSync(runBFile, runB.map((row) => JSON.stringify(row)).join('\n') + '\n');
+    const out = join(multi, 'predictions.jsonl');
+    const report = join(multi, 'report.md');
+    const { code, stdout, stderr } = await runCli(['--candidates', CANDIDATES, '--candidates', runBFile, '--source-from', 'record', '--tasks', TASKS, '--out', out, '--report', report]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain('12 instances (0 resumed), 25 candidates');
+
+    const scores = readLines<ScoreLine>(join(multi, 'predictions.scores.jsonl'));
+    expect(scores).toHaveLength(25);
+    // Labels as we wrote them, not as the tool read them.
+    const label = (line: ScoreLine) =>
+      line.source === 'run-b' ? runB.find((row) => row.instance_id === line.instance_id)!.resolved : fixtureRows.find((row) => row.instance_id === line.instance_id && row.model_name_or_path === line.source)!.resolved;
+    for (const line of scores) expect(line.resolved).toBe(label(line));
+    const labelled = scores.map((line) => ({ instance_id: line.instance_id, chosen: line.chosen, resolved: label(line) }));
+    const expected = expectedMetrics(labelled);
+    expect(expected.pass).toBe(1);
+    expect(expected.mean).toBeCloseTo((11 * 0.5 + 1 / 3) / 12, 10);
+
+    const cells = markdownRow(readFileSync(report, 'utf8'), '**all**');
+    expect(cells.slice(0, 7)).toEqual(['12', '25', String(expected.resolved), percent(expected.mean), percent(expected.pass), percent(expected.selected), expected.headroom === null ? '—' : percent(expected.headroom)]);
+    expect(stdout).toMatch(new RegExp(`^overall\\s+12\\s+25\\s+${percent(expected.mean)}\\s+${percent(expected.pass)}\\s+${percent(expected.selected)}`, 'm'));
+
+    // Per repository too: django has two instances.
+    const django = expectedMetrics(labelled.filter((line) => line.instance_id.startsWith('django__')));
+    expect(markdownRow(readFileSync(report, 'utf8'), 'django/django').slice(0, 6)).toEqual(['2', '4', String(django.resolved), percent(django.mean), percent(django.pass), percent(django.selected)]);
+  }, 120_000);
+
+  it('stops at a malformed line, naming file:line and the field, and writes nothing', async () => {
+    const bad = join(dir, 'bad');
+    mkdirSync(bad, { recursive: true });
+    const file = join(bad, 'candidates.jsonl');
+    const lines = readFileSync(CANDIDATES, 'utf8').split('\n').filter(Boolean);
+    writeFileSync(file, [lines[2], lines[3], '{"instance_id": "x__y-1", "model_name_or_path": "m", "model_patch": 5, "resolved": false}', '{not json', lines[4]].join('\n') + '\n');
+    const out = join(bad, 'predictions.jsonl');
+    const failed = await runCli(['--candidates', file, '--out', out]);
+    expect(failed.code).not.toBe(0);
+    expect(failed.stderr).toContain(`WNW_ERR_INPUT_INVALID: ${file}:3: model_patch:`);
+    expect(failed.stderr).toContain('(field: model_patch)');
+    expect(existsSync(out)).toBe(false);
+
+    const skipped = await runCli(['--candidates', file, '--out', out, '--skip-invalid']);
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect(skipped.stderr).toContain(`skipped: ${file}:3: model_patch:`);
+    expect(skipped.stderr).toContain(`skipped: ${file}:4: (json): not JSON`);
+    expect(skipped.stdout).toContain('3 instances (0 resumed), 3 candidates');
+    const ids = readLines<{ instance_id: string }>(out).map((row) => row.instance_id);
+    expect(ids.sort()).toEqual([2, 3, 4].map((index) => (JSON.parse(lines[index]!) as FixtureRow).instance_id).sort());
+  }, 120_000);
+
+  it('exits non-zero with a clear message for a missing file', async () => {
+    const missing = join(dir, 'no-such-file.jsonl');
+    const { code, stdout, stderr } = await runCli(['--candidates', missing, '--out', join(dir, 'missing', 'predictions.jsonl')]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(new RegExp(`^winnower: WNW_ERR_INPUT_NOT_FOUND: ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'));
+    expect(stderr).not.toContain('    at ');
+    expect(stdout).toBe('');
+    expect(existsSync(join(dir, 'missing'))).toBe(false);
+  }, 120_000);
+});
