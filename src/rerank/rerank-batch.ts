@@ -122,7 +122,8 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   }
 
   // Resume: instances already in --out are kept, with their score lines, and not scored again.
-  const done = new Set(readJsonl<{ instance_id: string }>(options.out).map((row) => row.instance_id));
+  const kept = readJsonl<{ instance_id: string }>(options.out).filter((row) => byInstance.has(row.instance_id));
+  const done = new Set(kept.map((row) => row.instance_id));
   const previous = readJsonl<ScoreLine>(options.scores).filter((line) => done.has(line.instance_id));
   await mkdir(dirname(options.out), { recursive: true });
   await mkdir(dirname(options.scores), { recursive: true });
@@ -130,8 +131,10 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     await writeFile(options.out, '');
     await writeFile(options.scores, '');
   } else {
-    // Keep only complete instances so the files agree with each other.
-    await writeFile(options.scores, previous.map((line) => JSON.stringify(line)).join('\n') + (previous.length ? '\n' : ''));
+    // Rewrite both from their complete rows: a line cut by a crash must not stay glued to the next one.
+    const lines = (rows: unknown[]) => rows.map((row) => JSON.stringify(row)).join('\n') + (rows.length ? '\n' : '');
+    await writeFile(options.out, lines(kept));
+    await writeFile(options.scores, lines(previous));
   }
 
   const selections: Selection[] = [];
@@ -212,7 +215,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
           strategy: options.strategy,
           scorer: options.scorer.backend,
           model: options.scorer.model,
-          template: options.template ?? DEFAULT_TEMPLATE,
+          template: [...new Set(scores.map((score) => score.template))].join(', ') || (options.template ?? DEFAULT_TEMPLATE),
           files: [...options.candidates, ...(options.tasks ?? []), ...(options.labels ?? [])],
           timings,
           notes: [

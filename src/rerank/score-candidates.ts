@@ -4,16 +4,15 @@
  * scorer call for all. A candidate whose serialization or scoring fails gets no Score and an
  * error instead; the others are still scored.
  */
-import { createHash } from 'node:crypto';
 import { toWinnowerError, type WinnowerError } from '../errors.js';
 import type { Score, Task, Trajectory } from '../types/index.js';
 import type { Scorer, ScoreInput } from './scorers/types.js';
-import { serializeTrajectory } from './serialize/serialize-trajectory.js';
-import type { Serialized } from './serialize/types.js';
+import { scoreKey, serializeTrajectory } from './serialize/index.js';
 
 export interface ScoreCandidatesOptions {
-  /** Template for candidates with messages (patch-only candidates use `patchTemplate`). */
+  /** Template when any candidate of the instance has messages. */
   template?: string;
+  /** Template when none has (patch-only candidates, e.g. SWE-bench prediction files). */
   patchTemplate?: string;
   /** Token budget; defaults to the scorer's limit. */
   budgetTokens?: number;
@@ -29,11 +28,6 @@ export interface CandidateScore {
 export const DEFAULT_TEMPLATE = 'judge-v1';
 export const DEFAULT_PATCH_TEMPLATE = 'patch-v1';
 
-/** Content hash of what the model sees; identical inputs share one cache entry. */
-export function inputKey(model: string, serialized: Serialized): string {
-  return createHash('sha256').update(model).update('\0').update(serialized.template).update('\0').update(serialized.text).digest('hex');
-}
-
 export async function scoreCandidates(
   scorer: Scorer,
   task: Task,
@@ -41,10 +35,13 @@ export async function scoreCandidates(
   options: ScoreCandidatesOptions = {},
 ): Promise<CandidateScore[]> {
   const budgetTokens = Math.min(options.budgetTokens ?? scorer.maxInputTokens, scorer.maxInputTokens);
+  // One template for the whole instance, so every candidate shares the same prefix.
+  const template = trajectories.some((trajectory) => trajectory.messages.length > 0)
+    ? (options.template ?? DEFAULT_TEMPLATE)
+    : (options.patchTemplate ?? options.template ?? DEFAULT_PATCH_TEMPLATE);
   const serialized = await Promise.all(
     trajectories.map(async (trajectory) => {
       try {
-        const template = trajectory.messages.length > 0 ? (options.template ?? DEFAULT_TEMPLATE) : (options.patchTemplate ?? DEFAULT_PATCH_TEMPLATE);
         return await serializeTrajectory(task, trajectory, { template, budgetTokens, tokenizer: scorer.tokenizer });
       } catch (error) {
         return toWinnowerError(error, 'WNW_ERR_SCORE_TEMPLATE');
@@ -52,7 +49,7 @@ export async function scoreCandidates(
     }),
   );
   const ready = serialized.flatMap((item, index) => ('text' in item ? [{ index, item }] : []));
-  const inputs: ScoreInput[] = ready.map(({ item }) => ({ key: inputKey(scorer.model, item), text: item.text, inputIds: item.inputIds }));
+  const inputs: ScoreInput[] = ready.map(({ item }) => ({ key: scoreKey(scorer.model, item), text: item.text, inputIds: item.inputIds }));
 
   let outputs: Awaited<ReturnType<Scorer['score']>> | undefined;
   let scoreError: WinnowerError | undefined;

@@ -173,11 +173,8 @@ describe('winnower rerank (CLI, ONNX model, devstral fixture)', () => {
     expect(readFileSync(join(resume, 'report.md'), 'utf8')).toContain('resumed: 11 instance(s) taken from the previous run');
   }, 120_000);
 
-  // KNOWN BUG (src/rerank/rerank-batch.ts, outside this suite's remit): a crash mid-write leaves a
-  // torn last line in --out; the resume drops it from `done` but never rewrites --out, so the redone
-  // prediction is appended onto the torn line and the predictions file stays invalid. `it.fails`
-  // keeps this visible; turn it into `it` once rerank-batch rewrites --out with the complete rows.
-  it.fails('resumes after a crash mid-write with a valid predictions file (fails today: torn line kept)', async () => {
+  // A crash mid-write leaves a torn last line in --out; the resume rewrites --out from its complete rows.
+  it('resumes after a crash mid-write with a valid predictions file', async () => {
     const torn = join(dir, 'torn');
     mkdirSync(torn, { recursive: true });
     const out = join(torn, 'predictions.jsonl');
