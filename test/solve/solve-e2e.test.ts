@@ -124,6 +124,27 @@ describe.skipIf(!hasBubblewrap())('POST /solve end to end (local sandboxes, ONNX
     }
   }, 60_000);
 
+  it('skips rollouts still queued when the stop rule fires, counting them as saved', async () => {
+    const server = await world.start();
+    try {
+      const ordered = [recordings['correct-fix']!, recordings['gives-up']!, recordings['plausible-wrong-fix']!, recordings['breaks-other-tests']!];
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/solve?wait=true',
+        payload: solveBody(world.repo, { n: 4, concurrency: 1, policy: { kind: 'replay', recordings: ordered }, stop_rule: { min_value: 0, require_resolved: true } }),
+      });
+      const job = response.json();
+      expect(job.status).toBe('succeeded');
+      expect(job.result.chosen.index).toBe(0);
+      expect(job.result.stopped_early).toContain('passed its tests');
+      expect(job.result.rollouts).toMatchObject({ finished: 1, skipped: 3 });
+      expect(job.result.compute.saved_fraction).toBe(0.75);
+      expect(job.candidates.map((c: { status: string }) => c.status)).toEqual(['finished', 'skipped', 'skipped', 'skipped']);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
   it('keeps finished jobs across a server restart', async () => {
     const first = await world.start();
     let jobId: string;
