@@ -133,7 +133,7 @@ export function registerDemoCommand(program: Command): void {
                 realPolicy ? c.status : (recordings[c.index % recordings.length]!.source.replace(/^recorded-/, '') + (c.status === 'finished' ? '' : ` (${c.status})`)),
                 c.steps === null ? '—' : String(c.steps),
                 c.value === null ? '—' : c.value.toFixed(3),
-                c.verify?.status ?? '—',
+                c.patch === '' ? 'no patch' : (c.verify?.status ?? '—'),
                 c.verify ? tally(c.verify.fail_to_pass) : '—',
                 c.verify ? tally(c.verify.pass_to_pass) : '—',
                 chosen?.index === c.index ? '  ✔' : '',
