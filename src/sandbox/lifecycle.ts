@@ -16,7 +16,11 @@ function installHandlers(): void {
   handlersInstalled = true;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      void closeAllSandboxes().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+      // Another handler (the server's graceful shutdown) decides when to exit; alone, exit as a signal would.
+      const othersHandle = process.listenerCount(signal) > 0;
+      void closeAllSandboxes().finally(() => {
+        if (!othersHandle) process.exit(signal === 'SIGINT' ? 130 : 143);
+      });
     });
   }
 }

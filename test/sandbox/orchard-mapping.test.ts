@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mapOrchardJob, mapOrchardSandboxStatus } from '../../src/sandbox/providers/map-orchard-status.js';
 import { OrchardCreateResponse, OrchardErrorBody, OrchardFileList, OrchardJob, OrchardSandboxInfo } from '../../src/sandbox/providers/orchard-api-types.js';
 import { backoffMs } from '../../src/sandbox/providers/orchard-client.js';
-import { describePatchFailure, resolveSandboxPath, withStdinFile } from '../../src/sandbox/providers/orchard-shell.js';
+import { describePatchFailure, resolveSandboxPath, withStdinFile } from '../../src/sandbox/providers/remote-shell.js';
 
 function fixture(name: string): unknown {
   return JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/orchard', `${name}.json`), 'utf8'));

@@ -21,7 +21,7 @@ import {
   transientName,
   withStdinFile,
   type RemoteExec,
-} from './orchard-shell.js';
+} from './remote-shell.js';
 
 /** How long past its timeout a command's stream may stay open (children holding the pipes). */
 const KILL_GRACE_MS = 2_000;

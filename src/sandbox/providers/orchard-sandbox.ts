@@ -20,7 +20,7 @@ import {
   transientName,
   withStdinFile,
   type RemoteExec,
-} from './orchard-shell.js';
+} from './remote-shell.js';
 
 /** The server's `wait:true` waits up to `timeout_seconds + 30` s. */
 const SERVER_WAIT_GRACE_S = 30;
