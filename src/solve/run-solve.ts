@@ -8,7 +8,7 @@ import pLimit from 'p-limit';
 import { loadAgentConfig } from '../candidates/agent-config.js';
 import { runAgent } from '../candidates/agent-loop.js';
 import type { Policy } from '../candidates/types.js';
-import { toWinnowerError } from '../errors.js';
+import { WinnowerError, toWinnowerError, type ErrorCode } from '../errors.js';
 import { scoreCandidates } from '../rerank/score-candidates.js';
 import type { Scorer } from '../rerank/scorers/types.js';
 import { select } from '../rerank/select/index.js';
@@ -219,6 +219,14 @@ export async function runSolve(
     await Promise.all(members.map((slot) => limit(() => rollout(slot, wave))));
   }
   hooks.signal.throwIfAborted();
+  const failures = slots.filter((slot) => slot.status === 'failed');
+  if (failures.length === request.n) {
+    // Every rollout failed (a missing repository, an unreachable policy): the job failed, and says why.
+    const first = failures[0]!.error!;
+    throw new WinnowerError(first.code as ErrorCode, `all ${request.n} rollouts failed; the first: ${first.message}`, {
+      details: { errors: failures.map((slot) => slot.error) },
+    });
+  }
 
   const usable = slots.filter((slot) => slot.status === 'finished' && slot.trajectory);
   const strategy = request.strategy ?? (verifying ? 'hybrid' : 'value');

@@ -145,6 +145,28 @@ describe.skipIf(!hasBubblewrap())('POST /solve end to end (local sandboxes, ONNX
     }
   }, 60_000);
 
+  it('fails the job, keeping every failed candidate, when all rollouts fail (missing repository)', async () => {
+    const server = await world.start();
+    try {
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/solve?wait=true',
+        payload: solveBody('/nonexistent/winnower-repo', { n: 2, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }),
+      });
+      const job = response.json();
+      expect(job.status).toBe('failed');
+      expect(job.error.code).toBe('WNW_ERR_SBX_REPO');
+      expect(job.error.message).toContain('all 2 rollouts failed');
+      expect(job.candidates.map((c: { status: string; error: { code: string } }) => [c.status, c.error.code])).toEqual([
+        ['failed', 'WNW_ERR_SBX_REPO'],
+        ['failed', 'WNW_ERR_SBX_REPO'],
+      ]);
+      expect(openSandboxCount()).toBe(0);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
   it('keeps finished jobs across a server restart', async () => {
     const first = await world.start();
     let jobId: string;
