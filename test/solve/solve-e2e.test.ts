@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSandboxCount } from '../../src/sandbox/lifecycle.js';
 import { startFakePolicy, type FakePolicyServer } from '../fakes/fake-policy.js';
-import { commandsOf, createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from './helpers.js';
+import { commandsOf, createWorld, demoRecordings, demoTask, hasBubblewrap, solveBody, type TestWorld } from './helpers.js';
 
 const recordings = demoRecordings();
 const correct = commandsOf(recordings['correct-fix']!);
@@ -161,6 +161,38 @@ describe.skipIf(!hasBubblewrap())('POST /solve end to end (local sandboxes, ONNX
         ['failed', 'WNW_ERR_SBX_REPO'],
         ['failed', 'WNW_ERR_SBX_REPO'],
       ]);
+      expect(openSandboxCount()).toBe(0);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it('POST /rerank with verify tests existing candidates in fresh sandboxes and picks the one that passes', async () => {
+    const fix = (pattern: string) =>
+      `diff --git a/durations.py b/durations.py\n--- a/durations.py\n+++ b/durations.py\n@@ -2,7 +2,7 @@\n import re\n \n _UNITS = {"h": 3600, "m": 60, "s": 1}\n-_PART = re.compile(r"(\\d)([hms])")\n+_PART = re.compile(r"${pattern}([hms])")\n \n \n def parse_duration(text):\n`;
+    const stale = 'diff --git a/durations.py b/durations.py\n--- a/durations.py\n+++ b/durations.py\n@@ -1,3 +1,3 @@\n-this line is not there\n+nor is this one\n context\n';
+    const task = demoTask();
+    const server = await world.start();
+    try {
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/rerank',
+        payload: {
+          task: { ...task, repo: { path: world.repo } },
+          verify: true,
+          candidates: [
+            { id: 'two-digits', patch: fix('(\\d{1,2})') },
+            { id: 'stale', patch: stale },
+            { id: 'right', patch: fix('(\\d+)') },
+          ],
+        },
+      });
+      expect(response.statusCode).toBe(200);
+      const body = response.json();
+      const status = Object.fromEntries(body.verify.map((v: { trajectory_id: string; status: string }) => [v.trajectory_id, v.status]));
+      expect(status).toEqual({ 'two-digits': 'unresolved', stale: 'apply_failed', right: 'resolved' });
+      expect(body.selection.strategy).toBe('hybrid');
+      expect(body.selection.chosen).toBe('right');
       expect(openSandboxCount()).toBe(0);
     } finally {
       await server.close();
