@@ -120,7 +120,8 @@ export class SnapshotStore {
     }
     let sha = await resolveCommit(treeDir, commit);
     if (!sha && commit) {
-      const fetch = await runHostCommand('git', ['-C', treeDir, 'fetch', '--quiet', ...local, 'origin', commit], { env: hostGitEnv(), timeoutMs: this.options.cloneTimeoutMs ?? 600_000 });
+      // --end-of-options: a commit such as `--upload-pack=<command>` is a revision to look for, never an option that runs.
+      const fetch = await runHostCommand('git', ['-C', treeDir, 'fetch', '--quiet', ...local, 'origin', '--end-of-options', commit], { env: hostGitEnv(), timeoutMs: this.options.cloneTimeoutMs ?? 600_000 });
       if (fetch.code === 0) sha = await resolveCommit(treeDir, 'FETCH_HEAD');
     }
     if (!sha) throw unknownCommit(commit, source);
