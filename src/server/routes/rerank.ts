@@ -51,14 +51,15 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     };
   });
 
-  app.post('/rerank', { schema: { body: RerankBody } }, async (request) => {
+  app.post('/rerank', { schema: { body: RerankBody } }, async (request, reply) => {
     const { scorer, sandboxes } = app.winnower.solveDeps;
     const body = request.body;
     const task = body.task;
     const trajectories = asTrajectories(body);
     const controller = new AbortController();
-    request.raw.on('close', () => {
-      if (!request.raw.complete || request.raw.destroyed) controller.abort();
+    // The request stream closes once its body is read; a response closed before it finished means the client went away.
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) controller.abort();
     });
     const [scores, verified] = await Promise.all([
       scorer ? scoreCandidates(scorer, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal: controller.signal }) : Promise.resolve([]),
