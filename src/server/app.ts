@@ -58,7 +58,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onResponse', async (request, reply) => {
     duration.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000);
   });
-  app.addHook('onClose', async () => {
+  // Before the server stops: an SSE stream or a `?wait=true` request on a running job ends only
+  // with the job, and the server's close waits for every open connection.
+  app.addHook('preClose', async () => {
     closing = true;
     await deps.jobs.shutdown();
   });
