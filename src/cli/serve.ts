@@ -20,13 +20,18 @@ export function registerServeCommand(program: Command): void {
       if (config.server.api_keys.length === 0 && config.server.host !== '127.0.0.1' && config.server.host !== 'localhost') {
         app.log.warn('listening beyond loopback without API keys: set WINNOWER_API_KEYS');
       }
+      let stopping = false;
       const stop = async (signal: string) => {
+        // A second signal while shutting down exits at once, as it would have without a handler.
+        if (stopping) process.exit(signal === 'SIGINT' ? 130 : 143);
+        stopping = true;
         app.log.info({ signal }, 'shutting down: cancelling jobs and closing sandboxes');
         await runtime.close();
         process.exit(0);
       };
-      process.once('SIGINT', () => void stop('SIGINT'));
-      process.once('SIGTERM', () => void stop('SIGTERM'));
+      // `on`, not `once`: the sandbox registry's handler exits by itself when it sees no other listener.
+      process.on('SIGINT', () => void stop('SIGINT'));
+      process.on('SIGTERM', () => void stop('SIGTERM'));
       await app.listen({ host: config.server.host, port: config.server.port });
     });
 }

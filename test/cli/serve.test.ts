@@ -1,0 +1,82 @@
+/**
+ * `winnower serve` as an operator runs it: the real CLI in a child process, stopped by a signal
+ * while a job runs. The graceful shutdown must finish (job recorded, exit 0) before the process
+ * exits; the sandbox registry's own signal handler must not cut it short.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from '../solve/helpers.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+describe.skipIf(!hasBubblewrap())('winnower serve', () => {
+  let world: TestWorld;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    world = await createWorld();
+    dataDir = mkdtempSync(join(tmpdir(), 'wnw-serve-'));
+  });
+
+  afterAll(async () => {
+    await world?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('on SIGINT cancels the running job, records it and exits 0', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
+      cwd: ROOT,
+      env: { ...process.env, WINNOWER_API_KEYS: '', WINNOWER_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    let output = '';
+    const base = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`serve did not start: ${output}`)), 30_000);
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const address = /Server listening at (http:\/\/[^"\s]+)/.exec(output)?.[1];
+        if (address) {
+          clearTimeout(timer);
+          resolve(address);
+        }
+      });
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    });
+    try {
+      const correct = demoRecordings()['correct-fix']!;
+      const stuck = { ...correct, messages: [{ role: 'assistant' as const, content: 'Wait.', tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'bash', arguments: '{"command":"sleep 60"}' } }] }] };
+      const posted = await request(`${base}/solve`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(solveBody(world.repo, { n: 2, policy: { kind: 'replay', recordings: [stuck] }, verify: { enabled: false } })),
+      });
+      const { job_id: jobId } = (await posted.body.json()) as { job_id: string };
+      for (let i = 0; i < 200; i += 1) {
+        const job = (await (await request(`${base}/jobs/${jobId}`)).body.json()) as { progress: { rollouts_running?: number } };
+        if (job.progress.rollouts_running === 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+
+      child.kill('SIGINT');
+      const { code } = await exited;
+      expect(code, output).toBe(0);
+      const store = createSqliteStore(dataDir);
+      try {
+        const job = store.getJob(jobId)!;
+        expect(job.status).toBe('cancelled');
+        expect(store.listCandidates(jobId).map((candidate) => candidate.status)).toEqual(['cancelled', 'cancelled']);
+      } finally {
+        store.close();
+      }
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
+});
