@@ -10,6 +10,8 @@ import type { JobEvent, JobEventBody, JobEventListener } from './events.js';
 
 interface RunningJob {
   controller: AbortController;
+  /** What an abort records: a client's DELETE cancels, a server shutdown interrupts. */
+  stopAs?: 'cancelled' | 'interrupted';
   events: JobEvent[];
   emitter: EventEmitter;
   done: Promise<void>;
@@ -43,8 +45,9 @@ export class JobManager {
         this.#store.updateJob(id, { status: 'succeeded', result });
         emit({ type: 'job-finish', status: 'succeeded' });
       } catch (caught) {
-        const error = toWinnowerError(caught);
-        const status = entry.controller.signal.aborted ? 'cancelled' : 'failed';
+        const aborted = entry.controller.signal.aborted;
+        const error = toWinnowerError(aborted ? entry.controller.signal.reason : caught);
+        const status = aborted ? (entry.stopAs ?? 'cancelled') : 'failed';
         this.#store.updateJob(id, { status, error: { code: error.code, message: error.message } });
         emit({ type: 'job-finish', status, error: error.message });
       } finally {
@@ -66,14 +69,21 @@ export class JobManager {
   }
 
   /** Cancels a running job; resolves once its rollouts have stopped and its sandboxes are closed. */
-  async cancel(id: string): Promise<JobRecord> {
+  async cancel(id: string, as: 'cancelled' | 'interrupted' = 'cancelled'): Promise<JobRecord> {
     const job = this.get(id);
     const entry = this.#running.get(id);
     if (!entry) {
       if (TERMINAL_JOB_STATUSES.includes(job.status)) throw wnwError('WNW_ERR_JOB_STATE', `job ${id} already ${job.status}`, { details: { job_id: id, status: job.status } });
       return job;
     }
-    entry.controller.abort(wnwError('WNW_ERR_OP_ABORTED', 'job cancelled'));
+    if (!entry.controller.signal.aborted) {
+      entry.stopAs = as;
+      entry.controller.abort(
+        as === 'interrupted'
+          ? wnwError('WNW_ERR_JOB_STATE', 'the server stopped while this job was running; partial results are kept')
+          : wnwError('WNW_ERR_OP_ABORTED', 'job cancelled'),
+      );
+    }
     await entry.done;
     return this.get(id);
   }
@@ -104,8 +114,8 @@ export class JobManager {
     };
   }
 
-  /** Cancels every running job and waits for them (server shutdown). */
+  /** Stops every running job, recorded as interrupted (as after a crash), and waits for them (server shutdown). */
   async shutdown(): Promise<void> {
-    await Promise.allSettled([...this.#running.keys()].map((id) => this.cancel(id)));
+    await Promise.allSettled([...this.#running.keys()].map((id) => this.cancel(id, 'interrupted')));
   }
 }

@@ -28,7 +28,7 @@ describe.skipIf(!hasBubblewrap())('winnower serve', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('on SIGINT cancels the running job, records it and exits 0', async () => {
+  it('on SIGINT stops the running job, records it as interrupted and exits 0', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
       cwd: ROOT,
       env: { ...process.env, WINNOWER_API_KEYS: '', WINNOWER_LOG_LEVEL: 'info' },
@@ -70,7 +70,8 @@ describe.skipIf(!hasBubblewrap())('winnower serve', () => {
       const store = createSqliteStore(dataDir);
       try {
         const job = store.getJob(jobId)!;
-        expect(job.status).toBe('cancelled');
+        expect(job.status).toBe('interrupted');
+        expect(job.error?.code).toBe('WNW_ERR_JOB_STATE');
         expect(store.listCandidates(jobId).map((candidate) => candidate.status)).toEqual(['cancelled', 'cancelled']);
       } finally {
         store.close();

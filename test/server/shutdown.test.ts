@@ -53,6 +53,9 @@ describe.skipIf(!hasBubblewrap())('closing the app with a running job', () => {
       expect(openSandboxCount()).toBe(0);
       expect(await events).toContain('event: job-finish');
       expect((await waiting).status).toBe(200);
+      // Stopped by the server, not by a client: interrupted (as after a crash), not cancelled.
+      expect(await events).toContain('"type":"job-finish","status":"interrupted"');
+      expect((await waiting).job.status).toBe('interrupted');
     } finally {
       // Without the fix the close waits for the job: stop it so the test ends.
       await server.jobs.shutdown();
