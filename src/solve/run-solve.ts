@@ -120,6 +120,13 @@ export async function runSolve(
     });
   };
 
+  // A sandbox that fails to close after its work is done must not lose that work: noted on the candidate.
+  const noteCloseFailure = (slot: Slot, error: unknown): void => {
+    const failure = toWinnowerError(error);
+    const note = `sandbox close failed: ${failure.code}: ${failure.message}`;
+    slot.error = slot.error ? { ...slot.error, message: `${slot.error.message}; ${note}` } : { code: failure.code, message: note };
+  };
+
   const skip = (slot: Slot): void => {
     slot.status = hooks.signal.aborted ? 'cancelled' : 'skipped';
     save(slot);
@@ -157,7 +164,7 @@ export async function runSolve(
       const failure = toWinnowerError(error);
       slot.error = { code: failure.code, message: failure.message };
     } finally {
-      await ('close' in sandbox ? sandbox.close() : undefined);
+      if ('close' in sandbox) await sandbox.close().catch((error: unknown) => noteCloseFailure(slot, error));
       rolloutMs += Date.now() - rolloutStarted;
     }
     save(slot);
@@ -187,7 +194,7 @@ export async function runSolve(
         try {
           return await verifyCandidate(sandbox, task, { id: trajectory.id, patch: trajectory.patch }, { testTimeoutMs: request.verify.timeout_s * 1000, signal: hooks.signal });
         } finally {
-          await sandbox.close();
+          await sandbox.close().catch((error: unknown) => noteCloseFailure(slot, error));
         }
       }).catch((error: unknown) => {
         const failure = toWinnowerError(error);
