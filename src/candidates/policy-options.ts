@@ -14,7 +14,8 @@ export const PolicyOptions = z.discriminatedUnion('kind', [
     max_tokens: z.number().int().positive().default(4096),
     /** `tools` (function calling) or `text` (one fenced bash block per turn). */
     mode: z.enum(['tools', 'text']).default('tools'),
-    timeout_s: z.number().positive().default(300),
+    /** Deadline of one completion, retries included; at most a day (longer timers fire at once). */
+    timeout_s: z.number().positive().max(86_400).default(300),
   }),
   z.object({
     kind: z.literal('replay'),

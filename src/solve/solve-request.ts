@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { Strategy } from '../types/selection.js';
 import { PolicyOptions } from '../candidates/policy-options.js';
 
+/** Longest time limit a request may set (one day): timers past 2^31 ms fire at once. */
+export const MAX_TIMEOUT_S = 86_400;
+
 export const StopRule = z.object({
   /** Stop once a candidate reaches this value... */
   min_value: z.number().min(0).max(1).default(0.8),
@@ -35,8 +38,8 @@ export const SolveRequest = z
       .object({
         config: z.string().default('default'),
         step_limit: z.number().int().positive().optional(),
-        time_limit_s: z.number().positive().optional(),
-        command_timeout_s: z.number().positive().optional(),
+        time_limit_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
+        command_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
       })
       .default({ config: 'default' }),
     scoring: z
@@ -53,7 +56,7 @@ export const SolveRequest = z
         fail_to_pass: z.array(z.string()).default([]),
         pass_to_pass: z.array(z.string()).default([]),
         test_patch: z.string().optional(),
-        timeout_s: z.number().positive().default(300),
+        timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
         concurrency: z.number().int().min(1).max(32).default(4),
       })
       .default({ enabled: false, fail_to_pass: [], pass_to_pass: [], timeout_s: 300, concurrency: 4 }),

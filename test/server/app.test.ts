@@ -54,6 +54,11 @@ describe('HTTP API', () => {
     [{ issue: 'x', repo: { path: '/tmp/r' }, n: 4, waves: [1, 2] }, 'waves'],
     [{ issue: 'x', repo: { path: '/tmp/r' }, policy: { kind: 'openai', url: 'not a url', model: 'm' } }, 'policy'],
     [{ issue: 'x', repo: { path: '/tmp/r' }, verify: { enabled: true } }, 'verify'],
+    // Past 2^31 ms a timer fires at once (and past 2^32 AbortSignal.timeout throws): bounded to a day.
+    [{ issue: 'x', repo: { path: '/tmp/r' }, agent: { time_limit_s: 3e6 } }, 'agent.time_limit_s'],
+    [{ issue: 'x', repo: { path: '/tmp/r' }, agent: { command_timeout_s: 3e6 } }, 'agent.command_timeout_s'],
+    [{ issue: 'x', repo: { path: '/tmp/r' }, verify: { enabled: true, test_command: 'true', timeout_s: 3e6 } }, 'verify.timeout_s'],
+    [{ issue: 'x', repo: { path: '/tmp/r' }, policy: { kind: 'openai', url: 'http://localhost:1/v1', model: 'm', timeout_s: 3e6 } }, 'policy.timeout_s'],
   ])('rejects a malformed /solve body with 400 naming the field (%j)', async (payload, field) => {
     const response = await app.inject({ method: 'POST', url: '/solve', payload });
     expect(response.statusCode).toBe(400);
@@ -61,6 +66,12 @@ describe('HTTP API', () => {
     expect(error.code).toBe('WNW_ERR_INPUT_INVALID');
     expect(error.details.field).toContain(field);
     expect(error.message).toContain(field);
+  });
+
+  it('bounds the verification timeout of /rerank', async () => {
+    const response = await app.inject({ method: 'POST', url: '/rerank', payload: { task, candidates: [{ id: 'a', patch: PATCH_A }], verify: true, verify_timeout_s: 3e6 } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.details.field).toContain('verify_timeout_s');
   });
 
   it('rejects non-JSON and oversized bodies', async () => {

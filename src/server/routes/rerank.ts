@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { scoreCandidates } from '../../rerank/score-candidates.js';
 import { select } from '../../rerank/select/index.js';
+import { MAX_TIMEOUT_S } from '../../solve/solve-request.js';
 import { Strategy, Task, Trajectory } from '../../types/index.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
 
@@ -23,7 +24,7 @@ const RerankBody = ScoreBody.extend({
   strategy: Strategy.optional(),
   verify: z.boolean().default(false),
   verify_concurrency: z.number().int().min(1).max(32).default(4),
-  verify_timeout_s: z.number().positive().default(300),
+  verify_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
 });
 
 function asTrajectories(body: z.infer<typeof ScoreBody>): Trajectory[] {
