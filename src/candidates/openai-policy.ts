@@ -99,5 +99,6 @@ export function createOpenAIPolicy(options: OpenAIPolicyOptions): Policy {
         finishReason: choice.finish_reason ?? 'stop',
       };
     },
+    close: () => client.close(),
   };
 }

@@ -12,10 +12,17 @@ export interface DefaultPolicy {
   mode?: 'tools' | 'text';
 }
 
-/** Returns `(options, index) => Policy`; OpenAI clients are shared per server so their pools are reused. */
-export function createPolicyFactory(defaults: DefaultPolicy = {}) {
+/** `(options, index) => Policy`, plus `close()` for the OpenAI clients it shares. */
+export interface PolicyFactory {
+  (requested: PolicyOptions | undefined, index: number): Policy;
+  /** Closes every shared client (server shutdown, after the jobs have stopped). */
+  close(): Promise<void>;
+}
+
+/** OpenAI clients are shared per configuration so their pools are reused, and closed by `close()`. */
+export function createPolicyFactory(defaults: DefaultPolicy = {}): PolicyFactory {
   const clients = new Map<string, Policy>();
-  return (requested: PolicyOptions | undefined, index: number): Policy => {
+  const create = (requested: PolicyOptions | undefined, index: number): Policy => {
     const options: PolicyOptions | undefined =
       requested ??
       (defaults.url
@@ -25,7 +32,7 @@ export function createPolicyFactory(defaults: DefaultPolicy = {}) {
       throw wnwError('WNW_ERR_CFG_INVALID', 'no policy: give `policy` in the request or set WINNOWER_POLICY_URL', { details: { field: 'policy' } });
     }
     if (options.kind === 'replay') return createReplayPolicy(options.recordings[index % options.recordings.length]!);
-    const key = JSON.stringify([options.url, options.model, options.api_key, options.mode, options.temperature, options.top_p, options.max_tokens]);
+    const key = JSON.stringify([options.url, options.model, options.api_key, options.mode, options.temperature, options.top_p, options.max_tokens, options.timeout_s]);
     let policy = clients.get(key);
     if (!policy) {
       policy = createOpenAIPolicy({
@@ -42,4 +49,11 @@ export function createPolicyFactory(defaults: DefaultPolicy = {}) {
     }
     return policy;
   };
+  return Object.assign(create, {
+    async close() {
+      const open = [...clients.values()];
+      clients.clear();
+      await Promise.all(open.map((policy) => policy.close?.()));
+    },
+  });
 }

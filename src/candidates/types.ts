@@ -26,6 +26,8 @@ export interface Policy {
   /** `tools`: one `bash` function; `text`: one fenced bash block per turn. */
   readonly mode: 'tools' | 'text';
   next(request: PolicyTurnRequest): Promise<PolicyTurn>;
+  /** Releases its connections (HTTP policies); whoever created the policy calls it. */
+  close?(): Promise<void>;
 }
 
 /** The one tool the built-in agent offers, as an OpenAI function spec. */

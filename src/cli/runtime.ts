@@ -53,6 +53,7 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     close() {
       closed ??= (async () => {
         await app.close();
+        await createPolicy.close();
         await closeAllSandboxes();
         await sandboxes.close();
         await scorer.close();
