@@ -12,7 +12,9 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const { jobs, solveDeps, store } = app.winnower;
       const body = request.body;
-      const job = jobs.start('solve', body, (jobId, hooks) => runSolve(solveDeps, jobId, body, hooks));
+      // The job store keeps the request; a policy API key goes to the policy only.
+      const stored = body.policy?.kind === 'openai' && body.policy.api_key !== undefined ? { ...body, policy: { ...body.policy, api_key: '[redacted]' } } : body;
+      const job = jobs.start('solve', stored, (jobId, hooks) => runSolve(solveDeps, jobId, body, hooks));
       if (!request.query.wait) {
         return reply.status(202).header('location', `/jobs/${job.id}`).send({ job_id: job.id, status: job.status });
       }

@@ -1,0 +1,49 @@
+/** A request's policy API key reaches the policy but is never written to the job store. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { DEFAULT_MODEL_DIR } from '../../src/config.js';
+import { createScorer } from '../../src/rerank/scorers/registry.js';
+import type { Scorer } from '../../src/rerank/scorers/types.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { buildApp } from '../../src/server/app.js';
+import { JobManager } from '../../src/solve/job-manager.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import type { JobStore } from '../../src/store/types.js';
+
+const SECRET = 'sk-test-secret-0123456789';
+
+describe('secrets in a /solve request', () => {
+  let scorer: Scorer;
+  let store: JobStore;
+  let jobs: JobManager;
+  let app: Awaited<ReturnType<typeof buildApp>>;
+
+  beforeAll(async () => {
+    scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
+    store = createSqliteStore(':memory:');
+    jobs = new JobManager(store);
+    app = await buildApp({ jobs, store, solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() } });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await app?.winnower.solveDeps.sandboxes.close();
+    store?.close();
+    await scorer?.close();
+  });
+
+  it('keeps policy.api_key out of the stored request', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/solve',
+      payload: { issue: 'x', repo: { path: '/nonexistent/winnower-repo' }, n: 1, policy: { kind: 'openai', url: 'http://127.0.0.1:9/v1', model: 'm', api_key: SECRET } },
+    });
+    expect(response.statusCode).toBe(202);
+    const jobId = response.json().job_id as string;
+    await jobs.wait(jobId);
+    const job = store.getJob(jobId)!;
+    expect(JSON.stringify(job)).not.toContain(SECRET);
+    expect((job.request as { policy: { api_key?: string } }).policy.api_key).toBe('[redacted]');
+    expect(JSON.stringify(store.listCandidates(jobId))).not.toContain(SECRET);
+  });
+});
