@@ -36,7 +36,11 @@ export const SolveRequest = z
     policy: PolicyOptions.optional(),
     agent: z
       .object({
-        config: z.string().default('default'),
+        /** A name under config/agents (no paths: a request must not pick files on the host). */
+        config: z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'an agent config name under config/agents, not a path')
+          .default('default'),
         step_limit: z.number().int().positive().optional(),
         time_limit_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
         command_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),

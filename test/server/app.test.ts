@@ -55,6 +55,9 @@ describe('HTTP API', () => {
     [{ issue: 'x', repo: { path: '/tmp/r' }, policy: { kind: 'openai', url: 'not a url', model: 'm' } }, 'policy'],
     [{ issue: 'x', repo: { path: '/tmp/r' }, verify: { enabled: true } }, 'verify'],
     // Past 2^31 ms a timer fires at once (and past 2^32 AbortSignal.timeout throws): bounded to a day.
+    // The agent config is a name under config/agents, never a host path.
+    [{ issue: 'x', repo: { path: '/tmp/r' }, agent: { config: '/etc/winnower/other.yaml' } }, 'agent.config'],
+    [{ issue: 'x', repo: { path: '/tmp/r' }, agent: { config: '../../../tmp/x' } }, 'agent.config'],
     [{ issue: 'x', repo: { path: '/tmp/r' }, agent: { time_limit_s: 3e6 } }, 'agent.time_limit_s'],
     [{ issue: 'x', repo: { path: '/tmp/r' }, agent: { command_timeout_s: 3e6 } }, 'agent.command_timeout_s'],
     [{ issue: 'x', repo: { path: '/tmp/r' }, verify: { enabled: true, test_command: 'true', timeout_s: 3e6 } }, 'verify.timeout_s'],
