@@ -71,6 +71,20 @@ describe('HTTP API', () => {
     expect(error.message).toContain(field);
   });
 
+  it('answers 400 at once, before any sandbox, when the job could not start: no policy, unknown agent config, nothing to replay', async () => {
+    const base = { issue: 'x', repo: { path: '/tmp/r' }, n: 2 };
+    const noPolicy = await app.inject({ method: 'POST', url: '/solve', payload: base });
+    expect(noPolicy.statusCode).toBe(400);
+    expect(noPolicy.json().error.details.field).toBe('policy');
+    const replay = { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'hi' }] }] };
+    const unknownAgent = await app.inject({ method: 'POST', url: '/solve', payload: { ...base, policy: replay, agent: { config: 'no-such-agent' } } });
+    expect(unknownAgent.statusCode).toBe(400);
+    expect(unknownAgent.json().error.details.field).toBe('agent');
+    const nothingToReplay = await app.inject({ method: 'POST', url: '/solve', payload: { ...base, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'user', content: 'hi' }] }] } } });
+    expect(nothingToReplay.statusCode).toBe(400);
+    expect(nothingToReplay.json().error.code).toBe('WNW_ERR_POLICY_REPLAY');
+  });
+
   it('bounds the verification timeout of /rerank', async () => {
     const response = await app.inject({ method: 'POST', url: '/rerank', payload: { task, candidates: [{ id: 'a', patch: PATCH_A }], verify: true, verify_timeout_s: 3e6 } });
     expect(response.statusCode).toBe(400);

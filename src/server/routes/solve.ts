@@ -1,6 +1,7 @@
 /** `POST /solve`: start a best-of-N job; `?wait=true` answers with the finished job. */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { loadAgentConfig } from '../../candidates/agent-config.js';
 import { runSolve } from '../../solve/run-solve.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { jobView } from '../job-view.js';
@@ -12,6 +13,9 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const { jobs, solveDeps, store } = app.winnower;
       const body = request.body;
+      // What the job would otherwise find only after creating its sandboxes: a 400 now, naming the field.
+      loadAgentConfig(body.agent.config);
+      for (let index = 0; index < body.n; index += 1) solveDeps.createPolicy(body.policy, index);
       // The job store keeps the request; a policy API key goes to the policy only.
       const stored = body.policy?.kind === 'openai' && body.policy.api_key !== undefined ? { ...body, policy: { ...body.policy, api_key: '[redacted]' } } : body;
       const job = jobs.start('solve', stored, (jobId, hooks) => runSolve(solveDeps, jobId, body, hooks));
