@@ -21,8 +21,10 @@ export const WinnowerConfig = z.object({
       api_keys: z.array(z.string().min(8)).default([]),
       body_limit_bytes: z.number().int().positive().default(16 * 1024 * 1024),
       data_dir: z.string().default('.winnower'),
+      /** Folders a request's host repository (repo.path, a file:// or bare-path repo.url) must lie under; empty = any the server can read (local use). */
+      repo_roots: z.array(z.string().min(1)).default([]),
     })
-    .default({ host: '127.0.0.1', port: 8080, api_keys: [], body_limit_bytes: 16 * 1024 * 1024, data_dir: '.winnower' }),
+    .default({ host: '127.0.0.1', port: 8080, api_keys: [], body_limit_bytes: 16 * 1024 * 1024, data_dir: '.winnower', repo_roots: [] }),
   /** Passed to createScorer (src/rerank/scorers/registry.ts), which validates it. */
   scorer: z
     .object({
@@ -78,6 +80,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Json {
       port: int(env.WINNOWER_PORT),
       api_keys: list(env.WINNOWER_API_KEYS),
       data_dir: env.WINNOWER_DATA_DIR,
+      repo_roots: list(env.WINNOWER_REPO_ROOTS),
     },
     scorer: { backend: env.WINNOWER_SCORER, model: env.WINNOWER_SCORER_MODEL, urls: list(env.WINNOWER_SCORER_URLS) },
     sandbox: { provider: env.WINNOWER_SANDBOX },

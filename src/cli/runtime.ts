@@ -40,6 +40,7 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     solveDeps: { sandboxes, scorer, store, createPolicy },
     apiKeys: config.server.api_keys,
     bodyLimitBytes: config.server.body_limit_bytes,
+    repoRoots: config.server.repo_roots,
     logger: options.logger ?? { level: config.log_level },
   });
   let closed: Promise<void> | undefined;

@@ -20,6 +20,9 @@ export function registerServeCommand(program: Command): void {
       if (config.server.api_keys.length === 0 && config.server.host !== '127.0.0.1' && config.server.host !== 'localhost') {
         app.log.warn('listening beyond loopback without API keys: set WINNOWER_API_KEYS');
       }
+      if (config.server.repo_roots.length === 0 && config.server.host !== '127.0.0.1' && config.server.host !== 'localhost') {
+        app.log.warn('listening beyond loopback with no repository roots: requests may clone any git repository this user can read; set WINNOWER_REPO_ROOTS');
+      }
       let stopping = false;
       const stop = async (signal: string) => {
         // A second signal while shutting down exits at once, as it would have without a handler.

@@ -21,6 +21,8 @@ export interface AppDeps {
   solveDeps: SolveDeps;
   apiKeys?: string[];
   bodyLimitBytes?: number;
+  /** Folders a request's host repository (repo.path, file:// URL) must lie under; empty = any (local use). */
+  repoRoots?: string[];
   /** pino options, or false for silence (tests). */
   logger?: boolean | Record<string, unknown>;
 }
@@ -31,6 +33,7 @@ export interface AppContext {
   solveDeps: SolveDeps;
   metrics: Registry;
   closing: () => boolean;
+  repoRoots: string[];
 }
 
 declare module 'fastify' {
@@ -54,7 +57,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registers: [metrics],
   });
   let closing = false;
-  app.decorate('winnower', { jobs: deps.jobs, store: deps.store, solveDeps: deps.solveDeps, metrics, closing: () => closing });
+  app.decorate('winnower', { jobs: deps.jobs, store: deps.store, solveDeps: deps.solveDeps, metrics, closing: () => closing, repoRoots: deps.repoRoots ?? [] });
   app.addHook('onResponse', async (request, reply) => {
     duration.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000);
   });

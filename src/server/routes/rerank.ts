@@ -5,6 +5,7 @@ import { wnwError } from '../../errors.js';
 import { scoreCandidates } from '../../rerank/score-candidates.js';
 import { select } from '../../rerank/select/index.js';
 import { MAX_TIMEOUT_S } from '../../solve/solve-request.js';
+import { checkRepoAccess } from '../repo-access.js';
 import { Strategy, Task, Trajectory } from '../../types/index.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
 
@@ -57,6 +58,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const body = request.body;
     const task = body.task;
     const trajectories = asTrajectories(body);
+    if (body.verify) await checkRepoAccess(task.repo, app.winnower.repoRoots, 'task.repo');
     const controller = new AbortController();
     // The request stream closes once its body is read; a response closed before it finished means the client went away.
     reply.raw.on('close', () => {

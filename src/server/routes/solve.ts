@@ -5,14 +5,16 @@ import { loadAgentConfig } from '../../candidates/agent-config.js';
 import { runSolve } from '../../solve/run-solve.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { jobView } from '../job-view.js';
+import { checkRepoAccess } from '../repo-access.js';
 
 export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/solve',
     { schema: { body: SolveRequest, querystring: z.object({ wait: z.stringbool().default(false) }) } },
     async (request, reply) => {
-      const { jobs, solveDeps, store } = app.winnower;
+      const { jobs, solveDeps, store, repoRoots } = app.winnower;
       const body = request.body;
+      await checkRepoAccess(body.repo, repoRoots, 'repo');
       // What the job would otherwise find only after creating its sandboxes: a 400 now, naming the field.
       loadAgentConfig(body.agent.config);
       for (let index = 0; index < body.n; index += 1) solveDeps.createPolicy(body.policy, index);

@@ -1,0 +1,95 @@
+/**
+ * `server.repo_roots`: a request may only name host repositories under the configured folders
+ * (symlinks and `..` resolved, file:// and bare-path URLs included); remote URLs pass.
+ */
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { loadConfig } from '../../src/config.js';
+import { DEFAULT_MODEL_DIR } from '../../src/config.js';
+import { createScorer } from '../../src/rerank/scorers/registry.js';
+import type { Scorer } from '../../src/rerank/scorers/types.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { buildApp } from '../../src/server/app.js';
+import { checkRepoAccess } from '../../src/server/repo-access.js';
+import { JobManager } from '../../src/solve/job-manager.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+
+describe('repository roots', () => {
+  let scratch: string;
+  let allowed: string;
+  let elsewhere: string;
+  let scorer: Scorer;
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  let jobs: JobManager;
+
+  beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'wnw-roots-'));
+    allowed = join(scratch, 'allowed');
+    elsewhere = join(scratch, 'elsewhere');
+    mkdirSync(join(allowed, 'repo'), { recursive: true });
+    mkdirSync(elsewhere, { recursive: true });
+    symlinkSync(elsewhere, join(allowed, 'link'));
+    scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
+    const store = createSqliteStore(':memory:');
+    jobs = new JobManager(store);
+    app = await buildApp({ jobs, store, solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() }, repoRoots: [allowed] });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await app?.winnower.solveDeps.sandboxes.close();
+    await scorer?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const replay = { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'hi' }] }] };
+  const solve = (repo: Record<string, string>) => app.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', repo, n: 1, policy: replay } });
+
+  it.each([
+    [{ path: '/etc' }, 'repo.path'],
+    [{ path: '/no/such/folder' }, 'repo.path'],
+    [{ path: 'ELSEWHERE' }, 'repo.path'],
+    [{ path: 'ALLOWED/../elsewhere' }, 'repo.path'],
+    [{ path: 'ALLOWED/link' }, 'repo.path'],
+    [{ url: 'file://ELSEWHERE' }, 'repo.url'],
+    [{ url: 'ELSEWHERE' }, 'repo.url'],
+    [{ url: 'ext::sh -c true' }, 'repo.url'],
+  ])('refuses a host repository outside the roots (%j)', async (repo, field) => {
+    const resolved = Object.fromEntries(Object.entries(repo).map(([key, value]) => [key, value.replace('ALLOWED', allowed).replace('ELSEWHERE', elsewhere)]));
+    const response = await solve(resolved);
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.details.field).toBe(field);
+  });
+
+  it('accepts a repository under a root', async () => {
+    const response = await solve({ path: join(allowed, 'repo') });
+    expect(response.statusCode).toBe(202);
+    await jobs.wait(response.json().job_id);
+  });
+
+  it('lets remote URLs through and refuses local ones', async () => {
+    for (const url of ['https://github.com/o/r.git', 'ssh://git@host/o/r.git', 'git@github.com:o/r.git', 'git://host/o/r']) {
+      await expect(checkRepoAccess({ url }, [allowed], 'repo')).resolves.toBeUndefined();
+    }
+    await expect(checkRepoAccess({ url: `file://${join(allowed, 'repo')}` }, [allowed], 'repo')).resolves.toBeUndefined();
+    await expect(checkRepoAccess({ path: '/etc' }, [], 'repo')).resolves.toBeUndefined();
+  });
+
+  it('checks the repository of a /rerank that verifies', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/rerank',
+      payload: { task: { instance_id: 'i', problem_statement: 'p', repo: { path: elsewhere }, test_command: 'true' }, candidates: [{ id: 'a', patch: '' }], verify: true },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.details.field).toBe('task.repo.path');
+  });
+
+  it('reads the roots from WINNOWER_REPO_ROOTS', () => {
+    expect(loadConfig({ env: { WINNOWER_REPO_ROOTS: '/srv/repos, /data/checkouts' } }).server.repo_roots).toEqual(['/srv/repos', '/data/checkouts']);
+    expect(loadConfig({ env: {} }).server.repo_roots).toEqual([]);
+  });
+});
