@@ -148,6 +148,27 @@ describe('HTTP API', () => {
     expect((await keyed.inject({ url: '/jobs/x', headers: { authorization: 'Bearer secret-key-123' } })).statusCode).toBe(404);
   });
 
+  it('cannot be talked past with URL tricks, prefixes of a key or a key of the wrong length', async () => {
+    for (const url of ['/healthz/../jobs/x', '/healthz/%2e%2e/jobs/x', '//healthz', '/healthz;/jobs/x', '/HEALTHZ', '/jobs/x?/healthz', '/jobs/x#/healthz']) {
+      expect((await keyed.inject(url)).statusCode, url).toBe(401);
+    }
+    for (const key of ['secret-key-12', 'secret-key-1234', 'secret-key-123 ', '']) {
+      expect((await keyed.inject({ url: '/jobs/x', headers: { 'x-api-key': key } })).statusCode, JSON.stringify(key)).toBe(key === '' ? 401 : 403);
+    }
+    const twoKeys = await buildApp({
+      jobs: new JobManager(createSqliteStore(':memory:')),
+      store: createSqliteStore(':memory:'),
+      solveDeps: { sandboxes: createLocalProvider(), scorer, store: createSqliteStore(':memory:'), createPolicy: createPolicyFactory() },
+      apiKeys: ['first-key-0001', 'second-key-00002'],
+    });
+    try {
+      expect((await twoKeys.inject({ url: '/jobs/x', headers: { authorization: 'Bearer second-key-00002' } })).statusCode).toBe(404);
+      expect((await twoKeys.inject({ url: '/jobs/x', headers: { 'x-api-key': 'first-key-0001' } })).statusCode).toBe(404);
+    } finally {
+      await twoKeys.close();
+    }
+  });
+
   it('exposes Prometheus metrics', async () => {
     const response = await app.inject('/metrics');
     expect(response.statusCode).toBe(200);
