@@ -152,6 +152,8 @@ export async function runSolve(
         trajectoryId: `${jobId}/${slot.index}`,
         seed: slot.index,
         signal,
+        // Stored after every step: a running candidate shows its progress, an interrupted job keeps it.
+        onStep: (partial) => deps.store.putCandidate(jobId, slot.index, { trajectory: partial }),
       });
       const exit = slot.trajectory.exit;
       slot.status = exit === 'cancelled' ? 'cancelled' : exit === 'error' || exit === 'timeout' ? 'failed' : 'finished';
