@@ -77,7 +77,8 @@ export function registerDemoCommand(program: Command): void {
         .map((file) => Trajectory.parse(JSON.parse(readFileSync(join(demoDir, 'trajectories', file), 'utf8'))));
       const repo = prepareDemoRepo(join(demoDir, 'repo'));
       const dataDir = join(dirname(repo), 'data');
-      const config = loadConfig({ overrides: { server: { port: 0, data_dir: dataDir, api_keys: [] }, log_level: 'warn' } });
+      // The demo's own server: no keys, and its temporary repository allowed whatever WINNOWER_REPO_ROOTS says.
+      const config = loadConfig({ overrides: { server: { port: 0, data_dir: dataDir, api_keys: [], repo_roots: [dirname(repo)] }, log_level: 'warn' } });
       const realPolicy = Boolean(config.policy.url);
       const n = flags.n ?? (realPolicy ? 4 : recordings.length);
 
