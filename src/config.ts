@@ -82,7 +82,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Json {
       data_dir: env.WINNOWER_DATA_DIR,
       repo_roots: list(env.WINNOWER_REPO_ROOTS),
     },
-    scorer: { backend: env.WINNOWER_SCORER, model: env.WINNOWER_SCORER_MODEL, urls: list(env.WINNOWER_SCORER_URLS) },
+    scorer: { backend: env.WINNOWER_SCORER, model: env.WINNOWER_SCORER_MODEL, urls: list(env.WINNOWER_SCORER_URLS), apiKey: env.WINNOWER_SCORER_KEY },
     sandbox: { provider: env.WINNOWER_SANDBOX },
     policy: { url: env.WINNOWER_POLICY_URL, model: env.WINNOWER_POLICY_MODEL, api_key: env.WINNOWER_POLICY_KEY, mode: env.WINNOWER_POLICY_MODE },
     log_level: env.WINNOWER_LOG_LEVEL,
