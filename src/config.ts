@@ -23,8 +23,10 @@ export const WinnowerConfig = z.object({
       data_dir: z.string().default('.winnower'),
       /** Folders a request's host repository (repo.path, a file:// or bare-path repo.url) must lie under; empty = any the server can read (local use). */
       repo_roots: z.array(z.string().min(1)).default([]),
+      /** Jobs running at once; more wait as `queued`. */
+      max_running_jobs: z.number().int().min(1).max(1024).default(4),
     })
-    .default({ host: '127.0.0.1', port: 8080, api_keys: [], body_limit_bytes: 16 * 1024 * 1024, data_dir: '.winnower', repo_roots: [] }),
+    .default({ host: '127.0.0.1', port: 8080, api_keys: [], body_limit_bytes: 16 * 1024 * 1024, data_dir: '.winnower', repo_roots: [], max_running_jobs: 4 }),
   /** Passed to createScorer (src/rerank/scorers/registry.ts), which validates it. */
   scorer: z
     .object({
@@ -81,6 +83,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Json {
       api_keys: list(env.WINNOWER_API_KEYS),
       data_dir: env.WINNOWER_DATA_DIR,
       repo_roots: list(env.WINNOWER_REPO_ROOTS),
+      max_running_jobs: int(env.WINNOWER_MAX_JOBS),
     },
     scorer: { backend: env.WINNOWER_SCORER, model: env.WINNOWER_SCORER_MODEL, urls: list(env.WINNOWER_SCORER_URLS), apiKey: env.WINNOWER_SCORER_KEY },
     sandbox: { provider: env.WINNOWER_SANDBOX },

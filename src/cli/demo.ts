@@ -12,6 +12,7 @@ import { loadConfig } from '../config.js';
 import { Trajectory } from '../types/trajectory.js';
 import { packageRoot } from '../util/package-root.js';
 import { prepareDemoRepo } from './demo-repo.js';
+import { positiveInt } from './parse-options.js';
 import { createRuntime } from './runtime.js';
 
 interface DemoFlags {
@@ -57,7 +58,7 @@ export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
     .description('solve the bundled sample task end to end on the embedded defaults')
-    .option('--n <n>', 'rollouts (the four recordings are reused round-robin)', (value) => Number(value))
+    .option('--n <n>', 'rollouts (the four recordings are reused round-robin)', positiveInt)
     .option('--stop-rule', 'stop once a candidate passes its tests with value ≥ 0.5 (rollouts in waves of 2)')
     .option('--keep', 'keep the temporary repository and job database')
     .action(async (flags: DemoFlags) => {

@@ -5,6 +5,7 @@ import { DEFAULT_MODEL_DIR } from '../config.js';
 import { rerankBatch } from '../rerank/rerank-batch.js';
 import { createScorer } from '../rerank/scorers/registry.js';
 import { Strategy } from '../types/selection.js';
+import { positiveInt } from './parse-options.js';
 import { printMetrics } from './print-metrics.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -46,13 +47,13 @@ export function registerRerankCommand(program: Command): void {
     .option('--tokenizer <path>', 'tokenizer.json (or folder) for server backends, to count the budget client-side')
     .option('--api-key <key>', 'API key of the scoring server (also WINNOWER_SCORER_KEY)')
     .option('--template <name>', 'serialization template (judge-v1, patch-v1, ...)')
-    .option('--budget <tokens>', 'token budget per input (default: the model limit)', (value) => Number(value))
+    .option('--budget <tokens>', 'token budget per input (default: the model limit)', positiveInt)
     .addOption(new Option('--strategy <name>', 'selection strategy').choices(Strategy.options).default('value'))
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
     .option('--report <file>', 'Markdown report; the HTML twin is written beside it')
     .option('--skip-invalid', 'report malformed input records and go on instead of stopping')
-    .option('--concurrency <n>', 'instances scored at once', (value) => Number(value), 4)
+    .option('--concurrency <n>', 'instances scored at once', positiveInt, 4)
     .option('--no-progress', 'no progress bar')
     .action(async (flags: RerankFlags) => {
       const scorer = await createScorer({

@@ -32,7 +32,7 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
   const sandboxes = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings);
   const store = createSqliteStore(config.server.data_dir);
   const interrupted = store.markInterrupted();
-  const jobs = new JobManager(store);
+  const jobs = new JobManager(store, { maxRunning: config.server.max_running_jobs });
   const createPolicy = createPolicyFactory(config.policy);
   const app = await buildApp({
     jobs,

@@ -9,6 +9,7 @@ import { loadConfig } from '../config.js';
 import { wnwError } from '../errors.js';
 import { shellQuote } from '../sandbox/base-sandbox.js';
 import { createSandboxProvider, SANDBOX_PROVIDERS } from '../sandbox/registry.js';
+import { positiveNumber } from './parse-options.js';
 import type { SandboxSpec } from '../sandbox/types.js';
 
 interface RunFlags {
@@ -26,11 +27,6 @@ interface RunFlags {
   verbose: boolean;
 }
 
-const positive = (value: string): number => {
-  const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0) throw new InvalidArgumentError('must be a positive number');
-  return number;
-};
 
 /** A git URL (scheme://... or user@host:path) rather than a local path. */
 export function isGitUrl(value: string): boolean {
@@ -54,9 +50,9 @@ export function registerSandboxCommand(program: Command): void {
     .option('--image <image>', 'container image (orchard, docker)')
     .option('--workdir <dir>', 'where the repository is inside the sandbox')
     .option('--network', 'allow network access (off by default)', false)
-    .option('--timeout <seconds>', 'kill the command after this long', positive, 120)
-    .option('--memory <mb>', 'memory limit in MiB', positive)
-    .option('--cpu <cores>', 'CPU limit in cores', positive)
+    .option('--timeout <seconds>', 'kill the command after this long', positiveNumber, 120)
+    .option('--memory <mb>', 'memory limit in MiB', positiveNumber)
+    .option('--cpu <cores>', 'CPU limit in cores', positiveNumber)
     .option('--diff', 'print the workspace diff against the base commit after the command', false)
     .option('-c, --config <file>', 'config file for provider settings (also WINNOWER_CONFIG)')
     .option('-v, --verbose', 'print what the provider enforces, and timings, to stderr', false)

@@ -1,6 +1,7 @@
 /** `winnower serve`: the HTTP API on the configured host and port. */
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
+import { port } from './parse-options.js';
 import { createRuntime } from './runtime.js';
 
 export function registerServeCommand(program: Command): void {
@@ -9,7 +10,7 @@ export function registerServeCommand(program: Command): void {
     .description('run the HTTP API (POST /solve, /rerank, /score; GET /jobs/:id)')
     .option('-c, --config <file>', 'YAML or JSON config file (also WINNOWER_CONFIG)')
     .option('--host <host>', 'listen address')
-    .option('--port <port>', 'listen port', (value) => Number(value))
+    .option('--port <port>', 'listen port', port)
     .option('--data-dir <dir>', 'where jobs are stored')
     .action(async (flags: { config?: string; host?: string; port?: number; dataDir?: string }) => {
       const config = loadConfig({ file: flags.config, overrides: { server: { host: flags.host, port: flags.port, data_dir: flags.dataDir } } });

@@ -19,18 +19,59 @@ interface RunningJob {
 
 export type JobRunner = (jobId: string, hooks: { signal: AbortSignal; emit: (event: JobEventBody) => void }) => Promise<unknown>;
 
+export interface JobManagerOptions {
+  /** Jobs running at once; later ones wait as `queued` (each job runs up to n sandboxes). */
+  maxRunning?: number;
+  /** Where a failure to record a job's end is reported (the job itself has ended either way). */
+  onStoreError?: (error: unknown, jobId: string) => void;
+}
+
 export class JobManager {
   readonly #store: JobStore;
   readonly #running = new Map<string, RunningJob>();
+  readonly #maxRunning: number;
+  readonly #onStoreError: (error: unknown, jobId: string) => void;
+  #active = 0;
+  readonly #waiting: Array<() => void> = [];
 
-  constructor(store: JobStore) {
+  constructor(store: JobStore, options: JobManagerOptions = {}) {
     this.#store = store;
+    this.#maxRunning = options.maxRunning ?? 4;
+    this.#onStoreError = options.onStoreError ?? ((error, jobId) => console.error(`winnower: could not record the end of job ${jobId}:`, error));
+  }
+
+  /** Waits for a free job slot; a job cancelled while queued leaves the queue at once. */
+  async #acquire(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.#active < this.#maxRunning) {
+      this.#active += 1;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        this.#waiting.splice(this.#waiting.indexOf(grant), 1);
+        reject(signal.reason);
+      };
+      const grant = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      this.#waiting.push(grant);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Hands the slot to the next queued job, or frees it. */
+  #release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#active -= 1;
   }
 
   /** Creates a job and starts `run` in the background; its result becomes the job's result. */
   start(kind: JobRecord['kind'], request: unknown, run: JobRunner): JobRecord {
     const id = randomUUID();
-    const job = this.#store.createJob({ id, kind, request, status: 'running' });
+    const job = this.#store.createJob({ id, kind, request, status: 'queued' });
     const entry: RunningJob = { controller: new AbortController(), events: [], emitter: new EventEmitter(), done: Promise.resolve() };
     entry.emitter.setMaxListeners(0);
     this.#running.set(id, entry);
@@ -40,7 +81,11 @@ export class JobManager {
       entry.emitter.emit('event', event);
     };
     entry.done = (async () => {
+      let holdsSlot = false;
       try {
+        await this.#acquire(entry.controller.signal);
+        holdsSlot = true;
+        this.#store.updateJob(id, { status: 'running' });
         const result = await run(id, { signal: entry.controller.signal, emit });
         this.#store.updateJob(id, { status: 'succeeded', result });
         emit({ type: 'job-finish', status: 'succeeded' });
@@ -48,9 +93,14 @@ export class JobManager {
         const aborted = entry.controller.signal.aborted;
         const error = toWinnowerError(aborted ? entry.controller.signal.reason : caught);
         const status = aborted ? (entry.stopAs ?? 'cancelled') : 'failed';
-        this.#store.updateJob(id, { status, error: { code: error.code, message: error.message } });
+        try {
+          this.#store.updateJob(id, { status, error: { code: error.code, message: error.message } });
+        } catch (storeError) {
+          this.#onStoreError(storeError, id);
+        }
         emit({ type: 'job-finish', status, error: error.message });
       } finally {
+        if (holdsSlot) this.#release();
         this.#running.delete(id);
         entry.emitter.emit('end');
       }

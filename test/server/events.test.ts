@@ -78,7 +78,7 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
     const response = await request(`${base}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(solveBody(world.repo, extra)) });
     const body = (await response.body.json()) as { job_id: string; status: string };
     expect(response.statusCode).toBe(202);
-    expect(body.status).toBe('running');
+    expect(body.status).toBe('queued');
     return body.job_id;
   }
 
@@ -131,7 +131,7 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
 
   it('gives a late subscriber one job-finish event, then ends the stream', async () => {
     const jobId = await postSolve({ n: 1, policy: { kind: 'replay', recordings: [correct] }, verify: { enabled: false } });
-    for (let attempt = 0; attempt < 600 && (await getJob(jobId)).status === 'running'; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let attempt = 0; attempt < 600 && ['queued', 'running'].includes((await getJob(jobId)).status); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await getJob(jobId)).status).toBe('succeeded');
     const { status, events } = await readEvents(`${base}/jobs/${jobId}/events`);
     expect(status).toBe(200);

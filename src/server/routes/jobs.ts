@@ -27,7 +27,10 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
     const send = (event: Pick<JobEvent, 'type'> & Record<string, unknown>) => {
       raw.write(`event: ${event.type}\n${typeof event.seq === 'number' ? `id: ${event.seq}\n` : ''}data: ${JSON.stringify(event)}\n\n`);
     };
+    // A comment line now and then keeps proxies from closing a quiet stream.
+    const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), 15_000).unref();
     const end = () => {
+      clearInterval(heartbeat);
       if (!jobs.isRunning(job.id)) {
         const final = jobs.get(job.id);
         // Subscribers that arrive after the end (or after a restart) still learn the outcome.
@@ -44,6 +47,9 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       },
       end,
     );
-    request.raw.on('close', unsubscribe);
+    request.raw.on('close', () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+    });
   });
 };

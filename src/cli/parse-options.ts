@@ -1,0 +1,20 @@
+/** Parsers for numeric flags: a bad value is a usage error naming the flag, not a stack trace. */
+import { InvalidArgumentError } from 'commander';
+
+export const positiveNumber = (value: string): number => {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) throw new InvalidArgumentError('must be a positive number');
+  return number;
+};
+
+export const positiveInt = (value: string): number => {
+  const number = positiveNumber(value);
+  if (!Number.isInteger(number)) throw new InvalidArgumentError('must be a positive integer');
+  return number;
+};
+
+export const port = (value: string): number => {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0 || number > 65535) throw new InvalidArgumentError('must be a port number (0–65535)');
+  return number;
+};
