@@ -49,8 +49,10 @@ export const WinnowerConfig = z.object({
       model: z.string().optional(),
       api_key: z.string().optional(),
       mode: z.enum(['tools', 'text']).default('tools'),
+      /** Whether requests may name their own policy server; turn off on a shared server. */
+      allow_request_urls: z.boolean().default(true),
     })
-    .default({ mode: 'tools' }),
+    .default({ mode: 'tools', allow_request_urls: true }),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 export type WinnowerConfig = z.infer<typeof WinnowerConfig>;
@@ -87,7 +89,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Json {
     },
     scorer: { backend: env.WINNOWER_SCORER, model: env.WINNOWER_SCORER_MODEL, urls: list(env.WINNOWER_SCORER_URLS), apiKey: env.WINNOWER_SCORER_KEY },
     sandbox: { provider: env.WINNOWER_SANDBOX },
-    policy: { url: env.WINNOWER_POLICY_URL, model: env.WINNOWER_POLICY_MODEL, api_key: env.WINNOWER_POLICY_KEY, mode: env.WINNOWER_POLICY_MODE },
+    policy: { url: env.WINNOWER_POLICY_URL, model: env.WINNOWER_POLICY_MODEL, api_key: env.WINNOWER_POLICY_KEY, mode: env.WINNOWER_POLICY_MODE, allow_request_urls: env.WINNOWER_POLICY_FROM_REQUESTS === undefined ? undefined : env.WINNOWER_POLICY_FROM_REQUESTS !== 'false' },
     log_level: env.WINNOWER_LOG_LEVEL,
   };
 }

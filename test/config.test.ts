@@ -40,7 +40,8 @@ describe('configuration', () => {
     expect(config.server).toMatchObject({ host: '0.0.0.0', port: 9000, api_keys: ['first-key-123', 'second-key-456'], data_dir: '/var/lib/winnower', repo_roots: ['/srv/repos'] });
     expect(config.scorer).toMatchObject({ backend: 'sglang', model: 'value-4b', urls: ['http://a:30000', 'http://b:30000'], apiKey: 'scorer-key' });
     expect(config.sandbox.provider).toBe('orchard');
-    expect(config.policy).toEqual({ url: 'http://policy:8000/v1', model: 'agent', api_key: 'policy-key', mode: 'text' });
+    expect(config.policy).toEqual({ url: 'http://policy:8000/v1', model: 'agent', api_key: 'policy-key', mode: 'text', allow_request_urls: true });
+    expect(loadConfig({ env: { WINNOWER_POLICY_FROM_REQUESTS: 'false' } }).policy.allow_request_urls).toBe(false);
     expect(config.log_level).toBe('debug');
   });
 

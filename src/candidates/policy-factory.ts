@@ -10,6 +10,11 @@ export interface DefaultPolicy {
   model?: string;
   api_key?: string;
   mode?: 'tools' | 'text';
+  /**
+   * Whether a request may name its own policy server (`policy.url`). Off on a shared server, so that
+   * clients cannot make it send requests to addresses of their choosing.
+   */
+  allow_request_urls?: boolean;
 }
 
 /** `(options, index) => Policy`, plus `close()` for the OpenAI clients it shares. */
@@ -30,6 +35,11 @@ export function createPolicyFactory(defaults: DefaultPolicy = {}): PolicyFactory
         : undefined);
     if (!options) {
       throw wnwError('WNW_ERR_CFG_INVALID', 'no policy: give `policy` in the request or set WINNOWER_POLICY_URL', { details: { field: 'policy' } });
+    }
+    if (requested?.kind === 'openai' && defaults.allow_request_urls === false && requested.url !== defaults.url) {
+      throw wnwError('WNW_ERR_INPUT_INVALID', 'policy.url: this server only calls its configured policy server; omit policy.url or use the configured one', {
+        details: { field: 'policy.url' },
+      });
     }
     if (options.kind === 'replay') return createReplayPolicy(options.recordings[index % options.recordings.length]!);
     const key = JSON.stringify([options.url, options.model, options.api_key, options.mode, options.temperature, options.top_p, options.max_tokens, options.timeout_s]);

@@ -49,4 +49,17 @@ describe('createPolicyFactory', () => {
     const error = await rejection(policy.next({ messages, seed: 0 }), 5_000);
     expect(WinnowerError.isInstance(error) ? error.message : error).toContain('closed');
   });
+  it('refuses a request-supplied policy server when the server allows only its own', async () => {
+    const factory = createPolicyFactory({ url: server.url, model: 'plain', allow_request_urls: false });
+    try {
+      expect(() => factory(PolicyOptions.parse({ kind: 'openai', url: 'http://169.254.169.254/v1', model: 'x' }), 0)).toThrow(
+        expect.objectContaining({ code: 'WNW_ERR_INPUT_INVALID', details: { field: 'policy.url' } }),
+      );
+      // The configured server itself, and the default, still work.
+      expect(factory(PolicyOptions.parse({ kind: 'openai', url: server.url, model: 'plain' }), 0).name).toBe('openai:plain');
+      expect(factory(undefined, 0).name).toBe('openai:plain');
+    } finally {
+      await factory.close();
+    }
+  });
 });
