@@ -85,9 +85,10 @@ async function runInSandbox(words: string[], flags: RunFlags): Promise<number> {
     note(`sandbox ${sandbox.id} created in ${Math.round(performance.now() - started)} ms (workdir ${sandbox.workdir})`);
     try {
       started = performance.now();
-      const result = await sandbox.exec(commandLine(words), { timeoutMs: flags.timeout * 1000 });
-      process.stdout.write(result.stdout);
-      process.stderr.write(result.stderr);
+      const result = await sandbox.exec(commandLine(words), {
+        timeoutMs: flags.timeout * 1000,
+        onOutput: (stream, chunk) => (stream === 'stdout' ? process.stdout : process.stderr).write(chunk),
+      });
       note(`exit ${result.exitCode ?? 'none'} in ${result.durationMs} ms`);
       if (result.truncated) process.stderr.write('winnower: output truncated\n');
       if (result.timedOut) process.stderr.write(`winnower: command timed out after ${flags.timeout} s and was killed\n`);

@@ -36,13 +36,21 @@ export abstract class BaseSandbox implements Sandbox {
     if (this.#closing) throw wnwError('WNW_ERR_SBX_CLOSED', `sandbox ${this.id} is closed`, { details: { sandbox: this.id } });
   }
 
+  /** Whether doExec calls `onOutput` as output arrives; otherwise exec calls it once at the end. */
+  protected readonly streamsOutput: boolean = false;
+
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertOpen();
-    return this.doExec(command, {
+    const result = await this.doExec(command, {
       ...options,
       timeoutMs: options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,
       maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
     });
+    if (options.onOutput && !this.streamsOutput) {
+      if (result.stdout) options.onOutput('stdout', Buffer.from(result.stdout));
+      if (result.stderr) options.onOutput('stderr', Buffer.from(result.stderr));
+    }
+    return result;
   }
 
   async writeFile(path: string, content: string | Uint8Array, options: CallOptions = {}): Promise<void> {
@@ -85,20 +93,23 @@ export class CappedBuffer {
 
   constructor(readonly maxBytes: number) {}
 
-  push(chunk: Buffer): void {
+  /** Keeps what fits; returns the part kept (empty once the cap is reached). */
+  push(chunk: Buffer): Buffer {
     const room = this.maxBytes - this.#size;
     if (room <= 0) {
       this.truncated ||= chunk.length > 0;
-      return;
+      return chunk.subarray(0, 0);
     }
     if (chunk.length > room) {
-      this.#chunks.push(chunk.subarray(0, room));
+      const kept = chunk.subarray(0, room);
+      this.#chunks.push(kept);
       this.#size += room;
       this.truncated = true;
-      return;
+      return kept;
     }
     this.#chunks.push(chunk);
     this.#size += chunk.length;
+    return chunk;
   }
 
   toString(): string {

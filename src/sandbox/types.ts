@@ -39,6 +39,11 @@ export interface ExecOptions {
   maxOutputBytes?: number;
   /** Data written to the command's stdin. */
   stdin?: string;
+  /**
+   * Called with output as it arrives, within the cap (for a CLI that shows a command's progress).
+   * Providers that cannot stream call it once per stream when the command ends.
+   */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Uint8Array) => void;
 }
 
 export interface ExecResult {

@@ -97,6 +97,18 @@ export function runSandboxContract(options: SandboxContractOptions): void {
       expect(result.stdout).toBe('hello there\nfrom stdin');
     });
 
+    test('exec hands output to onOutput, per stream, within the cap', async () => {
+      const seen = { stdout: '', stderr: '' };
+      const result = await sandbox.exec('echo one; echo two >&2; echo three', {
+        onOutput: (stream, chunk) => (seen[stream] += Buffer.from(chunk).toString()),
+      });
+      expect(seen).toEqual({ stdout: result.stdout, stderr: result.stderr });
+      expect(seen.stdout).toBe('one\nthree\n');
+      const capped = { stdout: '' };
+      await sandbox.exec('head -c 5000 /dev/zero | tr "\\0" b', { maxOutputBytes: 100, onOutput: (_stream, chunk) => (capped.stdout += Buffer.from(chunk).toString()) });
+      expect(capped.stdout).toBe('b'.repeat(100));
+    });
+
     test('exec caps each stream and sets truncated', async () => {
       const result = await sandbox.exec('head -c 100000 /dev/zero | tr "\\0" a; echo tail >&2', { maxOutputBytes: 1000 });
       expect(result.stdout).toBe('a'.repeat(1000));

@@ -198,3 +198,32 @@ describe('sandbox registry', () => {
 
 // Sanity: the test repository really has two commits.
 execFileSync('git', ['cat-file', '-e', `${base}^{commit}`], { cwd: repo.dir });
+
+describe.skipIf(bwrapMissing !== undefined)('local provider: streamed output', () => {
+  it('delivers output while the command still runs', async () => {
+    const { dir, remove } = tempDir('wnw-stream-');
+    const provider = createLocalProvider();
+    try {
+      makeTestRepo(dir);
+      const sandbox = await provider.create({ repo: { path: dir } });
+      try {
+        let firstAt = 0;
+        const done = sandbox.exec('echo early; sleep 1; echo late', {
+          onOutput: () => {
+            firstAt ||= Date.now();
+          },
+        });
+        const result = await done;
+        const endedAt = Date.now();
+        expect(result.stdout).toBe('early\nlate\n');
+        expect(firstAt).toBeGreaterThan(0);
+        expect(endedAt - firstAt).toBeGreaterThan(700);
+      } finally {
+        await sandbox.close();
+      }
+    } finally {
+      await provider.close();
+      remove();
+    }
+  }, 20_000);
+});

@@ -16,6 +16,8 @@ export interface SandboxProcessRequest {
   timeoutMs: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
+  /** Output as it arrives (within the cap). */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Uint8Array) => void;
 }
 
 export type KillReason = 'timeout' | 'abort' | 'close';
@@ -97,8 +99,11 @@ export class SandboxProcess {
         });
       };
 
-      child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk));
-      child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
+      const forward = (stream: 'stdout' | 'stderr', kept: Buffer) => {
+        if (kept.length > 0) request.onOutput?.(stream, kept);
+      };
+      child.stdout!.on('data', (chunk: Buffer) => forward('stdout', stdout.push(chunk)));
+      child.stderr!.on('data', (chunk: Buffer) => forward('stderr', stderr.push(chunk)));
       const statusStream = child.stdio[STATUS_FD];
       statusStream?.on('data', (chunk: Buffer) => status.push(chunk));
       for (const stream of child.stdio) stream?.on('error', () => undefined);

@@ -38,6 +38,7 @@ interface RunOptions {
   timeoutMs: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Uint8Array) => void;
 }
 
 /** Commands longer than this go to the shell through a pipe instead of argv (128 KiB limit). */
@@ -45,6 +46,7 @@ const MAX_ARGV_COMMAND = 100_000;
 const FILE_OP_TIMEOUT_MS = 120_000;
 
 export class LocalSandbox extends BaseSandbox {
+  protected override readonly streamsOutput = true;
   readonly provider = 'local';
   readonly id: string;
   readonly workdir: string;
@@ -209,6 +211,7 @@ export class LocalSandbox extends BaseSandbox {
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.maxOutputBytes,
       signal: options.signal,
+      onOutput: options.onOutput,
     });
     this.#running.add(child);
     let result: SandboxProcessResult;
