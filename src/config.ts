@@ -77,7 +77,9 @@ const list = (value: string | undefined) => (value ? value.split(',').map((item)
 const int = (value: string | undefined) => (value === undefined || value === '' ? undefined : Number(value));
 
 /** The WINNOWER_* environment as a partial config. */
-export function configFromEnv(env: NodeJS.ProcessEnv): Json {
+export function configFromEnv(rawEnv: NodeJS.ProcessEnv): Json {
+  // A variable set to "" counts as unset (`WINNOWER_POLICY_URL= winnower demo` means "no policy").
+  const env = Object.fromEntries(Object.entries(rawEnv).filter(([, value]) => value !== undefined && value !== '')) as NodeJS.ProcessEnv;
   return {
     server: {
       host: env.WINNOWER_HOST,
@@ -96,7 +98,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Json {
 
 export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Json } = {}): WinnowerConfig {
   const env = options.env ?? process.env;
-  const file = options.file ?? env.WINNOWER_CONFIG;
+  const file = options.file ?? (env.WINNOWER_CONFIG || undefined);
   let fromFile: Json = {};
   if (file) {
     if (!existsSync(file)) throw wnwError('WNW_ERR_CFG_INVALID', `config file ${file} not found`, { details: { field: 'config' } });

@@ -45,6 +45,12 @@ describe('configuration', () => {
     expect(config.log_level).toBe('debug');
   });
 
+  it('treats an empty variable as unset', () => {
+    const config = loadConfig({ env: { WINNOWER_POLICY_URL: '', WINNOWER_PORT: '', WINNOWER_CONFIG: '' } });
+    expect(config.policy.url).toBeUndefined();
+    expect(config.server.port).toBe(8080);
+  });
+
   it('layers file < environment < flags', () => {
     const dir = mkdtempSync(join(tmpdir(), 'wnw-config-'));
     dirs.push(dir);

@@ -12,6 +12,7 @@ import { loadConfig } from '../config.js';
 import { Trajectory } from '../types/trajectory.js';
 import { packageRoot } from '../util/package-root.js';
 import { prepareDemoRepo } from './demo-repo.js';
+import { formatEvent, renderCandidates, renderOutcome, type JobView } from './job-output.js';
 import { positiveInt } from './parse-options.js';
 import { createRuntime } from './runtime.js';
 
@@ -19,23 +20,6 @@ interface DemoFlags {
   n?: number;
   stopRule?: boolean;
   keep?: boolean;
-}
-
-interface CandidateView {
-  index: number;
-  status: string;
-  exit: string | null;
-  steps: number | null;
-  value: number | null;
-  verify: { status: string; fail_to_pass: { passed: number; failed: number; missing: number }; pass_to_pass: { passed: number; failed: number; missing: number } } | null;
-  trajectory_id: string | null;
-  error: { message: string } | null;
-  patch: string | null;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
 }
 
 async function followEvents(url: string, onEvent: (type: string, data: Record<string, unknown>) => void): Promise<void> {
@@ -88,7 +72,9 @@ export function registerDemoCommand(program: Command): void {
       const runtime = await createRuntime(config, { logger: { level: 'warn' } });
       try {
         const description = await runtime.sandboxes.describe();
-        console.log(`  sandbox: ${runtime.sandboxes.name} ${JSON.stringify(description)}`);
+        const limits = Object.entries((description.limits as Record<string, string> | undefined) ?? {}).map(([name, how]) => `${name}: ${how}`).join(', ');
+        console.log(`  sandbox: ${runtime.sandboxes.name}${description.isolation ? ` — ${String(description.isolation)}` : ''}`);
+        if (description.workspace || limits) console.log(`           workspaces: ${String(description.workspace ?? '?')}; limits: ${limits || 'none'}`);
         console.log(`  scorer:  ${runtime.scorer.backend} ${runtime.scorer.model}`);
         const address = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
         const body = {
@@ -107,45 +93,20 @@ export function registerDemoCommand(program: Command): void {
         console.log(`\nPOST /solve → job ${answer.job_id} (n=${n}, verification on)\n`);
 
         await followEvents(`${address}/jobs/${answer.job_id}/events`, (type, data) => {
-          const at = `${((Date.now() - started) / 1000).toFixed(1)}s`.padStart(6);
-          const line: Record<string, () => string> = {
-            'rollout-start': () => `rollout ${data.index} started`,
-            'rollout-finish': () => `rollout ${data.index} ${data.status} (${data.exit}, ${data.steps} steps, ${data.patch_bytes} B patch)${data.error ? `: ${data.error}` : ''}`,
-            'rollout-skip': () => `rollout ${data.index} skipped: ${data.reason}`,
-            'score-available': () => `candidate ${data.index} value ${typeof data.value === 'number' ? data.value.toFixed(3) : 'n/a'}`,
-            'verify-finish': () => `candidate ${data.index} tests: ${data.status}`,
-            'stop-rule': () => `stop rule met by candidate ${data.index}: ${data.reason}`,
-            selection: () => `selected candidate ${data.chosen_index ?? 'none'}: ${data.reason}`,
-            'job-finish': () => `job ${data.status}${data.error ? `: ${data.error}` : ''}`,
-          };
-          if (line[type]) console.log(`${at}  ${line[type]!()}`);
+          const line = formatEvent(type, data);
+          if (line) console.log(`${`${((Date.now() - started) / 1000).toFixed(1)}s`.padStart(6)}  ${line}`);
         });
 
         const jobResponse = await request(`${address}/jobs/${answer.job_id}`);
-        const job = (await jobResponse.body.json()) as { status: string; candidates: CandidateView[]; result: { chosen: { index: number; patch: string } | null; rollouts: Record<string, number>; compute: Record<string, number> } | null; error: { message: string } | null };
-        if (job.status !== 'succeeded' || !job.result) throw new Error(`job ${job.status}: ${job.error?.message ?? 'no result'}`);
-        const chosen = job.result.chosen;
-        const tally = (t: { passed: number; failed: number; missing: number }) => `${t.passed}/${t.passed + t.failed + t.missing}`;
+        const job = (await jobResponse.body.json()) as JobView;
+        if (job.status !== 'succeeded' || !job.result) throw new Error(renderOutcome(job));
         console.log(
           '\n' +
-            table([
-              ['candidate', 'recording', 'steps', 'value', 'tests', 'F2P', 'P2P', 'chosen'],
-              ...job.candidates.map((c) => [
-                String(c.index),
-                realPolicy ? c.status : (recordings[c.index % recordings.length]!.source.replace(/^recorded-/, '') + (c.status === 'finished' ? '' : ` (${c.status})`)),
-                c.steps === null ? '—' : String(c.steps),
-                c.value === null ? '—' : c.value.toFixed(3),
-                c.patch === '' ? 'no patch' : (c.verify?.status ?? '—'),
-                c.verify ? tally(c.verify.fail_to_pass) : '—',
-                c.verify ? tally(c.verify.pass_to_pass) : '—',
-                chosen?.index === c.index ? '  ✔' : '',
-              ]),
-            ]),
+            renderCandidates(job, realPolicy ? 'status' : 'recording', (c) =>
+              realPolicy ? c.status : recordings[c.index % recordings.length]!.source.replace(/^recorded-/, '') + (c.status === 'finished' ? '' : ` (${c.status})`),
+            ),
         );
-        const { rollouts, compute } = job.result;
-        console.log(`\nrollouts: ${rollouts.finished} finished, ${rollouts.failed} failed, ${rollouts.cancelled} cancelled, ${rollouts.skipped} skipped; compute saved: ${((compute.saved_fraction ?? 0) * 100).toFixed(0)}%`);
-        if (chosen) console.log(`\nchosen patch (candidate ${chosen.index}):\n\n${chosen.patch}`);
-        else console.log('\nno candidate produced a usable patch');
+        console.log(`\n${renderOutcome(job)}`);
         console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       } finally {
         await runtime.close();

@@ -5,10 +5,12 @@ import { registerDemoCommand } from './demo.js';
 import { registerRerankCommand } from './rerank.js';
 import { registerSandboxCommand } from './sandbox-run.js';
 import { registerServeCommand } from './serve.js';
+import { registerSolveCommand } from './solve.js';
 
 const program = new Command('winnower').description('Best-of-N for software-engineering agents').version('0.1.0');
 program.showHelpAfterError();
 
+registerSolveCommand(program);
 registerRerankCommand(program);
 registerServeCommand(program);
 registerDemoCommand(program);

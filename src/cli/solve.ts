@@ -1,0 +1,133 @@
+/**
+ * `winnower solve`: one best-of-N job from the command line, without running a server — the same
+ * validated request and pipeline as `POST /solve`, with progress on stderr and the result in files.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { wnwError } from '../errors.js';
+import { importTrajectories } from '../rerank/importers/index.js';
+import { formatEvent, renderCandidates, renderOutcome, type JobView } from './job-output.js';
+import { positiveInt, positiveNumber } from './parse-options.js';
+import { createRuntime } from './runtime.js';
+import { isGitUrl } from './sandbox-run.js';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+interface SolveFlags {
+  config?: string;
+  repo?: string;
+  commit?: string;
+  image?: string;
+  issue?: string;
+  issueFile?: string;
+  instanceId?: string;
+  n: number;
+  concurrency?: number;
+  waves?: string;
+  policyUrl?: string;
+  policyModel?: string;
+  policyKey?: string;
+  policyMode?: 'tools' | 'text';
+  replay?: string[];
+  testCommand?: string;
+  failToPass?: string[];
+  passToPass?: string[];
+  testPatch?: string;
+  stopAt?: number;
+  strategy?: string;
+  stepLimit?: number;
+  out?: string;
+  patchOut?: string;
+}
+
+export function registerSolveCommand(program: Command): void {
+  program
+    .command('solve')
+    .description('run one best-of-N job (rollouts, scoring, tests, selection) without a server')
+    .option('-c, --config <file>', 'YAML or JSON config file (also WINNOWER_CONFIG)')
+    .option('--repo <path|url>', 'repository: a local checkout or a git URL')
+    .option('--commit <rev>', 'base commit (default: HEAD)')
+    .option('--image <image>', 'container image holding the repository (orchard, docker)')
+    .option('--issue <text>', 'the issue text')
+    .option('--issue-file <file>', 'read the issue text from a file')
+    .option('--instance-id <id>', 'a name for the task', 'task')
+    .option('--n <n>', 'rollouts', positiveInt, 4)
+    .option('--concurrency <n>', 'rollouts running at once', positiveInt)
+    .option('--waves <sizes>', 'wave sizes adding up to n, e.g. 2,2')
+    .option('--policy-url <url>', 'OpenAI-compatible policy server (also WINNOWER_POLICY_URL)')
+    .option('--policy-model <name>', 'policy model name (also WINNOWER_POLICY_MODEL)')
+    .option('--policy-key <key>', 'policy API key (also WINNOWER_POLICY_KEY)')
+    .option('--policy-mode <mode>', 'tools (function calling) or text (fenced bash blocks)')
+    .option('--replay <file>', 'replay recorded trajectories instead of a policy (repeatable; any importable format)', collect)
+    .option('--test-command <cmd>', 'verify candidates with this command (its exit code, or the named tests)')
+    .option('--fail-to-pass <id>', 'a test that must go from failing to passing (repeatable)', collect)
+    .option('--pass-to-pass <id>', 'a test that must keep passing (repeatable)', collect)
+    .option('--test-patch <file>', 'a diff adding the tests, applied before running them')
+    .option('--stop-at <value>', 'stop once a candidate passes its tests with at least this value', positiveNumber)
+    .option('--strategy <name>', 'value | consensus | hybrid (default: hybrid with tests, value without)')
+    .option('--step-limit <n>', 'agent steps per rollout', positiveInt)
+    .option('--out <file>', 'write the whole job (every candidate and trajectory) as JSON')
+    .option('--patch-out <file>', 'write the chosen patch')
+    .action(async (flags: SolveFlags) => {
+      const issue = flags.issueFile ? readFileSync(flags.issueFile, 'utf8') : flags.issue;
+      if (!issue) throw wnwError('WNW_ERR_INPUT_INVALID', 'give the issue with --issue or --issue-file', { details: { field: 'issue' } });
+      const config = loadConfig({
+        file: flags.config,
+        overrides: { policy: { url: flags.policyUrl, model: flags.policyModel, api_key: flags.policyKey, mode: flags.policyMode }, log_level: 'warn' },
+      });
+      const recordings = flags.replay ? (await importTrajectories(flags.replay, { sourceFrom: 'file' })).items : undefined;
+      const verifying = Boolean(flags.testCommand || flags.failToPass?.length || flags.passToPass?.length);
+      const body = {
+        instance_id: flags.instanceId,
+        issue,
+        ...(flags.repo ? { repo: { ...(isGitUrl(flags.repo) ? { url: flags.repo } : { path: resolve(flags.repo) }), ...(flags.commit ? { commit: flags.commit } : {}) } } : {}),
+        ...(flags.image ? { image: flags.image } : {}),
+        n: flags.n,
+        ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+        ...(flags.waves ? { waves: flags.waves.split(',').map(Number) } : {}),
+        ...(recordings ? { policy: { kind: 'replay', recordings } } : {}),
+        ...(flags.stepLimit ? { agent: { config: 'default', step_limit: flags.stepLimit } } : {}),
+        verify: verifying
+          ? {
+              enabled: true,
+              test_command: flags.testCommand,
+              fail_to_pass: flags.failToPass ?? [],
+              pass_to_pass: flags.passToPass ?? [],
+              ...(flags.testPatch ? { test_patch: readFileSync(flags.testPatch, 'utf8') } : {}),
+            }
+          : { enabled: false },
+        ...(flags.stopAt !== undefined ? { stop_rule: { min_value: flags.stopAt, require_resolved: verifying } } : {}),
+        ...(flags.strategy ? { strategy: flags.strategy } : {}),
+      };
+
+      const runtime = await createRuntime(config, { logger: false });
+      try {
+        const posted = await runtime.app.inject({ method: 'POST', url: '/solve', payload: body });
+        const answer = posted.json() as { job_id?: string; error?: { code: string; message: string; details?: { field?: string } } };
+        if (!answer.job_id) {
+          const field = answer.error?.details?.field;
+          throw wnwError('WNW_ERR_INPUT_INVALID', `${answer.error?.message ?? `answered ${posted.statusCode}`}`, { details: field ? { field } : {} });
+        }
+        const started = Date.now();
+        await new Promise<void>((done) => {
+          runtime.jobs.subscribe(
+            answer.job_id!,
+            (event) => {
+              const line = formatEvent(event.type, event as unknown as Record<string, unknown>);
+              if (line) console.error(`${`${((Date.now() - started) / 1000).toFixed(1)}s`.padStart(6)}  ${line}`);
+            },
+            done,
+          );
+        });
+        const job = (await runtime.app.inject({ method: 'GET', url: `/jobs/${answer.job_id}?trajectories=true` })).json() as JobView;
+        if (flags.out) writeFileSync(flags.out, `${JSON.stringify(job, null, 2)}\n`);
+        if (flags.patchOut && job.result?.chosen) writeFileSync(flags.patchOut, job.result.chosen.patch);
+        console.log(`\n${renderCandidates(job, 'status', (c) => c.status)}\n\n${renderOutcome(job)}`);
+        if (job.status !== 'succeeded') process.exitCode = 1;
+      } finally {
+        await runtime.close();
+      }
+    });
+}

@@ -1,0 +1,64 @@
+/** `winnower solve` as a user runs it: a real child process over the demo task, replaying recordings. */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
+import { DEMO_DIR, demoTask, hasBubblewrap } from '../solve/helpers.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const TSX = join(ROOT, 'node_modules/.bin/tsx');
+
+function runSolve(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(TSX, ['src/cli/main.ts', 'solve', ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', WINNOWER_POLICY_URL: '' }, timeout: 120_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe.skipIf(!hasBubblewrap())('winnower solve', () => {
+  let repo: string;
+  beforeAll(() => {
+    repo = prepareDemoRepo(join(DEMO_DIR, 'repo'));
+  });
+  afterAll(() => rmSync(dirname(repo), { recursive: true, force: true }));
+
+  it('runs a job without a server, shows progress and writes the job and the chosen patch', async () => {
+    const task = demoTask();
+    const out = join(dirname(repo), 'job.json');
+    const patch = join(dirname(repo), 'chosen.diff');
+    const { code, stdout, stderr } = await runSolve([
+      '--repo', repo,
+      '--issue', task.problem_statement,
+      '--n', '2',
+      '--replay', join(DEMO_DIR, 'trajectories/plausible-wrong-fix.json'),
+      '--replay', join(DEMO_DIR, 'trajectories/correct-fix.json'),
+      '--test-command', task.test_command,
+      ...task.fail_to_pass.flatMap((id) => ['--fail-to-pass', id]),
+      ...task.pass_to_pass.flatMap((id) => ['--pass-to-pass', id]),
+      '--test-patch', join(DEMO_DIR, 'test_patch.diff'),
+      '--out', out,
+      '--patch-out', patch,
+    ]);
+    expect(stderr).toContain('rollout 0 started');
+    expect(stderr).toContain('job succeeded');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/1\s+finished\s+6\s+\S+\s+resolved\s+3\/3\s+5\/5\s+✔/);
+    const job = JSON.parse(readFileSync(out, 'utf8'));
+    expect(job.status).toBe('succeeded');
+    expect(job.result.chosen.index).toBe(1);
+    expect(job.candidates[0].trajectory.messages.length).toBeGreaterThan(2);
+    expect(readFileSync(patch, 'utf8')).toContain('(\\d+)([hms])');
+  }, 120_000);
+
+  it('rejects a request that cannot run, naming the field, with exit code 2', async () => {
+    const { code, stderr } = await runSolve(['--repo', repo, '--issue', 'x', '--waves', '1,2', '--n', '2', '--replay', join(DEMO_DIR, 'trajectories/correct-fix.json')]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('waves');
+    const missing = await runSolve(['--repo', repo]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--issue');
+    expect(existsSync(join(dirname(repo), 'data'))).toBe(false);
+  }, 60_000);
+});
