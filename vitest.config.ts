@@ -8,5 +8,7 @@ export default defineConfig({
     // Sandbox and server tests spawn processes; two cores, so keep parallelism modest.
     maxWorkers: 2,
     pool: 'forks',
+    // In CI a JSON summary too, from which .ci/run prints the plain "N passed, N failed" line.
+    reporters: process.env.CI ? ['default', ['json', { outputFile: '.vitest-results.json' }]] : ['default'],
   },
 });
