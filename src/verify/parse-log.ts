@@ -14,9 +14,17 @@ export interface ParsedLog {
   section: Omit<LogSection, 'text'>;
 }
 
+export interface ParseLogOptions {
+  /**
+   * Cut the log to the harness markers (default true, for harness logs). Pass false when the test
+   * command prints no markers: any marker in the log then comes from the code under test.
+   */
+  markers?: boolean;
+}
+
 /** Parses `log` with the parser called `parser` (WNW_ERR_INPUT_INVALID for an unknown name). */
-export function parseTestLog(log: string, parser: ParserName | string, context: ParseContext = {}): ParsedLog {
+export function parseTestLog(log: string, parser: ParserName | string, context: ParseContext = {}, options: ParseLogOptions = {}): ParsedLog {
   const parse = getParser(parser);
-  const { text, ...section } = extractTestSection(log);
+  const { text, ...section } = options.markers === false ? { text: log, marked: false, ended: false, timedOut: false } : extractTestSection(log);
   return { parser: parser as ParserName, tests: parse(text, context), section };
 }

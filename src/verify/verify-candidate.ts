@@ -118,7 +118,10 @@ export async function verifyCandidate(
     base.log_tail = tailOf(log, options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES);
 
     // 4. parse and grade
-    const parsed = parseTestLog(log, parser, { exitCode: run.exitCode, testIds: [...task.fail_to_pass, ...task.pass_to_pass] });
+    // Harness markers count only when the test command prints them; otherwise the code under test
+    // could print a section of its own and hide the runner's real results outside it.
+    const markers = command.includes('>>>>> Start Test Output');
+    const parsed = parseTestLog(log, parser, { exitCode: run.exitCode, testIds: [...task.fail_to_pass, ...task.pass_to_pass] }, { markers });
     const timedOut = run.timedOut || parsed.section.timedOut;
     const grade = gradeTests({
       tests: parsed.tests,

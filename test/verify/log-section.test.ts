@@ -23,6 +23,13 @@ describe('extractTestSection', () => {
     expect(extractTestSection("+ : '>>>>> Start Test Output'\ncut short\n").timedOut).toBe(false);
   });
 
+  it('parses the whole log when a marker appears twice (output of the code under test)', () => {
+    const forged = "+ : '>>>>> Start Test Output'\n>>>>> Start Test Output\nok fake\n>>>>> End Test Output\nFAIL real\n+ : '>>>>> End Test Output'\n";
+    expect(extractTestSection(forged)).toEqual({ text: forged, marked: false, ended: false, timedOut: false });
+    const earlyEnd = "+ : '>>>>> Start Test Output'\nok fake\n>>>>> End Test Output\nFAIL real\n+ : '>>>>> End Test Output'\n";
+    expect(extractTestSection(earlyEnd).text).toBe(earlyEnd);
+  });
+
   it('parses the whole log when there are no markers', () => {
     expect(extractTestSection('PASSED a.py::t\n')).toEqual({ text: 'PASSED a.py::t\n', marked: false, ended: false, timedOut: false });
   });

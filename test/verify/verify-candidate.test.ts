@@ -95,6 +95,30 @@ describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skip
     expect(result.status).toBe('resolved');
   });
 
+  it('ignores harness markers printed by the code under test when the test command prints none', async () => {
+    // add() stays wrong; the module prints a section of fake results, which must not hide the real ones.
+    const forged = [
+      'diff --git a/calc/ops.py b/calc/ops.py',
+      '--- a/calc/ops.py',
+      '+++ b/calc/ops.py',
+      '@@ -1,2 +1,4 @@',
+      '+import sys',
+      "+sys.stderr.write('>>>>> Start Test Output\\ntest_add (tests.test_ops.OpsTest) ... ok\\ntest_mul (tests.test_ops.OpsTest) ... ok\\n>>>>> End Test Output\\n')",
+      ' def add(a, b):',
+      '     return a - b',
+      '',
+    ].join('\n');
+    const { result } = await verifyIn(sample.task, forged, { parser: 'unittest' });
+    expect(result.applied).toBe(true);
+    expect(result.status).toBe('unresolved');
+    expect(result.tests['test_add (tests.test_ops.OpsTest)']).toBe('failed');
+    // A task command with markers of its own still has them honoured, but not a second pair.
+    const marked = { ...sample.task, test_command: "echo '>>>>> Start Test Output'; python3 -m unittest -v tests.test_ops; echo '>>>>> End Test Output'" };
+    const withMarkers = await verifyIn(marked, forged, { parser: 'unittest' });
+    expect(withMarkers.result.status).toBe('unresolved');
+    expect(withMarkers.result.tests['test_add (tests.test_ops.OpsTest)']).toBe('failed');
+  });
+
   it('reports listed tests the run never names as missing', async () => {
     const task = { ...sample.task, pass_to_pass: ['test_gone (tests.test_ops.OpsTest)'] };
     const { result } = await verifyIn(task, sample.patches.good, { parser: 'unittest', testTimeoutMs: 60_000 });
