@@ -65,6 +65,29 @@ export function unittestTarget(id: string): string {
   return parts ? `${parts.classPath}.${parts.name}` : id.trim();
 }
 
+/**
+ * The files that define the listed tests, where an id names its file: the path of a pytest node id
+ * (`path::test`), the module of a unittest id (`test_x (pkg.mod.Class)` → `pkg/mod.py`; Django's
+ * runner imports from `tests/`, so `tests/pkg/mod.py`). Only relative paths without `..`.
+ * SymPy's bare names and dotted ids name no file.
+ */
+export function listedTestFiles(task: Pick<Task, 'fail_to_pass' | 'pass_to_pass'>, parser: string): string[] {
+  const files: string[] = [];
+  for (const id of listedIds(task)) {
+    const separator = id.indexOf('::');
+    if (separator > 0) {
+      files.push(id.slice(0, separator).trim());
+      continue;
+    }
+    const parts = splitUnittestId(id);
+    const dot = parts ? parts.classPath.lastIndexOf('.') : -1;
+    if (!parts || dot <= 0) continue;
+    const path = `${parts.classPath.slice(0, dot).replace(/\./g, '/')}.py`;
+    files.push(parser === 'django' ? `tests/${path}` : path);
+  }
+  return unique(files.filter((file) => file !== '' && !file.startsWith('/') && !file.startsWith('-') && !file.split('/').includes('..')));
+}
+
 function noTests(task: Pick<Task, 'instance_id'>, why: string): never {
   throw wnwError('WNW_ERR_VERIFY_NO_TESTS', `cannot build a test command for ${task.instance_id}: ${why}`, {
     details: { instance_id: task.instance_id },

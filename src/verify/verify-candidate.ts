@@ -5,9 +5,10 @@
  * returned VerifyResult; only cancellation throws (WNW_ERR_OP_ABORTED).
  *
  * Steps: apply the candidate patch (not applying, or empty ⇒ `apply_failed`); restore the files the
- * task's test patch touches to the base commit and apply the test patch (failure ⇒ `error`); run
- * the task's test command or one built from its test ids, with stderr merged into stdout and a
- * timeout (⇒ `timeout`); parse the log; grade against FAIL_TO_PASS / PASS_TO_PASS.
+ * task's test patch touches and the files defining the listed tests to the base commit, and apply
+ * the test patch (failure ⇒ `error`); run the task's test command or one built from its test ids,
+ * with stderr merged into stdout and a timeout (⇒ `timeout`); parse the log; grade against
+ * FAIL_TO_PASS / PASS_TO_PASS.
  *
  * verifyMany verifies many candidates of one task, each in its own fresh sandbox, with bounded
  * concurrency. It owns those sandboxes: it creates each from `{ repo: task.repo, image: task.image }`
@@ -24,7 +25,7 @@ import { type TestStatus, VerifyResult } from '../types/verify.js';
 import { type ParserName, detectParser } from './detect.js';
 import { gradeTests } from './grade.js';
 import { parseTestLog } from './parse-log.js';
-import { buildTestCommand, patchedFiles, shellWord } from './test-command.js';
+import { buildTestCommand, listedTestFiles, patchedFiles, shellWord } from './test-command.js';
 
 export interface VerifyCandidateOptions {
   /** Limit for the test command (default 30 minutes, the SWE-bench harness's). */
@@ -92,10 +93,13 @@ export async function verifyCandidate(
     base.applied = true;
 
     // 2. the test patch, on test files reset to the base commit (as the SWE-bench harness does,
-    //    so that a candidate's own edits to those files neither block nor weaken the tests)
+    //    so that a candidate's own edits to those files neither block nor weaken the tests); the
+    //    files defining the listed tests are reset too, test patch or not, so a candidate cannot
+    //    rewrite the tests it is graded on
+    const testFiles = [...new Set([...patchedFiles(task.test_patch), ...listedTestFiles(task, parser)])];
+    const reset = await resetFiles(sandbox, testFiles, signal);
+    if (reset) return finish({ status: 'error', error: `restoring test files: ${reset}` });
     if (task.test_patch && task.test_patch.trim() !== '') {
-      const reset = await resetFiles(sandbox, patchedFiles(task.test_patch), signal);
-      if (reset) return finish({ status: 'error', error: `restoring test files before the test patch: ${reset}` });
       try {
         await sandbox.applyPatch(task.test_patch, { signal });
       } catch (error) {
@@ -167,7 +171,7 @@ async function resetFiles(sandbox: Sandbox, files: string[], signal: AbortSignal
   const script = [
     'git rev-parse --verify -q HEAD >/dev/null 2>&1 || exit 0',
     `for f in ${files.map(shellWord).join(' ')}; do`,
-    '  if git cat-file -e "HEAD:$f" 2>/dev/null; then git checkout -q HEAD -- "$f" || exit 1; else rm -f -- "$f"; fi',
+    '  if git cat-file -e "HEAD:$f" 2>/dev/null; then git --literal-pathspecs checkout -q HEAD -- "$f" || exit 1; else rm -f -- "$f"; fi',
     'done',
   ].join('\n');
   const result = await sandbox.exec(script, { timeoutMs: SETUP_TIMEOUT_MS, ...(signal ? { signal } : {}) });

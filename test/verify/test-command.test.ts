@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
 import { detectParser } from '../../src/verify/detect.js';
-import { buildTestCommand, djangoModuleOf, patchedFiles, shellWord, unittestTarget } from '../../src/verify/test-command.js';
+import { buildTestCommand, djangoModuleOf, listedTestFiles, patchedFiles, shellWord, unittestTarget } from '../../src/verify/test-command.js';
 import { FIXTURE_NAMES, listsOf, loadFixture } from './swebench-fixtures.js';
 
 const task = (fields: { fail_to_pass?: string[]; pass_to_pass?: string[]; test_patch?: string }) => ({
@@ -89,5 +89,16 @@ describe('test command helpers', () => {
     expect(djangoModuleOf('test_a (a.b.C.test_a)')).toBe('a.b');
     expect(djangoModuleOf('Free text')).toBeUndefined();
     expect(unittestTarget('test_a (a.b.C)')).toBe('a.b.C.test_a');
+  });
+});
+
+describe('listedTestFiles', () => {
+  it('names the files that define the listed tests, relative paths only', () => {
+    const task = {
+      fail_to_pass: ['tests/test_a.py::test_x[1 2]', 'test_y (pkg.tests.test_b.C)', 'test_TR5'],
+      pass_to_pass: ['tests/test_a.py::test_z', 'pkg.tests.test_b.C.test_w', '../up.py::t', '/etc/passwd::t', 'test_q (a.b.C.test_q)'],
+    };
+    expect(listedTestFiles(task, 'pytest')).toEqual(['tests/test_a.py', 'pkg/tests/test_b.py', 'a/b.py']);
+    expect(listedTestFiles({ fail_to_pass: ['test_x (aggregation.tests.AggTests)'], pass_to_pass: [] }, 'django')).toEqual(['tests/aggregation/tests.py']);
   });
 });

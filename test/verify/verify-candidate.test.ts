@@ -119,6 +119,32 @@ describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skip
     expect(withMarkers.result.tests['test_add (tests.test_ops.OpsTest)']).toBe('failed');
   });
 
+  it('restores the files of the listed tests even without a test patch, so a candidate cannot rewrite them', async () => {
+    // Breaks mul() and replaces test_mul's assertion with `pass`.
+    const rewritesTest = [
+      'diff --git a/calc/ops.py b/calc/ops.py',
+      '--- a/calc/ops.py',
+      '+++ b/calc/ops.py',
+      '@@ -5,2 +5,2 @@',
+      ' def mul(a, b):',
+      '-    return a * b',
+      '+    return a + b',
+      'diff --git a/tests/test_ops.py b/tests/test_ops.py',
+      '--- a/tests/test_ops.py',
+      '+++ b/tests/test_ops.py',
+      '@@ -7,2 +7,2 @@',
+      '     def test_mul(self):',
+      '-        self.assertEqual(mul(3, 4), 12)',
+      '+        pass',
+      '',
+    ].join('\n');
+    const task = { ...sample.task, test_patch: undefined, fail_to_pass: ['test_mul (tests.test_ops.OpsTest)'], pass_to_pass: [] };
+    const { result } = await verifyIn(task, rewritesTest, { parser: 'unittest' });
+    expect(result.applied).toBe(true);
+    expect(result.status).toBe('unresolved');
+    expect(result.tests['test_mul (tests.test_ops.OpsTest)']).toBe('failed');
+  });
+
   it('reports listed tests the run never names as missing', async () => {
     const task = { ...sample.task, pass_to_pass: ['test_gone (tests.test_ops.OpsTest)'] };
     const { result } = await verifyIn(task, sample.patches.good, { parser: 'unittest', testTimeoutMs: 60_000 });
