@@ -121,10 +121,34 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     }
   }
 
-  // Resume: instances already in --out are kept, with their score lines, and not scored again.
-  const kept = readJsonl<{ instance_id: string }>(options.out).filter((row) => byInstance.has(row.instance_id));
+  // Resume: an instance is done when --out holds its prediction from this strategy and --scores a
+  // line for each of its candidates now; those are kept and not scored again. Anything else
+  // (another strategy, another --scores, a candidate added or removed) is redone.
+  const scoreLinesOf = new Map<string, Map<string, ScoreLine>>();
+  for (const line of readJsonl<ScoreLine>(options.scores)) {
+    if (!scoreLinesOf.has(line.instance_id)) scoreLinesOf.set(line.instance_id, new Map());
+    scoreLinesOf.get(line.instance_id)!.set(line.trajectory_id, line);
+  }
+  const complete = (instanceId: string): boolean => {
+    const saved = scoreLinesOf.get(instanceId);
+    const candidates = byInstance.get(instanceId);
+    return !!saved && !!candidates && saved.size === candidates.length && candidates.every((trajectory) => saved.has(trajectory.id));
+  };
+  const kept = [
+    ...new Map(
+      readJsonl<{ instance_id: string; model_name_or_path?: string }>(options.out)
+        .filter((row) => row.model_name_or_path === modelNameFor(options.strategy) && complete(row.instance_id))
+        .map((row) => [row.instance_id, row]),
+    ).values(),
+  ];
   const done = new Set(kept.map((row) => row.instance_id));
-  const previous = readJsonl<ScoreLine>(options.scores).filter((line) => done.has(line.instance_id));
+  // Labels are this run's: a label file given now also labels the instances resumed.
+  const previous = [...done].flatMap((instanceId) =>
+    byInstance.get(instanceId)!.map((trajectory) => {
+      const line = scoreLinesOf.get(instanceId)!.get(trajectory.id)!;
+      return { ...line, resolved: lookupLabel(labels, instanceId, trajectory.source) ?? null };
+    }),
+  );
   await mkdir(dirname(options.out), { recursive: true });
   await mkdir(dirname(options.scores), { recursive: true });
   if (done.size === 0) {

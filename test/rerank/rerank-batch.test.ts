@@ -1,0 +1,151 @@
+/**
+ * `rerankBatch` resuming from the files of an earlier run: what counts as done, and that nothing
+ * computed is lost or counted twice. A scripted scorer (it reads `SCORE=<v>` from the patch and
+ * records every input it is sent) stands in for a value model.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { rerankBatch, type RerankBatchOptions, type ScoreLine } from '../../src/rerank/rerank-batch.js';
+import type { Scorer, ScoreInput } from '../../src/rerank/scorers/types.js';
+
+class ScriptedScorer implements Scorer {
+  readonly backend = 'scripted';
+  readonly model = 'scripted-model';
+  readonly maxInputTokens = 4096;
+  readonly calls: ScoreInput[][] = [];
+  async score(inputs: ScoreInput[]) {
+    this.calls.push(inputs);
+    return inputs.map((input) => {
+      const value = Number(/SCORE=(\d\.\d+)/.exec(input.text)?.[1] ?? '0.5');
+      return { value, raw: Math.log(value / (1 - value)) };
+    });
+  }
+  async close() {}
+  /** Instances whose candidates were sent, one entry per score() call. */
+  get scoredInstances(): number {
+    return this.calls.length;
+  }
+}
+
+const patch = (file: string, score: number) =>
+  `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1 +1 @@\n-old\n+new SCORE=${score.toFixed(2)}\n`;
+
+/** Three instances, two runs each: run-a is resolved on i1 and i2, run-b on i3. */
+const RUNS = {
+  'run-a': [
+    { instance_id: 'o__r-1', model_patch: patch('a.py', 0.9), resolved: true },
+    { instance_id: 'o__r-2', model_patch: patch('b.py', 0.3), resolved: true },
+    { instance_id: 'o__r-3', model_patch: patch('c.py', 0.6), resolved: false },
+  ],
+  'run-b': [
+    { instance_id: 'o__r-1', model_patch: patch('a.py', 0.2), resolved: false },
+    { instance_id: 'o__r-2', model_patch: patch('b.py', 0.8), resolved: false },
+    { instance_id: 'o__r-3', model_patch: patch('c.py', 0.7), resolved: true },
+  ],
+};
+
+const lines = <T>(file: string): T[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as T);
+
+describe('rerankBatch resume', () => {
+  const root = mkdtempSync(join(tmpdir(), 'wnw-rerank-batch-'));
+  let dir: string;
+  let run = 0;
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  beforeEach(() => {
+    dir = join(root, String(run++));
+  });
+
+  /** Writes the run files (with or without their `resolved` field) and the label file. */
+  function inputs(options: { withLabels: boolean; runs?: Array<keyof typeof RUNS> }) {
+    const files = (options.runs ?? (['run-a', 'run-b'] as const)).map((name) => {
+      const file = join(root, `${name}-${options.withLabels ? 'labelled' : 'bare'}.jsonl`);
+      const rows = RUNS[name].map(({ resolved, ...row }) => ({ ...row, model_name_or_path: 'm', ...(options.withLabels ? { resolved } : {}) }));
+      writeFileSync(file, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
+      return file;
+    });
+    return files;
+  }
+
+  function labelsFile(): string {
+    const file = join(root, 'labels.jsonl');
+    const rows = Object.entries(RUNS).flatMap(([name, rows]) => rows.map((row) => ({ instance_id: row.instance_id, source: `${name}-bare`, resolved: row.resolved })));
+    writeFileSync(file, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
+    return file;
+  }
+
+  const options = (scorer: Scorer, overrides: Partial<RerankBatchOptions> = {}): RerankBatchOptions => ({
+    candidates: inputs({ withLabels: true }),
+    scorer,
+    strategy: 'value',
+    out: join(dir, 'predictions.jsonl'),
+    scores: join(dir, 'scores.jsonl'),
+    concurrency: 1,
+    ...overrides,
+  });
+
+  it('redoes instances whose score lines are missing instead of dropping them from the metrics', async () => {
+    await rerankBatch(options(new ScriptedScorer()));
+    // Same --out, another --scores: the predictions are there but their scores are not.
+    const scorer = new ScriptedScorer();
+    const result = await rerankBatch(options(scorer, { scores: join(dir, 'other-scores.jsonl') }));
+    expect(result.resumed).toBe(0);
+    expect(scorer.scoredInstances).toBe(3);
+    expect(result.metrics?.overall).toMatchObject({ instances: 3, candidates: 6, scored_candidates: 6, selected_at_1: 2 / 3 });
+    expect(lines<ScoreLine>(join(dir, 'other-scores.jsonl'))).toHaveLength(6);
+    expect(lines(join(dir, 'predictions.jsonl'))).toHaveLength(3);
+  });
+
+  it('redoes an instance that gained a candidate since the previous run', async () => {
+    await rerankBatch(options(new ScriptedScorer(), { candidates: inputs({ withLabels: true, runs: ['run-a'] }), sourceFrom: 'file' }));
+    const scorer = new ScriptedScorer();
+    const result = await rerankBatch(options(scorer, { sourceFrom: 'file' }));
+    expect(result.resumed).toBe(0);
+    expect(result.metrics?.overall).toMatchObject({ instances: 3, candidates: 6, scored_candidates: 6 });
+    const scores = lines<ScoreLine>(join(dir, 'scores.jsonl'));
+    expect(scores).toHaveLength(6);
+    expect(scores.filter((line) => line.chosen).map((line) => line.trajectory_id).sort()).toEqual([
+      'run-a-labelled/o__r-1',
+      'run-b-labelled/o__r-2',
+      'run-b-labelled/o__r-3',
+    ]);
+  });
+
+  it('does not keep predictions made with another strategy', async () => {
+    await rerankBatch(options(new ScriptedScorer(), { strategy: 'value' }));
+    const scorer = new ScriptedScorer();
+    const result = await rerankBatch(options(scorer, { strategy: 'consensus' }));
+    expect(result.resumed).toBe(0);
+    const predictions = lines<{ instance_id: string; model_name_or_path: string }>(join(dir, 'predictions.jsonl'));
+    expect(predictions.map((row) => row.model_name_or_path)).toEqual(['winnower-consensus', 'winnower-consensus', 'winnower-consensus']);
+  });
+
+  it('labels resumed instances with the labels of this run', async () => {
+    const candidates = inputs({ withLabels: false });
+    const first = await rerankBatch(options(new ScriptedScorer(), { candidates }));
+    expect(first.metrics).toBeUndefined();
+    const scorer = new ScriptedScorer();
+    const result = await rerankBatch(options(scorer, { candidates, labels: [labelsFile()] }));
+    expect(result.resumed).toBe(3);
+    expect(scorer.scoredInstances).toBe(0);
+    expect(result.metrics?.overall).toMatchObject({ instances: 3, candidates: 6, resolved_candidates: 3, pass_at_n: 1, selected_at_1: 2 / 3 });
+    expect(lines<ScoreLine>(join(dir, 'scores.jsonl')).map((line) => line.resolved)).not.toContain(null);
+  });
+
+  it('keeps complete instances of the same run and redoes only the rest', async () => {
+    await rerankBatch(options(new ScriptedScorer()));
+    const out = join(dir, 'predictions.jsonl');
+    writeFileSync(out, readFileSync(out, 'utf8').split('\n').slice(0, 2).join('\n') + '\n');
+    const scorer = new ScriptedScorer();
+    const result = await rerankBatch(options(scorer));
+    expect(result.resumed).toBe(2);
+    expect(scorer.scoredInstances).toBe(1);
+    expect(result.metrics?.overall).toMatchObject({ instances: 3, candidates: 6, scored_candidates: 6 });
+    expect(lines<ScoreLine>(join(dir, 'scores.jsonl'))).toHaveLength(6);
+  });
+});
