@@ -2,8 +2,9 @@
  * The one HTTP client of the server scorers (SGLang, vLLM, OpenAI-compatible). One keep-alive
  * undici `Pool` per base URL; each call goes to the base URL with the fewest requests in flight
  * (passing over one that just failed), under one deadline that covers every attempt. Transient failures (connection errors, 408, 429,
- * 5xx) are retried with exponential backoff and full jitter, honouring `Retry-After`; 4xx and
- * malformed bodies never are. Every response is validated with zod.
+ * 500, 502, 503, 504) are retried with exponential backoff and full jitter, honouring `Retry-After`;
+ * other statuses (4xx, 501 Not Implemented, 505, ...) and malformed bodies never are. Every response
+ * is validated with zod.
  */
 import { Pool } from 'undici';
 import type { z } from 'zod';
@@ -43,9 +44,12 @@ export interface PostJsonOptions<T> {
   signal?: AbortSignal;
 }
 
+/** Upstream statuses that repeating the same request may cure; 501, 505 and the like never will. */
+const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+
 /** An upstream status that repeating the same request may cure. */
 export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
+  return RETRYABLE_STATUSES.has(status);
 }
 
 const CONNECTION_ERROR_CODES = new Set([

@@ -107,18 +107,18 @@ describe('http client', () => {
     expect(error.details.errorCode).toBe('ECONNREFUSED');
   });
 
-  it('retries 408, 429 and 5xx but never another 4xx', async () => {
+  it('retries 408, 429, 500, 502, 503 and 504 but never another status', async () => {
     const server = await serve('a');
-    connect([server.url], { retries: 4 });
-    server.fail(408).fail(429).fail(500).fail(504);
+    connect([server.url], { retries: 6 });
+    server.fail(408).fail(429).fail(500).fail(502).fail(503).fail(504);
     expect((await echo()).server).toBe('a');
-    expect(server.requests).toHaveLength(5);
-    for (const status of [400, 404, 409, 422]) {
+    expect(server.requests).toHaveLength(7);
+    for (const status of [400, 404, 409, 422, 501, 505]) {
       server.fail(status);
       const error = await rejection(echo());
       expect(error).toMatchObject({ code: 'WNW_ERR_SCORE_UPSTREAM', retryable: false, details: { status } });
     }
-    expect(server.requests).toHaveLength(9);
+    expect(server.requests).toHaveLength(13);
   });
 
   it('waits as long as Retry-After says', async () => {
