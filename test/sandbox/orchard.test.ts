@@ -313,3 +313,24 @@ describe('orchard provider: lifecycle', () => {
     }
   });
 });
+
+describe('orchard provider: answer size', () => {
+  it('drops an answer larger than its limit unread (a command printing too much, a huge file) and names the request id', async () => {
+    const sandbox = await makeProvider({ maxResponseBytes: 256 * 1024 }).create({ image: IMAGE });
+    try {
+      const error = await expectCode(sandbox.exec("head -c 3000000 /dev/zero | tr '\\0' a", { maxOutputBytes: 1024 }), 'WNW_ERR_SBX_UPSTREAM');
+      expect(error.message).toMatch(/larger than 262144 bytes.*request id/);
+      expect(error.details).toMatchObject({ tooLarge: true });
+      // Within the limit, the exec's own cap still truncates.
+      const small = await sandbox.exec("head -c 20000 /dev/zero | tr '\\0' a", { maxOutputBytes: 1024 });
+      expect(small).toMatchObject({ exitCode: 0, truncated: true });
+      expect(small.stdout).toHaveLength(1024);
+      // An exec whose own cap is larger gets room for it.
+      expect((await sandbox.exec("head -c 300000 /dev/zero | tr '\\0' a", { maxOutputBytes: 300_000 })).stdout).toHaveLength(300_000);
+      await sandbox.writeFile('big.bin', new Uint8Array(300_000));
+      await expectCode(sandbox.readFile('big.bin'), 'WNW_ERR_SBX_UPSTREAM');
+    } finally {
+      await sandbox.close();
+    }
+  });
+});

@@ -18,7 +18,11 @@ export interface OrchardClientOptions {
   retries: number;
   /** undici dispatcher to send through (default: a keep-alive Agent owned by this client). */
   dispatcher?: Dispatcher;
+  /** Largest answer body read, in bytes (default 128 MiB); a call may raise it. */
+  maxResponseBytes?: number;
 }
+
+export const DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
 
 /** How a status other than 200 becomes an error: code and message (detail and request id are appended). */
 export type StatusErrors = Partial<Record<number, { code: ErrorCode; message: string; retryable?: boolean; details?: Record<string, unknown> }>>;
@@ -33,6 +37,11 @@ export interface OrchardCall<T> {
   retry: 'connection' | 'none';
   /** Overrides requestTimeoutMs (calls that wait on the server). */
   timeoutMs?: number;
+  /**
+   * Overrides the client's maxResponseBytes. The server caps nothing (a job carries a command's
+   * whole output): a larger answer is dropped unread with WNW_ERR_SBX_UPSTREAM.
+   */
+  maxResponseBytes?: number;
   signal?: AbortSignal;
   errors?: StatusErrors;
 }
@@ -76,6 +85,7 @@ export class OrchardClient {
   readonly baseUrl: string;
   readonly requestTimeoutMs: number;
   readonly retries: number;
+  readonly maxResponseBytes: number;
   readonly #apiKey: string | undefined;
   #dispatcher: Dispatcher | undefined;
   readonly #ownsDispatcher: boolean;
@@ -85,6 +95,7 @@ export class OrchardClient {
     this.#apiKey = options.apiKey;
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.retries = options.retries;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.#dispatcher = options.dispatcher;
     this.#ownsDispatcher = options.dispatcher === undefined;
   }
@@ -129,8 +140,9 @@ export class OrchardClient {
 
     let status: number;
     let requestId: string | undefined;
-    let text: string;
+    let text: string | undefined;
     let retryAfter: string | undefined;
+    const maxBytes = call.maxResponseBytes ?? this.maxResponseBytes;
     try {
       const response = await request(url, {
         method: call.method,
@@ -142,7 +154,7 @@ export class OrchardClient {
       status = response.statusCode;
       requestId = headerValue(response.headers['x-request-id']);
       retryAfter = headerValue(response.headers['retry-after']);
-      text = await response.body.text();
+      text = await readCapped(response.body, maxBytes, headerValue(response.headers['content-length']));
     } catch (error) {
       if (call.signal?.aborted) {
         throw wnwError('WNW_ERR_OP_ABORTED', `${where} cancelled`, { cause: error, details: baseDetails });
@@ -165,6 +177,11 @@ export class OrchardClient {
 
     const suffix = requestIdSuffix(requestId);
     const details = { ...baseDetails, status, requestId };
+    if (text === undefined) {
+      throw wnwError('WNW_ERR_SBX_UPSTREAM', `Orchard Env's answer to ${where} is larger than ${maxBytes} bytes and was dropped unread${suffix}`, {
+        details: { ...details, maxResponseBytes: maxBytes, tooLarge: true },
+      });
+    }
     let json: unknown;
     try {
       json = text === '' ? undefined : JSON.parse(text);
@@ -214,6 +231,26 @@ export class OrchardClient {
     this.#dispatcher ??= new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000 });
     return this.#dispatcher;
   }
+}
+
+/** The body as text, or undefined (the rest left unread, the connection dropped) once it passes `maxBytes`. */
+async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number, contentLength: string | undefined): Promise<string | undefined> {
+  if (Number(contentLength) > maxBytes) {
+    body.destroy();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const bytes = chunk as Buffer;
+    size += bytes.length;
+    if (size > maxBytes) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(bytes);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -28,6 +28,13 @@ const SERVER_WAIT_GRACE_S = 30;
 const MAX_POLL_WAIT_S = 30;
 /** Time the agent takes to kill a command at its timeout and report. */
 const COMMAND_KILL_GRACE_MS = 2_000;
+/**
+ * A job carries the command's whole stdout and stderr, JSON-escaped (the server caps nothing):
+ * room for both streams at the cap, escaped, or the client's limit if larger; never more than V8
+ * can hold in one string.
+ */
+const JOB_BYTES_PER_OUTPUT_BYTE = 8;
+const MAX_JOB_RESPONSE_BYTES = 512 * 1024 * 1024;
 
 export interface OrchardSandboxInit {
   client: OrchardClient;
@@ -212,6 +219,7 @@ export class OrchardSandbox extends BaseSandbox {
     // By then the agent has killed the command: polls past it are short, so a hung orchestrator shows early.
     const commandEnd = Date.now() + timeoutSeconds * 1000 + COMMAND_KILL_GRACE_MS;
     const sandboxDetails = { sandbox: this.id };
+    const maxResponseBytes = Math.min(MAX_JOB_RESPONSE_BYTES, Math.max(client.maxResponseBytes, JOB_BYTES_PER_OUTPUT_BYTE * options.maxOutputBytes));
 
     let submitted;
     try {
@@ -223,6 +231,7 @@ export class OrchardSandbox extends BaseSandbox {
         // Never re-POST an exec: after a network error it may already be running.
         retry: 'none',
         timeoutMs: serverWaitMs + client.requestTimeoutMs,
+        maxResponseBytes,
         signal: options.signal,
         errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `sandbox ${this.id} not found or its agent not ready`, details: sandboxDetails } },
       });
@@ -258,6 +267,7 @@ export class OrchardSandbox extends BaseSandbox {
         schema: OrchardJob,
         retry: 'connection',
         timeoutMs: waitS * 1000 + client.requestTimeoutMs,
+        maxResponseBytes,
         signal: options.signal,
         errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `job ${job.job_id} of sandbox ${this.id} is unknown to Orchard Env (lost or reaped)`, details: { ...sandboxDetails, jobId: job.job_id } } },
       });

@@ -37,6 +37,11 @@ export interface OrchardProviderSettings {
   loginShell?: boolean;
   /** undici dispatcher to send requests through (default: one keep-alive Agent per provider). */
   dispatcher?: Dispatcher;
+  /**
+   * Largest answer read from Orchard Env, in bytes (default 128 MiB): a file read, or a job whose
+   * output is larger (exec answers may take 8× the exec's output cap), fails instead of filling memory.
+   */
+  maxResponseBytes?: number;
 }
 
 const MAX_RETRY_AFTER_MS = 60_000;
@@ -52,6 +57,7 @@ const SettingsSchema = z.strictObject({
   requestTimeoutMs: z.number().int().positive().optional(),
   retries: z.number().int().nonnegative().optional(),
   loginShell: z.boolean().optional(),
+  maxResponseBytes: z.number().int().positive().optional(),
   dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null && 'dispatch' in value).optional(),
 });
 
@@ -71,7 +77,7 @@ export function createOrchardProvider(settings: OrchardProviderSettings = {}): S
 
 class OrchardProvider implements SandboxProvider {
   readonly name = 'orchard';
-  readonly #settings: Required<Omit<OrchardProviderSettings, 'apiKey' | 'dispatcher'>> & Pick<OrchardProviderSettings, 'apiKey' | 'dispatcher'>;
+  readonly #settings: Required<Omit<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes'>> & Pick<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes'>;
   readonly #open = new Set<OrchardSandbox>();
   #client: OrchardClient | undefined;
   #closed = false;
@@ -88,6 +94,7 @@ class OrchardProvider implements SandboxProvider {
       loginShell: settings.loginShell ?? false,
       ...(apiKey ? { apiKey } : {}),
       ...(settings.dispatcher ? { dispatcher: settings.dispatcher } : {}),
+      ...(settings.maxResponseBytes ? { maxResponseBytes: settings.maxResponseBytes } : {}),
     };
   }
 
@@ -98,6 +105,7 @@ class OrchardProvider implements SandboxProvider {
       retries: this.#settings.retries,
       ...(this.#settings.apiKey ? { apiKey: this.#settings.apiKey } : {}),
       ...(this.#settings.dispatcher ? { dispatcher: this.#settings.dispatcher } : {}),
+      ...(this.#settings.maxResponseBytes ? { maxResponseBytes: this.#settings.maxResponseBytes } : {}),
     });
     return this.#client;
   }
