@@ -311,3 +311,19 @@ async function fetchArchive(id: string, path: string): Promise<Buffer> {
     await client.close();
   }
 }
+
+describe('docker provider: read size', () => {
+  it('refuses a file larger than maxTransferBytes, and a directory, without taking in the archive', async () => {
+    const sandbox = await makeProvider({ maxTransferBytes: 100_000 }).create({ image: IMAGE });
+    try {
+      await sandbox.writeFile('big.bin', new Uint8Array(150_000));
+      const error = await expectCode(sandbox.readFile('big.bin'), 'WNW_ERR_SBX_FILE');
+      expect(error.message).toMatch(/larger than 100000 bytes/);
+      await sandbox.writeFile('small.bin', new Uint8Array(90_000));
+      expect((await sandbox.readFile('small.bin')).length).toBe(90_000);
+      expect((await expectCode(sandbox.readFile('/'), 'WNW_ERR_SBX_FILE')).message).toContain('not a regular file');
+    } finally {
+      await sandbox.close();
+    }
+  });
+});

@@ -26,6 +26,8 @@ import {
 /** How long past its timeout a command's stream may stay open (children holding the pipes). */
 const KILL_GRACE_MS = 2_000;
 const MAX_SYMLINK_HOPS = 8;
+/** Tar framing around one file: its header, PAX records for long names, padding, the end blocks. */
+const TAR_OVERHEAD_BYTES = 64 * 1024;
 
 export interface DockerSandboxInit {
   client: DockerClient;
@@ -34,6 +36,8 @@ export interface DockerSandboxInit {
   workdir: string;
   /** Files written through the archive endpoint get the container user's uid/gid. */
   copyOwnership: boolean;
+  /** Largest file readFile returns (default 64 MiB). */
+  maxTransferBytes?: number;
   /** Diff base; HEAD of the workdir at start when absent. */
   baseCommit?: string;
   onClosed?: () => void;
@@ -45,6 +49,7 @@ export class DockerSandbox extends BaseSandbox {
   readonly workdir: string;
   readonly #client: DockerClient;
   readonly #copyOwnership: boolean;
+  readonly #maxTransferBytes: number;
   readonly #onClosed: (() => void) | undefined;
   #baseCommit: string | undefined;
 
@@ -54,6 +59,7 @@ export class DockerSandbox extends BaseSandbox {
     this.id = init.id;
     this.workdir = init.workdir;
     this.#copyOwnership = init.copyOwnership;
+    this.#maxTransferBytes = init.maxTransferBytes ?? 64 * 1024 * 1024;
     this.#baseCommit = init.baseCommit;
     this.#onClosed = init.onClosed;
   }
@@ -98,14 +104,30 @@ export class DockerSandbox extends BaseSandbox {
         signal: options.signal,
         errors: { 404: { code: 'WNW_ERR_SBX_FILE', message: `no such file in sandbox ${this.id}: ${absolute}`, details: { sandbox: this.id, path: absolute } } },
       });
-      const archive = Buffer.from(await response.body.arrayBuffer());
+      // The archive of a directory is its whole tree: refuse it (and oversized files) unread.
+      const stat = pathStatOf(response.headers);
+      const tooLarge = (): WinnowerError =>
+        wnwError('WNW_ERR_SBX_FILE', `${absolute} in sandbox ${this.id} is larger than ${this.#maxTransferBytes} bytes`, { details: { sandbox: this.id, path: absolute } });
+      if (stat && hasModeBit(stat.mode, GO_MODE_DIR)) {
+        response.body.destroy();
+        throw wnwError('WNW_ERR_SBX_FILE', `not a regular file in sandbox ${this.id}: ${absolute}`, { details: { sandbox: this.id, path: absolute, type: 'directory' } });
+      }
+      if (stat && stat.size > this.#maxTransferBytes) {
+        response.body.destroy();
+        throw tooLarge();
+      }
+      const archive = await readCapped(response.body, this.#maxTransferBytes + TAR_OVERHEAD_BYTES);
+      if (!archive) throw tooLarge();
       let entry;
       try {
         entry = readTar(archive)[0];
       } catch (error) {
         throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine sent a damaged archive for ${absolute}: ${(error as Error).message}`, { cause: error, details: { sandbox: this.id, path: absolute } });
       }
-      if (entry?.type === 'file') return new Uint8Array(entry.content);
+      if (entry?.type === 'file') {
+        if (entry.content.length > this.#maxTransferBytes) throw tooLarge();
+        return new Uint8Array(entry.content);
+      }
       if (entry?.type === 'symlink') {
         absolute = posix.resolve(posix.dirname(absolute), entry.linkName);
         continue;
@@ -289,4 +311,32 @@ export class DockerSandbox extends BaseSandbox {
       details: { sandbox: this.id, state: inspect.State },
     });
   }
+}
+
+/** The `X-Docker-Container-Path-Stat` of an archive answer, when present and readable. */
+function pathStatOf(headers: Record<string, string | string[] | undefined>): DockerPathStat | undefined {
+  const header = headers['x-docker-container-path-stat'];
+  const raw = Array.isArray(header) ? header[0] : header;
+  if (!raw) return undefined;
+  try {
+    return DockerPathStat.parse(JSON.parse(Buffer.from(raw, 'base64').toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The body's bytes, or undefined (the rest left unread) once it passes `maxBytes`. */
+async function readCapped(body: AsyncIterable<unknown> & { destroy(): unknown }, maxBytes: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const bytes = chunk as Buffer;
+    size += bytes.length;
+    if (size > maxBytes) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(bytes);
+  }
+  return Buffer.concat(chunks);
 }

@@ -32,6 +32,8 @@ export interface DockerProviderSettings {
   pull?: boolean;
   /** Deadline of an image pull (default 900 000 ms). */
   pullTimeoutMs?: number;
+  /** Largest file readFile returns, in bytes (default 64 MiB); a larger one, or a directory, is refused unread. */
+  maxTransferBytes?: number;
 }
 
 const SettingsSchema = z.strictObject({
@@ -42,6 +44,7 @@ const SettingsSchema = z.strictObject({
   requestTimeoutMs: z.number().int().positive().optional(),
   pull: z.boolean().optional(),
   pullTimeoutMs: z.number().int().positive().optional(),
+  maxTransferBytes: z.number().int().positive().optional(),
 });
 
 /**
@@ -82,6 +85,7 @@ class DockerProvider implements SandboxProvider {
       requestTimeoutMs: settings.requestTimeoutMs ?? 60_000,
       pull: settings.pull ?? true,
       pullTimeoutMs: settings.pullTimeoutMs ?? 900_000,
+      maxTransferBytes: settings.maxTransferBytes ?? 64 * 1024 * 1024,
       ...(settings.user ? { user: settings.user } : {}),
     };
   }
@@ -138,6 +142,7 @@ class DockerProvider implements SandboxProvider {
         id,
         workdir,
         copyOwnership: this.#settings.user !== undefined,
+        maxTransferBytes: this.#settings.maxTransferBytes,
         ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
         onClosed: () => this.#open.delete(created),
       });
