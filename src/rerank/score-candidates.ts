@@ -82,7 +82,7 @@ export async function scoreCandidates(
         input_tokens: item.inputTokens,
         truncated: item.truncated,
         cut: item.cut,
-        cached: false,
+        cached: output.cached ?? false,
       },
     };
   });

@@ -20,6 +20,8 @@ export interface ScoreOutput {
   value: number;
   /** Raw output: the scalar head's logit, or log-odds of YES for judges. */
   raw: number;
+  /** True when the score came from the content-hash cache of finished scores (`with-cache.ts`), not from the model. */
+  cached?: boolean;
 }
 
 export interface ScoreCallOptions {

@@ -3,7 +3,7 @@
  * and text) are scored once. Finished scores stay in an LRU of `maxEntries`; an input already in
  * flight for another caller is awaited, not sent again. A caller that aborts stops waiting; the
  * request it started is cancelled only when no other caller still waits on it. Failures are not
- * cached.
+ * cached. An output answered from the LRU carries `cached: true`.
  */
 import { throwIfAborted, wnwError } from '../../errors.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
@@ -104,7 +104,7 @@ export function withCache(scorer: Scorer, options: CacheOptions): Scorer & { rea
           stats.hits += 1;
           entries.delete(input.key);
           entries.set(input.key, hit);
-          results[index] = hit;
+          results[index] = { ...hit, cached: true };
           return;
         }
         const joined = pending.get(input.key);

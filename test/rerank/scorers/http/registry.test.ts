@@ -60,7 +60,7 @@ describe('scorer registry', () => {
     const first = await Promise.all(inputs.map((input) => scorer.score([input])));
     const again = await Promise.all(inputs.map((input) => scorer.score([input])));
     expect(server.requests).toHaveLength(1);
-    expect(again).toEqual(first);
+    expect(again).toEqual(first.map(([output]) => [{ ...output, cached: true }]));
     expect(first.map((result) => result[0]!.raw)).toEqual(inputs.map((input) => fakeLogit(input.text)));
   });
 

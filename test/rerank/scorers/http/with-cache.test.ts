@@ -81,6 +81,18 @@ describe('withCache: LRU and aborts', () => {
     expect(cached.stats.entries).toBe(2);
   });
 
+  it('marks what it answers from the cache, and only that', async () => {
+    const cached = withCache(new RecordingScorer(), { maxEntries: 10 });
+    const first = await cached.score([input('a'), input('a')]);
+    expect(first.map((output) => output.cached)).toEqual([undefined, undefined]);
+    const second = await cached.score([input('a'), input('b')]);
+    expect(second.map((output) => output.cached)).toEqual([true, undefined]);
+    expect(second[0]).toEqual({ ...first[0], cached: true });
+    // The entry itself is not marked: a later miss-then-hit sequence starts clean.
+    expect((await cached.score([input('b')]))[0]!.cached).toBe(true);
+    expect(first[0]!.cached).toBeUndefined();
+  });
+
   it('keeps nothing with maxEntries 0 but still shares what is in flight', async () => {
     const inner = new RecordingScorer();
     const cached = withCache(inner, { maxEntries: 0 });
