@@ -27,6 +27,11 @@ export async function loadTokenizer(path: string): Promise<Tokenizer> {
   try {
     const { Tokenizer: NativeTokenizer } = await import('tokenizers');
     native = NativeTokenizer.fromFile(file);
+    // A tokenizer.json may carry truncation or padding settings (e.g. max_length 512): they would
+    // cut or pad every encoding, so counts and ids would no longer be the text's. winnower fits the
+    // budget and pads batches itself.
+    native.disableTruncation();
+    native.disablePadding();
   } catch (error) {
     throw wnwError('WNW_ERR_SCORE_TOKENIZER', `cannot load ${file}: ${(error as Error).message}`, { cause: error });
   }
