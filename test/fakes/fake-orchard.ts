@@ -7,7 +7,8 @@
  * Faults: the first K creates answer 503 with Retry-After; images that never get ready (408 on
  * /wait) or fail; `wait` answering early with `running` (another replica); a POST exec whose
  * `wait` gives up while the job runs; sandboxes that die mid-exec (exit_code null + error); and
- * per-route rules answering 500, malformed JSON, hanging, or dropping the connection.
+ * per-route rules answering 500, malformed JSON, hanging, or dropping the connection (before the
+ * request is handled, or after: `drop-after`, `hang-after`).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,7 +18,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, relative } from 'node:path';
 
-export type FakeOrchardFault = '500' | 'malformed' | 'hang' | 'drop' | 'drop-after';
+export type FakeOrchardFault = '500' | 'malformed' | 'hang' | 'drop' | 'drop-after' | 'hang-after';
 
 export interface FakeOrchardRule {
   method?: string;
@@ -187,7 +188,7 @@ export class FakeOrchard {
 
     let reply: Reply;
     const rule = this.#matchRule(recorded);
-    if (rule && rule.fault !== 'drop-after') {
+    if (rule && rule.fault !== 'drop-after' && rule.fault !== 'hang-after') {
       reply = faultReply(rule.fault, requestId);
     } else {
       try {
@@ -196,6 +197,7 @@ export class FakeOrchard {
         reply = { status: 500, body: { error: 'Internal server error', detail: String(error), request_id: requestId } };
       }
       if (rule?.fault === 'drop-after') reply = 'drop';
+      if (rule?.fault === 'hang-after') reply = 'hang';
     }
     if (reply === 'hang') return;
     if (reply === 'drop') {
@@ -497,7 +499,7 @@ function jobBody(job: FakeJob): Record<string, unknown> {
   return body;
 }
 
-function faultReply(fault: Exclude<FakeOrchardFault, 'drop-after'>, requestId: string): Reply {
+function faultReply(fault: Exclude<FakeOrchardFault, 'drop-after' | 'hang-after'>, requestId: string): Reply {
   switch (fault) {
     case '500':
       return { status: 500, body: { error: 'Internal server error', detail: 'injected failure', request_id: requestId } };

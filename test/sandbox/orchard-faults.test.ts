@@ -96,6 +96,21 @@ describe('orchard faults: create', () => {
     await sandbox.close();
   });
 
+  it('deletes the sandbox a create that got no answer may have made (deadline, cancellation)', async () => {
+    const postedIds = (): string[] =>
+      fake.requests.filter((request) => request.method === 'POST' && request.path === '/sandboxes').map((request) => (request.body as { sandbox_id: string }).sandbox_id);
+    fake.inject({ method: 'POST', path: /^\/sandboxes$/, fault: 'hang-after', times: 1 });
+    await expectCode(makeProvider({ requestTimeoutMs: 300 }).create({ image: IMAGE }), 'WNW_ERR_SBX_TIMEOUT');
+    expect(fake.deleted).toContain(postedIds().at(-1));
+
+    fake.inject({ method: 'POST', path: /^\/sandboxes$/, fault: 'hang-after', times: 1 });
+    const controller = new AbortController();
+    const creating = makeProvider().create({ image: IMAGE }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 200);
+    await expectCode(creating, 'WNW_ERR_OP_ABORTED');
+    expect(fake.deleted).toContain(postedIds().at(-1));
+  });
+
   it('does not retry auth failures and says which key to set', async () => {
     const before = fake.count('POST', /^\/sandboxes$/);
     const missing = await expectCode(makeProvider({ apiKey: '' }).create({ image: IMAGE }), 'WNW_ERR_SBX_UPSTREAM');

@@ -199,13 +199,16 @@ class OrchardProvider implements SandboxProvider {
         });
         return reply.data.sandbox_id;
       } catch (error) {
-        if (!WinnowerError.isInstance(error) || attempt > this.#settings.retries) throw error;
-        if (error.details.status === 503) {
+        if (!WinnowerError.isInstance(error)) throw error;
+        const retry = attempt <= this.#settings.retries;
+        if (retry && error.details.status === 503) {
           const waitMs = retryAfterMs(error.details.retryAfter);
           await sleep(waitMs + Math.random() * Math.min(MAX_JITTER_MS, 100 + waitMs / 10), signal);
-        } else if (error.details.connection === true) {
-          // The pod may have been created before the connection dropped: remove it under its id.
+        } else if (error.details.status === undefined) {
+          // No answer (dropped connection, deadline, cancellation): the pod may have been created
+          // anyway; remove it under its id before trying again or giving up.
           await this.#deleteAfterFailure(sandboxId, error);
+          if (!retry || error.details.connection !== true) throw error;
           await sleep(backoffMs(attempt), signal);
         } else {
           throw error;
