@@ -56,6 +56,31 @@ describe.skipIf(bwrapMissing)('local provider', () => {
     }
   });
 
+  it('takes a new snapshot when the named commit moves (HEAD or a branch), not the one of its old position', async () => {
+    const moving = tempDir('wnw-local-moving-');
+    try {
+      const { second: before } = makeTestRepo(moving.dir);
+      const first = await provider.create({ repo: { path: moving.dir } });
+      try {
+        expect((await first.exec('git rev-parse HEAD')).stdout.trim()).toBe(before);
+      } finally {
+        await first.close();
+      }
+      execFileSync('sh', ['-c', 'echo third >> README.md && git -c user.name=t -c user.email=t@example.com commit -qam third'], { cwd: moving.dir });
+      const after = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: moving.dir, encoding: 'utf8' }).trim();
+      for (const repoSpec of [{ path: moving.dir }, { path: moving.dir, base_commit: 'HEAD' }, { path: `${moving.dir}/.`, base_commit: 'main' }]) {
+        const sandbox = await provider.create({ repo: repoSpec });
+        try {
+          expect((await sandbox.exec('git rev-parse HEAD')).stdout.trim()).toBe(after);
+        } finally {
+          await sandbox.close();
+        }
+      }
+    } finally {
+      moving.remove();
+    }
+  });
+
   it('clones a URL on the host side (file://)', async () => {
     const sandbox = await provider.create({ repo: { url: `file://${repo.dir}`, base_commit: base } });
     try {

@@ -38,12 +38,21 @@ export class SnapshotStore {
   readonly #snapshots = new Map<string, Promise<Snapshot>>();
   readonly #dirs = new Set<string>();
   #made = 0;
+  #closed = false;
 
   constructor(readonly options: SnapshotStoreOptions) {}
 
-  /** The snapshot of `repo` at its base commit, prepared on first request. */
+  /**
+   * The snapshot of `repo` at its base commit, prepared on first request. A local repository's
+   * commit is resolved first, so a moved HEAD or branch gets a new snapshot, not the old one.
+   */
   get(repo: RepoSource): Promise<Snapshot> {
-    const key = repo.path !== undefined ? `path\0${repo.path}\0${repo.base_commit ?? 'HEAD'}` : `url\0${repo.url ?? ''}\0${repo.base_commit ?? 'HEAD'}`;
+    if (repo.path === undefined) return this.#cached(`url\0${repo.url ?? ''}\0${repo.base_commit ?? 'HEAD'}`, repo);
+    return resolveLocal(repo.path, repo.base_commit).then(({ real, sha }) => this.#cached(`path\0${real}\0${sha}`, { ...repo, path: real, base_commit: sha }));
+  }
+
+  #cached(key: string, repo: RepoSource): Promise<Snapshot> {
+    if (this.#closed) return Promise.reject(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
     let snapshot = this.#snapshots.get(key);
     if (!snapshot) {
       snapshot = this.#prepare(repo);
@@ -59,6 +68,7 @@ export class SnapshotStore {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     await Promise.allSettled(this.#snapshots.values());
     this.#snapshots.clear();
     for (const dir of this.#dirs) await removeTree(dir);
@@ -92,17 +102,7 @@ export class SnapshotStore {
   }
 
   async #cloneLocal(path: string, commit: string | undefined, treeDir: string): Promise<{ commit: string; source: string }> {
-    let real: string;
-    try {
-      real = await realpath(path);
-      await stat(real);
-    } catch {
-      throw wnwError('WNW_ERR_SBX_REPO', `repository path not found: ${path}`, { details: { field: 'repo.path', path } });
-    }
-    const check = await runHostCommand('git', ['-C', real, 'rev-parse', '--git-dir'], { env: hostGitEnv() });
-    if (check.code !== 0) throw wnwError('WNW_ERR_SBX_REPO', `not a git repository: ${path}`, { details: { field: 'repo.path', path, stderr: tail(check.stderr) } });
-    const sha = await resolveCommit(real, commit);
-    if (!sha) throw unknownCommit(commit, path);
+    const { real, sha } = await resolveLocal(path, commit);
     await git(['clone', '--quiet', '--no-checkout', '--no-hardlinks', LOCAL_UPLOAD_PACK, '--', real, treeDir], undefined, `cloning ${path}`, this.options.cloneTimeoutMs);
     if (!(await resolveCommit(treeDir, sha))) {
       // The commit is not on any branch or tag of the source: fetch it by id.
@@ -127,6 +127,22 @@ export class SnapshotStore {
     if (!sha) throw unknownCommit(commit, source);
     return { commit: sha, source };
   }
+}
+
+/** The real path of a local repository and the full SHA of `commit` in it (WNW_ERR_SBX_REPO otherwise). */
+async function resolveLocal(path: string, commit: string | undefined): Promise<{ real: string; sha: string }> {
+  let real: string;
+  try {
+    real = await realpath(path);
+    await stat(real);
+  } catch {
+    throw wnwError('WNW_ERR_SBX_REPO', `repository path not found: ${path}`, { details: { field: 'repo.path', path } });
+  }
+  const check = await runHostCommand('git', ['-C', real, 'rev-parse', '--git-dir'], { env: hostGitEnv() });
+  if (check.code !== 0) throw wnwError('WNW_ERR_SBX_REPO', `not a git repository: ${path}`, { details: { field: 'repo.path', path, stderr: tail(check.stderr) } });
+  const sha = await resolveCommit(real, commit);
+  if (!sha) throw unknownCommit(commit, path);
+  return { real, sha };
 }
 
 async function resolveCommit(repoDir: string, commit: string | undefined): Promise<string | undefined> {
