@@ -4,7 +4,7 @@
  * what the sandbox reports.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -109,6 +109,39 @@ describe.skipIf(bwrapMissing)('local sandbox isolation', () => {
       expect((await sandbox.exec('env | sort')).stdout).not.toMatch(/^(VITEST|NODE_OPTIONS|npm_)/m);
     } finally {
       await sandbox.close();
+    }
+  });
+
+  it('gets no descriptor the server inherited without close-on-exec (a parent\'s pipe)', { timeout: 30_000 }, async () => {
+    // A child winnower with fd 40 a pipe to this test, inherited without close-on-exec (node marks
+    // the inherited fds from 0 up to its first gap close-on-exec, not one past a gap).
+    const dir = tempDir('wnw-fds-');
+    try {
+      const script = join(dir.dir, 'child.mts');
+      writeFileSync(
+        script,
+        [
+          `import { createLocalProvider } from ${JSON.stringify(join(process.cwd(), 'src/sandbox/providers/local.ts'))};`,
+          'const provider = createLocalProvider({ logger: { info: () => undefined, warn: () => undefined } });',
+          `const sandbox = await provider.create({ repo: { path: ${JSON.stringify(repo.dir)}, base_commit: ${JSON.stringify(base)} } });`,
+          `const result = await sandbox.exec('{ echo leaked >&40; } 2>/dev/null && echo "fd 40 open"; echo done');`,
+          'process.stdout.write(result.stdout);',
+          'await provider.close();',
+        ].join('\n'),
+      );
+      const child = spawn('bash', ['-c', 'exec 40>&3 3>&-; exec "$0" --import tsx "$1"', process.execPath, script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      let leaked = '';
+      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      (child.stdio[3] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => (leaked += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(code, stderr).toBe(0);
+      expect(stdout).toBe('done\n');
+      expect(leaked).toBe('');
+    } finally {
+      dir.remove();
     }
   });
 

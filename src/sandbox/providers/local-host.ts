@@ -31,6 +31,8 @@ export interface LocalHost {
   nsenter: string;
   setpriv: string | undefined;
   prlimit: string | undefined;
+  /** bash on the host, which closes inherited descriptors before each launch (undefined: none). */
+  hostBash: string | undefined;
   /** Set when we are root: the uid/gid every sandboxed process drops to. */
   dropTo: Owner | undefined;
   /** Owner of snapshot and workspace files when we are root (undefined: ourselves). */
@@ -57,7 +59,7 @@ export async function detectLocalHost(options: LocalHostOptions): Promise<LocalH
     throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `bubblewrap (bwrap) is not installed; install it with: ${INSTALL_HINT}`, { details: { install: INSTALL_HINT } });
   }
   const isRoot = process.getuid?.() === 0;
-  const [unshare, nsenter, setpriv, prlimit] = await Promise.all(['unshare', 'nsenter', 'setpriv', 'prlimit'].map(which));
+  const [unshare, nsenter, setpriv, prlimit, hostBash] = await Promise.all(['unshare', 'nsenter', 'setpriv', 'prlimit', 'bash'].map(which));
   if (!unshare || !nsenter || (isRoot && !setpriv)) {
     throw wnwError('WNW_ERR_SBX_UNAVAILABLE', 'util-linux tools (unshare, nsenter, setpriv) are missing; install them with: apt-get install -y util-linux');
   }
@@ -79,6 +81,7 @@ export async function detectLocalHost(options: LocalHostOptions): Promise<LocalH
     nsenter,
     setpriv,
     prlimit,
+    hostBash,
     dropTo,
     owner: dropTo,
     hostUid: dropTo?.uid ?? process.getuid?.() ?? 0,
@@ -139,8 +142,12 @@ export interface LaunchParts {
 
 // Joins the sandbox's cgroups (as root, before the drop), then execs the rest of the chain.
 const JOIN_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+// Descriptors above 4 (3: bwrap's status, 4: a long command) are ones this process inherited
+// without close-on-exec (a parent's pipe or socket); neither bwrap nor the tools before it close
+// them, so they would reach every sandbox. bash closes them first (dash cannot name fds past 9).
+const CLOSE_INHERITED_FDS = 'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 4 ]; then exec {n}>&-; fi; done; ';
 
-/** [cgroup join] → [setpriv drop] → [prlimit] → [nsenter holder] → bwrap → program. */
+/** [close inherited fds, cgroup join] → [setpriv drop] → [prlimit] → [nsenter holder] → bwrap → program. */
 export function launchArgv(host: LocalHost, parts: LaunchParts): string[] {
   const prlimitArgs = host.prlimit ? host.cgroups.prlimitArgs(parts.limits) : [];
   const chain = [
@@ -151,6 +158,7 @@ export function launchArgv(host: LocalHost, parts: LaunchParts): string[] {
     ...parts.bwrap,
     ...parts.program,
   ];
+  if (host.hostBash) return [host.hostBash, '-c', CLOSE_INHERITED_FDS + JOIN_SCRIPT, 'wnw-launch', ...parts.procsFiles, '--', ...chain];
   return parts.procsFiles.length > 0 ? ['/bin/sh', '-c', JOIN_SCRIPT, 'wnw-join', ...parts.procsFiles, '--', ...chain] : chain;
 }
 

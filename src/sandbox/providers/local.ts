@@ -209,6 +209,7 @@ class LocalProvider implements SandboxProvider {
     if (host.workspaceMode === 'copy') {
       this.#logger.warn(`local sandboxes copy the base snapshot instead of mounting an overlay (${host.overlayProblem}); creation is slower`);
     }
+    if (!host.hostBash) this.#logger.warn('bash is not installed on the host: descriptors this process inherited without close-on-exec reach every sandbox');
     const limits = host.cgroups.mechanisms();
     if (limits.memory !== 'cgroup v1' && limits.memory !== 'cgroup v2') {
       this.#logger.warn('no usable cgroup memory controller: sandbox memory is limited per process with prlimit --as only', { limits });
