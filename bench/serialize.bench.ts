@@ -104,6 +104,7 @@ const sameIds = jsIds.length === full.inputIds!.length && jsIds.every((id: numbe
 const jsAdapter: Tokenizer = {
   name: 'pure-js',
   encode: async (texts) => texts.map((text) => js.encode(text, { add_special_tokens: false }).ids),
+  countTokens: async (texts) => texts.map((text) => js.encode(text, { add_special_tokens: false }).ids.length),
   decode: async (ids) => js.decode(ids),
   tokenToId: (token) => js.token_to_id(token),
 };

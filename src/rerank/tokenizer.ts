@@ -12,6 +12,8 @@ export interface Tokenizer {
   readonly name: string;
   /** Token ids of each text, without special tokens. */
   encode(texts: string[]): Promise<number[][]>;
+  /** Token count of each text, without special tokens, as `encode` would give; copies no ids to JS. */
+  countTokens(texts: string[]): Promise<number[]>;
   decode(ids: number[]): Promise<string>;
   /** Id of a single token, or undefined when `token` is not one token of the vocabulary. */
   tokenToId(token: string): number | undefined;
@@ -40,7 +42,12 @@ export async function loadTokenizer(path: string): Promise<Tokenizer> {
     async encode(texts) {
       if (texts.length === 0) return [];
       const encodings = await native.encodeBatch(texts, { addSpecialTokens: false });
-      return encodings.map((encoding) => Array.from(encoding.getIds()));
+      return encodings.map((encoding) => encoding.getIds());
+    },
+    async countTokens(texts) {
+      if (texts.length === 0) return [];
+      const encodings = await native.encodeBatch(texts, { addSpecialTokens: false });
+      return encodings.map((encoding) => encoding.getLength());
     },
     async decode(ids) {
       return native.decode(ids, false);

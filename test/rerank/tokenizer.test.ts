@@ -22,5 +22,13 @@ describe('loadTokenizer', () => {
     const expected = await reference.encode(TEXTS);
     expect(expected[0]!.length).toBeGreaterThan(8);
     expect(await configured.encode(TEXTS)).toEqual(expected);
+    expect(await configured.countTokens(TEXTS)).toEqual(expected.map((ids) => ids.length));
+  });
+
+  it('counts tokens exactly as encode does', async () => {
+    const tokenizer = await loadTokenizer(MODEL_DIR);
+    const encoded = await tokenizer.encode(TEXTS);
+    expect(await tokenizer.countTokens(TEXTS)).toEqual(encoded.map((ids) => ids.length));
+    expect(await tokenizer.countTokens([])).toEqual([]);
   });
 });

@@ -24,10 +24,13 @@ export function tokenizerCounter(tokenizer: Tokenizer): TokenCounter {
   return {
     estimated: false,
     async count(texts, whole) {
+      // Pieces need counts only: their ids stay native. The whole text's ids are what gets sent.
       const unique = [...new Set(texts.filter((text) => text !== ''))];
-      const encoded = await tokenizer.encode(whole === undefined ? unique : [...unique, whole]);
-      const tokens = new Map(unique.map((text, index) => [text, encoded[index]!.length]));
-      const wholeIds = whole === undefined ? undefined : encoded[unique.length]!;
+      const [counts, wholeIds] = await Promise.all([
+        tokenizer.countTokens(unique),
+        whole === undefined ? undefined : tokenizer.encode([whole]).then(([ids = []]) => ids),
+      ]);
+      const tokens = new Map(unique.map((text, index) => [text, counts[index]!]));
       return { tokens: texts.map((text) => tokens.get(text) ?? 0), ...(wholeIds === undefined ? {} : { whole: { ids: wholeIds, tokens: wholeIds.length } }) };
     },
     async countFinal(text) {

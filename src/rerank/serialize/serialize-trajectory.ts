@@ -1,6 +1,6 @@
 /**
  * Serializes a candidate for a value model under a token budget. Every piece is counted in one
- * batched encode; the cuts are chosen by arithmetic on those counts (fit-budget.ts); the final
+ * batched call (counts only); the cuts are chosen by arithmetic on those counts (fit-budget.ts); the final
  * text is encoded once, so `inputIds` and `inputTokens` are exact. When joins between pieces
  * tokenize differently and the final count exceeds the budget, the plan is tightened and redone
  * (at most MAX_ATTEMPTS encodes of the final text).
