@@ -220,8 +220,12 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     issues,
     timings,
   };
+  // An instance with an unlabelled candidate has no known mean@1 or pass@N, nor selected@1 when
+  // that candidate was chosen: it is left out of the metrics (and the report says so).
+  const unlabelled = new Set(scoreLines.filter((line) => line.resolved === null).map((line) => line.instance_id));
+  const partlyLabelled = new Set(scoreLines.filter((line) => line.resolved !== null && unlabelled.has(line.instance_id)).map((line) => line.instance_id));
   const rows: MetricRow[] = scoreLines.flatMap((line) =>
-    line.resolved === null
+    line.resolved === null || unlabelled.has(line.instance_id)
       ? []
       : [{ instance_id: line.instance_id, repo: repoNameOf(tasks.get(line.instance_id) ?? { instance_id: line.instance_id }), trajectory_id: line.trajectory_id, value: line.score?.value ?? null, resolved: line.resolved, selected: line.chosen }],
   );
@@ -245,6 +249,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
           notes: [
             ...(done.size ? [`resumed: ${done.size} instance(s) taken from the previous run`] : []),
             ...(issues.length ? [`${issues.length} input issue(s) skipped`] : []),
+            ...(partlyLabelled.size ? [`${partlyLabelled.size} instance(s) left out of the metrics: some of their candidates have no label`] : []),
             ...(scoreLines.some((line) => line.error) ? [`${scoreLines.filter((line) => line.error).length} candidate(s) could not be scored`] : []),
           ],
         },

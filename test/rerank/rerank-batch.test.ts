@@ -137,6 +137,16 @@ describe('rerankBatch resume', () => {
     expect(lines<ScoreLine>(join(dir, 'scores.jsonl')).map((line) => line.resolved)).not.toContain(null);
   });
 
+  it('leaves instances with an unlabelled candidate out of the metrics, and says so', async () => {
+    const labels = join(root, 'partial-labels.jsonl');
+    // run-b is labelled on o__r-3 only: o__r-2's chosen candidate (run-b, 0.8) has no label.
+    const rows = [...RUNS['run-a'].map((row) => ({ ...row, source: 'run-a-bare' })), { ...RUNS['run-b'][2]!, source: 'run-b-bare' }];
+    writeFileSync(labels, rows.map(({ instance_id, source, resolved }) => JSON.stringify({ instance_id, source, resolved })).join('\n') + '\n');
+    const result = await rerankBatch(options(new ScriptedScorer(), { candidates: inputs({ withLabels: false }), labels: [labels], report: join(dir, 'report.md') }));
+    expect(result.metrics?.overall).toMatchObject({ instances: 1, candidates: 2, mean_at_1: 0.5, pass_at_n: 1, selected_at_1: 1 });
+    expect(readFileSync(join(dir, 'report.md'), 'utf8')).toContain('2 instance(s) left out of the metrics: some of their candidates have no label');
+  });
+
   it('keeps complete instances of the same run and redoes only the rest', async () => {
     await rerankBatch(options(new ScriptedScorer()));
     const out = join(dir, 'predictions.jsonl');
