@@ -247,8 +247,12 @@ export function scoredPoints(rows: MetricRow[]): LabelledScore[] {
   return rows.filter((row) => row.value !== null && Number.isFinite(row.value)).map((row) => ({ value: row.value!, resolved: row.resolved }));
 }
 
+/** The bin with lower ≤ value < upper, lower = index / bins as reported (value × bins can round across an edge). */
 function binIndex(value: number, bins: number): number {
-  return Math.min(bins - 1, Math.max(0, Math.floor(value * bins)));
+  let index = Math.floor(value * bins);
+  if ((index + 1) / bins <= value) index += 1;
+  else if (index / bins > value) index -= 1;
+  return Math.min(bins - 1, Math.max(0, index));
 }
 
 function meanOverInstances(rows: MetricRow[], perInstance: (group: MetricRow[]) => number): number | null {

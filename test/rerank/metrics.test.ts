@@ -125,6 +125,17 @@ describe('single metrics', () => {
     expect(expectedCalibrationError([])).toBeNull();
   });
 
+  it('a value on a bin edge falls in the bin it opens, whatever the bin count', () => {
+    // 0.29 × 100 and 0.58 × 50 are 28.999…96 in floating point.
+    expect(calibrationBins([{ value: 0.29, resolved: true }], 100)[29]).toMatchObject({ lower: 0.29, count: 1 });
+    expect(scoreHistogram([{ value: 0.58, resolved: true }], 50)[29]).toMatchObject({ lower: 0.58, resolved: 1 });
+    for (const bins of [7, 10, 20, 50, 100]) {
+      for (let index = 0; index < bins; index++) {
+        expect(calibrationBins([{ value: index / bins, resolved: false }], bins)[index]!.count, `${index}/${bins}`).toBe(1);
+      }
+    }
+  });
+
   it('Brier: mean squared error against the label', () => {
     // (0.2 − 0)² + (0.6 − 1)² = 0.04 + 0.16 → 0.1
     expect(brierScore([{ value: 0.2, resolved: false }, { value: 0.6, resolved: true }])).toBeCloseTo(0.1, 12);
