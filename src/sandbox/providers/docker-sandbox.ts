@@ -4,6 +4,7 @@
  * diff and patches with git in the workdir, removal with force on close.
  */
 import { posix } from 'node:path';
+import type { Dispatcher } from 'undici';
 import { performance } from 'node:perf_hooks';
 import { wnwError, WinnowerError } from '../../errors.js';
 import { BaseSandbox, CappedBuffer } from '../base-sandbox.js';
@@ -109,11 +110,11 @@ export class DockerSandbox extends BaseSandbox {
       const tooLarge = (): WinnowerError =>
         wnwError('WNW_ERR_SBX_FILE', `${absolute} in sandbox ${this.id} is larger than ${this.#maxTransferBytes} bytes`, { details: { sandbox: this.id, path: absolute } });
       if (stat && hasModeBit(stat.mode, GO_MODE_DIR)) {
-        response.body.destroy();
+        discard(response.body);
         throw wnwError('WNW_ERR_SBX_FILE', `not a regular file in sandbox ${this.id}: ${absolute}`, { details: { sandbox: this.id, path: absolute, type: 'directory' } });
       }
       if (stat && stat.size > this.#maxTransferBytes) {
-        response.body.destroy();
+        discard(response.body);
         throw tooLarge();
       }
       const archive = await readCapped(response.body, this.#maxTransferBytes + TAR_OVERHEAD_BYTES);
@@ -326,17 +327,23 @@ function pathStatOf(headers: Record<string, string | string[] | undefined>): Doc
 }
 
 /** The body's bytes, or undefined (the rest left unread) once it passes `maxBytes`. */
-async function readCapped(body: AsyncIterable<unknown> & { destroy(): unknown }, maxBytes: number): Promise<Buffer | undefined> {
+async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     const bytes = chunk as Buffer;
     size += bytes.length;
     if (size > maxBytes) {
-      body.destroy();
+      discard(body);
       return undefined;
     }
     chunks.push(bytes);
   }
   return Buffer.concat(chunks);
+}
+
+/** Drops the rest of an answer unread (undici reports the abort as an error on the stream: expected here). */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }

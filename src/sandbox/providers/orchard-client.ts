@@ -236,7 +236,7 @@ export class OrchardClient {
 /** The body as text, or undefined (the rest left unread, the connection dropped) once it passes `maxBytes`. */
 async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number, contentLength: string | undefined): Promise<string | undefined> {
   if (Number(contentLength) > maxBytes) {
-    body.destroy();
+    discard(body);
     return undefined;
   }
   const chunks: Buffer[] = [];
@@ -245,12 +245,18 @@ async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: numbe
     const bytes = chunk as Buffer;
     size += bytes.length;
     if (size > maxBytes) {
-      body.destroy();
+      discard(body);
       return undefined;
     }
     chunks.push(bytes);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Drops the rest of an answer unread (undici reports the abort as an error on the stream: expected here). */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
