@@ -327,3 +327,15 @@ describe('docker provider: read size', () => {
     }
   });
 });
+
+describe('docker provider: close during create', () => {
+  it('removes a container whose creation finishes after the provider closed, instead of handing it out', async () => {
+    const closing = makeProvider();
+    const before = new Set(fake.containers.keys());
+    const creating = closing.create({ image: IMAGE });
+    await closing.close();
+    const error = await expectCode(creating, 'WNW_ERR_SBX_CLOSED');
+    expect(error.message).toContain('closed while');
+    expect([...fake.containers.keys()].filter((id) => !before.has(id))).toEqual([]);
+  });
+});

@@ -334,3 +334,15 @@ describe('orchard provider: answer size', () => {
     }
   });
 });
+
+describe('orchard provider: close during create', () => {
+  it('deletes a sandbox whose creation finishes after the provider closed, instead of handing it out', async () => {
+    const closing = makeProvider();
+    const creating = closing.create({ image: IMAGE });
+    await closing.close();
+    const error = await expectCode(creating, 'WNW_ERR_SBX_CLOSED');
+    expect(error.message).toContain('closed while');
+    const id = (fake.requests.filter((request) => request.method === 'POST' && request.path === '/sandboxes').at(-1)?.body as { sandbox_id: string }).sandbox_id;
+    expect(fake.deleted).toContain(id);
+  });
+});

@@ -149,6 +149,8 @@ class DockerProvider implements SandboxProvider {
       sandbox = created;
       this.#open.add(created);
       await created.start(options.signal);
+      // close() ran meanwhile and did not see this sandbox: remove it rather than hand it out.
+      if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the docker provider was closed while the sandbox was being created');
       return created;
     } catch (error) {
       const removal = sandbox ? sandbox.close() : api.empty({ method: 'DELETE', path: `/containers/${id}`, query: { force: true, v: true }, ok: [204, 404, 409] });

@@ -165,6 +165,8 @@ class OrchardProvider implements SandboxProvider {
       sandbox = created;
       this.#open.add(created);
       await created.start(options.signal);
+      // close() ran meanwhile and did not see this sandbox: remove it rather than hand it out.
+      if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the orchard provider was closed while the sandbox was being created');
       return created;
     } catch (error) {
       if (sandbox) {
