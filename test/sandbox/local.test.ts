@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
@@ -78,6 +78,30 @@ describe.skipIf(bwrapMissing)('local provider', () => {
       }
     } finally {
       moving.remove();
+    }
+  });
+
+  it('removes at start the folders of a winnower process killed before it could clean up, and only those', async () => {
+    const parent = tempDir('wnw-local-parent-');
+    chmodSync(parent.dir, 0o711);
+    try {
+      const dead = spawnSync('true').pid!;
+      const stale = join(parent.dir, `winnower-local-${dead}-AbC123`);
+      const live = join(parent.dir, `winnower-local-${process.pid}-XyZ789`);
+      const foreign = join(parent.dir, 'winnower-local-notours');
+      for (const dir of [stale, live, foreign]) mkdirSync(join(dir, 'snapshots', 'x', 'tree'), { recursive: true });
+      const local = createLocalProvider({ logger: quiet, rootDir: parent.dir });
+      try {
+        const description = await local.describe();
+        expect(String(description.rootDir)).toMatch(new RegExp(`/winnower-local-${process.pid}-`));
+        expect(existsSync(stale)).toBe(false);
+        expect(existsSync(live)).toBe(true);
+        expect(existsSync(foreign)).toBe(true);
+      } finally {
+        await local.close();
+      }
+    } finally {
+      parent.remove();
     }
   });
 

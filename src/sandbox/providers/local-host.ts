@@ -3,7 +3,7 @@
  * binaries, whether we are root (then sandboxes run as an unprivileged uid), cgroups, overlay
  * support. Also builds the launch chain every sandboxed process goes through.
  */
-import { access, constants, mkdtemp, chmod, mkdir, rm } from 'node:fs/promises';
+import { access, constants, mkdtemp, chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { wnwError } from '../../errors.js';
@@ -70,7 +70,9 @@ export async function detectLocalHost(options: LocalHostOptions): Promise<LocalH
       throw wnwError('WNW_ERR_CFG_INVALID', 'sandbox.local.uid/gid: sandboxes never run as root; pick an unprivileged uid', { details: { field: 'uid' } });
     }
   }
-  const rootDir = await mkdtemp(join(options.rootDir ?? tmpdir(), 'winnower-local-'));
+  const parent = options.rootDir ?? tmpdir();
+  await removeStaleRootDirs(parent);
+  const rootDir = await mkdtemp(join(parent, `winnower-local-${process.pid}-`));
   if (/[,:\\]/.test(rootDir)) throw wnwError('WNW_ERR_CFG_INVALID', `rootDir ${rootDir}: overlay paths cannot contain ',', ':' or '\\'`, { details: { field: 'rootDir' } });
   await chmod(rootDir, 0o711);
   await mkdir(join(rootDir, 'snapshots'), { mode: 0o711 });
@@ -102,6 +104,31 @@ export async function detectLocalHost(options: LocalHostOptions): Promise<LocalH
     throw error;
   }
   return host;
+}
+
+/**
+ * Removes the folders (snapshots, workspaces) of winnower processes killed before their exit hook
+ * could run: ours only (same owner, a real folder), named after a process that no longer exists.
+ */
+async function removeStaleRootDirs(parent: string): Promise<void> {
+  const uid = process.getuid?.();
+  for (const entry of await readdir(parent, { withFileTypes: true }).catch(() => [])) {
+    const match = /^winnower-local-(\d+)-[A-Za-z0-9]{6}$/.exec(entry.name);
+    if (!match || !entry.isDirectory() || isAlive(Number(match[1]))) continue;
+    const dir = join(parent, entry.name);
+    const info = await lstat(dir).catch(() => undefined);
+    if (!info?.isDirectory() || info.uid !== uid) continue;
+    await removeTree(dir).catch(() => undefined);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function probe(host: LocalHost, workspace: 'auto' | 'overlay' | 'copy'): Promise<void> {
