@@ -122,8 +122,9 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   }
 
   // Resume: an instance is done when --out holds its prediction from this strategy and --scores a
-  // line for each of its candidates now; those are kept and not scored again. Anything else
-  // (another strategy, another --scores, a candidate added or removed) is redone.
+  // line for each of its candidates now, scored by this model; those are kept and not scored
+  // again. Anything else (another strategy or model, another --scores, a candidate added or
+  // removed) is redone.
   const scoreLinesOf = new Map<string, Map<string, ScoreLine>>();
   for (const line of readJsonl<ScoreLine>(options.scores)) {
     if (!scoreLinesOf.has(line.instance_id)) scoreLinesOf.set(line.instance_id, new Map());
@@ -132,7 +133,8 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   const complete = (instanceId: string): boolean => {
     const saved = scoreLinesOf.get(instanceId);
     const candidates = byInstance.get(instanceId);
-    return !!saved && !!candidates && saved.size === candidates.length && candidates.every((trajectory) => saved.has(trajectory.id));
+    if (!saved || !candidates || saved.size !== candidates.length || !candidates.every((trajectory) => saved.has(trajectory.id))) return false;
+    return [...saved.values()].every((line) => !line.score || (line.score.backend === options.scorer.backend && line.score.model === options.scorer.model));
   };
   const kept = [
     ...new Map(

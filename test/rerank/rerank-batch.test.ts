@@ -125,6 +125,15 @@ describe('rerankBatch resume', () => {
     expect(predictions.map((row) => row.model_name_or_path)).toEqual(['winnower-consensus', 'winnower-consensus', 'winnower-consensus']);
   });
 
+  it('does not keep scores from another value model', async () => {
+    await rerankBatch(options(new ScriptedScorer()));
+    const other = Object.assign(new ScriptedScorer(), { model: 'other-model' });
+    const result = await rerankBatch(options(other));
+    expect(result.resumed).toBe(0);
+    expect(other.scoredInstances).toBe(3);
+    expect(lines<ScoreLine>(join(dir, 'scores.jsonl')).map((line) => line.score?.model)).toEqual(Array(6).fill('other-model'));
+  });
+
   it('labels resumed instances with the labels of this run', async () => {
     const candidates = inputs({ withLabels: false });
     const first = await rerankBatch(options(new ScriptedScorer(), { candidates }));
