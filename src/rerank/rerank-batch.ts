@@ -63,6 +63,13 @@ export interface RerankBatchResult {
 
 const modelNameFor = (strategy: Strategy) => `winnower-${strategy}`;
 
+/** `run-a=preds/a.jsonl` → a named input; a path that exists as given (even with `=`) stays a path. */
+export function namedInput(argument: string): { name?: string; path: string } {
+  const match = /^([A-Za-z0-9][\w.-]*)=(.+)$/.exec(argument);
+  if (!match || existsSync(argument)) return { path: argument };
+  return { name: match[1]!, path: match[2]! };
+}
+
 function readJsonl<T>(file: string): T[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, 'utf8')
@@ -88,12 +95,29 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   };
   let started = Date.now();
 
-  const imported = await importTrajectories(options.candidates, {
-    format: options.format,
-    onInvalid: options.onInvalid,
-    sourceFrom: options.sourceFrom ?? (options.candidates.length > 1 ? 'file' : 'record'),
-    signal: options.signal,
-  });
+  // `NAME=PATH` names the source (run) of what PATH holds; plain paths take it from the records or files.
+  const candidateInputs = options.candidates.map(namedInput);
+  const plain = candidateInputs.filter((input) => input.name === undefined).map((input) => input.path);
+  const imported: { items: Trajectory[]; issues: ImportIssue[] } = { items: [], issues: [] };
+  const importOptions = { format: options.format, onInvalid: options.onInvalid, signal: options.signal };
+  const groups = [
+    ...(plain.length ? [importTrajectories(plain, { ...importOptions, sourceFrom: options.sourceFrom ?? (plain.length > 1 ? 'file' : 'record') })] : []),
+    ...candidateInputs.filter((input) => input.name !== undefined).map((input) => importTrajectories(input.path, { ...importOptions, source: input.name })),
+  ];
+  const seen = new Set<string>();
+  for (const group of await Promise.all(groups)) {
+    imported.issues.push(...group.issues);
+    for (const trajectory of group.items) {
+      if (seen.has(trajectory.id)) {
+        const message = `duplicate trajectory id ${trajectory.id}: name each run (--candidates NAME=PATH) or use --source-from file`;
+        if (options.onInvalid !== 'skip') throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: 'candidates', id: trajectory.id } });
+        imported.issues.push({ code: 'WNW_ERR_INPUT_INVALID', file: options.candidates.join(','), record: trajectory.id, field: 'id', message });
+        continue;
+      }
+      seen.add(trajectory.id);
+      imported.items.push(trajectory);
+    }
+  }
   report(imported.issues);
   if (imported.items.length === 0) throw wnwError('WNW_ERR_INPUT_INVALID', `no candidates in ${options.candidates.join(', ')}`, { details: { field: 'candidates' } });
   const tasks = new Map<string, Task>();
@@ -103,8 +127,9 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     for (const task of result.items) tasks.set(task.instance_id, task);
   }
   const labels: Labels = labelsFromTrajectories(imported.items);
-  if (options.labels?.length) {
-    const result = await importLabels(options.labels, { onInvalid: options.onInvalid, signal: options.signal });
+  for (const input of (options.labels ?? []).map(namedInput)) {
+    // A SWE-bench results.json names no run: `NAME=results.json` says which one it labels.
+    const result = await importLabels(input.path, { onInvalid: options.onInvalid, signal: options.signal, ...(input.name ? { source: input.name } : {}) });
     report(result.issues);
     for (const [key, value] of result.labels) labels.set(key, value);
   }

@@ -259,3 +259,53 @@ describe('winnower rerank (CLI, ONNX model, devstral fixture)', () => {
     expect(existsSync(join(dir, 'missing'))).toBe(false);
   }, 120_000);
 });
+
+describe('winnower rerank: named runs (NAME=PATH) and SWE-bench results.json labels', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wnw-rerank-named-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('tells two prediction files of one model apart by name, and labels each from its own results.json', async () => {
+    // Two "runs" of the same model: run b is run a with the first instance's patch emptied.
+    const rows = fixtureRows.filter((row, index, all) => all.findIndex((other) => other.instance_id === row.instance_id) === index);
+    const strip = ({ resolved: _resolved, ...row }: FixtureRow) => row;
+    writeFileSync(join(dir, 'a.jsonl'), rows.map((row) => JSON.stringify(strip(row))).join('\n') + '\n');
+    writeFileSync(join(dir, 'b.jsonl'), rows.map((row, index) => JSON.stringify({ ...strip(row), model_patch: index === 0 ? '' : row.model_patch })).join('\n') + '\n');
+    const resolvedIds = rows.filter((row) => row.resolved).map((row) => row.instance_id);
+    // The SWE-bench harness's run report: id lists, no run name in it.
+    const report = (resolved: string[]) => ({
+      submitted_ids: rows.map((row) => row.instance_id),
+      completed_ids: rows.map((row) => row.instance_id),
+      resolved_ids: resolved,
+      unresolved_ids: rows.map((row) => row.instance_id).filter((id) => !resolved.includes(id)),
+    });
+    writeFileSync(join(dir, 'results-a.json'), JSON.stringify(report(resolvedIds)));
+    writeFileSync(join(dir, 'results-b.json'), JSON.stringify(report(resolvedIds.filter((id) => id !== rows[0]!.instance_id))));
+
+    // Without names the two files share ids (one glob = one argument, sources from the records).
+    const clash = await runCli(['--candidates', join(dir, '[ab].jsonl'), '--tasks', TASKS, '--out', join(dir, 'clash.jsonl')]);
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain('duplicate trajectory id');
+
+    const out = join(dir, 'named.jsonl');
+    const { code, stderr } = await runCli([
+      '--candidates', `run-a=${join(dir, 'a.jsonl')}`,
+      '--candidates', `run-b=${join(dir, 'b.jsonl')}`,
+      '--labels', `run-a=${join(dir, 'results-a.json')}`,
+      '--labels', `run-b=${join(dir, 'results-b.json')}`,
+      '--tasks', TASKS,
+      '--out', out,
+    ]);
+    expect(stderr).not.toContain('WNW_ERR');
+    expect(code).toBe(0);
+    const lines = readLines<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
+    expect(new Set(lines.map((line) => line.source))).toEqual(new Set(['run-a', 'run-b']));
+    expect(lines).toHaveLength(rows.length * 2);
+    for (const line of lines) {
+      const row = rows.find((candidate) => candidate.instance_id === line.instance_id)!;
+      const expected = line.source === 'run-b' && row === rows[0] ? false : row.resolved;
+      expect(line.resolved, `${line.trajectory_id}`).toBe(expected);
+    }
+    // The emptied patch never wins.
+    expect(lines.find((line) => line.source === 'run-b' && line.instance_id === rows[0]!.instance_id)!.chosen).toBe(false);
+  }, 120_000);
+});

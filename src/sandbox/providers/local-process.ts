@@ -99,8 +99,15 @@ export class SandboxProcess {
         });
       };
 
+      let listening = true;
       const forward = (stream: 'stdout' | 'stderr', kept: Buffer) => {
-        if (kept.length > 0) request.onOutput?.(stream, kept);
+        if (kept.length === 0 || !listening || !request.onOutput) return;
+        try {
+          request.onOutput(stream, kept);
+        } catch {
+          // A throwing listener must not take the process down; the output is still collected.
+          listening = false;
+        }
       };
       child.stdout!.on('data', (chunk: Buffer) => forward('stdout', stdout.push(chunk)));
       child.stderr!.on('data', (chunk: Buffer) => forward('stderr', stderr.push(chunk)));
