@@ -43,7 +43,7 @@ export function registerDemoCommand(program: Command): void {
     .command('demo')
     .description('solve the bundled sample task end to end on the embedded defaults')
     .option('--n <n>', 'rollouts (the four recordings are reused round-robin)', positiveInt)
-    .option('--stop-rule', 'stop once a candidate passes its tests with value ≥ 0.5 (rollouts in waves of 2)')
+    .option('--stop-rule', 'stop once a candidate passes its tests (rollouts in waves of 2); no value threshold, as the bundled model is untrained')
     .option('--keep', 'keep the temporary repository and job database')
     .action(async (flags: DemoFlags) => {
       const started = Date.now();
@@ -84,7 +84,7 @@ export function registerDemoCommand(program: Command): void {
           n,
           ...(realPolicy ? {} : { policy: { kind: 'replay', recordings } }),
           verify: { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, pass_to_pass: task.pass_to_pass, test_patch: task.test_patch, timeout_s: 60 },
-          ...(flags.stopRule ? { stop_rule: { min_value: 0.5, require_resolved: true }, waves: Array.from({ length: Math.ceil(n / 2) }, (_, i) => Math.min(2, n - 2 * i)) } : {}),
+          ...(flags.stopRule ? { stop_rule: { min_value: 0, require_resolved: true }, waves: Array.from({ length: Math.ceil(n / 2) }, (_, i) => Math.min(2, n - 2 * i)) } : {}),
           agent: { config: 'default', time_limit_s: 120 },
         };
         const posted = await request(`${address}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
