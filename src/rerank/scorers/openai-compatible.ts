@@ -76,9 +76,22 @@ export function scalarOutput(logit: number): ScoreOutput {
 }
 
 /** Id of each label; throws WNW_ERR_SCORE_TOKENIZER when one is not a single token. */
+/**
+ * The id of a label that is one token. A leading space is spelled `Ġ` in byte-level BPE vocabularies
+ * (GPT-2, Qwen, Llama 3) and `▁` in SentencePiece ones, so `' YES'` is looked up in those forms too.
+ */
+export function singleTokenId(tokenizer: Tokenizer, label: string): number | undefined {
+  const spellings = label.startsWith(' ') ? [label, `Ġ${label.slice(1)}`, `▁${label.slice(1)}`] : [label];
+  for (const spelling of spellings) {
+    const id = tokenizer.tokenToId(spelling);
+    if (id !== undefined) return id;
+  }
+  return undefined;
+}
+
 export function resolveLabelIds(tokenizer: Tokenizer, labels: { yes: string; no: string }): { yes: number; no: number } {
-  const yes = tokenizer.tokenToId(labels.yes);
-  const no = tokenizer.tokenToId(labels.no);
+  const yes = singleTokenId(tokenizer, labels.yes);
+  const no = singleTokenId(tokenizer, labels.no);
   if (yes === undefined || no === undefined) {
     const bad = [yes === undefined ? labels.yes : undefined, no === undefined ? labels.no : undefined].filter(Boolean);
     throw wnwError('WNW_ERR_SCORE_TOKENIZER', `judge labels ${bad.map((label) => JSON.stringify(label)).join(', ')} are not single tokens of ${tokenizer.name}`, {

