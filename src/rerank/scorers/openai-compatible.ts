@@ -254,6 +254,22 @@ export function labelLogprob(candidates: Iterable<[token: string, logprob: numbe
   return max + Math.log(matches.reduce((sum, logprob) => sum + Math.exp(logprob - max), 0));
 }
 
+/**
+ * Chat messages for a prompt the serializer wrote in ChatML (`<|im_start|>role ... <|im_end|>`), so
+ * that the server applies its own chat template once rather than wrapping ours in a second one. The
+ * open assistant turn at the end is where the answer goes, so it is dropped. Plain text is one user message.
+ */
+export function chatMessagesFrom(text: string): Array<{ role: string; content: string }> {
+  const turns = [...text.matchAll(/<\|im_start\|>(system|user|assistant)\n([\s\S]*?)(?:<\|im_end\|>\n?|$)/g)].map((match) => ({
+    role: match[1]!,
+    content: match[2]!,
+  }));
+  if (turns.length === 0) return [{ role: 'user', content: text }];
+  const last = turns.at(-1)!;
+  if (last.role === 'assistant' && last.content.trim() === '') turns.pop();
+  return turns;
+}
+
 export function createOpenAICompatibleScorer(settings: OpenAICompatibleSettings): Scorer {
   const labels = settings.labels ?? { yes: 'YES', no: 'NO' };
   if (settings.tokenizer) resolveLabelIds(settings.tokenizer, labels);
@@ -266,7 +282,7 @@ export function createOpenAICompatibleScorer(settings: OpenAICompatibleSettings)
     inputsPerRequest: 1,
     body: ([input]) => ({
       model: settings.model,
-      messages: [{ role: 'user', content: input!.text }],
+      messages: chatMessagesFrom(input!.text),
       max_tokens: 1,
       temperature: 0,
       logprobs: true,

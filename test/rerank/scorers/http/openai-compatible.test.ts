@@ -140,3 +140,15 @@ describe('judge label ids', () => {
     expect(() => resolveLabelIds(tokenizer, { yes: ' DEFINITELY_NOT_ONE_TOKEN', no: 'NO' })).toThrow(expect.objectContaining({ code: 'WNW_ERR_SCORE_TOKENIZER' }));
   });
 });
+
+describe('chat messages from a ChatML prompt', () => {
+  it('splits the serialized turns and drops the open assistant turn, so the server templates once', async () => {
+    const { chatMessagesFrom } = await import('../../../../src/rerank/scorers/openai-compatible.js');
+    const prompt = '<|im_start|>system\nYou judge patches.<|im_end|>\n<|im_start|>user\nIssue...\n\nDoes it resolve? YES or NO.<|im_end|>\n<|im_start|>assistant\n';
+    expect(chatMessagesFrom(prompt)).toEqual([
+      { role: 'system', content: 'You judge patches.' },
+      { role: 'user', content: 'Issue...\n\nDoes it resolve? YES or NO.' },
+    ]);
+    expect(chatMessagesFrom('plain question')).toEqual([{ role: 'user', content: 'plain question' }]);
+  });
+});
