@@ -1,7 +1,7 @@
 /**
  * A policy served by any OpenAI-compatible chat-completions endpoint (SGLang, vLLM, llama.cpp,
  * hosted APIs). Shares the scorers' HTTP client: keep-alive pools, one deadline per call,
- * retries with backoff on 429/5xx/connection errors only, cancellation through AbortSignal.
+ * retries with backoff on 408/429/500/502/503/504 and connection errors only, cancellation through AbortSignal.
  */
 import { z } from 'zod';
 import { HttpClient } from '../rerank/scorers/http-client.js';
