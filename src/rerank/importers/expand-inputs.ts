@@ -3,7 +3,7 @@ import { join, relative, sep } from 'node:path';
 import { wnwError } from '../../errors.js';
 
 /** Files a directory contributes: the extensions trajectory, task and label files use. */
-const INPUT_EXTENSIONS = ['.json', '.jsonl', '.traj'];
+const INPUT_EXTENSIONS = ['.json', '.jsonl', '.traj', '.json.gz', '.jsonl.gz'];
 const GLOB_CHARS = /[*?[{]/;
 
 /** `**` any folders, `*` any name part, `?` one character, `{a,b}` alternatives, `[...]` a class. */

@@ -42,7 +42,7 @@ export interface ImportTrajectoriesOptions extends ImportOptions {
 
 /** `runs/gpt4o-seed1.jsonl` → `gpt4o-seed1`. */
 export function sourceNameOf(file: string): string {
-  return basename(file).replace(/(\.traj)?\.(jsonl|json|traj)$/, '');
+  return basename(file).replace(/(\.traj)?\.(jsonl|json|traj)(\.gz)?$/, '');
 }
 
 function unknownFormat(name: string): Error {

@@ -1,6 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { createGunzip, gunzipSync } from 'node:zlib';
 import { throwIfAborted, wnwError } from '../../errors.js';
 
 /** One line of a JSONL file: parsed, or the parse error. */
@@ -26,7 +28,10 @@ export async function assertReadableFile(file: string): Promise<void> {
 
 /** Streams the non-empty lines of a file with their 1-based numbers, parsing each as JSON. */
 export async function* readJsonlLines(file: string, signal?: AbortSignal): AsyncGenerator<JsonlLine> {
-  const stream = createReadStream(file, { encoding: 'utf8' });
+  const raw = createReadStream(file);
+  // `.gz` files (SWE-bench prediction sets are often shipped compressed) are read through gunzip.
+  const stream: Readable = isGzip(file) ? raw.pipe(createGunzip()) : raw;
+  stream.setEncoding('utf8');
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   let number = 0;
   try {
@@ -43,7 +48,15 @@ export async function* readJsonlLines(file: string, signal?: AbortSignal): Async
   } finally {
     lines.close();
     stream.destroy();
+    raw.destroy();
   }
+}
+
+const isGzip = (file: string) => file.endsWith('.gz');
+
+async function readText(file: string): Promise<string> {
+  const bytes = await readFile(file);
+  return (isGzip(file) ? gunzipSync(bytes) : bytes).toString('utf8');
 }
 
 /** The first `count` non-empty lines, parsed (used to tell JSONL from a JSON document). */
@@ -66,7 +79,7 @@ export async function openInput(file: string, signal?: AbortSignal): Promise<Inp
   const head = await firstLines(file, 2, signal);
   const jsonl: Input = { layout: 'jsonl', file, lines: () => readJsonlLines(file, signal) };
   if (head.length === 2 && 'value' in head[0]! && 'value' in head[1]!) return jsonl;
-  const text = await readFile(file, 'utf8');
+  const text = await readText(file);
   try {
     return { layout: 'document', file, value: JSON.parse(text) as unknown, singleLine: !text.trim().includes('\n') };
   } catch (error) {

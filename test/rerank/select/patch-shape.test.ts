@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { patchShape } from '../../../src/rerank/select/patch-shape.js';
 import { BROKEN, FIX_A, FIX_A_NOISY, README_EDIT } from './fixtures.js';
@@ -65,12 +66,13 @@ describe('patchShape', () => {
 
   it('parses every real patch of the devstral sample (440 predictions, 377 test patches)', () => {
     const read = (path: string): Record<string, unknown>[] =>
-      readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8')
+      gunzipSync(readFileSync(new URL(`../../../${path}`, import.meta.url)))
+        .toString('utf8')
         .split('\n')
         .filter(Boolean)
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const predictions = read('examples/devstral-verified/candidates.jsonl').map((row) => patchShape(String(row.model_patch)).kind);
-    const tests = read('examples/devstral-verified/tasks.jsonl').map((row) => patchShape(String(row.test_patch)).kind);
+    const predictions = read('examples/devstral-verified/candidates.jsonl.gz').map((row) => patchShape(String(row.model_patch)).kind);
+    const tests = read('examples/devstral-verified/tasks.jsonl.gz').map((row) => patchShape(String(row.test_patch)).kind);
     expect(predictions).toHaveLength(440);
     expect(new Set(predictions)).toEqual(new Set(['ok']));
     expect(tests).toHaveLength(377);
