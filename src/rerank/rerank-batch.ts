@@ -149,7 +149,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   // Resume: an instance is done when --out holds its prediction from this strategy and --scores a
   // line for each of its candidates now, scored by this model; those are kept and not scored
   // again. Anything else (another strategy or model, another --scores, a candidate added or
-  // removed) is redone.
+  // removed, a candidate left unscored by a scorer failure) is redone.
   const scoreLinesOf = new Map<string, Map<string, ScoreLine>>();
   for (const line of readJsonl<ScoreLine>(options.scores)) {
     if (!scoreLinesOf.has(line.instance_id)) scoreLinesOf.set(line.instance_id, new Map());
@@ -159,7 +159,8 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     const saved = scoreLinesOf.get(instanceId);
     const candidates = byInstance.get(instanceId);
     if (!saved || !candidates || saved.size !== candidates.length || !candidates.every((trajectory) => saved.has(trajectory.id))) return false;
-    return [...saved.values()].every((line) => !line.score || (line.score.backend === options.scorer.backend && line.score.model === options.scorer.model));
+    // A candidate the scorer failed on (an outage, a timeout) is worth another try: redo its instance.
+    return [...saved.values()].every((line) => line.score !== null && line.score.backend === options.scorer.backend && line.score.model === options.scorer.model);
   };
   const kept = [
     ...new Map(

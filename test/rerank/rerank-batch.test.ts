@@ -125,6 +125,25 @@ describe('rerankBatch resume', () => {
     expect(predictions.map((row) => row.model_name_or_path)).toEqual(['winnower-consensus', 'winnower-consensus', 'winnower-consensus']);
   });
 
+  it('retries an instance the scorer failed on (an outage) on the next run', async () => {
+    // First run: the scorer is down for instance o__r-2.
+    class FlakyScorer extends ScriptedScorer {
+      override async score(inputs: ScoreInput[]) {
+        if (inputs.some((input) => input.text.includes('b.py'))) throw new Error('503 from the scoring server');
+        return super.score(inputs);
+      }
+    }
+    const first = await rerankBatch(options(new FlakyScorer()));
+    expect(lines<ScoreLine>(join(dir, 'scores.jsonl')).filter((line) => line.score === null).map((line) => line.instance_id)).toEqual(['o__r-2', 'o__r-2']);
+    expect(first.instances).toBe(3);
+    const scorer = new ScriptedScorer();
+    const second = await rerankBatch(options(scorer));
+    expect(second.resumed).toBe(2);
+    expect(scorer.scoredInstances).toBe(1);
+    expect(lines<ScoreLine>(join(dir, 'scores.jsonl')).every((line) => line.score !== null)).toBe(true);
+    expect(lines(join(dir, 'predictions.jsonl'))).toHaveLength(3);
+  });
+
   it('does not keep scores from another value model', async () => {
     await rerankBatch(options(new ScriptedScorer()));
     const other = Object.assign(new ScriptedScorer(), { model: 'other-model' });
