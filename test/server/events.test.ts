@@ -18,9 +18,9 @@ interface SseEvent {
 }
 
 /** Reads an SSE stream to its end, parsing each event as it arrives. */
-async function readEvents(url: string): Promise<{ status: number; contentType: string | undefined; events: SseEvent[] }> {
+async function readEvents(url: string, headers: Record<string, string> = {}): Promise<{ status: number; contentType: string | undefined; events: SseEvent[] }> {
   const opened = Date.now();
-  const response = await request(url, { headers: { accept: 'text/event-stream' } });
+  const response = await request(url, { headers: { accept: 'text/event-stream', ...headers } });
   const events: SseEvent[] = [];
   let buffer = '';
   for await (const chunk of response.body) {
@@ -137,6 +137,22 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
     expect(status).toBe(200);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ event: 'job-finish', data: { type: 'job-finish', status: 'succeeded' } });
+  }, 60_000);
+
+  it('resumes a stream after Last-Event-ID', async () => {
+    // A rollout that takes a moment, so the client reconnects while the job runs.
+    const slow: Trajectory = {
+      ...correct,
+      id: 'recorded/slow',
+      messages: [
+        { role: 'assistant', content: 'wait', tool_calls: [{ id: 'c0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'sleep 1.5' }) } }] },
+        { role: 'assistant', content: 'done', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT' }) } }] },
+      ],
+    };
+    const jobId = await postSolve({ n: 1, policy: { kind: 'replay', recordings: [slow] }, verify: { enabled: false } });
+    const { events } = await readEvents(`${base}/jobs/${jobId}/events`, { 'last-event-id': '1' });
+    expect(events[0]!.id).toBe(2);
+    expect(events.map((event) => event.event)).toEqual(['rollout-finish', 'score-available', 'selection', 'job-finish']);
   }, 60_000);
 
   it('answers 404 for the events of an unknown job', async () => {

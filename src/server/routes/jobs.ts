@@ -39,9 +39,13 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       raw.end();
     };
     let sawFinish = false;
+    // A client reconnecting with Last-Event-ID gets only the events after the last one it saw.
+    const lastSeen = Number(request.headers['last-event-id'] ?? -1);
+    const after = Number.isInteger(lastSeen) ? lastSeen : -1;
     const unsubscribe = jobs.subscribe(
       job.id,
       (event) => {
+        if (event.seq <= after) return;
         if (event.type === 'job-finish') sawFinish = true;
         send(event);
       },
