@@ -1,4 +1,5 @@
 /** `POST /score` (raw value scores) and `POST /rerank` (score, optionally verify, and select) for one task. */
+import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
@@ -37,14 +38,28 @@ function asTrajectories(body: z.infer<typeof ScoreBody>): Trajectory[] {
   });
 }
 
+/**
+ * A signal that fires when the client goes away. The request stream closes as soon as its body is
+ * read, so it is the response closing before it finished that says so.
+ */
+function abortOnDisconnect(response: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  response.on('close', () => {
+    if (!response.writableFinished) controller.abort(wnwError('WNW_ERR_OP_ABORTED', 'the client disconnected'));
+  });
+  return controller.signal;
+}
+
 export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.post('/score', { schema: { body: ScoreBody } }, async (request) => {
+  app.post('/score', { schema: { body: ScoreBody } }, async (request, reply) => {
     const { scorer } = app.winnower.solveDeps;
     if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
     const trajectories = asTrajectories(request.body);
+    const signal = abortOnDisconnect(reply.raw);
     const results = await scoreCandidates(scorer, request.body.task, trajectories, {
       template: request.body.template,
       budgetTokens: request.body.budget_tokens,
+      signal,
     });
     return {
       backend: scorer.backend,
@@ -59,15 +74,11 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const task = body.task;
     const trajectories = asTrajectories(body);
     if (body.verify) await checkRepoAccess(task.repo, app.winnower.repoRoots, 'task.repo');
-    const controller = new AbortController();
-    // The request stream closes once its body is read; a response closed before it finished means the client went away.
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) controller.abort();
-    });
+    const signal = abortOnDisconnect(reply.raw);
     const [scores, verified] = await Promise.all([
-      scorer ? scoreCandidates(scorer, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal: controller.signal }) : Promise.resolve([]),
+      scorer ? scoreCandidates(scorer, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal }) : Promise.resolve([]),
       body.verify
-        ? verifyMany(sandboxes, task, trajectories.map((t) => ({ id: t.id, patch: t.patch })), { concurrency: body.verify_concurrency, testTimeoutMs: body.verify_timeout_s * 1000, signal: controller.signal })
+        ? verifyMany(sandboxes, task, trajectories.map((t) => ({ id: t.id, patch: t.patch })), { concurrency: body.verify_concurrency, testTimeoutMs: body.verify_timeout_s * 1000, signal })
         : Promise.resolve([]),
     ]);
     const scoreOf = new Map(scores.flatMap((result) => (result.score ? [[result.trajectory_id, result.score] as const] : [])));
