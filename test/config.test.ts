@@ -68,3 +68,19 @@ describe('configuration', () => {
     expect(() => loadConfig({ env: {}, file: '/nonexistent/winnower.yaml' })).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID' }));
   });
 });
+
+describe('the example configurations', () => {
+  it('examples/config/scale-out.yaml is a valid configuration, and its scorer and sandbox settings are accepted', async () => {
+    const file = new URL('../examples/config/scale-out.yaml', import.meta.url).pathname;
+    const config = loadConfig({ file, env: {} });
+    expect(config.scorer).toMatchObject({ backend: 'sglang', urls: ['http://value-0.value:30000', 'http://value-1.value:30000'] });
+    expect(config.sandbox.provider).toBe('orchard');
+    expect(config.policy.allow_request_urls).toBe(false);
+    const { ScorerConfig } = await import('../src/rerank/scorers/registry.js');
+    expect(ScorerConfig.safeParse(config.scorer).success).toBe(true);
+    const { createSandboxProvider } = await import('../src/sandbox/registry.js');
+    const provider = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings);
+    expect(provider.name).toBe('orchard');
+    await provider.close();
+  });
+});
