@@ -3,7 +3,8 @@
  * src/cli/serve.ts listens). One plugin per route group in routes/.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import swagger from '@fastify/swagger';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { JobManager } from '../solve/job-manager.js';
 import type { SolveDeps } from '../solve/run-solve.js';
@@ -70,9 +71,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   installErrorHandler(app);
   installAuth(app, deps.apiKeys ?? []);
+  // The OpenAPI description is generated from the same zod schemas that validate requests.
+  await app.register(swagger, {
+    openapi: { info: { title: 'winnower', description: 'Best-of-N for software-engineering agents', version: '0.1.0' } },
+    transform: jsonSchemaTransform,
+  });
   await app.register(healthRoutes);
   await app.register(solveRoutes);
   await app.register(jobRoutes);
   await app.register(rerankRoutes);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -169,6 +169,17 @@ describe('HTTP API', () => {
     }
   });
 
+  it('describes itself as OpenAPI, generated from the request schemas', async () => {
+    const response = await app.inject('/openapi.json');
+    expect(response.statusCode).toBe(200);
+    const spec = response.json();
+    expect(spec.openapi).toMatch(/^3\./);
+    expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/solve', '/jobs/{id}', '/jobs/{id}/events', '/rerank', '/score']));
+    const solve = spec.paths['/solve'].post.requestBody.content['application/json'].schema;
+    expect(solve.required).toContain('issue');
+    expect(solve.properties.n).toMatchObject({ type: 'integer', minimum: 1, maximum: 64 });
+  });
+
   it('exposes Prometheus metrics', async () => {
     const response = await app.inject('/metrics');
     expect(response.statusCode).toBe(200);
