@@ -52,13 +52,18 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     sandboxes,
     interrupted,
     close() {
+      // Every step runs even when an earlier one fails; the first failure is reported at the end.
       closed ??= (async () => {
-        await app.close();
-        await createPolicy.close();
-        await closeAllSandboxes();
-        await sandboxes.close();
-        await scorer.close();
-        store.close();
+        const steps = [() => app.close(), () => createPolicy.close(), () => closeAllSandboxes(), () => sandboxes.close(), () => scorer.close(), async () => store.close()];
+        const failures: unknown[] = [];
+        for (const step of steps) {
+          try {
+            await step();
+          } catch (error) {
+            failures.push(error);
+          }
+        }
+        if (failures.length) throw failures[0];
       })();
       return closed;
     },
