@@ -4,13 +4,14 @@
  * bundled ONNX value model and a SQLite store in a temporary folder. The job manager records
  * each job's events with a monotonic clock so a bench can split a makespan into phases.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { createPolicyFactory } from '../src/candidates/policy-factory.js';
 import { prepareDemoRepo } from '../src/cli/demo-repo.js';
+import { demoDir, demoTask } from '../src/cli/demo-task.js';
 import { DEFAULT_MODEL_DIR } from '../src/config.js';
 import { createScorer } from '../src/rerank/scorers/registry.js';
 import { closeAllSandboxes } from '../src/sandbox/lifecycle.js';
@@ -21,35 +22,9 @@ import { JobManager, type JobRunner } from '../src/solve/job-manager.js';
 import type { SolveResult } from '../src/solve/run-solve.js';
 import { createSqliteStore } from '../src/store/sqlite-store.js';
 import type { JobRecord } from '../src/store/types.js';
-import { Trajectory } from '../src/types/trajectory.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
-const demoDir = join(root, 'examples', 'demo');
-
-export interface DemoTask {
-  instance_id: string;
-  problem_statement: string;
-  test_command: string;
-  fail_to_pass: string[];
-  pass_to_pass: string[];
-  test_patch: string;
-}
-
-export const demoTask = (): DemoTask => JSON.parse(readFileSync(join(demoDir, 'task.json'), 'utf8')) as DemoTask;
-
-/** The recorded demo trajectories by name: correct-fix, plausible-wrong-fix, breaks-other-tests, gives-up. */
-export function demoRecordings(): Record<string, Trajectory> {
-  const out: Record<string, Trajectory> = {};
-  for (const file of readdirSync(join(demoDir, 'trajectories')).filter((name) => name.endsWith('.json')).sort()) {
-    out[file.replace(/\.json$/, '')] = Trajectory.parse(JSON.parse(readFileSync(join(demoDir, 'trajectories', file), 'utf8')));
-  }
-  return out;
-}
-
-/** The bash commands of a recording, in order. */
-export function commandsOf(trajectory: Trajectory): string[] {
-  return trajectory.messages.flatMap((message) => (message.tool_calls ?? []).map((call) => (JSON.parse(call.function.arguments) as { command: string }).command));
-}
+export { commandsOf, demoRecordings, demoTask, type DemoTask } from '../src/cli/demo-task.js';
 
 /** A /solve body for the demo task with verification on (its test command, F2P/P2P, test patch). */
 export function solveBody(repo: string, extra: Record<string, unknown>): Record<string, unknown> {
@@ -107,7 +82,7 @@ export interface SolveWorld {
 
 /** `scorerCache: false` turns off the scorer's content-hash cache (identical rollouts would hit it). */
 export async function createSolveWorld(options: { scorerCache?: boolean } = {}): Promise<SolveWorld> {
-  const repo = prepareDemoRepo(join(demoDir, 'repo'));
+  const repo = prepareDemoRepo(join(demoDir(), 'repo'));
   const dataDir = mkdtempSync(join(tmpdir(), 'wnw-bench-data-'));
   const scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR(), ...(options.scorerCache === false ? { cacheEntries: 0 } : {}) });
   const sandboxes = createLocalProvider();

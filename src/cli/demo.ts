@@ -4,14 +4,13 @@
  * recorded trajectories replayed for real, or a real policy when WINNOWER_POLICY_URL is set),
  * follows the job's events, prints the candidates and the chosen patch, and shuts down.
  */
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { request } from 'undici';
 import { loadConfig } from '../config.js';
-import { Trajectory } from '../types/trajectory.js';
-import { packageRoot } from '../util/package-root.js';
 import { prepareDemoRepo } from './demo-repo.js';
+import { demoDir, demoRecordings, demoTask } from './demo-task.js';
 import { formatEvent, renderCandidates, renderOutcome, type JobView } from './job-output.js';
 import { positiveInt } from './parse-options.js';
 import { createRuntime } from './runtime.js';
@@ -47,20 +46,9 @@ export function registerDemoCommand(program: Command): void {
     .option('--keep', 'keep the temporary repository and job database')
     .action(async (flags: DemoFlags) => {
       const started = Date.now();
-      const demoDir = join(packageRoot(), 'examples', 'demo');
-      const task = JSON.parse(readFileSync(join(demoDir, 'task.json'), 'utf8')) as {
-        instance_id: string;
-        problem_statement: string;
-        test_command: string;
-        fail_to_pass: string[];
-        pass_to_pass: string[];
-        test_patch: string;
-      };
-      const recordings = readdirSync(join(demoDir, 'trajectories'))
-        .filter((file) => file.endsWith('.json'))
-        .sort()
-        .map((file) => Trajectory.parse(JSON.parse(readFileSync(join(demoDir, 'trajectories', file), 'utf8'))));
-      const repo = prepareDemoRepo(join(demoDir, 'repo'));
+      const task = demoTask();
+      const recordings = Object.values(demoRecordings());
+      const repo = prepareDemoRepo(join(demoDir(), 'repo'));
       const dataDir = join(dirname(repo), 'data');
       // The demo's own server: no keys, and its temporary repository allowed whatever WINNOWER_REPO_ROOTS says.
       const config = loadConfig({ overrides: { server: { port: 0, data_dir: dataDir, api_keys: [], repo_roots: [dirname(repo)] }, log_level: 'warn' } });

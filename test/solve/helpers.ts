@@ -1,10 +1,11 @@
 /** Shared set-up of the solve and server tests: the demo task, its repository, an app on real components. */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
+import { demoDir, demoTask } from '../../src/cli/demo-task.js';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
 import { createScorer } from '../../src/rerank/scorers/registry.js';
 import type { Scorer } from '../../src/rerank/scorers/types.js';
@@ -13,34 +14,9 @@ import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { buildApp } from '../../src/server/app.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import { Trajectory } from '../../src/types/trajectory.js';
 
-export const DEMO_DIR = new URL('../../examples/demo/', import.meta.url).pathname;
-
-export interface DemoTask {
-  instance_id: string;
-  problem_statement: string;
-  test_command: string;
-  fail_to_pass: string[];
-  pass_to_pass: string[];
-  test_patch: string;
-}
-
-export const demoTask = (): DemoTask => JSON.parse(readFileSync(join(DEMO_DIR, 'task.json'), 'utf8')) as DemoTask;
-
-/** The recorded demo trajectories by name (correct-fix, plausible-wrong-fix, breaks-other-tests, gives-up). */
-export function demoRecordings(): Record<string, Trajectory> {
-  const out: Record<string, Trajectory> = {};
-  for (const file of readdirSync(join(DEMO_DIR, 'trajectories')).sort()) {
-    out[file.replace(/\.json$/, '')] = Trajectory.parse(JSON.parse(readFileSync(join(DEMO_DIR, 'trajectories', file), 'utf8')));
-  }
-  return out;
-}
-
-/** The bash commands of a recording, in order (for scripting the fake policy). */
-export function commandsOf(trajectory: Trajectory): string[] {
-  return trajectory.messages.flatMap((message) => (message.tool_calls ?? []).map((call) => (JSON.parse(call.function.arguments) as { command: string }).command));
-}
+export const DEMO_DIR = `${demoDir()}/`;
+export { commandsOf, demoRecordings, demoTask, type DemoTask } from '../../src/cli/demo-task.js';
 
 export function hasBubblewrap(): boolean {
   try {

@@ -1,0 +1,33 @@
+/** The demo's sample task (examples/demo): its task record and its recorded trajectories. */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Trajectory } from '../types/trajectory.js';
+import { packageRoot } from '../util/package-root.js';
+
+export const demoDir = (): string => join(packageRoot(), 'examples', 'demo');
+
+export interface DemoTask {
+  instance_id: string;
+  problem_statement: string;
+  test_command: string;
+  fail_to_pass: string[];
+  pass_to_pass: string[];
+  test_patch: string;
+}
+
+export const demoTask = (): DemoTask => JSON.parse(readFileSync(join(demoDir(), 'task.json'), 'utf8')) as DemoTask;
+
+/** The recorded trajectories by name (correct-fix, plausible-wrong-fix, breaks-other-tests, gives-up), in name order. */
+export function demoRecordings(): Record<string, Trajectory> {
+  const folder = join(demoDir(), 'trajectories');
+  const out: Record<string, Trajectory> = {};
+  for (const file of readdirSync(folder).filter((name) => name.endsWith('.json')).sort()) {
+    out[file.replace(/\.json$/, '')] = Trajectory.parse(JSON.parse(readFileSync(join(folder, file), 'utf8')));
+  }
+  return out;
+}
+
+/** The bash commands of a recording, in order (to script a fake or stub policy with). */
+export function commandsOf(trajectory: Trajectory): string[] {
+  return trajectory.messages.flatMap((message) => (message.tool_calls ?? []).map((call) => (JSON.parse(call.function.arguments) as { command: string }).command));
+}
