@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { createPolicyFactory } from '../src/candidates/policy-factory.js';
 import { prepareDemoRepo } from '../src/cli/demo-repo.js';
-import { demoDir, demoTask } from '../src/cli/demo-task.js';
+import { demoDir, demoSolveBody } from '../src/cli/demo-task.js';
 import { DEFAULT_MODEL_DIR } from '../src/config.js';
 import { createScorer } from '../src/rerank/scorers/registry.js';
 import { closeAllSandboxes } from '../src/sandbox/lifecycle.js';
@@ -26,17 +26,9 @@ import type { JobRecord } from '../src/store/types.js';
 export const root = fileURLToPath(new URL('..', import.meta.url));
 export { commandsOf, demoRecordings, demoTask, type DemoTask } from '../src/cli/demo-task.js';
 
-/** A /solve body for the demo task with verification on (its test command, F2P/P2P, test patch). */
+/** A /solve body for the demo task with verification on, with the benches' generous limits. */
 export function solveBody(repo: string, extra: Record<string, unknown>): Record<string, unknown> {
-  const task = demoTask();
-  return {
-    instance_id: task.instance_id,
-    issue: task.problem_statement,
-    repo: { path: repo },
-    verify: { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, pass_to_pass: task.pass_to_pass, test_patch: task.test_patch, timeout_s: 120 },
-    agent: { config: 'default', time_limit_s: 300, command_timeout_s: 60 },
-    ...extra,
-  };
+  return demoSolveBody(repo, { verifyTimeoutS: 120, agent: { time_limit_s: 300, command_timeout_s: 60 } }, extra);
 }
 
 /** One job event with the monotonic time (ms, performance.now()) it was emitted at. */

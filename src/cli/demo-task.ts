@@ -31,3 +31,19 @@ export function demoRecordings(): Record<string, Trajectory> {
 export function commandsOf(trajectory: Trajectory): string[] {
   return trajectory.messages.flatMap((message) => (message.tool_calls ?? []).map((call) => (JSON.parse(call.function.arguments) as { command: string }).command));
 }
+
+/**
+ * A /solve body for the demo task with verification on (its test command, FAIL_TO_PASS,
+ * PASS_TO_PASS and hidden test patch); `extra` adds or overrides fields.
+ */
+export function demoSolveBody(repo: string, limits: { verifyTimeoutS: number; agent: Record<string, unknown> }, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const task = demoTask();
+  return {
+    instance_id: task.instance_id,
+    issue: task.problem_statement,
+    repo: { path: repo },
+    verify: { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, pass_to_pass: task.pass_to_pass, test_patch: task.test_patch, timeout_s: limits.verifyTimeoutS },
+    agent: { config: 'default', ...limits.agent },
+    ...extra,
+  };
+}

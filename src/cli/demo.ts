@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { request } from 'undici';
 import { loadConfig } from '../config.js';
 import { prepareDemoRepo } from './demo-repo.js';
-import { demoDir, demoRecordings, demoTask } from './demo-task.js';
+import { demoDir, demoRecordings, demoSolveBody } from './demo-task.js';
 import { formatEvent, renderCandidates, renderOutcome, type JobView } from './job-output.js';
 import { positiveInt } from './parse-options.js';
 import { createRuntime } from './runtime.js';
@@ -46,7 +46,6 @@ export function registerDemoCommand(program: Command): void {
     .option('--keep', 'keep the temporary repository and job database')
     .action(async (flags: DemoFlags) => {
       const started = Date.now();
-      const task = demoTask();
       const recordings = Object.values(demoRecordings());
       const repo = prepareDemoRepo(join(demoDir(), 'repo'));
       const dataDir = join(dirname(repo), 'data');
@@ -65,16 +64,11 @@ export function registerDemoCommand(program: Command): void {
         if (description.workspace || limits) console.log(`           workspaces: ${String(description.workspace ?? '?')}; limits: ${limits || 'none'}`);
         console.log(`  scorer:  ${runtime.scorer.backend} ${runtime.scorer.model}`);
         const address = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
-        const body = {
-          instance_id: task.instance_id,
-          issue: task.problem_statement,
-          repo: { path: repo },
+        const body = demoSolveBody(repo, { verifyTimeoutS: 60, agent: { time_limit_s: 120 } }, {
           n,
           ...(realPolicy ? {} : { policy: { kind: 'replay', recordings } }),
-          verify: { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, pass_to_pass: task.pass_to_pass, test_patch: task.test_patch, timeout_s: 60 },
           ...(flags.stopRule ? { stop_rule: { min_value: 0, require_resolved: true }, waves: Array.from({ length: Math.ceil(n / 2) }, (_, i) => Math.min(2, n - 2 * i)) } : {}),
-          agent: { config: 'default', time_limit_s: 120 },
-        };
+        });
         const posted = await request(`${address}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
         const answer = (await posted.body.json()) as { job_id?: string; error?: { message: string } };
         if (posted.statusCode !== 202 || !answer.job_id) throw new Error(`POST /solve answered ${posted.statusCode}: ${answer.error?.message ?? ''}`);

@@ -40,6 +40,12 @@ export function openSandboxCount(): number {
   return open.size;
 }
 
+/** Closes each sandbox, all of them even when some fail; the first failure, if any, comes back. */
+export async function closeEach(sandboxes: Iterable<Closable>): Promise<PromiseRejectedResult | undefined> {
+  const results = await Promise.allSettled([...sandboxes].map((sandbox) => sandbox.close()));
+  return results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+}
+
 /** Closes every tracked sandbox; concurrent callers share one pass. */
 export function closeAllSandboxes(): Promise<void> {
   shuttingDown ??= Promise.allSettled([...open].map((sandbox) => sandbox.close())).then(() => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
-import { demoDir, demoTask } from '../../src/cli/demo-task.js';
+import { demoDir, demoSolveBody } from '../../src/cli/demo-task.js';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
 import { createScorer } from '../../src/rerank/scorers/registry.js';
 import type { Scorer } from '../../src/rerank/scorers/types.js';
@@ -28,15 +28,7 @@ export function hasBubblewrap(): boolean {
 }
 
 export function solveBody(repo: string, extra: Record<string, unknown> = {}) {
-  const task = demoTask();
-  return {
-    instance_id: task.instance_id,
-    issue: task.problem_statement,
-    repo: { path: repo },
-    verify: { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, pass_to_pass: task.pass_to_pass, test_patch: task.test_patch, timeout_s: 60 },
-    agent: { config: 'default', time_limit_s: 60, command_timeout_s: 30 },
-    ...extra,
-  };
+  return demoSolveBody(repo, { verifyTimeoutS: 60, agent: { time_limit_s: 60, command_timeout_s: 30 } }, extra);
 }
 
 export interface TestWorld {

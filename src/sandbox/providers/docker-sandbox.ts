@@ -4,9 +4,9 @@
  * diff and patches with git in the workdir, removal with force on close.
  */
 import { posix } from 'node:path';
-import type { Dispatcher } from 'undici';
 import { performance } from 'node:perf_hooks';
 import { wnwError, WinnowerError } from '../../errors.js';
+import { discard, readCapped } from '../../util/read-capped.js';
 import { BaseSandbox, CappedBuffer } from '../base-sandbox.js';
 import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../types.js';
 import { DockerContainerInspect, DockerExecInspect, DockerIdResponse, DockerPathStat, GO_MODE_DIR, hasModeBit } from './docker-api-types.js';
@@ -326,24 +326,3 @@ function pathStatOf(headers: Record<string, string | string[] | undefined>): Doc
   }
 }
 
-/** The body's bytes, or undefined (the rest left unread) once it passes `maxBytes`. */
-async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const bytes = chunk as Buffer;
-    size += bytes.length;
-    if (size > maxBytes) {
-      discard(body);
-      return undefined;
-    }
-    chunks.push(bytes);
-  }
-  return Buffer.concat(chunks);
-}
-
-/** Drops the rest of an answer unread (undici reports the abort as an error on the stream: expected here). */
-function discard(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => undefined);
-  body.destroy();
-}

@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../errors.js';
+import { closeEach } from '../lifecycle.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { DockerCreateResponse, DockerVersion } from './docker-api-types.js';
 import { DockerClient } from './docker-client.js';
@@ -163,9 +164,8 @@ class DockerProvider implements SandboxProvider {
 
   async close(): Promise<void> {
     this.#closed = true;
-    const results = await Promise.allSettled([...this.#open].map((sandbox) => sandbox.close()));
+    const failed = await closeEach(this.#open);
     await this.#client?.close();
-    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;
   }
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { wnwError } from '../../errors.js';
 import { baseSandboxEnv, bwrapArgs, detectRootLayout, type RootEntry } from './local-bwrap-args.js';
-import { LocalCgroups, type SandboxLimits } from './local-limits.js';
+import { isAlive, LocalCgroups, type SandboxLimits } from './local-limits.js';
 import { createOverlayWorkspace, makeOwnedDirs, removeTree, type Owner, type WorkspaceMode } from './local-overlay.js';
 import { SandboxProcess, STATUS_FD, type SandboxProcessResult } from './local-process.js';
 import { HOST_PATH, tail } from './local-host-command.js';
@@ -122,14 +122,6 @@ async function removeStaleRootDirs(parent: string): Promise<void> {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function probe(host: LocalHost, workspace: 'auto' | 'overlay' | 'copy'): Promise<void> {
   const probeDir = join(host.rootDir, 'probe');

@@ -222,7 +222,8 @@ async function removeStaleGroups(base: string): Promise<void> {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process exists (EPERM: it does, under another user). Leftovers of dead processes are swept. */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

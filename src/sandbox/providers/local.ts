@@ -14,6 +14,7 @@ import { rmSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
+import { closeEach } from '../lifecycle.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { checkEnv } from './local-bwrap-args.js';
 import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './local-host.js';
@@ -154,7 +155,7 @@ class LocalProvider implements SandboxProvider {
   }
 
   async #close(): Promise<void> {
-    const results = await Promise.allSettled([...this.#open].map((sandbox) => sandbox.close()));
+    const failed = await closeEach(this.#open);
     if (!this.#ready) return;
     const ready = await this.#ready.catch(() => undefined);
     if (!ready) return;
@@ -162,7 +163,6 @@ class LocalProvider implements SandboxProvider {
     await ready.host.cgroups.close();
     await removeTree(ready.host.rootDir);
     if (this.#onExit) exitCleanups.delete(this.#onExit);
-    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;
   }
 

@@ -7,6 +7,7 @@ import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { wnwError, WinnowerError, type ErrorCode } from '../../errors.js';
+import { readCapped } from '../../util/read-capped.js';
 import { OrchardErrorBody } from './orchard-api-types.js';
 
 export interface OrchardClientOptions {
@@ -154,7 +155,7 @@ export class OrchardClient {
       status = response.statusCode;
       requestId = headerValue(response.headers['x-request-id']);
       retryAfter = headerValue(response.headers['retry-after']);
-      text = await readCapped(response.body, maxBytes, headerValue(response.headers['content-length']));
+      text = (await readCapped(response.body, maxBytes, response.headers['content-length']))?.toString('utf8');
     } catch (error) {
       if (call.signal?.aborted) {
         throw wnwError('WNW_ERR_OP_ABORTED', `${where} cancelled`, { cause: error, details: baseDetails });
@@ -231,32 +232,6 @@ export class OrchardClient {
     this.#dispatcher ??= new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000 });
     return this.#dispatcher;
   }
-}
-
-/** The body as text, or undefined (the rest left unread, the connection dropped) once it passes `maxBytes`. */
-async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number, contentLength: string | undefined): Promise<string | undefined> {
-  if (Number(contentLength) > maxBytes) {
-    discard(body);
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const bytes = chunk as Buffer;
-    size += bytes.length;
-    if (size > maxBytes) {
-      discard(body);
-      return undefined;
-    }
-    chunks.push(bytes);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Drops the rest of an answer unread (undici reports the abort as an error on the stream: expected here). */
-function discard(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => undefined);
-  body.destroy();
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

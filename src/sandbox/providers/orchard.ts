@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../errors.js';
+import { closeEach } from '../lifecycle.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { OrchardCreateResponse, OrchardSandboxInfo, OrchardStatusReply } from './orchard-api-types.js';
 import { backoffMs, OrchardClient, requestIdSuffix, sleep } from './orchard-client.js';
@@ -180,9 +181,8 @@ class OrchardProvider implements SandboxProvider {
 
   async close(): Promise<void> {
     this.#closed = true;
-    const results = await Promise.allSettled([...this.#open].map((sandbox) => sandbox.close()));
+    const failed = await closeEach(this.#open);
     await this.#client?.close();
-    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;
   }
 
