@@ -4,12 +4,13 @@
  * as each instance finishes, so a rerun with the same outputs resumes where it stopped.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import pLimit from 'p-limit';
 import { toWinnowerError, wnwError } from '../errors.js';
 import { repoNameOf, type Score, type Selection, type Strategy, type Task, type Trajectory } from '../types/index.js';
 import { importLabels, importTasks, importTrajectories, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from './importers/index.js';
+import { LineAppender } from './line-appender.js';
 import { computeMetrics, type MetricRow } from './metrics.js';
 import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
 import { DEFAULT_TEMPLATE, scoreCandidates } from './score-candidates.js';
@@ -193,6 +194,9 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   const scoreLines: ScoreLine[] = [...previous];
   const todo = [...byInstance.keys()].filter((id) => !done.has(id));
   const limit = pLimit(options.concurrency ?? 4);
+  // Instances finish together at any concurrency: one queue per file keeps every row whole.
+  const scoresFile = new LineAppender(options.scores);
+  const outFile = new LineAppender(options.out);
   let finished = 0;
   started = Date.now();
   await Promise.all(
@@ -218,8 +222,8 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
           error: scored[index]!.error ? { code: scored[index]!.error!.code, message: scored[index]!.error!.message } : null,
         }));
         // Scores first, then the prediction: an instance counts as done only when both are written.
-        await appendFile(options.scores, lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
-        await appendFile(options.out, JSON.stringify({ instance_id: instanceId, model_name_or_path: modelNameFor(options.strategy), model_patch: chosen?.patch ?? '' }) + '\n');
+        await scoresFile.append(lines.map((line) => JSON.stringify(line)));
+        await outFile.append([JSON.stringify({ instance_id: instanceId, model_name_or_path: modelNameFor(options.strategy), model_patch: chosen?.patch ?? '' })]);
         selections.push(selection);
         scoreLines.push(...lines);
         finished += 1;
