@@ -1,20 +1,23 @@
 /**
  * The one configuration object, validated by zod. Sources, later ones winning: defaults, an
  * optional YAML/JSON file (`--config` or WINNOWER_CONFIG), environment (WINNOWER_*), flags.
- * Every key is documented in the README.
+ * Every key is documented in the README. Unknown keys are refused, naming the key: a misspelt
+ * setting never silently falls back to its default.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { wnwError } from './errors.js';
+import { PatchConfigSchema } from './sandbox/patch-policy.js';
+import { ScorerConfig } from './rerank/scorers/registry.js';
 import { packageRoot } from './util/package-root.js';
 
 export const DEFAULT_MODEL_DIR = () => join(packageRoot(), 'models', 'tiny-value');
 
-export const WinnowerConfig = z.object({
+export const WinnowerConfig = z.strictObject({
   server: z
-    .object({
+    .strictObject({
       host: z.string().default('127.0.0.1'),
       port: z.number().int().min(0).max(65535).default(8080),
       /** Accepted API keys; empty = no auth (local use). */
@@ -27,7 +30,7 @@ export const WinnowerConfig = z.object({
       max_running_jobs: z.number().int().min(1).max(1024).default(4),
     })
     .default({ host: '127.0.0.1', port: 8080, api_keys: [], body_limit_bytes: 16 * 1024 * 1024, data_dir: '.winnower', repo_roots: [], max_running_jobs: 4 }),
-  /** Passed to createScorer (src/rerank/scorers/registry.ts), which validates it. */
+  /** Passed to createScorer (src/rerank/scorers/registry.ts), which validates the values; the keys are checked here. */
   scorer: z
     .object({
       backend: z.string().default('onnx'),
@@ -35,16 +38,23 @@ export const WinnowerConfig = z.object({
       urls: z.array(z.string()).default([]),
     })
     .passthrough()
+    .superRefine((scorer, context) => {
+      const known = Object.keys(ScorerConfig.shape);
+      const unknown = Object.keys(scorer).filter((key) => !known.includes(key));
+      if (unknown.length) context.addIssue({ code: 'unrecognized_keys', keys: unknown, path: [], message: `unknown key ${unknown.join(', ')}` });
+    })
     .default({ backend: 'onnx', urls: [] }),
   sandbox: z
-    .object({
+    .strictObject({
       provider: z.enum(['local', 'orchard', 'docker']).default('local'),
       settings: z.record(z.string(), z.unknown()).default({}),
+      /** What candidate patches leave out and their size cap, for every provider (src/sandbox/patch-policy.ts). */
+      patch: PatchConfigSchema.optional(),
     })
     .default({ provider: 'local', settings: {} }),
   /** The default policy for /solve requests that name none. */
   policy: z
-    .object({
+    .strictObject({
       url: z.string().url().optional(),
       model: z.string().optional(),
       api_key: z.string().optional(),
@@ -108,8 +118,11 @@ export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; ov
   const parsed = WinnowerConfig.safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const field = issue.path.join('.');
-    throw wnwError('WNW_ERR_CFG_INVALID', `config field ${field}: ${issue.message}`, { details: { field } });
+    // An unknown key is named itself (`server.prot`), with the fix.
+    const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];
+    const field = [...issue.path, ...keys.slice(0, 1)].join('.');
+    const message = keys.length ? `unknown key${keys.length > 1 ? `s ${keys.join(', ')}` : ''} (check the spelling; see the README's configuration section)` : issue.message;
+    throw wnwError('WNW_ERR_CFG_INVALID', `config field ${field}: ${message}`, { details: { field } });
   }
   return parsed.data;
 }

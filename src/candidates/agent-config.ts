@@ -1,5 +1,5 @@
 /** Loads and validates an agent config (prompts and limits) from config/agents/<name>.yaml. */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -29,14 +29,28 @@ export const AgentConfig = z.object({
 });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
-/** `name` is a file under config/agents (without .yaml) or a path to a YAML file. */
+/** Names of the agent configs under config/agents. */
+export function listAgentConfigs(): string[] {
+  const dir = join(packageRoot(), 'config', 'agents');
+  return existsSync(dir) ? readdirSync(dir).filter((entry) => entry.endsWith('.yaml')).map((entry) => entry.slice(0, -'.yaml'.length)).sort() : [];
+}
+
+/**
+ * `name` is a file under config/agents (without .yaml) or a path to a YAML file. Errors name the
+ * config as it was given, never the folder it resolves to (a request must not learn host paths).
+ */
 export function loadAgentConfig(name = 'default', overrides: Partial<AgentLimits> = {}): AgentConfig {
-  const file = name.endsWith('.yaml') || name.endsWith('.yml') ? name : join(packageRoot(), 'config', 'agents', `${name}.yaml`);
-  if (!existsSync(file)) throw wnwError('WNW_ERR_CFG_INVALID', `agent config ${file} not found`, { details: { field: 'agent' } });
+  const isPath = name.endsWith('.yaml') || name.endsWith('.yml');
+  const file = isPath ? name : join(packageRoot(), 'config', 'agents', `${name}.yaml`);
+  if (!existsSync(file)) {
+    const message = isPath ? `agent config ${name} not found` : `agent config "${name}" not found; available: ${listAgentConfigs().join(', ')}`;
+    throw wnwError('WNW_ERR_CFG_INVALID', message, { details: { field: 'agent.config' } });
+  }
   const parsed = AgentConfig.safeParse(parse(readFileSync(file, 'utf8')));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw wnwError('WNW_ERR_CFG_INVALID', `${file}: ${issue.path.join('.')}: ${issue.message}`, { details: { field: issue.path.join('.') } });
+    const key = issue.path.join('.');
+    throw wnwError('WNW_ERR_CFG_INVALID', `agent config ${isPath ? name : `"${name}"`}: ${key}: ${issue.message}`, { details: { field: 'agent.config', key } });
   }
   return { ...parsed.data, limits: { ...parsed.data.limits, ...overrides } };
 }

@@ -2,8 +2,13 @@
 import { z } from 'zod';
 import { Trajectory } from '../types/trajectory.js';
 
+/** A recording to replay: a trajectory (unknown top-level keys refused) with at least one assistant turn. */
+const Recording = Trajectory.strict().refine((recording) => recording.messages.some((message) => message.role === 'assistant'), {
+  message: 'this recording has no assistant turns to replay',
+});
+
 export const PolicyOptions = z.discriminatedUnion('kind', [
-  z.object({
+  z.strictObject({
     kind: z.literal('openai'),
     /** Base URL of an OpenAI-compatible server, e.g. http://localhost:30000/v1. */
     url: z.string().url(),
@@ -17,10 +22,10 @@ export const PolicyOptions = z.discriminatedUnion('kind', [
     /** Deadline of one completion, retries included; at most a day (longer timers fire at once). */
     timeout_s: z.number().positive().max(86_400).default(300),
   }),
-  z.object({
+  z.strictObject({
     kind: z.literal('replay'),
     /** Recorded trajectories; rollout i replays recording i mod length. */
-    recordings: z.array(Trajectory).min(1),
+    recordings: z.array(Recording).min(1),
   }),
 ]);
 export type PolicyOptions = z.infer<typeof PolicyOptions>;

@@ -3,14 +3,39 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { WinnowerError } from '../errors.js';
 
+interface ValidationIssue {
+  keyword?: string;
+  instancePath?: string;
+  message?: string;
+  params?: { keys?: unknown };
+}
+
+/** `body.verify.timeout_s`; for an unknown key the key itself (`body.verfy`), so a typo is named. */
+function fieldOf(context: string | undefined, issue: ValidationIssue | undefined): string {
+  const path = issue?.instancePath ? issue.instancePath.split('/').filter(Boolean) : [];
+  const keys = issue?.keyword === 'unrecognized_keys' && Array.isArray(issue.params?.keys) ? issue.params.keys : [];
+  return [context ?? 'body', ...path, ...(keys.length ? [String(keys[0])] : [])].join('.');
+}
+
+function messageOf(field: string, issue: ValidationIssue | undefined): string {
+  if (issue?.keyword === 'unrecognized_keys') {
+    const keys = Array.isArray(issue.params?.keys) ? issue.params.keys.map(String) : [];
+    return `${field}: unknown field${keys.length > 1 ? `s ${keys.join(', ')}` : ''} (check the spelling; unknown fields are refused, not ignored)`;
+  }
+  return `${field}: ${issue?.message ?? 'invalid'}`;
+}
+
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | WinnowerError | Error, request, reply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
-      const first = error.validation[0];
-      const field = [error.validationContext, ...(first?.instancePath ? first.instancePath.split('/').filter(Boolean) : [])].join('.');
-      const message = `${field || 'body'}: ${first?.message ?? 'invalid'}`;
+      const first = error.validation[0] as ValidationIssue | undefined;
+      const field = fieldOf(error.validationContext, first);
       return reply.status(400).send({
-        error: { code: 'WNW_ERR_INPUT_INVALID', message, details: { field, issues: error.validation.map((issue) => ({ path: issue.instancePath, message: issue.message })) } },
+        error: {
+          code: 'WNW_ERR_INPUT_INVALID',
+          message: messageOf(field, first),
+          details: { field, issues: error.validation.map((issue) => ({ path: issue.instancePath, message: issue.message })) },
+        },
       });
     }
     if (WinnowerError.isInstance(error)) {

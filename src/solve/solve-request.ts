@@ -1,4 +1,7 @@
-/** The body of `POST /solve` (and `winnower solve`), validated by zod. */
+/**
+ * The body of `POST /solve` (and `winnower solve`), validated by zod. Every object is strict: an
+ * unknown key (a typo such as `verfy`) is a 400 naming it, never silently dropped.
+ */
 import { z } from 'zod';
 import { Strategy } from '../types/selection.js';
 import { PolicyOptions } from '../candidates/policy-options.js';
@@ -6,7 +9,7 @@ import { PolicyOptions } from '../candidates/policy-options.js';
 /** Longest time limit a request may set (one day): timers past 2^31 ms fire at once. */
 export const MAX_TIMEOUT_S = 86_400;
 
-export const StopRule = z.object({
+export const StopRule = z.strictObject({
   /** Stop once a candidate reaches this value... */
   min_value: z.number().min(0).max(1).default(0.8),
   /** ...and (when verification runs) passed its tests. */
@@ -15,12 +18,12 @@ export const StopRule = z.object({
 export type StopRule = z.infer<typeof StopRule>;
 
 export const SolveRequest = z
-  .object({
+  .strictObject({
     instance_id: z.string().min(1).default('task'),
     /** The issue text. */
     issue: z.string().min(1),
     repo: z
-      .object({
+      .strictObject({
         url: z.string().min(1).optional(),
         path: z.string().min(1).optional(),
         commit: z.string().min(1).optional(),
@@ -35,7 +38,7 @@ export const SolveRequest = z
     waves: z.array(z.number().int().positive()).optional(),
     policy: PolicyOptions.optional(),
     agent: z
-      .object({
+      .strictObject({
         /** A name under config/agents (no paths: a request must not pick files on the host). */
         config: z
           .string()
@@ -47,14 +50,14 @@ export const SolveRequest = z
       })
       .default({ config: 'default' }),
     scoring: z
-      .object({
+      .strictObject({
         enabled: z.boolean().default(true),
         template: z.string().optional(),
         budget_tokens: z.number().int().positive().optional(),
       })
       .default({ enabled: true }),
     verify: z
-      .object({
+      .strictObject({
         enabled: z.boolean().default(true),
         test_command: z.string().min(1).optional(),
         fail_to_pass: z.array(z.string()).default([]),

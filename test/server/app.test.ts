@@ -75,14 +75,14 @@ describe('HTTP API', () => {
     const base = { issue: 'x', repo: { path: '/tmp/r' }, n: 2 };
     const noPolicy = await app.inject({ method: 'POST', url: '/solve', payload: base });
     expect(noPolicy.statusCode).toBe(400);
-    expect(noPolicy.json().error.details.field).toBe('policy');
+    expect(noPolicy.json().error.details.field).toBe('body.policy');
     const replay = { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'hi' }] }] };
     const unknownAgent = await app.inject({ method: 'POST', url: '/solve', payload: { ...base, policy: replay, agent: { config: 'no-such-agent' } } });
     expect(unknownAgent.statusCode).toBe(400);
-    expect(unknownAgent.json().error.details.field).toBe('agent');
+    expect(unknownAgent.json().error.details.field).toBe('body.agent.config');
     const nothingToReplay = await app.inject({ method: 'POST', url: '/solve', payload: { ...base, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'user', content: 'hi' }] }] } } });
     expect(nothingToReplay.statusCode).toBe(400);
-    expect(nothingToReplay.json().error.code).toBe('WNW_ERR_POLICY_REPLAY');
+    expect(nothingToReplay.json().error.details.field).toBe('body.policy.recordings.0');
   });
 
   it('bounds the verification timeout of /rerank', async () => {

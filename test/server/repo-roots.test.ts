@@ -49,14 +49,14 @@ describe('repository roots', () => {
   const solve = (repo: Record<string, string>) => app.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', repo, n: 1, policy: replay } });
 
   it.each([
-    [{ path: '/etc' }, 'repo.path'],
-    [{ path: '/no/such/folder' }, 'repo.path'],
-    [{ path: 'ELSEWHERE' }, 'repo.path'],
-    [{ path: 'ALLOWED/../elsewhere' }, 'repo.path'],
-    [{ path: 'ALLOWED/link' }, 'repo.path'],
-    [{ url: 'file://ELSEWHERE' }, 'repo.url'],
-    [{ url: 'ELSEWHERE' }, 'repo.url'],
-    [{ url: 'ext::sh -c true' }, 'repo.url'],
+    [{ path: '/etc' }, 'body.repo.path'],
+    [{ path: '/no/such/folder' }, 'body.repo.path'],
+    [{ path: 'ELSEWHERE' }, 'body.repo.path'],
+    [{ path: 'ALLOWED/../elsewhere' }, 'body.repo.path'],
+    [{ path: 'ALLOWED/link' }, 'body.repo.path'],
+    [{ url: 'file://ELSEWHERE' }, 'body.repo.url'],
+    [{ url: 'ELSEWHERE' }, 'body.repo.url'],
+    [{ url: 'ext::sh -c true' }, 'body.repo.url'],
   ])('refuses a host repository outside the roots (%j)', async (repo, field) => {
     const resolved = Object.fromEntries(Object.entries(repo).map(([key, value]) => [key, value.replace('ALLOWED', allowed).replace('ELSEWHERE', elsewhere)]));
     const response = await solve(resolved);
@@ -85,7 +85,7 @@ describe('repository roots', () => {
       payload: { task: { instance_id: 'i', problem_statement: 'p', repo: { path: elsewhere }, test_command: 'true' }, candidates: [{ id: 'a', patch: '' }], verify: true },
     });
     expect(response.statusCode).toBe(400);
-    expect(response.json().error.details.field).toBe('task.repo.path');
+    expect(response.json().error.details.field).toBe('body.task.repo.path');
   });
 
   it('reads the roots from WINNOWER_REPO_ROOTS', () => {

@@ -7,16 +7,21 @@ import { scoreCandidates } from '../../rerank/score-candidates.js';
 import { select } from '../../rerank/select/index.js';
 import { MAX_TIMEOUT_S } from '../../solve/solve-request.js';
 import { checkRepoAccess } from '../repo-access.js';
-import { Strategy, Task, Trajectory } from '../../types/index.js';
+import { checkScoring } from '../scoring-check.js';
+import { RepoSource, Strategy, Task, Trajectory } from '../../types/index.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
 
-const CandidateInput = Trajectory.extend({
+// Strict objects: an unknown key (a typo) is a 400 naming it. Messages keep the OpenAI chat
+// format's own extras (refusal, annotations, ...), and `meta` is free-form.
+const CandidateInput = Trajectory.strict().extend({
   instance_id: z.string().min(1).optional(),
   source: z.string().min(1).default('request'),
 });
 
-const ScoreBody = z.object({
-  task: Task,
+const TaskInput = Task.strict().extend({ repo: RepoSource.strict().optional() });
+
+const ScoreBody = z.strictObject({
+  task: TaskInput,
   candidates: z.array(CandidateInput).min(1).max(256),
   template: z.string().optional(),
   budget_tokens: z.number().int().positive().optional(),
@@ -27,7 +32,22 @@ const RerankBody = ScoreBody.extend({
   verify: z.boolean().default(false),
   verify_concurrency: z.number().int().min(1).max(32).default(4),
   verify_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
+}).superRefine((body, context) => {
+  if (!body.verify) return;
+  // Verification without tests or without a repository could only answer "error" for every candidate.
+  if (body.task.test_command === undefined && body.task.fail_to_pass.length + body.task.pass_to_pass.length === 0) {
+    context.addIssue({ code: 'custom', path: ['task', 'test_command'], message: 'verify: true needs task.test_command or task.fail_to_pass/pass_to_pass' });
+  }
+  if (body.task.repo?.url === undefined && body.task.repo?.path === undefined && body.task.image === undefined) {
+    context.addIssue({ code: 'custom', path: ['task', 'repo'], message: 'verify: true needs task.repo (url or path) or task.image' });
+  }
 });
+
+/** The scoring options of a /score or /rerank body, checked before anything is scored. */
+function checkBodyScoring(scorer: Parameters<typeof checkScoring>[0], body: z.infer<typeof ScoreBody>): Promise<void> {
+  const withMessages = body.candidates.some((candidate) => candidate.messages.length > 0);
+  return checkScoring(scorer, { template: body.template, budgetTokens: body.budget_tokens, withMessages }, { template: 'body.template', budget: 'body.budget_tokens' });
+}
 
 function asTrajectories(body: z.infer<typeof ScoreBody>): Trajectory[] {
   const ids = new Set<string>();
@@ -55,6 +75,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const { scorer } = app.winnower.solveDeps;
     if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
     const trajectories = asTrajectories(request.body);
+    await checkBodyScoring(scorer, request.body);
     const signal = abortOnDisconnect(reply.raw);
     const results = await scoreCandidates(scorer, request.body.task, trajectories, {
       template: request.body.template,
@@ -73,7 +94,8 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const body = request.body;
     const task = body.task;
     const trajectories = asTrajectories(body);
-    if (body.verify) await checkRepoAccess(task.repo, app.winnower.repoRoots, 'task.repo');
+    await checkBodyScoring(scorer, body);
+    if (body.verify) await checkRepoAccess(task.repo, app.winnower.repoRoots, 'body.task.repo');
     const signal = abortOnDisconnect(reply.raw);
     const [scores, verified] = await Promise.all([
       scorer ? scoreCandidates(scorer, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal }) : Promise.resolve([]),

@@ -6,6 +6,8 @@ import { runSolve } from '../../solve/run-solve.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { jobView } from '../job-view.js';
 import { checkRepoAccess } from '../repo-access.js';
+import { inBody } from '../request-field.js';
+import { checkScoring } from '../scoring-check.js';
 
 export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
@@ -14,10 +16,15 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const { jobs, solveDeps, store, repoRoots } = app.winnower;
       const body = request.body;
-      await checkRepoAccess(body.repo, repoRoots, 'repo');
+      await checkRepoAccess(body.repo, repoRoots, 'body.repo');
       // What the job would otherwise find only after creating its sandboxes: a 400 now, naming the field.
-      loadAgentConfig(body.agent.config);
-      for (let index = 0; index < body.n; index += 1) solveDeps.createPolicy(body.policy, index);
+      await inBody(() => loadAgentConfig(body.agent.config));
+      if (body.scoring.enabled) {
+        await checkScoring(solveDeps.scorer, { template: body.scoring.template, budgetTokens: body.scoring.budget_tokens, withMessages: true }, { template: 'body.scoring.template', budget: 'body.scoring.budget_tokens' });
+      }
+      await inBody(() => {
+        for (let index = 0; index < body.n; index += 1) solveDeps.createPolicy(body.policy, index);
+      });
       // The job store keeps the request; a policy API key goes to the policy only.
       const stored = body.policy?.kind === 'openai' && body.policy.api_key !== undefined ? { ...body, policy: { ...body.policy, api_key: '[redacted]' } } : body;
       const job = jobs.start('solve', stored, (jobId, hooks) => runSolve(solveDeps, jobId, body, hooks));
