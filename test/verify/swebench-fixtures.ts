@@ -1,10 +1,18 @@
 /**
- * Loads the SWE-bench harness logs in test/fixtures/swebench-logs (see its README for provenance
- * and the verdicts known to be wrong).
+ * Loads SWE-bench harness logs laid out as the harness writes them (one folder per instance with
+ * `eval.sh`, `test_output.txt` and `report.json`): our own in test/fixtures/harness-logs (see its
+ * README for the case each one covers), and the real ones in ../shared/data/swebench-logs (see
+ * that README for provenance and the verdicts known to be wrong).
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sharedData } from '../support/shared-data.js';
 
-const ROOT = new URL('../fixtures/swebench-logs/', import.meta.url);
+/** Harness-shaped logs written for winnower (invented repositories and tests). */
+export const OWN_LOGS = fileURLToPath(new URL('../fixtures/harness-logs/', import.meta.url));
+/** Real harness logs of a public run, outside the repository (may be missing). */
+export const REAL_LOGS = sharedData('swebench-logs');
 
 export interface HarnessReport {
   resolved: boolean;
@@ -25,21 +33,25 @@ export interface SwebenchFixture {
   report: HarnessReport | undefined;
 }
 
-export const FIXTURE_NAMES = readdirSync(ROOT, { withFileTypes: true })
-  .filter((entry) => entry.isDirectory())
-  .map((entry) => entry.name)
-  .sort();
+/** The instance folders under `root`, sorted; none when `root` is missing. */
+export function fixtureNames(root: string): string[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+}
 
-export function loadFixture(instanceId: string): SwebenchFixture {
-  const dir = new URL(`${instanceId}/`, ROOT);
-  const log = readFileSync(new URL('test_output.txt', dir), 'utf8');
-  const evalSh = readFileSync(new URL('eval.sh', dir), 'utf8');
+export function loadFixture(root: string, instanceId: string): SwebenchFixture {
+  const dir = join(root, instanceId);
+  const log = readFileSync(join(dir, 'test_output.txt'), 'utf8');
+  const evalSh = readFileSync(join(dir, 'eval.sh'), 'utf8');
   const testCommand = /^: '>>>>> Start Test Output'\n([\s\S]*?)\n: '>>>>> End Test Output'/m.exec(evalSh)?.[1] ?? '';
   const testPatch = /<<'EOF_114329324912'\n([\s\S]*?)\nEOF_114329324912/.exec(evalSh)?.[1] ?? '';
-  const reportUrl = new URL('report.json', dir);
+  const reportPath = join(dir, 'report.json');
   let report: HarnessReport | undefined;
-  if (existsSync(reportUrl)) {
-    const raw = JSON.parse(readFileSync(reportUrl, 'utf8')) as Record<string, {
+  if (existsSync(reportPath)) {
+    const raw = JSON.parse(readFileSync(reportPath, 'utf8')) as Record<string, {
       resolved: boolean;
       tests_status: Record<'FAIL_TO_PASS' | 'PASS_TO_PASS', { success: string[]; failure: string[] }>;
     }>;

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
-import { detectParser } from '../../src/verify/detect.js';
+import { type ParserName, detectParser } from '../../src/verify/detect.js';
 import { buildTestCommand, djangoModuleOf, listedTestFiles, patchedFiles, shellWord, unittestTarget } from '../../src/verify/test-command.js';
-import { FIXTURE_NAMES, listsOf, loadFixture } from './swebench-fixtures.js';
+import { describeRealData } from '../support/shared-data.js';
+import { OWN_LOGS, REAL_LOGS, fixtureNames, listsOf, loadFixture } from './swebench-fixtures.js';
 
 const task = (fields: { fail_to_pass?: string[]; pass_to_pass?: string[]; test_patch?: string }) => ({
   instance_id: 'x',
@@ -18,17 +19,31 @@ const targets = (command: string): string[] =>
     .filter((word) => !word.startsWith('-') && !word.endsWith('runtests.py'))
     .filter((word) => /\.py$/.test(word) || /^[A-Za-z_]\w*(\.\w+)+$/.test(word));
 
+/** The commands built from each report's ids and eval.sh's test patch target what the harness's own command targets. */
+function expectHarnessTargets(root: string, parserOf: (name: string, testCommand: string) => ParserName): number {
+  let checked = 0;
+  for (const name of fixtureNames(root)) {
+    const fixture = loadFixture(root, name);
+    if (!fixture.report || fixture.testCommand.startsWith('tox ')) continue; // tox runs a command of its own
+    const lists = listsOf(fixture.report);
+    const command = buildTestCommand(task({ fail_to_pass: lists.failToPass, pass_to_pass: lists.passToPass, test_patch: fixture.testPatch }), parserOf(name, fixture.testCommand));
+    expect(targets(command).length, name).toBeGreaterThan(0);
+    expect(new Set(targets(command)), name).toEqual(new Set(targets(fixture.testCommand)));
+    checked += 1;
+  }
+  return checked;
+}
+
+describeRealData('buildTestCommand on real harness logs', 'swebench-logs', () => {
+  it('runs the same files or modules as the SWE-bench harness for every log', () => {
+    // winnower builds the command when a task has none: the parser comes from the repository.
+    expect(expectHarnessTargets(REAL_LOGS, (name) => detectParser({ instance_id: name }))).toBe(22);
+  });
+});
+
 describe('buildTestCommand', () => {
-  it('runs the same files or modules as the SWE-bench harness for every fixture', () => {
-    for (const name of FIXTURE_NAMES) {
-      const fixture = loadFixture(name);
-      if (!fixture.report || name.startsWith('sphinx-doc__')) continue; // Sphinx runs through tox
-      const parser = detectParser({ instance_id: name });
-      const lists = listsOf(fixture.report);
-      const command = buildTestCommand(task({ fail_to_pass: lists.failToPass, pass_to_pass: lists.passToPass, test_patch: fixture.testPatch }), parser);
-      expect(targets(command).length, name).toBeGreaterThan(0);
-      expect(new Set(targets(command)), name).toEqual(new Set(targets(fixture.testCommand)));
-    }
+  it('runs the same files or modules as the harness-shaped logs (pytest, Django, SymPy, unittest)', () => {
+    expect(expectHarnessTargets(OWN_LOGS, (name, testCommand) => detectParser({ instance_id: name, test_command: testCommand }))).toBe(10);
   });
 
   it('builds pytest commands from the files of the node ids', () => {
