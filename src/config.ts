@@ -14,6 +14,8 @@ import { ScorerConfig } from './rerank/scorers/registry.js';
 import { packageRoot } from './util/package-root.js';
 
 export const DEFAULT_MODEL_DIR = () => join(packageRoot(), 'models', 'tiny-value');
+/** The untrained tiny model: the baseline `winnower train` compares against, and test fixtures' model. */
+export const TINY_MODEL_DIR = () => join(packageRoot(), 'models', 'tiny-value');
 
 export const WinnowerConfig = z.strictObject({
   server: z

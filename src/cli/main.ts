@@ -6,6 +6,8 @@ import { registerRerankCommand } from './rerank.js';
 import { registerSandboxCommand } from './sandbox-run.js';
 import { registerServeCommand } from './serve.js';
 import { registerSolveCommand } from './solve.js';
+import { registerTrainCommand } from './train.js';
+import { TINY_MODEL_DIR } from '../config.js';
 
 const program = new Command('winnower').description('Best-of-N for software-engineering agents').version('0.1.0');
 program.showHelpAfterError();
@@ -15,6 +17,7 @@ registerRerankCommand(program);
 registerServeCommand(program);
 registerDemoCommand(program);
 registerSandboxCommand(program);
+registerTrainCommand(program, TINY_MODEL_DIR());
 
 try {
   await program.parseAsync(process.argv);

@@ -6,6 +6,7 @@ import { wnwError } from '../../errors.js';
 import { Strategy, type Selection } from '../../types/index.js';
 import { rankByConsensus } from './consensus.js';
 import { rankHybrid } from './hybrid.js';
+import { rankLearned } from './learned.js';
 import { prepare } from './prepare.js';
 import type { Candidate, SelectOptions } from './types.js';
 import { rankByValue } from './value.js';
@@ -26,6 +27,8 @@ export function select(strategy: Strategy, candidates: Candidate[], options: Sel
       return rankByConsensus(instance);
     case 'hybrid':
       return rankHybrid(instance);
+    case 'learned':
+      return rankLearned(instance, options.selector ? { selector: options.selector, task: options.task } : undefined);
   }
 }
 
@@ -35,3 +38,5 @@ export { selectByConsensus } from './consensus.js';
 export { selectHybrid, VERIFY_TIER } from './hybrid.js';
 export { patchShape, type PatchShape, type FileDiff, type HunkLine } from './patch-shape.js';
 export { normalizePatch, type NormalizedPatch } from './normalize-patch.js';
+export { LearnedSelector, loadSelector, contributions, SELECTOR_FILE, SELECTOR_FORMAT } from './learned.js';
+export { SIGNALS, TRAJECTORY_SIGNALS, VERIFY_SIGNALS, computeSignals, isTestPath, type SignalName, type Signals } from './signals.js';

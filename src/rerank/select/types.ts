@@ -2,7 +2,8 @@
  * The selection seam: every candidate of one instance, with whatever evidence exists for it,
  * goes in; one `Selection` (winner, full ranking, reasons) comes out.
  */
-import type { Score, Trajectory, VerifyResult } from '../../types/index.js';
+import type { Score, Task, Trajectory, VerifyResult } from '../../types/index.js';
+import type { LearnedSelector } from './learned.js';
 
 /** One candidate of one instance and the evidence gathered for it. */
 export interface Candidate {
@@ -19,4 +20,8 @@ export interface SelectOptions {
    * taken from the first candidate, or is '' when there are none.
    */
   instanceId?: string;
+  /** `learned`: the weights from the model folder; without them learned selection degrades to value. */
+  selector?: LearnedSelector;
+  /** `learned`: the task, for the signals that read the issue text. */
+  task?: Pick<Task, 'problem_statement'>;
 }

@@ -29,9 +29,10 @@ export const valueOrdering: Ordering = {
 
 /**
  * Value selection on prepared candidates, degrading to consensus when nothing usable is scored.
- * `requested` is 'hybrid' when hybrid selection found no test results and fell back here.
+ * `requested` is 'hybrid' when hybrid selection found no test results and fell back here, or
+ * 'learned' (with `missing` saying why) when there was no learned selector.
  */
-export function rankByValue(instance: PreparedInstance, requested: Strategy = 'value'): Selection {
+export function rankByValue(instance: PreparedInstance, requested: Strategy = 'value', missing?: string): Selection {
   const usable = instance.candidates.some((p) => p.usable);
   if (usable && !instance.usableScored) {
     const why =
@@ -42,7 +43,10 @@ export function rankByValue(instance: PreparedInstance, requested: Strategy = 'v
           : 'no candidate had a score';
     return assemble(instance, requested, consensusOrdering, `${why}, so ${requested} selection fell back to consensus`);
   }
-  const fallback = requested === 'hybrid' ? 'no candidate had test results, so hybrid selection fell back to value' : undefined;
+  const fallback =
+    requested === 'hybrid' ? 'no candidate had test results, so hybrid selection fell back to value'
+    : missing ? `${missing}, so ${requested} selection fell back to value`
+    : undefined;
   return assemble(instance, requested, valueOrdering, fallback);
 }
 

@@ -1,0 +1,105 @@
+/** `winnower train`: labelled rollouts → a model folder (value model, tokenizer, selector, model card). */
+import { Command } from 'commander';
+import { Presets, SingleBar } from 'cli-progress';
+import { train } from '../train/train.js';
+import { positiveInt } from './parse-options.js';
+
+interface TrainFlags {
+  rollouts: string[];
+  labels?: string[];
+  tasks?: string[];
+  out: string;
+  seed: number;
+  validation: number;
+  holdoutRepos?: string[];
+  permissiveOnly?: boolean;
+  skipInvalid?: boolean;
+  vocab: number;
+  buckets: number;
+  dims: number;
+  hidden: number;
+  epochs: number;
+  folds: number;
+  budget: number;
+  baselineModel?: string;
+  bootstrap: number;
+  json?: boolean;
+  progress: boolean;
+}
+
+function fraction(value: string): number {
+  const number = Number(value);
+  if (!/^\d*\.?\d+$/.test(value) || number < 0 || number >= 1) throw new Error(`not a fraction in [0, 1): ${value}`);
+  return number;
+}
+
+const list = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((item) => item.trim()).filter(Boolean)];
+
+export function registerTrainCommand(program: Command, defaultBaseline: string): void {
+  program
+    .command('train')
+    .description('train a value model and a learned selector from labelled rollouts (CPU, minutes)')
+    .requiredOption('--rollouts <files...>', 'candidate files (SWE-bench predictions or trajectories, as for rerank; NAME=PATH names a run)')
+    .option('--labels <files...>', 'labels: SWE-bench results.json (NAME=PATH) or JSONL of {instance_id, source, resolved}')
+    .option('--tasks <files...>', 'SWE-bench task records (the issue text)')
+    .requiredOption('--out <folder>', 'model folder to write (model.onnx, tokenizer.json, config.json, selector.json, README.md)')
+    .option('--seed <n>', 'seed of the split, the initialisation and the shuffles', positiveInt, 1)
+    .option('--validation <fraction>', 'share of instances held out for validation', fraction, 0.2)
+    .option('--holdout-repos <repos>', 'validate on these repositories instead (comma-separated owner/name)', list)
+    .option('--permissive-only', 'train only on rows whose "permissive" field is true (a model you may ship)')
+    .option('--skip-invalid', 'skip malformed input records instead of stopping')
+    .option('--vocab <n>', 'tokenizer vocabulary size', positiveInt, 16_000)
+    .option('--buckets <n>', 'hashed bigram buckets', positiveInt, 65_536)
+    .option('--dims <n>', 'embedding dimensions', positiveInt, 16)
+    .option('--hidden <n>', 'hidden units', positiveInt, 16)
+    .option('--epochs <n>', 'most epochs (the best count is chosen by cross-fitting)', positiveInt, 8)
+    .option('--folds <n>', 'cross-fitting folds', positiveInt, 4)
+    .option('--budget <tokens>', 'token budget per candidate', positiveInt, 8192)
+    .option('--baseline-model <folder>', 'untrained model scored beside the trained one', defaultBaseline)
+    .option('--bootstrap <n>', 'bootstrap resamples for the intervals', positiveInt, 1000)
+    .option('--json', 'print the result as one JSON object')
+    .option('--no-progress', 'no progress bar')
+    .action(async (flags: TrainFlags) => {
+      const bar = flags.progress && process.stderr.isTTY ? new SingleBar({ format: '{stage} [{bar}] {value}/{total}', hideCursor: true }, Presets.shades_classic) : undefined;
+      let stage = '';
+      const result = await train({
+        rollouts: flags.rollouts,
+        labels: flags.labels,
+        tasks: flags.tasks,
+        out: flags.out,
+        seed: flags.seed,
+        validationFraction: flags.validation,
+        holdoutRepos: flags.holdoutRepos,
+        permissiveOnly: flags.permissiveOnly,
+        onInvalid: flags.skipInvalid ? 'skip' : 'fail',
+        vocabSize: flags.vocab,
+        bigramBuckets: flags.buckets,
+        dims: flags.dims,
+        hidden: flags.hidden,
+        maxEpochs: flags.epochs,
+        folds: flags.folds,
+        budgetTokens: flags.budget,
+        baselineModel: flags.baselineModel ?? null,
+        bootstrap: flags.bootstrap,
+        command: `winnower ${process.argv.slice(2).join(' ')}`,
+        onLog: (line) => {
+          if (!flags.json) console.error(`train: ${line}`);
+        },
+        onProgress: (name, done, total) => {
+          if (!bar) return;
+          if (name !== stage) {
+            if (stage) bar.stop();
+            stage = name;
+            bar.start(total, done, { stage: name });
+          } else bar.update(done);
+        },
+      });
+      bar?.stop();
+      if (flags.json) {
+        console.log(JSON.stringify({ out: result.outDir, seconds: result.seconds, epochs: result.epochs, calibration: result.calibration, train_candidates: result.trainCandidates, validation_candidates: result.validationCandidates, export_max_diff: result.exportMaxDiff, validation: result.tables }));
+        return;
+      }
+      console.log(result.table || '(no validation split)');
+      console.log(`wrote ${result.outDir} in ${result.seconds.toFixed(1)} s (${result.trainCandidates} training candidates, ${result.epochs} epoch(s))`);
+    });
+}
