@@ -10,6 +10,7 @@ import { wnwError } from '../errors.js';
 import { importTrajectories } from '../rerank/importers/index.js';
 import { formatEvent, renderCandidates, renderOutcome, type JobView } from './job-output.js';
 import { positiveInt, positiveNumber } from './parse-options.js';
+import { checkLocalRepo } from '../server/repo-check.js';
 import { createRuntime } from './runtime.js';
 import { isGitUrl } from './sandbox-run.js';
 
@@ -102,6 +103,8 @@ export function registerSolveCommand(program: Command): void {
         ...(flags.strategy ? { strategy: flags.strategy } : {}),
       };
 
+      // A repository that is not there (or lacks the commit) is an error now, before the runtime loads or any rollout starts.
+      if (body.repo && 'path' in body.repo && !flags.image) await checkLocalRepo(body.repo, { path: '--repo', commit: '--commit' });
       const runtime = await createRuntime(config, { logger: false });
       try {
         const posted = await runtime.app.inject({ method: 'POST', url: '/solve', payload: body });

@@ -1,5 +1,8 @@
 /** HTTP API behaviour that needs no sandbox: validation, auth, errors, /score and /rerank without tests. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
 import { createScorer } from '../../src/rerank/scorers/registry.js';
@@ -8,6 +11,7 @@ import { createLocalProvider } from '../../src/sandbox/providers/local.js';
 import { buildApp } from '../../src/server/app.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { gitRepo } from './git-repo.js';
 
 const PATCH_A = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
 const PATCH_B = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 3\n';
@@ -72,7 +76,9 @@ describe('HTTP API', () => {
   });
 
   it('answers 400 at once, before any sandbox, when the job could not start: no policy, unknown agent config, nothing to replay', async () => {
-    const base = { issue: 'x', repo: { path: '/tmp/r' }, n: 2 };
+    const scratch = mkdtempSync(join(tmpdir(), 'wnw-app-'));
+    onTestFinished(() => rmSync(scratch, { recursive: true, force: true }));
+    const base = { issue: 'x', repo: { path: gitRepo(join(scratch, 'repo')) }, n: 2 };
     const noPolicy = await app.inject({ method: 'POST', url: '/solve', payload: base });
     expect(noPolicy.statusCode).toBe(400);
     expect(noPolicy.json().error.details.field).toBe('body.policy');

@@ -16,6 +16,7 @@ import { buildApp } from '../../src/server/app.js';
 import { checkRepoAccess } from '../../src/server/repo-access.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { gitRepo } from './git-repo.js';
 
 describe('repository roots', () => {
   let scratch: string;
@@ -29,7 +30,7 @@ describe('repository roots', () => {
     scratch = mkdtempSync(join(tmpdir(), 'wnw-roots-'));
     allowed = join(scratch, 'allowed');
     elsewhere = join(scratch, 'elsewhere');
-    mkdirSync(join(allowed, 'repo'), { recursive: true });
+    gitRepo(join(allowed, 'repo'));
     mkdirSync(elsewhere, { recursive: true });
     symlinkSync(elsewhere, join(allowed, 'link'));
     scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });

@@ -1,4 +1,7 @@
 /** A request's policy API key reaches the policy but is never written to the job store. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
@@ -9,6 +12,7 @@ import { buildApp } from '../../src/server/app.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import type { JobStore } from '../../src/store/types.js';
+import { gitRepo } from './git-repo.js';
 
 const SECRET = 'sk-test-secret-0123456789';
 
@@ -17,8 +21,10 @@ describe('secrets in a /solve request', () => {
   let store: JobStore;
   let jobs: JobManager;
   let app: Awaited<ReturnType<typeof buildApp>>;
+  let scratch: string;
 
   beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'wnw-secrets-'));
     scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
     store = createSqliteStore(':memory:');
     jobs = new JobManager(store);
@@ -30,13 +36,14 @@ describe('secrets in a /solve request', () => {
     await app?.winnower.solveDeps.sandboxes.close();
     store?.close();
     await scorer?.close();
+    rmSync(scratch, { recursive: true, force: true });
   });
 
   it('keeps policy.api_key out of the stored request', async () => {
     const response = await app.inject({
       method: 'POST',
       url: '/solve',
-      payload: { issue: 'x', repo: { path: '/nonexistent/winnower-repo' }, n: 1, policy: { kind: 'openai', url: 'http://127.0.0.1:9/v1', model: 'm', api_key: SECRET } },
+      payload: { issue: 'x', repo: { path: gitRepo(join(scratch, 'repo')) }, n: 1, policy: { kind: 'openai', url: 'http://127.0.0.1:9/v1', model: 'm', api_key: SECRET } },
     });
     expect(response.statusCode).toBe(202);
     const jobId = response.json().job_id as string;

@@ -148,10 +148,11 @@ describe.skipIf(!hasBubblewrap())('POST /solve end to end (local sandboxes, ONNX
   it('fails the job, keeping every failed candidate, when all rollouts fail (missing repository)', async () => {
     const server = await world.start();
     try {
+      // A missing repo.path is a 400 at submit; a URL is only cloned by the rollouts, so each of them fails.
       const response = await server.app.inject({
         method: 'POST',
         url: '/solve?wait=true',
-        payload: solveBody('/nonexistent/winnower-repo', { n: 2, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }),
+        payload: solveBody(world.repo, { repo: { url: 'file:///nonexistent/winnower-repo' }, n: 2, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }),
       });
       const job = response.json();
       expect(job.status).toBe('failed');

@@ -7,6 +7,7 @@ import { scoreCandidates } from '../../rerank/score-candidates.js';
 import { select } from '../../rerank/select/index.js';
 import { MAX_TIMEOUT_S } from '../../solve/solve-request.js';
 import { checkRepoAccess } from '../repo-access.js';
+import { checkLocalRepo } from '../repo-check.js';
 import { checkScoring } from '../scoring-check.js';
 import { RepoSource, Strategy, Task, Trajectory } from '../../types/index.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
@@ -95,7 +96,10 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const task = body.task;
     const trajectories = asTrajectories(body);
     await checkBodyScoring(scorer, body);
-    if (body.verify) await checkRepoAccess(task.repo, app.winnower.repoRoots, 'body.task.repo');
+    if (body.verify) {
+      await checkRepoAccess(task.repo, app.winnower.repoRoots, 'body.task.repo');
+      if (task.image === undefined) await checkLocalRepo({ path: task.repo?.path, commit: task.repo?.base_commit }, { path: 'body.task.repo.path', commit: 'body.task.repo.base_commit' });
+    }
     const signal = abortOnDisconnect(reply.raw);
     const [scores, verified] = await Promise.all([
       scorer ? scoreCandidates(scorer, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal }) : Promise.resolve([]),

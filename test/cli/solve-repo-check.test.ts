@@ -1,0 +1,38 @@
+/** `winnower solve` refuses a repository it cannot use before it loads anything or starts a rollout. */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const TSX = join(ROOT, 'node_modules/.bin/tsx');
+const RECORDING = join(ROOT, 'examples/demo/trajectories/correct-fix.json');
+
+function runSolve(args: string[], cwd: string): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(TSX, [join(ROOT, 'src/cli/main.ts'), 'solve', ...args], { cwd, env: { ...process.env, NO_COLOR: '1', WINNOWER_POLICY_URL: '', WINNOWER_DATA_DIR: join(cwd, 'data') }, timeout: 60_000 }, (error, _stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr });
+    });
+  });
+}
+
+describe('winnower solve: repository checks before any rollout', () => {
+  let scratch: string;
+  beforeAll(() => {
+    scratch = mkdtempSync(join(tmpdir(), 'wnw-cli-repo-'));
+    mkdirSync(join(scratch, 'plain'));
+  });
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it.each([
+    [['--repo', 'no-such-dir'], '--repo', 'does not exist'],
+    [['--repo', 'plain'], '--repo', 'not a git repository'],
+  ])('%j: exit code 2, the flag named, no rollout started', async (repoArgs, flag, reason) => {
+    const { code, stderr } = await runSolve([...repoArgs, '--issue', 'x', '--n', '2', '--replay', RECORDING], scratch);
+    expect(code).toBe(2);
+    expect(stderr).toContain(reason);
+    expect(stderr).toContain(`field: ${flag}`);
+    expect(stderr).not.toContain('rollout 0 started');
+  }, 60_000);
+});
