@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { wnwError } from './errors.js';
+import { PatchConfigSchema } from './sandbox/patch-policy.js';
 import { ScorerConfig } from './rerank/scorers/registry.js';
 import { packageRoot } from './util/package-root.js';
 
@@ -49,6 +50,8 @@ export const WinnowerConfig = z.strictObject({
     .strictObject({
       provider: z.enum(['local', 'orchard', 'docker']).default('local'),
       settings: z.record(z.string(), z.unknown()).default({}),
+      /** What candidate patches leave out and their size cap, for every provider (src/sandbox/patch-policy.ts). */
+      patch: PatchConfigSchema.optional(),
     })
     .default({ provider: 'local', settings: {} }),
   /** The default policy for /solve requests that name none. */

@@ -29,7 +29,7 @@ export interface Runtime {
 export async function createRuntime(config: WinnowerConfig, options: { logger?: boolean | Record<string, unknown> } = {}): Promise<Runtime> {
   const scorerConfig = { ...config.scorer, model: config.scorer.model ?? (config.scorer.backend === 'onnx' ? DEFAULT_MODEL_DIR() : undefined) };
   const scorer = await createScorer(scorerConfig as Parameters<typeof createScorer>[0]);
-  const sandboxes = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings);
+  const sandboxes = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch);
   const store = createSqliteStore(config.server.data_dir);
   const interrupted = store.markInterrupted();
   const jobs = new JobManager(store, { maxRunning: config.server.max_running_jobs });

@@ -74,7 +74,7 @@ async function runInSandbox(words: string[], flags: RunFlags): Promise<number> {
     network: flags.network,
     label: 'winnower sandbox run',
   };
-  const provider = await createSandboxProvider(name, config.sandbox.settings);
+  const provider = await createSandboxProvider(name, config.sandbox.settings, config.sandbox.patch);
   const note = (message: string): void => {
     if (flags.verbose) process.stderr.write(`winnower: ${message}\n`);
   };

@@ -3,6 +3,7 @@
  * Docker or Orchard never loads their clients (and the local provider never runs elsewhere).
  */
 import { wnwError } from '../errors.js';
+import { patchSettingsFromConfig, type PatchConfig } from './patch-policy.js';
 import type { SandboxProvider } from './types.js';
 
 export const SANDBOX_PROVIDERS = ['local', 'orchard', 'docker'] as const;
@@ -23,14 +24,17 @@ export function isSandboxProviderName(name: string): name is SandboxProviderName
 
 /**
  * Creates the provider `name` with its settings (each provider documents and checks its own).
- * Unknown names get WNW_ERR_SBX_PROVIDER listing the valid ones.
+ * `patch` is the config file's `sandbox.patch`, which every provider takes as its `patch` setting
+ * (keys given in `settings.patch` win). Unknown names get WNW_ERR_SBX_PROVIDER listing the valid ones.
  */
-export async function createSandboxProvider(name: string, settings: Record<string, unknown> = {}): Promise<SandboxProvider> {
+export async function createSandboxProvider(name: string, settings: Record<string, unknown> = {}, patch?: PatchConfig): Promise<SandboxProvider> {
   if (!isSandboxProviderName(name)) {
     throw wnwError('WNW_ERR_SBX_PROVIDER', `unknown sandbox provider ${JSON.stringify(name)}; use one of: ${SANDBOX_PROVIDERS.join(', ')}`, {
       details: { field: 'sandbox.provider', valid: [...SANDBOX_PROVIDERS] },
     });
   }
   const factory = (await loaders[name]()) as (settings: Record<string, unknown>) => SandboxProvider | Promise<SandboxProvider>;
-  return factory(settings);
+  if (!patch) return factory(settings);
+  const own = typeof settings.patch === 'object' && settings.patch !== null ? settings.patch : {};
+  return factory({ ...settings, patch: { ...patchSettingsFromConfig(patch), ...own } });
 }

@@ -10,12 +10,21 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
+import type { PatchSettings } from '../../src/sandbox/patch-policy.js';
 import type { Sandbox, SandboxProvider, SandboxSpec } from '../../src/sandbox/types.js';
+
+/** Provider settings every provider takes (a test that needs them gets its own provider). */
+export interface ContractSettings {
+  patch?: PatchSettings;
+}
 
 export interface SandboxContractOptions {
   name: string;
-  /** Called once per test; the provider is closed after the suite (the same one may be returned each time). */
-  create: () => Promise<{ provider: SandboxProvider; spec: SandboxSpec }>;
+  /**
+   * Called once per test without settings, and once per distinct `settings`; the providers are
+   * closed after the suite (the same one may be returned for the calls without settings).
+   */
+  create: (settings?: ContractSettings) => Promise<{ provider: SandboxProvider; spec: SandboxSpec }>;
   /** Test name → why this provider skips it. */
   skip?: Record<string, string>;
 }
@@ -58,6 +67,16 @@ export function runSandboxContract(options: SandboxContractOptions): void {
   let provider: SandboxProvider;
   let spec: SandboxSpec;
   let sandbox: Sandbox;
+
+  const variants = new Map<string, Promise<{ provider: SandboxProvider; spec: SandboxSpec }>>();
+  /** A sandbox of a provider made with `settings` (one provider per distinct settings); closed by the caller. */
+  const sandboxWith = async (settings: ContractSettings): Promise<Sandbox> => {
+    const key = JSON.stringify(settings);
+    if (!variants.has(key)) variants.set(key, options.create(settings));
+    const made = await variants.get(key)!;
+    providers.add(made.provider);
+    return made.provider.create(made.spec);
+  };
 
   const test = (name: string, body: () => Promise<void>, timeoutMs?: number): void => {
     const reason = skip[name];
@@ -162,29 +181,77 @@ export function runSandboxContract(options: SandboxContractOptions): void {
       expect(await sandbox.diff()).toBe('');
     });
 
-    test('diff includes new, modified, deleted and binary files', async () => {
+    test('diff includes new, modified and deleted text files, and leaves binary changes out', async () => {
       await sandbox.exec('echo appended >> README.md && rm data.bin && mkdir -p pkg && printf "new\\n" > pkg/new.txt');
       await sandbox.writeFile('pkg/new.bin', Uint8Array.from([0, 159, 146, 150, 0, 1]));
       const diff = await sandbox.diff();
       expect(diff).toContain('diff --git a/README.md b/README.md');
       expect(diff).toContain('+appended');
-      expect(diff).toMatch(/diff --git a\/data.bin b\/data.bin\ndeleted file mode/);
       expect(diff).toMatch(/diff --git a\/pkg\/new.txt b\/pkg\/new.txt\nnew file mode/);
-      expect(diff).toMatch(/diff --git a\/pkg\/new.bin b\/pkg\/new.bin\nnew file mode[^]*GIT binary patch/);
+      expect(diff).not.toContain('data.bin');
+      expect(diff).not.toContain('new.bin');
+      expect(diff).not.toContain('Binary files');
+    });
+
+    test('diff takes binary changes, as git binary patches, when the provider is asked to', async () => {
+      const binary = await sandboxWith({ patch: { binary: true } });
+      try {
+        await binary.exec('rm data.bin');
+        await binary.writeFile('pkg/new.bin', Uint8Array.from([0, 159, 146, 150, 0, 1]));
+        const diff = await binary.diff();
+        expect(diff).toMatch(/diff --git a\/data.bin b\/data.bin\ndeleted file mode/);
+        expect(diff).toMatch(/diff --git a\/pkg\/new.bin b\/pkg\/new.bin\nnew file mode[^]*GIT binary patch/);
+      } finally {
+        await binary.close();
+      }
+    });
+
+    test('diff leaves out build artifacts and caches, tracked files excepted, with no .gitignore', async () => {
+      expect((await sandbox.exec('test -e .gitignore')).exitCode).not.toBe(0);
+      expect((await sandbox.exec('printf %s "$PYTHONDONTWRITEBYTECODE"')).stdout).toBe('1');
+      const junk = ['__pycache__/app.cpython-311.pyc', 'src/__pycache__/app.cpython-311.pyc', 'src/app.pyc', '.pytest_cache/v/cache/lastfailed', 'node_modules/left-pad/index.js', '.venv/pyvenv.cfg', 'venv/pyvenv.cfg', 'pkg.egg-info/PKG-INFO', 'build/lib/app.py', 'dist/app.tar.gz', '.mypy_cache/CACHEDIR.TAG', '.tox/py311/log.txt'];
+      for (const path of junk) await sandbox.writeFile(path, 'generated\n');
+      await sandbox.writeFile('src/kept.py', 'kept = True\n');
+      const diff = await sandbox.diff();
+      expect(diff.match(/^diff --git .*$/gm)).toEqual(['diff --git a/src/kept.py b/src/kept.py']);
+      // A folder in the exclude list that the repository tracks still has its changes in the patch.
+      const tracked = await sandboxWith({ patch: { exclude: ['src/', '*.md'] } });
+      try {
+        await tracked.exec('echo "# changed" >> src/app.py && echo more >> README.md && printf "x\\n" > src/untracked.py && printf "y\\n" > notes.md && printf "z\\n" > __pycache__.txt');
+        const names = (await tracked.diff()).match(/^diff --git .*$/gm);
+        expect(names).toEqual(['diff --git a/README.md b/README.md', 'diff --git a/__pycache__.txt b/__pycache__.txt', 'diff --git a/src/app.py b/src/app.py']);
+      } finally {
+        await tracked.close();
+      }
+    });
+
+    test('diff past the patch cap is WNW_ERR_SBX_PATCH_SIZE naming the file', async () => {
+      const capped = await sandboxWith({ patch: { maxBytes: 64 * 1024 } });
+      try {
+        await capped.exec('printf "small\\n" > a-small.txt && seq 1 200000 > huge.log');
+        const error = await expectCode(capped.diff(), 'WNW_ERR_SBX_PATCH_SIZE');
+        expect(error.message).toContain('64 KiB');
+        expect(error.details.file).toBe('huge.log');
+        await capped.exec('rm huge.log');
+        expect((await capped.diff()).match(/^diff --git .*$/gm)).toEqual(['diff --git a/a-small.txt b/a-small.txt']);
+      } finally {
+        await capped.close();
+      }
     });
 
     test('applyPatch applies a diff taken from another sandbox', async () => {
-      await sandbox.exec('echo changed >> README.md && rm data.bin && printf "x = 1\\n" > src/extra.py');
-      await sandbox.writeFile('pkg/new.bin', Uint8Array.from([0, 1, 2, 3]));
-      const patch = await sandbox.diff();
-      const other = await provider.create(spec);
+      const binary = await sandboxWith({ patch: { binary: true } });
+      const other = await sandboxWith({ patch: { binary: true } });
       try {
+        await binary.exec('echo changed >> README.md && rm data.bin && printf "x = 1\\n" > src/extra.py');
+        await binary.writeFile('pkg/new.bin', Uint8Array.from([0, 1, 2, 3]));
+        const patch = await binary.diff();
         await other.applyPatch(patch);
         expect(await other.diff()).toBe(patch);
         expect(Buffer.from(await other.readFile('pkg/new.bin'))).toEqual(Buffer.from([0, 1, 2, 3]));
         await other.applyPatch('');
       } finally {
-        await other.close();
+        await Promise.all([binary.close(), other.close()]);
       }
     });
 

@@ -63,7 +63,8 @@ function lastBody(method: string, path: RegExp): Record<string, unknown> {
 let contractProvider: SandboxProvider | undefined;
 runSandboxContract({
   name: 'docker (fake Docker daemon)',
-  create: async () => {
+  create: async (settings) => {
+    if (settings) return { provider: createDockerProvider({ socketPath: fake.socketPath, ...settings }), spec: { image: CONTRACT_IMAGE } };
     contractProvider ??= createDockerProvider({ socketPath: fake.socketPath });
     return { provider: contractProvider, spec: { image: CONTRACT_IMAGE } };
   },
@@ -127,7 +128,7 @@ describe('docker provider: containers', () => {
       Entrypoint: ['sleep'],
       Cmd: ['infinity'],
       WorkingDir: '/testbed',
-      Env: ['A=b'],
+      Env: ['PYTHONDONTWRITEBYTECODE=1', 'A=b'],
       User: '1000:1000',
       NetworkDisabled: true,
       Labels: { 'winnower.sandbox': 'true', 'winnower.label': 'job-1' },

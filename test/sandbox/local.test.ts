@@ -29,7 +29,10 @@ describe.skipIf(bwrapMissing)('local provider', () => {
   afterAll(() => provider.close());
 
   const contractProvider = createLocalProvider({ logger: quiet });
-  runSandboxContract({ name: 'local (overlay)', create: async () => ({ provider: contractProvider, spec: { repo: { path: repo.dir, base_commit: base } } }) });
+  runSandboxContract({
+    name: 'local (overlay)',
+    create: async (settings) => ({ provider: settings ? createLocalProvider({ logger: quiet, ...settings }) : contractProvider, spec: { repo: { path: repo.dir, base_commit: base } } }),
+  });
 
   it('starts at the base commit and shares one snapshot between sandboxes', async () => {
     const [one, two] = await Promise.all([1, 2].map(() => provider.create({ repo: { path: repo.dir, base_commit: base } })));

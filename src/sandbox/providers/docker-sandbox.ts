@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { wnwError, WinnowerError } from '../../errors.js';
 import { discard, readCapped } from '../../util/read-capped.js';
 import { BaseSandbox, CappedBuffer } from '../base-sandbox.js';
+import type { PatchPolicy } from '../patch-policy.js';
 import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../types.js';
 import { DockerContainerInspect, DockerExecInspect, DockerIdResponse, DockerPathStat, GO_MODE_DIR, hasModeBit } from './docker-api-types.js';
 import type { DockerClient } from './docker-client.js';
@@ -41,6 +42,8 @@ export interface DockerSandboxInit {
   maxTransferBytes?: number;
   /** Diff base; HEAD of the workdir at start when absent. */
   baseCommit?: string;
+  /** What the patch leaves out, and its cap. */
+  patch: PatchPolicy;
   onClosed?: () => void;
 }
 
@@ -51,6 +54,7 @@ export class DockerSandbox extends BaseSandbox {
   readonly #client: DockerClient;
   readonly #copyOwnership: boolean;
   readonly #maxTransferBytes: number;
+  readonly #patch: PatchPolicy;
   readonly #onClosed: (() => void) | undefined;
   #baseCommit: string | undefined;
 
@@ -62,6 +66,7 @@ export class DockerSandbox extends BaseSandbox {
     this.#copyOwnership = init.copyOwnership;
     this.#maxTransferBytes = init.maxTransferBytes ?? 64 * 1024 * 1024;
     this.#baseCommit = init.baseCommit;
+    this.#patch = init.patch;
     this.#onClosed = init.onClosed;
   }
 
@@ -166,7 +171,7 @@ export class DockerSandbox extends BaseSandbox {
   }
 
   protected doDiff(options: CallOptions): Promise<string> {
-    return diffVia(this.#remoteExec, this.workdir, this.#baseCommit, this.id, options.signal);
+    return diffVia(this.#remoteExec, this.workdir, this.#baseCommit, this.#patch, this.id, options.signal);
   }
 
   protected doApplyPatch(patch: string, options: CallOptions): Promise<void> {

@@ -13,10 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../errors.js';
 import { closeEach } from '../lifecycle.js';
+import { patchPolicy, PatchSettingsSchema, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { DockerCreateResponse, DockerVersion } from './docker-api-types.js';
 import { DockerClient } from './docker-client.js';
 import { DockerSandbox } from './docker-sandbox.js';
+import { REMOTE_BASE_ENV } from './remote-shell.js';
 
 export interface DockerProviderSettings {
   /** Engine socket (default: DOCKER_HOST when it is unix://..., else /var/run/docker.sock). */
@@ -35,6 +37,8 @@ export interface DockerProviderSettings {
   pullTimeoutMs?: number;
   /** Largest file readFile returns, in bytes (default 64 MiB); a larger one, or a directory, is refused unread. */
   maxTransferBytes?: number;
+  /** What a patch leaves out and its cap (src/sandbox/patch-policy.ts). */
+  patch?: PatchSettings;
 }
 
 const SettingsSchema = z.strictObject({
@@ -46,6 +50,7 @@ const SettingsSchema = z.strictObject({
   pull: z.boolean().optional(),
   pullTimeoutMs: z.number().int().positive().optional(),
   maxTransferBytes: z.number().int().positive().optional(),
+  patch: PatchSettingsSchema.optional(),
 });
 
 /**
@@ -72,7 +77,8 @@ function defaultSocket(): { socketPath: string } | { problem: string } {
 
 class DockerProvider implements SandboxProvider {
   readonly name = 'docker';
-  readonly #settings: Required<Omit<DockerProviderSettings, 'user' | 'socketPath'>> & { user?: string };
+  readonly #settings: Required<Omit<DockerProviderSettings, 'user' | 'socketPath' | 'patch'>> & { user?: string };
+  readonly #patch: PatchPolicy;
   readonly #socket: { socketPath: string } | { problem: string };
   readonly #open = new Set<DockerSandbox>();
   #client: DockerClient | undefined;
@@ -80,6 +86,7 @@ class DockerProvider implements SandboxProvider {
 
   constructor(settings: DockerProviderSettings) {
     this.#socket = settings.socketPath ? { socketPath: settings.socketPath } : defaultSocket();
+    this.#patch = patchPolicy(settings.patch);
     this.#settings = {
       workdir: settings.workdir ?? '/testbed',
       apiVersion: settings.apiVersion ?? 'v1.43',
@@ -144,6 +151,7 @@ class DockerProvider implements SandboxProvider {
         workdir,
         copyOwnership: this.#settings.user !== undefined,
         maxTransferBytes: this.#settings.maxTransferBytes,
+        patch: this.#patch,
         ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
         onClosed: () => this.#open.delete(created),
       });
@@ -177,7 +185,7 @@ class DockerProvider implements SandboxProvider {
       Entrypoint: ['sleep'],
       Cmd: [spec.lifetimeS ? String(Math.ceil(spec.lifetimeS)) : 'infinity'],
       WorkingDir: workdir,
-      Env: Object.entries(spec.env ?? {}).map(([key, value]) => `${key}=${value}`),
+      Env: Object.entries({ ...REMOTE_BASE_ENV, ...spec.env }).map(([key, value]) => `${key}=${value}`),
       ...(this.#settings.user ? { User: this.#settings.user } : {}),
       NetworkDisabled: !network,
       Labels: { 'winnower.sandbox': 'true', ...(spec.label ? { 'winnower.label': spec.label } : {}) },

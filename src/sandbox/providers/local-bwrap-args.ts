@@ -32,13 +32,17 @@ export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 const SYSTEM_DIRS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Environment every exec starts from; git trusts the workspace whatever its owner (pitfall 6). */
+/**
+ * Environment every exec starts from; git trusts the workspace whatever its owner (pitfall 6);
+ * Python writes no `__pycache__` into the workspace.
+ */
 export function baseSandboxEnv(): Record<string, string> {
   return {
     PATH: SANDBOX_PATH,
     HOME: '/tmp',
     LANG: 'C.UTF-8',
     TERM: 'dumb',
+    PYTHONDONTWRITEBYTECODE: '1',
     GIT_CONFIG_COUNT: '1',
     GIT_CONFIG_KEY_0: 'safe.directory',
     GIT_CONFIG_VALUE_0: '*',

@@ -6,6 +6,7 @@
 import { posix } from 'node:path';
 import { wnwError, WinnowerError } from '../../errors.js';
 import { BaseSandbox, shellQuote } from '../base-sandbox.js';
+import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../patch-policy.js';
 import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSpec } from '../types.js';
 import { baseSandboxEnv, bwrapArgs, checkEnv } from './local-bwrap-args.js';
 import { launchArgv, type LocalHost } from './local-host.js';
@@ -28,6 +29,8 @@ export interface LocalSandboxParts {
   limits: SandboxLimits;
   baseCommit: string;
   maxTransferBytes: number;
+  /** What the patch leaves out, and its cap. */
+  patch: PatchPolicy;
   onClosed(sandbox: LocalSandbox): void;
 }
 
@@ -119,23 +122,14 @@ export class LocalSandbox extends BaseSandbox {
   }
 
   protected async doDiff(options: CallOptions): Promise<string> {
-    // Stage everything (new, deleted, binary files) into a throwaway copy of the refreshed index,
-    // so the real index and the agent's own staging are untouched.
-    const script = [
-      'set -e',
-      'idx=$(mktemp /tmp/.winnower-index.XXXXXX)',
-      `trap 'rm -f "$idx"' EXIT`,
-      'if [ -f .git/index ]; then cp .git/index "$idx"; else rm -f "$idx"; fi',
-      'export GIT_INDEX_FILE="$idx"',
-      'git add -A .',
-      `git diff --cached --binary --no-color --no-ext-diff --no-textconv ${this.#parts.baseCommit} --`,
-    ].join('\n');
-    const result = await this.#internal(script, { signal: options.signal, maxOutputBytes: this.#parts.maxTransferBytes });
-    if (result.exitCode !== 0) {
+    const { patch } = this.#parts;
+    const result = await this.#internal(patchDiffScript(this.#parts.baseCommit, patch), { signal: options.signal, maxOutputBytes: patchOutputCap(patch) });
+    const bytes = result.stdout.toBuffer();
+    // Past the cap, git was cut off and may have exited non-zero: finishPatch reports the size.
+    if (result.exitCode !== 0 && bytes.length <= patch.maxBytes) {
       throw wnwError('WNW_ERR_SBX_EXEC', `git diff failed in sandbox ${this.id}: ${tail(result.stderr.toString())}`, { details: { sandbox: this.id } });
     }
-    if (result.stdout.truncated) throw wnwError('WNW_ERR_SBX_EXEC', `the diff is larger than ${this.#parts.maxTransferBytes} bytes`, { details: { sandbox: this.id } });
-    return result.stdout.toString();
+    return finishPatch(bytes.toString('utf8'), patch, this.id, bytes.length);
   }
 
   protected async doApplyPatch(patch: string, options: CallOptions): Promise<void> {

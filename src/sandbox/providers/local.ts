@@ -15,6 +15,7 @@ import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import { closeEach } from '../lifecycle.js';
+import { patchPolicy, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { checkEnv } from './local-bwrap-args.js';
 import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './local-host.js';
@@ -36,8 +37,10 @@ export interface LocalProviderSettings extends LocalHostOptions {
   defaultMaxProcesses?: number;
   /** CPU limit per sandbox when the spec gives none (cores; default none). */
   defaultCpu?: number;
-  /** Largest file read, listing or diff returned, in bytes (default 64 MiB). */
+  /** Largest file read or listing returned, in bytes (default 64 MiB). */
   maxTransferBytes?: number;
+  /** What a patch leaves out and its cap (src/sandbox/patch-policy.ts). */
+  patch?: PatchSettings;
   /** Deadline for cloning a repository on the host (default 10 min). */
   cloneTimeoutMs?: number;
   /** Start-up report and warnings (default: warnings to stderr, no info). */
@@ -75,6 +78,7 @@ class LocalProvider implements SandboxProvider {
   readonly name = 'local';
   readonly #settings: LocalProviderSettings;
   readonly #logger: LocalProviderLogger;
+  readonly #patch: PatchPolicy;
   readonly #open = new Set<LocalSandbox>();
   #ready: Promise<Ready> | undefined;
   #closing: Promise<void> | undefined;
@@ -83,6 +87,7 @@ class LocalProvider implements SandboxProvider {
   constructor(settings: LocalProviderSettings) {
     this.#settings = settings;
     this.#logger = settings.logger ?? stderrLogger;
+    this.#patch = patchPolicy(settings.patch);
   }
 
   async describe(): Promise<Record<string, unknown>> {
@@ -127,6 +132,7 @@ class LocalProvider implements SandboxProvider {
         limits,
         baseCommit: snapshot.commit,
         maxTransferBytes: this.#settings.maxTransferBytes ?? 64 * 1024 * 1024,
+        patch: this.#patch,
         onClosed: (closed) => this.#open.delete(closed),
       });
       this.#open.add(sandbox);

@@ -7,6 +7,7 @@ import { posix } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { toWinnowerError, wnwError, WinnowerError } from '../../errors.js';
 import { BaseSandbox, CappedBuffer } from '../base-sandbox.js';
+import type { PatchPolicy } from '../patch-policy.js';
 import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../types.js';
 import { OrchardFileContent, OrchardFileList, OrchardJob, OrchardStatusReply, OrchardWriteResult } from './orchard-api-types.js';
 import { requestIdSuffix, sleep, type OrchardClient } from './orchard-client.js';
@@ -46,6 +47,8 @@ export interface OrchardSandboxInit {
   heartbeatIntervalMs: number;
   /** Diff base; HEAD of the workdir at start when absent. */
   baseCommit?: string;
+  /** What the patch leaves out, and its cap. */
+  patch: PatchPolicy;
   /** Run user commands with `login_shell` (the agent sources ~/.bashrc: conda envs of SWE-bench images). */
   loginShell?: boolean;
   /** Called once the sandbox is deleted (the provider's bookkeeping). */
@@ -63,6 +66,7 @@ export class OrchardSandbox extends BaseSandbox {
   readonly #heartbeatIntervalMs: number;
   readonly #onClosed: (() => void) | undefined;
   readonly #loginShell: boolean;
+  readonly #patch: PatchPolicy;
   #baseCommit: string | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #heartbeatInFlight = false;
@@ -79,6 +83,7 @@ export class OrchardSandbox extends BaseSandbox {
     this.#baseCommit = init.baseCommit;
     this.#onClosed = init.onClosed;
     this.#loginShell = init.loginShell ?? false;
+    this.#patch = init.patch;
   }
 
   /** The commit `diff()` compares against. */
@@ -167,7 +172,7 @@ export class OrchardSandbox extends BaseSandbox {
   }
 
   protected doDiff(options: CallOptions): Promise<string> {
-    return diffVia(this.#remoteExec, this.workdir, this.#baseCommit, this.id, options.signal);
+    return diffVia(this.#remoteExec, this.workdir, this.#baseCommit, this.#patch, this.id, options.signal);
   }
 
   protected doApplyPatch(patch: string, options: CallOptions): Promise<void> {

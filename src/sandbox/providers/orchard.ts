@@ -13,11 +13,13 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../errors.js';
 import { closeEach } from '../lifecycle.js';
+import { patchPolicy, PatchSettingsSchema, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { OrchardCreateResponse, OrchardSandboxInfo, OrchardStatusReply } from './orchard-api-types.js';
 import { backoffMs, OrchardClient, requestIdSuffix, sleep } from './orchard-client.js';
 import { OrchardSandbox } from './orchard-sandbox.js';
 import { mapOrchardSandboxStatus } from './map-orchard-status.js';
+import { REMOTE_BASE_ENV } from './remote-shell.js';
 
 export interface OrchardProviderSettings {
   /** Orchestrator URL (default: env SANDBOX_BASE_URL, else http://localhost:8000). */
@@ -43,6 +45,8 @@ export interface OrchardProviderSettings {
    * output is larger (exec answers may take 8× the exec's output cap), fails instead of filling memory.
    */
   maxResponseBytes?: number;
+  /** What a patch leaves out and its cap (src/sandbox/patch-policy.ts). */
+  patch?: PatchSettings;
 }
 
 const MAX_RETRY_AFTER_MS = 60_000;
@@ -59,6 +63,7 @@ const SettingsSchema = z.strictObject({
   retries: z.number().int().nonnegative().optional(),
   loginShell: z.boolean().optional(),
   maxResponseBytes: z.number().int().positive().optional(),
+  patch: PatchSettingsSchema.optional(),
   dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null && 'dispatch' in value).optional(),
 });
 
@@ -78,13 +83,15 @@ export function createOrchardProvider(settings: OrchardProviderSettings = {}): S
 
 class OrchardProvider implements SandboxProvider {
   readonly name = 'orchard';
-  readonly #settings: Required<Omit<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes'>> & Pick<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes'>;
+  readonly #settings: Required<Omit<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes' | 'patch'>> & Pick<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes'>;
+  readonly #patch: PatchPolicy;
   readonly #open = new Set<OrchardSandbox>();
   #client: OrchardClient | undefined;
   #closed = false;
 
   constructor(settings: OrchardProviderSettings) {
     const apiKey = settings.apiKey ?? process.env.SANDBOX_API_KEY;
+    this.#patch = patchPolicy(settings.patch);
     this.#settings = {
       baseUrl: settings.baseUrl ?? process.env.SANDBOX_BASE_URL ?? 'http://localhost:8000',
       workdir: settings.workdir ?? '/testbed',
@@ -157,7 +164,8 @@ class OrchardProvider implements SandboxProvider {
         client: this.#api,
         id,
         workdir: spec.workdir ?? this.#settings.workdir,
-        env: spec.env ?? {},
+        env: { ...REMOTE_BASE_ENV, ...spec.env },
+        patch: this.#patch,
         heartbeatIntervalMs: this.#settings.heartbeatIntervalMs,
         loginShell: this.#settings.loginShell,
         ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),

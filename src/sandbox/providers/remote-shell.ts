@@ -1,6 +1,6 @@
 /**
  * Shell scripts and path helpers for sandboxes driven over an API rather than a local process
- * (orchard, and docker which reuses them): diff against the base commit, `git apply` of an
+ * (orchard, and docker which reuses them): the diff (patch-policy.ts's script), `git apply` of an
  * uploaded patch with the rejected hunk named, stdin fed from an uploaded file.
  *
  * Every script refers to files by paths relative to the exec's working directory, which the
@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
 import { wnwError } from '../../errors.js';
 import { shellQuote } from '../base-sandbox.js';
+import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../patch-policy.js';
 import type { ExecResult } from '../types.js';
 
 /** Lets git work in a repository owned by another uid (the image's), without a config file. */
@@ -19,8 +20,8 @@ export const GIT_SAFE_ENV: Readonly<Record<string, string>> = {
   GIT_CONFIG_VALUE_0: '*',
 };
 
-/** Output cap for the diff: a diff is never truncated, it fails instead. */
-export const MAX_DIFF_BYTES = 256 * 1024 * 1024;
+/** Environment every command starts with (the spec's may override it): no `__pycache__` in patches. */
+export const REMOTE_BASE_ENV: Readonly<Record<string, string>> = { PYTHONDONTWRITEBYTECODE: '1' };
 
 /** An absolute path inside the sandbox: absolute paths are normalised, relative ones joined to `base`. */
 export function resolveSandboxPath(base: string, path: string | undefined): string {
@@ -35,26 +36,6 @@ export function transientName(kind: 'patch' | 'stdin'): string {
 
 /** Prints the full commit id of HEAD, or nothing when the workdir is not a repository with commits. */
 export const BASE_COMMIT_SCRIPT = 'git rev-parse -q --verify HEAD 2>/dev/null || true';
-
-/**
- * The working tree against `base` (default HEAD), untracked files included, as a binary diff.
- * A copy of the index takes the untracked files (`git add -A`), so the real index is untouched.
- */
-export function diffScript(base: string | undefined): string {
-  const baseArg = shellQuote(base ?? 'HEAD');
-  return [
-    'set -e',
-    `base=${baseArg}`,
-    'git_dir=$(git rev-parse --git-dir)',
-    'index=$(mktemp "${TMPDIR:-/tmp}/winnower-index.XXXXXX")',
-    `trap 'rm -f "$index"' EXIT`,
-    'if [ -f "$git_dir/index" ]; then cp "$git_dir/index" "$index"; else rm -f "$index"; fi',
-    // An unborn HEAD (repository without commits): diff against the empty tree.
-    'if [ "$base" = HEAD ] && ! git rev-parse -q --verify HEAD >/dev/null; then base=$(git hash-object -t tree /dev/null); fi',
-    'GIT_INDEX_FILE="$index" git add -A',
-    'GIT_INDEX_FILE="$index" git diff --cached --binary --no-color --no-ext-diff --no-renames --src-prefix=a/ --dst-prefix=b/ "$base" --',
-  ].join('\n');
-}
 
 /** Applies the uploaded patch `fileName` (in the working directory) atomically, then removes it. */
 export function applyScript(fileName: string): string {
@@ -148,16 +129,16 @@ export type RemoteUpload = (path: string, content: Uint8Array, signal?: AbortSig
 
 const GIT_TIMEOUT_MS = 300_000;
 
-/** `Sandbox.diff` for API-driven sandboxes: runs {@link diffScript} in the workdir. */
-export async function diffVia(exec: RemoteExec, workdir: string, base: string | undefined, sandboxId: string, signal?: AbortSignal): Promise<string> {
-  const result = await exec(diffScript(base), { cwd: workdir, env: { ...GIT_SAFE_ENV }, timeoutMs: GIT_TIMEOUT_MS, maxOutputBytes: MAX_DIFF_BYTES, signal });
+/** `Sandbox.diff` for API-driven sandboxes: runs the shared patch script (patch-policy.ts) in the workdir. */
+export async function diffVia(exec: RemoteExec, workdir: string, base: string | undefined, policy: PatchPolicy, sandboxId: string, signal?: AbortSignal): Promise<string> {
+  const result = await exec(patchDiffScript(base, policy), { cwd: workdir, env: { ...GIT_SAFE_ENV }, timeoutMs: GIT_TIMEOUT_MS, maxOutputBytes: patchOutputCap(policy), signal });
   const details = { sandbox: sandboxId, workdir, exitCode: result.exitCode, stderr: result.stderr.slice(-2000) };
   if (result.timedOut) throw wnwError('WNW_ERR_SBX_TIMEOUT', `git diff in ${workdir} of sandbox ${sandboxId} timed out`, { details });
-  if (result.exitCode !== 0) {
+  // Past the cap, git was cut off and may have exited non-zero: finishPatch reports the size.
+  if (result.exitCode !== 0 && Buffer.byteLength(result.stdout) <= policy.maxBytes) {
     throw wnwError('WNW_ERR_SBX_EXEC', `git diff in ${workdir} of sandbox ${sandboxId} failed: ${lastLine(result.stderr)}`, { details });
   }
-  if (result.truncated) throw wnwError('WNW_ERR_SBX_EXEC', `diff of sandbox ${sandboxId} is larger than ${MAX_DIFF_BYTES} bytes`, { details });
-  return result.stdout;
+  return finishPatch(result.stdout, policy, sandboxId);
 }
 
 /** `Sandbox.applyPatch` for API-driven sandboxes: uploads the patch into the workdir, then `git apply`. */
