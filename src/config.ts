@@ -57,7 +57,7 @@ export const WinnowerConfig = z.strictObject({
   /** The default policy for /solve requests that name none. */
   policy: z
     .strictObject({
-      url: z.string().url().optional(),
+      url: z.url({ protocol: /^https?$/, error: 'http or https only: the base URL of an OpenAI-compatible server' }).optional(),
       model: z.string().optional(),
       api_key: z.string().optional(),
       mode: z.enum(['tools', 'text']).default('tools'),

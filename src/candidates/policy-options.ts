@@ -11,7 +11,7 @@ export const PolicyOptions = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('openai'),
     /** Base URL of an OpenAI-compatible server, e.g. http://localhost:30000/v1. */
-    url: z.string().url(),
+    url: z.url({ protocol: /^https?$/, error: 'http or https only: the base URL of an OpenAI-compatible server, e.g. http://localhost:30000/v1' }),
     model: z.string().min(1),
     api_key: z.string().optional(),
     temperature: z.number().min(0).max(2).default(0.7),

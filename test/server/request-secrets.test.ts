@@ -53,4 +53,31 @@ describe('secrets in a /solve request', () => {
     expect((job.request as { policy: { api_key?: string } }).policy.api_key).toBe('[redacted]');
     expect(JSON.stringify(store.listCandidates(jobId))).not.toContain(SECRET);
   });
+
+  it('keeps the credentials inside URLs out of the stored request', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/solve',
+      payload: { issue: 'x', repo: { path: gitRepo(join(scratch, 'url-repo')) }, n: 1, policy: { kind: 'openai', url: `http://user:${SECRET}@127.0.0.1:9/v1`, model: 'm' } },
+    });
+    expect(response.statusCode).toBe(202);
+    const jobId = response.json().job_id as string;
+    await jobs.wait(jobId);
+    const job = store.getJob(jobId)!;
+    expect(JSON.stringify(job)).not.toContain(SECRET);
+    expect((job.request as { policy: { url: string } }).policy.url).toBe('http://[redacted]@127.0.0.1:9/v1');
+    expect(JSON.stringify(store.listCandidates(jobId))).not.toContain(SECRET);
+
+    // A clone URL's token, and a password holding a raw '@'.
+    const cloned = await app.inject({
+      method: 'POST',
+      url: '/solve',
+      payload: { issue: 'x', repo: { url: `https://token:${SECRET}@x@127.0.0.1:9/o/r.git` }, n: 1, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'done' }] }] } },
+    });
+    expect(cloned.statusCode).toBe(202);
+    const clonedId = cloned.json().job_id as string;
+    expect(JSON.stringify(store.getJob(clonedId))).not.toContain(SECRET);
+    expect((store.getJob(clonedId)!.request as { repo: { url: string } }).repo.url).toBe('https://[redacted]@127.0.0.1:9/o/r.git');
+    await jobs.wait(clonedId);
+  });
 });

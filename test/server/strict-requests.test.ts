@@ -106,6 +106,14 @@ describe('strict requests', () => {
     await refused('/rerank', { task: { ...task, test_command: 'true' }, candidates: [{ id: 'a', patch: PATCH }], verify: true }, 'body.task.repo');
   });
 
+  it.each(['ftp://e/v1', 'ws://127.0.0.1:9/v1', 'file:///x', 'data:text/plain,x', 'gopher://e/', 'mailto:a@b'])(
+    'refuses a policy URL with another scheme than http(s), naming body.policy.url (%s)',
+    async (url) => {
+      const error = await refused('/solve', solveBody({ policy: { kind: 'openai', url, model: 'm' } }), 'body.policy.url');
+      expect(error.message).toContain('http or https only');
+    },
+  );
+
   it('names an unknown agent config without showing where the server is installed', async () => {
     const error = await refused('/solve', solveBody({ agent: { config: 'nope' } }), 'body.agent.config', 'WNW_ERR_CFG_INVALID');
     expect(error.message).toContain('"nope"');
@@ -145,6 +153,12 @@ describe('strict configuration file', () => {
   ])('refuses an unknown key, naming it (%j)', (text, field) => {
     expect(() => loadConfig({ file: configFile(text), env: {} })).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field } }));
     expect(() => loadConfig({ file: configFile(text), env: {} })).toThrow(new RegExp(`config field ${field.replace('.', '\\.')}: unknown key`));
+  });
+
+  it('refuses a default policy URL with another scheme than http(s)', () => {
+    expect(() => loadConfig({ file: configFile('policy:\n  url: ftp://p/v1\n'), env: {} })).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'policy.url' } }));
+    expect(() => loadConfig({ env: { WINNOWER_POLICY_URL: 'ws://p:1/v1' } })).toThrow(/policy\.url: http or https only/);
+    expect(loadConfig({ env: { WINNOWER_POLICY_URL: 'https://p/v1' } }).policy.url).toBe('https://p/v1');
   });
 
   it('still accepts every documented scorer setting', () => {

@@ -7,6 +7,7 @@ import { SolveRequest } from '../../solve/solve-request.js';
 import { jobView } from '../job-view.js';
 import { checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
+import { redactRequest } from '../redact-request.js';
 import { inBody } from '../request-field.js';
 import { checkScoring } from '../scoring-check.js';
 
@@ -28,9 +29,8 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       await inBody(() => {
         for (let index = 0; index < body.n; index += 1) solveDeps.createPolicy(body.policy, index);
       });
-      // The job store keeps the request; a policy API key goes to the policy only.
-      const stored = body.policy?.kind === 'openai' && body.policy.api_key !== undefined ? { ...body, policy: { ...body.policy, api_key: '[redacted]' } } : body;
-      const job = jobs.start('solve', stored, (jobId, hooks) => runSolve(solveDeps, jobId, body, hooks));
+      // The job store keeps the request without its secrets; the job gets them.
+      const job = jobs.start('solve', redactRequest(body), (jobId, hooks) => runSolve(solveDeps, jobId, body, hooks));
       if (!request.query.wait) {
         return reply.status(202).header('location', `/jobs/${job.id}`).send({ job_id: job.id, status: job.status });
       }
