@@ -4,6 +4,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { DEFAULT_MODEL_DIR } from '../config.js';
 import { rerankBatch } from '../rerank/rerank-batch.js';
 import { createScorer } from '../rerank/scorers/registry.js';
+import { defaultStrategy } from '../rerank/select/index.js';
 import { Strategy } from '../types/selection.js';
 import { positiveInt } from './parse-options.js';
 import { printMetrics } from './print-metrics.js';
@@ -23,7 +24,7 @@ interface RerankFlags {
   apiKey?: string;
   template?: string;
   budget?: number;
-  strategy: Strategy;
+  strategy?: Strategy;
   out: string;
   scores?: string;
   report?: string;
@@ -48,7 +49,7 @@ export function registerRerankCommand(program: Command): void {
     .option('--api-key <key>', 'API key of the scoring server (also WINNOWER_SCORER_KEY)')
     .option('--template <name>', 'serialization template (judge-v1, patch-v1, ...)')
     .option('--budget <tokens>', 'token budget per input (default: the model limit)', positiveInt)
-    .addOption(new Option('--strategy <name>', 'selection strategy').choices(Strategy.options).default('value'))
+    .addOption(new Option('--strategy <name>', 'selection strategy (default: learned when the model folder has a selector, else value)').choices(Strategy.options))
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
     .option('--report <file>', 'Markdown report; the HTML twin is written beside it')
@@ -76,7 +77,7 @@ export function registerRerankCommand(program: Command): void {
           scorer,
           template: flags.template,
           budgetTokens: flags.budget,
-          strategy: flags.strategy,
+          strategy: flags.strategy ?? defaultStrategy(false, scorer),
           out: flags.out,
           scores: flags.scores ?? flags.out.replace(/(\.jsonl)?$/, '.scores.jsonl'),
           report: flags.report,

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
 import { train } from '../train/train.js';
-import { positiveInt } from './parse-options.js';
+import { positiveInt, positiveNumber } from './parse-options.js';
 
 interface TrainFlags {
   rollouts: string[];
@@ -19,6 +19,7 @@ interface TrainFlags {
   dims: number;
   hidden: number;
   epochs: number;
+  lr: number;
   folds: number;
   budget: number;
   baselineModel?: string;
@@ -53,6 +54,7 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
     .option('--dims <n>', 'embedding dimensions', positiveInt, 16)
     .option('--hidden <n>', 'hidden units', positiveInt, 16)
     .option('--epochs <n>', 'most epochs (the best count is chosen by cross-fitting)', positiveInt, 8)
+    .option('--lr <rate>', 'Adam learning rate', positiveNumber, 0.02)
     .option('--folds <n>', 'cross-fitting folds', positiveInt, 4)
     .option('--budget <tokens>', 'token budget per candidate', positiveInt, 8192)
     .option('--baseline-model <folder>', 'untrained model scored beside the trained one', defaultBaseline)
@@ -77,6 +79,7 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
         dims: flags.dims,
         hidden: flags.hidden,
         maxEpochs: flags.epochs,
+        learningRate: flags.lr,
         folds: flags.folds,
         budgetTokens: flags.budget,
         baselineModel: flags.baselineModel ?? null,

@@ -209,7 +209,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
         const selection = select(
           options.strategy,
           candidates.map((trajectory, index) => ({ trajectory, score: scored[index]!.score })),
-          { instanceId },
+          { instanceId, selector: options.scorer.selector, task },
         );
         const chosen = candidates.find((trajectory) => trajectory.id === selection.chosen);
         const lines: ScoreLine[] = candidates.map((trajectory, index) => ({
@@ -240,7 +240,8 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     const candidates = byInstance.get(instanceId);
     if (!candidates) continue;
     const scoreOf = new Map(previous.filter((line) => line.instance_id === instanceId).map((line) => [line.trajectory_id, line.score ?? undefined]));
-    selections.push(select(options.strategy, candidates.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id) })), { instanceId }));
+    const task = tasks.get(instanceId);
+    selections.push(select(options.strategy, candidates.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id) })), { instanceId, selector: options.scorer.selector, ...(task ? { task } : {}) }));
   }
 
   const result: RerankBatchResult = {

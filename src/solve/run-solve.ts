@@ -11,7 +11,7 @@ import type { Policy } from '../candidates/types.js';
 import { WinnowerError, toWinnowerError, type ErrorCode } from '../errors.js';
 import { scoreCandidates } from '../rerank/score-candidates.js';
 import type { Scorer } from '../rerank/scorers/types.js';
-import { select } from '../rerank/select/index.js';
+import { defaultStrategy, select } from '../rerank/select/index.js';
 import type { SandboxProvider, SandboxSpec } from '../sandbox/types.js';
 import type { CandidateStatus, ErrorRecord, JobStore } from '../store/types.js';
 import type { Score, Selection, Task, Trajectory, VerifyResult } from '../types/index.js';
@@ -238,11 +238,11 @@ export async function runSolve(
   }
 
   const usable = slots.filter((slot) => slot.status === 'finished' && slot.trajectory);
-  const strategy = request.strategy ?? (verifying ? 'hybrid' : 'value');
+  const strategy = request.strategy ?? defaultStrategy(verifying, scorer);
   const selection = select(
     strategy,
     usable.map((slot) => ({ trajectory: slot.trajectory!, score: slot.score, verify: slot.verify })),
-    { instanceId: task.instance_id },
+    { instanceId: task.instance_id, selector: scorer?.selector, task },
   );
   const chosenSlot = usable.find((slot) => slot.trajectory!.id === selection.chosen);
   hooks.emit({ type: 'selection', chosen_index: chosenSlot?.index ?? null, trajectory_id: selection.chosen, reason: selection.reason });

@@ -4,7 +4,8 @@
  * - a token's *slot* is its id, or id + vocabulary size once the `<patch>` marker has been seen
  *   (issue and trajectory words are told from patch words);
  * - a bigram's slot is (previous slot × BIGRAM_PRIME + slot) mod buckets, offset by 2 × vocabulary;
- * - every token and bigram weighs 1 / tokens (mean pooling), and log(tokens + 1) is one more input.
+ * - every token and bigram weighs 1 / √tokens (a rare decisive token is not drowned by a long
+ *   input, as in mean pooling), and log(tokens + 1) is one more input.
  */
 import { PATCH_ID } from './vocabulary.js';
 
@@ -42,13 +43,13 @@ export function featureBag(ids: ArrayLike<number>, space: FeatureSpace): Feature
     if (previous >= 0) add(2 * vocabSize + ((previous * BIGRAM_PRIME + slot) % bigramBuckets));
     previous = slot;
   }
-  const n = Math.max(ids.length, 1);
+  const norm = Math.sqrt(Math.max(ids.length, 1));
   const rows = new Int32Array(counts.size);
   const weights = new Float32Array(counts.size);
   let k = 0;
   for (const [row, count] of counts) {
     rows[k] = row;
-    weights[k] = count / n;
+    weights[k] = count / norm;
     k++;
   }
   return { rows, weights, logLength: Math.log(ids.length + 1) };

@@ -61,7 +61,7 @@ export async function writeModelCard(input: ModelCardInput): Promise<void> {
       templates: { trajectory: DEFAULT_TEMPLATE, patch: DEFAULT_PATCH_TEMPLATE },
       budget_tokens: input.budgetTokens,
       features: {
-        kind: 'embedding bag: token slots (issue/trajectory vs patch) and hashed bigrams, mean pooled, plus log length',
+        kind: 'embedding bag: token slots (issue/trajectory vs patch) and hashed bigrams, summed and divided by the square root of the length, plus log length',
         vocab_size: input.space.vocabSize,
         bigram_buckets: input.space.bigramBuckets,
         embedding_dims: input.shape.dims,
@@ -105,7 +105,7 @@ ${input.command}
 \`\`\`
 
 - **Input**: the candidate serialized with \`${DEFAULT_TEMPLATE}\` (trajectory) or \`${DEFAULT_PATCH_TEMPLATE}\` (patch only) under ${input.budgetTokens} tokens, tokenized with \`tokenizer.json\` (WordLevel, ${input.space.vocabSize} entries, learned from the training side).
-- **Model** (\`model.onnx\`, opset 13, \`input_ids\`/\`attention_mask\` → \`logits\` [batch, 1]): an embedding bag over token slots (issue and trajectory words apart from patch words) and ${input.space.bigramBuckets} hashed bigram buckets, ${input.shape.dims} dimensions, mean pooled, with log length, into a ${input.shape.hidden}-unit ReLU layer; value = sigmoid(logit), calibrated by Platt scaling on out-of-fold logits (a ${input.calibration.a.toFixed(3)}, b ${input.calibration.b.toFixed(3)}).
+- **Model** (\`model.onnx\`, opset 13, \`input_ids\`/\`attention_mask\` → \`logits\` [batch, 1]): an embedding bag over token slots (issue and trajectory words apart from patch words) and ${input.space.bigramBuckets} hashed bigram buckets, ${input.shape.dims} dimensions, summed and divided by √length, with log length, into a ${input.shape.hidden}-unit ReLU layer; value = sigmoid(logit), calibrated by Platt scaling on out-of-fold logits (a ${input.calibration.a.toFixed(3)}, b ${input.calibration.b.toFixed(3)}).
 - **Training**: logistic + within-instance pairwise ranking loss, ${input.epochs} epoch(s) (chosen by ${input.folds}-fold cross-fitting), seed ${input.seed}, ${input.trainCandidates} training candidates${input.options.permissiveOnly ? ', permissive rows only' : ''}; ${Math.round(input.seconds)} s.
 - **Selector** (\`selector.json\`, strategy \`learned\`): a linear score over standardised group signals, fitted with a listwise loss on out-of-fold values.
 

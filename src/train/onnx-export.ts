@@ -112,7 +112,7 @@ export function exportValueModel(options: ExportOptions): Uint8Array {
     node('Mul', ['mask_previous', 'mask_next'], 'bigram_mask'),
     node('Unsqueeze', ['mask', 'axes_2'], 'mask_3d'),
     node('Unsqueeze', ['bigram_mask', 'axes_2'], 'bigram_mask_3d'),
-    // mean-pooled embedding bag
+    // embedding bag, summed and divided by √tokens
     node('Gather', ['embedding.weight', 'slots'], 'token_vectors', [intAttribute('axis', 0)]),
     node('Gather', ['embedding.weight', 'bigram_slots'], 'bigram_vectors', [intAttribute('axis', 0)]),
     node('Mul', ['token_vectors', 'mask_3d'], 'token_masked'),
@@ -122,7 +122,8 @@ export function exportValueModel(options: ExportOptions): Uint8Array {
     node('Add', ['token_sum', 'bigram_sum'], 'bag_sum'),
     node('ReduceSum', ['mask', 'axes_1'], 'tokens', [intAttribute('keepdims', 1)]),
     node('Max', ['tokens', 'one_f'], 'tokens_safe'),
-    node('Div', ['bag_sum', 'tokens_safe'], 'pooled'),
+    node('Sqrt', ['tokens_safe'], 'tokens_root'),
+    node('Div', ['bag_sum', 'tokens_root'], 'pooled'),
     node('Add', ['tokens', 'one_f'], 'tokens_plus_one'),
     node('Log', ['tokens_plus_one'], 'log_length'),
     { opType: 'Concat', input: ['pooled', 'log_length'], output: ['features'], name: 'Concat_features', attribute: [intAttribute('axis', 1)] },

@@ -42,6 +42,7 @@ export interface TrainOptions {
   dims?: number;
   hidden?: number;
   maxEpochs?: number;
+  learningRate?: number;
   folds?: number;
   budgetTokens?: number;
   /** An untrained model folder scored beside the trained one (null: none). */
@@ -152,7 +153,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const foldOfCandidate = new Map(trainSide.map((c) => [c, foldOf(c.trajectory.instance_id, folds, seed)]));
   const oofByEpoch = new Map<LabelledCandidate, number[]>();
   const aucByEpoch: number[][] = Array.from({ length: maxEpochs }, () => []);
-  const fitOptions = { ...DEFAULT_FIT, epochs: maxEpochs };
+  const fitOptions = { ...DEFAULT_FIT, epochs: maxEpochs, ...(options.learningRate ? { learningRate: options.learningRate } : {}) };
   for (let k = 0; k < folds; k++) {
     const fit = trainSide.filter((c) => foldOfCandidate.get(c) !== k);
     const held = trainSide.filter((c) => foldOfCandidate.get(c) === k);
@@ -211,16 +212,16 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
 }
 
 function dataSources(candidates: LabelledCandidate[]): DataSource[] {
-  return [...groupBy(candidates, (c) => c.origin).entries()]
-    .map(([origin, members]) => ({
-      origin,
+  return [...groupBy(candidates, (c) => `${c.origin}\0${c.license}\0${c.permissive}`).values()]
+    .map((members) => ({
+      origin: members[0]!.origin,
       license: members[0]!.license,
       permissive: members[0]!.permissive,
       candidates: members.length,
       instances: new Set(members.map((c) => c.trajectory.instance_id)).size,
       runs: [...new Set(members.map((c) => c.trajectory.source))].sort(),
     }))
-    .sort((a, b) => (a.origin < b.origin ? -1 : 1));
+    .sort((a, b) => (a.origin < b.origin ? -1 : a.origin > b.origin ? 1 : b.candidates - a.candidates));
 }
 
 async function evaluateValidation(

@@ -1,5 +1,5 @@
 /**
- * The value model: an embedding bag over token and bigram slots (`features.ts`), mean pooled, with
+ * The value model: an embedding bag over token and bigram slots (`features.ts`), pooled, with
  * log-length beside it, into a small ReLU layer and one logit. Trained with a pointwise logistic
  * loss plus a within-instance pairwise ranking loss (resolved above unresolved of the same
  * instance), sparse Adam, L2 on every weight. Plain float64 arrays: the sizes that fit a shipped
@@ -47,7 +47,7 @@ export interface FitOptions {
   onEpoch?: (epoch: number, loss: number) => void;
 }
 
-export const DEFAULT_FIT: Omit<FitOptions, 'seed'> = { epochs: 12, learningRate: 0.01, l2: 1e-5, rankWeight: 1, groupsPerStep: 8 };
+export const DEFAULT_FIT: Omit<FitOptions, 'seed'> = { epochs: 12, learningRate: 0.02, l2: 1e-5, rankWeight: 1, groupsPerStep: 4 };
 
 /** Fresh parameters: small seeded uniform weights. */
 export function initParams(shape: ValueModelShape, seed: number, lengths: number[]): ValueModelParams {

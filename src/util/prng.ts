@@ -10,13 +10,21 @@ export function prng(seed: number): () => number {
   };
 }
 
-/** FNV-1a over a string: a stable 32-bit hash for seeded, order-independent splits. */
+/**
+ * FNV-1a over a string with murmur3's finaliser: a stable 32-bit hash for seeded splits. Without
+ * the finaliser, ids that differ only in their last characters share their high bits.
+ */
 export function hash32(text: string, seed = 0): number {
   let h = (0x811c9dc5 ^ seed) >>> 0;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return h >>> 0;
 }
 

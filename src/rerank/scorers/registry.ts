@@ -4,6 +4,9 @@
  */
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
+import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { loadSelector, SELECTOR_FILE, type LearnedSelector } from '../select/learned.js';
 import { loadTokenizer, type Tokenizer } from '../tokenizer.js';
 import type { ServerScorerSettings } from './openai-compatible.js';
 import type { Scorer } from './types.js';
@@ -46,6 +49,11 @@ export const ScorerConfig = z
     labels: Labels.optional(),
     /** Judge label token ids, for an SGLang judge without a tokenizer. */
     labelTokenIds: z.object({ yes: z.number().int().nonnegative(), no: z.number().int().nonnegative() }).optional(),
+    /**
+     * A learned selector (selector.json, or the folder holding it) for `strategy: learned`; for
+     * onnx the model folder's own is used when this is absent.
+     */
+    selector: z.string().min(1).optional(),
     /** onnx: worker threads and intra-op threads per worker. */
     workers: z.number().int().positive().optional(),
     intraOpThreads: z.number().int().positive().optional(),
@@ -110,6 +118,29 @@ const BACKENDS: Record<ScorerConfig['backend'], Loader> = {
   },
 };
 
+/** The selector at `path` (a selector.json or its folder); `required`: a missing one is an error. */
+function loadSelectorAt(path: string, required: boolean): LearnedSelector | undefined {
+  const folder = existsSync(path) && statSync(path).isFile() ? dirname(path) : path;
+  const selector = loadSelector(folder);
+  if (!selector && required) {
+    throw wnwError('WNW_ERR_CFG_INVALID', `scorer.selector: no ${SELECTOR_FILE} at ${path}`, { details: { field: 'scorer.selector' } });
+  }
+  return selector;
+}
+
+/** The scorer with the model folder's learned selector attached. */
+function withSelector(scorer: Scorer, selector: LearnedSelector): Scorer {
+  return {
+    backend: scorer.backend,
+    model: scorer.model,
+    ...(scorer.tokenizer ? { tokenizer: scorer.tokenizer } : {}),
+    maxInputTokens: scorer.maxInputTokens,
+    selector,
+    score: (inputs, options) => scorer.score(inputs, options),
+    close: () => scorer.close(),
+  };
+}
+
 /** Backend names `createScorer` accepts. */
 export const SCORER_BACKENDS = Object.keys(BACKENDS) as Array<ScorerConfig['backend']>;
 
@@ -132,5 +163,7 @@ export async function createScorer(config: ScorerConfigInput): Promise<Scorer> {
   let scorer = await BACKENDS[resolved.backend](resolved, tokenizer);
   if (resolved.batching) scorer = withBatching(scorer, resolved.batching);
   if (resolved.cacheEntries > 0) scorer = withCache(scorer, { maxEntries: resolved.cacheEntries });
-  return scorer;
+  const selectorPath = resolved.selector ?? (resolved.backend === 'onnx' ? resolved.model : undefined);
+  const selector = selectorPath === undefined ? undefined : loadSelectorAt(selectorPath, resolved.selector !== undefined);
+  return selector ? withSelector(scorer, selector) : scorer;
 }

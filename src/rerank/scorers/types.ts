@@ -4,6 +4,7 @@
  * tokenized when a tokenizer is available) so what the model sees is exactly what was counted.
  * Batching, caching and retries wrap this interface (`with-batching.ts`, `with-cache.ts`).
  */
+import type { LearnedSelector } from '../select/learned.js';
 import type { Tokenizer } from '../tokenizer.js';
 
 export interface ScoreInput {
@@ -37,6 +38,8 @@ export interface Scorer {
   readonly tokenizer?: Tokenizer;
   /** Largest input, in tokens, the model accepts. */
   readonly maxInputTokens: number;
+  /** The learned selector that came with the model (its folder's selector.json), if any. */
+  readonly selector?: LearnedSelector;
   /** Scores every input; the result has the same order and length. */
   score(inputs: ScoreInput[], options?: ScoreCallOptions): Promise<ScoreOutput[]>;
   /** Releases workers, pools and sockets; idempotent. */

@@ -6,10 +6,18 @@ import { wnwError } from '../../errors.js';
 import { Strategy, type Selection } from '../../types/index.js';
 import { rankByConsensus } from './consensus.js';
 import { rankHybrid } from './hybrid.js';
-import { rankLearned } from './learned.js';
+import { rankLearned, type LearnedSelector } from './learned.js';
 import { prepare } from './prepare.js';
 import type { Candidate, SelectOptions } from './types.js';
 import { rankByValue } from './value.js';
+
+/**
+ * The strategy used when a request names none: hybrid when tests run (their outcome is the
+ * strongest evidence), learned when the value model came with a learned selector, else value.
+ */
+export function defaultStrategy(verifying: boolean, scorer?: { selector?: LearnedSelector }): Strategy {
+  return verifying ? 'hybrid' : scorer?.selector ? 'learned' : 'value';
+}
 
 /** Ranks `candidates` (all of one instance) with `strategy` and explains the choice. */
 export function select(strategy: Strategy, candidates: Candidate[], options: SelectOptions = {}): Selection {

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { scoreCandidates } from '../../rerank/score-candidates.js';
-import { select } from '../../rerank/select/index.js';
+import { defaultStrategy, select } from '../../rerank/select/index.js';
 import { MAX_TIMEOUT_S } from '../../solve/solve-request.js';
 import { checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
@@ -109,11 +109,11 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     ]);
     const scoreOf = new Map(scores.flatMap((result) => (result.score ? [[result.trajectory_id, result.score] as const] : [])));
     const verifyOf = new Map(verified.map((result) => [result.trajectory_id, result] as const));
-    const strategy = body.strategy ?? (body.verify ? 'hybrid' : 'value');
+    const strategy = body.strategy ?? defaultStrategy(Boolean(body.verify), scorer);
     const selection = select(
       strategy,
       trajectories.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id), verify: verifyOf.get(trajectory.id) })),
-      { instanceId: task.instance_id },
+      { instanceId: task.instance_id, selector: scorer?.selector, task },
     );
     return {
       selection,
