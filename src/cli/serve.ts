@@ -4,6 +4,9 @@ import { loadConfig } from '../config.js';
 import { port } from './parse-options.js';
 import { createRuntime } from './runtime.js';
 
+/** The longest a graceful shutdown may take (jobs get DEFAULT_SHUTDOWN_GRACE_MS of it), then the process exits. */
+const SHUTDOWN_LIMIT_MS = 20_000;
+
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
@@ -30,7 +33,19 @@ export function registerServeCommand(program: Command): void {
         if (stopping) process.exit(signal === 'SIGINT' ? 130 : 143);
         stopping = true;
         app.log.info({ signal }, 'shutting down: cancelling jobs and closing sandboxes');
-        await runtime.close();
+        // Bounded: past it the process exits anyway, and the exit hooks still kill what runs
+        // (sandboxes, host-side git) and remove the sandboxes' folders.
+        const force = setTimeout(() => {
+          app.log.error({ after_ms: SHUTDOWN_LIMIT_MS }, 'shutdown did not finish in time: exiting anyway');
+          process.exit(1);
+        }, SHUTDOWN_LIMIT_MS);
+        force.unref();
+        try {
+          await runtime.close();
+        } catch (error) {
+          app.log.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        }
         process.exit(0);
       };
       // `on`, not `once`: the sandbox registry's handler exits by itself when it sees no other listener.

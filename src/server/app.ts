@@ -26,6 +26,8 @@ export interface AppDeps {
   repoRoots?: string[];
   /** pino options, or false for silence (tests). */
   logger?: boolean | Record<string, unknown>;
+  /** How long closing the app waits for running jobs to stop (default DEFAULT_SHUTDOWN_GRACE_MS). */
+  shutdownGraceMs?: number;
 }
 
 export interface AppContext {
@@ -63,10 +65,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     duration.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000);
   });
   // Before the server stops: an SSE stream or a `?wait=true` request on a running job ends only
-  // with the job, and the server's close waits for every open connection.
+  // with the job, and the server's close waits for every open connection. Bounded, so that a
+  // job slow to stop cannot hold the shutdown past fastify's own limit for close hooks.
   app.addHook('preClose', async () => {
     closing = true;
-    await deps.jobs.shutdown();
+    const late = await deps.jobs.shutdown({ graceMs: deps.shutdownGraceMs });
+    if (late.length > 0) app.log.warn({ jobs: late }, 'jobs still stopping after the shutdown grace; the next start records them as interrupted');
   });
 
   installErrorHandler(app);

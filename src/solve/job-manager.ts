@@ -17,6 +17,9 @@ interface RunningJob {
   done: Promise<void>;
 }
 
+/** How long shutdown() waits for running jobs to stop (under fastify's 10 s limit for close hooks). */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
+
 export type JobRunner = (jobId: string, hooks: { signal: AbortSignal; emit: (event: JobEventBody) => void }) => Promise<unknown>;
 
 export interface JobManagerOptions {
@@ -164,8 +167,19 @@ export class JobManager {
     };
   }
 
-  /** Stops every running job, recorded as interrupted (as after a crash), and waits for them (server shutdown). */
-  async shutdown(): Promise<void> {
-    await Promise.allSettled([...this.#running.keys()].map((id) => this.cancel(id, 'interrupted')));
+  /**
+   * Stops every running job, recorded as interrupted (as after a crash), and waits for them, but
+   * no longer than `graceMs` (server shutdown must end even if some step ignores its signal).
+   * Returns the ids of the jobs still stopping when the grace ran out; the next start records
+   * them as interrupted.
+   */
+  async shutdown(options: { graceMs?: number } = {}): Promise<string[]> {
+    const ids = [...this.#running.keys()];
+    const stopped = Promise.allSettled(ids.map((id) => this.cancel(id, 'interrupted')));
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS)));
+    await Promise.race([stopped, grace]);
+    clearTimeout(timer);
+    return ids.filter((id) => this.#running.has(id));
   }
 }

@@ -182,7 +182,7 @@ export function launchArgv(host: LocalHost, parts: LaunchParts): string[] {
 }
 
 /** Runs one command in a throwaway sandbox over `workspace` (probes, index refresh). */
-export async function runOneOff(host: LocalHost, workspace: string, command: string, timeoutMs = 600_000): Promise<SandboxProcessResult & { stderrText: string }> {
+export async function runOneOff(host: LocalHost, workspace: string, command: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<SandboxProcessResult & { stderrText: string }> {
   const tmp = join(workspace, '..', `oneoff-tmp-${process.pid}`);
   await makeOwnedDirs([tmp], host.owner, 0o700);
   try {
@@ -200,7 +200,7 @@ export async function runOneOff(host: LocalHost, workspace: string, command: str
       statusFd: STATUS_FD,
     });
     const argv = launchArgv(host, { procsFiles: [], limits: {}, holderPid: undefined, bwrap, program: ['sh', '-c', command] });
-    const result = await new SandboxProcess({ argv, timeoutMs, maxOutputBytes: 64 * 1024 }).result;
+    const result = await new SandboxProcess({ argv, timeoutMs: options.timeoutMs ?? 600_000, maxOutputBytes: 64 * 1024, signal: options.signal }).result;
     return { ...result, stderrText: result.stderr.toString() };
   } finally {
     await rm(tmp, { recursive: true, force: true });

@@ -6,8 +6,9 @@
 import { createHash } from 'node:crypto';
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { wnwError, WinnowerError } from '../../errors.js';
+import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import type { RepoSource } from '../../types/task.js';
+import { SharedTask } from '../../util/shared-task.js';
 import { hostGitEnv, runHostCommand, tail, type HostCommandResult } from './local-host-command.js';
 import { removeTree, type Owner } from './local-overlay.js';
 
@@ -29,13 +30,21 @@ export interface SnapshotStoreOptions {
   /** Owner to give the files (the sandbox user) when running as root. */
   owner: Owner | undefined;
   /** Refreshes the git index as seen from inside a sandbox (pitfall 3). */
-  refreshIndex(treeDir: string): Promise<void>;
+  refreshIndex(treeDir: string, signal: AbortSignal): Promise<void>;
+  /** Deadline for each git step (clone, fetch, checkout) of a snapshot (default DEFAULT_CLONE_TIMEOUT_MS). */
   cloneTimeoutMs?: number;
 }
 
-/** Prepares and caches snapshots; close() removes every one it made. */
+/** A clone that takes longer than this is given up (sandbox.settings.cloneTimeoutMs to change it). */
+export const DEFAULT_CLONE_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * Prepares and caches snapshots; close() aborts the ones still being prepared and removes every
+ * one it made. A preparation is shared by every caller asking for the same snapshot and is
+ * aborted (its git processes killed) only when all of them have given up.
+ */
 export class SnapshotStore {
-  readonly #snapshots = new Map<string, Promise<Snapshot>>();
+  readonly #snapshots = new Map<string, SharedTask<Snapshot>>();
   readonly #dirs = new Set<string>();
   #made = 0;
   #closed = false;
@@ -46,20 +55,26 @@ export class SnapshotStore {
    * The snapshot of `repo` at its base commit, prepared on first request. A local repository's
    * commit is resolved first, so a moved HEAD or branch gets a new snapshot, not the old one.
    */
-  get(repo: RepoSource): Promise<Snapshot> {
-    if (repo.path === undefined) return this.#cached(`url\0${repo.url ?? ''}\0${repo.base_commit ?? 'HEAD'}`, repo);
-    return resolveLocal(repo.path, repo.base_commit).then(({ real, sha }) => this.#cached(`path\0${real}\0${sha}`, { ...repo, path: real, base_commit: sha }));
+  get(repo: RepoSource, signal?: AbortSignal): Promise<Snapshot> {
+    if (repo.path === undefined) return this.#cached(`url\0${repo.url ?? ''}\0${repo.base_commit ?? 'HEAD'}`, repo, signal);
+    return resolveLocal(repo.path, repo.base_commit, signal).then(({ real, sha }) => this.#cached(`path\0${real}\0${sha}`, { ...repo, path: real, base_commit: sha }, signal));
   }
 
-  #cached(key: string, repo: RepoSource): Promise<Snapshot> {
+  #cached(key: string, repo: RepoSource, signal: AbortSignal | undefined): Promise<Snapshot> {
     if (this.#closed) return Promise.reject(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
-    let snapshot = this.#snapshots.get(key);
-    if (!snapshot) {
-      snapshot = this.#prepare(repo);
-      this.#snapshots.set(key, snapshot);
-      snapshot.catch(() => this.#snapshots.delete(key));
+    let task = this.#snapshots.get(key);
+    // An aborted preparation (all its callers gave up) is still winding down: start a new one.
+    if (!task || task.aborted) {
+      const made: SharedTask<Snapshot> = new SharedTask((abort) =>
+        this.#prepare(repo, abort).catch((error: unknown) => {
+          if (this.#snapshots.get(key) === made) this.#snapshots.delete(key);
+          throw error;
+        }),
+      );
+      this.#snapshots.set(key, made);
+      task = made;
     }
-    return snapshot;
+    return task.join(signal);
   }
 
   /** Number of snapshots prepared or being prepared. */
@@ -69,13 +84,15 @@ export class SnapshotStore {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.allSettled(this.#snapshots.values());
+    const tasks = [...this.#snapshots.values()];
+    for (const task of tasks) task.abort(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
+    await Promise.all(tasks.map((task) => task.done));
     this.#snapshots.clear();
     for (const dir of this.#dirs) await removeTree(dir);
     this.#dirs.clear();
   }
 
-  async #prepare(repo: RepoSource): Promise<Snapshot> {
+  async #prepare(repo: RepoSource, signal: AbortSignal): Promise<Snapshot> {
     if (repo.path === undefined && repo.url === undefined) {
       throw wnwError('WNW_ERR_SBX_REPO', `repo ${repo.name ?? ''} has neither path nor url: the local provider needs one of them`, { details: { field: 'repo' } });
     }
@@ -84,53 +101,74 @@ export class SnapshotStore {
     const treeDir = join(dir, 'tree');
     try {
       await mkdir(dir, { recursive: true, mode: 0o711 });
-      const { commit, source } = repo.path !== undefined ? await this.#cloneLocal(repo.path, repo.base_commit, treeDir) : await this.#cloneUrl(repo.url!, repo.base_commit, treeDir);
-      await git(['checkout', '--quiet', '--detach', commit], treeDir, `checking out ${commit} of ${source}`);
-      await git(['remote', 'remove', 'origin'], treeDir, 'removing the origin remote');
+      const { commit, source } = repo.path !== undefined ? await this.#cloneLocal(repo.path, repo.base_commit, treeDir, signal) : await this.#cloneUrl(repo.url!, repo.base_commit, treeDir, signal);
+      await this.#git(['checkout', '--quiet', '--detach', commit], treeDir, `checking out ${commit} of ${source}`, signal);
+      await this.#git(['remote', 'remove', 'origin'], treeDir, 'removing the origin remote', signal);
       if (this.options.owner) {
-        const chown = await runHostCommand('chown', ['-R', '-h', `${this.options.owner.uid}:${this.options.owner.gid}`, '--', treeDir]);
+        const chown = await runHostCommand('chown', ['-R', '-h', `${this.options.owner.uid}:${this.options.owner.gid}`, '--', treeDir], { signal });
         if (chown.code !== 0) throw new Error(`chown of the snapshot failed: ${tail(chown.stderr)}`);
       }
-      await this.options.refreshIndex(treeDir);
+      await this.options.refreshIndex(treeDir, signal);
+      throwIfAborted(signal);
       return { treeDir, commit, source };
     } catch (error) {
       this.#dirs.delete(dir);
       await removeTree(dir).catch(() => undefined);
+      // Stopped by close() or by the last caller leaving: say so, not what the kill made fail.
+      if (signal.aborted) throw WinnowerError.isInstance(signal.reason) ? signal.reason : wnwError('WNW_ERR_OP_ABORTED', 'operation cancelled', { cause: signal.reason });
       if (WinnowerError.isInstance(error)) throw error;
       throw wnwError('WNW_ERR_SBX_CREATE', `could not prepare the base snapshot: ${(error as Error).message}`, { cause: error });
     }
   }
 
-  async #cloneLocal(path: string, commit: string | undefined, treeDir: string): Promise<{ commit: string; source: string }> {
-    const { real, sha } = await resolveLocal(path, commit);
-    await git(['clone', '--quiet', '--no-checkout', '--no-hardlinks', LOCAL_UPLOAD_PACK, '--', real, treeDir], undefined, `cloning ${path}`, this.options.cloneTimeoutMs);
-    if (!(await resolveCommit(treeDir, sha))) {
+  async #cloneLocal(path: string, commit: string | undefined, treeDir: string, signal: AbortSignal): Promise<{ commit: string; source: string }> {
+    const { real, sha } = await resolveLocal(path, commit, signal);
+    await this.#git(['clone', '--quiet', '--no-checkout', '--no-hardlinks', LOCAL_UPLOAD_PACK, '--', real, treeDir], undefined, `cloning ${path}`, signal);
+    if (!(await resolveCommit(treeDir, sha, signal))) {
       // The commit is not on any branch or tag of the source: fetch it by id.
-      await git(['fetch', '--quiet', LOCAL_UPLOAD_PACK, 'origin', sha], treeDir, `fetching ${sha} from ${path}`, this.options.cloneTimeoutMs);
+      await this.#git(['fetch', '--quiet', LOCAL_UPLOAD_PACK, 'origin', sha], treeDir, `fetching ${sha} from ${path}`, signal);
     }
     return { commit: sha, source: path };
   }
 
-  async #cloneUrl(url: string, commit: string | undefined, treeDir: string): Promise<{ commit: string; source: string }> {
+  async #cloneUrl(url: string, commit: string | undefined, treeDir: string, signal: AbortSignal): Promise<{ commit: string; source: string }> {
     const source = redactUrl(url);
     const local = url.startsWith('file://') ? [LOCAL_UPLOAD_PACK] : [];
-    const clone = await runHostCommand('git', ['clone', '--quiet', '--no-checkout', ...local, '--', url, treeDir], { env: hostGitEnv(), timeoutMs: this.options.cloneTimeoutMs ?? 600_000 });
+    const clone = await runHostCommand('git', ['clone', '--quiet', '--no-checkout', ...local, '--', url, treeDir], { env: hostGitEnv(), timeoutMs: this.#timeoutMs, signal });
+    if (clone.timedOut) throw this.#timedOut(`cloning ${source}`, { field: 'repo.url', url: source });
     if (clone.code !== 0) {
       throw wnwError('WNW_ERR_SBX_REPO', `could not clone ${source}: ${tail(redactText(clone.stderr, url, source))}`, { details: { field: 'repo.url', url: source } });
     }
-    let sha = await resolveCommit(treeDir, commit);
+    let sha = await resolveCommit(treeDir, commit, signal);
     if (!sha && commit) {
       // --end-of-options: a commit such as `--upload-pack=<command>` is a revision to look for, never an option that runs.
-      const fetch = await runHostCommand('git', ['-C', treeDir, 'fetch', '--quiet', ...local, 'origin', '--end-of-options', commit], { env: hostGitEnv(), timeoutMs: this.options.cloneTimeoutMs ?? 600_000 });
-      if (fetch.code === 0) sha = await resolveCommit(treeDir, 'FETCH_HEAD');
+      const fetch = await runHostCommand('git', ['-C', treeDir, 'fetch', '--quiet', ...local, 'origin', '--end-of-options', commit], { env: hostGitEnv(), timeoutMs: this.#timeoutMs, signal });
+      if (fetch.timedOut) throw this.#timedOut(`fetching ${commit} from ${source}`, { field: 'repo.base_commit', url: source });
+      if (fetch.code === 0) sha = await resolveCommit(treeDir, 'FETCH_HEAD', signal);
     }
     if (!sha) throw unknownCommit(commit, source);
     return { commit: sha, source };
   }
+
+  get #timeoutMs(): number {
+    return this.options.cloneTimeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS;
+  }
+
+  #timedOut(what: string, details: Record<string, unknown>): WinnowerError {
+    const seconds = Math.round(this.#timeoutMs / 1000);
+    return wnwError('WNW_ERR_SBX_TIMEOUT', `${what} did not finish within ${seconds} s (sandbox.settings.cloneTimeoutMs)`, { details: { ...details, timeout_ms: this.#timeoutMs } });
+  }
+
+  async #git(args: string[], cwd: string | undefined, what: string, signal: AbortSignal): Promise<HostCommandResult> {
+    const result = await runHostCommand('git', cwd ? ['-C', cwd, ...args] : args, { env: hostGitEnv(), timeoutMs: this.#timeoutMs, signal });
+    if (result.timedOut) throw this.#timedOut(what, {});
+    if (result.code !== 0) throw new Error(`${what} failed: ${tail(result.stderr)}`);
+    return result;
+  }
 }
 
 /** The real path of a local repository and the full SHA of `commit` in it (WNW_ERR_SBX_REPO otherwise). */
-async function resolveLocal(path: string, commit: string | undefined): Promise<{ real: string; sha: string }> {
+async function resolveLocal(path: string, commit: string | undefined, signal: AbortSignal | undefined): Promise<{ real: string; sha: string }> {
   let real: string;
   try {
     real = await realpath(path);
@@ -138,15 +176,15 @@ async function resolveLocal(path: string, commit: string | undefined): Promise<{
   } catch {
     throw wnwError('WNW_ERR_SBX_REPO', `repository path not found: ${path}`, { details: { field: 'repo.path', path } });
   }
-  const check = await runHostCommand('git', ['-C', real, 'rev-parse', '--git-dir'], { env: hostGitEnv() });
+  const check = await runHostCommand('git', ['-C', real, 'rev-parse', '--git-dir'], { env: hostGitEnv(), signal });
   if (check.code !== 0) throw wnwError('WNW_ERR_SBX_REPO', `not a git repository: ${path}`, { details: { field: 'repo.path', path, stderr: tail(check.stderr) } });
-  const sha = await resolveCommit(real, commit);
+  const sha = await resolveCommit(real, commit, signal);
   if (!sha) throw unknownCommit(commit, path);
   return { real, sha };
 }
 
-async function resolveCommit(repoDir: string, commit: string | undefined): Promise<string | undefined> {
-  const result = await runHostCommand('git', ['-C', repoDir, 'rev-parse', '--verify', '--quiet', '--end-of-options', `${commit ?? 'HEAD'}^{commit}`], { env: hostGitEnv() });
+async function resolveCommit(repoDir: string, commit: string | undefined, signal: AbortSignal | undefined): Promise<string | undefined> {
+  const result = await runHostCommand('git', ['-C', repoDir, 'rev-parse', '--verify', '--quiet', '--end-of-options', `${commit ?? 'HEAD'}^{commit}`], { env: hostGitEnv(), signal });
   const sha = result.stdout.trim();
   return result.code === 0 && /^[0-9a-f]{40,64}$/.test(sha) ? sha : undefined;
 }
@@ -155,12 +193,6 @@ function unknownCommit(commit: string | undefined, source: string): WinnowerErro
   return wnwError('WNW_ERR_SBX_REPO', commit ? `commit ${commit} not found in ${source}` : `${source} has no commit at HEAD`, {
     details: { field: 'repo.base_commit', commit, repo: source },
   });
-}
-
-async function git(args: string[], cwd: string | undefined, what: string, timeoutMs = 600_000): Promise<HostCommandResult> {
-  const result = await runHostCommand('git', cwd ? ['-C', cwd, ...args] : args, { env: hostGitEnv(), timeoutMs });
-  if (result.code !== 0) throw new Error(`${what} failed: ${tail(result.stderr)}`);
-  return result;
 }
 
 function hashKey(...parts: string[]): string {

@@ -41,7 +41,7 @@ export interface LocalProviderSettings extends LocalHostOptions {
   maxTransferBytes?: number;
   /** What a patch leaves out and its cap (src/sandbox/patch-policy.ts). */
   patch?: PatchSettings;
-  /** Deadline for cloning a repository on the host (default 10 min). */
+  /** Deadline for each git step (clone, fetch, checkout) of a base snapshot on the host (default 5 min). */
   cloneTimeoutMs?: number;
   /** Start-up report and warnings (default: warnings to stderr, no info). */
   logger?: LocalProviderLogger;
@@ -101,7 +101,7 @@ class LocalProvider implements SandboxProvider {
     throwIfAborted(options.signal);
     const { workdir, limits } = this.#checkSpec(spec);
     const { host, snapshots } = await this.#init();
-    const snapshot = await snapshots.get(spec.repo!);
+    const snapshot = await snapshots.get(spec.repo!, options.signal);
     throwIfAborted(options.signal);
     this.#assertOpen();
     const id = `local-${randomBytes(6).toString('hex')}`;
@@ -193,8 +193,8 @@ class LocalProvider implements SandboxProvider {
       rootDir: host.rootDir,
       owner: host.owner,
       cloneTimeoutMs: this.#settings.cloneTimeoutMs,
-      refreshIndex: async (treeDir) => {
-        const result = await runOneOff(host, treeDir, 'git update-index -q --refresh >/dev/null 2>&1; exit 0');
+      refreshIndex: async (treeDir, signal) => {
+        const result = await runOneOff(host, treeDir, 'git update-index -q --refresh >/dev/null 2>&1; exit 0', { signal });
         if (result.exitCode !== 0) throw new Error(`refreshing the snapshot's index failed: ${tail(result.stderrText)}`);
       },
     });

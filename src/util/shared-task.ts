@@ -1,0 +1,80 @@
+/**
+ * Work that several callers wait for, started once and aborted only when every one of them has
+ * given up: a base snapshot's clone is shared by all rollouts of a repository, so one cancelled
+ * rollout must not kill the clone the others wait for, but the last one must.
+ */
+import { wnwError } from '../errors.js';
+
+export class SharedTask<T> {
+  readonly #controller = new AbortController();
+  readonly #promise: Promise<T>;
+  #waiters = 0;
+  #settled = false;
+
+  /** Starts `work` at once with a signal that fires when the last waiter leaves or abort() is called. */
+  constructor(work: (signal: AbortSignal) => Promise<T>) {
+    this.#promise = work(this.#controller.signal);
+    this.#promise.then(
+      () => (this.#settled = true),
+      () => (this.#settled = true),
+    );
+  }
+
+  /** Whether the work was aborted: a later caller should start the work anew. */
+  get aborted(): boolean {
+    return this.#controller.signal.aborted;
+  }
+
+  /** Settles when the work has stopped, whatever its outcome (never rejects). */
+  get done(): Promise<void> {
+    return this.#promise.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /**
+   * Waits for the result. When `signal` fires first, this caller stops waiting at once
+   * (WNW_ERR_OP_ABORTED) and, if no one else waits, the work is aborted. A caller without a
+   * signal waits until the work ends.
+   */
+  join(signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(aborted(signal));
+    if (this.#settled) return this.#promise;
+    this.#waiters += 1;
+    return new Promise<T>((resolve, reject) => {
+      let left = false;
+      const leave = (): void => {
+        if (left) return;
+        left = true;
+        signal?.removeEventListener('abort', onAbort);
+        this.#waiters -= 1;
+        if (this.#waiters === 0 && !this.#settled) this.#controller.abort(wnwError('WNW_ERR_OP_ABORTED', 'every caller waiting for this work gave up'));
+      };
+      const onAbort = (): void => {
+        leave();
+        reject(aborted(signal!));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#promise.then(
+        (value) => {
+          leave();
+          resolve(value);
+        },
+        (error: unknown) => {
+          leave();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** Aborts the work for every waiter (they get its rejection). */
+  abort(reason: unknown): void {
+    if (!this.#settled) this.#controller.abort(reason);
+  }
+}
+
+function aborted(signal: AbortSignal) {
+  return wnwError('WNW_ERR_OP_ABORTED', 'operation cancelled', { cause: signal.reason });
+}
