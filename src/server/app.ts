@@ -11,6 +11,7 @@ import type { SolveDeps } from '../solve/run-solve.js';
 import type { JobStore } from '../store/types.js';
 import { installAuth } from './auth.js';
 import { installErrorHandler } from './error-handler.js';
+import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './framework-errors.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { rerankRoutes } from './routes/rerank.js';
@@ -46,7 +47,14 @@ declare module 'fastify' {
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024 });
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024,
+    // Errors raised before routing answer in the project's shape too (src/server/framework-errors.ts).
+    maxParamLength: MAX_PARAM_LENGTH,
+    frameworkErrors,
+    clientErrorHandler,
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 

@@ -50,7 +50,46 @@ export function installErrorHandler(app: FastifyInstance): void {
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send({ error: { code: 'WNW_ERR_OP_INTERNAL', message: 'internal error' } });
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send({ error: { code: 'WNW_ERR_INPUT_INVALID', message: `no route ${request.method} ${request.url}` } }),
-  );
+  const allowed = routeMethods(app);
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    // The path only, and not all of it: an error never echoes a long URL or its query back.
+    const shown = path.length > 100 ? `${path.slice(0, 100)}…` : path;
+    const methods = allowed(path);
+    if (methods.length > 0) {
+      return reply
+        .status(405)
+        .header('allow', methods.join(', '))
+        .send({ error: { code: 'WNW_ERR_INPUT_INVALID', message: `${request.method} is not allowed on ${shown}; use ${methods.join(', ')}`, details: { allow: methods } } });
+    }
+    return reply.status(404).send({ error: { code: 'WNW_ERR_INPUT_INVALID', message: `no route ${request.method} ${shown}` } });
+  });
+  acceptEmptyJson(app);
+}
+
+/** Collects every route as it is added; returns the methods the routes matching a path accept. */
+function routeMethods(app: FastifyInstance): (path: string) => string[] {
+  const routes: Array<{ pattern: RegExp; methods: string[] }> = [];
+  app.addHook('onRoute', (route) => {
+    const source = route.url
+      .split('/')
+      .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    routes.push({ pattern: new RegExp(`^${source}$`), methods: ([] as string[]).concat(route.method) });
+  });
+  return (path) => [...new Set(routes.filter((route) => route.pattern.test(path)).flatMap((route) => route.methods))].sort();
+}
+
+/**
+ * JSON bodies as fastify parses them (prototype poisoning refused), except that an empty one is no
+ * body: a `DELETE` sent with `content-type: application/json` and nothing else is a cancel, not a 400.
+ */
+function acceptEmptyJson(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
+    const body = typeof text === 'string' ? text : text.toString('utf8');
+    if (body === '') return done(null, undefined);
+    return parse(request, body, done);
+  });
 }

@@ -1,0 +1,132 @@
+/**
+ * Every error is `{error: {code, message, details}}` with a WNW code, including those answered
+ * before routing (a malformed URL, a path segment too long, headers too large, not HTTP at all),
+ * and none echoes the URL back; a known path with the wrong method is a 405 with `Allow`; a
+ * DELETE with `content-type: application/json` and no body is a cancel.
+ */
+import { connect, type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { buildApp } from '../../src/server/app.js';
+import { JobManager } from '../../src/solve/job-manager.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+
+/** Writes `raw` to the server and reads the whole answer (the server closes the connection). */
+function rawRequest(port: number, raw: string): Promise<{ status: number; headers: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      if (split < 0) return reject(new Error(`no answer: ${JSON.stringify(text.slice(0, 200))}`));
+      resolve({ status: Number(text.split(' ')[1]), headers: text.slice(0, split), body: text.slice(split + 4) });
+    });
+    socket.write(raw);
+  });
+}
+
+describe('errors before and around routing', () => {
+  let store: ReturnType<typeof createSqliteStore>;
+  let jobs: JobManager;
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  let port: number;
+
+  beforeAll(async () => {
+    store = createSqliteStore(':memory:');
+    jobs = new JobManager(store);
+    app = await buildApp({ jobs, store, solveDeps: { sandboxes: createLocalProvider(), store, createPolicy: createPolicyFactory() } });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    port = (app.server.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await app?.winnower.solveDeps.sandboxes.close();
+    store?.close();
+  });
+
+  const expectShape = (body: string, status: number) => {
+    const parsed = JSON.parse(body);
+    expect(Object.keys(parsed)).toEqual(['error']);
+    expect(parsed.error.code).toMatch(/^WNW_ERR_/);
+    expect(typeof parsed.error.message).toBe('string');
+    expect(parsed.error.details).toMatchObject({ status });
+    return parsed.error as { code: string; message: string };
+  };
+
+  it('answers a path segment over the router limit with 414, without echoing it', async () => {
+    const long = 'a'.repeat(200);
+    const response = await app.inject(`/jobs/${long}`);
+    expect(response.statusCode).toBe(414);
+    const error = expectShape(response.body, 414);
+    expect(error.code).toBe('WNW_ERR_INPUT_INVALID');
+    expect(response.body).not.toContain(long.slice(0, 50));
+  });
+
+  it('answers a malformed percent-encoding with 400, without echoing it', async () => {
+    const response = await app.inject('/jobs/%ZZsecret');
+    expect(response.statusCode).toBe(400);
+    expectShape(response.body, 400);
+    expect(response.body).not.toContain('secret');
+  });
+
+  it('answers headers too large (a 100 KB URL) with 431 in the same shape', async () => {
+    const url = `/jobs/${'b'.repeat(100_000)}`;
+    const response = await rawRequest(port, `GET ${url} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(response.status).toBe(431);
+    expect(response.headers).toMatch(/content-type: application\/json/i);
+    expectShape(response.body, 431);
+    expect(response.body).not.toContain('bbbbbbbbbb');
+  });
+
+  it('answers a request that is not HTTP with 400 in the same shape', async () => {
+    const response = await rawRequest(port, 'HELLO THERE\r\n\r\n');
+    expect(response.status).toBe(400);
+    expectShape(response.body, 400);
+  });
+
+  it.each([
+    ['PUT', '/solve', 'POST'],
+    ['GET', '/solve', 'POST'],
+    ['PUT', '/jobs/some-id', 'DELETE, GET, HEAD'],
+    ['POST', '/jobs/some-id/events', 'GET, HEAD'],
+    ['DELETE', '/healthz', 'GET, HEAD'],
+  ])('answers %s %s with 405 and Allow: %s', async (method, url, allow) => {
+    const response = await app.inject({ method: method as 'PUT', url });
+    expect(response.statusCode).toBe(405);
+    expect(response.headers.allow).toBe(allow);
+    expect(response.json().error).toMatchObject({ code: 'WNW_ERR_INPUT_INVALID', details: { allow: allow.split(', ') } });
+  });
+
+  it('still answers 404 for a path no route has, without its query string', async () => {
+    const response = await app.inject('/nope/jobs?token=secret');
+    expect(response.statusCode).toBe(404);
+    expect(response.json().error.code).toBe('WNW_ERR_INPUT_INVALID');
+    expect(response.body).not.toContain('secret');
+  });
+
+  it('cancels with DELETE sent as JSON with an empty body', async () => {
+    const job = jobs.start('solve', {}, ({}, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))));
+    const response = await app.inject({ method: 'DELETE', url: `/jobs/${job.id}`, headers: { 'content-type': 'application/json' }, payload: '' });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json().status).toBe('cancelled');
+    const unknown = await app.inject({ method: 'DELETE', url: '/jobs/unknown', headers: { 'content-type': 'application/json' } });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error.code).toBe('WNW_ERR_JOB_NOT_FOUND');
+  });
+
+  it('still refuses malformed JSON and prototype poisoning', async () => {
+    const bad = await app.inject({ method: 'POST', url: '/solve', headers: { 'content-type': 'application/json' }, payload: '{"issue":' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.code).toBe('WNW_ERR_INPUT_INVALID');
+    const poisoned = await app.inject({ method: 'POST', url: '/solve', headers: { 'content-type': 'application/json' }, payload: '{"issue":"x","__proto__":{"n":1}}' });
+    expect(poisoned.statusCode).toBe(400);
+    const empty = await app.inject({ method: 'POST', url: '/solve', headers: { 'content-type': 'application/json' }, payload: '' });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json().error.details.field).toBe('body');
+  });
+});
