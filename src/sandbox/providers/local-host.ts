@@ -177,7 +177,9 @@ export function launchArgv(host: LocalHost, parts: LaunchParts): string[] {
     ...parts.bwrap,
     ...parts.program,
   ];
-  if (host.hostBash) return [host.hostBash, '-c', CLOSE_INHERITED_FDS + JOIN_SCRIPT, 'wnw-launch', ...parts.procsFiles, '--', ...chain];
+  // --norc --noprofile: with stdin a socket (calls that pass stdin), Debian's bash takes this for
+  // an sshd session and would source /etc/bash.bashrc and the server user's ~/.bashrc, as root.
+  if (host.hostBash) return [host.hostBash, '--norc', '--noprofile', '-c', CLOSE_INHERITED_FDS + JOIN_SCRIPT, 'wnw-launch', ...parts.procsFiles, '--', ...chain];
   return parts.procsFiles.length > 0 ? ['/bin/sh', '-c', JOIN_SCRIPT, 'wnw-join', ...parts.procsFiles, '--', ...chain] : chain;
 }
 
