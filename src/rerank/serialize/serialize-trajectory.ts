@@ -1,42 +1,26 @@
 /**
  * Serializes a candidate for a value model under a token budget. Every piece is counted in one
  * batched call (counts only); the cuts are chosen by arithmetic on those counts (fit-budget.ts); the final
- * text is encoded once, so `inputIds` and `inputTokens` are exact. When joins between pieces
+ * text is encoded, so `inputIds` and `inputTokens` are exact. When joins between pieces
  * tokenize differently and the final count exceeds the budget, the plan is tightened and redone
- * (at most MAX_ATTEMPTS encodes of the final text).
+ * (at most MAX_ATTEMPTS encodes of the final text), then pieces are cut further on exact counts of
+ * the whole text (cut-to-fit.ts) until it fits. Only a budget too small for the template text,
+ * with everything cut, is an error.
  */
 import { throwIfAborted, wnwError } from '../../errors.js';
 import type { Task } from '../../types/task.js';
 import type { Trajectory } from '../../types/trajectory.js';
-import { countDocument, estimateCounter, tokenizerCounter, type DocumentCounts, type FinalCount } from './count-document.js';
+import { countDocument, estimateCounter, tokenizerCounter, type DocumentCounts, type FinalCount, type TokenCounter } from './count-document.js';
+import { cutToFit, type CutPiece, type Measured } from './cut-to-fit.js';
 import { fitSteps, waterFill, type StepPlan } from './fit-budget.js';
 import { headTail, type Elided } from './head-tail.js';
+import { assemble, isDropped, uncutLayout, type Layout, type Prefix } from './layout.js';
 import { buildDocument, type SerializationDocument } from './serialize-document.js';
 import { loadTemplate } from './template-registry.js';
 import { TemplateSettings } from './template-schema.js';
 import type { Serialized, SerializeOptions } from './types.js';
 
-const MAX_ATTEMPTS = 4;
-
-/** The instance piece as every candidate of the task gets it (the issue capped at its budget share). */
-interface Prefix {
-  instance: string;
-  /** The issue as rendered (whole, or head + tail). */
-  issue: string;
-  tokens: number;
-  cut: boolean;
-}
-
-/** A plan plus the last-resort head/tail cuts. */
-interface Layout {
-  plan: StepPlan;
-  prefix: Prefix;
-  patch?: string;
-  /** Step position → cut action. */
-  actions: Map<number, string>;
-  /** `step:observation` positions → cut observation text. */
-  observations: Map<string, string>;
-}
+const MAX_ATTEMPTS = 3;
 
 export async function serializeTrajectory(task: Task, trajectory: Trajectory, options: SerializeOptions): Promise<Serialized> {
   const budget = options.budgetTokens;
@@ -66,13 +50,12 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   if (whole !== undefined) counts.tokensBefore = whole.tokens;
 
   const headShare = settings.observation_head_chars / Math.max(1, settings.observation_head_chars + settings.observation_tail_chars);
-  const shrink = (raw: string, chars: number, tokens: number, keepTokens: number): string => {
-    const keepChars = Math.floor((keepTokens * chars) / Math.max(1, tokens));
-    const head = Math.round(keepChars * headShare);
-    return headTail(raw, head, keepChars - head, (elided: Elided) => document.render.textMarker(elided)) ?? raw;
-  };
+  const keep = (raw: string, keepChars: number) => cutText(document, raw, keepChars, headShare);
+  // Planned cuts keep the characters of a piece in proportion to the tokens they may take.
+  const shrink = (raw: string, chars: number, tokens: number, keepTokens: number): string => keep(raw, Math.floor((keepTokens * chars) / Math.max(1, tokens))) ?? raw;
 
-  const prefix = fitIssue(document, counts, issueCap, shrink);
+  const prefix = await fitIssue(document, counts, issueCap, shrink, counter);
+  throwIfAborted(options.signal);
   // Pieces count a little more apart than joined: when their sum is that close, try the whole text.
   const joins = 6 + document.steps.reduce((sum, step) => sum + 1 + step.observations.length, 0);
   if (!prefix.cut && whole === undefined && counts.tokensBefore <= budget + joins) {
@@ -80,31 +63,81 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
     throwIfAborted(options.signal);
     if (final.tokens <= budget) return result(template.name, uncutText, final, counter.estimated, final.tokens, uncut);
   }
-  let effective = budget;
-  for (let attempt = 1; ; attempt += 1) {
-    const layout = planLayout(document, counts, prefix, effective, settings, shrink);
-    const { text, prefixChars } = assemble(document, layout);
-    const final = await counter.countFinal(text);
+  const measure = async (layout: Layout): Promise<Measured> => {
+    const assembled = assemble(document, layout);
+    const final = await counter.countFinal(assembled.text);
     throwIfAborted(options.signal);
-    if (final.tokens <= budget) return result(template.name, { text, prefixChars }, final, counter.estimated, counts.tokensBefore, layout);
-    if (attempt === MAX_ATTEMPTS) {
-      throw wnwError('WNW_ERR_OP_INTERNAL', `could not fit ${trajectory.id} into ${budget} tokens after ${attempt} attempts (last: ${final.tokens})`, {
-        details: { trajectory_id: trajectory.id, budgetTokens: budget, tokens: final.tokens },
-      });
-    }
-    effective -= (final.tokens - budget) * attempt;
+    return { ...assembled, final };
+  };
+  const done = (measured: Measured, layout: Layout) => result(template.name, measured, measured.final, counter.estimated, counts.tokensBefore, layout);
+  let effective = budget;
+  let planned: Layout | undefined;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+    const layout = planLayout(document, counts, prefix, effective, settings, shrink);
+    if (layout === undefined) break;
+    const measured = await measure(layout);
+    if (measured.final.tokens <= budget) return done(measured, layout);
+    planned = layout;
+    effective -= (measured.final.tokens - budget) * attempt;
   }
+  // Still over, or no plan fits by the counts: cut on exact counts of the whole text, from the
+  // last plan, else from the smallest layout (every step dropped; issue and patch left to cut).
+  for (const layout of [planned, smallestLayout(document, prefix)]) {
+    if (layout === undefined) continue;
+    const fitted = await cutToFit(cutPieces(document, layout), { budget, keep, measure: () => measure(layout) });
+    if (fitted) return done(fitted, layout);
+  }
+  const smallest = smallestLayout(document, prefix);
+  for (const piece of cutPieces(document, smallest)) piece.set(keep(piece.raw, 0) ?? piece.raw);
+  const { final } = await measure(smallest);
+  throw wnwError('WNW_ERR_CFG_INVALID', `budgetTokens ${budget} is too small for template text alone (${final.tokens} tokens with everything cut)`, {
+    details: { field: 'budgetTokens', budgetTokens: budget, tokens: final.tokens },
+  });
 }
 
-function uncutLayout(document: SerializationDocument): Layout {
-  const plan: StepPlan = {
-    elided: document.steps.map(() => false),
-    cut: document.steps.map((step) => step.observations.map(() => false)),
-    dropped: null,
-    tokens: 0,
-  };
-  const prefix: Prefix = { instance: document.instance, issue: document.problemStatement, tokens: 0, cut: false };
-  return { plan, prefix, actions: new Map(), observations: new Map() };
+/** `raw` with about `keepChars` characters kept as head + marker + tail (undefined: no shorter that way). */
+function cutText(document: SerializationDocument, raw: string, keepChars: number, headShare: number): string | undefined {
+  const head = Math.round(keepChars * headShare);
+  return headTail(raw, head, keepChars - head, (elided: Elided) => document.render.textMarker(elided));
+}
+
+/** Every step dropped; issue and patch as planned, for `cutToFit` to cut further. */
+function smallestLayout(document: SerializationDocument, prefix: Prefix): Layout {
+  const layout = uncutLayout(document);
+  const steps = document.steps.length;
+  return { ...layout, prefix, plan: { ...layout.plan, dropped: steps > 0 ? { start: 0, end: steps } : null } };
+}
+
+/** What `cutToFit` may cut in `layout`: the patch, the kept steps' actions and outputs, and the issue (shared, so last). */
+function cutPieces(document: SerializationDocument, layout: Layout): CutPiece[] {
+  const planned = layout.prefix;
+  const patch = document.patchText;
+  const pieces: CutPiece[] = [{ raw: patch, set: (text) => (layout.patch = text === patch ? undefined : text) }];
+  document.steps.forEach((step, position) => {
+    if (isDropped(layout.plan, position)) return;
+    const action = step.step.action;
+    pieces.push({ raw: action, set: (text) => void (text === action ? layout.actions.delete(position) : layout.actions.set(position, text)) });
+    step.observations.forEach((observation, index) => {
+      const key = `${position}:${index}`;
+      pieces.push({
+        raw: observation.raw,
+        set: (text) => {
+          layout.plan.cut[position]![index] = false;
+          if (text === observation.raw) layout.observations.delete(key);
+          else layout.observations.set(key, text);
+        },
+      });
+    });
+  });
+  const issue = document.problemStatement;
+  pieces.push({
+    raw: issue,
+    shared: true,
+    set: (text) => {
+      layout.prefix = text === issue ? { ...planned, instance: document.instance, issue, cut: false } : { ...planned, instance: document.render.instance(text), issue: text, cut: true };
+    },
+  });
+  return pieces;
 }
 
 function resolveSettings(defaults: TemplateSettings, overrides: Partial<TemplateSettings> | undefined): TemplateSettings {
@@ -120,14 +153,25 @@ function resolveSettings(defaults: TemplateSettings, overrides: Partial<Template
 
 type Shrink = (raw: string, chars: number, tokens: number, keepTokens: number) => string;
 
-/** Caps the issue at `cap` tokens; depends on the task and budget only, so the prefix is shared. */
-function fitIssue(document: SerializationDocument, counts: DocumentCounts, cap: number, shrink: Shrink): Prefix {
+/**
+ * Caps the issue at `cap` tokens; depends on the task and budget only, so the prefix is shared.
+ * The cut is counted exactly and redone smaller while it is over (a head + tail kept by its share
+ * of the characters can hold more than its share of the tokens), so the plan starts from the
+ * prefix's real size.
+ */
+async function fitIssue(document: SerializationDocument, counts: DocumentCounts, cap: number, shrink: Shrink, counter: TokenCounter): Promise<Prefix> {
   const issueTokens = counts.instance - counts.instanceWrapper;
   const issue = document.problemStatement;
   if (issueTokens <= cap) return { instance: document.instance, issue, tokens: counts.instance, cut: false };
-  const keep = Math.max(0, cap - counts.textMarker);
-  const cut = shrink(issue, issue.length, issueTokens, keep);
-  return { instance: document.render.instance(cut), issue: cut, tokens: counts.instanceWrapper + keep + counts.textMarker, cut: cut !== issue };
+  const limit = counts.instanceWrapper + cap;
+  let keep = Math.max(0, cap - counts.textMarker);
+  for (let attempt = 1; ; attempt += 1) {
+    const cut = shrink(issue, issue.length, issueTokens, keep);
+    const instance = document.render.instance(cut);
+    const tokens = (await counter.count([instance])).tokens[0]!;
+    if (tokens <= limit || keep === 0 || attempt === MAX_ATTEMPTS) return { instance, issue: cut, tokens, cut: cut !== issue };
+    keep = Math.max(0, keep - (tokens - limit));
+  }
 }
 
 interface Item {
@@ -137,7 +181,8 @@ interface Item {
   apply(text: string): void;
 }
 
-function planLayout(document: SerializationDocument, counts: DocumentCounts, prefix: Prefix, budget: number, settings: TemplateSettings, shrink: Shrink): Layout {
+/** The cuts the counts say fit `budget`; undefined when even the smallest layout does not fit by the counts. */
+function planLayout(document: SerializationDocument, counts: DocumentCounts, prefix: Prefix, budget: number, settings: TemplateSettings, shrink: Shrink): Layout | undefined {
   const fixed = counts.system + prefix.tokens + counts.question + counts.patch + counts.noSteps;
   const input = { fixed, steps: counts.steps, stepsMarker: counts.stepsMarker, keepFirst: settings.keep_first_steps, keepLast: settings.keep_last_steps };
   const layout: Layout = { plan: fitSteps(input, budget), prefix, actions: new Map(), observations: new Map() };
@@ -198,41 +243,7 @@ function planLayout(document: SerializationDocument, counts: DocumentCounts, pre
     }
     return layout;
   }
-  throw wnwError('WNW_ERR_CFG_INVALID', `budgetTokens ${budget} is too small for template text alone (${counts.system + counts.instanceWrapper + counts.question} tokens)`, {
-    details: { field: 'budgetTokens', budgetTokens: budget },
-  });
-}
-
-function isDropped(plan: StepPlan, position: number): boolean {
-  return plan.dropped !== null && position >= plan.dropped.start && position < plan.dropped.end;
-}
-
-function assemble(document: SerializationDocument, layout: Layout): { text: string; prefixChars: number } {
-  const { render } = document;
-  const { plan } = layout;
-  const parts = [document.system, layout.prefix.instance];
-  const prefixChars = document.system.length + layout.prefix.instance.length;
-  parts.push(document.noSteps);
-  document.steps.forEach((step, position) => {
-    if (plan.dropped !== null && position === plan.dropped.start) {
-      const first = document.steps[plan.dropped.start]!.step.index;
-      const last = document.steps[plan.dropped.end - 1]!.step.index;
-      parts.push(render.stepsMarker(plan.dropped.end - plan.dropped.start, first, last));
-    }
-    if (isDropped(plan, position)) return;
-    const elided = plan.elided[position]!;
-    const action = layout.actions.get(position);
-    if (action === undefined) parts.push(elided ? step.elided : step.full);
-    else parts.push(render.step(step.step, elided ? render.thoughtMarker(step.step.thought) : step.step.thought, action));
-    step.observations.forEach((observation, index) => {
-      const override = layout.observations.get(`${position}:${index}`);
-      if (override !== undefined) parts.push(render.observation(step.step.index, override));
-      else parts.push(plan.cut[position]![index] ? observation.cut! : observation.full);
-    });
-  });
-  parts.push(layout.patch === undefined ? document.patch : render.patch(layout.patch));
-  parts.push(document.question);
-  return { text: parts.join(''), prefixChars };
+  return undefined;
 }
 
 function result(
