@@ -67,6 +67,10 @@ export function exportValueModel(options: ExportOptions): Uint8Array {
   }
   const w2 = Float32Array.from(params.w2, (w) => w * calibration.a);
   const b2 = params.b2 * calibration.a + calibration.b;
+  // The linear path, with the same length standardisation folded in.
+  const skip = Float32Array.from(params.skip, (w) => w * calibration.a);
+  skip[dims] = (params.skip[dims]! / params.lengthStd) * calibration.a;
+  const skipBias = (-params.skip[dims]! * params.lengthMean) / params.lengthStd * calibration.a;
   const bigramOffset = 2 * space.vocabSize;
 
   const initializer: Onnx.ITensorProto[] = [
@@ -74,7 +78,8 @@ export function exportValueModel(options: ExportOptions): Uint8Array {
     floatTensor('dense.weight', [dims + 1, hidden], w1),
     floatTensor('dense.bias', [hidden], b1),
     floatTensor('score.weight', [hidden, 1], w2),
-    floatTensor('score.bias', [1], [b2]),
+    floatTensor('score.bias', [1], [b2 + skipBias]),
+    floatTensor('skip.weight', [dims + 1, 1], skip),
     int64Tensor('patch_id', [], [PATCH_ID]),
     int64Tensor('one_i', [], [1]),
     int64Tensor('vocab_size', [], [space.vocabSize]),
@@ -131,7 +136,9 @@ export function exportValueModel(options: ExportOptions): Uint8Array {
     node('Add', ['dense_projected', 'dense.bias'], 'dense_out'),
     node('Relu', ['dense_out'], 'hidden'),
     node('MatMul', ['hidden', 'score.weight'], 'score_projected'),
-    node('Add', ['score_projected', 'score.bias'], 'logits'),
+    node('MatMul', ['features', 'skip.weight'], 'skip_projected'),
+    node('Add', ['score_projected', 'skip_projected'], 'score_sum'),
+    node('Add', ['score_sum', 'score.bias'], 'logits'),
   ];
   return onnx.ModelProto.encode({
     irVersion: 8,

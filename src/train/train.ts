@@ -75,6 +75,10 @@ const LEARNED = 'learned selector';
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
 
+function copyParams(params: ValueModelParams): ValueModelParams {
+  return { ...params, embedding: params.embedding.slice(), w1: params.w1.slice(), b1: params.b1.slice(), w2: params.w2.slice(), skip: params.skip.slice() };
+}
+
 function documentText(candidate: LabelledCandidate): string {
   return [candidate.task.problem_statement, candidate.trajectory.patch, ...candidate.trajectory.messages.map((m) => m.content)].join('\n');
 }
@@ -149,15 +153,23 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const bags = new Map<LabelledCandidate, FeatureBag>(everything.map((c, i) => [c, featureBag(ids[i]!, space)]));
   const example = (c: LabelledCandidate): TrainExample => ({ bag: bags.get(c)!, label: c.resolved, group: c.pool });
 
-  // Cross-fitting: out-of-fold logits pick the epoch count, calibrate, and train the selector.
+  // Cross-fitting. Out-of-fold logits pick the epoch count and train the selector. The shipped
+  // model is fold 0's at that epoch, calibrated on fold 0's held-out part: a model retrained on
+  // everything has larger logits than the ones the calibration was fitted on, and is miscalibrated.
   const foldOfCandidate = new Map(trainSide.map((c) => [c, foldOf(c.trajectory.instance_id, folds, seed)]));
   const oofByEpoch = new Map<LabelledCandidate, number[]>();
   const aucByEpoch: number[][] = Array.from({ length: maxEpochs }, () => []);
+  const snapshots: ValueModelParams[] = [];
   const fitOptions = { ...DEFAULT_FIT, epochs: maxEpochs, ...(options.learningRate ? { learningRate: options.learningRate } : {}) };
+  const heldOf: LabelledCandidate[][] = [];
   for (let k = 0; k < folds; k++) {
     const fit = trainSide.filter((c) => foldOfCandidate.get(c) !== k);
     const held = trainSide.filter((c) => foldOfCandidate.get(c) === k);
-    if (fit.length === 0 || held.length === 0) continue;
+    heldOf.push(held);
+    if (fit.length === 0 || held.length === 0) {
+      if (k === 0) throw wnwError('WNW_ERR_INPUT_INVALID', `too few training instances for ${folds} folds`, { details: { field: 'folds' } });
+      continue;
+    }
     const params = initParams(shape, seed + k + 1, fit.map((c) => bags.get(c)!.logLength));
     fitValueModel(params, fit.map(example), {
       ...fitOptions,
@@ -167,6 +179,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
         held.forEach((c, i) => oofByEpoch.set(c, [...(oofByEpoch.get(c) ?? []), logits[i]!]));
         const auc = rocAuc(held.map((c, i) => ({ value: logits[i]!, resolved: c.resolved })));
         if (auc !== null) aucByEpoch[epoch - 1]!.push(auc);
+        if (k === 0) snapshots.push(copyParams(params));
         options.onProgress?.('fit folds', k * maxEpochs + epoch, folds * maxEpochs);
       },
     });
@@ -176,17 +189,28 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const epochs = meanAuc.indexOf(Math.max(...meanAuc)) + 1 || maxEpochs;
   log(`cross-fit (${folds} folds): held-out AUC by epoch ${meanAuc.map((a) => a.toFixed(3)).join(' ')}; using ${epochs} epoch(s)`);
 
-  const oofCandidates = trainSide.filter((c) => oofByEpoch.get(c)?.[epochs - 1] !== undefined);
-  const oofLogits = oofCandidates.map((c) => oofByEpoch.get(c)![epochs - 1]!);
-  const calibration = fitPlatt(oofLogits, oofCandidates.map((c) => c.resolved));
-  const oofValue = new Map(oofCandidates.map((c, i) => [c, { value: sigmoid(calibration.a * oofLogits[i]! + calibration.b), raw: calibration.a * oofLogits[i]! + calibration.b }]));
-  const selector = fitSelector(selectorPools(oofCandidates, oofValue));
+  // Each fold's held-out logits calibrated on themselves feed the selector; fold 0's calibration ships.
+  const oofValue = new Map<LabelledCandidate, { value: number; raw: number }>();
+  const calibrations = heldOf.map((held) => {
+    const scored = held.filter((c) => oofByEpoch.get(c)?.[epochs - 1] !== undefined);
+    const logits = scored.map((c) => oofByEpoch.get(c)![epochs - 1]!);
+    const fitted = fitPlatt(logits, scored.map((c) => c.resolved));
+    scored.forEach((c, i) => {
+      const raw = fitted.a * logits[i]! + fitted.b;
+      oofValue.set(c, { value: sigmoid(raw), raw });
+    });
+    return fitted;
+  });
+  const calibration = calibrations[0]!;
+  const oofCandidates = trainSide.filter((c) => oofValue.has(c));
+  const pools = selectorPools(oofCandidates, oofValue);
+  const selector = fitSelector(pools);
+  const poolAuc = rocAuc(pools.flatMap((pool) => pool.signals.map((signal, i) => ({ value: signal.value_rel, resolved: pool.labels[i]! }))));
+  log(`out-of-fold AUC ${rocAuc(oofCandidates.map((c) => ({ value: oofValue.get(c)!.value, resolved: c.resolved })))?.toFixed(3)}, of value_rel within pools ${poolAuc?.toFixed(3)}`);
   log(`calibration: a ${calibration.a.toFixed(3)}, b ${calibration.b.toFixed(3)}; selector weights ${selector.signals.filter((s) => s.learned).map((s) => `${s.name} ${s.weight.toFixed(2)}`).join(', ')}`);
+  const params = snapshots[epochs - 1]!;
 
-  const params: ValueModelParams = initParams(shape, seed, trainSide.map((c) => bags.get(c)!.logLength));
-  fitValueModel(params, trainSide.map(example), { ...fitOptions, epochs, seed, onEpoch: (epoch) => options.onProgress?.('fit final', epoch, epochs) });
-
-  const model = exportValueModel({ params, space, calibration, docString: `winnower value model, seed ${seed}, ${trainSide.length} training candidates` });
+  const model = exportValueModel({ params, space, calibration, docString: `winnower value model, seed ${seed}, fold 0 of ${folds} over ${trainSide.length} training candidates` });
   await writeFile(join(outDir, 'model.onnx'), model);
   await writeFile(join(outDir, SELECTOR_FILE), `${JSON.stringify(selector, null, 2)}\n`);
 

@@ -1,6 +1,7 @@
 /**
  * The value model: an embedding bag over token and bigram slots (`features.ts`), pooled, with
- * log-length beside it, into a small ReLU layer and one logit. Trained with a pointwise logistic
+ * log-length beside it, into a small ReLU layer and one logit, plus a linear path from the pooled
+ * input to the logit (so the model stays a usable linear model even when ReLU units die). Trained with a pointwise logistic
  * loss plus a within-instance pairwise ranking loss (resolved above unresolved of the same
  * instance), sparse Adam, L2 on every weight. Plain float64 arrays: the sizes that fit a shipped
  * default (tens of thousands of rows × 16) train in seconds on one core.
@@ -20,6 +21,8 @@ export interface ValueModelParams extends ValueModelShape {
   w1: Float64Array; // (dims + 1) × hidden, input-major
   b1: Float64Array; // hidden
   w2: Float64Array; // hidden
+  /** Linear path: (dims + 1) → logit. */
+  skip: Float64Array;
   b2: number;
   /** Standardisation of log-length: (x − mean) / std. */
   lengthMean: number;
@@ -59,7 +62,7 @@ export function initParams(shape: ValueModelShape, seed: number, lengths: number
   const w2 = new Float64Array(shape.hidden).map(() => uniform(Math.sqrt(6 / (shape.hidden + 1))));
   const mean = lengths.length ? lengths.reduce((a, b) => a + b, 0) / lengths.length : 0;
   const variance = lengths.length ? lengths.reduce((a, b) => a + (b - mean) ** 2, 0) / lengths.length : 1;
-  return { ...shape, embedding, w1, b1: new Float64Array(shape.hidden).fill(0.1), w2, b2: 0, lengthMean: mean, lengthStd: Math.sqrt(variance) || 1 };
+  return { ...shape, embedding, w1, b1: new Float64Array(shape.hidden).fill(0.1), w2, skip: new Float64Array(inputs), b2: 0, lengthMean: mean, lengthStd: Math.sqrt(variance) || 1 };
 }
 
 interface Activations {
@@ -79,6 +82,7 @@ function forward(params: ValueModelParams, bag: FeatureBag): Activations {
   input[dims] = (bag.logLength - params.lengthMean) / params.lengthStd;
   const hidden = new Float64Array(h);
   let logit = params.b2;
+  for (let i = 0; i <= dims; i++) logit += input[i]! * params.skip[i]!;
   for (let j = 0; j < h; j++) {
     let sum = b1[j]!;
     for (let i = 0; i <= dims; i++) sum += input[i]! * w1[i * h + j]!;
@@ -127,6 +131,8 @@ export function fitValueModel(params: ValueModelParams, examples: TrainExample[]
   const adamB1 = new Adam(h);
   const adamW2 = new Adam(h);
   const adamB2 = new Adam(1);
+  const adamSkip = new Adam(dims + 1);
+  const gradSkip = new Float64Array(dims + 1);
   const gradE = new Float64Array(params.embedding.length);
   const gradW1 = new Float64Array(params.w1.length);
   const gradB1 = new Float64Array(h);
@@ -150,6 +156,7 @@ export function fitValueModel(params: ValueModelParams, examples: TrainExample[]
       gradB1.fill(0);
       gradW2.fill(0);
       gradB2[0] = 0;
+      gradSkip.fill(0);
       let items = 0;
       for (const group of batch) items += group.length;
       for (const group of batch) {
@@ -184,6 +191,10 @@ export function fitValueModel(params: ValueModelParams, examples: TrainExample[]
           if (dz === 0) return;
           gradB2[0]! += dz;
           const dInput = new Float64Array(dims + 1);
+          for (let k = 0; k <= dims; k++) {
+            gradSkip[k]! += dz * input[k]!;
+            dInput[k]! += dz * params.skip[k]!;
+          }
           for (let j = 0; j < h; j++) {
             gradW2[j]! += dz * hidden[j]!;
             if (hidden[j]! <= 0) continue;
@@ -218,6 +229,7 @@ export function fitValueModel(params: ValueModelParams, examples: TrainExample[]
         adamB1.step(params.b1, gradB1, j, lr, t, 0);
         adamW2.step(params.w2, gradW2, j, lr, t, options.l2);
       }
+      for (let k = 0; k <= dims; k++) adamSkip.step(params.skip, gradSkip, k, lr, t, options.l2);
       b2Holder[0] = params.b2;
       adamB2.step(b2Holder, gradB2, 0, lr, t, 0);
       params.b2 = b2Holder[0]!;

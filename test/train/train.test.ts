@@ -13,7 +13,7 @@ import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { train, type TrainResult } from '../../src/train/train.js';
 import { writeSyntheticPool, type SyntheticPool } from './synthetic.js';
 
-const SMALL = { vocabSize: 500, bigramBuckets: 4096, dims: 8, hidden: 8, maxEpochs: 6, folds: 3, bootstrap: 50, budgetTokens: 1024 } as const;
+const SMALL = { vocabSize: 500, bigramBuckets: 4096, dims: 8, hidden: 8, maxEpochs: 12, folds: 3, bootstrap: 50, budgetTokens: 1024 } as const;
 
 describe('winnower train on a synthetic pool whose label is one token', () => {
   let pool: SyntheticPool;
