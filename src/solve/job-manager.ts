@@ -1,6 +1,7 @@
 /**
  * Runs jobs in the background and keeps them observable: state in the job store, progress
- * events in memory for subscribers (SSE), cancellation through one AbortController per job.
+ * events in the store and, while the job runs, in memory for subscribers (SSE), cancellation
+ * through one AbortController per job.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -81,6 +82,12 @@ export class JobManager {
     const emit = (body: JobEventBody) => {
       const event = { ...body, seq: entry.events.length, time: new Date().toISOString() } as JobEvent;
       entry.events.push(event);
+      // Kept with the job, so a client that reconnects after the end (or after a restart) can replay it.
+      try {
+        this.#store.appendEvent(id, event);
+      } catch (storeError) {
+        this.#onStoreError(storeError, id);
+      }
       entry.emitter.emit('event', event);
     };
     entry.done = (async () => {
@@ -149,12 +156,13 @@ export class JobManager {
 
   /**
    * Past events of a running job, then live ones until it ends. For a job that is not running
-   * (finished, or from before a restart) only `onEnd` is called.
+   * (finished, or from before a restart) its stored events, then `onEnd`.
    */
   subscribe(id: string, listener: JobEventListener, onEnd: () => void): () => void {
     this.get(id);
     const entry = this.#running.get(id);
     if (!entry) {
+      for (const event of this.#store.listEvents(id)) listener(event as JobEvent);
       onEnd();
       return () => {};
     }

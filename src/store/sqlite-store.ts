@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { wnwError } from '../errors.js';
-import type { CandidateRecord, CandidateUpdate, JobRecord, JobStatus, JobStore, JobUpdate } from './types.js';
+import type { CandidateRecord, CandidateUpdate, JobEventRecord, JobRecord, JobStatus, JobStore, JobUpdate } from './types.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS jobs (
@@ -28,6 +28,13 @@ CREATE TABLE IF NOT EXISTS candidates (
   error TEXT,
   updated_at TEXT NOT NULL,
   PRIMARY KEY (job_id, idx)
+);
+CREATE TABLE IF NOT EXISTS job_events (
+  job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  event TEXT NOT NULL,
+  PRIMARY KEY (job_id, seq)
 );
 `;
 
@@ -116,6 +123,9 @@ export function createSqliteStore(dataDir: string): JobStore {
     ),
     listCandidates: db.prepare<[string], CandidateRow>('SELECT * FROM candidates WHERE job_id = ? ORDER BY idx'),
     unfinished: db.prepare<[], JobRow>("SELECT * FROM jobs WHERE status IN ('queued', 'running')"),
+    insertEvent: db.prepare('INSERT INTO job_events (job_id, seq, type, event) VALUES (@job_id, @seq, @type, @event)'),
+    listEvents: db.prepare<[string, number], { event: string }>('SELECT event FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq'),
+    lastEventSeq: db.prepare<[string], { seq: number | null }>('SELECT MAX(seq) AS seq FROM job_events WHERE job_id = ?'),
   };
 
   const now = () => new Date().toISOString();
@@ -176,20 +186,29 @@ export function createSqliteStore(dataDir: string): JobStore {
     listCandidates(jobId) {
       return statements.listCandidates.all(jobId).map(toCandidate);
     },
+    appendEvent(jobId, event: JobEventRecord) {
+      statements.insertEvent.run({ job_id: jobId, seq: event.seq, type: event.type, event: JSON.stringify(event) });
+    },
+    listEvents(jobId, afterSeq = -1) {
+      return statements.listEvents.all(jobId, afterSeq).map((row) => JSON.parse(row.event) as JobEventRecord);
+    },
     markInterrupted() {
       const ids: string[] = [];
+      const error = { code: 'WNW_ERR_JOB_STATE', message: 'the server stopped while this job was running; partial results are kept' };
       db.transaction(() => {
         for (const row of statements.unfinished.all()) {
           ids.push(row.id);
-          store.updateJob(row.id, {
-            status: 'interrupted',
-            error: { code: 'WNW_ERR_JOB_STATE', message: 'the server stopped while this job was running; partial results are kept' },
-          });
+          // Nothing of that process runs any more: the counters say so.
+          const progress = toJob(row).progress;
+          store.updateJob(row.id, { status: 'interrupted', error, progress: 'rollouts_running' in progress ? { ...progress, rollouts_running: 0 } : progress });
           for (const candidate of store.listCandidates(row.id)) {
             if (candidate.status === 'pending' || candidate.status === 'running') {
               store.putCandidate(row.id, candidate.index, { status: 'cancelled', error: { code: 'WNW_ERR_OP_ABORTED', message: 'interrupted by a server restart' } });
             }
           }
+          // The event log ends as a live stream would have: with the job's end.
+          const seq = (statements.lastEventSeq.get(row.id)?.seq ?? -1) + 1;
+          store.appendEvent(row.id, { type: 'job-finish', status: 'interrupted', error: error.message, seq, time: now() });
         }
       })();
       return ids;

@@ -43,6 +43,9 @@ export interface CandidateRecord {
   updated_at: string;
 }
 
+/** One progress event of a job as it was streamed (src/solve/events.ts): its number in the job, its type, its fields. */
+export type JobEventRecord = { seq: number; type: string; time: string } & Record<string, unknown>;
+
 export type JobUpdate = Partial<Pick<JobRecord, 'status' | 'progress' | 'result' | 'error'>>;
 export type CandidateUpdate = Partial<Omit<CandidateRecord, 'job_id' | 'index' | 'updated_at'>>;
 
@@ -54,7 +57,15 @@ export interface JobStore {
   /** Creates the candidate row when absent, else merges the update into it. */
   putCandidate(jobId: string, index: number, update: CandidateUpdate): CandidateRecord;
   listCandidates(jobId: string): CandidateRecord[];
-  /** At start-up: jobs left queued or running by a previous process become `interrupted`, with what they had. Returns their ids. */
+  /** Keeps an event of the job, so a client can replay it after the job ended or the server restarted. */
+  appendEvent(jobId: string, event: JobEventRecord): void;
+  /** The job's events with `seq` above `afterSeq` (all by default), in order. */
+  listEvents(jobId: string, afterSeq?: number): JobEventRecord[];
+  /**
+   * At start-up: jobs left queued or running by a previous process become `interrupted`, with what
+   * they had: no rollout counts as running any more, unfinished candidates are `cancelled`, and the
+   * event log ends with a `job-finish`. Returns their ids.
+   */
   markInterrupted(): string[];
   close(): void;
 }

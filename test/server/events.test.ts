@@ -129,14 +129,17 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
     expect(job.result.chosen.index).toBe(1);
   }, 120_000);
 
-  it('gives a late subscriber one job-finish event, then ends the stream', async () => {
+  it('gives a late subscriber the stored events, and one reconnecting with Last-Event-ID those after it, then ends the stream', async () => {
     const jobId = await postSolve({ n: 1, policy: { kind: 'replay', recordings: [correct] }, verify: { enabled: false } });
     for (let attempt = 0; attempt < 600 && ['queued', 'running'].includes((await getJob(jobId)).status); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await getJob(jobId)).status).toBe('succeeded');
     const { status, events } = await readEvents(`${base}/jobs/${jobId}/events`);
     expect(status).toBe(200);
-    expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ event: 'job-finish', data: { type: 'job-finish', status: 'succeeded' } });
+    expect(events.map((event) => event.event)).toEqual(['job-start', 'rollout-start', 'rollout-finish', 'score-available', 'selection', 'job-finish']);
+    expect(events.map((event) => event.id)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(events.at(-1)).toMatchObject({ event: 'job-finish', data: { type: 'job-finish', status: 'succeeded' } });
+    const resumed = await readEvents(`${base}/jobs/${jobId}/events`, { 'last-event-id': '3' });
+    expect(resumed.events.map((event) => [event.id, event.event])).toEqual([[4, 'selection'], [5, 'job-finish']]);
   }, 60_000);
 
   it('resumes a stream after Last-Event-ID', async () => {

@@ -48,6 +48,48 @@ describe('job manager', () => {
     store.close();
   });
 
+  it('keeps every event with the job: a subscriber after the end, even in another manager, gets them all, then the end', async () => {
+    const store = createSqliteStore(':memory:');
+    const jobs = new JobManager(store);
+    const job = jobs.start('solve', {}, async (_id, { emit }) => {
+      emit({ type: 'job-start', n: 1, waves: [1] });
+      emit({ type: 'rollout-skip', index: 0, reason: 'test' });
+      return {};
+    });
+    await jobs.wait(job.id);
+    for (const manager of [jobs, new JobManager(store)]) {
+      const seen: string[] = [];
+      let ended = false;
+      manager.subscribe(job.id, (event) => seen.push(`${event.seq}:${event.type}`), () => (ended = true));
+      expect(seen).toEqual(['0:job-start', '1:rollout-skip', '2:job-finish']);
+      expect(ended).toBe(true);
+    }
+    expect(store.listEvents(job.id, 1).map((event) => event.type)).toEqual(['job-finish']);
+    store.close();
+  });
+
+  it('runs a job on when the store cannot keep an event, and reports it', async () => {
+    const store = createSqliteStore(':memory:');
+    const reported: string[] = [];
+    const failing: JobStore = {
+      ...store,
+      appendEvent() {
+        throw new Error('disk full');
+      },
+    };
+    const jobs = new JobManager(failing, { onStoreError: (error) => reported.push((error as Error).message) });
+    const live: string[] = [];
+    const job = jobs.start('solve', {}, async (_id, { emit }) => {
+      emit({ type: 'job-start', n: 1, waves: [1] });
+      return { ok: true };
+    });
+    jobs.subscribe(job.id, (event) => live.push(event.type), () => undefined);
+    expect((await jobs.wait(job.id)).status).toBe('succeeded');
+    expect(live).toEqual(['job-start', 'job-finish']);
+    expect(reported).toEqual(['disk full', 'disk full']);
+    store.close();
+  });
+
   it('reports a store failure at the end of a job instead of crashing the process', async () => {
     const store = createSqliteStore(':memory:');
     const failing: JobStore = {

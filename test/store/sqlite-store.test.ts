@@ -68,6 +68,40 @@ describe('sqlite job store', () => {
     restarted.close();
   });
 
+  it('keeps events across reopen, in order, and lists those after a sequence number', () => {
+    const dir = dataDir();
+    const store = createSqliteStore(dir);
+    store.createJob({ id: 'j', kind: 'solve', request: {} });
+    const time = '2026-01-01T00:00:00.000Z';
+    store.appendEvent('j', { type: 'job-start', n: 2, waves: [2], seq: 0, time });
+    store.appendEvent('j', { type: 'rollout-start', index: 0, wave: 0, seq: 1, time });
+    store.appendEvent('j', { type: 'job-finish', status: 'succeeded', seq: 2, time });
+    expect(() => store.appendEvent('j', { type: 'job-finish', status: 'succeeded', seq: 2, time })).toThrow();
+    store.close();
+    const reopened = createSqliteStore(dir);
+    expect(reopened.listEvents('j')).toEqual([
+      { type: 'job-start', n: 2, waves: [2], seq: 0, time },
+      { type: 'rollout-start', index: 0, wave: 0, seq: 1, time },
+      { type: 'job-finish', status: 'succeeded', seq: 2, time },
+    ]);
+    expect(reopened.listEvents('j', 1).map((event) => event.seq)).toEqual([2]);
+    expect(reopened.listEvents('other')).toEqual([]);
+    reopened.close();
+  });
+
+  it('says after a restart that no rollout of an interrupted job runs any more, and ends its events', () => {
+    const dir = dataDir();
+    const store = createSqliteStore(dir);
+    store.createJob({ id: 'busy', kind: 'solve', request: {}, status: 'running', progress: { rollouts_total: 3, rollouts_running: 2, rollouts_finished: 1, rollouts_failed: 0, scored: 1, verified: 0 } });
+    store.appendEvent('busy', { type: 'job-start', n: 3, waves: [3], seq: 0, time: '2026-01-01T00:00:00.000Z' });
+    store.close();
+    const restarted = createSqliteStore(dir);
+    restarted.markInterrupted();
+    expect(restarted.getJob('busy')!.progress).toEqual({ rollouts_total: 3, rollouts_running: 0, rollouts_finished: 1, rollouts_failed: 0, scored: 1, verified: 0 });
+    expect(restarted.listEvents('busy').map((event) => [event.seq, event.type, event.status])).toEqual([[0, 'job-start', undefined], [1, 'job-finish', 'interrupted']]);
+    restarted.close();
+  });
+
   it('reports an unknown job with a coded error', () => {
     const store = createSqliteStore(':memory:');
     expect(() => store.updateJob('nope', { status: 'running' })).toThrow(expect.objectContaining({ code: 'WNW_ERR_JOB_NOT_FOUND' }));

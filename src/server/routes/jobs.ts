@@ -6,6 +6,13 @@ import { jobView } from '../job-view.js';
 
 const Params = z.object({ id: z.string().min(1) });
 
+/** The id a client last saw: decimal digits only (not `0x2`, `1e0` or an empty value); anything else is ignored, and the stream starts from the first event. */
+function lastEventId(header: string | string[] | undefined): number {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || !/^\d{1,15}$/.test(value.trim())) return -1;
+  return Number(value.trim());
+}
+
 export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/jobs/:id',
@@ -33,20 +40,20 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       clearInterval(heartbeat);
       if (!jobs.isRunning(job.id)) {
         const final = jobs.get(job.id);
-        // Subscribers that arrive after the end (or after a restart) still learn the outcome.
+        // A job with no stored end (kept by a version that did not store events) still tells its outcome.
         if (!sawFinish) send({ type: 'job-finish', status: final.status, ...(final.error ? { error: final.error.message } : {}) });
       }
       raw.end();
     };
     let sawFinish = false;
     // A client reconnecting with Last-Event-ID gets only the events after the last one it saw.
-    const lastSeen = Number(request.headers['last-event-id'] ?? -1);
-    const after = Number.isInteger(lastSeen) ? lastSeen : -1;
+    const after = lastEventId(request.headers['last-event-id']);
     const unsubscribe = jobs.subscribe(
       job.id,
       (event) => {
-        if (event.seq <= after) return;
+        // One the client already has counts too: it saw the end.
         if (event.type === 'job-finish') sawFinish = true;
+        if (event.seq <= after) return;
         send(event);
       },
       end,

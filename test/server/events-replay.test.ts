@@ -1,0 +1,193 @@
+/**
+ * A job's events are kept with it: a client that connects or reconnects after the job ended, or
+ * after a restart, gets the events after its `Last-Event-ID` (all of them without one), with
+ * their ids, as it would have live. `Last-Event-ID` is read as decimal digits or not at all.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import type { SandboxProvider } from '../../src/sandbox/types.js';
+import { buildApp } from '../../src/server/app.js';
+import type { JobEventBody } from '../../src/solve/events.js';
+import { JobManager } from '../../src/solve/job-manager.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+
+interface Parsed {
+  event: string;
+  id: number | undefined;
+  data: Record<string, unknown>;
+}
+
+function parseStream(text: string): Parsed[] {
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim() !== '' && !block.startsWith(':'))
+    .map((block) => {
+      const fields = new Map(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as const));
+      return { event: fields.get('event') ?? 'message', id: fields.has('id') ? Number(fields.get('id')) : undefined, data: JSON.parse(fields.get('data') ?? 'null') };
+    });
+}
+
+/** What a small job emits: the shape of a real one, without sandboxes. */
+const SCRIPT: JobEventBody[] = [
+  { type: 'job-start', n: 1, waves: [1] },
+  { type: 'rollout-start', index: 0, wave: 0 },
+  { type: 'rollout-finish', index: 0, status: 'finished', exit: 'submitted', steps: 2, patch_bytes: 10 },
+  { type: 'score-available', index: 0, value: 0.5 },
+  { type: 'selection', chosen_index: 0, trajectory_id: 'j/0', reason: 'only candidate' },
+];
+const TYPES = [...SCRIPT.map((event) => event.type), 'job-finish'];
+
+describe('SSE replay of stored events', () => {
+  let dataDir: string;
+  let sandboxes: SandboxProvider;
+
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'wnw-events-'));
+    sandboxes = createLocalProvider();
+  });
+  afterAll(async () => {
+    await sandboxes.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function start() {
+    const store = createSqliteStore(dataDir);
+    store.markInterrupted();
+    const jobs = new JobManager(store);
+    const app = await buildApp({ jobs, store, solveDeps: { sandboxes, store, createPolicy: createPolicyFactory() } });
+    return {
+      store,
+      jobs,
+      app,
+      events: async (jobId: string, lastEventId?: string) => {
+        const response = await app.inject({ url: `/jobs/${jobId}/events`, headers: lastEventId === undefined ? {} : { 'last-event-id': lastEventId } });
+        expect(response.statusCode).toBe(200);
+        return parseStream(response.body);
+      },
+      async close() {
+        await app.close();
+        store.close();
+      },
+    };
+  }
+
+  async function finishedJob(server: Awaited<ReturnType<typeof start>>): Promise<string> {
+    const job = server.jobs.start('solve', {}, async (_id, { emit }) => {
+      for (const event of SCRIPT) emit(event);
+      return { ok: true };
+    });
+    await server.jobs.wait(job.id);
+    return job.id;
+  }
+
+  it('gives a client arriving after the end every event, with its id', async () => {
+    const server = await start();
+    try {
+      const jobId = await finishedJob(server);
+      const events = await server.events(jobId);
+      expect(events.map((event) => event.event)).toEqual(TYPES);
+      expect(events.map((event) => event.id)).toEqual(TYPES.map((_, index) => index));
+      expect(events.at(-1)!.data).toMatchObject({ type: 'job-finish', status: 'succeeded', seq: TYPES.length - 1 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('resumes after Last-Event-ID once the job has ended, and says nothing more to a client that saw the end', async () => {
+    const server = await start();
+    try {
+      const jobId = await finishedJob(server);
+      const resumed = await server.events(jobId, '2');
+      expect(resumed.map((event) => event.id)).toEqual([3, 4, 5]);
+      expect(resumed.map((event) => event.event)).toEqual(['score-available', 'selection', 'job-finish']);
+      expect(await server.events(jobId, String(TYPES.length - 1))).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each(['0x2', '1e0', '', '-1', '2.0', '+2', '2abc', '99999999999999999999'])('ignores a Last-Event-ID that is not decimal digits (%j)', async (header) => {
+    const server = await start();
+    try {
+      const jobId = await finishedJob(server);
+      const events = await server.events(jobId, header);
+      expect(events.map((event) => event.id)).toEqual(TYPES.map((_, index) => index));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each(['0x2', '1e0'])('ignores a Last-Event-ID that is not decimal digits while the job runs too (%j)', async (header) => {
+    const server = await start();
+    try {
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const job = server.jobs.start('solve', {}, async (_id, { emit }) => {
+        for (const event of SCRIPT.slice(0, 3)) emit(event);
+        await gate;
+        return {};
+      });
+      const reading = server.events(job.id, header);
+      // Whether the client is in before or after the end, it gets every event.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      open();
+      expect((await reading).map((event) => event.id)).toEqual([0, 1, 2, 3]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('replays the same events after a restart, and ends an interrupted job with its job-finish', async () => {
+    const first = await start();
+    const jobId = await finishedJob(first);
+    const before = await first.events(jobId);
+    // A job the process was running when it died: events stored up to the crash, no end.
+    first.store.createJob({ id: 'crashed', kind: 'solve', request: {}, status: 'running' });
+    first.store.appendEvent('crashed', { type: 'job-start', n: 1, waves: [1], seq: 0, time: new Date().toISOString() });
+    first.store.appendEvent('crashed', { type: 'rollout-start', index: 0, wave: 0, seq: 1, time: new Date().toISOString() });
+    await first.close();
+
+    const second = await start();
+    try {
+      expect(await second.events(jobId)).toEqual(before);
+      const crashed = await second.events('crashed');
+      expect(crashed.map((event) => [event.id, event.event])).toEqual([[0, 'job-start'], [1, 'rollout-start'], [2, 'job-finish']]);
+      expect(crashed[2]!.data).toMatchObject({ status: 'interrupted' });
+      expect(await second.events('crashed', '1')).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('still ends the stream of a job stored without events (an older version) with one job-finish', async () => {
+    const server = await start();
+    try {
+      server.store.createJob({ id: 'old', kind: 'solve', request: {}, status: 'succeeded' });
+      const events = await server.events('old');
+      expect(events).toEqual([{ event: 'job-finish', id: undefined, data: { type: 'job-finish', status: 'succeeded' } }]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('opens a database made before the events table existed, and adds it', async () => {
+    const oldDir = mkdtempSync(join(tmpdir(), 'wnw-old-db-'));
+    try {
+      const db = new Database(join(oldDir, 'winnower.db'));
+      db.exec(`CREATE TABLE jobs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL, request TEXT NOT NULL, progress TEXT NOT NULL DEFAULT '{}', result TEXT, error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+        INSERT INTO jobs VALUES ('j', 'solve', 'running', '{}', '{"rollouts_running":2}', NULL, NULL, '2026-01-01', '2026-01-01');`);
+      db.close();
+      const store = createSqliteStore(oldDir);
+      expect(store.markInterrupted()).toEqual(['j']);
+      expect(store.listEvents('j').map((event) => event.type)).toEqual(['job-finish']);
+      store.close();
+    } finally {
+      rmSync(oldDir, { recursive: true, force: true });
+    }
+  });
+});
