@@ -13,7 +13,8 @@ import { PatchConfigSchema } from './sandbox/patch-policy.js';
 import { ScorerConfig } from './rerank/scorers/registry.js';
 import { packageRoot } from './util/package-root.js';
 
-export const DEFAULT_MODEL_DIR = () => join(packageRoot(), 'models', 'tiny-value');
+/** The embedded default: the value model and learned selector `winnower train` built from the permissive rows. */
+export const DEFAULT_MODEL_DIR = () => join(packageRoot(), 'models', 'winnower-value');
 /** The untrained tiny model: the baseline `winnower train` compares against, and test fixtures' model. */
 export const TINY_MODEL_DIR = () => join(packageRoot(), 'models', 'tiny-value');
 

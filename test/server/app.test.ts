@@ -135,7 +135,8 @@ describe('HTTP API', () => {
     });
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(body.selection.strategy).toBe('value');
+    // The bundled model folder has a learned selector, so that is the default strategy.
+    expect(body.selection.strategy).toBe('learned');
     expect(['a', 'b']).toContain(body.selection.chosen);
     expect(body.chosen_patch).toBe(body.selection.chosen === 'a' ? PATCH_A : PATCH_B);
     expect(body.selection.ranking.at(-1).trajectory_id).toBe('empty');
