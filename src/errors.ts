@@ -27,6 +27,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_SBX_FILE: { status: 404, message: 'file not found in sandbox' },
   WNW_ERR_SBX_PATCH: { status: 422, message: 'patch does not apply' },
   WNW_ERR_SBX_PATCH_SIZE: { status: 422, message: 'patch is larger than its size cap' },
+  WNW_ERR_SBX_DISK: { status: 507, message: 'sandbox disk cap reached' },
   WNW_ERR_SBX_UPSTREAM: { status: 502, message: 'sandbox service failed' },
   WNW_ERR_SBX_TIMEOUT: { status: 504, message: 'sandbox service timed out' },
   WNW_ERR_SBX_UNSUPPORTED: { status: 501, message: 'operation not supported by this sandbox provider' },

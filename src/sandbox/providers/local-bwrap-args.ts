@@ -31,6 +31,7 @@ export interface BwrapCommand {
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const SYSTEM_DIRS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const RUN_TMPFS_BYTES = 16 * 1024 * 1024;
 
 /**
  * Environment every exec starts from; git trusts the workspace whatever its owner (pitfall 6);
@@ -86,7 +87,8 @@ export function bwrapArgs(command: BwrapCommand): string[] {
     '--proc', '/proc',
     '--bind', command.tmpDir, '/tmp',
     '--bind', command.varTmpDir, '/var/tmp',
-    '--tmpfs', '/run',
+    // bwrap's own tmpfs, new for each exec; capped like /tmp (local-overlay.ts) rather than half the RAM.
+    '--size', String(RUN_TMPFS_BYTES), '--tmpfs', '/run',
     '--bind', command.workspace, command.workdir,
     '--chdir', command.cwd,
     '--unshare-all',

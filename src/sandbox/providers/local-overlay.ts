@@ -1,11 +1,17 @@
 /**
- * Workspaces of local sandboxes: a kernel overlayfs over the shared, immutable base snapshot,
- * mounted unprivileged inside a small "holder" process's own user and mount namespaces (so the
- * mount never shows in the host's mount table and disappears with the holder), or a plain copy
- * where overlay is unavailable.
+ * Workspaces of local sandboxes, each in a small "holder" process's own user and mount namespaces
+ * (so no mount shows in the host's mount table, and all of them go when the holder exits):
+ * - a size-capped tmpfs for the workspace's writes: the upper layer of a kernel overlayfs over the
+ *   shared, immutable base snapshot ('overlay'), or a plain copy of the snapshot where overlay is
+ *   unavailable ('copy', the tmpfs then also holds the copy);
+ * - a size-capped tmpfs for the sandbox's /tmp and /var/tmp, kept across its execs.
+ * The kernel enforces both caps (ENOSPC); nothing the sandbox writes reaches the host's disk. The
+ * pages are memory, charged to the cgroup of the sandbox process that writes them, so the sandbox's
+ * memory limit bounds them too. A watchdog on a disk folder was measured to let a writer get
+ * 130 MB past a 20 MB cap at a 100 ms poll; a loop-mounted filesystem needs root and loop devices.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, chown, lstat, mkdir, rm } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HOST_PATH, runHostCommand, tail } from './local-host-command.js';
 
@@ -16,15 +22,39 @@ export interface Owner {
   gid: number;
 }
 
+/** The two capped areas of a sandbox. */
+export type DiskArea = 'workspace' | 'tmp';
+
+export interface DiskCaps {
+  /** What the workspace may grow by (overlay's upper layer; a copy gets the snapshot's size on top). */
+  workspaceBytes: number;
+  /** /tmp and /var/tmp together. */
+  tmpBytes: number;
+}
+
+export interface DiskUsage {
+  area: DiskArea;
+  usedBytes: number;
+  sizeBytes: number;
+  /** No byte left: a write there fails with ENOSPC. */
+  full: boolean;
+}
+
 export interface Workspace {
   readonly mode: WorkspaceMode;
   /** Host path to bind at the sandbox's workdir (seen through the holder's mount namespace). */
   readonly hostPath: string;
-  /** The holder whose namespaces each exec enters (overlay only). */
+  /** Host paths bound at /tmp and /var/tmp (in the holder's mount namespace too). */
+  readonly tmpDir: string;
+  readonly varTmpDir: string;
+  /** The holder whose namespaces each exec enters. */
   readonly holderPid: number | undefined;
+  readonly caps: DiskCaps;
   /** False once the holder has died: the workspace is gone. */
   alive(): boolean;
-  /** Stops the holder (the mount goes with it). The folders are removed by removeTree. */
+  /** How full each capped area is (statfs through the holder's /proc/<pid>/root). */
+  usage(): Promise<DiskUsage[]>;
+  /** Stops the holder (the mounts go with it). The folders are removed by removeTree. */
   close(): Promise<void>;
   /** SIGKILLs the holder at once (process exit); close() still reaps it. */
   killNow(): void;
@@ -36,10 +66,35 @@ export interface WorkspaceTools {
   owner: Owner | undefined;
 }
 
-// Runs inside `unshare --user --map-root-user --mount`: mount, say so, then wait for stdin's EOF
-// (the provider closing it, or this process dying) and exit, which releases the mount.
-const HOLDER_SCRIPT = 'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$4" || exit 1; echo ready; read -r _; exit 0';
-const HOLDER_START_TIMEOUT_MS = 10_000;
+/** Caps of a workspace nobody writes to (the start-up probe). */
+const PROBE_CAPS: DiskCaps = { workspaceBytes: 1024 * 1024, tmpBytes: 1024 * 1024 };
+
+// Runs inside `unshare --user --map-root-user --mount`: mounts the capped tmpfs for /tmp and
+// /var/tmp, then the workspace (a tmpfs for overlay's upper and work dirs plus the overlay, or a
+// tmpfs holding a copy of the snapshot, sized for the copy plus the cap), says so, then waits for
+// stdin's EOF (the provider closing it, or this process dying) and exits, which releases the mounts.
+// $1 mode, $2 lower, $3 layers, $4 workspace, $5 scratch, $6 workspace bytes, $7 scratch bytes.
+const HOLDER_SCRIPT = [
+  'set -e',
+  'mount -t tmpfs -o "size=$7,mode=0755" tmpfs "$5"',
+  'mkdir -m 1777 "$5/tmp" "$5/var-tmp"',
+  'if [ "$1" = overlay ]; then',
+  '  mount -t tmpfs -o "size=$6,mode=0755" tmpfs "$3"',
+  '  mkdir "$3/upper" "$3/work"',
+  '  mount -t overlay overlay -o "lowerdir=$2,upperdir=$3/upper,workdir=$3/work" "$4"',
+  'else',
+  // Room for the copy (its block usage, an eighth more for page rounding), then exactly what the
+  // copy took plus the cap.
+  '  base=$(du -s -B1 -- "$2" | cut -f1)',
+  '  mount -t tmpfs -o "size=$((base + base / 8 + $6)),mode=0755" tmpfs "$4"',
+  '  cp -a -- "$2/." "$4/"',
+  '  set -- "$@" $(stat -f -c "%S %b %f" -- "$4")',
+  '  mount -t tmpfs -o "remount,size=$(( $8 * ($9 - ${10}) + $6 ))" tmpfs "$4"',
+  'fi',
+  'echo ready',
+  'read -r _ || true',
+].join('\n');
+const HOLDER_START_TIMEOUT_MS = 60_000;
 
 /** Creates folders owned by the sandbox user. */
 export async function makeOwnedDirs(dirs: string[], owner: Owner | undefined, mode = 0o755): Promise<void> {
@@ -51,28 +106,45 @@ export async function makeOwnedDirs(dirs: string[], owner: Owner | undefined, mo
 }
 
 /** Mounts an overlay of `lowerDir` at `<sandboxDir>/merged` inside a new holder process. */
-export async function createOverlayWorkspace(sandboxDir: string, lowerDir: string, tools: WorkspaceTools): Promise<Workspace> {
-  const [upper, work, merged] = ['upper', 'work', 'merged'].map((name) => join(sandboxDir, name)) as [string, string, string];
-  await makeOwnedDirs([upper, work, merged], tools.owner);
-  const holder = spawn(tools.unshare, ['--user', '--map-root-user', '--mount', '--propagation', 'private', 'sh', '-c', HOLDER_SCRIPT, 'holder', lowerDir, upper, work, merged], {
+export function createOverlayWorkspace(sandboxDir: string, lowerDir: string, tools: WorkspaceTools, caps: DiskCaps = PROBE_CAPS): Promise<Workspace> {
+  return createHeldWorkspace('overlay', sandboxDir, lowerDir, tools, caps);
+}
+
+/** Copies the snapshot into a capped tmpfs (fallback when overlay mounts are not possible on this host). */
+export function createCopyWorkspace(sandboxDir: string, lowerDir: string, tools: WorkspaceTools, caps: DiskCaps = PROBE_CAPS): Promise<Workspace> {
+  return createHeldWorkspace('copy', sandboxDir, lowerDir, tools, caps);
+}
+
+async function createHeldWorkspace(mode: WorkspaceMode, sandboxDir: string, lowerDir: string, tools: WorkspaceTools, caps: DiskCaps): Promise<Workspace> {
+  const [layers, workspace, scratch] = ['layers', mode === 'overlay' ? 'merged' : 'workspace', 'scratch'].map((name) => join(sandboxDir, name)) as [string, string, string];
+  await makeOwnedDirs([layers, workspace, scratch], tools.owner);
+  const args = [mode, lowerDir, layers, workspace, scratch, String(caps.workspaceBytes), String(caps.tmpBytes)];
+  const holder = spawn(tools.unshare, ['--user', '--map-root-user', '--mount', '--propagation', 'private', 'sh', '-c', HOLDER_SCRIPT, 'holder', ...args], {
     env: { PATH: HOST_PATH },
     uid: tools.owner?.uid,
     gid: tools.owner?.gid,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  await waitReady(holder);
-  return new OverlayWorkspace(holder, merged);
+  await waitReady(holder, mode);
+  return new HeldWorkspace(mode, holder, { workspace, layers, scratch }, caps);
 }
 
-class OverlayWorkspace implements Workspace {
-  readonly mode = 'overlay' as const;
+class HeldWorkspace implements Workspace {
+  readonly hostPath: string;
+  readonly tmpDir: string;
+  readonly varTmpDir: string;
   #exited: Promise<void>;
   #alive = true;
 
   constructor(
+    readonly mode: WorkspaceMode,
     readonly holder: ChildProcess,
-    readonly hostPath: string,
+    readonly dirs: { workspace: string; layers: string; scratch: string },
+    readonly caps: DiskCaps,
   ) {
+    this.hostPath = dirs.workspace;
+    this.tmpDir = join(dirs.scratch, 'tmp');
+    this.varTmpDir = join(dirs.scratch, 'var-tmp');
     this.#exited = new Promise<void>((resolve) => {
       if (holder.exitCode !== null || holder.signalCode !== null) resolve();
       holder.once('exit', () => resolve());
@@ -89,6 +161,20 @@ class OverlayWorkspace implements Workspace {
     return this.#alive;
   }
 
+  async usage(): Promise<DiskUsage[]> {
+    const areas: Array<[DiskArea, string]> = [
+      ['workspace', this.mode === 'overlay' ? this.dirs.layers : this.dirs.workspace],
+      ['tmp', this.dirs.scratch],
+    ];
+    return Promise.all(
+      areas.map(async ([area, dir]) => {
+        // The mounts exist only in the holder's mount namespace; its /proc root leads there.
+        const stats = await statfs(`/proc/${this.holder.pid}/root${dir}`);
+        return { area, usedBytes: (stats.blocks - stats.bfree) * stats.bsize, sizeBytes: stats.blocks * stats.bsize, full: stats.bavail === 0 };
+      }),
+    );
+  }
+
   killNow(): void {
     if (this.#alive) this.holder.kill('SIGKILL');
   }
@@ -100,7 +186,7 @@ class OverlayWorkspace implements Workspace {
   }
 }
 
-function waitReady(holder: ChildProcess): Promise<void> {
+function waitReady(holder: ChildProcess, mode: WorkspaceMode): Promise<void> {
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
@@ -118,9 +204,10 @@ function waitReady(holder: ChildProcess): Promise<void> {
       holder.kill('SIGKILL');
       reject(new Error(`${message}${stderr ? `: ${tail(stderr)}` : ''}`));
     };
-    const onError = (error: Error): void => fail(`overlay holder could not start (${error.message})`);
-    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => fail(`overlay mount failed (exit ${code ?? signal})`);
-    const timer = setTimeout(() => fail('overlay holder did not start in time'), HOLDER_START_TIMEOUT_MS);
+    const what = mode === 'overlay' ? 'overlay' : 'workspace copy';
+    const onError = (error: Error): void => fail(`workspace holder could not start (${error.message})`);
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => fail(`${what} mount failed (exit ${code ?? signal})`);
+    const timer = setTimeout(() => fail('workspace holder did not start in time'), HOLDER_START_TIMEOUT_MS);
     const cleanup = (): void => {
       clearTimeout(timer);
       holder.stdout!.off('data', onStdout);
@@ -133,14 +220,6 @@ function waitReady(holder: ChildProcess): Promise<void> {
     holder.on('error', onError);
     holder.on('exit', onExit);
   });
-}
-
-/** Copies the snapshot (fallback when overlay mounts are not possible on this host). */
-export async function createCopyWorkspace(sandboxDir: string, lowerDir: string): Promise<Workspace> {
-  const target = join(sandboxDir, 'workspace');
-  const result = await runHostCommand('cp', ['-a', '--reflink=auto', '--', lowerDir, target]);
-  if (result.code !== 0) throw new Error(`copying the base snapshot failed: ${tail(result.stderr)}`);
-  return { mode: 'copy', hostPath: target, holderPid: undefined, alive: () => true, close: async () => undefined, killNow: () => undefined };
 }
 
 /** Removes a sandbox or snapshot folder; overlay work dirs are left mode 000 (pitfall 4). */

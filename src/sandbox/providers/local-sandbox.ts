@@ -11,7 +11,7 @@ import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSpec } fro
 import { baseSandboxEnv, bwrapArgs, checkEnv } from './local-bwrap-args.js';
 import { launchArgv, type LocalHost } from './local-host.js';
 import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
-import { removeTree, type Workspace } from './local-overlay.js';
+import { removeTree, type DiskArea, type DiskUsage, type Workspace } from './local-overlay.js';
 import { SandboxProcess, STATUS_FD, type SandboxProcessResult } from './local-process.js';
 import { tail } from './local-host-command.js';
 
@@ -20,10 +20,8 @@ export interface LocalSandboxParts {
   host: LocalHost;
   spec: SandboxSpec;
   workdir: string;
-  /** Host folder of this sandbox (workspace layers, tmp). */
+  /** Host folder of this sandbox (mount points of the workspace and tmp). */
   dir: string;
-  tmpDir: string;
-  varTmpDir: string;
   workspace: Workspace;
   cgroup: SandboxCgroup | undefined;
   limits: SandboxLimits;
@@ -76,8 +74,12 @@ export class LocalSandbox extends BaseSandbox {
 
   protected async doExec(command: string, options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions): Promise<ExecResult> {
     if (options.env) checkEnv(options.env, 'exec.env');
+    // An area already full was reported by the command that filled it; a later one (ls, rm) is not an error.
+    const fullBefore = new Set((await this.#usage()).filter((area) => area.full).map((area) => area.area));
     const result = await this.#run(command, options);
     if (result.killed === 'abort') throw wnwError('WNW_ERR_OP_ABORTED', `exec in sandbox ${this.id} cancelled`, { cause: options.signal?.reason });
+    const full = await this.#diskFull(result, fullBefore);
+    if (full) throw full;
     return {
       exitCode: result.exitCode,
       stdout: result.stdout.toString(),
@@ -92,7 +94,7 @@ export class LocalSandbox extends BaseSandbox {
     const target = shellQuote(this.#resolve(path));
     const script = `d=$(dirname -- ${target}) && mkdir -p -- "$d" && cat > ${target}`;
     const result = await this.#internal(script, { stdin: content, signal: options.signal });
-    if (result.exitCode !== 0) throw fileError('write', path, result);
+    if (result.exitCode !== 0) throw (await this.#diskFull(result)) ?? fileError('write', path, result);
   }
 
   protected async doReadFile(path: string, options: CallOptions): Promise<Uint8Array> {
@@ -127,6 +129,8 @@ export class LocalSandbox extends BaseSandbox {
     const bytes = result.stdout.toBuffer();
     // Past the cap, git was cut off and may have exited non-zero: finishPatch reports the size.
     if (result.exitCode !== 0 && bytes.length <= patch.maxBytes) {
+      const full = await this.#diskFull(result);
+      if (full) throw full;
       throw wnwError('WNW_ERR_SBX_EXEC', `git diff failed in sandbox ${this.id}: ${tail(result.stderr.toString())}`, { details: { sandbox: this.id } });
     }
     return finishPatch(bytes.toString('utf8'), patch, this.id, bytes.length);
@@ -137,7 +141,7 @@ export class LocalSandbox extends BaseSandbox {
     const body = patch.endsWith('\n') ? patch : `${patch}\n`;
     const script = 'p=$(mktemp /tmp/.winnower-patch.XXXXXX) && cat > "$p" && git apply --whitespace=nowarn -- "$p"; status=$?; rm -f "$p"; exit $status';
     const result = await this.#internal(script, { stdin: body, signal: options.signal });
-    if (result.exitCode !== 0) throw patchError(result.stderr.toString(), this.id);
+    if (result.exitCode !== 0) throw (await this.#diskFull(result)) ?? patchError(result.stderr.toString(), this.id);
   }
 
   /** Kills every running command and the workspace holder at once (process exit; no cleanup). */
@@ -180,8 +184,8 @@ export class LocalSandbox extends BaseSandbox {
     const bwrap = bwrapArgs({
       workspace: workspace.hostPath,
       workdir: this.workdir,
-      tmpDir: this.#parts.tmpDir,
-      varTmpDir: this.#parts.varTmpDir,
+      tmpDir: workspace.tmpDir,
+      varTmpDir: workspace.varTmpDir,
       cwd: this.#resolve(options.cwd ?? '.'),
       network: this.#parts.spec.network === true,
       env: { ...baseSandboxEnv(), ...this.#parts.spec.env, ...options.env },
@@ -225,10 +229,36 @@ export class LocalSandbox extends BaseSandbox {
     return result;
   }
 
+  /**
+   * WNW_ERR_SBX_DISK when the workspace or /tmp (both capped tmpfs, local-overlay.ts) has no byte
+   * left after a command, other than those full before it: a write there failed with ENOSPC.
+   */
+  async #diskFull(result: SandboxProcessResult, fullBefore = new Set<DiskArea>()): Promise<WinnowerError | undefined> {
+    const { workspace } = this.#parts;
+    const full = (await this.#usage()).find((area) => area.full && !fullBefore.has(area.area));
+    if (!full) return undefined;
+    const [what, setting, capBytes] =
+      full.area === 'workspace' ? [`its workspace (${this.workdir})`, 'diskMb', workspace.caps.workspaceBytes] : ['/tmp and /var/tmp', 'tmpMb', workspace.caps.tmpBytes];
+    return wnwError(
+      'WNW_ERR_SBX_DISK',
+      `sandbox ${this.id} filled ${what}: its ${formatMib(capBytes)} cap (sandbox.settings.${setting}, within the memory limit) is reached, so writes past it fail with "No space left on device"`,
+      { details: { sandbox: this.id, area: full.area, capBytes, usedBytes: full.usedBytes, exitCode: result.exitCode, stderr: tail(result.stderr.toString()) } },
+    );
+  }
+
+  #usage(): Promise<DiskUsage[]> {
+    return this.#parts.workspace.usage().catch(() => []);
+  }
+
   /** A path relative to the workdir, or absolute inside the sandbox. */
   #resolve(path: string): string {
     return posix.resolve(this.workdir, path);
   }
+}
+
+function formatMib(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  return `${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB`;
 }
 
 function fileError(operation: string, path: string, result: SandboxProcessResult): WinnowerError {

@@ -20,7 +20,7 @@ import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../type
 import { checkEnv } from './local-bwrap-args.js';
 import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './local-host.js';
 import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
-import { createCopyWorkspace, createOverlayWorkspace, makeOwnedDirs, removeTree, type Workspace } from './local-overlay.js';
+import { createCopyWorkspace, createOverlayWorkspace, removeTree, type DiskCaps, type Workspace } from './local-overlay.js';
 import { LocalSandbox } from './local-sandbox.js';
 import { SnapshotStore } from './local-snapshot.js';
 import { tail } from './local-host-command.js';
@@ -37,6 +37,13 @@ export interface LocalProviderSettings extends LocalHostOptions {
   defaultMaxProcesses?: number;
   /** CPU limit per sandbox when the spec gives none (cores; default none). */
   defaultCpu?: number;
+  /**
+   * How much a sandbox's workspace may grow, in MiB (default 2048). A capped tmpfs: its pages count
+   * against the sandbox's memory limit, so the cap is at most half of that limit.
+   */
+  diskMb?: number;
+  /** Size of a sandbox's /tmp and /var/tmp together, in MiB (default 1024); at most a quarter of the memory limit. */
+  tmpMb?: number;
   /** Largest file read or listing returned, in bytes (default 64 MiB). */
   maxTransferBytes?: number;
   /** What a patch leaves out and its cap (src/sandbox/patch-policy.ts). */
@@ -79,6 +86,7 @@ class LocalProvider implements SandboxProvider {
   readonly #settings: LocalProviderSettings;
   readonly #logger: LocalProviderLogger;
   readonly #patch: PatchPolicy;
+  readonly #disk: DiskCaps;
   readonly #open = new Set<LocalSandbox>();
   #ready: Promise<Ready> | undefined;
   #closing: Promise<void> | undefined;
@@ -88,6 +96,7 @@ class LocalProvider implements SandboxProvider {
     this.#settings = settings;
     this.#logger = settings.logger ?? stderrLogger;
     this.#patch = patchPolicy(settings.patch);
+    this.#disk = diskCaps(settings);
   }
 
   async describe(): Promise<Record<string, unknown>> {
@@ -111,22 +120,18 @@ class LocalProvider implements SandboxProvider {
     let sandbox: LocalSandbox | undefined;
     try {
       await mkdir(dir, { mode: 0o711 });
-      const tmpDir = join(dir, 'tmp');
-      const varTmpDir = join(dir, 'var-tmp');
-      await makeOwnedDirs([tmpDir, varTmpDir], host.owner, 0o1777);
       cgroup = await host.cgroups.createSandboxGroup(id, limits);
+      const tools = { unshare: host.unshare, owner: host.owner };
       workspace =
         host.workspaceMode === 'overlay'
-          ? await createOverlayWorkspace(dir, snapshot.treeDir, { unshare: host.unshare, owner: host.owner })
-          : await createCopyWorkspace(dir, snapshot.treeDir);
+          ? await createOverlayWorkspace(dir, snapshot.treeDir, tools, capsWithin(this.#disk, limits))
+          : await createCopyWorkspace(dir, snapshot.treeDir, tools, capsWithin(this.#disk, limits));
       sandbox = new LocalSandbox({
         id,
         host,
         spec,
         workdir,
         dir,
-        tmpDir,
-        varTmpDir,
         workspace,
         cgroup,
         limits,
@@ -247,6 +252,28 @@ class LocalProvider implements SandboxProvider {
   }
 }
 
+/** The disk caps of every sandbox, from the settings (WNW_ERR_CFG_INVALID naming a bad one). */
+function diskCaps(settings: LocalProviderSettings): DiskCaps {
+  const mib = (field: 'diskMb' | 'tmpMb', fallback: number): number => {
+    const value = settings[field] ?? fallback;
+    if (!(Number.isFinite(value) && value > 0)) {
+      throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.${field}: must be a positive number of MiB`, { details: { field: `sandbox.settings.${field}` } });
+    }
+    return Math.ceil(value * 1024 * 1024);
+  };
+  return { workspaceBytes: mib('diskMb', 2048), tmpBytes: mib('tmpMb', 1024) };
+}
+
+/**
+ * The caps of one sandbox: tmpfs pages are charged to the sandbox's memory, so full disks must
+ * leave its processes a quarter of the limit at least (else no command could start to clean up).
+ */
+function capsWithin(caps: DiskCaps, limits: SandboxLimits): DiskCaps {
+  if (!limits.memoryMb) return caps;
+  const memory = limits.memoryMb * 1024 * 1024;
+  return { workspaceBytes: Math.min(caps.workspaceBytes, Math.floor(memory / 2)), tmpBytes: Math.min(caps.tmpBytes, Math.floor(memory / 4)) };
+}
+
 function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<string, unknown> {
   const limits = host.cgroups.mechanisms();
   return {
@@ -258,11 +285,17 @@ function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<
     network: 'off unless the spec asks',
     workspace: host.workspaceMode,
     ...(host.overlayProblem ? { overlayProblem: host.overlayProblem } : {}),
-    limits: { ...limits, processes: limits.pids === 'prlimit' ? 'prlimit --nproc (per uid) + pid namespace' : `${limits.pids} + pid namespace` },
+    limits: {
+      ...limits,
+      processes: limits.pids === 'prlimit' ? 'prlimit --nproc (per uid) + pid namespace' : `${limits.pids} + pid namespace`,
+      disk: 'capped tmpfs for the workspace\'s writes and for /tmp + /var/tmp (memory charged to the sandbox: at most 1/2 and 1/4 of its memory limit)',
+    },
     defaults: {
       memoryMb: settings.defaultMemoryMb ?? 4096,
       maxProcesses: settings.defaultMaxProcesses ?? 1024,
       cpu: settings.defaultCpu ?? null,
+      diskMb: settings.diskMb ?? 2048,
+      tmpMb: settings.tmpMb ?? 1024,
     },
     rootDir: host.rootDir,
   };
