@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { importTasks, importTrajectories } from '../../../src/rerank/importers/index.js';
-import { tempFile, trajectoryFixture } from './fixture-path.js';
+import { ownFixture, tempFile } from './fixture-path.js';
 
 const PREDICTIONS = [
   '{"instance_id": "a__b-1", "model_name_or_path": "m", "model_patch": "p1"}',
@@ -48,7 +48,7 @@ describe('malformed input', () => {
   });
 
   it('reports a bad role in a single-document trajectory by record path (no line)', async () => {
-    const raw = JSON.parse(readFileSync(trajectoryFixture('mini-swe-agent-1_text', 'django__django-10999.traj.json'), 'utf8')) as { messages: Array<{ role: string }> };
+    const raw = JSON.parse(readFileSync(ownFixture('mini-swe-agent', 'text', 'acme__widgets-101.traj.json'), 'utf8')) as { messages: Array<{ role: string }> };
     raw.messages[3]!.role = 'robot';
     const file = tempFile('broken.traj.json', JSON.stringify(raw, null, 2));
     await expect(importTrajectories(file)).rejects.toMatchObject({ details: { file, line: null, field: 'messages[3].role' } });

@@ -1,44 +1,56 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { importOpenAIChat, importWinnowerTrajectories, splitSampleSuffix } from '../../../src/rerank/importers/openai-chat.js';
-import { trajectoryFixture, tempFile } from './fixture-path.js';
+import { describeRealData } from '../../support/shared-data.js';
+import { ownFixture, realTrajectory, tempFile } from './fixture-path.js';
 
-const MYPY = trajectoryFixture('openai-chat-tools', 'python__mypy-15976_0.json');
+const OWN = ownFixture('openai-chat', 'acme__widgets-101_0.json');
 
 describe('openai-chat importer', () => {
   it('reads a SWE-Gym row: metadata at top level, null content → "", parallel tool calls, name and tool_call_id kept', async () => {
-    const { items, issues } = await importOpenAIChat(MYPY);
+    const { items, issues } = await importOpenAIChat(OWN);
     expect(issues).toEqual([]);
     const trajectory = items[0]!;
-    const raw = JSON.parse(readFileSync(MYPY, 'utf8')) as { test_result: { git_patch: string } };
-    expect(trajectory.instance_id).toBe('python__mypy-15976');
-    expect(trajectory.meta.instance_id_raw).toBe('python__mypy-15976_0');
+    const raw = JSON.parse(readFileSync(OWN, 'utf8')) as { test_result: { git_patch: string } };
+    expect(trajectory.instance_id).toBe('acme__widgets-101');
+    expect(trajectory.meta.instance_id_raw).toBe('acme__widgets-101_0');
     expect(trajectory.meta.sample).toBe(0);
-    expect(trajectory.source).toBe('gpt-4o-2024-08-06_maxiter_50_N_v2.1-no-hint-train-t0-run_1');
-    expect(trajectory.id).toBe('gpt-4o-2024-08-06_maxiter_50_N_v2.1-no-hint-train-t0-run_1/python__mypy-15976_0');
+    expect(trajectory.source).toBe('acme-coder_maxiter_30_run_1');
+    expect(trajectory.id).toBe('acme-coder_maxiter_30_run_1/acme__widgets-101_0');
     expect(trajectory.patch).toBe(raw.test_result.git_patch);
     expect(trajectory.meta.resolved).toBe(true);
     expect(trajectory.meta.test_result).toMatchObject({ report: { resolved: true, failed_apply_patch: false } });
+    // the harness log is not kept (large, and it is no part of the candidate); the rest of test_result is
     expect((trajectory.meta.test_result as Record<string, unknown>).test_output).toBeUndefined();
-    expect(trajectory.messages).toHaveLength(41);
-    expect(trajectory.messages.filter((m) => m.role === 'tool')).toHaveLength(20);
-    expect(trajectory.messages[40]).toEqual({
+    expect((trajectory.meta.test_result as Record<string, unknown>).apply_patch_output).toContain('Applied patch widgets/core.py cleanly.');
+    expect(trajectory.messages).toHaveLength(11);
+    expect(trajectory.messages.filter((m) => m.role === 'tool')).toHaveLength(4);
+    expect(trajectory.messages[10]).toEqual({
       role: 'assistant',
       content: '',
-      tool_calls: [{ id: 'call_EcwAiBKjBdR3vksPM0y7LVA0', type: 'function', function: { name: 'finish', arguments: '{}' } }],
+      tool_calls: [{ id: 'call_c5', type: 'function', function: { name: 'finish', arguments: '{}' } }],
     });
-    expect(trajectory.messages[25]!.tool_calls).toHaveLength(4);
+    expect(trajectory.messages[2]!.tool_calls).toHaveLength(2);
+    expect(trajectory.messages[8]!.content).toBe(''); // null in the row
+    expect(trajectory.messages[5]).toEqual({ role: 'assistant', content: 'resize truncates with int(); rounding up with math.ceil fixes the failing case.' });
     const names = trajectory.messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.name);
-    expect(names.filter((n) => n === 'str_replace_editor')).toHaveLength(15);
-    expect(names.filter((n) => n === 'execute_bash')).toHaveLength(5);
+    expect(names).toEqual(['str_replace_editor', 'execute_bash', 'str_replace_editor', 'execute_bash', 'finish']);
     const tool = trajectory.messages.find((m) => m.role === 'tool')!;
     expect(tool.name).toBe('str_replace_editor');
-    expect(tool.tool_call_id).toBe('call_wmUMCvkWsBrXZdFlTSwE3sy6');
+    expect(tool.tool_call_id).toBe('call_c1');
     expect(tool.content.startsWith('OBSERVATION:\n')).toBe(true);
     expect(trajectory.messages[0]).not.toHaveProperty('tool_calls');
     expect(trajectory.exit).toBe('submitted');
     expect(trajectory.exit_raw).toBe('tool:finish');
     expect((trajectory.meta.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(['execute_bash', 'finish', 'str_replace_editor']);
+  });
+
+  it('reads an unresolved row that never called finish: exit unknown, sample suffix split', async () => {
+    const { items } = await importOpenAIChat(ownFixture('openai-chat', 'acme__gadgets-204_3.json'));
+    expect(items.map((t) => [t.id, t.instance_id, t.meta.sample, t.meta.resolved, t.exit, t.exit_raw])).toEqual([
+      ['acme-coder_maxiter_30_run_1/acme__gadgets-204_3', 'acme__gadgets-204', 3, false, 'unknown', undefined],
+    ]);
+    expect(items[0]!.patch.startsWith('diff --git a/gadgets/core.py')).toBe(true);
   });
 
   it('reads the Orchard shape {messages, tools, metadata} from JSONL', async () => {
@@ -82,5 +94,44 @@ describe('openai-chat importer', () => {
   it('strips only the agent-data-protocol sample suffix', () => {
     expect(splitSampleSuffix('Project-MONAI__MONAI-5686_4')).toEqual({ instanceId: 'Project-MONAI__MONAI-5686', sample: 4 });
     expect(splitSampleSuffix('django__django-11095')).toEqual({ instanceId: 'django__django-11095' });
+  });
+});
+
+describeRealData('openai-chat importer on public SWE-Gym rows', 'trajectories', () => {
+  const MYPY = realTrajectory('openai-chat-tools', 'python__mypy-15976_0.json');
+
+  it('reads a SWE-Gym row: metadata at top level, null content → "", parallel tool calls, name and tool_call_id kept', async () => {
+    const { items, issues } = await importOpenAIChat(MYPY);
+    expect(issues).toEqual([]);
+    const trajectory = items[0]!;
+    const raw = JSON.parse(readFileSync(MYPY, 'utf8')) as { test_result: { git_patch: string } };
+    expect(trajectory.instance_id).toBe('python__mypy-15976');
+    expect(trajectory.meta.instance_id_raw).toBe('python__mypy-15976_0');
+    expect(trajectory.meta.sample).toBe(0);
+    expect(trajectory.source).toBe('gpt-4o-2024-08-06_maxiter_50_N_v2.1-no-hint-train-t0-run_1');
+    expect(trajectory.id).toBe('gpt-4o-2024-08-06_maxiter_50_N_v2.1-no-hint-train-t0-run_1/python__mypy-15976_0');
+    expect(trajectory.patch).toBe(raw.test_result.git_patch);
+    expect(trajectory.meta.resolved).toBe(true);
+    expect(trajectory.meta.test_result).toMatchObject({ report: { resolved: true, failed_apply_patch: false } });
+    expect((trajectory.meta.test_result as Record<string, unknown>).test_output).toBeUndefined();
+    expect(trajectory.messages).toHaveLength(41);
+    expect(trajectory.messages.filter((m) => m.role === 'tool')).toHaveLength(20);
+    expect(trajectory.messages[40]).toEqual({
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: 'call_EcwAiBKjBdR3vksPM0y7LVA0', type: 'function', function: { name: 'finish', arguments: '{}' } }],
+    });
+    expect(trajectory.messages[25]!.tool_calls).toHaveLength(4);
+    const names = trajectory.messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.name);
+    expect(names.filter((n) => n === 'str_replace_editor')).toHaveLength(15);
+    expect(names.filter((n) => n === 'execute_bash')).toHaveLength(5);
+    const tool = trajectory.messages.find((m) => m.role === 'tool')!;
+    expect(tool.name).toBe('str_replace_editor');
+    expect(tool.tool_call_id).toBe('call_wmUMCvkWsBrXZdFlTSwE3sy6');
+    expect(tool.content.startsWith('OBSERVATION:\n')).toBe(true);
+    expect(trajectory.messages[0]).not.toHaveProperty('tool_calls');
+    expect(trajectory.exit).toBe('submitted');
+    expect(trajectory.exit_raw).toBe('tool:finish');
+    expect((trajectory.meta.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(['execute_bash', 'finish', 'str_replace_editor']);
   });
 });

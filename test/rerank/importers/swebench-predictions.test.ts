@@ -1,38 +1,41 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { importSwebenchPredictions, predictionToTrajectory } from '../../../src/rerank/importers/swebench-predictions.js';
-import { fixture, tempFile } from './fixture-path.js';
+import { describeRealData } from '../../support/shared-data.js';
+import { ownFixture, realDevstral, tempFile } from './fixture-path.js';
 
-const V1 = 'Devstral-Small-2505_nocondenser_swesmith_openhands-instance-prompt-v2_maxsteps50_maxtokens32k_no-demo-v1';
-const V2 = 'Devstral-Small-2505_nocondenser_swesmith_openhands-instance-prompt-v2_maxsteps50_maxtokens32k_no-demo-v2';
+const V1 = 'acme-agent-v1';
+const V2 = 'acme-agent-v2';
+const PREDICTIONS = ownFixture('swebench', 'predictions.jsonl');
+
+const rowsOf = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('swebench predictions importer', () => {
-  it('reads the devstral JSONL into patch-only trajectories', async () => {
-    const file = fixture('devstral', 'candidates.jsonl');
-    const { items, issues } = await importSwebenchPredictions(file);
+  it('reads predictions JSONL into patch-only trajectories, extra fields (resolved) kept in meta', async () => {
+    const { items, issues } = await importSwebenchPredictions(PREDICTIONS);
     expect(issues).toEqual([]);
     expect(items).toHaveLength(13);
     expect(new Set(items.map((t) => t.instance_id)).size).toBe(12);
-    const rows = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const rows = rowsOf(PREDICTIONS);
     items.forEach((trajectory, index) => {
       expect(trajectory.patch).toBe(rows[index]!.model_patch);
       expect(trajectory.meta.resolved).toBe(rows[index]!.resolved);
     });
-    const django = items.find((t) => t.instance_id === 'django__django-13821')!;
-    expect(django.id).toBe(`${V1}/django__django-13821`);
+    const django = items.find((t) => t.instance_id === 'django__django-99001')!;
+    expect(django.id).toBe(`${V1}/django__django-99001`);
     expect(django.source).toBe(V1);
     expect(django.messages).toEqual([]);
     expect(django.exit).toBe('unknown');
     expect(django.meta).toEqual({ importer: 'swebench-predictions', resolved: true });
-    expect(django.patch.startsWith('diff --git a/')).toBe(true);
-    const astropy = items.filter((t) => t.instance_id === 'astropy__astropy-13453').map((t) => t.source);
-    expect(astropy).toEqual([V1, V2]);
+    expect(django.patch.startsWith('diff --git a/django/shelves/models.py')).toBe(true);
+    // one instance evaluated under two run ids: two sources
+    expect(items.filter((t) => t.instance_id === 'acme__widgets-102').map((t) => t.source)).toEqual([V1, V2]);
     expect(items.filter((t) => t.meta.resolved === true)).toHaveLength(6);
   });
 
   it('uses the caller’s source instead of model_name_or_path and keeps the original in meta', async () => {
-    const { items } = await importSwebenchPredictions(fixture('devstral', 'candidates.jsonl'), { source: 'run-a' });
-    expect(items[0]!.id).toBe('run-a/astropy__astropy-13453');
+    const { items } = await importSwebenchPredictions(PREDICTIONS, { source: 'run-a' });
+    expect(items[0]!.id).toBe('run-a/acme__widgets-102');
     expect(items[0]!.meta.model_name_or_path).toBe(V1);
   });
 
@@ -40,12 +43,12 @@ describe('swebench predictions importer', () => {
     const keyed = tempFile(
       'predictions.json',
       JSON.stringify({
-        'psf__requests-1766': { model_name_or_path: 'm', model_patch: 'diff --git a/x b/x\n' },
-        'psf__requests-2931': { instance_id: 'psf__requests-2931', model_name_or_path: 'm', model_patch: null },
+        'acme__widgets-7': { model_name_or_path: 'm', model_patch: 'diff --git a/x b/x\n' },
+        'acme__widgets-8': { instance_id: 'acme__widgets-8', model_name_or_path: 'm', model_patch: null },
       }),
     );
     const fromKeyed = await importSwebenchPredictions(keyed);
-    expect(fromKeyed.items.map((t) => t.id)).toEqual(['m/psf__requests-1766', 'm/psf__requests-2931']);
+    expect(fromKeyed.items.map((t) => t.id)).toEqual(['m/acme__widgets-7', 'm/acme__widgets-8']);
     expect(fromKeyed.items[1]!.patch).toBe('');
     expect(fromKeyed.items[1]!.meta.patch_null).toBe(true);
 
@@ -58,5 +61,29 @@ describe('swebench predictions importer', () => {
     expect(() => predictionToTrajectory({ instance_id: 'a__b-1', model_patch: '' })).toThrow(
       expect.objectContaining({ code: 'WNW_ERR_INPUT_INVALID', details: { field: 'model_name_or_path' } }),
     );
+  });
+});
+
+describeRealData('swebench predictions importer on the Devstral sample', 'devstral-verified', () => {
+  const DV1 = 'Devstral-Small-2505_nocondenser_swesmith_openhands-instance-prompt-v2_maxsteps50_maxtokens32k_no-demo-v1';
+  const DV2 = 'Devstral-Small-2505_nocondenser_swesmith_openhands-instance-prompt-v2_maxsteps50_maxtokens32k_no-demo-v2';
+
+  it('reads all 440 predictions (377 instances) with their patches and labels', async () => {
+    const file = realDevstral('candidates.jsonl');
+    const { items, issues } = await importSwebenchPredictions(file);
+    expect(issues).toEqual([]);
+    expect(items).toHaveLength(440);
+    expect(new Set(items.map((t) => t.instance_id)).size).toBe(377);
+    const rows = rowsOf(file);
+    items.forEach((trajectory, index) => {
+      expect(trajectory.patch).toBe(rows[index]!.model_patch);
+      expect(trajectory.meta.resolved).toBe(rows[index]!.resolved);
+    });
+    const django = items.find((t) => t.instance_id === 'django__django-13821')!;
+    expect(django.id).toBe(`${DV1}/django__django-13821`);
+    expect(django.meta).toEqual({ importer: 'swebench-predictions', resolved: true });
+    expect(django.patch.startsWith('diff --git a/')).toBe(true);
+    expect(items.filter((t) => t.instance_id === 'astropy__astropy-13453').map((t) => t.source)).toEqual([DV1, DV2]);
+    expect(items.filter((t) => t.meta.resolved === true)).toHaveLength(168);
   });
 });

@@ -1,8 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { patchShape } from '../../../src/rerank/select/patch-shape.js';
+import { describeRealData, sharedData } from '../../support/shared-data.js';
 import { BROKEN, FIX_A, FIX_A_NOISY, README_EDIT } from './fixtures.js';
+
+const readRows = (path: string | URL): Record<string, unknown>[] =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('patchShape', () => {
   it('reads a git diff: files, paths without prefixes, added and removed lines', () => {
@@ -64,15 +70,20 @@ describe('patchShape', () => {
     expect(patchShape('diff --git a/x b/x\nindex 1..2 100644\n').kind).toBe('unparseable');
   });
 
-  it('parses every real patch of the devstral sample (440 predictions, 377 test patches)', () => {
-    const read = (path: string): Record<string, unknown>[] =>
-      gunzipSync(readFileSync(new URL(`../../../${path}`, import.meta.url)))
-        .toString('utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const predictions = read('examples/devstral-verified/candidates.jsonl.gz').map((row) => patchShape(String(row.model_patch)).kind);
-    const tests = read('examples/devstral-verified/tasks.jsonl.gz').map((row) => patchShape(String(row.test_patch)).kind);
+  it('parses every patch of the importer fixtures (13 predictions, 12 test patches)', () => {
+    const predictions = readRows(new URL('../../fixtures/importers/swebench/predictions.jsonl', import.meta.url)).map((row) => patchShape(String(row.model_patch)).kind);
+    const tests = readRows(new URL('../../fixtures/importers/swebench/tasks.jsonl', import.meta.url)).map((row) => patchShape(String(row.test_patch)).kind);
+    expect(predictions).toHaveLength(13);
+    expect(new Set(predictions)).toEqual(new Set(['ok']));
+    expect(tests).toHaveLength(12);
+    expect(new Set(tests)).toEqual(new Set(['ok']));
+  });
+});
+
+describeRealData('patchShape on the Devstral sample', 'devstral-verified', () => {
+  it('parses every real patch (440 predictions, 377 test patches)', () => {
+    const predictions = readRows(sharedData('devstral-verified', 'candidates.jsonl')).map((row) => patchShape(String(row.model_patch)).kind);
+    const tests = readRows(sharedData('devstral-verified', 'tasks.jsonl')).map((row) => patchShape(String(row.test_patch)).kind);
     expect(predictions).toHaveLength(440);
     expect(new Set(predictions)).toEqual(new Set(['ok']));
     expect(tests).toHaveLength(377);
