@@ -12,6 +12,7 @@ import { createSandboxProvider } from '../sandbox/registry.js';
 import type { SandboxProvider } from '../sandbox/types.js';
 import { buildApp } from '../server/app.js';
 import { JobManager } from '../solve/job-manager.js';
+import { recoverInterrupted } from '../solve/partial-result.js';
 import { createSqliteStore } from '../store/sqlite-store.js';
 import type { JobStore } from '../store/types.js';
 
@@ -31,7 +32,7 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
   const scorer = await createScorer(scorerConfig as Parameters<typeof createScorer>[0]);
   const sandboxes = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch);
   const store = createSqliteStore(config.server.data_dir);
-  const interrupted = store.markInterrupted();
+  const interrupted = recoverInterrupted(store);
   const jobs = new JobManager(store, { maxRunning: config.server.max_running_jobs });
   const createPolicy = createPolicyFactory(config.policy);
   const app = await buildApp({

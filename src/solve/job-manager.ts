@@ -6,8 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { toWinnowerError, wnwError } from '../errors.js';
-import { TERMINAL_JOB_STATUSES, type JobRecord, type JobStore } from '../store/types.js';
+import { TERMINAL_JOB_STATUSES, type JobRecord, type JobStore, type JobUpdate } from '../store/types.js';
 import type { JobEvent, JobEventBody, JobEventListener } from './events.js';
+import { partialSolveResult } from './partial-result.js';
 
 interface RunningJob {
   controller: AbortController;
@@ -103,8 +104,17 @@ export class JobManager {
         const aborted = entry.controller.signal.aborted;
         const error = toWinnowerError(aborted ? entry.controller.signal.reason : caught);
         const status = aborted ? (entry.stopAs ?? 'cancelled') : 'failed';
+        const update: JobUpdate = { status, error: { code: error.code, message: error.message } };
+        if (status === 'interrupted' && kind === 'solve') {
+          // A solve job stopped by a shutdown still answers with the best of what had finished, marked partial.
+          try {
+            update.result = partialSolveResult(this.#store, this.get(id), `${error.message}; chosen among the candidates that had finished`);
+          } catch (partialError) {
+            this.#onStoreError(partialError, id);
+          }
+        }
         try {
-          this.#store.updateJob(id, { status, error: { code: error.code, message: error.message } });
+          this.#store.updateJob(id, update);
         } catch (storeError) {
           this.#onStoreError(storeError, id);
         }

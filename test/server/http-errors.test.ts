@@ -110,7 +110,7 @@ describe('errors before and around routing', () => {
   });
 
   it('cancels with DELETE sent as JSON with an empty body', async () => {
-    const job = jobs.start('solve', {}, ({}, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))));
+    const job = jobs.start('solve', {}, (_id, { signal }) => new Promise((_resolve, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason)))));
     const response = await app.inject({ method: 'DELETE', url: `/jobs/${job.id}`, headers: { 'content-type': 'application/json' }, payload: '' });
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json().status).toBe('cancelled');

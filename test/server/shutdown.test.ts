@@ -37,7 +37,7 @@ describe.skipIf(!hasBubblewrap())('closing the app with a running job', () => {
       const events = request(`${base}/jobs/${jobId}/events`, { dispatcher: client }).then((response) => response.body.text());
       const waiting = request(`${base}/solve?wait=true`, { dispatcher: client, method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (response) => ({
         status: response.statusCode,
-        job: (await response.body.json()) as { status: string },
+        job: (await response.body.json()) as { status: string; result: unknown },
       }));
       // Handled here so that a failed expectation below does not leave them rejecting unobserved.
       events.catch(() => undefined);
@@ -56,6 +56,8 @@ describe.skipIf(!hasBubblewrap())('closing the app with a running job', () => {
       // Stopped by the server, not by a client: interrupted (as after a crash), not cancelled.
       expect(await events).toContain('"type":"job-finish","status":"interrupted"');
       expect((await waiting).job.status).toBe('interrupted');
+      // Its result says it is partial; no rollout had finished, so nothing was chosen.
+      expect((await waiting).job).toMatchObject({ result: { partial: true, chosen: null, rollouts: { planned: 1, finished: 0 } } });
     } finally {
       // Without the fix the close waits for the job: stop it so the test ends.
       await server.jobs.shutdown();

@@ -13,6 +13,7 @@ import { createLocalProvider } from '../../src/sandbox/providers/local.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { buildApp } from '../../src/server/app.js';
 import { JobManager } from '../../src/solve/job-manager.js';
+import { recoverInterrupted } from '../../src/solve/partial-result.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 
 export const DEMO_DIR = `${demoDir()}/`;
@@ -53,7 +54,7 @@ export async function createWorld(): Promise<TestWorld> {
     sandboxes,
     async start() {
       const store = createSqliteStore(dataDir);
-      store.markInterrupted();
+      recoverInterrupted(store);
       const jobs = new JobManager(store);
       const app = await buildApp({ jobs, store, solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory() } });
       return {

@@ -1,7 +1,24 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { JobManager } from '../../src/solve/job-manager.js';
+import { recoverInterrupted } from '../../src/solve/partial-result.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import type { JobStore } from '../../src/store/types.js';
+import { Score, Trajectory, VerifyResult } from '../../src/types/index.js';
+
+/** Settles, rejecting, when the job is stopped (at once if it already was). */
+const untilAborted = (signal: AbortSignal) =>
+  new Promise<never>((_resolve, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason))));
+const patch = (value: number) => `diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = ${value}\n`;
+const tally = (passed: number, failed: number) => ({ passed, failed, missing: 0 });
+const trajectory = (jobId: string, index: number, patch: string) =>
+  Trajectory.parse({ id: `${jobId}/${index}`, instance_id: 'demo', source: 'replay', patch, exit: 'submitted', usage: { prompt_tokens: 100, completion_tokens: 10, calls: 2 }, meta: { steps: 2 } });
+const score = (jobId: string, index: number, value: number) =>
+  Score.parse({ trajectory_id: `${jobId}/${index}`, instance_id: 'demo', value, raw: 0, backend: 'onnx', model: 'm', template: 'judge-v1', input_tokens: 10, truncated: false, cut: {} });
+const verify = (jobId: string, index: number, resolved: boolean) =>
+  VerifyResult.parse({ trajectory_id: `${jobId}/${index}`, instance_id: 'demo', status: resolved ? 'resolved' : 'unresolved', applied: true, fail_to_pass: tally(resolved ? 1 : 0, resolved ? 0 : 1), pass_to_pass: tally(1, 0), resolved, parser: 'exit-code', exit_code: resolved ? 0 : 1, duration_ms: 5 });
 
 function gate() {
   let open!: () => void;
@@ -87,6 +104,54 @@ describe('job manager', () => {
     expect((await jobs.wait(job.id)).status).toBe('succeeded');
     expect(live).toEqual(['job-start', 'job-finish']);
     expect(reported).toEqual(['disk full', 'disk full']);
+    store.close();
+  });
+
+  it('after a crash: no rollout counts as running, and the result is the best finished candidate, marked partial', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wnw-jobs-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const before = createSqliteStore(dir);
+    before.createJob({ id: 'j', kind: 'solve', request: { instance_id: 'demo', n: 4, verify: { enabled: true } }, status: 'running', progress: { rollouts_total: 4, rollouts_running: 2, rollouts_finished: 2, rollouts_failed: 0, scored: 2, verified: 2 } });
+    // The resolved candidate scored lower than the unresolved one: hybrid selection (tests ran) prefers it.
+    before.putCandidate('j', 0, { status: 'finished', trajectory: trajectory('j', 0, patch(2)), score: score('j', 0, 0.4), verify: verify('j', 0, true) });
+    before.putCandidate('j', 1, { status: 'finished', trajectory: trajectory('j', 1, patch(3)), score: score('j', 1, 0.9), verify: verify('j', 1, false) });
+    before.putCandidate('j', 2, { status: 'running', trajectory: trajectory('j', 2, '') });
+    before.putCandidate('j', 3, { status: 'running' });
+    before.close();
+
+    const after = createSqliteStore(dir);
+    expect(recoverInterrupted(after)).toEqual(['j']);
+    const job = after.getJob('j')!;
+    expect(job.status).toBe('interrupted');
+    expect(job.progress.rollouts_running).toBe(0);
+    const result = job.result as Record<string, any>;
+    expect(result.partial).toBe(true);
+    expect(result.reason).toMatch(/server stopped/);
+    expect(result.chosen).toMatchObject({ index: 0, trajectory_id: 'j/0', verify_status: 'resolved', value: 0.4 });
+    expect(result.selection.strategy).toBe('hybrid');
+    expect(result.rollouts).toEqual({ planned: 4, finished: 2, failed: 0, cancelled: 2, skipped: 0 });
+    expect(result.candidates.map((c: { status: string }) => c.status)).toEqual(['finished', 'finished', 'cancelled', 'cancelled']);
+    expect(result.compute).toMatchObject({ policy_calls: 6, tokens: 330 });
+    after.close();
+  });
+
+  it('at shutdown: an interrupted solve job answers with the best candidate it had finished, marked partial', async () => {
+    const store = createSqliteStore(':memory:');
+    const jobs = new JobManager(store);
+    const job = jobs.start('solve', { instance_id: 'demo', n: 2, verify: { enabled: false } }, async (jobId, { signal }) => {
+      store.putCandidate(jobId, 0, { status: 'finished', trajectory: trajectory(jobId, 0, patch(2)), score: score(jobId, 0, 0.7) });
+      store.putCandidate(jobId, 1, { status: 'running' });
+      await untilAborted(signal);
+    });
+    for (let i = 0; i < 200 && store.listCandidates(job.id).length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    const stopped = await jobs.cancel(job.id, 'interrupted');
+    expect(stopped.status).toBe('interrupted');
+    const result = stopped.result as Record<string, any>;
+    expect(result).toMatchObject({ partial: true, chosen: { index: 0, trajectory_id: `${job.id}/0`, value: 0.7 } });
+    expect(result.selection.strategy).toBe('value');
+    // A client's cancel is not an interruption: no result.
+    const other = jobs.start('solve', { n: 1 }, async (_id, { signal }) => untilAborted(signal));
+    expect((await jobs.cancel(other.id)).result).toBeNull();
     store.close();
   });
 

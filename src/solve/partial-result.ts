@@ -1,0 +1,94 @@
+/**
+ * The result of a solve job that stopped before its end — the server shut down or died while it
+ * ran: a selection among the candidates it had finished, with the evidence they had (score,
+ * tests), marked `partial` with the reason. Built from the job store alone, so it works after a
+ * restart as well as at shutdown.
+ */
+import { select, defaultStrategy } from '../rerank/select/index.js';
+import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
+import type { Selection, Strategy } from '../types/index.js';
+import type { SolveCandidateSummary, SolveResult } from './run-solve.js';
+
+export interface PartialSolveResult extends Pick<SolveResult, 'instance_id' | 'chosen' | 'selection' | 'candidates' | 'rollouts'> {
+  /** Always true: the job did not run to its end; `chosen` is the best of what had finished. */
+  partial: true;
+  reason: string;
+  /** What the finished rollouts used; the job's other figures (time, savings) are not known. */
+  compute: { policy_calls: number; tokens: number; saved_rollouts: number; saved_fraction: number };
+}
+
+/** The fields of a stored /solve request the selection needs; anything else is ignored. */
+interface StoredRequest {
+  instance_id?: string;
+  n?: number;
+  strategy?: Strategy;
+  verify?: { enabled?: boolean };
+}
+
+function summary(candidate: CandidateRecord, jobId: string): SolveCandidateSummary {
+  return {
+    index: candidate.index,
+    trajectory_id: candidate.trajectory?.id ?? `${jobId}/${candidate.index}`,
+    status: candidate.status,
+    exit: candidate.trajectory?.exit ?? 'error',
+    steps: Number(candidate.trajectory?.meta.steps ?? 0),
+    value: candidate.score?.value ?? null,
+    verify_status: candidate.verify?.status ?? null,
+    error: candidate.error ? `${candidate.error.code}: ${candidate.error.message}` : null,
+  };
+}
+
+export function partialSolveResult(store: JobStore, job: JobRecord, reason: string): PartialSolveResult {
+  const request = (job.request ?? {}) as StoredRequest;
+  const candidates = store.listCandidates(job.id);
+  const finished = candidates.filter((candidate) => candidate.status === 'finished' && candidate.trajectory);
+  const instanceId = request.instance_id ?? finished[0]?.trajectory?.instance_id ?? 'task';
+  // As the job would have chosen; without its value model at hand a learned selector is not available.
+  const strategy = request.strategy ?? defaultStrategy(request.verify?.enabled === true);
+  const selection: Selection = select(
+    strategy,
+    finished.map((candidate) => ({ trajectory: candidate.trajectory!, ...(candidate.score ? { score: candidate.score } : {}), ...(candidate.verify ? { verify: candidate.verify } : {}) })),
+    { instanceId },
+  );
+  const chosen = finished.find((candidate) => candidate.trajectory!.id === selection.chosen);
+  const count = (status: CandidateRecord['status']) => candidates.filter((candidate) => candidate.status === status).length;
+  const planned = request.n ?? candidates.length;
+  const trajectories = candidates.flatMap((candidate) => (candidate.trajectory ? [candidate.trajectory] : []));
+  return {
+    partial: true,
+    reason,
+    instance_id: instanceId,
+    chosen: chosen
+      ? { index: chosen.index, trajectory_id: chosen.trajectory!.id, patch: chosen.trajectory!.patch, value: chosen.score?.value ?? null, verify_status: chosen.verify?.status ?? null }
+      : null,
+    selection,
+    candidates: candidates.map((candidate) => summary(candidate, job.id)),
+    rollouts: {
+      planned,
+      finished: count('finished'),
+      failed: count('failed'),
+      // Rollouts never started count as cancelled too: the interruption stopped them.
+      cancelled: count('cancelled') + Math.max(0, planned - candidates.length),
+      skipped: count('skipped'),
+    },
+    compute: {
+      policy_calls: trajectories.reduce((sum, t) => sum + (t.usage?.calls ?? 0), 0),
+      tokens: trajectories.reduce((sum, t) => sum + (t.usage?.prompt_tokens ?? 0) + (t.usage?.completion_tokens ?? 0), 0),
+      saved_rollouts: 0,
+      saved_fraction: 0,
+    },
+  };
+}
+
+/**
+ * At start-up: marks the jobs a previous process left running as interrupted (src/store) and
+ * gives each solve job its partial result. Returns their ids.
+ */
+export function recoverInterrupted(store: JobStore): string[] {
+  const ids = store.markInterrupted();
+  for (const id of ids) {
+    const job = store.getJob(id);
+    if (job?.kind === 'solve') store.updateJob(id, { result: partialSolveResult(store, job, 'the server stopped while this job was running (found at restart); chosen among the candidates that had finished') });
+  }
+  return ids;
+}
