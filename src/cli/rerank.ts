@@ -8,6 +8,7 @@ import { defaultStrategy } from '../rerank/select/index.js';
 import { Strategy } from '../types/selection.js';
 import { positiveInt } from './parse-options.js';
 import { printMetrics } from './print-metrics.js';
+import { EXIT_UNSCORED, rerankExitCode, rerankSummary } from './rerank-summary.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -29,6 +30,7 @@ interface RerankFlags {
   scores?: string;
   report?: string;
   skipInvalid?: boolean;
+  strict?: boolean;
   concurrency: number;
   progress: boolean;
 }
@@ -54,8 +56,14 @@ export function registerRerankCommand(program: Command): void {
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
     .option('--report <file>', 'Markdown report; the HTML twin is written beside it')
     .option('--skip-invalid', 'report malformed input records and go on instead of stopping')
+    .option('--strict', 'stop, instead of warning, when candidates have no task record in --tasks')
     .option('--concurrency <n>', 'instances scored at once', positiveInt, 4)
     .option('--no-progress', 'no progress bar')
+    .addHelpText(
+      'after',
+      `\nExit status: 0 done; 2 invalid input (the file, line and field are named; with --strict also candidates without a task record);\n` +
+        `${EXIT_UNSCORED} done, but an instance has no candidate that could be scored (predictions and scores are written; stderr lists the first reasons).`,
+    )
     .action(async (flags: RerankFlags) => {
       const scorer = await createScorer({
         backend: flags.scorer,
@@ -82,6 +90,7 @@ export function registerRerankCommand(program: Command): void {
           scores: flags.scores ?? flags.out.replace(/(\.jsonl)?$/, '.scores.jsonl'),
           report: flags.report,
           onInvalid: flags.skipInvalid ? 'skip' : 'fail',
+          strict: flags.strict ?? false,
           concurrency: flags.concurrency,
           onIssue: (issue) => console.error(`skipped: ${issue.file}${issue.line !== undefined ? `:${issue.line}` : issue.record !== undefined ? `[${JSON.stringify(issue.record)}]` : ''}: ${issue.field}: ${issue.message}`),
           onProgress: (done, total, instance) => {
@@ -99,6 +108,9 @@ export function registerRerankCommand(program: Command): void {
         console.log(`scores: ${result.scores}${result.report ? `; report: ${result.report.markdown}, ${result.report.html}` : ''}`);
         if (result.metrics) printMetrics(result.metrics);
         else console.log('no labels: metrics need --labels or candidates that carry `resolved`');
+        for (const line of rerankSummary(result)) console.error(line);
+        const code = rerankExitCode(result);
+        if (code !== 0) process.exitCode = code;
       } finally {
         bar?.stop();
         await scorer.close();

@@ -32,6 +32,8 @@ export interface RerankBatchOptions {
   scores: string;
   report?: string;
   onInvalid?: 'skip' | 'fail';
+  /** Stop on what is otherwise a warning: candidates of an instance that has no task record. */
+  strict?: boolean;
   /** Instances scored at once (their inputs are batched together by the scorer). */
   concurrency?: number;
   signal?: AbortSignal;
@@ -59,8 +61,29 @@ export interface RerankBatchResult {
   report?: { markdown: string; html: string };
   metrics?: ReturnType<typeof computeMetrics>;
   issues: ImportIssue[];
+  /** Things the run went on despite (candidates scored without their task record). */
+  warnings: RerankWarning[];
+  /** Candidates of this run that have no score, and why. */
+  unscored: Unscored;
   timings: Record<string, number>;
 }
+
+export interface RerankWarning {
+  code: string;
+  message: string;
+  instances: string[];
+}
+
+export interface Unscored {
+  /** Candidates without a score. */
+  candidates: number;
+  /** Instances none of whose candidates could be scored (their prediction is not a scored pick). */
+  instances: string[];
+  /** The first few failures, in instance order. */
+  reasons: Array<{ instance_id: string; trajectory_id: string; code: string; message: string }>;
+}
+
+const UNSCORED_REASONS = 5;
 
 const modelNameFor = (strategy: Strategy) => `winnower-${strategy}`;
 
@@ -88,6 +111,7 @@ function readJsonl<T>(file: string): T[] {
 export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBatchResult> {
   const timings: Record<string, number> = {};
   const issues: ImportIssue[] = [];
+  const warnings: RerankWarning[] = [];
   const report = (list: ImportIssue[]) => {
     for (const issue of list) {
       issues.push(issue);
@@ -141,9 +165,11 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   if (tasks.size > 0) {
     const missing = [...byInstance.keys()].filter((id) => !tasks.has(id));
     if (missing.length) {
-      const message = `${missing.length} instance(s) have candidates but no task record (e.g. ${missing[0]}); they are scored without the issue text`;
-      if (options.onInvalid !== 'skip') throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: 'tasks', instances: missing.slice(0, 20) } });
-      report([{ code: 'WNW_ERR_INPUT_INVALID', file: (options.tasks ?? []).join(','), field: 'instance_id', message }]);
+      if (options.strict) {
+        const message = `${missing.length} instance(s) have candidates but no task record (e.g. ${missing[0]}); without --strict they are scored without the issue text`;
+        throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: 'tasks', instances: missing.slice(0, 20) } });
+      }
+      warnings.push({ code: 'WNW_ERR_INPUT_INVALID', message: `${missing.length} instance(s) have candidates but no task record (e.g. ${missing[0]}); they were scored without the issue text`, instances: missing });
     }
   }
 
@@ -251,6 +277,8 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     predictions: options.out,
     scores: options.scores,
     issues,
+    warnings,
+    unscored: unscoredOf(scoreLines),
     timings,
   };
   // An instance with an unlabelled candidate has no known mean@1 or pass@N, nor selected@1 when
@@ -283,7 +311,8 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
             ...(done.size ? [`resumed: ${done.size} instance(s) taken from the previous run`] : []),
             ...(issues.length ? [`${issues.length} input issue(s) skipped`] : []),
             ...(partlyLabelled.size ? [`${partlyLabelled.size} instance(s) left out of the metrics: some of their candidates have no label`] : []),
-            ...(scoreLines.some((line) => line.error) ? [`${scoreLines.filter((line) => line.error).length} candidate(s) could not be scored`] : []),
+            ...warnings.map((warning) => `warning: ${warning.message}`),
+            ...(result.unscored.candidates > 0 ? [`${result.unscored.candidates} candidate(s) could not be scored${result.unscored.instances.length ? `; ${result.unscored.instances.length} instance(s) have no scored candidate` : ''}`] : []),
           ],
         },
         metrics: result.metrics ?? computeMetrics([]),
@@ -294,4 +323,19 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     );
   }
   return result;
+}
+
+function unscoredOf(lines: readonly ScoreLine[]): Unscored {
+  const failed = lines.filter((line) => line.score === null).sort((a, b) => (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0));
+  const scored = new Set(lines.filter((line) => line.score !== null).map((line) => line.instance_id));
+  return {
+    candidates: failed.length,
+    instances: [...new Set(failed.map((line) => line.instance_id))].filter((instanceId) => !scored.has(instanceId)),
+    reasons: failed.slice(0, UNSCORED_REASONS).map((line) => ({
+      instance_id: line.instance_id,
+      trajectory_id: line.trajectory_id,
+      code: line.error?.code ?? 'WNW_ERR_SCORE_UPSTREAM',
+      message: line.error?.message ?? 'no score returned',
+    })),
+  };
 }
