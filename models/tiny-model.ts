@@ -17,6 +17,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import onnxProto, { type onnx as Onnx } from 'onnx-proto';
+import { floatTensor, int64Tensor, intAttribute, node, valueInfo } from '../src/train/onnx-graph.js';
+import { prng } from '../src/util/prng.js';
 import { buildTinyTokenizer, toByteLevel } from './tiny-tokenizer.js';
 import { NEGATIVE_WORDS, POSITIVE_WORDS } from './tiny-words.js';
 
@@ -57,52 +59,6 @@ export interface TinyModelInfo {
 
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
 const INT64 = onnx.TensorProto.DataType.INT64;
-
-/** mulberry32: small, fast, and the same on every platform. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function floatTensor(name: string, dims: number[], values: Float32Array): Onnx.ITensorProto {
-  const bytes = new Uint8Array(values.length * 4);
-  const view = new DataView(bytes.buffer);
-  values.forEach((value, i) => view.setFloat32(i * 4, value, true));
-  return { name, dims, dataType: FLOAT, rawData: bytes };
-}
-
-function int64Tensor(name: string, dims: number[], values: number[]): Onnx.ITensorProto {
-  const bytes = new Uint8Array(values.length * 8);
-  const view = new DataView(bytes.buffer);
-  values.forEach((value, i) => view.setBigInt64(i * 8, BigInt(value), true));
-  return { name, dims, dataType: INT64, rawData: bytes };
-}
-
-function valueInfo(name: string, elemType: number, dims: Array<string | number>): Onnx.IValueInfoProto {
-  return {
-    name,
-    type: {
-      tensorType: {
-        elemType,
-        shape: { dim: dims.map((dim) => (typeof dim === 'string' ? { dimParam: dim } : { dimValue: dim })) },
-      },
-    },
-  };
-}
-
-function node(opType: string, input: string[], output: string, attribute: Onnx.IAttributeProto[] = []): Onnx.INodeProto {
-  return { opType, input, output: [output], name: `${opType}_${output}`, attribute };
-}
-
-function intAttribute(name: string, value: number): Onnx.IAttributeProto {
-  return { name, type: onnx.AttributeProto.AttributeType.INT, i: value };
-}
 
 function tokenIds(vocab: Map<string, number>, words: readonly string[]): number[] {
   const ids = new Set<number>();

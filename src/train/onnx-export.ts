@@ -5,6 +5,7 @@
  * the last layer), so any ONNX runtime serves it with no special code.
  */
 import onnxProto, { type onnx as Onnx } from 'onnx-proto';
+import { floatTensor, int64Tensor, intAttribute, node, valueInfo } from './onnx-graph.js';
 import { BIGRAM_PRIME, type FeatureSpace } from './features.js';
 import type { ValueModelParams } from './value-model.js';
 import { PATCH_ID } from './vocabulary.js';
@@ -17,32 +18,6 @@ const INT64 = onnx.TensorProto.DataType.INT64;
 export interface Calibration {
   a: number;
   b: number;
-}
-
-function floatTensor(name: string, dims: number[], values: ArrayLike<number>): Onnx.ITensorProto {
-  const bytes = new Uint8Array(values.length * 4);
-  const view = new DataView(bytes.buffer);
-  for (let i = 0; i < values.length; i++) view.setFloat32(i * 4, values[i]!, true);
-  return { name, dims, dataType: FLOAT, rawData: bytes };
-}
-
-function int64Tensor(name: string, dims: number[], values: number[]): Onnx.ITensorProto {
-  const bytes = new Uint8Array(values.length * 8);
-  const view = new DataView(bytes.buffer);
-  values.forEach((value, i) => view.setBigInt64(i * 8, BigInt(value), true));
-  return { name, dims, dataType: INT64, rawData: bytes };
-}
-
-function valueInfo(name: string, elemType: number, dims: Array<string | number>): Onnx.IValueInfoProto {
-  return { name, type: { tensorType: { elemType, shape: { dim: dims.map((dim) => (typeof dim === 'string' ? { dimParam: dim } : { dimValue: dim })) } } } };
-}
-
-function intAttribute(name: string, value: number): Onnx.IAttributeProto {
-  return { name, type: onnx.AttributeProto.AttributeType.INT, i: value };
-}
-
-function node(opType: string, input: string[], output: string, attribute: Onnx.IAttributeProto[] = []): Onnx.INodeProto {
-  return { opType, input, output: [output], name: `${opType}_${output}`, attribute };
 }
 
 export interface ExportOptions {
