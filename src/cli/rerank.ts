@@ -39,11 +39,12 @@ export function registerRerankCommand(program: Command): void {
   program
     .command('rerank')
     .description('pick the best of N candidates per SWE-bench instance and report how good the pick was')
-    .requiredOption('--candidates <path>', 'candidate file, folder or glob (repeatable): SWE-bench predictions or trajectories', collect)
-    .option('--tasks <path>', 'SWE-bench task records, JSONL or JSON array (repeatable)', collect)
-    .option('--labels <path>', 'labels: SWE-bench results.json or JSONL of {instance_id, source, resolved} (repeatable)', collect)
+    // Several paths per flag: an unquoted glob reaches us as the files the shell expanded it to.
+    .requiredOption('--candidates <paths...>', 'candidate files, folders or globs (several, or the flag repeated): SWE-bench predictions or trajectories')
+    .option('--tasks <paths...>', 'SWE-bench task records, JSONL or JSON array (several, or the flag repeated)')
+    .option('--labels <paths...>', 'labels: SWE-bench results.json or JSONL of {instance_id, source, resolved} (several, or the flag repeated)')
     .option('--format <name>', 'force the candidate format instead of detecting it')
-    .addOption(new Option('--source-from <how>', 'name each candidate source after the record or the file').choices(['record', 'file']))
+    .addOption(new Option('--source-from <how>', 'name each candidate source after the record or the file (default: file when the candidates are several files)').choices(['record', 'file']))
     .addOption(new Option('--scorer <backend>', 'value model backend').choices(['onnx', 'sglang', 'vllm', 'openai']).default('onnx'))
     .option('--model <folder|name>', 'model folder (onnx) or served model name; default: the bundled tiny model')
     .option('--url <base>', 'scoring server base URL (repeatable: load is spread over them)', collect)
@@ -58,7 +59,7 @@ export function registerRerankCommand(program: Command): void {
     .option('--skip-invalid', 'report malformed input records and go on instead of stopping')
     .option('--strict', 'stop, instead of warning, when candidates have no task record in --tasks')
     .option('--concurrency <n>', 'instances scored at once', positiveInt, 4)
-    .option('--no-progress', 'no progress bar')
+    .option('--no-progress', 'no progress bar and no progress lines')
     .addHelpText(
       'after',
       `\nExit status: 0 done; 2 invalid input (the file, line and field are named; with --strict also candidates without a task record);\n` +
@@ -94,6 +95,7 @@ export function registerRerankCommand(program: Command): void {
           concurrency: flags.concurrency,
           onIssue: (issue) => console.error(`skipped: ${issue.file}${issue.line !== undefined ? `:${issue.line}` : issue.record !== undefined ? `[${JSON.stringify(issue.record)}]` : ''}: ${issue.field}: ${issue.message}`),
           onProgress: (done, total, instance) => {
+            if (!flags.progress) return;
             if (bar) {
               if (done === 1) bar.start(total, 0, { instance });
               bar.update(done, { instance });

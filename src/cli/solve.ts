@@ -61,7 +61,8 @@ export function registerSolveCommand(program: Command): void {
     .option('--policy-model <name>', 'policy model name (also WINNOWER_POLICY_MODEL)')
     .option('--policy-key <key>', 'policy API key (also WINNOWER_POLICY_KEY)')
     .option('--policy-mode <mode>', 'tools (function calling) or text (fenced bash blocks)')
-    .option('--replay <file>', 'replay recorded trajectories instead of a policy (repeatable; any importable format)', collect)
+    // Several files per flag: an unquoted glob (`--replay recs/*.json`) reaches us as the files the shell expanded it to.
+    .option('--replay <files...>', 'replay recorded trajectories instead of a policy (files, folders or globs, several or the flag repeated; any importable format)')
     .option('--test-command <cmd>', 'verify candidates with this command (its exit code, or the named tests)')
     .option('--fail-to-pass <id>', 'a test that must go from failing to passing (repeatable)', collect)
     .option('--pass-to-pass <id>', 'a test that must keep passing (repeatable)', collect)

@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import pLimit from 'p-limit';
 import { toWinnowerError, wnwError } from '../errors.js';
 import { repoNameOf, type Score, type Selection, type Strategy, type Task, type Trajectory } from '../types/index.js';
+import { expandInputs } from './importers/expand-inputs.js';
 import { importLabels, importTasks, importTrajectories, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from './importers/index.js';
 import { LineAppender } from './line-appender.js';
 import { computeMetrics, type MetricRow } from './metrics.js';
@@ -22,7 +23,7 @@ export interface RerankBatchOptions {
   tasks?: string[];
   labels?: string[];
   format?: string;
-  /** `file`: each candidate file is one source (default when several files are given). */
+  /** `file`: each candidate file is one source (default when several files are given, globs counted as the files they match). */
   sourceFrom?: 'record' | 'file';
   scorer: Scorer;
   template?: string;
@@ -126,7 +127,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   const imported: { items: Trajectory[]; issues: ImportIssue[] } = { items: [], issues: [] };
   const importOptions = { format: options.format, onInvalid: options.onInvalid, signal: options.signal };
   const groups = [
-    ...(plain.length ? [importTrajectories(plain, { ...importOptions, sourceFrom: options.sourceFrom ?? (plain.length > 1 ? 'file' : 'record') })] : []),
+    ...(plain.length ? [importTrajectories(plain, { ...importOptions, sourceFrom: options.sourceFrom ?? ((await countCandidateFiles(plain)) > 1 ? 'file' : 'record') })] : []),
     ...candidateInputs.filter((input) => input.name !== undefined).map((input) => importTrajectories(input.path, { ...importOptions, source: input.name })),
   ];
   const seen = new Set<string>();
@@ -323,6 +324,13 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     );
   }
   return result;
+}
+
+/** Files the plain candidate arguments stand for, a glob counted as the files it matches (as the shell would pass them). */
+async function countCandidateFiles(paths: readonly string[]): Promise<number> {
+  let count = 0;
+  for (const path of paths) count += /[*?[{]/.test(path) ? (await expandInputs([path])).length : 1;
+  return count;
 }
 
 function unscoredOf(lines: readonly ScoreLine[]): Unscored {

@@ -1,7 +1,8 @@
 /**
- * `winnower rerank` as a shell runs it, on synthetic inputs in a temp folder: the stderr summary
- * and exit status for candidates that could not be scored, and a candidate without a task record
- * (a warning, fatal with --strict). Real CLI in a child process, bundled ONNX model.
+ * `winnower rerank` as a shell runs it, on synthetic inputs in a temp folder: several paths per
+ * flag (an unquoted glob), the source default after glob expansion, --no-progress, the stderr
+ * summary and exit status for candidates that could not be scored, and a candidate without a
+ * task record (a warning, fatal with --strict). Real CLI in a child process, bundled ONNX model.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,7 +43,7 @@ const patch = (file: string, line: string) => `diff --git a/${file} b/${file}\n-
 const INSTANCES = ['o__r-1', 'o__r-2'];
 const task = (instanceId: string) => ({ instance_id: instanceId, repo: 'o/r', problem_statement: `The parser fails on ${instanceId}.`, FAIL_TO_PASS: '[]', PASS_TO_PASS: '[]' });
 
-describe('winnower rerank: unscored candidates and missing tasks', () => {
+describe('winnower rerank: paths, progress, unscored candidates and missing tasks', () => {
   const dir = mkdtempSync(join(tmpdir(), 'wnw-rerank-output-cli-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   // Two runs of one model (same model_name_or_path): told apart by file name only.
@@ -56,6 +57,41 @@ describe('winnower rerank: unscored candidates and missing tasks', () => {
     writeJsonl(file, [task(instanceId)]);
     return file;
   });
+  const labels = ['a', 'b'].map((name) => {
+    const file = join(dir, `labels-${name}.jsonl`);
+    writeJsonl(file, INSTANCES.map((instanceId) => ({ instance_id: instanceId, source: name, resolved: name === 'a' })));
+    return file;
+  });
+
+  it('takes several paths after one flag, as an unquoted glob expands to, for --candidates, --tasks and --labels', async () => {
+    const out = join(dir, 'several', 'predictions.jsonl');
+    const { code, stdout, stderr } = await runCli(['--candidates', ...runs, '--tasks', ...tasks, '--labels', ...labels, '--out', out, '--no-progress']);
+    expect(stderr).not.toContain('too many arguments');
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain('2 instances (0 resumed), 4 candidates');
+    const lines = readLines<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
+    expect(new Set(lines.map((line) => line.source))).toEqual(new Set(['a', 'b']));
+    expect(lines.every((line) => line.score !== null)).toBe(true);
+    // Labels from both files were read: every instance and candidate is in the metrics (run a resolves all).
+    expect(stdout).toMatch(/^overall\s+2\s+4\s+50\.0%\s+100\.0%/m);
+  }, 120_000);
+
+  it('names sources after the files a quoted glob matches, as it does for the same files unquoted', async () => {
+    const out = join(dir, 'glob', 'predictions.jsonl');
+    const { code, stderr } = await runCli(['--candidates', join(dir, '[ab].jsonl'), '--tasks', join(dir, 'tasks-*.jsonl'), '--out', out, '--no-progress']);
+    expect(stderr).not.toContain('duplicate trajectory id');
+    expect(code, stderr).toBe(0);
+    const lines = readLines<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
+    expect(new Set(lines.map((line) => line.source))).toEqual(new Set(['a', 'b']));
+  }, 120_000);
+
+  it('prints no progress line with --no-progress', async () => {
+    const out = join(dir, 'quiet', 'predictions.jsonl');
+    const { code, stderr } = await runCli(['--candidates', runs[0]!, '--tasks', ...tasks, '--out', out, '--no-progress']);
+    expect(code, stderr).toBe(0);
+    expect(stderr).not.toMatch(/instances scored/);
+    expect(stderr).toBe('');
+  }, 120_000);
 
   it('says on stderr which candidates could not be scored and why, and exits 3 when an instance has none scored', async () => {
     // o__r-2's candidate is a trajectory (judge-v1, the longer template: 368 tokens with
@@ -67,7 +103,7 @@ describe('winnower rerank: unscored candidates and missing tasks', () => {
     const patches = join(dir, 'patches.jsonl');
     writeJsonl(patches, [{ instance_id: 'o__r-1', model_name_or_path: 'm', model_patch: patch('x.py', 'fix') }]);
     const out = join(dir, 'unscored', 'predictions.jsonl');
-    const { code, stdout, stderr } = await runCli(['--candidates', patches, '--candidates', trajectories, '--tasks', tasks[0]!, '--tasks', tasks[1]!, '--budget', '320', '--out', out, '--no-progress']);
+    const { code, stdout, stderr } = await runCli(['--candidates', patches, trajectories, '--tasks', ...tasks, '--budget', '320', '--out', out, '--no-progress']);
     expect(code, stderr).toBe(3);
     expect(stderr).toContain('rerank: 1 of 2 candidate(s) could not be scored; 1 instance(s) have no scored candidate (o__r-2)');
     expect(stderr).toMatch(/^ {2}trajectories\/o__r-2: WNW_ERR_CFG_INVALID: budgetTokens 320 is too small/m);
@@ -99,5 +135,6 @@ describe('winnower rerank: unscored candidates and missing tasks', () => {
     expect(code).toBe(0);
     expect(stdout).toContain('Exit status: 0 done; 2 invalid input');
     expect(stdout).toContain('3 done, but an instance has no candidate that could be scored');
+    expect(stdout).toContain('--candidates <paths...>');
   }, 120_000);
 });

@@ -1,0 +1,32 @@
+/**
+ * `winnower solve` option parsing: `--replay` takes several files after one flag, as an unquoted
+ * glob (`--replay recs/*.json`) arrives from the shell, and still accumulates when repeated. The
+ * command's action is swapped for one that records the flags, so nothing runs.
+ */
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { registerSolveCommand } from '../../src/cli/solve.js';
+
+function parseSolve(args: string[]): Record<string, unknown> {
+  const program = new Command('winnower').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  registerSolveCommand(program);
+  let flags: Record<string, unknown> | undefined;
+  program.commands.find((command) => command.name() === 'solve')!.action((parsed: Record<string, unknown>) => {
+    flags = parsed;
+  });
+  program.parse(['solve', ...args], { from: 'user' });
+  return flags!;
+}
+
+describe('winnower solve --replay', () => {
+  it('takes several files after one flag (an unquoted glob expanded by the shell)', () => {
+    const flags = parseSolve(['--issue', 'x', '--replay', 'recs/a.json', 'recs/b.json', 'recs/c.json', '--n', '3']);
+    expect(flags.replay).toEqual(['recs/a.json', 'recs/b.json', 'recs/c.json']);
+    expect(flags.n).toBe(3);
+  });
+
+  it('accumulates the files of a repeated flag', () => {
+    const flags = parseSolve(['--replay', 'a.json', '--issue', 'x', '--replay', 'b.json', 'c.json']);
+    expect(flags.replay).toEqual(['a.json', 'b.json', 'c.json']);
+  });
+});
