@@ -1,15 +1,17 @@
 /**
  * ONNX scorer throughput with the bundled tiny model: candidates/s and tokens/s for 2K-token
  * candidates, one request at a time vs batches of 8 and 16 (and 8 single requests in flight),
- * with 1 and 2 worker threads. Text comes from the real trajectory fixtures in test/fixtures.
+ * with 1 and 2 worker threads. Text comes from the public trajectories in ../shared/data/trajectories
+ * when that folder exists (realistic agent text), else from the importer fixtures in
+ * test/fixtures/importers (repeated until there are enough tokens).
  *
  *   npx tsx bench/onnx-scoring.bench.ts [--tokens 2048] [--candidates 64] [--seconds 3] [--model <dir>]
  *
  * Prints a markdown table and writes it to bench/results/onnx-scoring.md.
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createOnnxScorer, type OnnxScorer } from '../src/rerank/scorers/onnx.js';
@@ -30,7 +32,11 @@ const SECONDS = Number(args.seconds);
 const ROUNDS = 5;
 const MODEL_DIR = args.model ?? join(root, 'models/tiny-value');
 
-/** Every string in the trajectory fixtures, in file order: realistic agent text. */
+/** The public trajectories beside the checkout, or our own importer fixtures where they are missing. */
+const SHARED_TRAJECTORIES = resolve(process.env.WINNOWER_SHARED_DATA ?? join(root, '..', 'shared', 'data'), 'trajectories');
+const TEXT_SOURCE = existsSync(SHARED_TRAJECTORIES) ? SHARED_TRAJECTORIES : join(root, 'test/fixtures/importers');
+
+/** Every string in the trajectory files of TEXT_SOURCE, in file order: agent text. */
 function fixtureText(): string {
   const strings: string[] = [];
   const walk = (value: unknown) => {
@@ -43,9 +49,10 @@ function fixtureText(): string {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) visit(path);
       else if (/\.(json|traj)$/.test(name)) walk(JSON.parse(readFileSync(path, 'utf8')));
+      else if (name.endsWith('.jsonl')) readFileSync(path, 'utf8').split('\n').filter(Boolean).forEach((line) => walk(JSON.parse(line)));
     }
   };
-  visit(join(root, 'test/fixtures/trajectories'));
+  visit(TEXT_SOURCE);
   return strings.join('\n');
 }
 
@@ -94,9 +101,10 @@ async function scoreAll(scorer: OnnxScorer, candidates: ScoreInput[], batch: num
 
 async function main(): Promise<void> {
   const probe = await createOnnxScorer({ modelDir: MODEL_DIR });
-  const [allIds] = await probe.tokenizer.encode([fixtureText()]);
-  const ids = allIds!;
-  if (ids.length < TOKENS) throw new Error(`fixtures give only ${ids.length} tokens`);
+  const [textIds] = await probe.tokenizer.encode([fixtureText()]);
+  // Our own fixtures are small: repeat them until every candidate window has text of its own.
+  let ids = textIds!;
+  while (ids.length < TOKENS + CANDIDATES) ids = [...ids, ...textIds!];
   const candidates: ScoreInput[] = [];
   const texts: ScoreInput[] = [];
   const stride = Math.max(1, Math.floor((ids.length - TOKENS) / CANDIDATES));
@@ -149,7 +157,7 @@ async function main(): Promise<void> {
     `# ONNX scorer throughput`,
     '',
     `${new Date().toISOString().slice(0, 10)} · Node ${process.versions.node} · ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}) · ` +
-      `model ${MODEL_DIR.replace(root, '')} · ${CANDIDATES} candidates of ${TOKENS} tokens (windows of the trajectory fixtures) · ` +
+      `model ${MODEL_DIR.replace(root, '')} · ${CANDIDATES} candidates of ${TOKENS} tokens (windows of ${TEXT_SOURCE.replace(root, '')}) · ` +
       `${SECONDS} s per row in ${ROUNDS} interleaved rounds, median of passes · intra-op threads per worker = CPUs / workers · load average ${loadavg()[0]!.toFixed(1)} at the end.`,
     '',
     '| workers | mode | batch | input | candidates/s | tokens/s | p50 call ms | × single, same workers | × 1 worker |',
