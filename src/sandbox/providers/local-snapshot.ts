@@ -45,6 +45,8 @@ export const DEFAULT_CLONE_TIMEOUT_MS = 5 * 60_000;
  */
 export class SnapshotStore {
   readonly #snapshots = new Map<string, SharedTask<Snapshot>>();
+  /** Preparations not yet ended, including aborted ones no longer in #snapshots. */
+  readonly #preparing = new Set<SharedTask<Snapshot>>();
   readonly #dirs = new Set<string>();
   #made = 0;
   #closed = false;
@@ -72,6 +74,8 @@ export class SnapshotStore {
         }),
       );
       this.#snapshots.set(key, made);
+      this.#preparing.add(made);
+      void made.done.then(() => this.#preparing.delete(made));
       task = made;
     }
     return task.join(signal);
@@ -84,7 +88,7 @@ export class SnapshotStore {
 
   async close(): Promise<void> {
     this.#closed = true;
-    const tasks = [...this.#snapshots.values()];
+    const tasks = [...this.#preparing];
     for (const task of tasks) task.abort(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
     await Promise.all(tasks.map((task) => task.done));
     this.#snapshots.clear();
