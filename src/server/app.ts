@@ -4,7 +4,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { JobManager } from '../solve/job-manager.js';
 import type { SolveDeps } from '../solve/run-solve.js';
@@ -12,6 +12,7 @@ import type { JobStore } from '../store/types.js';
 import { installAuth } from './auth.js';
 import { installErrorHandler } from './error-handler.js';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './framework-errors.js';
+import { openapiOptions } from './openapi.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { rerankRoutes } from './routes/rerank.js';
@@ -51,7 +52,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: deps.logger ?? false,
     bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024,
     // Errors raised before routing answer in the project's shape too (src/server/framework-errors.ts).
-    maxParamLength: MAX_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
     clientErrorHandler,
   });
@@ -84,10 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandler(app);
   installAuth(app, deps.apiKeys ?? []);
   // The OpenAPI description is generated from the same zod schemas that validate requests.
-  await app.register(swagger, {
-    openapi: { info: { title: 'winnower', description: 'Best-of-N for software-engineering agents', version: '0.1.0' } },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(swagger, openapiOptions({ apiKeys: (deps.apiKeys ?? []).length > 0 }));
   await app.register(healthRoutes);
   await app.register(solveRoutes);
   await app.register(jobRoutes);

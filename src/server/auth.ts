@@ -21,7 +21,9 @@ export function installAuth(app: FastifyInstance, apiKeys: string[]): void {
   app.addHook('onRequest', async (request) => {
     if (OPEN_ROUTES.has(request.url.split('?')[0]!)) return;
     const header = request.headers.authorization;
-    const given = header?.startsWith('Bearer ') ? header.slice(7) : (request.headers['x-api-key'] as string | undefined);
+    // The scheme is case-insensitive (RFC 9110): `bearer <key>` and `BEARER <key>` count as well.
+    const bearer = header === undefined ? undefined : /^bearer +(.*)$/is.exec(header)?.[1];
+    const given = bearer ?? (request.headers['x-api-key'] as string | undefined);
     if (!given) throw wnwError('WNW_ERR_AUTH_MISSING', 'API key required: send Authorization: Bearer <key> or X-API-Key');
     if (!matches(given, keys)) throw wnwError('WNW_ERR_AUTH_INVALID');
   });

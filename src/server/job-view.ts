@@ -1,5 +1,7 @@
 /** What `GET /jobs/:id` shows: the job, its candidates so far (trajectories on request) and the result. */
+import type { z } from 'zod';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
+import type { JobView } from './api-schemas.js';
 
 function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
   const trajectory = candidate.trajectory;
@@ -18,7 +20,7 @@ function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
   };
 }
 
-export function jobView(store: JobStore, job: JobRecord, options: { trajectories?: boolean } = {}) {
+export function jobView(store: JobStore, job: JobRecord, options: { trajectories?: boolean } = {}): z.input<typeof JobView> {
   return {
     job_id: job.id,
     kind: job.kind,
@@ -28,6 +30,7 @@ export function jobView(store: JobStore, job: JobRecord, options: { trajectories
     updated_at: job.updated_at,
     error: job.error,
     candidates: store.listCandidates(job.id).map((candidate) => candidateView(candidate, options.trajectories ?? false)),
-    result: job.result,
+    // As stored by the job that produced it (a SolveResult, or a partial one).
+    result: job.result as z.input<typeof JobView>['result'],
   };
 }

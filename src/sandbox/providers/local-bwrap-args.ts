@@ -5,6 +5,7 @@
  */
 import { lstat, readlink } from 'node:fs/promises';
 import { wnwError } from '../../errors.js';
+import { SECCOMP_FD, seccompProgram } from './local-seccomp.js';
 
 /** How the host's top-level system folders appear in the sandbox (merged /usr or not). */
 export type RootEntry = { kind: 'symlink'; name: string; target: string } | { kind: 'bind'; name: string };
@@ -96,6 +97,10 @@ export function bwrapArgs(command: BwrapCommand): string[] {
     '--unshare-user', '--uid', String(command.innerUid), '--gid', String(command.innerGid),
     '--hostname', 'sandbox',
     '--die-with-parent', '--new-session', '--cap-drop', 'ALL',
+    // No user namespace inside: the kernel's limit (bwrap) and the seccomp filter (clone/unshare flags) both say so.
+    '--disable-userns',
+    // The filter comes through SECCOMP_FD, which every SandboxProcess opens (local-process.ts).
+    ...(seccompProgram() ? ['--seccomp', String(SECCOMP_FD)] : []),
     '--clearenv',
     '--json-status-fd', String(command.statusFd),
   );

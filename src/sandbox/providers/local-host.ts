@@ -23,6 +23,10 @@ export interface LocalHostOptions {
   innerGid?: number;
   workspace?: 'auto' | 'overlay' | 'copy';
   bwrapPath?: string;
+  /** Processes and threads of all sandboxes together (default: half the host's pid_max). */
+  maxTotalProcesses?: number;
+  /** Memory of all sandboxes together, in MiB (default: three quarters of the host's). */
+  maxTotalMemoryMb?: number;
 }
 
 export interface LocalHost {
@@ -92,7 +96,7 @@ export async function detectLocalHost(options: LocalHostOptions): Promise<LocalH
     rootLayout: await detectRootLayout(),
     shell: (await isExecutable('/usr/bin/bash')) || (await isExecutable('/bin/bash')) ? 'bash' : 'sh',
     rootDir,
-    cgroups: await LocalCgroups.create(),
+    cgroups: await LocalCgroups.create({ maxTotalProcesses: options.maxTotalProcesses, maxTotalMemoryMb: options.maxTotalMemoryMb }),
     workspaceMode: 'copy',
     overlayProblem: undefined,
   };
@@ -161,10 +165,10 @@ export interface LaunchParts {
 
 // Joins the sandbox's cgroups (as root, before the drop), then execs the rest of the chain.
 const JOIN_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
-// Descriptors above 4 (3: bwrap's status, 4: a long command) are ones this process inherited
-// without close-on-exec (a parent's pipe or socket); neither bwrap nor the tools before it close
-// them, so they would reach every sandbox. bash closes them first (dash cannot name fds past 9).
-const CLOSE_INHERITED_FDS = 'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 4 ]; then exec {n}>&-; fi; done; ';
+// Descriptors above 5 (3: bwrap's status, 4: a long command, 5: the seccomp filter) are ones this
+// process inherited without close-on-exec (a parent's pipe or socket); neither bwrap nor the tools
+// before it close them, so they would reach every sandbox. bash closes them first (dash cannot name fds past 9).
+const CLOSE_INHERITED_FDS = 'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 5 ]; then exec {n}>&-; fi; done; ';
 
 /** [close inherited fds, cgroup join] → [setpriv drop] → [prlimit] → [nsenter holder] → bwrap → program. */
 export function launchArgv(host: LocalHost, parts: LaunchParts): string[] {

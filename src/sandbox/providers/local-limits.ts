@@ -1,6 +1,8 @@
 /**
  * Resource limits for local sandboxes: finds which cgroup controllers (v1 or v2) this process may
- * use, creates one group per sandbox, and falls back to prlimit where no controller is usable.
+ * use, creates one group per sandbox under one provider group, and falls back to prlimit where no
+ * controller is usable. The provider group carries the server-wide budgets (all sandboxes together:
+ * processes, memory), so N runaway rollouts cannot exhaust the host's pid space or memory.
  */
 import { randomBytes } from 'node:crypto';
 import { readdirSync, rmdirSync } from 'node:fs';
@@ -14,6 +16,24 @@ export interface SandboxLimits {
   memoryMb?: number;
   maxProcesses?: number;
   cpu?: number;
+}
+
+/** Limits on all the provider's sandboxes together (undefined: the defaults, from the host). */
+export interface ProviderBudget {
+  /** Processes and threads (default: half of the host's pid_max and threads-max, the smaller). */
+  maxTotalProcesses?: number;
+  /** Memory in MiB, tmpfs workspaces included (default: three quarters of the host's memory). */
+  maxTotalMemoryMb?: number;
+}
+
+/** The budget in force, and what enforces each part. */
+export interface BudgetInForce {
+  processes: number;
+  processesBy: LimitMechanism;
+  memoryMb: number;
+  memoryBy: LimitMechanism;
+  /** The provider's own groups, which carry the budget (the sandboxes' groups are their children). */
+  groups: string[];
 }
 
 interface ControllerHome {
@@ -89,11 +109,15 @@ function unescapeMount(value: string): string {
 /** The cgroups this provider may use; made once per provider, removed by close(). */
 export class LocalCgroups {
   readonly #homes = new Map<Controller, ControllerHome>();
+  #budget: BudgetInForce = { processes: 0, processesBy: 'none', memoryMb: 0, memoryBy: 'none', groups: [] };
 
   private constructor() {}
 
-  /** Creates our provider group under each usable controller; unusable ones are left out. */
-  static async create(): Promise<LocalCgroups> {
+  /**
+   * Creates our provider group under each usable controller (unusable ones are left out) and sets
+   * the budget of all sandboxes on it.
+   */
+  static async create(budget: ProviderBudget = {}): Promise<LocalCgroups> {
     const cgroups = new LocalCgroups();
     const name = `winnower-${process.pid}-${randomBytes(3).toString('hex')}`;
     const bases = await findCgroupBases();
@@ -123,7 +147,26 @@ export class LocalCgroups {
         await rmdir(dir).catch(() => undefined);
       }
     }
+    await cgroups.#setBudget(budget);
     return cgroups;
+  }
+
+  async #setBudget(budget: ProviderBudget): Promise<void> {
+    const processes = budget.maxTotalProcesses ?? (await defaultProcessBudget());
+    const memoryMb = budget.maxTotalMemoryMb ?? (await defaultMemoryBudgetMb());
+    const pids = this.#homes.get('pids');
+    if (pids) await writeFile(join(pids.dir, 'pids.max'), String(processes));
+    const memory = this.#homes.get('memory');
+    if (memory) await writeFile(join(memory.dir, memory.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'), String(memoryMb * 1024 * 1024));
+    const mechanisms = this.mechanisms();
+    // Without a pids group, RLIMIT_NPROC (per uid: one count for every sandbox) carries the budget.
+    const groups = [...new Set([...this.#homes.values()].map((home) => home.dir))];
+    this.#budget = { processes, processesBy: mechanisms.pids, memoryMb, memoryBy: memory ? mechanisms.memory : 'none', groups };
+  }
+
+  /** The limits on all sandboxes together, for describe(). */
+  budget(): BudgetInForce {
+    return { ...this.#budget, groups: [...this.#budget.groups] };
   }
 
   /** How each limit is enforced, for describe() and the start-up log. */
@@ -139,7 +182,11 @@ export class LocalCgroups {
   prlimitArgs(limits: SandboxLimits): string[] {
     const args: string[] = [];
     if (!this.#homes.has('memory') && limits.memoryMb) args.push(`--as=${limits.memoryMb * 1024 * 1024}`);
-    if (!this.#homes.has('pids') && limits.maxProcesses) args.push(`--nproc=${limits.maxProcesses}`);
+    if (!this.#homes.has('pids')) {
+      // Per uid, so it counts every sandbox of this uid at once: never above the total budget.
+      const nproc = Math.min(limits.maxProcesses ?? Infinity, this.#budget.processes || Infinity);
+      if (Number.isFinite(nproc)) args.push(`--nproc=${nproc}`);
+    }
     return args;
   }
 
@@ -206,6 +253,20 @@ export class LocalCgroups {
     this.#homes.clear();
     for (const [dir, version] of dirs) await removeGroupDir(dir, version);
   }
+}
+
+/** Half of what the kernel allows (pids and threads), so the host keeps the other half whatever the sandboxes do. */
+async function defaultProcessBudget(): Promise<number> {
+  const read = async (file: string): Promise<number> => Number((await readFile(file, 'utf8').catch(() => '')).trim()) || 32768;
+  const [pidMax, threadsMax] = await Promise.all([read('/proc/sys/kernel/pid_max'), read('/proc/sys/kernel/threads-max')]);
+  return Math.max(64, Math.floor(Math.min(pidMax, threadsMax) / 2));
+}
+
+/** Three quarters of the host's memory: sandbox memory (tmpfs workspaces included) leaves the server room. */
+async function defaultMemoryBudgetMb(): Promise<number> {
+  const meminfo = await readFile('/proc/meminfo', 'utf8').catch(() => '');
+  const totalKb = Number(/^MemTotal:\s+(\d+) kB/m.exec(meminfo)?.[1] ?? 0);
+  return totalKb > 0 ? Math.max(256, Math.floor((totalKb / 1024) * 0.75)) : 16384;
 }
 
 /** Groups left by a winnower process that died without cleaning up (empty ones only). */

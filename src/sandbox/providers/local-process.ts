@@ -1,12 +1,15 @@
 /**
- * One sandboxed process: spawns the launch chain (cgroup join, privilege drop, bwrap), collects
- * capped output, reads bwrap's JSON status, and kills the whole tree on timeout, abort or close.
+ * One sandboxed process: spawns the launch chain (cgroup join, privilege drop, bwrap), hands bwrap
+ * the seccomp filter on fd 5, collects capped output, reads bwrap's JSON status, and kills the
+ * whole tree on timeout, abort or close.
  * Killing the outer bwrap takes its pid namespace with it, so `setsid` and background children
  * die too, and the output pipes close (design/local-sandbox.md, pitfall 2).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { CappedBuffer } from '../base-sandbox.js';
 import { HOST_PATH } from './local-host-command.js';
+import { SECCOMP_FD, seccompProgram } from './local-seccomp.js';
 
 export interface SandboxProcessRequest {
   argv: string[];
@@ -66,9 +69,10 @@ export class SandboxProcess {
     const status: Buffer[] = [];
     return new Promise((resolve, reject) => {
       const [file, ...args] = request.argv;
+      const seccomp = seccompProgram();
       const child = spawn(file!, args, {
         env: { PATH: HOST_PATH },
-        stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe', request.fd4 === undefined ? 'ignore' : 'pipe'],
+        stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe', request.fd4 === undefined ? 'ignore' : 'pipe', 'pipe'],
       });
       this.#child = child;
       if (this.#killed) child.kill('SIGKILL');
@@ -133,6 +137,9 @@ export class SandboxProcess {
       if (request.stdin !== undefined && stdin && 'end' in stdin) stdin.end(request.stdin);
       const fd4 = child.stdio[4];
       if (request.fd4 !== undefined && fd4 && 'end' in fd4) fd4.end(request.fd4);
+      const filterFd = (child.stdio as ReadonlyArray<unknown>)[SECCOMP_FD] as Writable | null | undefined;
+      // Always a pipe (empty without a filter), so no descriptor the server inherited sits at 5.
+      filterFd?.end(seccomp ?? Buffer.alloc(0));
     });
   }
 }

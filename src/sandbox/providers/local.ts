@@ -22,6 +22,7 @@ import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } fro
 import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
 import { createCopyWorkspace, createOverlayWorkspace, removeTree, type DiskCaps, type Workspace } from './local-overlay.js';
 import { LocalSandbox } from './local-sandbox.js';
+import { DENIED_SYSCALLS, seccompProgram } from './local-seccomp.js';
 import { SnapshotStore } from './local-snapshot.js';
 import { tail } from './local-host-command.js';
 
@@ -97,6 +98,12 @@ class LocalProvider implements SandboxProvider {
     this.#logger = settings.logger ?? stderrLogger;
     this.#patch = patchPolicy(settings.patch);
     this.#disk = diskCaps(settings);
+    for (const field of ['maxTotalProcesses', 'maxTotalMemoryMb'] as const) {
+      const value = settings[field];
+      if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
+        throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.${field}: must be a positive integer`, { details: { field: `sandbox.settings.${field}` } });
+      }
+    }
   }
 
   async describe(): Promise<Record<string, unknown>> {
@@ -220,6 +227,7 @@ class LocalProvider implements SandboxProvider {
     if (host.workspaceMode === 'copy') {
       this.#logger.warn(`local sandboxes copy the base snapshot instead of mounting an overlay (${host.overlayProblem}); creation is slower`);
     }
+    if (!seccompProgram()) this.#logger.warn(`no seccomp filter for ${process.arch} (x64 and arm64 have one): sandboxes rely on namespaces, capabilities and --disable-userns alone`);
     if (!host.hostBash) this.#logger.warn('bash is not installed on the host: descriptors this process inherited without close-on-exec reach every sandbox');
     const limits = host.cgroups.mechanisms();
     if (limits.memory !== 'cgroup v1' && limits.memory !== 'cgroup v2') {
@@ -289,7 +297,9 @@ function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<
       ...limits,
       processes: limits.pids === 'prlimit' ? 'prlimit --nproc (per uid) + pid namespace' : `${limits.pids} + pid namespace`,
       disk: 'capped tmpfs for the workspace\'s writes and for /tmp + /var/tmp (memory charged to the sandbox: at most 1/2 and 1/4 of its memory limit)',
+      allSandboxes: host.cgroups.budget(),
     },
+    syscalls: seccompProgram() ? `seccomp filter: ${DENIED_SYSCALLS.join(', ')} and user namespaces (clone/unshare CLONE_NEWUSER) refused, clone3 ENOSYS; --disable-userns` : `no seccomp filter on ${process.arch}; --disable-userns`,
     defaults: {
       memoryMb: settings.defaultMemoryMb ?? 4096,
       maxProcesses: settings.defaultMaxProcesses ?? 1024,

@@ -1,11 +1,17 @@
 /** Liveness, readiness and Prometheus metrics. */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { openSandboxCount } from '../../sandbox/lifecycle.js';
 
-export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+const Readiness = z
+  .looseObject({ status: z.enum(['ready', 'shutting-down']), scorer: z.looseObject({ backend: z.string(), model: z.string() }).nullable(), sandbox: z.string(), open_sandboxes: z.number().int() })
+  .describe('Whether the server takes work: 200 ready, 503 shutting down');
 
-  app.get('/readyz', async (_request, reply) => {
+export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
+  // Health checks need no API key (src/server/auth.ts).
+  app.get('/healthz', { schema: { security: [], response: { 200: z.object({ status: z.literal('ok') }).describe('The process is up') } } }, async () => ({ status: 'ok' as const }));
+
+  app.get('/readyz', { schema: { security: [], response: { 200: Readiness, 503: Readiness } } }, async (_request, reply) => {
     const { solveDeps, closing } = app.winnower;
     const ready = !closing();
     return reply.status(ready ? 200 : 503).send({

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { JobEvent } from '../../solve/events.js';
+import { COMMON_ERRORS, errorResponses, JobView } from '../api-schemas.js';
 import { jobView } from '../job-view.js';
 
 const Params = z.object({ id: z.string().min(1) });
@@ -16,16 +17,17 @@ function lastEventId(header: string | string[] | undefined): number {
 export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/jobs/:id',
-    { schema: { params: Params, querystring: z.object({ trajectories: z.stringbool().default(false) }) } },
+    { schema: { params: Params, querystring: z.object({ trajectories: z.stringbool().default(false) }), response: { 200: JobView, ...errorResponses(400, 404, 414, ...COMMON_ERRORS) } } },
     async (request) => jobView(app.winnower.store, app.winnower.jobs.get(request.params.id), { trajectories: request.query.trajectories }),
   );
 
-  app.delete('/jobs/:id', { schema: { params: Params } }, async (request) => {
+  app.delete('/jobs/:id', { schema: { params: Params, response: { 200: JobView.describe('The job, stopped'), ...errorResponses(404, 409, 414, ...COMMON_ERRORS) } } }, async (request) => {
     const job = await app.winnower.jobs.cancel(request.params.id);
     return jobView(app.winnower.store, job);
   });
 
-  app.get('/jobs/:id/events', { schema: { params: Params } }, async (request, reply) => {
+  // The stream is written to the socket (hijacked), so only its errors go through a schema; openapi.ts describes the 200.
+  app.get('/jobs/:id/events', { schema: { params: Params, response: errorResponses(404, 414, ...COMMON_ERRORS) } }, async (request, reply) => {
     const { jobs } = app.winnower;
     const job = jobs.get(request.params.id);
     reply.hijack();

@@ -3,11 +3,12 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
-import { scoreCandidates } from '../../rerank/score-candidates.js';
+import { scoreCandidates, type CandidateScore } from '../../rerank/score-candidates.js';
 import { defaultStrategy, select } from '../../rerank/select/index.js';
 import { MAX_TIMEOUT_S } from '../../solve/solve-request.js';
 import { checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
+import { COMMON_ERRORS, errorResponses, RerankResponse, ScoreResponse } from '../api-schemas.js';
 import { checkScoring } from '../scoring-check.js';
 import { RepoSource, Strategy, Task, Trajectory } from '../../types/index.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
@@ -59,6 +60,13 @@ function asTrajectories(body: z.infer<typeof ScoreBody>): Trajectory[] {
   });
 }
 
+/** A candidate's score, or why it has none. */
+function scoreEntry(result: CandidateScore) {
+  if (result.score) return result.score;
+  const error = result.error;
+  return { trajectory_id: result.trajectory_id, error: error ? { code: error.code, message: error.message, ...(Object.keys(error.details).length ? { details: error.details } : {}) } : null };
+}
+
 /**
  * A signal that fires when the client goes away. The request stream closes as soon as its body is
  * read, so it is the response closing before it finished that says so.
@@ -72,7 +80,7 @@ function abortOnDisconnect(response: ServerResponse): AbortSignal {
 }
 
 export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.post('/score', { schema: { body: ScoreBody } }, async (request, reply) => {
+  app.post('/score', { schema: { body: ScoreBody, response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } }, async (request, reply) => {
     const { scorer } = app.winnower.solveDeps;
     if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
     const trajectories = asTrajectories(request.body);
@@ -86,11 +94,11 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     return {
       backend: scorer.backend,
       model: scorer.model,
-      scores: results.map((result) => result.score ?? { trajectory_id: result.trajectory_id, error: result.error?.toJSON() ?? null }),
+      scores: results.map(scoreEntry),
     };
   });
 
-  app.post('/rerank', { schema: { body: RerankBody } }, async (request, reply) => {
+  app.post('/rerank', { schema: { body: RerankBody, response: { 200: RerankResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } }, async (request, reply) => {
     const { scorer, sandboxes } = app.winnower.solveDeps;
     const body = request.body;
     const task = body.task;
@@ -118,7 +126,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     return {
       selection,
       chosen_patch: trajectories.find((t) => t.id === selection.chosen)?.patch ?? null,
-      scores: scores.map((result) => result.score ?? { trajectory_id: result.trajectory_id, error: result.error?.toJSON() ?? null }),
+      scores: scores.map(scoreEntry),
       verify: verified,
     };
   });

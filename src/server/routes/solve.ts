@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { loadAgentConfig } from '../../candidates/agent-config.js';
 import { runSolve } from '../../solve/run-solve.js';
 import { SolveRequest } from '../../solve/solve-request.js';
+import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-schemas.js';
 import { jobView } from '../job-view.js';
 import { checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
@@ -14,7 +15,13 @@ import { checkScoring } from '../scoring-check.js';
 export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/solve',
-    { schema: { body: SolveRequest, querystring: z.object({ wait: z.stringbool().default(false) }) } },
+    {
+      schema: {
+        body: SolveRequest,
+        querystring: z.object({ wait: z.stringbool().default(false) }),
+        response: { 202: JobAccepted, 200: JobView.describe('With ?wait=true: the finished job'), ...errorResponses(400, 413, 415, ...COMMON_ERRORS) },
+      },
+    },
     async (request, reply) => {
       const { jobs, solveDeps, store, repoRoots } = app.winnower;
       const body = request.body;

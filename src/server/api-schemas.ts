@@ -1,0 +1,103 @@
+/**
+ * The response schemas of the API, for the OpenAPI description and for serialization. Objects are
+ * loose (`z.looseObject`): the zod serializer outputs what the schema parsed, so a field the
+ * schema does not list must be kept, not dropped; the listed ones are checked.
+ */
+import { z } from 'zod';
+import { RankedCandidate, Score, Selection, VerifyResult } from '../types/index.js';
+
+export const ErrorBody = z
+  .object({
+    error: z.looseObject({
+      /** Stable code, `WNW_ERR_<AREA>_<WHAT>` (docs/errors.md); branch on it, not on the message. */
+      code: z.string(),
+      message: z.string(),
+      /** Context: `field` (the request field at fault, e.g. `body.verify.timeout_s`), `allow`, `status`, ... */
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  })
+  .describe('An error: {error: {code, message, details}}');
+
+const ERROR_MEANINGS: Record<number, string> = {
+  400: 'invalid input: error.details.field names the field (body.<path>)',
+  401: 'API key required (the server has server.api_keys)',
+  403: 'API key not accepted',
+  404: 'no such job',
+  409: 'the job has already ended',
+  413: 'body larger than server.body_limit_bytes',
+  414: 'a path segment longer than 100 characters',
+  415: 'not application/json',
+  500: 'internal error',
+};
+
+/** The error responses a route can give, by status, each with what it means. */
+export function errorResponses(...statuses: number[]): Record<number, typeof ErrorBody> {
+  return Object.fromEntries(statuses.map((status) => [status, ErrorBody.describe(`${ERROR_MEANINGS[status] ?? 'error'}; the body is {error: {code, message, details}}`)]));
+}
+
+/** Every route answers these when API keys are configured (401 none given, 403 not accepted), and 500 on a bug. */
+export const COMMON_ERRORS = [401, 403, 500] as const;
+
+const ErrorRecord = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
+const LooseSelection = Selection.extend({ ranking: z.array(RankedCandidate.loose()) }).loose();
+const ScoreOrError = z.union([Score.loose(), z.looseObject({ trajectory_id: z.string(), error: ErrorRecord.nullable() })]);
+
+export const JobAccepted = z
+  .object({ job_id: z.string(), status: z.string() })
+  .describe('The job was created; follow it at /jobs/{job_id} (also in the Location header) or /jobs/{job_id}/events');
+
+const CandidateView = z.looseObject({
+  index: z.number().int(),
+  status: z.string(),
+  trajectory_id: z.string().nullable(),
+  exit: z.string().nullable(),
+  steps: z.number().nullable(),
+  patch: z.string().nullable(),
+  value: z.number().nullable(),
+  score: Score.loose().nullable(),
+  verify: VerifyResult.loose().nullable(),
+  error: ErrorRecord.nullable(),
+  /** With `?trajectories=true`. */
+  trajectory: z.unknown().optional(),
+});
+
+const SolveResultView = z
+  .looseObject({
+    instance_id: z.string(),
+    chosen: z.looseObject({ index: z.number().int(), trajectory_id: z.string(), patch: z.string(), value: z.number().nullable(), verify_status: z.string().nullable() }).nullable(),
+    selection: LooseSelection,
+    candidates: z.array(z.looseObject({ index: z.number().int(), status: z.string() })),
+    rollouts: z.record(z.string(), z.number()),
+    compute: z.record(z.string(), z.number()),
+    /** Set when the job was interrupted: `chosen` is the best of the candidates that had finished. */
+    partial: z.boolean().optional(),
+    reason: z.string().optional(),
+  })
+  .describe('The outcome: the chosen patch, the selection with every candidate ranked, rollout counts and compute');
+
+export const JobView = z
+  .looseObject({
+    job_id: z.string(),
+    kind: z.string(),
+    status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted']),
+    progress: z.record(z.string(), z.number()),
+    created_at: z.string(),
+    updated_at: z.string(),
+    error: ErrorRecord.nullable(),
+    candidates: z.array(CandidateView),
+    result: SolveResultView.nullable(),
+  })
+  .describe('A job: status, progress counters, every candidate so far, and the result once it has one');
+
+export const ScoreResponse = z
+  .looseObject({ backend: z.string(), model: z.string(), scores: z.array(ScoreOrError) })
+  .describe('One value score per candidate, in request order; a candidate that could not be scored has an error instead');
+
+export const RerankResponse = z
+  .looseObject({
+    selection: LooseSelection,
+    chosen_patch: z.string().nullable(),
+    scores: z.array(ScoreOrError),
+    verify: z.array(VerifyResult.loose()),
+  })
+  .describe('The selection among the candidates, the chosen patch, the scores and (with verify) the test outcomes');

@@ -1,0 +1,117 @@
+/**
+ * GET /openapi.json describes what the API really answers: the status codes (202 for /solve, 200
+ * with ?wait=true), the error shape on every route, the response schemas of jobs, /score and
+ * /rerank, the SSE stream, and the API-key schemes. Also: the Bearer scheme in any case.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { buildApp } from '../../src/server/app.js';
+import { JobManager } from '../../src/solve/job-manager.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+
+type Spec = Record<string, any>;
+
+describe('the OpenAPI description', () => {
+  const stores: Array<ReturnType<typeof createSqliteStore>> = [];
+  let open: Awaited<ReturnType<typeof buildApp>>;
+  let keyed: Awaited<ReturnType<typeof buildApp>>;
+  let spec: Spec;
+
+  const make = (apiKeys: string[]) => {
+    const store = createSqliteStore(':memory:');
+    stores.push(store);
+    return buildApp({ jobs: new JobManager(store), store, solveDeps: { sandboxes: createLocalProvider(), store, createPolicy: createPolicyFactory() }, apiKeys });
+  };
+
+  beforeAll(async () => {
+    open = await make([]);
+    keyed = await make(['secret-key-123']);
+    spec = (await open.inject('/openapi.json')).json();
+  });
+
+  afterAll(async () => {
+    for (const app of [open, keyed]) {
+      await app?.close();
+      await app?.winnower.solveDeps.sandboxes.close();
+    }
+    for (const store of stores) store.close();
+  });
+
+  const schemaOf = (path: string, method: string, status: string) => spec.paths[path][method].responses[status]?.content?.['application/json']?.schema;
+
+  it('gives /solve its real answers: 202 with the job id, 200 with the job for ?wait=true, and the errors', () => {
+    const responses = spec.paths['/solve'].post.responses;
+    expect(Object.keys(responses).sort()).toEqual(['200', '202', '400', '401', '403', '413', '415', '500']);
+    expect(schemaOf('/solve', 'post', '202').required).toEqual(expect.arrayContaining(['job_id', 'status']));
+    expect(schemaOf('/solve', 'post', '200').properties).toHaveProperty('candidates');
+    expect(responses['200'].description).toMatch(/wait=true/);
+  });
+
+  it('documents the error shape {error: {code, message, details}} on every route', () => {
+    for (const [path, methods] of Object.entries(spec.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)) {
+      if (path === '/healthz' || path === '/readyz' || path === '/metrics') continue;
+      for (const [method] of Object.entries(methods)) {
+        if (method === 'head') continue;
+        const error = schemaOf(path, method, '500');
+        expect(error, `${method} ${path}`).toBeDefined();
+        expect(error.required).toEqual(['error']);
+        expect(error.properties.error.required).toEqual(expect.arrayContaining(['code', 'message']));
+        expect(error.properties.error.properties).toHaveProperty('details');
+      }
+    }
+    expect(spec.paths['/jobs/{id}'].get.responses).toHaveProperty('404');
+    expect(spec.paths['/jobs/{id}'].delete.responses).toHaveProperty('409');
+  });
+
+  it('describes the responses of jobs, /score and /rerank', () => {
+    const job = schemaOf('/jobs/{id}', 'get', '200');
+    expect(job.required).toEqual(expect.arrayContaining(['job_id', 'status', 'progress', 'candidates', 'result']));
+    expect(job.properties.status.enum).toEqual(expect.arrayContaining(['queued', 'running', 'succeeded', 'interrupted']));
+    expect(job.properties.candidates.items.properties).toHaveProperty('verify');
+    expect(schemaOf('/jobs/{id}', 'delete', '200').properties).toHaveProperty('job_id');
+    expect(schemaOf('/score', 'post', '200').properties.scores.type).toBe('array');
+    const rerank = schemaOf('/rerank', 'post', '200');
+    expect(rerank.properties.selection.properties).toHaveProperty('chosen');
+    expect(rerank.properties).toHaveProperty('chosen_patch');
+    const events = spec.paths['/jobs/{id}/events'].get.responses['200'];
+    expect(Object.keys(events.content)).toEqual(['text/event-stream']);
+    expect(events.description).toMatch(/Last-Event-ID/);
+  });
+
+  it('names the API-key schemes, and requires them on a server with keys (not on its health checks)', async () => {
+    expect(spec.components.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
+    });
+    expect(spec.security).toBeUndefined();
+    const withKeys = (await keyed.inject({ url: '/openapi.json', headers: { 'x-api-key': 'secret-key-123' } })).json();
+    expect(withKeys.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+    expect(withKeys.paths['/healthz'].get.security).toEqual([]);
+    expect(withKeys.paths['/solve'].post.security).toBeUndefined();
+  });
+
+  it('accepts the Bearer scheme in any case', async () => {
+    for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
+      expect((await keyed.inject({ url: '/jobs/x', headers: { authorization: `${scheme} secret-key-123` } })).statusCode, scheme).toBe(404);
+    }
+    expect((await keyed.inject({ url: '/jobs/x', headers: { authorization: 'bearer wrong-key-000' } })).statusCode).toBe(403);
+    expect((await keyed.inject({ url: '/jobs/x', headers: { authorization: 'Basic secret-key-123' } })).statusCode).toBe(401);
+  });
+
+  it('serializes real answers through those schemas without losing fields', async () => {
+    const store = stores[0]!;
+    store.createJob({ id: 'j', kind: 'solve', request: {}, status: 'succeeded' });
+    store.putCandidate('j', 0, { status: 'failed', error: { code: 'WNW_ERR_SBX_REPO', message: 'gone' } });
+    store.updateJob('j', { result: { instance_id: 'i', chosen: null, selection: { instance_id: 'i', strategy: 'value', degraded_to: null, chosen: null, ranking: [], reason: 'none', extra: 1 }, candidates: [{ index: 0, status: 'failed', exit: 'error' }], rollouts: { planned: 1 }, compute: { tokens: 0 }, stopped_early: null, duration_ms: 3 } });
+    const response = await open.inject('/jobs/j');
+    expect(response.statusCode, response.body).toBe(200);
+    const body = response.json();
+    expect(body.candidates[0]).toMatchObject({ index: 0, status: 'failed', error: { code: 'WNW_ERR_SBX_REPO', message: 'gone' }, trajectory_id: null });
+    expect(body.result).toMatchObject({ stopped_early: null, duration_ms: 3, selection: { extra: 1 }, candidates: [{ exit: 'error' }] });
+    const accepted = await open.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', image: 'img', n: 1, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'done' }] }] } } });
+    expect(accepted.statusCode).toBe(202);
+    expect(Object.keys(accepted.json()).sort()).toEqual(['job_id', 'status']);
+    await open.winnower.jobs.wait(accepted.json().job_id);
+  });
+});
