@@ -31,7 +31,7 @@ describe('the rerank sample (examples/rerank-sample)', () => {
 
   it('holds four runs of the demo task, each a prediction and a results.json', () => {
     for (const run of RUNS) {
-      const rows = readFileSync(join(SAMPLE, 'runs', `${run}.jsonl`), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, string>);
+      const rows = readFileSync(join(SAMPLE, 'runs', `${run}.jsonl`), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { instance_id: string; model_name_or_path: string; model_patch: string });
       expect(rows).toEqual([{ instance_id: 'durations-1', model_name_or_path: run, model_patch: expect.any(String) }]);
       expect(patchShape(rows[0]!.model_patch).kind, run).toBe(run === 'gives-up' ? 'empty' : 'ok');
       const report = JSON.parse(readFileSync(join(SAMPLE, 'runs', `${run}.results.json`), 'utf8')) as Record<string, string[]>;
