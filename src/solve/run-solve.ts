@@ -157,6 +157,9 @@ export async function runSolve(
       });
       const exit = slot.trajectory.exit;
       slot.status = exit === 'cancelled' ? 'cancelled' : exit === 'error' || exit === 'timeout' ? 'failed' : 'finished';
+      // A rollout that submitted but whose patch could not be read (over the size cap, disk full)
+      // is a failed candidate with that error, not a finished one with an empty patch.
+      if (slot.status === 'finished' && slot.trajectory.meta.error) slot.status = 'failed';
       if (slot.status !== 'finished') {
         const recorded = slot.trajectory.meta.error as ErrorRecord | undefined;
         slot.error = recorded ?? { code: exit === 'timeout' ? 'WNW_ERR_POLICY_TIMEOUT' : 'WNW_ERR_OP_ABORTED', message: slot.trajectory.exit_raw || exit };
