@@ -18,3 +18,10 @@ export const port = (value: string): number => {
   if (!Number.isInteger(number) || number < 0 || number > 65535) throw new InvalidArgumentError('must be a port number (0–65535)');
   return number;
 };
+
+/** A share in [0, 1). */
+export const fraction = (value: string): number => {
+  const number = Number(value);
+  if (!/^\d*\.?\d+$/.test(value) || number >= 1) throw new InvalidArgumentError('must be a fraction in [0, 1)');
+  return number;
+};

@@ -1,8 +1,8 @@
 /** `winnower train`: labelled rollouts → a model folder (value model, tokenizer, selector, model card). */
 import { Command } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
-import { train } from '../train/train.js';
-import { positiveInt, positiveNumber } from './parse-options.js';
+import { train, TRAIN_DEFAULTS } from '../train/train.js';
+import { fraction, positiveInt, positiveNumber } from './parse-options.js';
 
 interface TrainFlags {
   rollouts: string[];
@@ -28,12 +28,6 @@ interface TrainFlags {
   progress: boolean;
 }
 
-function fraction(value: string): number {
-  const number = Number(value);
-  if (!/^\d*\.?\d+$/.test(value) || number < 0 || number >= 1) throw new Error(`not a fraction in [0, 1): ${value}`);
-  return number;
-}
-
 const list = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((item) => item.trim()).filter(Boolean)];
 
 export function registerTrainCommand(program: Command, defaultBaseline: string): void {
@@ -44,21 +38,21 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
     .option('--labels <files...>', 'labels: SWE-bench results.json (NAME=PATH) or JSONL of {instance_id, source, resolved}')
     .option('--tasks <files...>', 'SWE-bench task records (the issue text)')
     .requiredOption('--out <folder>', 'model folder to write (model.onnx, tokenizer.json, config.json, selector.json, README.md)')
-    .option('--seed <n>', 'seed of the split, the initialisation and the shuffles', positiveInt, 1)
-    .option('--validation <fraction>', 'share of instances held out for validation', fraction, 0.2)
+    .option('--seed <n>', 'seed of the split, the initialisation and the shuffles', positiveInt, TRAIN_DEFAULTS.seed)
+    .option('--validation <fraction>', 'share of instances held out for validation', fraction, TRAIN_DEFAULTS.validationFraction)
     .option('--holdout-repos <repos>', 'validate on these repositories instead (comma-separated owner/name)', list)
     .option('--permissive-only', 'train only on rows whose "permissive" field is true (a model you may ship)')
     .option('--skip-invalid', 'skip malformed input records instead of stopping')
-    .option('--vocab <n>', 'tokenizer vocabulary size', positiveInt, 16_000)
-    .option('--buckets <n>', 'hashed bigram buckets', positiveInt, 65_536)
-    .option('--dims <n>', 'embedding dimensions', positiveInt, 16)
-    .option('--hidden <n>', 'hidden units', positiveInt, 16)
-    .option('--epochs <n>', 'most epochs (the best count is chosen by cross-fitting)', positiveInt, 8)
-    .option('--lr <rate>', 'Adam learning rate', positiveNumber, 0.02)
-    .option('--folds <n>', 'cross-fitting folds', positiveInt, 4)
-    .option('--budget <tokens>', 'token budget per candidate', positiveInt, 8192)
+    .option('--vocab <n>', 'tokenizer vocabulary size', positiveInt, TRAIN_DEFAULTS.vocabSize)
+    .option('--buckets <n>', 'hashed bigram buckets', positiveInt, TRAIN_DEFAULTS.bigramBuckets)
+    .option('--dims <n>', 'embedding dimensions', positiveInt, TRAIN_DEFAULTS.dims)
+    .option('--hidden <n>', 'hidden units', positiveInt, TRAIN_DEFAULTS.hidden)
+    .option('--epochs <n>', 'most epochs (the best count is chosen by cross-fitting)', positiveInt, TRAIN_DEFAULTS.maxEpochs)
+    .option('--lr <rate>', 'Adam learning rate', positiveNumber, TRAIN_DEFAULTS.learningRate)
+    .option('--folds <n>', 'cross-fitting folds', positiveInt, TRAIN_DEFAULTS.folds)
+    .option('--budget <tokens>', 'token budget per candidate', positiveInt, TRAIN_DEFAULTS.budgetTokens)
     .option('--baseline-model <folder>', 'untrained model scored beside the trained one', defaultBaseline)
-    .option('--bootstrap <n>', 'bootstrap resamples for the intervals', positiveInt, 1000)
+    .option('--bootstrap <n>', 'bootstrap resamples for the intervals', positiveInt, TRAIN_DEFAULTS.bootstrap)
     .option('--json', 'print the result as one JSON object')
     .option('--no-progress', 'no progress bar')
     .action(async (flags: TrainFlags) => {

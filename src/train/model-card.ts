@@ -48,7 +48,8 @@ export async function writeModelCard(input: ModelCardInput): Promise<void> {
     num_labels: 1,
     id2label: { '0': 'RESOLVED' },
     label2id: { RESOLVED: 0 },
-    problem_type: 'single_label_classification',
+    // One logit read through a sigmoid: Hugging Face's name for that head is multi-label.
+    problem_type: 'multi_label_classification',
     vocab_size: input.space.vocabSize,
     max_position_embeddings: input.budgetTokens,
     pad_token_id: input.padTokenId,

@@ -6,6 +6,7 @@
  * instance), sparse Adam, L2 on every weight. Plain float64 arrays: the sizes that fit a shipped
  * default (tens of thousands of rows × 16) train in seconds on one core.
  */
+import { groupBy } from '../util/group-by.js';
 import { prng } from '../util/prng.js';
 import type { FeatureBag } from './features.js';
 
@@ -122,9 +123,7 @@ class Adam {
 /** Trains `params` in place on `examples`. Deterministic for a seed. */
 export function fitValueModel(params: ValueModelParams, examples: TrainExample[], options: FitOptions): void {
   const { dims, hidden: h } = params;
-  const groups = new Map<string, TrainExample[]>();
-  for (const example of examples) groups.set(example.group, [...(groups.get(example.group) ?? []), example]);
-  const groupList = [...groups.values()];
+  const groupList = [...groupBy(examples, (example) => example.group).values()];
   const random = prng(options.seed ^ 0x5eed);
   const adamE = new Adam(params.embedding.length);
   const adamW1 = new Adam(params.w1.length);
