@@ -101,9 +101,12 @@ export function toWinnowerError(error: unknown, fallback: ErrorCode = 'WNW_ERR_O
   return new WinnowerError(fallback, message, { cause: error });
 }
 
+/** The WNW_ERR_OP_ABORTED of an operation stopped by `signal`, its reason as the cause. */
+export function abortedError(signal: AbortSignal): WinnowerError {
+  return new WinnowerError('WNW_ERR_OP_ABORTED', 'operation cancelled', { cause: signal.reason });
+}
+
 /** Throws WNW_ERR_OP_ABORTED when the signal has fired. */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) {
-    throw new WinnowerError('WNW_ERR_OP_ABORTED', 'operation cancelled', { cause: signal.reason });
-  }
+  if (signal?.aborted) throw abortedError(signal);
 }

@@ -3,7 +3,7 @@
  * given up: a base snapshot's clone is shared by all rollouts of a repository, so one cancelled
  * rollout must not kill the clone the others wait for, but the last one must.
  */
-import { wnwError } from '../errors.js';
+import { abortedError, wnwError } from '../errors.js';
 
 export class SharedTask<T> {
   readonly #controller = new AbortController();
@@ -39,7 +39,7 @@ export class SharedTask<T> {
    * signal waits until the work ends.
    */
   join(signal?: AbortSignal): Promise<T> {
-    if (signal?.aborted) return Promise.reject(aborted(signal));
+    if (signal?.aborted) return Promise.reject(abortedError(signal));
     if (this.#settled) return this.#promise;
     this.#waiters += 1;
     return new Promise<T>((resolve, reject) => {
@@ -53,7 +53,7 @@ export class SharedTask<T> {
       };
       const onAbort = (): void => {
         leave();
-        reject(aborted(signal!));
+        reject(abortedError(signal!));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#promise.then(
@@ -73,8 +73,4 @@ export class SharedTask<T> {
   abort(reason: unknown): void {
     if (!this.#settled) this.#controller.abort(reason);
   }
-}
-
-function aborted(signal: AbortSignal) {
-  return wnwError('WNW_ERR_OP_ABORTED', 'operation cancelled', { cause: signal.reason });
 }

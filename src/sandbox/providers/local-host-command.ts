@@ -3,7 +3,7 @@
  * Not for sandboxed commands: those go through local-process.ts.
  */
 import { spawn } from 'node:child_process';
-import { wnwError } from '../../errors.js';
+import { abortedError } from '../../errors.js';
 
 export interface HostCommandOptions {
   cwd?: string;
@@ -148,10 +148,6 @@ export function runHostCommand(file: string, args: string[], options: HostComman
     child.on('close', finish);
     if (options.input !== undefined && child.stdin) child.stdin.end(options.input);
   });
-}
-
-function abortedError(signal: AbortSignal) {
-  return wnwError('WNW_ERR_OP_ABORTED', 'operation cancelled', { cause: signal.reason });
 }
 
 /** The last `max` characters of a program's stderr, trimmed, for error messages. */

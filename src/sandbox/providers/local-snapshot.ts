@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
+import { abortedError, throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import type { RepoSource } from '../../types/task.js';
 import { SharedTask } from '../../util/shared-task.js';
 import { hostGitEnv, runHostCommand, tail, type HostCommandResult } from './local-host-command.js';
@@ -119,7 +119,7 @@ export class SnapshotStore {
       this.#dirs.delete(dir);
       await removeTree(dir).catch(() => undefined);
       // Stopped by close() or by the last caller leaving: say so, not what the kill made fail.
-      if (signal.aborted) throw WinnowerError.isInstance(signal.reason) ? signal.reason : wnwError('WNW_ERR_OP_ABORTED', 'operation cancelled', { cause: signal.reason });
+      if (signal.aborted) throw WinnowerError.isInstance(signal.reason) ? signal.reason : abortedError(signal);
       if (WinnowerError.isInstance(error)) throw error;
       throw wnwError('WNW_ERR_SBX_CREATE', `could not prepare the base snapshot: ${(error as Error).message}`, { cause: error });
     }
