@@ -11,7 +11,8 @@ import { wnwError } from '../errors.js';
 import { rocAuc } from '../rerank/metrics.js';
 import { scoreCandidates } from '../rerank/score-candidates.js';
 import { createOnnxScorer } from '../rerank/scorers/onnx.js';
-import { computeSignals, select, SELECTOR_FILE, type Candidate, type LearnedSelector } from '../rerank/select/index.js';
+import { computeSignals, SELECTOR_FILE, type Candidate, type LearnedSelector } from '../rerank/select/index.js';
+import { rankLearned } from '../rerank/select/learned.js';
 import { prepare } from '../rerank/select/prepare.js';
 import { loadTokenizer } from '../rerank/tokenizer.js';
 import { Cut, type Score } from '../types/index.js';
@@ -27,6 +28,7 @@ import { foldOf, splitByInstance } from './split.js';
 import { DEFAULT_FIT, fitValueModel, initParams, predictLogit, type TrainExample, type ValueModelParams } from './value-model.js';
 import { groupBy } from '../util/group-by.js';
 import { tokenizerJson, WordCounter, PAD_ID } from './vocabulary.js';
+import { sigmoid } from '../util/logistic.js';
 
 /**
  * Defaults of every tunable, shared by the CLI and the API. 16,384 bigram buckets keep the shipped
@@ -92,7 +94,6 @@ const TRAINED = 'trained model';
 const UNTRAINED = 'untrained model';
 const LEARNED = 'learned selector';
 
-const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
 
 function copyParams(params: ValueModelParams): ValueModelParams {
   return { ...params, embedding: params.embedding.slice(), w1: params.w1.slice(), b1: params.b1.slice(), w2: params.w2.slice(), skip: params.skip.slice() };
@@ -282,14 +283,14 @@ async function evaluateValidation(
       const task = members[0]!.task;
       const trajectories = members.map((c) => c.trajectory);
       const scores = await scoreCandidates(scorer, task, trajectories, { budgetTokens, signal: options.signal });
-      const untrained = baseline ? await scoreCandidates(baseline, task, trajectories, { budgetTokens: Math.min(budgetTokens, baseline.maxInputTokens), signal: options.signal }) : undefined;
+      const untrained = baseline ? await scoreCandidates(baseline, task, trajectories, { budgetTokens, signal: options.signal }) : undefined;
       members.forEach((c, i) => {
         const score = scores[i]!.score;
         if (score) raw.set(c, score.raw);
       });
       const candidates: Candidate[] = members.map((c, i) => ({ trajectory: c.trajectory, score: scores[i]!.score }));
       const prepared = prepare(candidates, members[0]!.trajectory.instance_id);
-      const learned = select('learned', candidates, { instanceId: members[0]!.trajectory.instance_id, selector, task });
+      const learned = rankLearned(prepared, { selector, task });
       pools.push({
         pool: members[0]!.pool,
         benchmark: members[0]!.benchmark,

@@ -9,6 +9,7 @@
 import { groupBy } from '../util/group-by.js';
 import { prng } from '../util/prng.js';
 import type { FeatureBag } from './features.js';
+import { sigmoid } from '../util/logistic.js';
 
 export interface ValueModelShape {
   /** Embedding rows (see `embeddingRows`). */
@@ -99,7 +100,6 @@ export function predictLogit(params: ValueModelParams, bag: FeatureBag): number 
   return forward(params, bag).logit;
 }
 
-const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
 const softplus = (x: number) => (x > 30 ? x : Math.log1p(Math.exp(x)));
 
 /** Adam state for one parameter array; `touched` rows only for the embedding (lazy, sparse). */

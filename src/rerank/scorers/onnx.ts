@@ -19,6 +19,7 @@ import { loadTokenizer, type Tokenizer } from '../tokenizer.js';
 import { type OnnxBatch, type OnnxSessionInfo, OnnxWorkerPool } from './onnx-pool.js';
 import type { OnnxPick } from './onnx-worker.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
+import { sigmoid } from '../../util/logistic.js';
 
 export interface OnnxScorerOptions {
   /** Folder holding model.onnx, tokenizer.json and (optionally) config.json. */
@@ -253,12 +254,6 @@ class OnnxScorerImpl implements OnnxScorer {
     const raw = this.kind === 'scalar' ? first : second - first;
     return { value: sigmoid(raw), raw };
   }
-}
-
-function sigmoid(x: number): number {
-  if (x >= 0) return 1 / (1 + Math.exp(-x));
-  const e = Math.exp(x);
-  return e / (1 + e);
 }
 
 function readConfig(modelDir: string): ModelConfig {

@@ -9,6 +9,7 @@ import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import type { Tokenizer } from '../tokenizer.js';
 import { createHttpClient, type HttpClientOptions } from './http-client.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
+import { sigmoid } from '../../util/logistic.js';
 
 /** Settings shared by every server backend. */
 export interface ServerScorerSettings {
@@ -57,12 +58,6 @@ export function defineEndpoint<TResponse>(endpoint: ScoreEndpoint<TResponse>): S
 
 /** Log-probability given to a label the server did not list among its top tokens. */
 export const MISSING_LOGPROB = -30;
-
-export function sigmoid(x: number): number {
-  if (x >= 0) return 1 / (1 + Math.exp(-x));
-  const e = Math.exp(x);
-  return e / (1 + e);
-}
 
 /** P(YES) = 1 / (1 + exp(lp_NO − lp_YES)); raw is the log-odds lp_YES − lp_NO. */
 export function judgeOutput(logprobYes: number, logprobNo: number): ScoreOutput {

@@ -7,6 +7,7 @@
 import type { Task } from '../../types/index.js';
 import type { FileDiff } from './patch-shape.js';
 import type { Prepared, PreparedInstance } from './prepare.js';
+import { logit } from '../../util/logistic.js';
 
 // Only differences within an instance matter to a ranking, so each signal is either relative
 // (value_rel, size_rel) or a property of the candidate alone.
@@ -48,11 +49,6 @@ const TEST_COMMAND = /\b(pytest|py\.test|unittest|tox|nox|runtests\.py|bin\/test
 const TEST_FAILED = /\b(FAILED|FAIL:|ERROR:|\d+ failed|Traceback \(most recent call last\)|AssertionError|BUILD FAILURE|Tests? failed)\b/;
 const TEST_PASSED = /\b(\d+ passed|OK\b|PASSED|Tests? passed|BUILD SUCCESS|ok\s+\S+\s+[\d.]+s)\b/;
 const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]{3,}/g;
-
-const logit = (p: number) => {
-  const q = Math.min(1 - 1e-6, Math.max(1e-6, p));
-  return Math.log(q / (1 - q));
-};
 
 export function isTestPath(path: string): boolean {
   return TEST_PATH.test(path);
