@@ -1,6 +1,7 @@
 /**
  * Process-wide registry of open sandboxes: whatever is still open at shutdown, SIGINT or SIGTERM
- * is closed before the process exits. Closing twice is harmless.
+ * is closed before the process exits. Closing twice is harmless. Also the process's synchronous
+ * exit cleanups (onProcessExit).
  */
 export interface Closable {
   readonly id: string;
@@ -52,4 +53,18 @@ export function closeAllSandboxes(): Promise<void> {
     shuttingDown = undefined;
   });
   return shuttingDown;
+}
+
+const exitCleanups = new Set<() => void>();
+let exitHookInstalled = false;
+
+/**
+ * Runs `cleanup` if the process exits (a crash, process.exit) before the returned function is
+ * called to unregister it. Only synchronous work is possible at exit.
+ */
+export function onProcessExit(cleanup: () => void): () => void {
+  if (!exitHookInstalled) process.once('exit', () => exitCleanups.forEach((each) => each()));
+  exitHookInstalled = true;
+  exitCleanups.add(cleanup);
+  return () => exitCleanups.delete(cleanup);
 }

@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { abortedError } from '../../errors.js';
+import { onProcessExit } from '../lifecycle.js';
 
 export interface HostCommandOptions {
   cwd?: string;
@@ -63,23 +64,12 @@ export function hostGitEnv(): NodeJS.ProcessEnv {
  */
 const PIPE_GRACE_MS = 2000;
 
-// Process groups of the commands still running, killed if this process exits first (a crash,
-// process.exit after a shutdown's grace): a clone must not outlive the server.
-const runningGroups = new Set<number>();
-let exitHookInstalled = false;
-
 function killGroup(pid: number): void {
   try {
     process.kill(-pid, 'SIGKILL');
   } catch {
     // the group is already gone
   }
-}
-
-function trackGroup(pid: number): void {
-  if (!exitHookInstalled) process.once('exit', () => runningGroups.forEach(killGroup));
-  exitHookInstalled = true;
-  runningGroups.add(pid);
 }
 
 /**
@@ -101,7 +91,9 @@ export function runHostCommand(file: string, args: string[], options: HostComman
       detached: true,
     });
     const pid = child.pid;
-    if (pid !== undefined) trackGroup(pid);
+    // Killed if this process exits first (a crash, process.exit after a shutdown's grace): a
+    // clone must not outlive the server.
+    const untrack = pid === undefined ? undefined : onProcessExit(() => killGroup(pid));
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let timedOut = false;
@@ -124,7 +116,7 @@ export function runHostCommand(file: string, args: string[], options: HostComman
       clearTimeout(timer);
       clearTimeout(graceTimer);
       signal?.removeEventListener('abort', onAbort);
-      if (pid !== undefined) runningGroups.delete(pid);
+      untrack?.();
       return true;
     };
     const finish = (): void => {

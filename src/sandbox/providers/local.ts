@@ -14,7 +14,7 @@ import { rmSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
-import { closeEach } from '../lifecycle.js';
+import { closeEach, onProcessExit } from '../lifecycle.js';
 import { patchPolicy, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { checkEnv } from './local-bwrap-args.js';
@@ -63,15 +63,6 @@ const stderrLogger: LocalProviderLogger = {
   warn: (message) => process.stderr.write(`winnower: warning: ${message}\n`),
 };
 
-const exitCleanups = new Set<() => void>();
-let exitHookInstalled = false;
-
-function onProcessExit(cleanup: () => void): void {
-  if (!exitHookInstalled) process.once('exit', () => exitCleanups.forEach((each) => each()));
-  exitHookInstalled = true;
-  exitCleanups.add(cleanup);
-}
-
 interface Ready {
   host: LocalHost;
   snapshots: SnapshotStore;
@@ -91,7 +82,8 @@ class LocalProvider implements SandboxProvider {
   readonly #open = new Set<LocalSandbox>();
   #ready: Promise<Ready> | undefined;
   #closing: Promise<void> | undefined;
-  #onExit: (() => void) | undefined;
+  /** Unregisters the exit cleanup of #start. */
+  #forgetExit: (() => void) | undefined;
 
   constructor(settings: LocalProviderSettings) {
     this.#settings = settings;
@@ -180,7 +172,7 @@ class LocalProvider implements SandboxProvider {
     await ready.snapshots.close();
     await ready.host.cgroups.close();
     await removeTree(ready.host.rootDir);
-    if (this.#onExit) exitCleanups.delete(this.#onExit);
+    this.#forgetExit?.();
     if (failed) throw failed.reason;
   }
 
@@ -212,7 +204,7 @@ class LocalProvider implements SandboxProvider {
     });
     // If the process exits without close() (a crash, process.exit), still kill what runs and
     // remove our folders; only synchronous work is possible here.
-    this.#onExit = () => {
+    this.#forgetExit = onProcessExit(() => {
       for (const sandbox of this.#open) sandbox.killNow();
       try {
         rmSync(host.rootDir, { recursive: true, force: true });
@@ -220,8 +212,7 @@ class LocalProvider implements SandboxProvider {
         // best effort at exit
       }
       host.cgroups.removeSync();
-    };
-    onProcessExit(this.#onExit);
+    });
     const description = describeHost(host, this.#settings);
     this.#logger.info('local sandbox provider ready', description);
     if (host.workspaceMode === 'copy') {
