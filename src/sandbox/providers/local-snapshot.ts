@@ -138,16 +138,14 @@ export class SnapshotStore {
   async #cloneUrl(url: string, commit: string | undefined, treeDir: string, signal: AbortSignal): Promise<{ commit: string; source: string }> {
     const source = redactUrl(url);
     const local = url.startsWith('file://') ? [LOCAL_UPLOAD_PACK] : [];
-    const clone = await runHostCommand('git', ['clone', '--quiet', '--no-checkout', ...local, '--', url, treeDir], { env: hostGitEnv(), timeoutMs: this.#timeoutMs, signal });
-    if (clone.timedOut) throw this.#timedOut(`cloning ${source}`, { field: 'repo.url', url: source });
+    const clone = await this.#runGit(['clone', '--quiet', '--no-checkout', ...local, '--', url, treeDir], `cloning ${source}`, { field: 'repo.url', url: source }, signal);
     if (clone.code !== 0) {
       throw wnwError('WNW_ERR_SBX_REPO', `could not clone ${source}: ${tail(redactText(clone.stderr, url, source))}`, { details: { field: 'repo.url', url: source } });
     }
     let sha = await resolveCommit(treeDir, commit, signal);
     if (!sha && commit) {
       // --end-of-options: a commit such as `--upload-pack=<command>` is a revision to look for, never an option that runs.
-      const fetch = await runHostCommand('git', ['-C', treeDir, 'fetch', '--quiet', ...local, 'origin', '--end-of-options', commit], { env: hostGitEnv(), timeoutMs: this.#timeoutMs, signal });
-      if (fetch.timedOut) throw this.#timedOut(`fetching ${commit} from ${source}`, { field: 'repo.base_commit', url: source });
+      const fetch = await this.#runGit(['-C', treeDir, 'fetch', '--quiet', ...local, 'origin', '--end-of-options', commit], `fetching ${commit} from ${source}`, { field: 'repo.base_commit', url: source }, signal);
       if (fetch.code === 0) sha = await resolveCommit(treeDir, 'FETCH_HEAD', signal);
     }
     if (!sha) throw unknownCommit(commit, source);
@@ -163,9 +161,16 @@ export class SnapshotStore {
     return wnwError('WNW_ERR_SBX_TIMEOUT', `${what} did not finish within ${seconds} s (sandbox.settings.cloneTimeoutMs)`, { details: { ...details, timeout_ms: this.#timeoutMs } });
   }
 
+  /** Runs host git under the clone deadline; past it, WNW_ERR_SBX_TIMEOUT saying `what` (with `details`). */
+  async #runGit(args: string[], what: string, details: Record<string, unknown>, signal: AbortSignal): Promise<HostCommandResult> {
+    const result = await runHostCommand('git', args, { env: hostGitEnv(), timeoutMs: this.#timeoutMs, signal });
+    if (result.timedOut) throw this.#timedOut(what, details);
+    return result;
+  }
+
+  /** #runGit in `cwd`, failing on a non-zero exit. */
   async #git(args: string[], cwd: string | undefined, what: string, signal: AbortSignal): Promise<HostCommandResult> {
-    const result = await runHostCommand('git', cwd ? ['-C', cwd, ...args] : args, { env: hostGitEnv(), timeoutMs: this.#timeoutMs, signal });
-    if (result.timedOut) throw this.#timedOut(what, {});
+    const result = await this.#runGit(cwd ? ['-C', cwd, ...args] : args, what, {}, signal);
     if (result.code !== 0) throw new Error(`${what} failed: ${tail(result.stderr)}`);
     return result;
   }
