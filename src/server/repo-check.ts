@@ -4,11 +4,10 @@
  * answers the last two; without it each rollout would fail alike, after its sandbox was made.
  * A URL is not checked: cloning it is the expensive part the rollouts do.
  */
-import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { wnwError } from '../errors.js';
-import { hostGitEnv } from '../sandbox/providers/local-host-command.js';
+import { hostGitEnv, revParseCommitArgs, runHostCommand } from '../sandbox/providers/local-host-command.js';
 
 /** Long enough for a cold disk, short enough that a submit never hangs on a stuck filesystem. */
 const REV_PARSE_TIMEOUT_MS = 10_000;
@@ -20,19 +19,14 @@ interface RevParse {
   stderr: string;
 }
 
-function revParse(dir: string, revision: string): Promise<RevParse> {
-  return new Promise((resolve) => {
-    // --end-of-options: a commit such as `--output=x` is a revision to look up, never an option.
-    execFile(
-      'git',
-      ['-C', dir, 'rev-parse', '--verify', '--quiet', '--end-of-options', `${revision}^{commit}`],
-      { env: hostGitEnv(), timeout: REV_PARSE_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 64 * 1024 },
-      (error, _stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-        resolve({ code, inconclusive: code === null || Boolean(error?.killed), stderr: String(stderr) });
-      },
-    );
-  });
+async function revParse(dir: string, revision: string): Promise<RevParse> {
+  try {
+    const result = await runHostCommand('git', revParseCommitArgs(dir, revision), { env: hostGitEnv(), timeoutMs: REV_PARSE_TIMEOUT_MS });
+    return { code: result.code, inconclusive: result.timedOut || result.code === null, stderr: result.stderr };
+  } catch {
+    // git could not be started.
+    return { code: null, inconclusive: true, stderr: '' };
+  }
 }
 
 const invalid = (field: string, message: string) => wnwError('WNW_ERR_INPUT_INVALID', `${field}: ${message}`, { details: { field } });

@@ -59,6 +59,14 @@ export function hostGitEnv(): NodeJS.ProcessEnv {
 }
 
 /**
+ * `git rev-parse` argv printing the full SHA of `revision` in `repoDir` (exit 1, quietly, when it
+ * names no commit). --end-of-options: a revision such as `--output=x` is looked up, never an option.
+ */
+export function revParseCommitArgs(repoDir: string, revision: string): string[] {
+  return ['-C', repoDir, 'rev-parse', '--verify', '--quiet', '--end-of-options', `${revision}^{commit}`];
+}
+
+/**
  * After the command itself exits, how long to wait for its pipes to close (only a process that
  * left its process group could still hold them) before returning what was read.
  */

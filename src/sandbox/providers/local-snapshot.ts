@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { abortedError, throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import type { RepoSource } from '../../types/task.js';
 import { SharedTask } from '../../util/shared-task.js';
-import { hostGitEnv, runHostCommand, tail, type HostCommandResult } from './local-host-command.js';
+import { hostGitEnv, revParseCommitArgs, runHostCommand, tail, type HostCommandResult } from './local-host-command.js';
 import { removeTree, type Owner } from './local-overlay.js';
 
 // git drops GIT_CONFIG_* for the upload-pack it runs on a local source repository, whose owner
@@ -193,7 +193,7 @@ async function resolveLocal(path: string, commit: string | undefined, signal: Ab
 }
 
 async function resolveCommit(repoDir: string, commit: string | undefined, signal: AbortSignal | undefined): Promise<string | undefined> {
-  const result = await runHostCommand('git', ['-C', repoDir, 'rev-parse', '--verify', '--quiet', '--end-of-options', `${commit ?? 'HEAD'}^{commit}`], { env: hostGitEnv(), signal });
+  const result = await runHostCommand('git', revParseCommitArgs(repoDir, commit ?? 'HEAD'), { env: hostGitEnv(), signal });
   const sha = result.stdout.trim();
   return result.code === 0 && /^[0-9a-f]{40,64}$/.test(sha) ? sha : undefined;
 }
