@@ -4,13 +4,9 @@
  * and none echoes the URL back; a known path with the wrong method is a 405 with `Allow`; a
  * DELETE with `content-type: application/json` and no body is a cancel.
  */
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
-import { buildApp } from '../../src/server/app.js';
-import { JobManager } from '../../src/solve/job-manager.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { listenOnLoopback, startTestApp, type TestApp } from './test-app.js';
 
 /** Writes `raw` to the server and reads the whole answer (the server closes the connection). */
 function rawRequest(port: number, raw: string): Promise<{ status: number; headers: string; body: string }> {
@@ -30,23 +26,19 @@ function rawRequest(port: number, raw: string): Promise<{ status: number; header
 }
 
 describe('errors before and around routing', () => {
-  let store: ReturnType<typeof createSqliteStore>;
-  let jobs: JobManager;
-  let app: Awaited<ReturnType<typeof buildApp>>;
+  let server: TestApp;
+  let jobs: TestApp['jobs'];
+  let app: TestApp['app'];
   let port: number;
 
   beforeAll(async () => {
-    store = createSqliteStore(':memory:');
-    jobs = new JobManager(store);
-    app = await buildApp({ jobs, store, solveDeps: { sandboxes: createLocalProvider(), store, createPolicy: createPolicyFactory() } });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    port = (app.server.address() as AddressInfo).port;
+    server = await startTestApp();
+    ({ app, jobs } = server);
+    ({ port } = await listenOnLoopback(app));
   });
 
   afterAll(async () => {
-    await app?.close();
-    await app?.winnower.solveDeps.sandboxes.close();
-    store?.close();
+    await server?.close();
   });
 
   const expectShape = (body: string, status: number) => {

@@ -4,38 +4,28 @@
  * /rerank, the SSE stream, and the API-key schemes. Also: the Bearer scheme in any case.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
-import { buildApp } from '../../src/server/app.js';
-import { JobManager } from '../../src/solve/job-manager.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { startTestApp, type TestApp } from './test-app.js';
 
 type Spec = Record<string, any>;
 
 describe('the OpenAPI description', () => {
-  const stores: Array<ReturnType<typeof createSqliteStore>> = [];
-  let open: Awaited<ReturnType<typeof buildApp>>;
-  let keyed: Awaited<ReturnType<typeof buildApp>>;
+  let openServer: TestApp;
+  let keyedServer: TestApp;
+  let open: TestApp['app'];
+  let keyed: TestApp['app'];
   let spec: Spec;
 
-  const make = (apiKeys: string[]) => {
-    const store = createSqliteStore(':memory:');
-    stores.push(store);
-    return buildApp({ jobs: new JobManager(store), store, solveDeps: { sandboxes: createLocalProvider(), store, createPolicy: createPolicyFactory() }, apiKeys });
-  };
-
   beforeAll(async () => {
-    open = await make([]);
-    keyed = await make(['secret-key-123']);
+    openServer = await startTestApp({ apiKeys: [] });
+    keyedServer = await startTestApp({ apiKeys: ['secret-key-123'] });
+    ({ app: open } = openServer);
+    ({ app: keyed } = keyedServer);
     spec = (await open.inject('/openapi.json')).json();
   });
 
   afterAll(async () => {
-    for (const app of [open, keyed]) {
-      await app?.close();
-      await app?.winnower.solveDeps.sandboxes.close();
-    }
-    for (const store of stores) store.close();
+    await openServer?.close();
+    await keyedServer?.close();
   });
 
   const schemaOf = (path: string, method: string, status: string) => spec.paths[path][method].responses[status]?.content?.['application/json']?.schema;
@@ -100,7 +90,7 @@ describe('the OpenAPI description', () => {
   });
 
   it('serializes real answers through those schemas without losing fields', async () => {
-    const store = stores[0]!;
+    const { store } = openServer;
     store.createJob({ id: 'j', kind: 'solve', request: {}, status: 'succeeded' });
     store.putCandidate('j', 0, { status: 'failed', error: { code: 'WNW_ERR_SBX_REPO', message: 'gone' } });
     store.updateJob('j', { result: { instance_id: 'i', chosen: null, selection: { instance_id: 'i', strategy: 'value', degraded_to: null, chosen: null, ranking: [], reason: 'none', extra: 1 }, candidates: [{ index: 0, status: 'failed', exit: 'error' }], rollouts: { planned: 1 }, compute: { tokens: 0 }, stopped_early: null, duration_ms: 3 } });

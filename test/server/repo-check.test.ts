@@ -8,13 +8,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
-import { buildApp } from '../../src/server/app.js';
 import { checkLocalRepo } from '../../src/server/repo-check.js';
-import { JobManager } from '../../src/solve/job-manager.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { gitRepo } from './git-repo.js';
+import { startTestApp, type TestApp } from './test-app.js';
 
 const recording = { id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'done' }] };
 
@@ -22,9 +18,10 @@ describe('submit-time repository checks', () => {
   let scratch: string;
   let repo: string;
   let head: string;
-  let store: ReturnType<typeof createSqliteStore>;
-  let jobs: JobManager;
-  let app: Awaited<ReturnType<typeof buildApp>>;
+  let server: TestApp;
+  let store: TestApp['store'];
+  let jobs: TestApp['jobs'];
+  let app: TestApp['app'];
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'wnw-repo-check-'));
@@ -33,15 +30,12 @@ describe('submit-time repository checks', () => {
     mkdirSync(join(scratch, 'plain'));
     writeFileSync(join(scratch, 'file.txt'), 'x');
     execFileSync('git', ['init', '-q', join(scratch, 'empty')]);
-    store = createSqliteStore(':memory:');
-    jobs = new JobManager(store);
-    app = await buildApp({ jobs, store, solveDeps: { sandboxes: createLocalProvider(), store, createPolicy: createPolicyFactory() } });
+    server = await startTestApp();
+    ({ app, store, jobs } = server);
   });
 
   afterAll(async () => {
-    await app?.close();
-    await app?.winnower.solveDeps.sandboxes.close();
-    store?.close();
+    await server?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 

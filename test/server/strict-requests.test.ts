@@ -8,16 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
-import { DEFAULT_MODEL_DIR, loadConfig } from '../../src/config.js';
-import { createScorer } from '../../src/rerank/scorers/registry.js';
-import type { Scorer } from '../../src/rerank/scorers/types.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
-import { buildApp } from '../../src/server/app.js';
-import { JobManager } from '../../src/solve/job-manager.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { loadConfig } from '../../src/config.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { gitRepo } from './git-repo.js';
+import { startTestApp, type TestApp } from './test-app.js';
 
 const PATCH = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
 const task = { instance_id: 'demo__demo-1', problem_statement: 'x should be 2' };
@@ -26,23 +20,18 @@ const recording = { id: 'r', instance_id: 'i', source: 's', messages: [{ role: '
 describe('strict requests', () => {
   let scratch: string;
   let repo: string;
-  let scorer: Scorer;
-  let store: ReturnType<typeof createSqliteStore>;
-  let app: Awaited<ReturnType<typeof buildApp>>;
+  let server: TestApp;
+  let app: TestApp['app'];
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'wnw-strict-'));
     repo = gitRepo(join(scratch, 'repo'));
-    scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
-    store = createSqliteStore(':memory:');
-    app = await buildApp({ jobs: new JobManager(store), store, solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() } });
+    server = await startTestApp({ scorer: 'bundled' });
+    app = server.app;
   });
 
   afterAll(async () => {
-    await app?.close();
-    await app?.winnower.solveDeps.sandboxes.close();
-    store?.close();
-    await scorer?.close();
+    await server?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 

@@ -1,0 +1,57 @@
+/**
+ * The HTTP app as the server tests build it: an in-memory job store, a JobManager on it, local
+ * sandboxes, the real policy factory and, when asked, a scorer. `close()` takes it down in the
+ * order the server does: the app first (its preClose hook stops running jobs), then the sandboxes,
+ * the store and a scorer opened here.
+ */
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { DEFAULT_MODEL_DIR } from '../../src/config.js';
+import { createScorer } from '../../src/rerank/scorers/registry.js';
+import type { Scorer } from '../../src/rerank/scorers/types.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { type AppDeps, buildApp } from '../../src/server/app.js';
+import { JobManager } from '../../src/solve/job-manager.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import type { JobStore } from '../../src/store/types.js';
+
+export interface TestAppOptions extends Pick<AppDeps, 'apiKeys' | 'repoRoots' | 'bodyLimitBytes'> {
+  /** 'bundled': the default ONNX model, opened here and closed by `close()`; a Scorer: the caller's, left open; absent: none. */
+  scorer?: 'bundled' | Scorer;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: JobStore;
+  jobs: JobManager;
+  scorer: Scorer | undefined;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const { scorer: scorerOption, ...appOptions } = options;
+  const scorer = scorerOption === 'bundled' ? await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() }) : scorerOption;
+  const store = createSqliteStore(':memory:');
+  const jobs = new JobManager(store);
+  const app = await buildApp({ jobs, store, solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() }, ...appOptions });
+  return {
+    app,
+    store,
+    jobs,
+    scorer,
+    async close() {
+      await app.close();
+      await app.winnower.solveDeps.sandboxes.close();
+      store.close();
+      if (scorerOption === 'bundled') await scorer?.close();
+    },
+  };
+}
+
+/** Listens on a free loopback port; the base URL and the port. */
+export async function listenOnLoopback(app: FastifyInstance): Promise<{ base: string; port: number }> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as AddressInfo;
+  return { base: `http://127.0.0.1:${port}`, port };
+}
