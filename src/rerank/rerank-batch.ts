@@ -9,8 +9,8 @@ import { dirname } from 'node:path';
 import pLimit from 'p-limit';
 import { toWinnowerError, wnwError } from '../errors.js';
 import { repoNameOf, type Score, type Selection, type Strategy, type Task, type Trajectory } from '../types/index.js';
-import { expandInputs } from './importers/expand-inputs.js';
-import { importLabels, importTasks, importTrajectories, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from './importers/index.js';
+import { expandInputs, isGlob } from './importers/expand-inputs.js';
+import { checkFormat, importLabels, importTasks, importTrajectories, importTrajectoryFiles, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from './importers/index.js';
 import { LineAppender } from './line-appender.js';
 import { computeMetrics, type MetricRow } from './metrics.js';
 import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
@@ -126,8 +126,11 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   const plain = candidateInputs.filter((input) => input.name === undefined).map((input) => input.path);
   const imported: { items: Trajectory[]; issues: ImportIssue[] } = { items: [], issues: [] };
   const importOptions = { format: options.format, onInvalid: options.onInvalid, signal: options.signal };
+  // An unknown format is named before any missing file, as importTrajectories does.
+  if (plain.length) checkFormat(options.format);
+  const expanded = plain.length ? await expandCandidates(plain) : undefined;
   const groups = [
-    ...(plain.length ? [importTrajectories(plain, { ...importOptions, sourceFrom: options.sourceFrom ?? ((await countCandidateFiles(plain)) > 1 ? 'file' : 'record') })] : []),
+    ...(expanded ? [importTrajectoryFiles(expanded.files, { ...importOptions, sourceFrom: options.sourceFrom ?? (expanded.count > 1 ? 'file' : 'record') })] : []),
     ...candidateInputs.filter((input) => input.name !== undefined).map((input) => importTrajectories(input.path, { ...importOptions, source: input.name })),
   ];
   const seen = new Set<string>();
@@ -326,11 +329,20 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   return result;
 }
 
-/** Files the plain candidate arguments stand for, a glob counted as the files it matches (as the shell would pass them). */
-async function countCandidateFiles(paths: readonly string[]): Promise<number> {
+/**
+ * The files the plain candidate arguments stand for, expanded once (the import reads these, in
+ * expandInputs' order), and how many files the arguments count as: a glob as the files it matches
+ * (as the shell would pass them), a file or folder as one.
+ */
+async function expandCandidates(paths: readonly string[]): Promise<{ files: string[]; count: number }> {
+  const files = new Set<string>();
   let count = 0;
-  for (const path of paths) count += /[*?[{]/.test(path) ? (await expandInputs([path])).length : 1;
-  return count;
+  for (const path of paths) {
+    const matched = await expandInputs([path]);
+    count += isGlob(path) ? matched.length : 1;
+    for (const file of matched) files.add(file);
+  }
+  return { files: [...files], count };
 }
 
 function unscoredOf(lines: readonly ScoreLine[]): Unscored {

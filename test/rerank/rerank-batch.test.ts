@@ -187,3 +187,20 @@ describe('rerankBatch resume', () => {
     expect(lines<ScoreLine>(join(dir, 'scores.jsonl'))).toHaveLength(6);
   });
 });
+
+describe('rerankBatch candidate globs', () => {
+  const root = mkdtempSync(join(tmpdir(), 'wnw-rerank-glob-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('reads the files a glob matched as they are named, even a name that looks like a glob itself', async () => {
+    // Expanded once: were `run[1].jsonl` taken for a glob again it would match `run1.jsonl`, which does not exist.
+    for (const name of ['run[1]', 'run[2]']) {
+      const rows = RUNS['run-a'].map(({ resolved: _resolved, ...row }) => ({ ...row, model_name_or_path: 'm' }));
+      writeFileSync(join(root, `${name}.jsonl`), rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
+    }
+    const result = await rerankBatch({ candidates: [join(root, 'run*.jsonl')], scorer: new ScriptedScorer(), strategy: 'value', out: join(root, 'out', 'predictions.jsonl'), scores: join(root, 'out', 'scores.jsonl'), concurrency: 1 });
+    expect(result).toMatchObject({ instances: 3, candidates: 6, issues: [] });
+    // Two files matched: each is its own source (named after the file), as the shell would have passed them.
+    expect(new Set(lines<ScoreLine>(join(root, 'out', 'scores.jsonl')).map((line) => line.source))).toEqual(new Set(['run[1]', 'run[2]']));
+  });
+});

@@ -6,6 +6,11 @@ import { wnwError } from '../../errors.js';
 const INPUT_EXTENSIONS = ['.json', '.jsonl', '.traj', '.json.gz', '.jsonl.gz'];
 const GLOB_CHARS = /[*?[{]/;
 
+/** Whether `pattern` is a glob (`*`, `?`, `[...]`, `{a,b}`), not a plain path. */
+export function isGlob(pattern: string): boolean {
+  return GLOB_CHARS.test(pattern);
+}
+
 /** `**` any folders, `*` any name part, `?` one character, `{a,b}` alternatives, `[...]` a class. */
 export function globToRegExp(pattern: string): RegExp {
   let out = '';
@@ -56,7 +61,7 @@ function notFound(pattern: string, why: string, cause?: unknown): Error {
 }
 
 async function expandOne(pattern: string): Promise<string[]> {
-  if (!GLOB_CHARS.test(pattern)) {
+  if (!isGlob(pattern)) {
     const info = await stat(pattern).catch((error: unknown) => {
       throw notFound(pattern, (error as Error).message, error);
     });
@@ -66,7 +71,7 @@ async function expandOne(pattern: string): Promise<string[]> {
     return files;
   }
   const segments = pattern.split('/');
-  const firstGlob = segments.findIndex((segment) => GLOB_CHARS.test(segment));
+  const firstGlob = segments.findIndex(isGlob);
   const base = segments.slice(0, firstGlob).join('/') || (pattern.startsWith('/') ? '/' : '.');
   const matcher = globToRegExp(segments.slice(firstGlob).join('/'));
   const files = await walk(base).catch((error: unknown) => {

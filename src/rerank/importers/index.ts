@@ -16,7 +16,7 @@ import type { ImportOptions, ImportResult } from './types.js';
 
 export * from './types.js';
 export { TRAJECTORY_FORMATS, detectFormat, detectValueFormat, type TrajectoryFormat } from './detect.js';
-export { expandInputs } from './expand-inputs.js';
+export { expandInputs, isGlob } from './expand-inputs.js';
 export { labelKey, lookupLabel, labelsFromTrajectories, type Labels, type LabelOptions, type LabelsResult } from './labels.js';
 export { formatPath } from './issues.js';
 
@@ -57,11 +57,22 @@ function unknownFormat(name: string): Error {
  * A trajectory id seen twice is an issue too: pass `source` or `sourceFrom: 'file'` to tell runs apart.
  */
 export async function importTrajectories(paths: string | readonly string[], options: ImportTrajectoriesOptions = {}): Promise<ImportResult<Trajectory>> {
-  if (options.format !== undefined && !isTrajectoryFormat(options.format)) throw unknownFormat(options.format);
+  checkFormat(options.format);
+  return importTrajectoryFiles(await expandInputs(typeof paths === 'string' ? [paths] : paths), options);
+}
+
+/** Throws WNW_ERR_INPUT_FORMAT for a `format` no importer reads. */
+export function checkFormat(format: string | undefined): void {
+  if (format !== undefined && !isTrajectoryFormat(format)) throw unknownFormat(format);
+}
+
+/** `importTrajectories` of files already expanded (`expandInputs`): each is read as named, never as a glob. */
+export async function importTrajectoryFiles(files: readonly string[], options: ImportTrajectoriesOptions = {}): Promise<ImportResult<Trajectory>> {
+  checkFormat(options.format);
   const issues = new IssueCollector(options.onInvalid);
   const items: Trajectory[] = [];
   const firstFile = new Map<string, string>();
-  for (const file of await expandInputs(typeof paths === 'string' ? [paths] : paths)) {
+  for (const file of files) {
     const format = (options.format as TrajectoryFormat | undefined) ?? (await detectFormat(file, options.signal));
     if (format === undefined) {
       issues.report({ file }, 'format', `matches no importer; pass a format, one of: ${TRAJECTORY_FORMATS.join(', ')}`, 'WNW_ERR_INPUT_FORMAT');
