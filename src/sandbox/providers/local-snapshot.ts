@@ -8,6 +8,7 @@ import { mkdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { abortedError, throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import type { RepoSource } from '../../types/task.js';
+import { redactUrlCredentials } from '../../util/redact-url.js';
 import { SharedTask } from '../../util/shared-task.js';
 import { hostGitEnv, revParseCommitArgs, runHostCommand, tail, type HostCommandResult } from './local-host-command.js';
 import { removeTree, type Owner } from './local-overlay.js';
@@ -136,7 +137,7 @@ export class SnapshotStore {
   }
 
   async #cloneUrl(url: string, commit: string | undefined, treeDir: string, signal: AbortSignal): Promise<{ commit: string; source: string }> {
-    const source = redactUrl(url);
+    const source = redactUrlCredentials(url, '***');
     const local = url.startsWith('file://') ? [LOCAL_UPLOAD_PACK] : [];
     const clone = await this.#runGit(['clone', '--quiet', '--no-checkout', ...local, '--', url, treeDir], `cloning ${source}`, { field: 'repo.url', url: source }, signal);
     if (clone.code !== 0) {
@@ -208,10 +209,6 @@ function hashKey(...parts: string[]): string {
   return createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 16);
 }
 
-/** Removes user:password@ from a URL before it appears in a message. */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1***@');
-}
 
 function redactText(text: string, url: string, redacted: string): string {
   return text.split(url).join(redacted);
