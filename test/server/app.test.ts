@@ -3,15 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
 import { createScorer } from '../../src/rerank/scorers/registry.js';
 import type { Scorer } from '../../src/rerank/scorers/types.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
-import { buildApp } from '../../src/server/app.js';
-import { JobManager } from '../../src/solve/job-manager.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { gitRepo } from './git-repo.js';
+import { startTestApp, type TestApp } from './test-app.js';
 
 const PATCH_A = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
 const PATCH_B = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 3\n';
@@ -19,28 +15,23 @@ const task = { instance_id: 'demo__demo-1', problem_statement: 'x should be 2' }
 
 describe('HTTP API', () => {
   let scorer: Scorer;
-  let app: Awaited<ReturnType<typeof buildApp>>;
-  let keyed: Awaited<ReturnType<typeof buildApp>>;
+  let openServer: TestApp;
+  let keyedServer: TestApp;
+  let app: TestApp['app'];
+  let keyed: TestApp['app'];
 
   beforeAll(async () => {
+    // One scorer for every app here, closed once at the end.
     scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
-    const make = async (apiKeys: string[]) => {
-      const store = createSqliteStore(':memory:');
-      return buildApp({
-        jobs: new JobManager(store),
-        store,
-        solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() },
-        apiKeys,
-        bodyLimitBytes: 64 * 1024,
-      });
-    };
-    app = await make([]);
-    keyed = await make(['secret-key-123']);
+    openServer = await startTestApp({ scorer, apiKeys: [], bodyLimitBytes: 64 * 1024 });
+    keyedServer = await startTestApp({ scorer, apiKeys: ['secret-key-123'], bodyLimitBytes: 64 * 1024 });
+    app = openServer.app;
+    keyed = keyedServer.app;
   });
 
   afterAll(async () => {
-    await app?.close();
-    await keyed?.close();
+    await openServer?.close();
+    await keyedServer?.close();
     await scorer?.close();
   });
 
@@ -162,15 +153,10 @@ describe('HTTP API', () => {
     for (const key of ['secret-key-12', 'secret-key-1234', 'secret-key-123 ', '']) {
       expect((await keyed.inject({ url: '/jobs/x', headers: { 'x-api-key': key } })).statusCode, JSON.stringify(key)).toBe(key === '' ? 401 : 403);
     }
-    const twoKeys = await buildApp({
-      jobs: new JobManager(createSqliteStore(':memory:')),
-      store: createSqliteStore(':memory:'),
-      solveDeps: { sandboxes: createLocalProvider(), scorer, store: createSqliteStore(':memory:'), createPolicy: createPolicyFactory() },
-      apiKeys: ['first-key-0001', 'second-key-00002'],
-    });
+    const twoKeys = await startTestApp({ scorer, apiKeys: ['first-key-0001', 'second-key-00002'] });
     try {
-      expect((await twoKeys.inject({ url: '/jobs/x', headers: { authorization: 'Bearer second-key-00002' } })).statusCode).toBe(404);
-      expect((await twoKeys.inject({ url: '/jobs/x', headers: { 'x-api-key': 'first-key-0001' } })).statusCode).toBe(404);
+      expect((await twoKeys.app.inject({ url: '/jobs/x', headers: { authorization: 'Bearer second-key-00002' } })).statusCode).toBe(404);
+      expect((await twoKeys.app.inject({ url: '/jobs/x', headers: { 'x-api-key': 'first-key-0001' } })).statusCode).toBe(404);
     } finally {
       await twoKeys.close();
     }

@@ -3,21 +3,13 @@
  * Node's IncomingMessage, which closes (and reads as destroyed) as soon as its body has been read.
  */
 import { rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
-import { DEFAULT_MODEL_DIR } from '../../src/config.js';
-import { createScorer } from '../../src/rerank/scorers/registry.js';
-import type { Scorer } from '../../src/rerank/scorers/types.js';
 import { openSandboxCount } from '../../src/sandbox/lifecycle.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
-import { buildApp } from '../../src/server/app.js';
-import { JobManager } from '../../src/solve/job-manager.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { DEMO_DIR, hasBubblewrap } from '../solve/helpers.js';
+import { listenOnLoopback, startTestApp, type TestApp } from './test-app.js';
 
 const PATCH_A = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
 const PATCH_B = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 3\n';
@@ -25,22 +17,20 @@ const NEW_FILE = 'diff --git a/notes.txt b/notes.txt\nnew file mode 100644\n--- 
 const task = { instance_id: 'demo__demo-1', problem_statement: 'x should be 2' };
 
 describe('HTTP API over a real socket', () => {
-  let scorer: Scorer;
-  let app: Awaited<ReturnType<typeof buildApp>>;
+  let server: TestApp;
+  let scorer: NonNullable<TestApp['scorer']>;
+  let app: TestApp['app'];
   let base: string;
 
   beforeAll(async () => {
-    scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
-    const store = createSqliteStore(':memory:');
-    app = await buildApp({ jobs: new JobManager(store), store, solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() } });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    server = await startTestApp({ scorer: 'bundled' });
+    ({ app } = server);
+    scorer = server.scorer!;
+    ({ base } = await listenOnLoopback(app));
   });
 
   afterAll(async () => {
-    await app?.close();
-    await app?.winnower.solveDeps.sandboxes.close();
-    await scorer?.close();
+    await server?.close();
   });
 
   it('POST /rerank scores every candidate (reading the body is not a client disconnect)', async () => {

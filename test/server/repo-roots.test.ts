@@ -6,25 +6,18 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { loadConfig } from '../../src/config.js';
-import { DEFAULT_MODEL_DIR } from '../../src/config.js';
-import { createScorer } from '../../src/rerank/scorers/registry.js';
-import type { Scorer } from '../../src/rerank/scorers/types.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
-import { buildApp } from '../../src/server/app.js';
 import { checkRepoAccess } from '../../src/server/repo-access.js';
-import { JobManager } from '../../src/solve/job-manager.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { gitRepo } from './git-repo.js';
+import { startTestApp, type TestApp } from './test-app.js';
 
 describe('repository roots', () => {
   let scratch: string;
   let allowed: string;
   let elsewhere: string;
-  let scorer: Scorer;
-  let app: Awaited<ReturnType<typeof buildApp>>;
-  let jobs: JobManager;
+  let server: TestApp;
+  let app: TestApp['app'];
+  let jobs: TestApp['jobs'];
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'wnw-roots-'));
@@ -33,16 +26,12 @@ describe('repository roots', () => {
     gitRepo(join(allowed, 'repo'));
     mkdirSync(elsewhere, { recursive: true });
     symlinkSync(elsewhere, join(allowed, 'link'));
-    scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
-    const store = createSqliteStore(':memory:');
-    jobs = new JobManager(store);
-    app = await buildApp({ jobs, store, solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() }, repoRoots: [allowed] });
+    server = await startTestApp({ scorer: 'bundled', repoRoots: [allowed] });
+    ({ app, jobs } = server);
   });
 
   afterAll(async () => {
-    await app?.close();
-    await app?.winnower.solveDeps.sandboxes.close();
-    await scorer?.close();
+    await server?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 

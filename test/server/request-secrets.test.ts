@@ -3,39 +3,26 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
-import { DEFAULT_MODEL_DIR } from '../../src/config.js';
-import { createScorer } from '../../src/rerank/scorers/registry.js';
-import type { Scorer } from '../../src/rerank/scorers/types.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
-import { buildApp } from '../../src/server/app.js';
-import { JobManager } from '../../src/solve/job-manager.js';
-import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import type { JobStore } from '../../src/store/types.js';
 import { gitRepo } from './git-repo.js';
+import { startTestApp, type TestApp } from './test-app.js';
 
 const SECRET = 'sk-test-secret-0123456789';
 
 describe('secrets in a /solve request', () => {
-  let scorer: Scorer;
-  let store: JobStore;
-  let jobs: JobManager;
-  let app: Awaited<ReturnType<typeof buildApp>>;
+  let server: TestApp;
+  let store: TestApp['store'];
+  let jobs: TestApp['jobs'];
+  let app: TestApp['app'];
   let scratch: string;
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'wnw-secrets-'));
-    scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
-    store = createSqliteStore(':memory:');
-    jobs = new JobManager(store);
-    app = await buildApp({ jobs, store, solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() } });
+    server = await startTestApp({ scorer: 'bundled' });
+    ({ app, store, jobs } = server);
   });
 
   afterAll(async () => {
-    await app?.close();
-    await app?.winnower.solveDeps.sandboxes.close();
-    store?.close();
-    await scorer?.close();
+    await server?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 
