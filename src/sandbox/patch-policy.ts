@@ -15,6 +15,12 @@ import { z } from 'zod';
 import { wnwError, type WinnowerError } from '../errors.js';
 import { shellQuote } from './base-sandbox.js';
 
+/**
+ * Environment every provider's commands start from (the spec's may override it): Python writes no
+ * `__pycache__` into the workspace, where a tracked cache folder would put it in the patch.
+ */
+export const SANDBOX_BASE_ENV: Readonly<Record<string, string>> = { PYTHONDONTWRITEBYTECODE: '1' };
+
 /** Build outputs, caches and environments that agents and test runs leave behind (.gitignore syntax). */
 export const DEFAULT_PATCH_EXCLUDES: readonly string[] = [
   '__pycache__/',

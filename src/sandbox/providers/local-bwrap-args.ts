@@ -5,6 +5,7 @@
  */
 import { lstat, readlink } from 'node:fs/promises';
 import { wnwError } from '../../errors.js';
+import { SANDBOX_BASE_ENV } from '../patch-policy.js';
 import { SECCOMP_FD, seccompProgram } from './local-seccomp.js';
 
 /** How the host's top-level system folders appear in the sandbox (merged /usr or not). */
@@ -35,8 +36,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const RUN_TMPFS_BYTES = 16 * 1024 * 1024;
 
 /**
- * Environment every exec starts from; git trusts the workspace whatever its owner (pitfall 6);
- * Python writes no `__pycache__` into the workspace.
+ * Environment every exec starts from: SANDBOX_BASE_ENV, and git trusts the workspace whatever its
+ * owner (pitfall 6).
  */
 export function baseSandboxEnv(): Record<string, string> {
   return {
@@ -44,7 +45,7 @@ export function baseSandboxEnv(): Record<string, string> {
     HOME: '/tmp',
     LANG: 'C.UTF-8',
     TERM: 'dumb',
-    PYTHONDONTWRITEBYTECODE: '1',
+    ...SANDBOX_BASE_ENV,
     GIT_CONFIG_COUNT: '1',
     GIT_CONFIG_KEY_0: 'safe.directory',
     GIT_CONFIG_VALUE_0: '*',
