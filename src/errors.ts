@@ -81,7 +81,8 @@ export class WinnowerError extends Error {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[MARKER] === true;
   }
 
-  toJSON(): Record<string, unknown> {
+  /** The wire shape of an error: `details` only when there are some. */
+  toJSON(): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
     return { code: this.code, message: this.message, ...(Object.keys(this.details).length ? { details: this.details } : {}) };
   }
 }

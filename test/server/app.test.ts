@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
+import { wnwError } from '../../src/errors.js';
 import { createScorer } from '../../src/rerank/scorers/registry.js';
 import type { Scorer } from '../../src/rerank/scorers/types.js';
 import { gitRepo } from './git-repo.js';
@@ -116,6 +117,24 @@ describe('HTTP API', () => {
       expect(score.template).toBe('patch-v1');
       expect(score.input_tokens).toBeGreaterThan(0);
     }
+  });
+
+  it('answers a candidate it could not score with the error, its details included, in the shape errors have everywhere', async () => {
+    // The value model's server is down: every candidate is unscored, and says why.
+    const down: Scorer = {
+      backend: 'sglang',
+      model: 'down-model',
+      maxInputTokens: 4096,
+      score: async () => {
+        throw wnwError('WNW_ERR_SCORE_UPSTREAM', 'value server answered 503', { details: { status: 503 } });
+      },
+      close: async () => {},
+    };
+    const server = await startTestApp({ scorer: down });
+    onTestFinished(() => server.close());
+    const response = await server.app.inject({ method: 'POST', url: '/score', payload: { task, candidates: [{ id: 'a', patch: PATCH_A }] } });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().scores).toEqual([{ trajectory_id: 'a', error: { code: 'WNW_ERR_SCORE_UPSTREAM', message: 'value server answered 503', details: { status: 503 } } }]);
   });
 
   it('reranks candidates and explains the choice; an empty patch never wins', async () => {

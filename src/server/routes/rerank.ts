@@ -63,8 +63,7 @@ function asTrajectories(body: z.infer<typeof ScoreBody>): Trajectory[] {
 /** A candidate's score, or why it has none. */
 function scoreEntry(result: CandidateScore) {
   if (result.score) return result.score;
-  const error = result.error;
-  return { trajectory_id: result.trajectory_id, error: error ? { code: error.code, message: error.message, ...(Object.keys(error.details).length ? { details: error.details } : {}) } : null };
+  return { trajectory_id: result.trajectory_id, error: result.error ? result.error.toJSON() : null };
 }
 
 /**
