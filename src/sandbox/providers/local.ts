@@ -56,6 +56,9 @@ export interface LocalProviderSettings extends LocalHostOptions {
 }
 
 const DEFAULT_WORKDIR = '/workspace';
+/** Workspace growth and /tmp + /var/tmp caps when the settings give none (MiB). */
+const DEFAULT_DISK_MB = 2048;
+const DEFAULT_TMP_MB = 1024;
 const RESERVED_DIRS = ['/usr', '/etc', '/proc', '/dev', '/tmp', '/var/tmp', '/run', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 const stderrLogger: LocalProviderLogger = {
@@ -260,7 +263,7 @@ function diskCaps(settings: LocalProviderSettings): DiskCaps {
     }
     return Math.ceil(value * 1024 * 1024);
   };
-  return { workspaceBytes: mib('diskMb', 2048), tmpBytes: mib('tmpMb', 1024) };
+  return { workspaceBytes: mib('diskMb', DEFAULT_DISK_MB), tmpBytes: mib('tmpMb', DEFAULT_TMP_MB) };
 }
 
 /**
@@ -295,8 +298,8 @@ function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<
       memoryMb: settings.defaultMemoryMb ?? 4096,
       maxProcesses: settings.defaultMaxProcesses ?? 1024,
       cpu: settings.defaultCpu ?? null,
-      diskMb: settings.diskMb ?? 2048,
-      tmpMb: settings.tmpMb ?? 1024,
+      diskMb: settings.diskMb ?? DEFAULT_DISK_MB,
+      tmpMb: settings.tmpMb ?? DEFAULT_TMP_MB,
     },
     rootDir: host.rootDir,
   };
