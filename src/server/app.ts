@@ -28,8 +28,6 @@ export interface AppDeps {
   repoRoots?: string[];
   /** pino options, or false for silence (tests). */
   logger?: boolean | Record<string, unknown>;
-  /** How long closing the app waits for running jobs to stop (default DEFAULT_SHUTDOWN_GRACE_MS). */
-  shutdownGraceMs?: number;
 }
 
 export interface AppContext {
@@ -78,7 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // job slow to stop cannot hold the shutdown past fastify's own limit for close hooks.
   app.addHook('preClose', async () => {
     closing = true;
-    const late = await deps.jobs.shutdown({ graceMs: deps.shutdownGraceMs });
+    const late = await deps.jobs.shutdown();
     if (late.length > 0) app.log.warn({ jobs: late }, 'jobs still stopping after the shutdown grace; the next start records them as interrupted');
   });
 
