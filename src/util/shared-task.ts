@@ -8,29 +8,23 @@ import { abortedError, wnwError } from '../errors.js';
 export class SharedTask<T> {
   readonly #controller = new AbortController();
   readonly #promise: Promise<T>;
+  /** Settles when the work has stopped, whatever its outcome (never rejects). */
+  readonly done: Promise<void>;
   #waiters = 0;
   #settled = false;
 
   /** Starts `work` at once with a signal that fires when the last waiter leaves or abort() is called. */
   constructor(work: (signal: AbortSignal) => Promise<T>) {
     this.#promise = work(this.#controller.signal);
-    this.#promise.then(
-      () => (this.#settled = true),
-      () => (this.#settled = true),
-    );
+    const settle = (): void => {
+      this.#settled = true;
+    };
+    this.done = this.#promise.then(settle, settle);
   }
 
   /** Whether the work was aborted: a later caller should start the work anew. */
   get aborted(): boolean {
     return this.#controller.signal.aborted;
-  }
-
-  /** Settles when the work has stopped, whatever its outcome (never rejects). */
-  get done(): Promise<void> {
-    return this.#promise.then(
-      () => undefined,
-      () => undefined,
-    );
   }
 
   /**
