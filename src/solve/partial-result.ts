@@ -7,7 +7,8 @@
 import { select, defaultStrategy } from '../rerank/select/index.js';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
 import type { Selection, Strategy } from '../types/index.js';
-import type { SolveCandidateSummary, SolveResult } from './run-solve.js';
+import { candidateSummary, chosenView, usageTotals } from './result-view.js';
+import type { SolveResult } from './run-solve.js';
 
 export interface PartialSolveResult extends Pick<SolveResult, 'instance_id' | 'chosen' | 'selection' | 'candidates' | 'rollouts'> {
   /** Always true: the job did not run to its end; `chosen` is the best of what had finished. */
@@ -23,19 +24,6 @@ interface StoredRequest {
   n?: number;
   strategy?: Strategy;
   verify?: { enabled?: boolean };
-}
-
-function summary(candidate: CandidateRecord, jobId: string): SolveCandidateSummary {
-  return {
-    index: candidate.index,
-    trajectory_id: candidate.trajectory?.id ?? `${jobId}/${candidate.index}`,
-    status: candidate.status,
-    exit: candidate.trajectory?.exit ?? 'error',
-    steps: Number(candidate.trajectory?.meta.steps ?? 0),
-    value: candidate.score?.value ?? null,
-    verify_status: candidate.verify?.status ?? null,
-    error: candidate.error ? `${candidate.error.code}: ${candidate.error.message}` : null,
-  };
 }
 
 export function partialSolveResult(store: JobStore, job: JobRecord, reason: string): PartialSolveResult {
@@ -58,11 +46,9 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
     partial: true,
     reason,
     instance_id: instanceId,
-    chosen: chosen
-      ? { index: chosen.index, trajectory_id: chosen.trajectory!.id, patch: chosen.trajectory!.patch, value: chosen.score?.value ?? null, verify_status: chosen.verify?.status ?? null }
-      : null,
+    chosen: chosenView(chosen),
     selection,
-    candidates: candidates.map((candidate) => summary(candidate, job.id)),
+    candidates: candidates.map((candidate) => candidateSummary(candidate, job.id)),
     rollouts: {
       planned,
       finished: count('finished'),
@@ -72,8 +58,7 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
       skipped: count('skipped'),
     },
     compute: {
-      policy_calls: trajectories.reduce((sum, t) => sum + (t.usage?.calls ?? 0), 0),
-      tokens: trajectories.reduce((sum, t) => sum + (t.usage?.prompt_tokens ?? 0) + (t.usage?.completion_tokens ?? 0), 0),
+      ...usageTotals(trajectories),
       saved_rollouts: 0,
       saved_fraction: 0,
     },

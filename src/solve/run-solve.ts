@@ -18,6 +18,7 @@ import type { Score, Selection, Task, Trajectory, VerifyResult } from '../types/
 import { verifyCandidate } from '../verify/verify-candidate.js';
 import type { JobEventBody } from './events.js';
 import type { SolveRequest } from './solve-request.js';
+import { candidateSummary, chosenView, usageTotals, type ChosenView, type SolveCandidateSummary } from './result-view.js';
 import { stopRuleMet } from './stop-rule.js';
 
 export interface SolveDeps {
@@ -29,20 +30,11 @@ export interface SolveDeps {
   store: JobStore;
 }
 
-export interface SolveCandidateSummary {
-  index: number;
-  trajectory_id: string;
-  status: CandidateStatus;
-  exit: string;
-  steps: number;
-  value: number | null;
-  verify_status: string | null;
-  error: string | null;
-}
+export type { SolveCandidateSummary } from './result-view.js';
 
 export interface SolveResult {
   instance_id: string;
-  chosen: { index: number; trajectory_id: string; patch: string; value: number | null; verify_status: string | null } | null;
+  chosen: ChosenView | null;
   selection: Selection;
   candidates: SolveCandidateSummary[];
   rollouts: { planned: number; finished: number; failed: number; cancelled: number; skipped: number };
@@ -255,24 +247,12 @@ export async function runSolve(
   const trajectories = slots.flatMap((slot) => (slot.trajectory ? [slot.trajectory] : []));
   return {
     instance_id: task.instance_id,
-    chosen: chosenSlot
-      ? { index: chosenSlot.index, trajectory_id: chosenSlot.trajectory!.id, patch: chosenSlot.trajectory!.patch, value: chosenSlot.score?.value ?? null, verify_status: chosenSlot.verify?.status ?? null }
-      : null,
+    chosen: chosenView(chosenSlot),
     selection,
-    candidates: slots.map((slot) => ({
-      index: slot.index,
-      trajectory_id: slot.trajectory?.id ?? `${jobId}/${slot.index}`,
-      status: slot.status,
-      exit: slot.trajectory?.exit ?? (slot.status === 'skipped' ? 'skipped' : 'error'),
-      steps: Number(slot.trajectory?.meta.steps ?? 0),
-      value: slot.score?.value ?? null,
-      verify_status: slot.verify?.status ?? null,
-      error: slot.error ? `${slot.error.code}: ${slot.error.message}` : null,
-    })),
+    candidates: slots.map((slot) => candidateSummary(slot, jobId)),
     rollouts: { planned: request.n, finished: count('finished'), failed: count('failed'), cancelled: count('cancelled'), skipped: count('skipped') },
     compute: {
-      policy_calls: trajectories.reduce((sum, t) => sum + (t.usage?.calls ?? 0), 0),
-      tokens: trajectories.reduce((sum, t) => sum + (t.usage?.prompt_tokens ?? 0) + (t.usage?.completion_tokens ?? 0), 0),
+      ...usageTotals(trajectories),
       rollout_ms: rolloutMs,
       saved_rollouts: saved,
       saved_fraction: saved / request.n,

@@ -135,6 +135,21 @@ describe('job manager', () => {
     after.close();
   });
 
+  it('after a crash: a rollout the stop rule had skipped says so in the partial result, as in a finished one', () => {
+    const store = createSqliteStore(':memory:');
+    onTestFinished(() => store.close());
+    store.createJob({ id: 'j', kind: 'solve', request: { instance_id: 'demo', n: 2 }, status: 'running' });
+    store.putCandidate('j', 0, { status: 'finished', trajectory: trajectory('j', 0, patch(2)), score: score('j', 0, 0.7) });
+    store.putCandidate('j', 1, { status: 'skipped' });
+    expect(recoverInterrupted(store)).toEqual(['j']);
+    const result = store.getJob('j')!.result as Record<string, any>;
+    expect(result.candidates).toEqual([
+      { index: 0, trajectory_id: 'j/0', status: 'finished', exit: 'submitted', steps: 2, value: 0.7, verify_status: null, error: null },
+      { index: 1, trajectory_id: 'j/1', status: 'skipped', exit: 'skipped', steps: 0, value: null, verify_status: null, error: null },
+    ]);
+    expect(result.rollouts).toMatchObject({ planned: 2, finished: 1, skipped: 1 });
+  });
+
   it('at shutdown: an interrupted solve job answers with the best candidate it had finished, marked partial', async () => {
     const store = createSqliteStore(':memory:');
     const jobs = new JobManager(store);

@@ -1,0 +1,65 @@
+/**
+ * How a solve job's candidates appear in its result: one summary per rollout, the chosen one,
+ * and what the rollouts used. Shared by the result of a job that ran to its end (run-solve.ts)
+ * and of one that was interrupted (partial-result.ts), so the two cannot drift apart.
+ */
+import type { CandidateStatus, ErrorRecord } from '../store/types.js';
+import type { Score, Trajectory, VerifyResult } from '../types/index.js';
+
+/** A rollout as a running job holds it (absent fields) or as the store returns it (null fields). */
+export interface CandidateState {
+  index: number;
+  status: CandidateStatus;
+  trajectory?: Trajectory | null;
+  score?: Score | null;
+  verify?: VerifyResult | null;
+  error?: ErrorRecord | null;
+}
+
+export interface SolveCandidateSummary {
+  index: number;
+  trajectory_id: string;
+  status: CandidateStatus;
+  exit: string;
+  steps: number;
+  value: number | null;
+  verify_status: string | null;
+  error: string | null;
+}
+
+export interface ChosenView {
+  index: number;
+  trajectory_id: string;
+  patch: string;
+  value: number | null;
+  verify_status: string | null;
+}
+
+export function candidateSummary(candidate: CandidateState, jobId: string): SolveCandidateSummary {
+  return {
+    index: candidate.index,
+    trajectory_id: candidate.trajectory?.id ?? `${jobId}/${candidate.index}`,
+    status: candidate.status,
+    // A rollout that never ran has no trajectory: it says why (skipped by the stop rule, or an error).
+    exit: candidate.trajectory?.exit ?? (candidate.status === 'skipped' ? 'skipped' : 'error'),
+    steps: Number(candidate.trajectory?.meta.steps ?? 0),
+    value: candidate.score?.value ?? null,
+    verify_status: candidate.verify?.status ?? null,
+    error: candidate.error ? `${candidate.error.code}: ${candidate.error.message}` : null,
+  };
+}
+
+/** The chosen candidate's view; null when nothing was chosen (or it has no trajectory). */
+export function chosenView(candidate: CandidateState | undefined): ChosenView | null {
+  const trajectory = candidate?.trajectory;
+  if (!candidate || !trajectory) return null;
+  return { index: candidate.index, trajectory_id: trajectory.id, patch: trajectory.patch, value: candidate.score?.value ?? null, verify_status: candidate.verify?.status ?? null };
+}
+
+/** Policy calls and tokens (prompt + completion) of the rollouts' trajectories. */
+export function usageTotals(trajectories: readonly Trajectory[]): { policy_calls: number; tokens: number } {
+  return {
+    policy_calls: trajectories.reduce((sum, t) => sum + (t.usage?.calls ?? 0), 0),
+    tokens: trajectories.reduce((sum, t) => sum + (t.usage?.prompt_tokens ?? 0) + (t.usage?.completion_tokens ?? 0), 0),
+  };
+}
