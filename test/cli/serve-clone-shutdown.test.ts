@@ -10,17 +10,11 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import { startTarpit, type Tarpit } from '../fakes/tarpit-server.js';
-import { eventually, hostCommandLines } from '../sandbox/local-helpers.js';
+import { cloneHanging, gitProcessesFor, startTarpit, type Tarpit } from '../fakes/tarpit-server.js';
+import { eventually } from '../sandbox/local-helpers.js';
 import { createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from '../solve/helpers.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-
-function gitProcessesFor(tarpit: Tarpit): string[] {
-  return hostCommandLines()
-    .filter((entry) => entry.cmdline.includes(`127.0.0.1:${tarpit.port}`))
-    .map((entry) => entry.cmdline);
-}
 
 describe.skipIf(!hasBubblewrap())('winnower serve during a hanging clone', () => {
   let world: TestWorld;
@@ -60,10 +54,7 @@ describe.skipIf(!hasBubblewrap())('winnower serve during a hanging clone', () =>
       const body = solveBody(world.repo, { repo: { url: tarpit.url }, n: 1, policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] }, verify: { enabled: false } });
       const posted = await request(`${base}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const { job_id: jobId } = (await posted.body.json()) as { job_id: string };
-      await tarpit.connected();
-      expect(await eventually(() => gitProcessesFor(tarpit), (lines) => lines.some((line) => line.includes('git-remote-http')))).toContainEqual(
-        expect.stringContaining('git-remote-http'),
-      );
+      await cloneHanging(tarpit);
 
       child.kill('SIGTERM');
       const { code } = await exited;

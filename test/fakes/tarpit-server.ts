@@ -2,10 +2,13 @@
  * A git remote that never answers: a TCP server on loopback that accepts every connection and
  * then sends nothing (or, with `trickleMs`, one byte of an HTTP response that never completes
  * every so often), as a stalled or hostile server does. `http://127.0.0.1:<port>/repo.git` makes
- * `git clone` hang in git-remote-http until it is killed.
+ * `git clone` hang in git-remote-http until it is killed. Also how a test sees the git processes
+ * talking to it.
  */
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
+import { eventually, hostCommandLines } from '../sandbox/local-helpers.js';
 
 export interface Tarpit {
   url: string;
@@ -57,4 +60,18 @@ export async function startTarpit(options: { trickleMs?: number } = {}): Promise
         server.close(() => resolve());
       }),
   };
+}
+
+/** Host processes (other than this one) whose command line names the tarpit: git clone and its remote helpers. */
+export function gitProcessesFor(tarpit: Tarpit): string[] {
+  return hostCommandLines()
+    .filter((entry) => entry.pid !== process.pid && entry.cmdline.includes(`127.0.0.1:${tarpit.port}`))
+    .map((entry) => entry.cmdline);
+}
+
+/** Waits until git is connected to the tarpit and its remote helper runs. */
+export async function cloneHanging(tarpit: Tarpit): Promise<void> {
+  await tarpit.connected();
+  const found = await eventually(() => gitProcessesFor(tarpit), (lines) => lines.some((line) => line.includes('git-remote-http')));
+  expect(found).toContainEqual(expect.stringContaining('git-remote-http'));
 }

@@ -10,17 +10,10 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalProvider } from '../../src/sandbox/providers/local.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
-import { startTarpit, type Tarpit } from '../fakes/tarpit-server.js';
-import { bwrapMissing, eventually, hostCommandLines, tempDir } from './local-helpers.js';
+import { cloneHanging, gitProcessesFor, startTarpit, type Tarpit } from '../fakes/tarpit-server.js';
+import { bwrapMissing, eventually, tempDir } from './local-helpers.js';
 
 const quiet = { info: () => undefined, warn: () => undefined };
-
-/** Host processes whose command line names the tarpit (git clone and its remote helpers). */
-function gitProcessesFor(tarpit: Tarpit): string[] {
-  return hostCommandLines()
-    .filter((entry) => entry.pid !== process.pid && entry.cmdline.includes(`127.0.0.1:${tarpit.port}`))
-    .map((entry) => entry.cmdline);
-}
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
   const error = (await promise.then(
@@ -28,14 +21,6 @@ async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
     (caught: unknown) => caught,
   )) as { code?: string } | undefined;
   return error?.code;
-}
-
-/** Waits until git is connected to the tarpit and its remote helper runs. */
-async function cloneHanging(tarpit: Tarpit): Promise<void> {
-  await tarpit.connected();
-  expect(await eventually(() => gitProcessesFor(tarpit), (found) => found.some((line) => line.includes('git-remote-http')))).toContainEqual(
-    expect.stringContaining('git-remote-http'),
-  );
 }
 
 describe.skipIf(bwrapMissing)('local provider: host-side clones', () => {
@@ -121,6 +106,8 @@ describe.skipIf(bwrapMissing)('local provider: host-side clones', () => {
       const marker = join(scratch.dir, 'ran');
       // Without the restriction git-remote-fd waits forever on a descriptor nobody writes.
       expect(await codeOf(provider.create({ repo: { url: 'fd::17' } }))).toBe('WNW_ERR_SBX_REPO');
+      // git itself refuses ext:: by default (protocol.ext.allow is `never`), so this case passes
+      // without our GIT_ALLOW_PROTOCOL too; fd:: above is the one that proves our setting.
       expect(await codeOf(provider.create({ repo: { url: `ext::sh -c touch% ${marker}` } }))).toBe('WNW_ERR_SBX_REPO');
       expect(existsSync(marker)).toBe(false);
     } finally {

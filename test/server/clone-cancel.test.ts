@@ -4,25 +4,13 @@
  * the clone outlives them.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTarpit, type Tarpit } from '../fakes/tarpit-server.js';
-import { eventually, hostCommandLines } from '../sandbox/local-helpers.js';
+import { cloneHanging, gitProcessesFor, startTarpit, type Tarpit } from '../fakes/tarpit-server.js';
+import { eventually } from '../sandbox/local-helpers.js';
 import { createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from '../solve/helpers.js';
-
-function gitProcessesFor(tarpit: Tarpit): string[] {
-  return hostCommandLines()
-    .filter((entry) => entry.pid !== process.pid && entry.cmdline.includes(`127.0.0.1:${tarpit.port}`))
-    .map((entry) => entry.cmdline);
-}
 
 /** A /solve body of two rollouts of a repository cloned from `url`. */
 function cloningBody(repoDir: string, url: string): Record<string, unknown> {
   return solveBody(repoDir, { repo: { url }, n: 2, policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] }, verify: { enabled: false } });
-}
-
-async function cloneHanging(tarpit: Tarpit): Promise<void> {
-  await tarpit.connected();
-  const found = await eventually(() => gitProcessesFor(tarpit), (lines) => lines.some((line) => line.includes('git-remote-http')));
-  expect(found).toContainEqual(expect.stringContaining('git-remote-http'));
 }
 
 describe.skipIf(!hasBubblewrap())('a job cloning from a remote that never answers', () => {
