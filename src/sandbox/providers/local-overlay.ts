@@ -7,8 +7,9 @@
  * - a size-capped tmpfs for the sandbox's /tmp and /var/tmp, kept across its execs.
  * The kernel enforces both caps (ENOSPC); nothing the sandbox writes reaches the host's disk. The
  * pages are memory, charged to the cgroup of the sandbox process that writes them, so the sandbox's
- * memory limit bounds them too. A watchdog on a disk folder was measured to let a writer get
- * 130 MB past a 20 MB cap at a 100 ms poll; a loop-mounted filesystem needs root and loop devices.
+ * memory limit bounds them too. A watchdog on a disk folder, tried while choosing this design, let
+ * a writer get 130 MB past a 20 MB cap at a 100 ms poll in one trial run; a loop-mounted filesystem
+ * needs root and loop devices.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, chown, lstat, mkdir, rm, statfs } from 'node:fs/promises';
