@@ -4,14 +4,13 @@
  * summary and exit status for candidates that could not be scored, and a candidate without a
  * task record (a warning, fatal with --strict). Real CLI in a child process, bundled ONNX model.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readJsonl, runCli } from '../support/cli.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 // The untrained bundled model: its tokenizer (and so the token counts below) never changes.
 const TINY_MODEL = join(ROOT, 'models/tiny-value');
 
@@ -23,19 +22,7 @@ interface ScoreLine {
   error: { code: string; message: string } | null;
 }
 
-function runCli(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(TSX, [join(ROOT, 'src/cli/main.ts'), 'rerank', '--model', TINY_MODEL, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' }, timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
-
-const readLines = <T>(file: string): T[] =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as T);
+const rerank = (args: string[]) => runCli(['rerank', '--model', TINY_MODEL, ...args]);
 
 const writeJsonl = (file: string, rows: unknown[]) => writeFileSync(file, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
 
@@ -65,11 +52,11 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
 
   it('takes several paths after one flag, as an unquoted glob expands to, for --candidates, --tasks and --labels', async () => {
     const out = join(dir, 'several', 'predictions.jsonl');
-    const { code, stdout, stderr } = await runCli(['--candidates', ...runs, '--tasks', ...tasks, '--labels', ...labels, '--out', out, '--no-progress']);
+    const { code, stdout, stderr } = await rerank(['--candidates', ...runs, '--tasks', ...tasks, '--labels', ...labels, '--out', out, '--no-progress']);
     expect(stderr).not.toContain('too many arguments');
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('2 instances (0 resumed), 4 candidates');
-    const lines = readLines<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
+    const lines = readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
     expect(new Set(lines.map((line) => line.source))).toEqual(new Set(['a', 'b']));
     expect(lines.every((line) => line.score !== null)).toBe(true);
     // Labels from both files were read: every instance and candidate is in the metrics (run a resolves all).
@@ -78,16 +65,16 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
 
   it('names sources after the files a quoted glob matches, as it does for the same files unquoted', async () => {
     const out = join(dir, 'glob', 'predictions.jsonl');
-    const { code, stderr } = await runCli(['--candidates', join(dir, '[ab].jsonl'), '--tasks', join(dir, 'tasks-*.jsonl'), '--out', out, '--no-progress']);
+    const { code, stderr } = await rerank(['--candidates', join(dir, '[ab].jsonl'), '--tasks', join(dir, 'tasks-*.jsonl'), '--out', out, '--no-progress']);
     expect(stderr).not.toContain('duplicate trajectory id');
     expect(code, stderr).toBe(0);
-    const lines = readLines<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
+    const lines = readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
     expect(new Set(lines.map((line) => line.source))).toEqual(new Set(['a', 'b']));
   }, 120_000);
 
   it('prints no progress line with --no-progress', async () => {
     const out = join(dir, 'quiet', 'predictions.jsonl');
-    const { code, stderr } = await runCli(['--candidates', runs[0]!, '--tasks', ...tasks, '--out', out, '--no-progress']);
+    const { code, stderr } = await rerank(['--candidates', runs[0]!, '--tasks', ...tasks, '--out', out, '--no-progress']);
     expect(code, stderr).toBe(0);
     expect(stderr).not.toMatch(/instances scored/);
     expect(stderr).toBe('');
@@ -103,14 +90,14 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
     const patches = join(dir, 'patches.jsonl');
     writeJsonl(patches, [{ instance_id: 'o__r-1', model_name_or_path: 'm', model_patch: patch('x.py', 'fix') }]);
     const out = join(dir, 'unscored', 'predictions.jsonl');
-    const { code, stdout, stderr } = await runCli(['--candidates', patches, trajectories, '--tasks', ...tasks, '--budget', '320', '--out', out, '--no-progress']);
+    const { code, stdout, stderr } = await rerank(['--candidates', patches, trajectories, '--tasks', ...tasks, '--budget', '320', '--out', out, '--no-progress']);
     expect(code, stderr).toBe(3);
     expect(stderr).toContain('rerank: 1 of 2 candidate(s) could not be scored; 1 instance(s) have no scored candidate (o__r-2)');
     expect(stderr).toMatch(/^ {2}trajectories\/o__r-2: WNW_ERR_CFG_INVALID: budgetTokens 320 is too small/m);
     expect(stdout).toContain('2 instances (0 resumed), 2 candidates');
     // The outputs are written all the same, every line whole.
-    expect(readLines<{ instance_id: string }>(out).map((row) => row.instance_id).sort()).toEqual(INSTANCES);
-    const lines = readLines<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
+    expect(readJsonl<{ instance_id: string }>(out).map((row) => row.instance_id).sort()).toEqual(INSTANCES);
+    const lines = readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
     expect(lines.find((line) => line.instance_id === 'o__r-1')!.score).not.toBeNull();
     expect(lines.find((line) => line.instance_id === 'o__r-2')!.error?.code).toBe('WNW_ERR_CFG_INVALID');
   }, 120_000);
@@ -118,20 +105,20 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
   it('scores a candidate without a task record and counts it as a warning (stderr and report); --strict stops instead', async () => {
     const out = join(dir, 'missing-task', 'predictions.jsonl');
     const report = join(dir, 'missing-task', 'report.md');
-    const warned = await runCli(['--candidates', runs[0]!, '--tasks', tasks[0]!, '--out', out, '--report', report, '--no-progress']);
+    const warned = await rerank(['--candidates', runs[0]!, '--tasks', tasks[0]!, '--out', out, '--report', report, '--no-progress']);
     expect(warned.code, warned.stderr).toBe(0);
     expect(warned.stderr).toContain('rerank: warning: 1 instance(s) have candidates but no task record (e.g. o__r-2); they were scored without the issue text');
-    expect(readLines<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl')).every((line) => line.score !== null)).toBe(true);
+    expect(readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl')).every((line) => line.score !== null)).toBe(true);
     expect(readFileSync(report, 'utf8')).toContain('1 instance(s) have candidates but no task record');
 
-    const strict = await runCli(['--candidates', runs[0]!, '--tasks', tasks[0]!, '--out', join(dir, 'strict', 'predictions.jsonl'), '--strict', '--no-progress']);
+    const strict = await rerank(['--candidates', runs[0]!, '--tasks', tasks[0]!, '--out', join(dir, 'strict', 'predictions.jsonl'), '--strict', '--no-progress']);
     expect(strict.code).toBe(2);
     expect(strict.stderr).toContain('WNW_ERR_INPUT_INVALID: 1 instance(s) have candidates but no task record (e.g. o__r-2)');
     expect(strict.stderr).toContain('(field: tasks)');
   }, 120_000);
 
   it('documents the exit status in --help', async () => {
-    const { code, stdout } = await runCli(['--help']);
+    const { code, stdout } = await rerank(['--help']);
     expect(code).toBe(0);
     expect(stdout).toContain('Exit status: 0 done; 2 invalid input');
     expect(stdout).toContain('3 done, but an instance has no candidate that could be scored');

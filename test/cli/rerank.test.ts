@@ -4,16 +4,15 @@
  * instances (6 resolved): our own (test/fixtures/importers/swebench), and the same-shaped subset
  * of the public Devstral sample in ../shared/data/devstral-verified when it exists.
  */
-import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
+import { readJsonl, runCli } from '../support/cli.js';
 import { describeRealData, sharedData } from '../support/shared-data.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 
 interface FixtureRow {
   instance_id: string;
@@ -41,10 +40,7 @@ interface Pool {
 }
 
 function poolOf(candidates: string, tasks: string): Pool {
-  const rows = readFileSync(candidates, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as FixtureRow);
+  const rows = readJsonl<FixtureRow>(candidates);
   return { candidates, tasks, rows, instanceIds: [...new Set(rows.map((row) => row.instance_id))].sort() };
 }
 
@@ -69,20 +65,7 @@ function realPool(dir: string): Pool {
   return poolOf(join(dir, 'candidates.jsonl'), join(dir, 'tasks.jsonl'));
 }
 
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(TSX, ['src/cli/main.ts', 'rerank', ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 120_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const readLines = <T>(file: string): T[] =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as T);
+const rerank = (args: string[]) => runCli(['rerank', ...args]);
 
 const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
 
@@ -131,10 +114,10 @@ function rerankTests(pool: () => Pool, full: boolean): void {
     it('writes one prediction per instance, a score line per candidate and the report', async () => {
       const out = join(first, 'predictions.jsonl');
       const report = join(first, 'report.md');
-      const { code, stdout, stderr } = await runCli(['--candidates', pool().candidates, '--tasks', pool().tasks, '--strategy', 'value', '--out', out, '--report', report]);
+      const { code, stdout, stderr } = await rerank(['--candidates', pool().candidates, '--tasks', pool().tasks, '--strategy', 'value', '--out', out, '--report', report]);
       expect(code, stderr).toBe(0);
 
-      const predictions = readLines<Record<string, unknown>>(out);
+      const predictions = readJsonl<Record<string, unknown>>(out);
       expect(predictions.map((row) => row.instance_id).sort()).toEqual(pool().instanceIds);
       for (const row of predictions) {
         expect(Object.keys(row).sort()).toEqual(['instance_id', 'model_name_or_path', 'model_patch']);
@@ -143,7 +126,7 @@ function rerankTests(pool: () => Pool, full: boolean): void {
       }
 
       const scoresFile = join(first, 'predictions.scores.jsonl');
-      const scores = readLines<ScoreLine>(scoresFile);
+      const scores = readJsonl<ScoreLine>(scoresFile);
       expect(scores).toHaveLength(pool().rows.length);
       expect(new Set(scores.map((line) => line.trajectory_id)).size).toBe(pool().rows.length);
       for (const line of scores) {
@@ -199,9 +182,9 @@ function rerankTests(pool: () => Pool, full: boolean): void {
       expect(before).toHaveLength(12);
       const dropped = (JSON.parse(before.at(-1)!) as { instance_id: string }).instance_id;
       writeFileSync(out, `${before.slice(0, -1).join('\n')}\n`);
-      const scoresBefore = readLines<ScoreLine>(scoresFile);
+      const scoresBefore = readJsonl<ScoreLine>(scoresFile);
 
-      const { code, stdout, stderr } = await runCli(['--candidates', pool().candidates, '--tasks', pool().tasks, '--strategy', 'value', '--out', out, '--report', join(resume, 'report.md')]);
+      const { code, stdout, stderr } = await rerank(['--candidates', pool().candidates, '--tasks', pool().tasks, '--strategy', 'value', '--out', out, '--report', join(resume, 'report.md')]);
       expect(code, stderr).toBe(0);
       expect(stdout).toContain('12 instances (11 resumed), 13 candidates');
       expect(stderr).toContain('rerank: 1/1 instances scored');
@@ -214,7 +197,7 @@ function rerankTests(pool: () => Pool, full: boolean): void {
       expect((JSON.parse(after[11]!) as { instance_id: string }).instance_id).toBe(dropped);
 
       // The other instances' score lines are kept as they were; the redone instance's are written once.
-      const scoresAfter = readLines<ScoreLine>(scoresFile);
+      const scoresAfter = readJsonl<ScoreLine>(scoresFile);
       expect(scoresAfter).toHaveLength(13);
       const kept = (lines: ScoreLine[]) => lines.filter((line) => line.instance_id !== dropped).map((line) => JSON.stringify(line)).sort();
       expect(kept(scoresAfter)).toEqual(kept(scoresBefore));
@@ -231,7 +214,7 @@ function rerankTests(pool: () => Pool, full: boolean): void {
       copyFileSync(join(first, 'predictions.scores.jsonl'), join(torn, 'predictions.scores.jsonl'));
       const before = readFileSync(join(first, 'predictions.jsonl'), 'utf8').split('\n').filter(Boolean);
       writeFileSync(out, `${before.slice(0, -1).join('\n')}\n${before.at(-1)!.slice(0, 40)}`);
-      const { code } = await runCli(['--candidates', pool().candidates, '--tasks', pool().tasks, '--strategy', 'value', '--out', out]);
+      const { code } = await rerank(['--candidates', pool().candidates, '--tasks', pool().tasks, '--strategy', 'value', '--out', out]);
       expect(code).toBe(0);
       const lines = readFileSync(out, 'utf8').split('\n').filter(Boolean);
       expect(lines).toHaveLength(12);
@@ -253,11 +236,11 @@ function rerankTests(pool: () => Pool, full: boolean): void {
       writeFileSync(runBFile, runB.map((row) => JSON.stringify(row)).join('\n') + '\n');
       const out = join(multi, 'predictions.jsonl');
       const report = join(multi, 'report.md');
-      const { code, stdout, stderr } = await runCli(['--candidates', pool().candidates, '--candidates', runBFile, '--source-from', 'record', '--tasks', pool().tasks, '--out', out, '--report', report]);
+      const { code, stdout, stderr } = await rerank(['--candidates', pool().candidates, '--candidates', runBFile, '--source-from', 'record', '--tasks', pool().tasks, '--out', out, '--report', report]);
       expect(code, stderr).toBe(0);
       expect(stdout).toContain('12 instances (0 resumed), 25 candidates');
 
-      const scores = readLines<ScoreLine>(join(multi, 'predictions.scores.jsonl'));
+      const scores = readJsonl<ScoreLine>(join(multi, 'predictions.scores.jsonl'));
       expect(scores).toHaveLength(25);
       // Labels as we wrote them, not as the tool read them.
       const label = (line: ScoreLine) =>
@@ -284,24 +267,24 @@ function rerankTests(pool: () => Pool, full: boolean): void {
       const lines = readFileSync(pool().candidates, 'utf8').split('\n').filter(Boolean);
       writeFileSync(file, [lines[2], lines[3], '{"instance_id": "x__y-1", "model_name_or_path": "m", "model_patch": 5, "resolved": false}', '{not json', lines[4]].join('\n') + '\n');
       const out = join(bad, 'predictions.jsonl');
-      const failed = await runCli(['--candidates', file, '--out', out]);
+      const failed = await rerank(['--candidates', file, '--out', out]);
       expect(failed.code).not.toBe(0);
       expect(failed.stderr).toContain(`WNW_ERR_INPUT_INVALID: ${file}:3: model_patch:`);
       expect(failed.stderr).toContain('(field: model_patch)');
       expect(existsSync(out)).toBe(false);
 
-      const skipped = await runCli(['--candidates', file, '--out', out, '--skip-invalid']);
+      const skipped = await rerank(['--candidates', file, '--out', out, '--skip-invalid']);
       expect(skipped.code, skipped.stderr).toBe(0);
       expect(skipped.stderr).toContain(`skipped: ${file}:3: model_patch:`);
       expect(skipped.stderr).toContain(`skipped: ${file}:4: (json): not JSON`);
       expect(skipped.stdout).toContain('3 instances (0 resumed), 3 candidates');
-      const ids = readLines<{ instance_id: string }>(out).map((row) => row.instance_id);
+      const ids = readJsonl<{ instance_id: string }>(out).map((row) => row.instance_id);
       expect(ids.sort()).toEqual([2, 3, 4].map((index) => (JSON.parse(lines[index]!) as FixtureRow).instance_id).sort());
     }, 120_000);
 
     ownPoolOnly('exits non-zero with a clear message for a missing file', async () => {
       const missing = join(dir, 'no-such-file.jsonl');
-      const { code, stdout, stderr } = await runCli(['--candidates', missing, '--out', join(dir, 'missing', 'predictions.jsonl')]);
+      const { code, stdout, stderr } = await rerank(['--candidates', missing, '--out', join(dir, 'missing', 'predictions.jsonl')]);
       expect(code).toBe(2);
       expect(stderr).toMatch(new RegExp(`^winnower: WNW_ERR_INPUT_NOT_FOUND: ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'));
       expect(stderr).not.toContain('    at ');
@@ -337,12 +320,12 @@ function rerankTests(pool: () => Pool, full: boolean): void {
       writeFileSync(join(dir, 'results-b.json'), JSON.stringify(report(resolvedIds.filter((id) => id !== rows[0]!.instance_id))));
 
       // Sources taken from the records (same model name in both files): the two runs share ids.
-      const clash = await runCli(['--candidates', join(dir, '[ab].jsonl'), '--source-from', 'record', '--tasks', pool().tasks, '--out', join(dir, 'clash.jsonl')]);
+      const clash = await rerank(['--candidates', join(dir, '[ab].jsonl'), '--source-from', 'record', '--tasks', pool().tasks, '--out', join(dir, 'clash.jsonl')]);
       expect(clash.code).toBe(2);
       expect(clash.stderr).toContain('duplicate trajectory id');
 
       const out = join(dir, 'named.jsonl');
-      const { code, stderr } = await runCli([
+      const { code, stderr } = await rerank([
         '--candidates', `run-a=${join(dir, 'a.jsonl')}`,
         '--candidates', `run-b=${join(dir, 'b.jsonl')}`,
         '--labels', `run-a=${join(dir, 'results-a.json')}`,
@@ -352,7 +335,7 @@ function rerankTests(pool: () => Pool, full: boolean): void {
       ]);
       expect(stderr).not.toContain('WNW_ERR');
       expect(code).toBe(0);
-      const lines = readLines<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
+      const lines = readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
       expect(new Set(lines.map((line) => line.source))).toEqual(new Set(['run-a', 'run-b']));
       expect(lines).toHaveLength(rows.length * 2);
       for (const line of lines) {

@@ -1,21 +1,14 @@
 /** `winnower solve` refuses a repository it cannot use before it loads anything or starts a rollout. */
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 const RECORDING = join(ROOT, 'examples/demo/trajectories/correct-fix.json');
 
-function runSolve(args: string[], cwd: string): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(TSX, [join(ROOT, 'src/cli/main.ts'), 'solve', ...args], { cwd, env: { ...process.env, NO_COLOR: '1', WINNOWER_POLICY_URL: '', WINNOWER_DATA_DIR: join(cwd, 'data') }, timeout: 60_000 }, (error, _stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr });
-    });
-  });
-}
+const runSolve = (args: string[], cwd: string) => runCli(['solve', ...args], { cwd, env: { WINNOWER_POLICY_URL: '', WINNOWER_DATA_DIR: join(cwd, 'data') }, timeoutMs: 60_000 });
 
 describe('winnower solve: repository checks before any rollout', () => {
   let scratch: string;

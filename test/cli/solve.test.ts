@@ -1,21 +1,12 @@
 /** `winnower solve` as a user runs it: a real child process over the demo task, replaying recordings. */
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { DEMO_DIR, demoTask, hasBubblewrap } from '../solve/helpers.js';
+import { runCli } from '../support/cli.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
-
-function runSolve(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(TSX, ['src/cli/main.ts', 'solve', ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', WINNOWER_POLICY_URL: '' }, timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+const runSolve = (args: string[]) => runCli(['solve', ...args], { env: { WINNOWER_POLICY_URL: '' } });
 
 describe.skipIf(!hasBubblewrap())('winnower solve', () => {
   let repo: string;

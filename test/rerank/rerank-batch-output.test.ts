@@ -4,12 +4,13 @@
  * be interleaved. A scorer that answers only once every instance of the batch is waiting makes
  * the instances finish, and write, at the same moment.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rerankBatch, type ScoreLine } from '../../src/rerank/rerank-batch.js';
 import type { Scorer, ScoreInput, ScoreOutput } from '../../src/rerank/scorers/types.js';
+import { readJsonl } from '../support/cli.js';
 
 /** Holds every call until `parties` calls are waiting, then answers them all in the same tick. */
 class BarrierScorer implements Scorer {
@@ -38,18 +39,6 @@ function bigPatch(instance: number, bytes: number): string {
   return header + line.repeat(Math.ceil(bytes / line.length));
 }
 
-const parseEveryLine = (file: string): unknown[] =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line, index) => {
-      try {
-        return JSON.parse(line) as unknown;
-      } catch {
-        throw new Error(`${file}:${index + 1} is not JSON (${line.length} characters, starts ${JSON.stringify(line.slice(0, 60))})`);
-      }
-    });
-
 describe('rerankBatch output under concurrency', () => {
   const dir = mkdtempSync(join(tmpdir(), 'wnw-rerank-output-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -64,10 +53,10 @@ describe('rerankBatch output under concurrency', () => {
     const result = await rerankBatch({ candidates: [candidates], scorer: new BarrierScorer(INSTANCES), strategy: 'value', out, scores, concurrency: INSTANCES });
 
     expect(result.instances).toBe(INSTANCES);
-    const predictions = parseEveryLine(out) as Array<{ instance_id: string; model_patch: string }>;
+    const predictions = readJsonl<{ instance_id: string; model_patch: string }>(out);
     expect(predictions.map((row) => row.instance_id).sort()).toEqual(rows.map((row) => row.instance_id).sort());
     for (const prediction of predictions) expect(prediction.model_patch).toBe(rows.find((row) => row.instance_id === prediction.instance_id)!.model_patch);
-    const lines = parseEveryLine(scores) as ScoreLine[];
+    const lines = readJsonl<ScoreLine>(scores);
     expect(lines.map((line) => line.instance_id).sort()).toEqual(rows.map((row) => row.instance_id).sort());
     expect(lines.every((line) => line.score !== null)).toBe(true);
   }, 60_000);

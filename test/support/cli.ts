@@ -1,0 +1,50 @@
+/**
+ * The winnower CLI as a user runs it, for the tests: tsx on src/cli/main.ts in a child process
+ * (real exit codes, stderr not a TTY, no colours), and the JSON Lines files it writes.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from './shared-data.js';
+
+const TSX = join(REPO_ROOT, 'node_modules/.bin/tsx');
+const MAIN = join(REPO_ROOT, 'src/cli/main.ts');
+
+export interface CliRun {
+  /** The exit status; -1 when the process did not exit by itself (killed, or past the timeout). */
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  /** Default: the repository root. */
+  cwd?: string;
+  /** Added to this process's environment (and NO_COLOR=1). */
+  env?: Record<string, string>;
+  /** Default 120 s. */
+  timeoutMs?: number;
+}
+
+/** Runs `winnower <args...>` and resolves when it ends, whatever its exit status. */
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(TSX, [MAIN, ...args], { cwd: options.cwd ?? REPO_ROOT, env: { ...process.env, NO_COLOR: '1', ...options.env }, timeout: options.timeoutMs ?? 120_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Every non-empty line of a JSON Lines file, parsed; a line that is not JSON fails naming the file and line. */
+export function readJsonl<T = unknown>(file: string): T[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((line, index) => {
+      if (line === '') return [];
+      try {
+        return [JSON.parse(line) as T];
+      } catch {
+        throw new Error(`${file}:${index + 1} is not JSON (${line.length} characters, starts ${JSON.stringify(line.slice(0, 60))})`);
+      }
+    });
+}
