@@ -15,22 +15,7 @@ import { buildApp } from '../../src/server/app.js';
 import type { JobEventBody } from '../../src/solve/events.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
-
-interface Parsed {
-  event: string;
-  id: number | undefined;
-  data: Record<string, unknown>;
-}
-
-function parseStream(text: string): Parsed[] {
-  return text
-    .split('\n\n')
-    .filter((block) => block.trim() !== '' && !block.startsWith(':'))
-    .map((block) => {
-      const fields = new Map(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as const));
-      return { event: fields.get('event') ?? 'message', id: fields.has('id') ? Number(fields.get('id')) : undefined, data: JSON.parse(fields.get('data') ?? 'null') };
-    });
-}
+import { parseSse } from '../support/sse.js';
 
 /** What a small job emits: the shape of a real one, without sandboxes. */
 const SCRIPT: JobEventBody[] = [
@@ -67,7 +52,7 @@ describe('SSE replay of stored events', () => {
       events: async (jobId: string, lastEventId?: string) => {
         const response = await app.inject({ url: `/jobs/${jobId}/events`, headers: lastEventId === undefined ? {} : { 'last-event-id': lastEventId } });
         expect(response.statusCode).toBe(200);
-        return parseStream(response.body);
+        return parseSse(response.body);
       },
       async close() {
         await app.close();

@@ -8,43 +8,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../../src/types/trajectory.js';
 import { createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from '../solve/helpers.js';
-
-interface SseEvent {
-  event: string;
-  id: number | undefined;
-  data: Record<string, any>;
-  /** ms since the stream opened. */
-  at: number;
-}
-
-/** Reads an SSE stream to its end, parsing each event as it arrives. */
-async function readEvents(url: string, headers: Record<string, string> = {}): Promise<{ status: number; contentType: string | undefined; events: SseEvent[] }> {
-  const opened = Date.now();
-  const response = await request(url, { headers: { accept: 'text/event-stream', ...headers } });
-  const events: SseEvent[] = [];
-  let buffer = '';
-  for await (const chunk of response.body) {
-    buffer += (chunk as Buffer).toString('utf8');
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const fields = new Map<string, string>();
-      for (const line of block.split('\n')) {
-        const colon = line.indexOf(':');
-        fields.set(line.slice(0, colon), line.slice(colon + 1).replace(/^ /, ''));
-      }
-      events.push({
-        event: fields.get('event') ?? 'message',
-        id: fields.has('id') ? Number(fields.get('id')) : undefined,
-        data: JSON.parse(fields.get('data') ?? 'null') as Record<string, any>,
-        at: Date.now() - opened,
-      });
-    }
-  }
-  expect(buffer, 'the stream ended mid-event').toBe('');
-  return { status: response.statusCode, contentType: response.headers['content-type'] as string | undefined, events };
-}
+import { readSse } from '../support/sse.js';
 
 /** A copy of `recording` that first waits `seconds` (so that a subscriber is surely in before the end). */
 function withPause(recording: Trajectory, seconds: number): Trajectory {
@@ -90,7 +54,7 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
 
   it('streams a job from job-start to job-finish, in order, with increasing ids, then ends', async () => {
     const jobId = await postSolve({ n: 2, policy: { kind: 'replay', recordings: [withPause(wrong, 1), withPause(correct, 1)] } });
-    const { status, contentType, events } = await readEvents(`${base}/jobs/${jobId}/events`);
+    const { status, contentType, events } = await readSse(`${base}/jobs/${jobId}/events`);
     expect(status).toBe(200);
     expect(contentType).toBe('text/event-stream');
 
@@ -133,12 +97,12 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
     const jobId = await postSolve({ n: 1, policy: { kind: 'replay', recordings: [correct] }, verify: { enabled: false } });
     for (let attempt = 0; attempt < 600 && ['queued', 'running'].includes((await getJob(jobId)).status); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await getJob(jobId)).status).toBe('succeeded');
-    const { status, events } = await readEvents(`${base}/jobs/${jobId}/events`);
+    const { status, events } = await readSse(`${base}/jobs/${jobId}/events`);
     expect(status).toBe(200);
     expect(events.map((event) => event.event)).toEqual(['job-start', 'rollout-start', 'rollout-finish', 'score-available', 'selection', 'job-finish']);
     expect(events.map((event) => event.id)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(events.at(-1)).toMatchObject({ event: 'job-finish', data: { type: 'job-finish', status: 'succeeded' } });
-    const resumed = await readEvents(`${base}/jobs/${jobId}/events`, { 'last-event-id': '3' });
+    const resumed = await readSse(`${base}/jobs/${jobId}/events`, { 'last-event-id': '3' });
     expect(resumed.events.map((event) => [event.id, event.event])).toEqual([[4, 'selection'], [5, 'job-finish']]);
   }, 60_000);
 
@@ -153,7 +117,7 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
       ],
     };
     const jobId = await postSolve({ n: 1, policy: { kind: 'replay', recordings: [slow] }, verify: { enabled: false } });
-    const { events } = await readEvents(`${base}/jobs/${jobId}/events`, { 'last-event-id': '1' });
+    const { events } = await readSse(`${base}/jobs/${jobId}/events`, { 'last-event-id': '1' });
     expect(events[0]!.id).toBe(2);
     expect(events.map((event) => event.event)).toEqual(['rollout-finish', 'score-available', 'selection', 'job-finish']);
   }, 60_000);
@@ -171,7 +135,7 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
       stop_rule: { min_value: 0, require_resolved: true },
       policy: { kind: 'replay', recordings: [withPause(correct, 0.5), wrong] },
     });
-    const { events } = await readEvents(`${base}/jobs/${jobId}/events`);
+    const { events } = await readSse(`${base}/jobs/${jobId}/events`);
     expect(events.map((event) => event.event)).toEqual([
       'job-start',
       'rollout-start',
@@ -202,7 +166,7 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
   it('streams a cancellation: cancelled rollouts, then job-finish cancelled', async () => {
     const stuck = { ...correct, messages: [{ role: 'assistant' as const, content: 'Wait.', tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'bash', arguments: '{"command":"sleep 60"}' } }] }] };
     const jobId = await postSolve({ n: 2, policy: { kind: 'replay', recordings: [stuck] }, verify: { enabled: false } });
-    const reading = readEvents(`${base}/jobs/${jobId}/events`);
+    const reading = readSse(`${base}/jobs/${jobId}/events`);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const cancelled = await request(`${base}/jobs/${jobId}`, { method: 'DELETE' });
     expect(cancelled.statusCode).toBe(200);
