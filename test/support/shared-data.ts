@@ -21,14 +21,10 @@ export function sharedData(...parts: string[]): string {
   return join(SHARED_DATA, ...parts);
 }
 
-export function hasSharedData(folder = ''): boolean {
-  return existsSync(sharedData(folder));
-}
-
-/** The sub-folder names of a shared data folder, sorted; none when it is missing (so skipped suites still collect). */
-export function sharedSubfolders(folder: string): string[] {
-  if (!hasSharedData(folder)) return [];
-  return readdirSync(sharedData(folder), { withFileTypes: true })
+/** The sub-folder names of `dir`, sorted; none when it is missing (so a skipped suite still collects). */
+export function subfolders(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
     .sort();
@@ -37,7 +33,7 @@ export function sharedSubfolders(folder: string): string[] {
 /**
  * A suite over real samples in `../shared/data/<folder>`: runs when the folder exists, else is
  * skipped with a name that says which folder is missing. The body is still collected when skipped,
- * so it must not read the folder at collection time (use `sharedSubfolders`, or read inside tests).
+ * so it must not read the folder at collection time (list it with `subfolders`, or read inside tests).
  */
 export function describeRealData(name: string, folder: string, fn: () => void): void {
   const dir = sharedData(folder);

@@ -10,8 +10,8 @@ import { gradeTests, isPassing, lookupTest } from '../../src/verify/grade.js';
 import { parseTestLog } from '../../src/verify/parse-log.js';
 import { pytestStatsCounts } from '../../src/verify/parsers/pytest.js';
 import { sympySummaryCounts } from '../../src/verify/parsers/sympy.js';
-import { describeRealData } from '../support/shared-data.js';
-import { OWN_LOGS, REAL_LOGS, type SwebenchFixture, fixtureNames, listsOf, loadFixture } from './swebench-fixtures.js';
+import { describeRealData, subfolders } from '../support/shared-data.js';
+import { OWN_LOGS, REAL_LOGS, type SwebenchFixture, listsOf, loadFixture } from './swebench-fixtures.js';
 
 function gradeFixture(fixture: SwebenchFixture) {
   const parser = detectParser({ instance_id: fixture.instanceId, test_command: fixture.testCommand });
@@ -42,7 +42,7 @@ function disagreements(fixture: SwebenchFixture): string[] {
 const parserOfRepo = (name: string) => (name.startsWith('django__') ? 'django' : name.startsWith('sympy__') ? 'sympy' : 'pytest');
 
 describe('harness-shaped logs written for winnower (test/fixtures/harness-logs)', () => {
-  const names = fixtureNames(OWN_LOGS);
+  const names = subfolders(OWN_LOGS);
   const load = (name: string) => loadFixture(OWN_LOGS, name);
   /** Reports written wrong on purpose, as the real harness got them wrong; each has its own test below. */
   const KNOWN_WRONG = new Set([
@@ -227,7 +227,7 @@ describe('harness-shaped logs written for winnower (test/fixtures/harness-logs)'
 });
 
 describeRealData('SWE-bench harness logs of a public run', 'swebench-logs', () => {
-  const names = fixtureNames(REAL_LOGS);
+  const names = subfolders(REAL_LOGS);
   const load = (name: string) => loadFixture(REAL_LOGS, name);
   /** report.json verdicts the log contradicts; each has its own test below. */
   const KNOWN_WRONG = new Set([

@@ -4,7 +4,7 @@
  * README for the case each one covers), and the real ones in ../shared/data/swebench-logs (see
  * that README for provenance and the verdicts known to be wrong).
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sharedData } from '../support/shared-data.js';
@@ -31,15 +31,6 @@ export interface SwebenchFixture {
   /** The gold test patch applied by eval.sh. */
   testPatch: string;
   report: HarnessReport | undefined;
-}
-
-/** The instance folders under `root`, sorted; none when `root` is missing. */
-export function fixtureNames(root: string): string[] {
-  if (!existsSync(root)) return [];
-  return readdirSync(root, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort();
 }
 
 export function loadFixture(root: string, instanceId: string): SwebenchFixture {

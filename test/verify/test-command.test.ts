@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
 import { type ParserName, detectParser } from '../../src/verify/detect.js';
 import { buildTestCommand, djangoModuleOf, listedTestFiles, patchedFiles, shellWord, unittestTarget } from '../../src/verify/test-command.js';
-import { describeRealData } from '../support/shared-data.js';
-import { OWN_LOGS, REAL_LOGS, fixtureNames, listsOf, loadFixture } from './swebench-fixtures.js';
+import { describeRealData, subfolders } from '../support/shared-data.js';
+import { OWN_LOGS, REAL_LOGS, listsOf, loadFixture } from './swebench-fixtures.js';
 
 const task = (fields: { fail_to_pass?: string[]; pass_to_pass?: string[]; test_patch?: string }) => ({
   instance_id: 'x',
@@ -22,7 +22,7 @@ const targets = (command: string): string[] =>
 /** The commands built from each report's ids and eval.sh's test patch target what the harness's own command targets. */
 function expectHarnessTargets(root: string, parserOf: (name: string, testCommand: string) => ParserName): number {
   let checked = 0;
-  for (const name of fixtureNames(root)) {
+  for (const name of subfolders(root)) {
     const fixture = loadFixture(root, name);
     if (!fixture.report || fixture.testCommand.startsWith('tox ')) continue; // tox runs a command of its own
     const lists = listsOf(fixture.report);
