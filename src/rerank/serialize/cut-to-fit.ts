@@ -31,18 +31,27 @@ export interface CutToFitOptions {
   keep(raw: string, keepChars: number): string | undefined;
 }
 
+export interface CutResult {
+  fits: boolean;
+  /** The text that fits; when none does, the last one measured: every piece cut, still over the budget. */
+  measured: Measured;
+}
+
 /**
  * Cuts pieces, largest first (shared ones last), down to the marker until the text fits; the
  * piece that made it fit is then grown back as far as it still fits (binary search on the
- * characters it keeps). Undefined when the text is over the budget with every piece cut.
+ * characters it keeps). When the text is over the budget with every piece cut, that measurement
+ * comes back (`fits: false`), so the caller can say how far over without counting it again.
  */
-export async function cutToFit(pieces: readonly CutPiece[], options: CutToFitOptions): Promise<Measured | undefined> {
+export async function cutToFit(pieces: readonly CutPiece[], options: CutToFitOptions): Promise<CutResult> {
   const { budget, measure, keep } = options;
   const order = [...pieces].sort((a, b) => Number(a.shared ?? false) - Number(b.shared ?? false) || b.raw.length - a.raw.length);
   const setKept = (piece: CutPiece, chars: number) => piece.set(chars >= piece.raw.length ? piece.raw : (keep(piece.raw, chars) ?? piece.raw));
+  let last: Measured | undefined;
   for (const piece of order) {
     setKept(piece, 0);
     let fit = await measure();
+    last = fit;
     if (fit.final.tokens > budget) continue;
     // Largest kept length that fits: `low` fits; lengths above `high` were measured over the budget.
     let low = 0;
@@ -57,7 +66,9 @@ export async function cutToFit(pieces: readonly CutPiece[], options: CutToFitOpt
       } else high = middle - 1;
     }
     setKept(piece, low);
-    return fit;
+    return { fits: true, measured: fit };
   }
-  return undefined;
+  // Nothing to cut: the layout as it stands is all there is to measure.
+  last ??= await measure();
+  return { fits: last.final.tokens <= budget, measured: last };
 }

@@ -82,14 +82,16 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   }
   // Still over, or no plan fits by the counts: cut on exact counts of the whole text, from the
   // last plan, else from the smallest layout (every step dropped; issue and patch left to cut).
-  for (const layout of [planned, smallestLayout(document, prefix)]) {
-    if (layout === undefined) continue;
-    const fitted = await cutToFit(cutPieces(document, layout), { budget, keep, measure: () => measure(layout) });
-    if (fitted) return done(fitted, layout);
+  const cutFrom = (layout: Layout) => cutToFit(cutPieces(document, layout), { budget, keep, measure: () => measure(layout) });
+  if (planned !== undefined) {
+    const fitted = await cutFrom(planned);
+    if (fitted.fits) return done(fitted.measured, planned);
   }
   const smallest = smallestLayout(document, prefix);
-  for (const piece of cutPieces(document, smallest)) piece.set(keep(piece.raw, 0) ?? piece.raw);
-  const { final } = await measure(smallest);
+  const fitted = await cutFrom(smallest);
+  if (fitted.fits) return done(fitted.measured, smallest);
+  // Over with every piece of the smallest layout cut: that last measurement is the template text alone.
+  const { final } = fitted.measured;
   throw wnwError('WNW_ERR_CFG_INVALID', `budgetTokens ${budget} is too small for template text alone (${final.tokens} tokens with everything cut)`, {
     details: { field: 'budgetTokens', budgetTokens: budget, tokens: final.tokens },
   });

@@ -218,6 +218,29 @@ describe('serializeTrajectory with the Qwen3 tokenizer', () => {
   });
 });
 
+describe('serializeTrajectory refusing a budget too small for the template text', () => {
+  it('names the token count of the text with everything cut: the last text it measured', async () => {
+    const encoded: string[] = [];
+    const recording: Tokenizer = {
+      name: tokenizer.name,
+      encode: (texts) => (encoded.push(...texts), tokenizer.encode(texts)),
+      countTokens: (texts) => tokenizer.countTokens(texts),
+      decode: (ids) => tokenizer.decode(ids),
+      tokenToId: (token) => tokenizer.tokenToId(token),
+    };
+    const long = toolTrajectory('long', 12, { thoughtWords: 250, outputLines: 80 });
+    const error = await serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 10, tokenizer: recording }).then(
+      () => expect.unreachable('a budget of 10 was accepted'),
+      (caught: unknown) => caught as WinnowerError,
+    );
+    expect(error).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'budgetTokens', budgetTokens: 10 } });
+    const allCut = encoded.at(-1)!;
+    const [ids] = await tokenizer.encode([allCut]);
+    expect(error.details.tokens).toBe(ids!.length);
+    expect(error.message).toBe(`budgetTokens 10 is too small for template text alone (${ids!.length} tokens with everything cut)`);
+  });
+});
+
 describe('scoreKey', () => {
   it('hashes template, model and text', () => {
     const serialized = { template: 'judge-v1', text: 'abc' };
