@@ -28,17 +28,25 @@ export interface CandidateScore {
 export const DEFAULT_TEMPLATE = 'judge-v1';
 export const DEFAULT_PATCH_TEMPLATE = 'patch-v1';
 
+/** The template of an instance whose candidates have messages (any of them), or are patches only. */
+export function templateFor(hasMessages: boolean, options: Pick<ScoreCandidatesOptions, 'template' | 'patchTemplate'>): string {
+  return hasMessages ? (options.template ?? DEFAULT_TEMPLATE) : (options.patchTemplate ?? options.template ?? DEFAULT_PATCH_TEMPLATE);
+}
+
+/** The budget asked for (the scorer's limit when none is), never above that limit. */
+export function budgetFor(scorer: Pick<Scorer, 'maxInputTokens'>, budget: number | undefined): number {
+  return Math.min(budget ?? scorer.maxInputTokens, scorer.maxInputTokens);
+}
+
 export async function scoreCandidates(
   scorer: Scorer,
   task: Task,
   trajectories: Trajectory[],
   options: ScoreCandidatesOptions = {},
 ): Promise<CandidateScore[]> {
-  const budgetTokens = Math.min(options.budgetTokens ?? scorer.maxInputTokens, scorer.maxInputTokens);
+  const budgetTokens = budgetFor(scorer, options.budgetTokens);
   // One template for the whole instance, so every candidate shares the same prefix.
-  const template = trajectories.some((trajectory) => trajectory.messages.length > 0)
-    ? (options.template ?? DEFAULT_TEMPLATE)
-    : (options.patchTemplate ?? options.template ?? DEFAULT_PATCH_TEMPLATE);
+  const template = templateFor(trajectories.some((trajectory) => trajectory.messages.length > 0), options);
   const serialized = await Promise.all(
     trajectories.map(async (trajectory) => {
       try {

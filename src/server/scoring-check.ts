@@ -2,10 +2,11 @@
  * Submit-time checks of a request's scoring options, so that a typo in a template name or a budget
  * that cannot hold the template is a 400 naming the field, not a job that "succeeds" with nothing
  * scored. The budget is checked by serializing an empty candidate with the scorer's own tokenizer:
- * the same code, the same count, that scoring will use.
+ * the same code, the same count, that scoring will use. Its verdict is remembered per scorer, since
+ * most requests ask for the same few budgets.
  */
 import { wnwError, WinnowerError } from '../errors.js';
-import { DEFAULT_PATCH_TEMPLATE, DEFAULT_TEMPLATE } from '../rerank/score-candidates.js';
+import { budgetFor, templateFor } from '../rerank/score-candidates.js';
 import type { Scorer } from '../rerank/scorers/types.js';
 import { listTemplates, loadTemplate, serializeTrajectory } from '../rerank/serialize/index.js';
 import { Task, Trajectory } from '../types/index.js';
@@ -30,16 +31,37 @@ export async function checkScoring(scorer: Scorer | undefined, options: ScoringO
     }
   }
   if (!scorer || options.budgetTokens === undefined) return;
-  const template = options.template ?? (options.withMessages ? DEFAULT_TEMPLATE : DEFAULT_PATCH_TEMPLATE);
-  const task = Task.parse({ instance_id: 'budget-check', problem_statement: '' });
-  const candidate = Trajectory.parse({ id: 'budget-check', instance_id: 'budget-check', source: 'budget-check', messages: options.withMessages ? [{ role: 'assistant', content: '' }] : [] });
-  const budgetTokens = Math.min(options.budgetTokens, scorer.maxInputTokens);
-  try {
-    await serializeTrajectory(task, candidate, { template, budgetTokens, tokenizer: scorer.tokenizer });
-  } catch (error) {
-    const reason = error instanceof Error ? error.message.replace(/^budgetTokens \d+ is /, '') : String(error);
+  const template = templateFor(options.withMessages, { template: options.template });
+  const budgetTokens = budgetFor(scorer, options.budgetTokens);
+  const reason = await budgetVerdict(scorer, template, budgetTokens, options.withMessages);
+  if (reason !== undefined) {
     throw wnwError('WNW_ERR_INPUT_INVALID', `${fields.budget}: ${budgetTokens} tokens cannot hold an empty candidate with template ${template} (${reason})`, {
       details: { field: fields.budget },
     });
   }
+}
+
+/** Verdicts kept per scorer: its own tokenizer did the count, so another scorer's (even of the same model name) may differ. */
+const VERDICTS_PER_SCORER = 64;
+const verdicts = new WeakMap<Scorer, Map<string, string | undefined>>();
+
+/** Undefined when an empty candidate fits `budgetTokens` with `template`, else why not. */
+async function budgetVerdict(scorer: Scorer, template: string, budgetTokens: number, withMessages: boolean): Promise<string | undefined> {
+  const key = JSON.stringify([scorer.model, template, budgetTokens, withMessages]);
+  let known = verdicts.get(scorer);
+  if (known === undefined) verdicts.set(scorer, (known = new Map()));
+  if (known.has(key)) return known.get(key);
+  let verdict: string | undefined;
+  try {
+    const task = Task.parse({ instance_id: 'budget-check', problem_statement: '' });
+    const candidate = Trajectory.parse({ id: 'budget-check', instance_id: 'budget-check', source: 'budget-check', messages: withMessages ? [{ role: 'assistant', content: '' }] : [] });
+    await serializeTrajectory(task, candidate, { template, budgetTokens, tokenizer: scorer.tokenizer });
+  } catch (error) {
+    verdict = error instanceof Error ? error.message.replace(/^budgetTokens \d+ is /, '') : String(error);
+    // Only the budget's refusal is sure to be the same next time; any other failure is not remembered.
+    if (!(WinnowerError.isInstance(error) && error.code === 'WNW_ERR_CFG_INVALID')) return verdict;
+  }
+  if (known.size >= VERDICTS_PER_SCORER) known.delete(known.keys().next().value!);
+  known.set(key, verdict);
+  return verdict;
 }
