@@ -11,22 +11,11 @@ import { WinnowerError } from '../../../src/errors.js';
 import { serializeTrajectory } from '../../../src/rerank/serialize/serialize-trajectory.js';
 import { loadTokenizer, type Tokenizer } from '../../../src/rerank/tokenizer.js';
 import { Task, Trajectory, type ChatMessage } from '../../../src/types/index.js';
+import { prng } from '../../../src/util/prng.js';
 
 const TINY = new URL('../../../models/tiny-value/', import.meta.url).pathname;
 const SEED = 20_260_511;
 const CASES = 300;
-
-/** mulberry32: small, fast, and the same sequence on every machine. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const WORDS = ['the', 'error', 'passed', 'def', 'return', 'self', 'import', 'FAILED', 'Traceback', 'assert', 'None', 'diff', 'git', 'test', 'value', 'YES', 'NO'];
 // Pieces whose tokens merge with their neighbours: cutting next to them, or joining them to
