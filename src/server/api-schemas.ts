@@ -6,17 +6,16 @@
 import { z } from 'zod';
 import { RankedCandidate, Score, Selection, VerifyResult } from '../types/index.js';
 
-export const ErrorBody = z
-  .object({
-    error: z.looseObject({
-      /** Stable code, `WNW_ERR_<AREA>_<WHAT>` (docs/errors.md); branch on it, not on the message. */
-      code: z.string(),
-      message: z.string(),
-      /** Context: `field` (the request field at fault, e.g. `body.verify.timeout_s`), `allow`, `status`, ... */
-      details: z.record(z.string(), z.unknown()).optional(),
-    }),
-  })
-  .describe('An error: {error: {code, message, details}}');
+/** An error as the API gives it, alone or inside a result (`WinnowerError.toJSON()`). */
+const ErrorRecord = z.object({
+  /** Stable code, `WNW_ERR_<AREA>_<WHAT>` (docs/errors.md); branch on it, not on the message. */
+  code: z.string(),
+  message: z.string(),
+  /** Context: `field` (the request field at fault, e.g. `body.verify.timeout_s`), `allow`, `status`, ... */
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const ErrorBody = z.object({ error: ErrorRecord.loose() }).describe('An error: {error: {code, message, details}}');
 
 const ERROR_MEANINGS: Record<number, string> = {
   400: 'invalid input: error.details.field names the field (body.<path>)',
@@ -38,7 +37,6 @@ export function errorResponses(...statuses: number[]): Record<number, typeof Err
 /** Every route answers these when API keys are configured (401 none given, 403 not accepted), and 500 on a bug. */
 export const COMMON_ERRORS = [401, 403, 500] as const;
 
-const ErrorRecord = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
 const LooseSelection = Selection.extend({ ranking: z.array(RankedCandidate.loose()) }).loose();
 const ScoreOrError = z.union([Score.loose(), z.looseObject({ trajectory_id: z.string(), error: ErrorRecord.nullable() })]);
 
