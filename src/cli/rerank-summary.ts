@@ -1,5 +1,5 @@
 /** What `winnower rerank` says on stderr after a run: warnings and candidates left unscored, and its exit status. */
-import type { RerankBatchResult } from '../rerank/rerank-batch.js';
+import { describeUnscored, type RerankBatchResult } from '../rerank/rerank-batch.js';
 
 /** Exit status when some instance has no candidate that could be scored (outputs are still written). */
 export const EXIT_UNSCORED = 3;
@@ -10,11 +10,7 @@ export function rerankSummary(result: Pick<RerankBatchResult, 'candidates' | 'wa
   const lines = result.warnings.map((warning) => `rerank: warning: ${warning.message}`);
   const { unscored } = result;
   if (unscored.candidates === 0) return lines;
-  const instances = unscored.instances;
-  const none = instances.length
-    ? `; ${instances.length} instance(s) have no scored candidate (${instances.slice(0, NAMED_INSTANCES).join(', ')}${instances.length > NAMED_INSTANCES ? ', ...' : ''})`
-    : '';
-  lines.push(`rerank: ${unscored.candidates} of ${result.candidates} candidate(s) could not be scored${none}; first reasons:`);
+  lines.push(`rerank: ${describeUnscored(unscored, { of: result.candidates, names: NAMED_INSTANCES })}; first reasons:`);
   for (const reason of unscored.reasons) lines.push(`  ${reason.trajectory_id}: ${reason.code}: ${reason.message}`);
   return lines;
 }

@@ -316,7 +316,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
             ...(issues.length ? [`${issues.length} input issue(s) skipped`] : []),
             ...(partlyLabelled.size ? [`${partlyLabelled.size} instance(s) left out of the metrics: some of their candidates have no label`] : []),
             ...warnings.map((warning) => `warning: ${warning.message}`),
-            ...(result.unscored.candidates > 0 ? [`${result.unscored.candidates} candidate(s) could not be scored${result.unscored.instances.length ? `; ${result.unscored.instances.length} instance(s) have no scored candidate` : ''}`] : []),
+            ...(result.unscored.candidates > 0 ? [describeUnscored(result.unscored)] : []),
           ],
         },
         metrics: result.metrics ?? computeMetrics([]),
@@ -343,6 +343,18 @@ async function expandCandidates(paths: readonly string[]): Promise<{ files: stri
     for (const file of matched) files.add(file);
   }
   return { files: [...files], count };
+}
+
+/**
+ * `N [of TOTAL] candidate(s) could not be scored; K instance(s) have no scored candidate [(first, ...)]`,
+ * as the report and the CLI say it; `names` is how many of those instances to name.
+ */
+export function describeUnscored(unscored: Pick<Unscored, 'candidates' | 'instances'>, options: { of?: number; names?: number } = {}): string {
+  const { instances } = unscored;
+  const names = options.names ?? 0;
+  const named = names > 0 ? ` (${instances.slice(0, names).join(', ')}${instances.length > names ? ', ...' : ''})` : '';
+  const none = instances.length ? `; ${instances.length} instance(s) have no scored candidate${named}` : '';
+  return `${unscored.candidates}${options.of === undefined ? '' : ` of ${options.of}`} candidate(s) could not be scored${none}`;
 }
 
 function unscoredOf(lines: readonly ScoreLine[]): Unscored {

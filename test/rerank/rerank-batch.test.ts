@@ -144,6 +144,18 @@ describe('rerankBatch resume', () => {
     expect(lines(join(dir, 'predictions.jsonl'))).toHaveLength(3);
   });
 
+  it('notes in the report how many candidates could not be scored, and how many instances have none scored', async () => {
+    class DownOnB extends ScriptedScorer {
+      override async score(inputs: ScoreInput[]) {
+        if (inputs.some((input) => input.text.includes('b.py'))) throw new Error('503 from the scoring server');
+        return super.score(inputs);
+      }
+    }
+    const result = await rerankBatch(options(new DownOnB(), { report: join(dir, 'report.md') }));
+    expect(result.unscored).toMatchObject({ candidates: 2, instances: ['o__r-2'] });
+    expect(readFileSync(join(dir, 'report.md'), 'utf8')).toContain('2 candidate(s) could not be scored; 1 instance(s) have no scored candidate');
+  });
+
   it('does not keep scores from another value model', async () => {
     await rerankBatch(options(new ScriptedScorer()));
     const other = Object.assign(new ScriptedScorer(), { model: 'other-model' });
