@@ -4,7 +4,7 @@
  * so the model is trained on exactly the input it will be served.
  */
 import pLimit from 'p-limit';
-import { DEFAULT_PATCH_TEMPLATE, DEFAULT_TEMPLATE } from '../rerank/score-candidates.js';
+import { templateFor } from '../rerank/score-candidates.js';
 import { serializeTrajectory } from '../rerank/serialize/index.js';
 import type { Tokenizer } from '../rerank/tokenizer.js';
 import type { LabelledCandidate } from './dataset.js';
@@ -25,7 +25,7 @@ export async function encodeCandidates(candidates: LabelledCandidate[], options:
     candidates.map((candidate) =>
       limit(async () => {
         options.signal?.throwIfAborted();
-        const template = withMessages.has(candidate.pool) ? DEFAULT_TEMPLATE : DEFAULT_PATCH_TEMPLATE;
+        const template = templateFor(withMessages.has(candidate.pool), {});
         const serialized = await serializeTrajectory(candidate.task, candidate.trajectory, { template, budgetTokens: options.budgetTokens, tokenizer: options.tokenizer, signal: options.signal });
         const ids = serialized.inputIds ?? (await options.tokenizer.encode([serialized.text]))[0]!;
         options.onProgress?.(++done, candidates.length);
