@@ -26,6 +26,19 @@ export interface SandboxSpec {
   env?: Record<string, string>;
   /** A label for logs (job id, rollout index). */
   label?: string;
+  /**
+   * Host paths bound into the sandbox (a harness CLI installed on the host, the recording proxy's
+   * socket folder). Read-only unless `readOnly` is false.
+   */
+  mounts?: SandboxMount[];
+}
+
+export interface SandboxMount {
+  /** Absolute host path; must exist when the sandbox is created. */
+  source: string;
+  /** Absolute path inside the sandbox, outside the system folders and the workspace. */
+  target: string;
+  readOnly?: boolean;
 }
 
 export interface ExecOptions {

@@ -3,8 +3,11 @@
  * capabilities, cleared environment (the line from design/local-sandbox.md that passed every
  * isolation check), plus the sandbox's workspace and options.
  */
+import { existsSync } from 'node:fs';
 import { lstat, readlink } from 'node:fs/promises';
+import { isAbsolute, posix } from 'node:path';
 import { wnwError } from '../../errors.js';
+import type { SandboxMount } from '../types.js';
 import { SANDBOX_BASE_ENV } from '../patch-policy.js';
 import { SECCOMP_FD, seccompProgram } from './local-seccomp.js';
 
@@ -28,6 +31,8 @@ export interface BwrapCommand {
   rootLayout: RootEntry[];
   /** File descriptor bwrap writes its JSON status to ({"child-pid"}, then {"exit-code"}). */
   statusFd: number;
+  /** Checked by checkMounts at create. */
+  mounts?: SandboxMount[];
 }
 
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -76,6 +81,26 @@ export function checkEnv(env: Record<string, string>, field: string): void {
   }
 }
 
+// Mount targets may not shadow the system folders, the private /tmp folders or the workspace.
+const MOUNT_FORBIDDEN_UNDER = ['/usr', '/etc', '/proc', '/dev', '/tmp', '/var/tmp', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/** Checks spec.mounts at create: absolute paths, sources that exist, targets clear of the rest. */
+export function checkMounts(mounts: SandboxMount[], workdir: string): void {
+  mounts.forEach((mount, index) => {
+    const field = `spec.mounts[${index}]`;
+    const bad = (what: string): never => {
+      throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: ${what}`, { details: { field, source: mount.source, target: mount.target } });
+    };
+    if (typeof mount.source !== 'string' || !isAbsolute(mount.source) || mount.source.includes('\0')) bad('source must be an absolute host path');
+    if (!existsSync(mount.source)) bad(`source ${mount.source} does not exist on the host`);
+    const target = typeof mount.target === 'string' ? posix.normalize(mount.target) : '';
+    if (!isAbsolute(target) || target === '/' || target === '/run' || target.includes('\0')) bad('target must be an absolute path below / (not / or /run itself)');
+    if (MOUNT_FORBIDDEN_UNDER.some((dir) => target === dir || target.startsWith(`${dir}/`))) bad(`target ${target} is inside a system or private folder`);
+    const inside = (a: string, b: string): boolean => a === b || a.startsWith(`${b}/`);
+    if (inside(target, workdir) || inside(workdir, target)) bad(`target ${target} overlaps the workspace ${workdir}`);
+  });
+}
+
 /** bwrap's arguments up to (not including) the program to run. */
 export function bwrapArgs(command: BwrapCommand): string[] {
   const args = ['--ro-bind', '/usr', '/usr'];
@@ -92,6 +117,8 @@ export function bwrapArgs(command: BwrapCommand): string[] {
     // bwrap's own tmpfs, new for each exec; capped like /tmp (local-overlay.ts) rather than half the RAM.
     '--size', String(RUN_TMPFS_BYTES), '--tmpfs', '/run',
     '--bind', command.workspace, command.workdir,
+    // After /run's tmpfs, so a mount under /run (the proxy's socket folder) lands on it.
+    ...(command.mounts ?? []).flatMap((mount) => [mount.readOnly === false ? '--bind' : '--ro-bind', mount.source, mount.target]),
     '--chdir', command.cwd,
     '--unshare-all',
     ...(command.network ? ['--share-net'] : []),

@@ -193,6 +193,7 @@ export class LocalSandbox extends BaseSandbox {
       innerGid: host.innerGid,
       rootLayout: host.rootLayout,
       statusFd: STATUS_FD,
+      mounts: this.#parts.spec.mounts,
     });
     const program = long ? [host.shell, '-c', 'c=$(cat <&4; printf x); exec 4<&-; eval "${c%x}"'] : [host.shell, '-c', command];
     const argv = launchArgv(host, {

@@ -17,7 +17,7 @@ import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import { closeEach, onProcessExit } from '../lifecycle.js';
 import { patchPolicy, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
-import { checkEnv } from './local-bwrap-args.js';
+import { checkEnv, checkMounts } from './local-bwrap-args.js';
 import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './local-host.js';
 import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
 import { createCopyWorkspace, createOverlayWorkspace, removeTree, type DiskCaps, type Workspace } from './local-overlay.js';
@@ -240,6 +240,7 @@ class LocalProvider implements SandboxProvider {
       throw wnwError('WNW_ERR_INPUT_INVALID', `spec.workdir: ${spec.workdir} must be an absolute path outside the system folders`, { details: { field: 'workdir' } });
     }
     if (spec.env) checkEnv(spec.env, 'spec.env');
+    if (spec.mounts) checkMounts(spec.mounts, workdir);
     const limits: SandboxLimits = {
       memoryMb: spec.memoryMb ?? this.#settings.defaultMemoryMb ?? 4096,
       maxProcesses: spec.maxProcesses ?? this.#settings.defaultMaxProcesses ?? 1024,
