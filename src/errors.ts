@@ -9,6 +9,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_INPUT_INVALID: { status: 400, message: 'invalid input' },
   WNW_ERR_INPUT_FORMAT: { status: 400, message: 'unrecognised input format' },
   WNW_ERR_INPUT_NOT_FOUND: { status: 400, message: 'input file not found' },
+  WNW_ERR_INPUT_TOO_LARGE: { status: 413, message: 'request is larger than a server cap' },
   // value model and tokenizer
   WNW_ERR_SCORE_MODEL: { status: 500, message: 'value model could not be loaded or has an unsupported signature' },
   WNW_ERR_SCORE_TOKENIZER: { status: 500, message: 'tokenizer could not be loaded or is unsuitable' },
@@ -44,6 +45,8 @@ export const ERROR_CATALOG = {
   WNW_ERR_JOB_STATE: { status: 409, message: 'job is not in a state that allows this' },
   WNW_ERR_AUTH_MISSING: { status: 401, message: 'API key required' },
   WNW_ERR_AUTH_INVALID: { status: 403, message: 'API key not accepted' },
+  WNW_ERR_LIMIT_RATE: { status: 429, message: 'too many requests for this API key' },
+  WNW_ERR_LIMIT_QUEUE: { status: 503, message: 'too many jobs queued' },
   WNW_ERR_OP_ABORTED: { status: 499, message: 'operation cancelled' },
   WNW_ERR_OP_INTERNAL: { status: 500, message: 'internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;
