@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { wnwError } from './errors.js';
 import { PatchConfigSchema } from './sandbox/patch-policy.js';
+import { LimitsConfig, RetentionConfig } from './server/limits-config.js';
 import { ScorerConfig } from './rerank/scorers/registry.js';
 import { packageRoot } from './util/package-root.js';
 
@@ -31,8 +32,12 @@ export const WinnowerConfig = z.strictObject({
       repo_roots: z.array(z.string().min(1)).default([]),
       /** Jobs running at once; more wait as `queued`. */
       max_running_jobs: z.number().int().min(1).max(1024).default(4),
+      /** Rate limit per key, queued-job cap, candidate and trajectory caps (src/server/limits-config.ts). */
+      limits: LimitsConfig.prefault({}),
+      /** When finished jobs are purged from the store. */
+      retention: RetentionConfig.prefault({}),
     })
-    .default({ host: '127.0.0.1', port: 8080, api_keys: [], body_limit_bytes: 16 * 1024 * 1024, data_dir: '.winnower', repo_roots: [], max_running_jobs: 4 }),
+    .prefault({}),
   /** Passed to createScorer (src/rerank/scorers/registry.ts), which validates the values; the keys are checked here. */
   scorer: z
     .object({
@@ -67,6 +72,8 @@ export const WinnowerConfig = z.strictObject({
     })
     .default({ mode: 'tools', allow_request_urls: true }),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `auto`: pino's pretty output on a terminal, JSON lines otherwise. */
+  log_format: z.enum(['auto', 'json', 'pretty']).default('auto'),
 });
 export type WinnowerConfig = z.infer<typeof WinnowerConfig>;
 export type WinnowerConfigInput = z.input<typeof WinnowerConfig>;
@@ -101,11 +108,13 @@ export function configFromEnv(rawEnv: NodeJS.ProcessEnv): Json {
       data_dir: env.WINNOWER_DATA_DIR,
       repo_roots: list(env.WINNOWER_REPO_ROOTS),
       max_running_jobs: int(env.WINNOWER_MAX_JOBS),
+      limits: { rate_per_minute: int(env.WINNOWER_RATE_PER_MINUTE), max_queued_jobs: int(env.WINNOWER_MAX_QUEUED_JOBS) },
     },
     scorer: { backend: env.WINNOWER_SCORER, model: env.WINNOWER_SCORER_MODEL, urls: list(env.WINNOWER_SCORER_URLS), apiKey: env.WINNOWER_SCORER_KEY },
     sandbox: { provider: env.WINNOWER_SANDBOX },
     policy: { url: env.WINNOWER_POLICY_URL, model: env.WINNOWER_POLICY_MODEL, api_key: env.WINNOWER_POLICY_KEY, mode: env.WINNOWER_POLICY_MODE, allow_request_urls: env.WINNOWER_POLICY_FROM_REQUESTS === undefined ? undefined : env.WINNOWER_POLICY_FROM_REQUESTS !== 'false' },
     log_level: env.WINNOWER_LOG_LEVEL,
+    log_format: env.WINNOWER_LOG_FORMAT,
   };
 }
 
