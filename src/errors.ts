@@ -18,6 +18,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_SCORE_TIMEOUT: { status: 504, message: 'value model request timed out' },
   WNW_ERR_SCORE_BACKEND: { status: 400, message: 'unknown scorer backend' },
   WNW_ERR_SCORE_TEMPLATE: { status: 400, message: 'unknown or invalid serialization template' },
+  WNW_ERR_SCORE_TOO_LONG: { status: 422, message: 'input is longer than the value model accepts' },
   // sandboxes
   WNW_ERR_SBX_UNAVAILABLE: { status: 503, message: 'sandbox provider is not available on this host' },
   WNW_ERR_SBX_PROVIDER: { status: 400, message: 'unknown sandbox provider' },
