@@ -5,14 +5,18 @@
 import type { FastifyInstance } from 'fastify';
 import { createPolicyFactory } from '../candidates/policy-factory.js';
 import { DEFAULT_MODEL_DIR, type WinnowerConfig } from '../config.js';
+import { loggerOptions } from '../observability/logger-options.js';
+import { createServiceMetrics } from '../observability/metrics.js';
 import { createScorer } from '../rerank/scorers/registry.js';
 import type { Scorer } from '../rerank/scorers/types.js';
 import { closeAllSandboxes } from '../sandbox/lifecycle.js';
 import { createSandboxProvider } from '../sandbox/registry.js';
+import { withObserver } from '../sandbox/with-observer.js';
 import type { SandboxProvider } from '../sandbox/types.js';
 import { buildApp } from '../server/app.js';
 import { JobManager } from '../solve/job-manager.js';
 import { recoverInterrupted } from '../solve/partial-result.js';
+import { scheduleRetention } from '../store/retention.js';
 import { createSqliteStore } from '../store/sqlite-store.js';
 import type { JobStore } from '../store/types.js';
 
@@ -29,11 +33,13 @@ export interface Runtime {
 
 export async function createRuntime(config: WinnowerConfig, options: { logger?: boolean | Record<string, unknown> } = {}): Promise<Runtime> {
   const scorerConfig = { ...config.scorer, model: config.scorer.model ?? (config.scorer.backend === 'onnx' ? DEFAULT_MODEL_DIR() : undefined) };
-  const scorer = await createScorer(scorerConfig as Parameters<typeof createScorer>[0]);
-  const sandboxes = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch);
+  const metrics = createServiceMetrics();
+  const scorer = await createScorer(scorerConfig as Parameters<typeof createScorer>[0], { observer: metrics.scorer });
+  const sandboxes = withObserver(await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch), metrics.sandbox);
   const store = createSqliteStore(config.server.data_dir);
   const interrupted = recoverInterrupted(store);
-  const jobs = new JobManager(store, { maxRunning: config.server.max_running_jobs });
+  const { limits, retention } = config.server;
+  const jobs = new JobManager(store, { maxRunning: config.server.max_running_jobs, maxQueued: limits.max_queued_jobs, onEvent: (event, job) => metrics.onJobEvent(event, job) });
   const createPolicy = createPolicyFactory(config.policy);
   const app = await buildApp({
     jobs,
@@ -42,8 +48,11 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     apiKeys: config.server.api_keys,
     bodyLimitBytes: config.server.body_limit_bytes,
     repoRoots: config.server.repo_roots,
-    logger: options.logger ?? { level: config.log_level },
+    limits,
+    metrics,
+    logger: options.logger ?? loggerOptions(config.log_level, config.log_format),
   });
+  const stopRetention = scheduleRetention(store, retention, (ids) => app.log.info({ purged: ids.length }, 'finished jobs past server.retention purged'));
   let closed: Promise<void> | undefined;
   return {
     app,
@@ -55,6 +64,7 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     close() {
       // Every step runs even when an earlier one fails; the first failure is reported at the end.
       closed ??= (async () => {
+        stopRetention();
         const steps = [() => app.close(), () => createPolicy.close(), () => closeAllSandboxes(), () => sandboxes.close(), () => scorer.close(), async () => store.close()];
         const failures: unknown[] = [];
         for (const step of steps) {

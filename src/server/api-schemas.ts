@@ -22,10 +22,12 @@ const ERROR_MEANINGS: Record<number, string> = {
   401: 'API key required (the server has server.api_keys)',
   403: 'API key not accepted',
   404: 'no such job',
-  409: 'the job has already ended',
-  413: 'body larger than server.body_limit_bytes',
+  409: 'the job has already ended (cancel), or has not (purge)',
+  429: 'rate limit of this API key reached: retry after the Retry-After seconds',
+  413: 'body larger than server.body_limit_bytes, or more candidates or a larger candidate than server.limits allows (error.details.field)',
   414: 'a path segment longer than 100 characters',
   415: 'not application/json',
+  503: 'too many jobs queued: retry after the Retry-After seconds',
   500: 'internal error',
 };
 
@@ -86,6 +88,12 @@ export const JobView = z
     result: SolveResultView.nullable(),
   })
   .describe('A job: status, progress counters, every candidate so far, and the result once it has one');
+
+export const JobSummary = JobView.pick({ job_id: true, kind: true, status: true, progress: true, created_at: true, updated_at: true, error: true });
+
+export const JobList = z
+  .looseObject({ jobs: z.array(JobSummary), next_cursor: z.string().nullable() })
+  .describe('A page of jobs, newest first; pass next_cursor as ?cursor= for the next page (null: this is the last)');
 
 export const ScoreResponse = z
   .looseObject({ backend: z.string(), model: z.string(), scores: z.array(ScoreOrError) })

@@ -5,11 +5,15 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { createServiceMetrics, type ServiceMetrics } from '../observability/metrics.js';
+import { openSandboxCount } from '../sandbox/lifecycle.js';
 import type { JobManager } from '../solve/job-manager.js';
 import type { SolveDeps } from '../solve/run-solve.js';
 import type { JobStore } from '../store/types.js';
 import { installAuth } from './auth.js';
+import { DEFAULT_LIMITS, type LimitsConfig } from './limits-config.js';
+import { installRateLimit } from './rate-limit.js';
+import { installRequestId, requestIdOf } from './request-id.js';
 import { installErrorHandler } from './error-handler.js';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './framework-errors.js';
 import { openapiOptions } from './openapi.js';
@@ -28,13 +32,18 @@ export interface AppDeps {
   repoRoots?: string[];
   /** pino options, or false for silence (tests). */
   logger?: boolean | Record<string, unknown>;
+  /** Rate limit, queue and size caps (server.limits); the defaults when absent. */
+  limits?: LimitsConfig;
+  /** The metrics the scorer, sandboxes and jobs report to (src/observability/metrics.ts); a fresh set when absent. */
+  metrics?: ServiceMetrics;
 }
 
 export interface AppContext {
   jobs: JobManager;
   store: JobStore;
   solveDeps: SolveDeps;
-  metrics: Registry;
+  metrics: ServiceMetrics;
+  limits: LimitsConfig;
   closing: () => boolean;
   repoRoots: string[];
 }
@@ -53,23 +62,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
     clientErrorHandler,
+    // The id is chosen in requestIdOf (a client's own only when it is a plain token).
+    requestIdHeader: false,
+    genReqId: requestIdOf,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
-  const metrics = new Registry();
-  collectDefaultMetrics({ register: metrics });
-  const duration = new Histogram({
-    name: 'winnower_http_request_duration_seconds',
-    help: 'HTTP request duration by route and status',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [metrics],
-  });
+  const metrics = deps.metrics ?? createServiceMetrics();
+  metrics.watch({ jobsByStatus: () => deps.store.countJobsByStatus(), queuedJobs: () => deps.jobs.queued, openSandboxes: openSandboxCount });
   let closing = false;
-  app.decorate('winnower', { jobs: deps.jobs, store: deps.store, solveDeps: deps.solveDeps, metrics, closing: () => closing, repoRoots: deps.repoRoots ?? [] });
+  const limits = deps.limits ?? DEFAULT_LIMITS;
+  app.decorate('winnower', { jobs: deps.jobs, store: deps.store, solveDeps: deps.solveDeps, metrics, limits, closing: () => closing, repoRoots: deps.repoRoots ?? [] });
+  installRequestId(app);
   app.addHook('onResponse', async (request, reply) => {
-    duration.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000);
+    metrics.observeRequest({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000);
   });
   // Before the server stops: an SSE stream or a `?wait=true` request on a running job ends only
   // with the job, and the server's close waits for every open connection. Bounded, so that a
@@ -82,6 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   installErrorHandler(app);
   installAuth(app, deps.apiKeys ?? []);
+  installRateLimit(app, limits);
   // The OpenAPI description is generated from the same zod schemas that validate requests.
   await app.register(swagger, openapiOptions({ apiKeys: (deps.apiKeys ?? []).length > 0 }));
   await app.register(healthRoutes);

@@ -1,6 +1,6 @@
 /** API keys: when configured, every route but health checks needs `Authorization: Bearer <key>` or `X-API-Key`. */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { wnwError } from '../errors.js';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
@@ -15,15 +15,19 @@ function matches(candidate: string, keys: Buffer[]): boolean {
   return found;
 }
 
+/** The key a request presents: `Authorization: Bearer <key>` (the scheme in any case, RFC 9110) or `X-API-Key`. */
+export function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  const bearer = header === undefined ? undefined : /^bearer +(.*)$/is.exec(header)?.[1];
+  return bearer ?? (request.headers['x-api-key'] as string | undefined);
+}
+
 export function installAuth(app: FastifyInstance, apiKeys: string[]): void {
   if (apiKeys.length === 0) return;
   const keys = apiKeys.map(digest);
   app.addHook('onRequest', async (request) => {
     if (OPEN_ROUTES.has(request.url.split('?')[0]!)) return;
-    const header = request.headers.authorization;
-    // The scheme is case-insensitive (RFC 9110): `bearer <key>` and `BEARER <key>` count as well.
-    const bearer = header === undefined ? undefined : /^bearer +(.*)$/is.exec(header)?.[1];
-    const given = bearer ?? (request.headers['x-api-key'] as string | undefined);
+    const given = presentedKey(request);
     if (!given) throw wnwError('WNW_ERR_AUTH_MISSING', 'API key required: send Authorization: Bearer <key> or X-API-Key');
     if (!matches(given, keys)) throw wnwError('WNW_ERR_AUTH_INVALID');
   });

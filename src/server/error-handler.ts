@@ -39,7 +39,10 @@ export function installErrorHandler(app: FastifyInstance): void {
       });
     }
     if (WinnowerError.isInstance(error)) {
-      if (error.status >= 500) request.log.error({ err: error }, error.message);
+      if (error.status >= 500 && error.code !== 'WNW_ERR_LIMIT_QUEUE') request.log.error({ err: error }, error.message);
+      // A refusal that ends by itself (rate limit, full queue) says when to come back.
+      const retryAfter = error.details.retry_after_s;
+      if (typeof retryAfter === 'number') reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
       return reply.status(error.status).send({ error: error.toJSON() });
     }
     const status = (error as FastifyError).statusCode;

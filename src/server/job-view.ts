@@ -1,7 +1,7 @@
-/** What `GET /jobs/:id` shows: the job, its candidates so far (trajectories on request) and the result. */
+/** What `GET /jobs/:id` shows: the job, its candidates so far (trajectories on request) and the result; `GET /jobs` a summary of each. */
 import type { z } from 'zod';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
-import type { JobView } from './api-schemas.js';
+import type { JobSummary, JobView } from './api-schemas.js';
 
 function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
   const trajectory = candidate.trajectory;
@@ -33,4 +33,9 @@ export function jobView(store: JobStore, job: JobRecord, options: { trajectories
     // As stored by the job that produced it (a SolveResult, or a partial one).
     result: job.result as z.input<typeof JobView>['result'],
   };
+}
+
+/** A job in a list: its state and counters, without candidates or result. */
+export function jobSummary(job: JobRecord): z.input<typeof JobSummary> {
+  return { job_id: job.id, kind: job.kind, status: job.status, progress: job.progress, created_at: job.created_at, updated_at: job.updated_at, error: job.error };
 }

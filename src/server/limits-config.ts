@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 
+/** The most candidates any configuration may allow in one request (the request schema's own bound). */
+export const MAX_CANDIDATES_CAP = 4096;
+
 export const LimitsConfig = z.strictObject({
   /** Requests per minute per API key (per client address without keys); 0 = unlimited. Health checks and /metrics are exempt. */
   rate_per_minute: z.number().int().nonnegative().default(0),
@@ -13,7 +16,7 @@ export const LimitsConfig = z.strictObject({
   /** Jobs waiting for a slot (beyond server.max_running_jobs) before POST /solve answers 503. */
   max_queued_jobs: z.number().int().nonnegative().default(64),
   /** Candidates in one /score or /rerank request. */
-  max_candidates: z.number().int().positive().max(4096).default(256),
+  max_candidates: z.number().int().positive().max(MAX_CANDIDATES_CAP).default(256),
   /** Size of one candidate (its JSON: messages, patch, meta) in bytes. */
   max_trajectory_bytes: z.number().int().positive().default(4 * 1024 * 1024),
 });

@@ -27,8 +27,14 @@ export type JobRunner = (jobId: string, hooks: { signal: AbortSignal; emit: (eve
 export interface JobManagerOptions {
   /** Jobs running at once; later ones wait as `queued` (each job runs up to n sandboxes). */
   maxRunning?: number;
+  /** Jobs waiting for a slot before `start` refuses more with WNW_ERR_LIMIT_QUEUE (default: unbounded). */
+  maxQueued?: number;
+  /** The Retry-After that refusal suggests, in seconds (default 10). */
+  queueRetryAfterS?: number;
   /** Where a failure to record a job's end is reported (the job itself has ended either way). */
   onStoreError?: (error: unknown, jobId: string) => void;
+  /** Every progress event of every job, as it is emitted (metrics). */
+  onEvent?: (event: JobEvent, job: { id: string; kind: JobRecord['kind'] }) => void;
 }
 
 export class JobManager {
@@ -36,6 +42,9 @@ export class JobManager {
   readonly #running = new Map<string, RunningJob>();
   readonly #maxRunning: number;
   readonly #onStoreError: (error: unknown, jobId: string) => void;
+  readonly #onEvent: JobManagerOptions['onEvent'];
+  readonly #maxQueued: number;
+  readonly #queueRetryAfterS: number;
   #active = 0;
   readonly #waiting: Array<() => void> = [];
 
@@ -43,6 +52,19 @@ export class JobManager {
     this.#store = store;
     this.#maxRunning = options.maxRunning ?? 4;
     this.#onStoreError = options.onStoreError ?? ((error, jobId) => console.error(`winnower: could not record the end of job ${jobId}:`, error));
+    this.#onEvent = options.onEvent;
+    this.#maxQueued = options.maxQueued ?? Number.POSITIVE_INFINITY;
+    this.#queueRetryAfterS = options.queueRetryAfterS ?? 10;
+  }
+
+  /** Jobs waiting for a slot. */
+  get queued(): number {
+    return this.#waiting.length;
+  }
+
+  /** Jobs holding a slot. */
+  get active(): number {
+    return this.#active;
   }
 
   /** Waits for a free job slot; a job cancelled while queued leaves the queue at once. */
@@ -75,6 +97,13 @@ export class JobManager {
 
   /** Creates a job and starts `run` in the background; its result becomes the job's result. */
   start(kind: JobRecord['kind'], request: unknown, run: JobRunner): JobRecord {
+    // Refused before anything is stored: a client told to come back later has left no job behind.
+    if (this.#active >= this.#maxRunning && this.#waiting.length >= this.#maxQueued) {
+      throw wnwError('WNW_ERR_LIMIT_QUEUE', `${this.#waiting.length} jobs are already queued (server.limits.max_queued_jobs); retry later`, {
+        details: { queued: this.#waiting.length, limit: this.#maxQueued, setting: 'server.limits.max_queued_jobs', retry_after_s: this.#queueRetryAfterS },
+        retryable: true,
+      });
+    }
     const id = randomUUID();
     const job = this.#store.createJob({ id, kind, request, status: 'queued' });
     const entry: RunningJob = { controller: new AbortController(), events: [], emitter: new EventEmitter(), done: Promise.resolve() };
@@ -90,6 +119,7 @@ export class JobManager {
         this.#onStoreError(storeError, id);
       }
       entry.emitter.emit('event', event);
+      this.#onEvent?.(event, { id, kind });
     };
     entry.done = (async () => {
       let holdsSlot = false;

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { wnwError } from '../errors.js';
-import type { CandidateRecord, CandidateUpdate, JobEventRecord, JobRecord, JobStatus, JobStore, JobUpdate } from './types.js';
+import { TERMINAL_JOB_STATUSES, type CandidateRecord, type CandidateUpdate, type JobEventRecord, type JobRecord, type JobStatus, type JobStore, type JobUpdate, type ListJobsOptions } from './types.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS jobs (
@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   updated_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
+CREATE INDEX IF NOT EXISTS jobs_created ON jobs(created_at, id);
 CREATE TABLE IF NOT EXISTS candidates (
   job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
   idx INTEGER NOT NULL,
@@ -91,6 +92,25 @@ function toCandidate(row: CandidateRow): CandidateRecord {
   };
 }
 
+const JOB_STATUSES: JobStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted'];
+const TERMINAL = TERMINAL_JOB_STATUSES.map((status) => `'${status}'`).join(', ');
+
+/** The SELECT of one page of jobs: filters and the keyset cursor as bound values, never spliced in. */
+function listJobsQuery(options: ListJobsOptions): { sql: string; values: unknown[] } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const add = (condition: string, ...bound: unknown[]) => {
+    where.push(condition);
+    values.push(...bound);
+  };
+  if (options.status) add('status = ?', options.status);
+  if (options.kind) add('kind = ?', options.kind);
+  if (options.createdAfter) add('created_at > ?', options.createdAfter);
+  if (options.before) add('(created_at < ? OR (created_at = ? AND id < ?))', options.before.created_at, options.before.created_at, options.before.id);
+  values.push(options.limit ?? 100);
+  return { sql: `SELECT * FROM jobs${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`, values };
+}
+
 /** Opens (or creates) `<dataDir>/winnower.db`; `:memory:` for an in-memory store. */
 export function createSqliteStore(dataDir: string): JobStore {
   let file = ':memory:';
@@ -112,8 +132,10 @@ export function createSqliteStore(dataDir: string): JobStore {
     updateJob: db.prepare(
       'UPDATE jobs SET status = @status, progress = @progress, result = @result, error = @error, updated_at = @now WHERE id = @id',
     ),
-    listJobs: db.prepare<[number], JobRow>('SELECT * FROM jobs ORDER BY created_at DESC, id LIMIT ?'),
-    listJobsByStatus: db.prepare<[string, number], JobRow>('SELECT * FROM jobs WHERE status = ? ORDER BY created_at DESC, id LIMIT ?'),
+    countByStatus: db.prepare<[], { status: string; count: number }>('SELECT status, COUNT(*) AS count FROM jobs GROUP BY status'),
+    deleteJob: db.prepare<[string]>('DELETE FROM jobs WHERE id = ?'),
+    finishedBefore: db.prepare<[string], { id: string }>(`SELECT id FROM jobs WHERE status IN (${TERMINAL}) AND updated_at < ?`),
+    finishedBeyond: db.prepare<[number], { id: string }>(`SELECT id FROM jobs WHERE status IN (${TERMINAL}) ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?`),
     getCandidate: db.prepare<[string, number], CandidateRow>('SELECT * FROM candidates WHERE job_id = ? AND idx = ?'),
     upsertCandidate: db.prepare(
       `INSERT INTO candidates (job_id, idx, status, trajectory, score, verify, error, updated_at)
@@ -129,6 +151,8 @@ export function createSqliteStore(dataDir: string): JobStore {
   };
 
   const now = () => new Date().toISOString();
+  // One prepared statement per combination of filters (at most 16).
+  const listStatements = new Map<string, Database.Statement<unknown[], JobRow>>();
 
   const store: JobStore = {
     createJob(job) {
@@ -161,9 +185,27 @@ export function createSqliteStore(dataDir: string): JobStore {
       return row ? toJob(row) : undefined;
     },
     listJobs(options = {}) {
-      const limit = options.limit ?? 100;
-      const rows = options.status ? statements.listJobsByStatus.all(options.status, limit) : statements.listJobs.all(limit);
-      return rows.map(toJob);
+      const { sql, values } = listJobsQuery(options);
+      let statement = listStatements.get(sql);
+      if (!statement) listStatements.set(sql, (statement = db.prepare<unknown[], JobRow>(sql)));
+      return statement.all(...values).map(toJob);
+    },
+    countJobsByStatus() {
+      const counts = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<JobStatus, number>;
+      for (const row of statements.countByStatus.all()) counts[row.status as JobStatus] = row.count;
+      return counts;
+    },
+    deleteJob(id) {
+      return statements.deleteJob.run(id).changes > 0;
+    },
+    purgeFinished(options) {
+      return db.transaction(() => {
+        const ids = new Set<string>();
+        if (options.finishedBefore !== undefined) for (const row of statements.finishedBefore.all(options.finishedBefore)) ids.add(row.id);
+        if (options.keepNewest !== undefined) for (const row of statements.finishedBeyond.all(options.keepNewest)) ids.add(row.id);
+        for (const id of ids) statements.deleteJob.run(id);
+        return [...ids];
+      })();
     },
     putCandidate(jobId, index, update: CandidateUpdate) {
       const row = statements.getCandidate.get(jobId, index);

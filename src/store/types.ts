@@ -46,6 +46,16 @@ export interface CandidateRecord {
 /** One progress event of a job as it was streamed (src/solve/events.ts): its number in the job, its type, its fields. */
 export type JobEventRecord = { seq: number; type: string; time: string } & Record<string, unknown>;
 
+export interface ListJobsOptions {
+  /** Default 100. */
+  limit?: number;
+  status?: JobStatus;
+  kind?: JobKind;
+  /** Jobs created after this time (ISO) only. */
+  createdAfter?: string;
+  before?: { created_at: string; id: string };
+}
+
 export type JobUpdate = Partial<Pick<JobRecord, 'status' | 'progress' | 'result' | 'error'>>;
 export type CandidateUpdate = Partial<Omit<CandidateRecord, 'job_id' | 'index' | 'updated_at'>>;
 
@@ -53,7 +63,18 @@ export interface JobStore {
   createJob(job: Pick<JobRecord, 'id' | 'kind' | 'request'> & Partial<Pick<JobRecord, 'status' | 'progress'>>): JobRecord;
   updateJob(id: string, update: JobUpdate): JobRecord;
   getJob(id: string): JobRecord | undefined;
-  listJobs(options?: { limit?: number; status?: JobStatus }): JobRecord[];
+  /** Newest first (created_at, then id, descending); `before` is the last job of the previous page (keyset paging). */
+  listJobs(options?: ListJobsOptions): JobRecord[];
+  /** How many jobs are in each status (every status present, 0 when none). */
+  countJobsByStatus(): Record<JobStatus, number>;
+  /** Removes a job with its candidates and events; false when there was none. */
+  deleteJob(id: string): boolean;
+  /**
+   * Removes finished jobs (TERMINAL_JOB_STATUSES) that ended before `finishedBefore` (ISO time),
+   * and those past the newest `keepNewest` finished ones. Queued and running jobs are never touched.
+   * Returns the ids removed.
+   */
+  purgeFinished(options: { finishedBefore?: string; keepNewest?: number }): string[];
   /** Creates the candidate row when absent, else merges the update into it. */
   putCandidate(jobId: string, index: number, update: CandidateUpdate): CandidateRecord;
   listCandidates(jobId: string): CandidateRecord[];

@@ -12,13 +12,20 @@ import { createScorer } from '../../src/rerank/scorers/registry.js';
 import type { Scorer } from '../../src/rerank/scorers/types.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local.js';
 import { type AppDeps, buildApp } from '../../src/server/app.js';
-import { JobManager } from '../../src/solve/job-manager.js';
+import type { SandboxProvider } from '../../src/sandbox/types.js';
+import { JobManager, type JobManagerOptions } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import type { JobStore } from '../../src/store/types.js';
 
-export interface TestAppOptions extends Pick<AppDeps, 'apiKeys' | 'repoRoots' | 'bodyLimitBytes'> {
+export interface TestAppOptions extends Pick<AppDeps, 'apiKeys' | 'repoRoots' | 'bodyLimitBytes' | 'limits' | 'metrics'> {
   /** 'bundled': the default ONNX model, opened here and closed by `close()`; a Scorer: the caller's, left open; absent: none. */
   scorer?: 'bundled' | Scorer;
+  /** The job manager's options (queue cap, event hook); the metrics' event hook is added when `metrics` is given. */
+  jobs?: JobManagerOptions;
+  /** The sandbox provider (default: local, closed by `close()` either way). */
+  sandboxes?: SandboxProvider;
+  /** The job store (default: in memory, closed by `close()` either way). */
+  store?: JobStore;
 }
 
 export interface TestApp {
@@ -30,11 +37,11 @@ export interface TestApp {
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const { scorer: scorerOption, ...appOptions } = options;
-  const scorer = scorerOption === 'bundled' ? await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() }) : scorerOption;
-  const store = createSqliteStore(':memory:');
-  const jobs = new JobManager(store);
-  const app = await buildApp({ jobs, store, solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() }, ...appOptions });
+  const { scorer: scorerOption, jobs: jobOptions, sandboxes = createLocalProvider(), store = createSqliteStore(':memory:'), ...appOptions } = options;
+  const scorer = scorerOption === 'bundled' ? await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() }, { observer: options.metrics?.scorer }) : scorerOption;
+  const metrics = options.metrics;
+  const jobs = new JobManager(store, { ...(metrics ? { onEvent: (event, job) => metrics.onJobEvent(event, job) } : {}), ...jobOptions });
+  const app = await buildApp({ jobs, store, solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory() }, ...appOptions });
   return {
     app,
     store,

@@ -23,7 +23,7 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/metrics', async (_request, reply) => {
-    const { metrics } = app.winnower;
-    return reply.header('content-type', metrics.contentType).send(await metrics.metrics());
+    const { registry } = app.winnower.metrics;
+    return reply.header('content-type', registry.contentType).send(await registry.metrics());
   });
 };

@@ -1,9 +1,16 @@
-/** `GET /jobs/:id`, `GET /jobs/:id/events` (server-sent events), `DELETE /jobs/:id` (cancel). */
+/**
+ * `GET /jobs` (a page of jobs, newest first, with filters), `GET /jobs/:id`, `GET /jobs/:id/events`
+ * (server-sent events), `DELETE /jobs/:id` (cancel a running job; with `?purge=true`, delete a
+ * finished one with its candidates and events).
+ */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { JobEvent } from '../../solve/events.js';
-import { COMMON_ERRORS, errorResponses, JobView } from '../api-schemas.js';
-import { jobView } from '../job-view.js';
+import { wnwError } from '../../errors.js';
+import { TERMINAL_JOB_STATUSES } from '../../store/types.js';
+import { COMMON_ERRORS, errorResponses, JobList, JobView } from '../api-schemas.js';
+import { decodeCursor, encodeCursor } from '../job-cursor.js';
+import { jobSummary, jobView } from '../job-view.js';
 
 const Params = z.object({ id: z.string().min(1) });
 
@@ -14,17 +21,54 @@ function lastEventId(header: string | string[] | undefined): number {
   return Number(value.trim());
 }
 
+const ListQuery = z.strictObject({
+  status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted']).optional(),
+  kind: z.enum(['solve', 'rerank']).optional(),
+  /** Jobs created after this time only (ISO 8601). */
+  created_after: z.iso.datetime({ offset: true }).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  /** `next_cursor` of the previous page. */
+  cursor: z.string().max(200).optional(),
+});
+
 export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get('/jobs', { schema: { querystring: ListQuery, response: { 200: JobList, ...errorResponses(400, ...COMMON_ERRORS) } } }, async (request) => {
+    const { status, kind, limit, cursor } = request.query;
+    const createdAfter = request.query.created_after === undefined ? undefined : new Date(request.query.created_after).toISOString();
+    // One more than asked: whether it exists says whether there is a next page.
+    const rows = app.winnower.store.listJobs({ status, kind, createdAfter, limit: limit + 1, before: cursor === undefined ? undefined : decodeCursor(cursor, 'query.cursor') });
+    const page = rows.slice(0, limit);
+    return { jobs: page.map(jobSummary), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
+  });
+
   app.get(
     '/jobs/:id',
     { schema: { params: Params, querystring: z.object({ trajectories: z.stringbool().default(false) }), response: { 200: JobView, ...errorResponses(400, 404, 414, ...COMMON_ERRORS) } } },
     async (request) => jobView(app.winnower.store, app.winnower.jobs.get(request.params.id), { trajectories: request.query.trajectories }),
   );
 
-  app.delete('/jobs/:id', { schema: { params: Params, response: { 200: JobView.describe('The job, stopped'), ...errorResponses(404, 409, 414, ...COMMON_ERRORS) } } }, async (request) => {
-    const job = await app.winnower.jobs.cancel(request.params.id);
-    return jobView(app.winnower.store, job);
-  });
+  app.delete(
+    '/jobs/:id',
+    {
+      schema: {
+        params: Params,
+        querystring: z.strictObject({ purge: z.stringbool().default(false) }),
+        response: { 200: JobView.describe('The job, stopped'), 204: z.null().describe('With ?purge=true: the finished job was deleted with its candidates and events'), ...errorResponses(404, 409, 414, ...COMMON_ERRORS) },
+      },
+    },
+    async (request, reply) => {
+      const { jobs, store } = app.winnower;
+      const id = request.params.id;
+      // Cancelling and deleting are separate asks, so a repeated cancel can never delete a result.
+      if (!request.query.purge) return jobView(store, await jobs.cancel(id));
+      const job = jobs.get(id);
+      if (!TERMINAL_JOB_STATUSES.includes(job.status) || jobs.isRunning(id)) {
+        throw wnwError('WNW_ERR_JOB_STATE', `job ${id} is ${job.status}: cancel it first (DELETE /jobs/${id}), then purge it`, { details: { job_id: id, status: job.status } });
+      }
+      store.deleteJob(id);
+      return reply.status(204).send(null);
+    },
+  );
 
   // The stream is written to the socket (hijacked), so only its errors go through a schema; openapi.ts describes the 200.
   app.get('/jobs/:id/events', { schema: { params: Params, response: errorResponses(404, 414, ...COMMON_ERRORS) } }, async (request, reply) => {

@@ -9,6 +9,8 @@ import { MAX_TIMEOUT_S } from '../../solve/solve-request.js';
 import { checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
 import { COMMON_ERRORS, errorResponses, RerankResponse, ScoreResponse } from '../api-schemas.js';
+import { MAX_CANDIDATES_CAP } from '../limits-config.js';
+import { checkCandidateCaps } from '../request-caps.js';
 import { checkScoring } from '../scoring-check.js';
 import { RepoSource, Strategy, Task, Trajectory } from '../../types/index.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
@@ -24,7 +26,8 @@ const TaskInput = Task.strict().extend({ repo: RepoSource.strict().optional() })
 
 const ScoreBody = z.strictObject({
   task: TaskInput,
-  candidates: z.array(CandidateInput).min(1).max(256),
+  // The hard bound of the schema; the server's own cap (server.limits.max_candidates) is checked after, with a 413.
+  candidates: z.array(CandidateInput).min(1).max(MAX_CANDIDATES_CAP),
   template: z.string().optional(),
   budget_tokens: z.number().int().positive().optional(),
 });
@@ -82,6 +85,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post('/score', { schema: { body: ScoreBody, response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } }, async (request, reply) => {
     const { scorer } = app.winnower.solveDeps;
     if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
+    checkCandidateCaps(request.body.candidates, app.winnower.limits);
     const trajectories = asTrajectories(request.body);
     await checkBodyScoring(scorer, request.body);
     const signal = abortOnDisconnect(reply.raw);
@@ -101,6 +105,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const { scorer, sandboxes } = app.winnower.solveDeps;
     const body = request.body;
     const task = body.task;
+    checkCandidateCaps(body.candidates, app.winnower.limits);
     const trajectories = asTrajectories(body);
     await checkBodyScoring(scorer, body);
     if (body.verify) {
@@ -114,6 +119,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
         ? verifyMany(sandboxes, task, trajectories.map((t) => ({ id: t.id, patch: t.patch })), { concurrency: body.verify_concurrency, testTimeoutMs: body.verify_timeout_s * 1000, signal })
         : Promise.resolve([]),
     ]);
+    for (const result of verified) app.winnower.metrics.observeVerify(result.status);
     const scoreOf = new Map(scores.flatMap((result) => (result.score ? [[result.trajectory_id, result.score] as const] : [])));
     const verifyOf = new Map(verified.map((result) => [result.trajectory_id, result] as const));
     const strategy = body.strategy ?? defaultStrategy(Boolean(body.verify), scorer);

@@ -1,0 +1,22 @@
+/**
+ * The configured caps on what one /score or /rerank request may carry: how many candidates, and
+ * how large each may be. Past either, a 413 that names the field, the cap and the setting.
+ */
+import { wnwError } from '../errors.js';
+import type { LimitsConfig } from './limits-config.js';
+
+export function checkCandidateCaps(candidates: readonly unknown[], limits: Pick<LimitsConfig, 'max_candidates' | 'max_trajectory_bytes'>): void {
+  if (candidates.length > limits.max_candidates) {
+    throw wnwError('WNW_ERR_INPUT_TOO_LARGE', `body.candidates: ${candidates.length} candidates, more than this server's cap of ${limits.max_candidates} (server.limits.max_candidates)`, {
+      details: { field: 'body.candidates', limit: limits.max_candidates, given: candidates.length, setting: 'server.limits.max_candidates' },
+    });
+  }
+  candidates.forEach((candidate, index) => {
+    const bytes = Buffer.byteLength(JSON.stringify(candidate));
+    if (bytes > limits.max_trajectory_bytes) {
+      throw wnwError('WNW_ERR_INPUT_TOO_LARGE', `body.candidates.${index}: ${bytes} bytes, larger than this server's cap of ${limits.max_trajectory_bytes} bytes per candidate (server.limits.max_trajectory_bytes)`, {
+        details: { field: `body.candidates.${index}`, limit: limits.max_trajectory_bytes, given: bytes, setting: 'server.limits.max_trajectory_bytes' },
+      });
+    }
+  });
+}
