@@ -33,11 +33,17 @@ export const ERROR_CATALOG = {
   WNW_ERR_SBX_UPSTREAM: { status: 502, message: 'sandbox service failed' },
   WNW_ERR_SBX_TIMEOUT: { status: 504, message: 'sandbox service timed out' },
   WNW_ERR_SBX_UNSUPPORTED: { status: 501, message: 'operation not supported by this sandbox provider' },
+  WNW_ERR_SBX_IMAGE: { status: 400, message: 'container image not found, not readable or not usable' },
+  WNW_ERR_SBX_REGISTRY: { status: 502, message: 'image registry unreachable or failing' },
   // policy (the agent's model)
   WNW_ERR_POLICY_UPSTREAM: { status: 502, message: 'policy server failed' },
   WNW_ERR_POLICY_RESPONSE: { status: 502, message: 'policy server sent a malformed response' },
   WNW_ERR_POLICY_TIMEOUT: { status: 504, message: 'policy request timed out' },
   WNW_ERR_POLICY_REPLAY: { status: 400, message: 'recorded trajectory cannot be replayed' },
+  // harnesses (third-party agent CLIs)
+  WNW_ERR_HARNESS_UNKNOWN: { status: 400, message: 'no harness definition of that name' },
+  WNW_ERR_HARNESS_MISSING: { status: 400, message: 'harness CLI is not installed on this server' },
+  WNW_ERR_HARNESS_FAILED: { status: 502, message: 'harness exited with an error' },
   // verification
   WNW_ERR_VERIFY_NO_TESTS: { status: 400, message: 'task has no tests to run' },
   WNW_ERR_VERIFY_PARSE: { status: 500, message: 'test log could not be parsed' },
