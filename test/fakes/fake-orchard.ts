@@ -1,21 +1,33 @@
 /**
- * A fake Orchard Env orchestrator: node:http on port 0 speaking the documented REST contract
- * (shared/design/orchard-env-api.md), quirks included. Commands really run (`bash -c` on this
- * host) in a per-sandbox temp dir; absolute paths in API fields (cwd, file paths) are mapped
- * under that dir, so `/testbed` is `<root>/testbed`. Paths written inside commands are host paths.
+ * A fake Orchard Env orchestrator and in-pod agent: node:http on port 0 speaking the REST API as
+ * the real service behaves (shared/design/orchard-real-behaviour.md, sections cited as §N), quirks
+ * included. Each sandbox ("pod") is a host temp dir seen as `/` by its commands: every command
+ * runs in bubblewrap with that dir bound as the root and the host's /usr and /etc read-only, so
+ * commands and API paths agree (`/testbed`, `/workspace`, `/tmp`). A small Python agent inside
+ * runs `bash -c` exactly as Orchard's does (returncode, so −N for a signal death; `/` for a cwd
+ * that is not a directory) and writes its returncode to fd 3.
  *
- * Faults: the first K creates answer 503 with Retry-After; images that never get ready (408 on
- * /wait) or fail; `wait` answering early with `running` (another replica); a POST exec whose
- * `wait` gives up while the job runs; sandboxes that die mid-exec (exit_code null + error); and
- * per-route rules answering 500, malformed JSON, hanging, or dropping the connection (before the
- * request is handled, or after: `drop-after`, `hang-after`).
+ * Real semantics modelled: a command that reaches `timeout_seconds` kills the whole pod (§1);
+ * `login_shell` rewrites stderr (§2); unknown images stay pending until `/wait` gives 408 (§4);
+ * file-type errors are 500s wrapping the agent's 400, and the call after an agent error may get
+ * `Connection reset by peer` (§5, §7); a dangling symlink fails a listing (§6); exec before ready
+ * waits for the agent, then 404 (§16); heartbeats enrol a sandbox in heartbeat reaping, and a
+ * TTL deletes it however many it sent (§10); execs queue per sandbox (§11); duplicate ids are
+ * adopted, invalid ids are 500 (§13); `timeout` must be an integer (§14); `apply_patch` works in
+ * `/workspace` (§15); GET of an unknown sandbox is 404 (§16).
+ *
+ * Faults for tests: the first K creates answer 503 with Retry-After; `wait` answering early with
+ * `running` (another replica); a POST exec whose `wait` gives up while the job runs; pods that die
+ * (killSandbox); per-route rules answering 500, malformed JSON, hanging, or dropping the
+ * connection (before the request is handled, or after: `drop-after`, `hang-after`).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { cp, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { dirname, join, normalize, relative } from 'node:path';
 
 export type FakeOrchardFault = '500' | 'malformed' | 'hang' | 'drop' | 'drop-after' | 'hang-after';
@@ -31,14 +43,31 @@ export interface FakeOrchardRule {
 export interface FakeOrchardOptions {
   /** Required X-API-Key (default 'test-key'); null turns auth off. */
   apiKey?: string | null;
-  /** Image name → host directory copied as the sandbox's root filesystem. */
+  /** Image name → host directory copied as the sandbox's root filesystem. Other images never get pulled. */
   images?: Record<string, string>;
   /** Pending → ready after this long (default 30 ms). */
   readyDelayMs?: number;
-  /** Images that stay pending forever. */
+  /** Known images that stay pending forever anyway (an unschedulable pod). */
   neverReady?: string[];
   /** Retry-After sent with the 503s (default '5', as the real server). */
   retryAfter?: string;
+  /** How long an exec waits for a pod's agent before answering 404 "agent not ready" (real: 15 s). */
+  agentReadyWaitMs?: number;
+  /** SANDBOX_TTL_HOURS in seconds (real default 7200). */
+  ttlS?: number;
+  /** HEARTBEAT_TIMEOUT_SECONDS (real default 180). */
+  heartbeatTimeoutS?: number;
+  /** PENDING_TIMEOUT_BUFFER_SECONDS (real default 600). */
+  pendingBufferS?: number;
+  /** CLEANUP_INTERVAL_SECONDS in ms (real default 300 000); 0: only `sweep()` reaps. */
+  cleanupIntervalMs?: number;
+  /**
+   * Put the image-pull waiting reason into a pending sandbox's `status_message`. The real
+   * orchestrator leaves it empty (§4); a patched one may not.
+   */
+  reportPullErrors?: boolean;
+  /** After an agent-side error, the next file call gets 500 "Connection reset by peer" (§7; default true). */
+  staleConnectionAfterAgentError?: boolean;
 }
 
 export interface RecordedRequest {
@@ -54,13 +83,21 @@ interface FakeSandbox {
   image: string;
   root: string;
   status: 'pending' | 'ready' | 'failed';
-  statusMessage: string | null;
+  statusMessage: string;
   cpu: string;
   memory: string;
   blockNetwork: boolean;
   createdAt: number;
+  /** The create's `timeout` (for the pending sweep). */
+  createTimeoutS: number;
   queue: Promise<void>;
   changed: Set<() => void>;
+  /** Session ids of every process tree started in the pod (each exec is its own session). */
+  sessions: Set<number>;
+  /** Set by the first heartbeat to a ready sandbox: from then on a gap reaps it. */
+  lastHeartbeat: number | undefined;
+  /** The agent closed its connection after an error; the next file call hits the stale one. */
+  staleConnection: boolean;
 }
 
 interface FakeJob {
@@ -75,17 +112,32 @@ interface FakeJob {
   started_at: number | null;
   completed_at: number | null;
   error: string | null;
-  child?: ChildProcess;
   done: Promise<void>;
   finish: () => void;
   killedBecause?: string;
 }
 
-type Reply = { status: number; body?: unknown; headers?: Record<string, string>; raw?: string } | 'hang' | 'drop';
+type Answer = { status: number; body?: unknown; headers?: Record<string, string>; raw?: string };
+type Reply = Answer | 'hang' | 'drop';
+
+/** What the orchestrator's retry loop ends with after the agent killed its own pod (§1). */
+export const POD_KILLED_ERROR = 'int too large to convert to float';
+
+/** The in-pod agent: `bash -c` as Orchard's runs it, returncode on fd 3. */
+const AGENT_PY = [
+  'import os, subprocess, sys',
+  'command, cwd, login = sys.argv[1], sys.argv[2], sys.argv[3] == "1"',
+  'os.chdir(cwd if os.path.isdir(cwd) else "/")',
+  'args = ["bash", "--login", "-i", "-c", "if [ -f ~/.bashrc ]; then source ~/.bashrc; fi; " + command] if login else ["bash", "-c", command]',
+  'proc = subprocess.run(args, stdin=subprocess.DEVNULL)',
+  'os.write(3, str(proc.returncode).encode())',
+].join('\n');
 
 export class FakeOrchard {
   readonly requests: RecordedRequest[] = [];
   readonly deleted: string[] = [];
+  /** Sandboxes the cleanup sweep removed, with why. */
+  readonly reaped: { id: string; reason: 'ttl' | 'heartbeat' | 'pending' }[] = [];
   readonly heartbeats = new Map<string, number>();
   readonly sandboxes = new Map<string, FakeSandbox>();
   readonly jobs = new Map<string, FakeJob>();
@@ -99,6 +151,7 @@ export class FakeOrchard {
   #server: Server;
   #sockets = new Set<Socket>();
   #requestCounter = 0;
+  #sweeper: NodeJS.Timeout | undefined;
   #options: Required<Omit<FakeOrchardOptions, 'apiKey'>> & { apiKey: string | null };
   url = '';
 
@@ -109,6 +162,13 @@ export class FakeOrchard {
       readyDelayMs: options.readyDelayMs ?? 30,
       neverReady: options.neverReady ?? [],
       retryAfter: options.retryAfter ?? '5',
+      agentReadyWaitMs: options.agentReadyWaitMs ?? 15_000,
+      ttlS: options.ttlS ?? 7_200,
+      heartbeatTimeoutS: options.heartbeatTimeoutS ?? 180,
+      pendingBufferS: options.pendingBufferS ?? 600,
+      cleanupIntervalMs: options.cleanupIntervalMs ?? 300_000,
+      reportPullErrors: options.reportPullErrors ?? false,
+      staleConnectionAfterAgentError: options.staleConnectionAfterAgentError ?? true,
     };
     this.#server = createServer((request, response) => void this.#handle(request, response));
     this.#server.on('connection', (socket) => {
@@ -121,6 +181,10 @@ export class FakeOrchard {
     const fake = new FakeOrchard(options);
     await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
     fake.url = `http://127.0.0.1:${(fake.#server.address() as AddressInfo).port}`;
+    if (fake.#options.cleanupIntervalMs > 0) {
+      fake.#sweeper = setInterval(() => void fake.sweep(), fake.#options.cleanupIntervalMs);
+      fake.#sweeper.unref();
+    }
     return fake;
   }
 
@@ -135,30 +199,43 @@ export class FakeOrchard {
     return this.requests.filter((request) => request.method === method && path.test(request.path)).length;
   }
 
-  /** Host directory holding a sandbox's files. */
+  /** Host directory holding a sandbox's files (its `/`). */
   rootOf(id: string): string {
     const sandbox = this.sandboxes.get(id);
     if (!sandbox) throw new Error(`no sandbox ${id}`);
     return sandbox.root;
   }
 
-  /** The pod dies: running commands are killed and their jobs fail with exit_code null. */
+  /** The pod dies: every process in it is killed, running and queued jobs fail with exit_code null. */
   killSandbox(id: string, reason = 'agent connection lost: pod terminated'): void {
     const sandbox = this.sandboxes.get(id);
     if (!sandbox) return;
     sandbox.status = 'failed';
     sandbox.statusMessage = reason;
     for (const job of this.jobs.values()) {
-      if (job.sandbox_id === id && (job.status === 'running' || job.status === 'queued')) {
-        job.killedBecause = reason;
-        if (job.child?.pid) killGroup(job.child.pid);
-        else this.#complete(job, { exit_code: null, error: reason });
-      }
+      if (job.sandbox_id === id && (job.status === 'running' || job.status === 'queued')) job.killedBecause ??= reason;
+    }
+    killSessions(sandbox.sessions);
+    for (const notify of sandbox.changed) notify();
+  }
+
+  /** One cleanup pass, as the orchestrator's (§10, §4): TTL, heartbeat gaps of enrolled sandboxes, never-ready pods. */
+  async sweep(now = Date.now() / 1000): Promise<void> {
+    for (const sandbox of [...this.sandboxes.values()]) {
+      const age = now - sandbox.createdAt;
+      let reason: 'ttl' | 'heartbeat' | 'pending' | undefined;
+      if (age > this.#options.ttlS) reason = 'ttl';
+      else if (sandbox.lastHeartbeat !== undefined && now - sandbox.lastHeartbeat > this.#options.heartbeatTimeoutS) reason = 'heartbeat';
+      else if (sandbox.status === 'pending' && age > sandbox.createTimeoutS + this.#options.pendingBufferS) reason = 'pending';
+      if (!reason) continue;
+      this.reaped.push({ id: sandbox.id, reason });
+      await this.#remove(sandbox);
     }
   }
 
   async close(): Promise<void> {
-    for (const job of this.jobs.values()) if (job.child?.pid && job.status === 'running') killGroup(job.child.pid);
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    for (const sandbox of this.sandboxes.values()) killSessions(sandbox.sessions);
     for (const socket of this.#sockets) socket.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
     await Promise.all([...this.sandboxes.values()].map((sandbox) => rm(sandbox.root, { recursive: true, force: true })));
@@ -214,9 +291,9 @@ export class FakeOrchard {
     return rule;
   }
 
-  async #route(request: RecordedRequest): Promise<Exclude<Reply, 'hang' | 'drop'>> {
+  async #route(request: RecordedRequest): Promise<Answer> {
     const { method, path } = request;
-    if (method === 'GET' && path === '/') return { status: 200, body: { service: 'fake-orchard', version: '0.1.0', status: 'running' } };
+    if (method === 'GET' && path === '/') return { status: 200, body: { service: 'Orchard Env', version: '0.1.0', status: 'running' } };
     if (method === 'GET' && path === '/health') return { status: 200, body: { status: 'healthy' } };
     const key = request.headers['x-api-key'];
     if (this.#options.apiKey !== null) {
@@ -224,6 +301,7 @@ export class FakeOrchard {
       if (key !== this.#options.apiKey) return { status: 403, body: { detail: 'Invalid API key' } };
     }
     let match: RegExpExecArray | null;
+    if (method === 'GET' && path === '/resources') return { status: 200, body: { status: 'ok', sandboxes: this.sandboxes.size } };
     if (method === 'POST' && path === '/sandboxes') return this.#create(request.body);
     if ((match = /^\/sandboxes\/([^/]+)$/.exec(path))) {
       const id = decodeURIComponent(match[1] ?? '');
@@ -233,11 +311,15 @@ export class FakeOrchard {
     if (method === 'GET' && (match = /^\/sandboxes\/([^/]+)\/wait$/.exec(path))) return this.#waitSandbox(decodeURIComponent(match[1] ?? ''), Number(request.query.timeout ?? 300));
     if (method === 'POST' && (match = /^\/sandboxes\/([^/]+)\/heartbeat$/.exec(path))) {
       const id = decodeURIComponent(match[1] ?? '');
-      if (!this.sandboxes.has(id)) return notFound(`Sandbox ${id} not found`);
+      const sandbox = this.sandboxes.get(id);
+      if (!sandbox) return notFound(`Sandbox ${id} not found`);
       this.heartbeats.set(id, (this.heartbeats.get(id) ?? 0) + 1);
-      return { status: 200, body: { status: 'ok' } };
+      // Only a ready sandbox is enrolled in heartbeat reaping (§10).
+      if (sandbox.status === 'ready') sandbox.lastHeartbeat = Date.now() / 1000;
+      return { status: 200, body: { status: 'ok', sandbox_id: id } };
     }
     if (method === 'POST' && (match = /^\/sandboxes\/([^/]+)\/exec$/.exec(path))) return this.#exec(decodeURIComponent(match[1] ?? ''), request.body);
+    if (method === 'POST' && (match = /^\/sandboxes\/([^/]+)\/apply_patch$/.exec(path))) return this.#applyPatch(decodeURIComponent(match[1] ?? ''), request.body);
     if (method === 'GET' && (match = /^\/jobs\/([^/]+)$/.exec(path))) {
       const job = this.jobs.get(decodeURIComponent(match[1] ?? ''));
       return job ? { status: 200, body: jobBody(job) } : notFound('Job not found');
@@ -253,8 +335,14 @@ export class FakeOrchard {
       return { status: 200, body: jobBody(job) };
     }
     if ((match = /^\/sandboxes\/([^/]+)\/files(\/list)?$/.exec(path))) {
-      const sandbox = this.sandboxes.get(decodeURIComponent(match[1] ?? ''));
-      if (!sandbox) return notFound('Sandbox not found');
+      const id = decodeURIComponent(match[1] ?? '');
+      const sandbox = this.sandboxes.get(id);
+      if (!sandbox) return notFound(`Sandbox ${id} not found`);
+      if (sandbox.status !== 'ready') return { status: 400, body: { detail: `Sandbox ${id} is not ready` } };
+      if (sandbox.staleConnection && this.#options.staleConnectionAfterAgentError) {
+        sandbox.staleConnection = false;
+        return { status: 500, body: { detail: 'Agent request failed: [Errno 104] Connection reset by peer' } };
+      }
       if (match[2]) return method === 'GET' ? this.#list(sandbox, request.query.path ?? '/workspace') : notFound('Not Found');
       if (method === 'POST') return this.#writeFile(sandbox, request.body);
       if (method === 'GET') return this.#readFile(sandbox, request.query.path);
@@ -262,7 +350,7 @@ export class FakeOrchard {
     return notFound('Not Found');
   }
 
-  async #create(body: unknown): Promise<Exclude<Reply, 'hang' | 'drop'>> {
+  async #create(body: unknown): Promise<Answer> {
     if (this.createUnavailable > 0) {
       this.createUnavailable--;
       return { status: 503, body: { detail: 'Service temporarily overloaded, please retry: 429 Too Many Requests' }, headers: { 'retry-after': this.#options.retryAfter } };
@@ -271,103 +359,125 @@ export class FakeOrchard {
     if (typeof input.image !== 'string' || input.image === '') {
       return { status: 422, body: { detail: [{ type: 'missing', loc: ['body', 'image'], msg: 'Field required' }] } };
     }
-    const id = typeof input.sandbox_id === 'string' ? input.sandbox_id : `sbx-${randomBytes(4).toString('hex')}`;
-    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(id)) return { status: 422, body: { detail: `invalid sandbox_id ${id}` } };
-    if (this.sandboxes.has(id)) return { status: 500, body: { error: 'Internal server error', detail: `pods "${id}" already exists` } };
+    // pydantic v2: `timeout: int` rejects a fractional number (§14).
+    if (input.timeout !== undefined && !Number.isInteger(input.timeout)) {
+      return { status: 422, body: { detail: [{ type: 'int_from_float', loc: ['body', 'timeout'], msg: 'Input should be a valid integer, got a number with a fractional part', input: input.timeout }] } };
+    }
+    const id = typeof input.sandbox_id === 'string' ? input.sandbox_id : randomBytes(4).toString('hex');
+    // Ids are not validated: Kubernetes refuses the pod name, and that comes back as a 500 (§13).
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(id)) {
+      return { status: 500, body: { detail: `Failed to create sandbox: (422) Reason: Unprocessable Entity: Pod "sandbox-${id}" is invalid: metadata.name: Invalid value` } };
+    }
+    const timeoutS = typeof input.timeout === 'number' ? input.timeout : 3600;
+    const existing = this.sandboxes.get(id);
+    if (existing) {
+      // The pod's 409 is swallowed: the record is overwritten with defaults, answered 200 pending (§13).
+      Object.assign(existing, { cpu: '4', memory: '16Gi', status: 'pending', statusMessage: '', createTimeoutS: timeoutS });
+      setTimeout(() => {
+        if (existing.status === 'pending') existing.status = 'ready';
+        for (const notify of existing.changed) notify();
+      }, this.#options.readyDelayMs);
+      return { status: 200, body: createBody(existing, timeoutS) };
+    }
     const sandbox: FakeSandbox = {
       id,
       image: input.image,
       root: await mkdtemp(join(tmpdir(), 'fake-orchard-')),
       status: 'pending',
-      statusMessage: null,
+      statusMessage: '',
       cpu: typeof input.cpu === 'string' ? input.cpu : '4',
       memory: typeof input.memory === 'string' ? input.memory : '16Gi',
       blockNetwork: input.block_network !== false,
       createdAt: Date.now() / 1000,
+      createTimeoutS: timeoutS,
       queue: Promise.resolve(),
       changed: new Set(),
+      sessions: new Set(),
+      lastHeartbeat: undefined,
+      staleConnection: false,
     };
     this.sandboxes.set(id, sandbox);
-    if (!this.#options.neverReady.includes(sandbox.image)) {
-      setTimeout(() => void this.#boot(sandbox), this.#options.readyDelayMs);
-    }
-    return {
-      status: 200,
-      body: {
-        sandbox_id: id,
-        namespace: 'sandboxes',
-        image: sandbox.image,
-        block_network: sandbox.blockNetwork,
-        cpu: sandbox.cpu,
-        memory: sandbox.memory,
-        timeout: typeof input.timeout === 'number' ? input.timeout : 3600,
-        status: 'pending',
-      },
-    };
+    setTimeout(() => void this.#boot(sandbox), this.#options.readyDelayMs);
+    return { status: 200, body: createBody(sandbox, timeoutS) };
   }
 
   async #boot(sandbox: FakeSandbox): Promise<void> {
     if (this.sandboxes.get(sandbox.id) !== sandbox) return; // deleted before it booted
     const template = this.#options.images[sandbox.image];
     if (template === undefined) {
-      sandbox.status = 'failed';
-      sandbox.statusMessage = `ErrImagePull: image ${sandbox.image} not found`;
-    } else {
-      await cp(template, sandbox.root, { recursive: true });
-      await mkdir(join(sandbox.root, 'workspace'), { recursive: true });
-      if (sandbox.status === 'pending') sandbox.status = 'ready';
+      // ErrImagePull / ImagePullBackOff: the pod stays Pending, and the orchestrator says nothing (§4).
+      if (this.#options.reportPullErrors) sandbox.statusMessage = `ImagePullBackOff: Back-off pulling image "${sandbox.image}"`;
+      return;
     }
+    await cp(template, sandbox.root, { recursive: true });
+    await mkdir(join(sandbox.root, 'workspace'), { recursive: true });
+    await mkdir(join(sandbox.root, 'root'), { recursive: true });
+    await mkdir(join(sandbox.root, 'tmp'), { recursive: true, mode: 0o1777 });
+    if (this.#options.neverReady.includes(sandbox.image)) return;
+    if (sandbox.status === 'pending') sandbox.status = 'ready';
     for (const notify of sandbox.changed) notify();
   }
 
-  #info(id: string): Exclude<Reply, 'hang' | 'drop'> {
+  #info(id: string): Answer {
     const sandbox = this.sandboxes.get(id);
-    if (!sandbox) return { status: 200, body: { sandbox_id: id, status: 'not_found', ready: false } };
+    if (!sandbox) return notFound(`Sandbox ${id} not found`);
     return { status: 200, body: infoBody(sandbox) };
   }
 
-  async #waitSandbox(id: string, timeoutS: number): Promise<Exclude<Reply, 'hang' | 'drop'>> {
+  async #waitSandbox(id: string, timeoutS: number): Promise<Answer> {
     const sandbox = this.sandboxes.get(id);
     if (!sandbox) return notFound(`Sandbox ${id} not found`);
-    if (sandbox.status === 'pending') {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, timeoutS * 1000);
-        function done(): void {
-          clearTimeout(timer);
-          sandbox?.changed.delete(done);
-          resolve();
-        }
-        sandbox.changed.add(done);
-      });
-    }
+    if (sandbox.status === 'pending') await untilChanged(sandbox, timeoutS * 1000);
     if (sandbox.status === 'pending') return { status: 408, body: { detail: `Sandbox ${id} not ready within ${timeoutS}s` } };
     return { status: 200, body: infoBody(sandbox) };
   }
 
-  async #delete(id: string): Promise<Exclude<Reply, 'hang' | 'drop'>> {
+  async #delete(id: string): Promise<Answer> {
     this.deleted.push(id);
     const sandbox = this.sandboxes.get(id);
-    if (sandbox) {
-      this.killSandbox(id, 'sandbox deleted');
-      this.sandboxes.delete(id);
-      await rm(sandbox.root, { recursive: true, force: true });
-    }
+    if (sandbox) await this.#remove(sandbox, 'sandbox deleted');
     return { status: 200, body: { status: 'deleted', sandbox_id: id } };
   }
 
-  async #exec(id: string, body: unknown): Promise<Exclude<Reply, 'hang' | 'drop'>> {
-    const sandbox = this.sandboxes.get(id);
+  async #remove(sandbox: FakeSandbox, reason = 'sandbox deleted'): Promise<void> {
+    this.killSandbox(sandbox.id, reason);
+    this.sandboxes.delete(sandbox.id);
+    await rm(sandbox.root, { recursive: true, force: true });
+  }
+
+  async #exec(id: string, body: unknown): Promise<Answer> {
+    let sandbox = this.sandboxes.get(id);
     if (!sandbox) return notFound(`Sandbox ${id} not found`);
-    if (sandbox.status !== 'ready') return notFound(`Sandbox ${id} agent not ready`);
+    if (sandbox.status !== 'ready') {
+      // The orchestrator waits for the agent to answer its readiness probe, then gives up.
+      await untilChanged(sandbox, this.#options.agentReadyWaitMs);
+      sandbox = this.sandboxes.get(id);
+      if (!sandbox) return notFound(`Sandbox ${id} not found`);
+      if (sandbox.status !== 'ready') return notFound(`Sandbox ${id} agent not ready`);
+    }
     const input = (body ?? {}) as Record<string, unknown>;
+    // A list is joined with spaces, unquoted (§16).
     const command = Array.isArray(input.command) ? input.command.join(' ') : input.command;
     if (typeof command !== 'string') return { status: 422, body: { detail: [{ loc: ['body', 'command'], msg: 'Field required' }] } };
     const timeoutS = typeof input.timeout_seconds === 'number' ? input.timeout_seconds : 300;
+    const job = this.#newJob(id, command);
+    const cwd = typeof input.cwd === 'string' ? input.cwd : '/workspace';
+    const env = (input.env ?? {}) as Record<string, string>;
+    const loginShell = input.login_shell === true;
+    const owner = sandbox;
+    // Execs within one sandbox run one at a time (per replica: this fake is one replica).
+    owner.queue = owner.queue.then(() => this.#run(owner, job, cwd, env, timeoutS, loginShell));
+    if (input.wait !== true) return { status: 200, body: { job_id: job.job_id, status: 'queued' } };
+    await waitFor(job.done, Math.min(this.execWaitCapMs ?? Infinity, (timeoutS + 30) * 1000));
+    return { status: 200, body: jobBody(job) };
+  }
+
+  #newJob(sandboxId: string, command: string): FakeJob {
     let finish = (): void => undefined;
     const done = new Promise<void>((resolve) => (finish = resolve));
     const job: FakeJob = {
-      job_id: `job-${randomBytes(6).toString('hex')}`,
-      sandbox_id: id,
+      job_id: randomUUID(),
+      sandbox_id: sandboxId,
       command,
       status: 'queued',
       stdout: '',
@@ -381,55 +491,60 @@ export class FakeOrchard {
       finish,
     };
     this.jobs.set(job.job_id, job);
-    const cwd = typeof input.cwd === 'string' ? input.cwd : '/workspace';
-    const env = (input.env ?? {}) as Record<string, string>;
-    // Execs within one sandbox run one at a time.
-    const loginShell = input.login_shell === true;
-    sandbox.queue = sandbox.queue.then(() => this.#run(sandbox, job, cwd, env, timeoutS, loginShell));
-    if (input.wait !== true) return { status: 200, body: { job_id: job.job_id, status: 'queued' } };
-    await waitFor(done, Math.min(this.execWaitCapMs ?? Infinity, (timeoutS + 30) * 1000));
-    return { status: 200, body: jobBody(job) };
+    return job;
   }
 
   async #run(sandbox: FakeSandbox, job: FakeJob, cwd: string, env: Record<string, string>, timeoutS: number, loginShell: boolean): Promise<void> {
-    if (job.killedBecause || job.status !== 'queued') return;
-    let workdir = mapPath(sandbox.root, cwd);
-    if (!(await isDirectory(workdir))) workdir = sandbox.root;
+    if (job.status !== 'queued') return;
+    if (job.killedBecause || sandbox.status !== 'ready') {
+      this.#complete(job, { exit_code: null, error: job.killedBecause ?? POD_KILLED_ERROR });
+      return;
+    }
     job.status = 'running';
     job.started_at = Date.now() / 1000;
-    // The agent runs `bash --login -i -c` with ~/.bashrc sourced; -i is left out here (no TTY noise to filter).
-    const args = loginShell ? ['--login', '-c', `if [ -f ~/.bashrc ]; then . ~/.bashrc; fi; ${job.command}`] : ['-c', job.command];
-    const child = spawn('bash', args, {
-      cwd: workdir,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: sandbox.root, LANG: 'C.UTF-8', ...env },
+    const child = spawn('bwrap', [...podMounts(sandbox.root), 'python3', '-c', AGENT_PY, job.command, cwd, loginShell ? '1' : '0'], {
+      cwd: '/',
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/root', LANG: 'C.UTF-8', ...env },
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
-    job.child = child;
+    if (child.pid) sandbox.sessions.add(child.pid);
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
+    const status: Buffer[] = [];
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    (child.stdio[3] as NodeJS.ReadableStream | null)?.on('data', (chunk: Buffer) => status.push(chunk));
     let timedOut = false;
     const timer = setTimeout(() => {
+      // killpg(getpgid(child)) in a pod is the pod's own group: everything dies (§1).
       timedOut = true;
-      if (child.pid) killGroup(child.pid);
+      this.killSandbox(sandbox.id, 'pod failed: its main process was killed');
     }, timeoutS * 1000);
-    const code = await new Promise<number | null>((resolve) => {
-      child.on('error', () => resolve(127));
-      child.on('close', (exitCode) => resolve(exitCode));
+    await new Promise<void>((resolve) => {
+      child.on('error', () => resolve());
+      child.on('close', () => resolve());
     });
     clearTimeout(timer);
-    job.stdout = Buffer.concat(stdout).toString('utf8');
-    job.stderr = Buffer.concat(stderr).toString('utf8');
+    if (timedOut) {
+      // The orchestrator retries the dropped agent call against a dead pod until its backoff overflows.
+      this.#complete(job, { exit_code: null, error: POD_KILLED_ERROR });
+      return;
+    }
     if (job.killedBecause) {
       this.#complete(job, { exit_code: null, error: job.killedBecause });
-    } else if (timedOut) {
-      job.stderr += `\nCommand timed out after ${timeoutS}s and was killed`;
-      this.#complete(job, { exit_code: 124, error: `Command timed out after ${timeoutS}s` });
-    } else {
-      this.#complete(job, { exit_code: code ?? 137, error: null });
+      return;
     }
+    const code = Number(Buffer.concat(status).toString() || 'NaN');
+    job.stdout = Buffer.concat(stdout).toString('utf8');
+    const rawStderr = Buffer.concat(stderr).toString('utf8');
+    job.stderr = loginShell ? filterLoginStderr(rawStderr) : rawStderr;
+    if (!Number.isFinite(code)) {
+      this.#complete(job, { exit_code: null, error: `Agent request failed: ${rawStderr.slice(-200) || 'no status'}` });
+      return;
+    }
+    // The orchestrator calls any exit 124 a timeout (§1).
+    this.#complete(job, { exit_code: code, error: code === 124 ? `Command timed out after ${timeoutS}s` : null });
   }
 
   #complete(job: FakeJob, result: { exit_code: number | null; error: string | null }): void {
@@ -440,48 +555,135 @@ export class FakeOrchard {
     job.finish();
   }
 
-  async #writeFile(sandbox: FakeSandbox, body: unknown): Promise<Exclude<Reply, 'hang' | 'drop'>> {
+  /** `cd /workspace`, the patch through a heredoc ending in PATCH_EOF, `git apply` (§15). */
+  async #applyPatch(id: string, body: unknown): Promise<Answer> {
+    const sandbox = this.sandboxes.get(id);
+    if (!sandbox) return notFound(`Sandbox ${id} not found`);
+    const input = (body ?? {}) as Record<string, unknown>;
+    if (typeof input.patch !== 'string') return { status: 422, body: { detail: [{ loc: ['body', 'patch'], msg: 'Field required' }] } };
+    const script = `cd /workspace && cat > /tmp/orchard_patch.diff << 'PATCH_EOF'\n${input.patch}\nPATCH_EOF\ngit apply /tmp/orchard_patch.diff`;
+    const timeoutS = typeof input.timeout_seconds === 'number' ? input.timeout_seconds : 30;
+    const job = this.#newJob(id, script);
+    sandbox.queue = sandbox.queue.then(() => this.#run(sandbox, job, '/workspace', {}, timeoutS, false));
+    await job.done;
+    return { status: 200, body: { success: job.exit_code === 0, stdout: job.stdout, stderr: job.stderr, exit_code: job.exit_code, error: job.error } };
+  }
+
+  async #writeFile(sandbox: FakeSandbox, body: unknown): Promise<Answer> {
     const input = (body ?? {}) as Record<string, unknown>;
     if (typeof input.path !== 'string' || typeof input.content !== 'string') {
       return { status: 422, body: { detail: [{ loc: ['body', 'path'], msg: 'Field required' }] } };
     }
     const target = mapPath(sandbox.root, input.path);
     const content = Buffer.from(input.content, 'base64');
-    await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, content);
+    try {
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, content);
+    } catch (error) {
+      sandbox.staleConnection = true;
+      return { status: 500, body: { detail: `Agent upload failed (HTTP 500): ${String(error)}` } };
+    }
     return { status: 200, body: { success: true, path: input.path, size: content.length } };
   }
 
-  async #readFile(sandbox: FakeSandbox, path: string | undefined): Promise<Exclude<Reply, 'hang' | 'drop'>> {
+  async #readFile(sandbox: FakeSandbox, path: string | undefined): Promise<Answer> {
     if (!path) return { status: 422, body: { detail: [{ loc: ['query', 'path'], msg: 'Field required' }] } };
     const target = mapPath(sandbox.root, path);
     const info = await stat(target).catch(() => undefined);
     if (!info) return notFound(`File not found: ${path}`);
-    if (!info.isFile()) return { status: 400, body: { detail: `Not a file: ${path}` } };
+    if (!info.isFile()) return this.#agentError(sandbox, 'download', 400, JSON.stringify({ detail: `Not a file: ${path}` }));
     const content = await readFile(target);
     return { status: 200, body: { path, content: content.toString('base64'), size: content.length } };
   }
 
-  async #list(sandbox: FakeSandbox, path: string): Promise<Exclude<Reply, 'hang' | 'drop'>> {
+  async #list(sandbox: FakeSandbox, path: string): Promise<Answer> {
     const target = mapPath(sandbox.root, path);
     const info = await stat(target).catch(() => undefined);
     if (!info) return notFound(`Path not found: ${path}`);
-    if (!info.isDirectory()) return { status: 400, body: { detail: `Not a directory: ${path}` } };
+    if (!info.isDirectory()) return this.#agentError(sandbox, 'list', 400, JSON.stringify({ detail: `Not a directory: ${path}` }));
     const names = (await readdir(target)).sort();
-    const files = await Promise.all(
-      names.map(async (name) => {
-        const entry = await stat(join(target, name));
-        return { name, type: entry.isDirectory() ? 'directory' : 'file', size: entry.size, modified: entry.mtime.toISOString().slice(0, 19) };
-      }),
-    );
+    const files = [];
+    for (const name of names) {
+      // stat() follows links: one dangling link fails the whole listing (§6).
+      const entry = await stat(join(target, name)).catch(() => undefined);
+      if (!entry) {
+        if (await lstat(join(target, name)).catch(() => undefined)) return this.#agentError(sandbox, 'list', 500, 'Internal Server Error');
+        continue;
+      }
+      files.push({ name, type: entry.isDirectory() ? 'directory' : 'file', size: entry.size, modified: localTime(entry.mtime) });
+    }
     return { status: 200, body: { path, files } };
   }
+
+  /** The agent's error as the orchestrator passes it on: always a 500 (§5), and the connection goes stale (§7). */
+  #agentError(sandbox: FakeSandbox, what: 'download' | 'list', status: number, text: string): Answer {
+    sandbox.staleConnection = true;
+    return { status: 500, body: { detail: `Agent ${what} failed (HTTP ${status}): ${text}` } };
+  }
+}
+
+/** The bubblewrap arguments that make a sandbox dir a pod's `/`. */
+function podMounts(root: string): string[] {
+  return [
+    '--bind', root, '/',
+    '--ro-bind', '/usr', '/usr',
+    ...['bin', 'sbin', 'lib', 'lib64'].flatMap((dir) => ['--ro-bind-try', `/usr/${dir}`, `/${dir}`]),
+    '--ro-bind', '/etc', '/etc',
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--die-with-parent',
+  ];
+}
+
+/** Kills every process whose session is one of `sessions` (what a pod's death does to its processes). */
+function killSessions(sessions: Set<number>): void {
+  if (sessions.size === 0) return;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (sessions.has(Number(fields[3]))) process.kill(Number(entry), 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/**
+ * What Orchard's agent does to stderr under `login_shell` (§2): drops job-control noise and
+ * tracebacks (keeping a final line other than ModuleNotFoundError/ImportError), every blank line,
+ * and the trailing newline.
+ */
+export function filterLoginStderr(text: string): string {
+  const kept: string[] = [];
+  const lines = text.split('\n');
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index] ?? '';
+    if (/terminal process group|no job control in this shell/.test(line)) continue;
+    if (line.startsWith('Traceback (most recent call last):')) {
+      while (index + 1 < lines.length && /^(\s|$)/.test(lines[index + 1] ?? '')) index++;
+      const last = lines[index + 1];
+      if (last !== undefined) {
+        index++;
+        if (!/^(ModuleNotFoundError|ImportError):/.test(last)) kept.push(last);
+      }
+      continue;
+    }
+    if (line.trim() === '') continue;
+    kept.push(line);
+  }
+  return kept.join('\n');
+}
+
+function createBody(sandbox: FakeSandbox, timeoutS: number): Record<string, unknown> {
+  return { sandbox_id: sandbox.id, namespace: 'sandbox-pods', image: sandbox.image, block_network: sandbox.blockNetwork, cpu: sandbox.cpu, memory: sandbox.memory, timeout: timeoutS, status: 'pending' };
 }
 
 function infoBody(sandbox: FakeSandbox): Record<string, unknown> {
   return {
     sandbox_id: sandbox.id,
-    namespace: 'sandboxes',
+    namespace: 'sandbox-pods',
     image: sandbox.image,
     pod_name: `sandbox-${sandbox.id}`,
     block_network: sandbox.blockNetwork,
@@ -495,7 +697,7 @@ function infoBody(sandbox: FakeSandbox): Record<string, unknown> {
 }
 
 function jobBody(job: FakeJob): Record<string, unknown> {
-  const { child: _child, done: _done, finish: _finish, killedBecause: _killed, ...body } = job;
+  const { done: _done, finish: _finish, killedBecause: _killed, ...body } = job;
   return body;
 }
 
@@ -512,7 +714,7 @@ function faultReply(fault: Exclude<FakeOrchardFault, 'drop-after' | 'hang-after'
   }
 }
 
-function notFound(detail: string): { status: number; body: unknown } {
+function notFound(detail: string): Answer {
   return { status: 404, body: { detail } };
 }
 
@@ -524,16 +726,22 @@ function mapPath(root: string, path: string): string {
   return target;
 }
 
-async function isDirectory(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
+/** `YYYY-MM-DDTHH:MM:SS` in local time, no zone, as the agent's `datetime.fromtimestamp().isoformat()`. */
+function localTime(date: Date): string {
+  const pad = (value: number): string => String(value).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
 }
 
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
+async function untilChanged(sandbox: FakeSandbox, ms: number): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      sandbox.changed.delete(done);
+      resolve();
+    }
+    sandbox.changed.add(done);
+  });
 }
 
 async function waitFor(promise: Promise<void>, ms: number): Promise<void> {
@@ -547,6 +755,11 @@ async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The signal number of a death by `name` (for tests comparing with the agent's −N). */
+export function signalNumber(name: keyof typeof constants.signals): number {
+  return constants.signals[name];
 }
 
 /**

@@ -80,10 +80,14 @@ describe('orchard faults: create', () => {
     expect(fake.count('GET', new RegExp(`^/sandboxes/${id}/wait$`))).toBeGreaterThanOrEqual(1);
   });
 
-  it('deletes a sandbox whose pod failed and says why', async () => {
-    const error = await expectCode(makeProvider().create({ image: 'no-such-image' }), 'WNW_ERR_SBX_CREATE');
-    expect(error.message).toContain('ErrImagePull');
-    expect(fake.deleted).toContain(error.details.sandbox);
+  it('an image that cannot be pulled stays pending (no failure from the server): 408, deleted, not retryable the second time', async () => {
+    const first = await expectCode(makeProvider({ createTimeoutS: 1 }).create({ image: 'no-such-image' }), 'WNW_ERR_SBX_CREATE');
+    expect(first.message).toContain('not ready within 1 s');
+    expect(first.retryable).toBe(true);
+    expect(fake.deleted).toContain(first.details.sandbox);
+    const again = await expectCode(provider.create({ image: 'no-such-image' }), 'WNW_ERR_SBX_CREATE');
+    expect(again.retryable).toBe(false);
+    expect(again.message).toContain('timed out before too');
   });
 
   it('after a dropped connection on create, deletes that id and tries again under a new one', async () => {
@@ -181,16 +185,18 @@ describe('orchard faults: exec', () => {
     expect(fake.earlyWaits).toBe(0);
   });
 
-  it('never POSTs the same exec twice after a dropped connection', async () => {
+  it('never POSTs the same exec twice after a dropped connection, and deletes the sandbox it may be running in', async () => {
+    const own = await makeProvider().create({ image: IMAGE });
     fake.inject({ method: 'POST', path: /\/exec$/, fault: 'drop-after', times: 1 });
-    const before = execPosts(sandbox);
-    const jobsBefore = fake.jobs.size;
-    const error = await expectCode(sandbox.exec('echo once >> ran.txt'), 'WNW_ERR_SBX_EXEC');
+    const jobsBefore = [...fake.jobs.keys()];
+    const error = await expectCode(own.exec('echo once >> ran.txt'), 'WNW_ERR_SBX_EXEC');
     expect(error.message).toContain('not sent again');
-    expect(execPosts(sandbox) - before).toBe(1);
-    expect(fake.jobs.size - jobsBefore).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect((await sandbox.exec('cat ran.txt')).stdout).toBe('once\n');
+    expect(execPosts(own)).toBe(2); // the base-commit probe, then this one
+    const added = [...fake.jobs.values()].filter((job) => !jobsBefore.includes(job.job_id));
+    expect(added).toHaveLength(1);
+    expect(added[0]?.command).toContain('echo once >> ran.txt');
+    await expect.poll(() => fake.sandboxes.has(own.id)).toBe(false);
+    await expectCode(own.exec('true'), 'WNW_ERR_SBX_CLOSED');
   });
 
   it('after a dropped poll, polls the same job again instead of re-submitting', async () => {

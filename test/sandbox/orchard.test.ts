@@ -112,8 +112,12 @@ describe('orchard provider: exec', () => {
     const result = await sandbox.exec(`printf '%s|%s|%s' "$FROM_SPEC" "$FROM_CALL" "it's"; echo err >&2; exit 3`, { env: { FROM_CALL: 'call' } });
     expect(result).toMatchObject({ exitCode: 3, stdout: "spec|call|it's", stderr: 'err\n', timedOut: false, truncated: false });
     const post = fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/exec')).at(-1);
-    expect(post?.body).toMatchObject({ wait: true, cwd: '/testbed', env: { FROM_SPEC: 'spec', FROM_CALL: 'call' }, timeout_seconds: 120 });
-    expect(typeof (post?.body as { command: unknown }).command).toBe('string');
+    // The agent's timeout is a backstop past our own `timeout` wrapper (120 s + 5 s kill grace + 10 s).
+    expect(post?.body).toMatchObject({ wait: true, cwd: '/testbed', env: { FROM_SPEC: 'spec', FROM_CALL: 'call' }, timeout_seconds: 135 });
+    expect(post?.body).not.toHaveProperty('login_shell');
+    const sent = (post?.body as { command: unknown }).command;
+    expect(typeof sent).toBe('string');
+    expect(sent).toContain(`timeout -k 5 120 bash -c '`);
   });
 
   it('runs in the workdir, or a cwd relative to it', async () => {
@@ -129,13 +133,12 @@ describe('orchard provider: exec', () => {
     expect(result.stdout).toBe('hello\nworld\n0\n');
   });
 
-  it('reports a command killed at its timeout as timedOut with no exit code', async () => {
-    const started = Date.now();
+  it('reports a command killed at its timeout as timedOut with no exit code, output kept and the pod alive', async () => {
     const result = await sandbox.exec('echo before; sleep 10', { timeoutMs: 1_000 });
-    expect(result).toMatchObject({ exitCode: null, timedOut: true, stdout: 'before\n' });
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(result).toMatchObject({ exitCode: null, timedOut: true, stdout: 'before\n', stderr: '' });
     const post = fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/exec')).at(-1);
-    expect(post?.body).toMatchObject({ timeout_seconds: 1 });
+    expect(post?.body).toMatchObject({ timeout_seconds: 16 });
+    expect((await sandbox.exec('echo alive')).stdout).toBe('alive\n');
   });
 
   it('keeps a command that exits 124 by itself apart from a timeout', async () => {
@@ -252,15 +255,25 @@ describe('orchard provider: files, diff and patches', () => {
   });
 });
 
-describe('orchard provider: login shell', () => {
-  it('sends login_shell for user commands only, so ~/.bashrc runs first', async () => {
+describe('orchard provider: login shell and activation', () => {
+  const BASHRC = 'case $- in *i*) ;; *) return;; esac\nexport FROM_BASHRC=conda-testbed\n';
+
+  it('loginShell runs an interactive login bash itself, never the agent login_shell, and keeps stderr whole', async () => {
     const sandbox = await makeProvider({ loginShell: true }).create({ image: IMAGE });
-    const home = fake.rootOf(sandbox.id);
-    await writeFile(join(home, '.bashrc'), 'export FROM_BASHRC=conda-testbed\n');
-    expect((await sandbox.exec('echo "$FROM_BASHRC"')).stdout).toBe('conda-testbed\n');
-    expect(lastExecBody(sandbox.id)).toMatchObject({ login_shell: true });
-    await sandbox.diff();
+    await writeFile(join(fake.rootOf(sandbox.id), 'root/.bashrc'), BASHRC);
+    const result = await sandbox.exec(`echo "$FROM_BASHRC"; python3 -c 'raise ValueError("boom")'`);
+    expect(result.stdout).toBe('conda-testbed\n');
+    expect(result.stderr).toMatch(/^Traceback \(most recent call last\):\n[^]*\nValueError: boom\n$/);
     expect(lastExecBody(sandbox.id)).not.toHaveProperty('login_shell');
+    await sandbox.diff();
+    expect(lastExecBody(sandbox.id).command).not.toContain('--login');
+    await sandbox.close();
+  });
+
+  it('activate runs before every user command in the same shell', async () => {
+    const sandbox = await makeProvider({ activate: 'export ACTIVATED=testbed; cd /tmp' }).create({ image: IMAGE });
+    expect((await sandbox.exec('echo "$ACTIVATED $PWD"')).stdout).toBe('testbed /tmp\n');
+    expect((await sandbox.exec('echo one >&2; echo; echo two >&2')).stderr).toBe('one\ntwo\n');
     await sandbox.close();
   });
 });

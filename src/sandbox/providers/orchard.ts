@@ -30,14 +30,26 @@ export interface OrchardProviderSettings {
   workdir?: string;
   /** Seconds a new sandbox may take to become ready (default 600). */
   createTimeoutS?: number;
-  /** Heartbeat period while a sandbox is open (default 60 000 ms; 0 disables). */
+  /**
+   * Heartbeat period while a sandbox is open (default 60 000 ms; 0 disables). The first heartbeat
+   * enrols a sandbox in the server's heartbeat reaping (a gap over HEARTBEAT_TIMEOUT_SECONDS, 180 s
+   * by default, deletes it), so keep this at most a third of that timeout.
+   */
   heartbeatIntervalMs?: number;
+  /** The server's hard TTL in seconds (SANDBOX_TTL_HOURS, default 2 h): a spec asking for a longer lifetime is refused. */
+  ttlS?: number;
   /** Deadline of one request that does not wait on the server (default 30 000 ms). */
   requestTimeoutMs?: number;
   /** Extra attempts after a connection error or a 503 on create (default 4). */
   retries?: number;
-  /** Run commands with `login_shell`, so ~/.bashrc runs first (the conda env of SWE-bench images); default false. */
+  /**
+   * Run user commands in an interactive login bash that we start ourselves (`bash --login -i -c`),
+   * so the profile and ~/.bashrc run first; default false. Orchard's own `login_shell` is never
+   * used: its agent rewrites stderr under it (drops tracebacks and blank lines).
+   */
   loginShell?: boolean;
+  /** Shell lines run before every user command, e.g. `source /opt/miniconda3/bin/activate testbed` (SWE-bench images). */
+  activate?: string;
   /** undici dispatcher to send requests through (default: one keep-alive Agent per provider). */
   dispatcher?: Dispatcher;
   /**
@@ -50,6 +62,10 @@ export interface OrchardProviderSettings {
 }
 
 const MAX_RETRY_AFTER_MS = 60_000;
+/** Longest single server-side wait for readiness; between slices the status message is checked. */
+const WAIT_SLICE_S = 10;
+/** Kubernetes waiting reasons of a pod whose image will not come (if the server passes them on). */
+const IMAGE_PULL_FAILURE = /ErrImagePull|ImagePullBackOff|InvalidImageName|ErrImageNeverPull/;
 /** Jitter added to Retry-After: 100 ms plus a tenth of the wait, at most 1 s. */
 const MAX_JITTER_MS = 1_000;
 
@@ -62,6 +78,8 @@ const SettingsSchema = z.strictObject({
   requestTimeoutMs: z.number().int().positive().optional(),
   retries: z.number().int().nonnegative().optional(),
   loginShell: z.boolean().optional(),
+  activate: z.string().min(1).optional(),
+  ttlS: z.number().positive().optional(),
   maxResponseBytes: z.number().int().positive().optional(),
   patch: PatchSettingsSchema.optional(),
   dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null && 'dispatch' in value).optional(),
@@ -83,7 +101,10 @@ export function createOrchardProvider(settings: OrchardProviderSettings = {}): S
 
 class OrchardProvider implements SandboxProvider {
   readonly name = 'orchard';
-  readonly #settings: Required<Omit<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes' | 'patch'>> & Pick<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes'>;
+  readonly #settings: Required<Omit<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes' | 'patch' | 'activate'>> &
+    Pick<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes' | 'activate'>;
+  /** Images whose create already ran into its timeout once (a second 408 is not retryable: §4). */
+  readonly #slowImages = new Set<string>();
   readonly #patch: PatchPolicy;
   readonly #open = new Set<OrchardSandbox>();
   #client: OrchardClient | undefined;
@@ -100,6 +121,8 @@ class OrchardProvider implements SandboxProvider {
       requestTimeoutMs: settings.requestTimeoutMs ?? 30_000,
       retries: settings.retries ?? 4,
       loginShell: settings.loginShell ?? false,
+      ttlS: settings.ttlS ?? 7_200,
+      ...(settings.activate ? { activate: settings.activate } : {}),
       ...(apiKey ? { apiKey } : {}),
       ...(settings.dispatcher ? { dispatcher: settings.dispatcher } : {}),
       ...(settings.maxResponseBytes ? { maxResponseBytes: settings.maxResponseBytes } : {}),
@@ -136,7 +159,9 @@ class OrchardProvider implements SandboxProvider {
       limits: 'cpu and memory per pod from the spec',
       createTimeoutS: this.#settings.createTimeoutS,
       heartbeatIntervalMs: this.#settings.heartbeatIntervalMs,
+      ttlS: this.#settings.ttlS,
       loginShell: this.#settings.loginShell,
+      activate: this.#settings.activate ?? null,
       health,
     };
   }
@@ -148,10 +173,16 @@ class OrchardProvider implements SandboxProvider {
         details: { field: 'image', provider: this.name },
       });
     }
+    if (spec.lifetimeS !== undefined && spec.lifetimeS > this.#settings.ttlS) {
+      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', `Orchard Env deletes every sandbox ${this.#settings.ttlS} s after creation (SANDBOX_TTL_HOURS); spec.lifetimeS ${spec.lifetimeS} is longer`, {
+        details: { field: 'lifetimeS', provider: this.name, ttlS: this.#settings.ttlS },
+      });
+    }
     const body: Record<string, unknown> = {
       image: spec.image,
       block_network: spec.network !== true,
-      timeout: this.#settings.createTimeoutS,
+      // An integer field on the server: pydantic v2 answers 422 to 1.5 (§14).
+      timeout: Math.ceil(this.#settings.createTimeoutS),
     };
     if (spec.cpu !== undefined) body.cpu = Number.isInteger(spec.cpu) ? String(spec.cpu) : `${Math.max(1, Math.round(spec.cpu * 1000))}m`;
     if (spec.memoryMb !== undefined) body.memory = `${Math.max(1, Math.round(spec.memoryMb))}Mi`;
@@ -168,6 +199,7 @@ class OrchardProvider implements SandboxProvider {
         patch: this.#patch,
         heartbeatIntervalMs: this.#settings.heartbeatIntervalMs,
         loginShell: this.#settings.loginShell,
+        ...(this.#settings.activate ? { activate: this.#settings.activate } : {}),
         ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
         onClosed: () => this.#open.delete(created),
       });
@@ -227,39 +259,62 @@ class OrchardProvider implements SandboxProvider {
     }
   }
 
-  /** GET /sandboxes/{id}/wait until ready; 408, failed or gone → WNW_ERR_SBX_CREATE. */
+  /**
+   * GET /sandboxes/{id}/wait, in slices, until ready. Between slices the status message is read:
+   * a pod stuck pulling its image stays `pending` (the server never fails it, §4), so a pull error
+   * there fails the create at once with its reason. 408 at the end, failed or gone →
+   * WNW_ERR_SBX_CREATE; a second 408 for the same image is not retryable.
+   */
   async #waitReady(id: string, image: string, signal: AbortSignal | undefined): Promise<void> {
-    const deadline = Date.now() + this.#settings.createTimeoutS * 1000;
+    const limitS = this.#settings.createTimeoutS;
+    const deadline = Date.now() + limitS * 1000;
     const details = { sandbox: id, image };
+    let lastRequestId: string | undefined;
     for (;;) {
       const remainingS = Math.ceil((deadline - Date.now()) / 1000);
-      if (remainingS <= 0) {
-        throw wnwError('WNW_ERR_SBX_CREATE', `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s`, { details });
+      if (remainingS <= 0) throw this.#notReady(id, image, lastRequestId);
+      const sliceS = Math.min(remainingS, WAIT_SLICE_S);
+      let reply;
+      try {
+        reply = await this.#api.call({
+          method: 'GET',
+          path: `/sandboxes/${encodeURIComponent(id)}/wait`,
+          query: { timeout: sliceS },
+          schema: OrchardSandboxInfo,
+          retry: 'connection',
+          timeoutMs: sliceS * 1000 + this.#api.requestTimeoutMs,
+          signal,
+          errors: { 404: { code: 'WNW_ERR_SBX_CREATE', message: `sandbox ${id} (${image}) disappeared while starting`, details } },
+        });
+      } catch (error) {
+        if (!WinnowerError.isInstance(error) || error.details.status !== 408) throw error;
+        lastRequestId = error.details.requestId as string | undefined;
+        if (Date.now() >= deadline) throw this.#notReady(id, image, lastRequestId);
+        reply = await this.#api.call({ method: 'GET', path: `/sandboxes/${encodeURIComponent(id)}`, schema: OrchardSandboxInfo, retry: 'connection', signal });
       }
-      const reply = await this.#api.call({
-        method: 'GET',
-        path: `/sandboxes/${encodeURIComponent(id)}/wait`,
-        query: { timeout: remainingS },
-        schema: OrchardSandboxInfo,
-        retry: 'connection',
-        timeoutMs: remainingS * 1000 + this.#api.requestTimeoutMs,
-        signal,
-        errors: {
-          408: { code: 'WNW_ERR_SBX_CREATE', message: `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s`, retryable: true, details },
-          404: { code: 'WNW_ERR_SBX_CREATE', message: `sandbox ${id} (${image}) disappeared while starting`, details },
-        },
-      });
+      lastRequestId = reply.requestId;
       const { state, raw } = mapOrchardSandboxStatus(reply.data);
       if (state === 'ready') return;
-      if (state === 'failed' || state === 'gone') {
-        const why = reply.data.status_message ? `: ${reply.data.status_message}` : '';
+      const message = reply.data.status_message ?? '';
+      if (state === 'failed' || state === 'gone' || IMAGE_PULL_FAILURE.test(message)) {
+        const why = message ? `: ${message}` : '';
         throw wnwError('WNW_ERR_SBX_CREATE', `sandbox ${id} (${image}) is ${raw}${why}${requestIdSuffix(reply.requestId)}`, {
-          details: { sandbox: id, image, status: raw, statusMessage: reply.data.status_message, requestId: reply.requestId },
+          details: { sandbox: id, image, status: raw, statusMessage: message, requestId: reply.requestId },
         });
       }
-      // Answered before ready (another replica, or a short server-side wait): ask again shortly.
+      // Answered before ready (another replica, a slice that ended): ask again shortly.
       await sleep(250, signal);
     }
+  }
+
+  #notReady(id: string, image: string, requestId: string | undefined): WinnowerError {
+    const again = this.#slowImages.has(image);
+    this.#slowImages.add(image);
+    const hint = again ? '; it timed out before too: check the image name and that the cluster can pull it' : '';
+    return wnwError('WNW_ERR_SBX_CREATE', `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s${hint}${requestIdSuffix(requestId)}`, {
+      details: { sandbox: id, image, status: 408, requestId },
+      retryable: !again,
+    });
   }
 
   /** DELETE after a failed create; a failure to delete is attached to the original error. */

@@ -129,16 +129,32 @@ export type RemoteUpload = (path: string, content: Uint8Array, signal?: AbortSig
 
 const GIT_TIMEOUT_MS = 300_000;
 
-/** `Sandbox.diff` for API-driven sandboxes: runs the shared patch script (patch-policy.ts) in the workdir. */
-export async function diffVia(exec: RemoteExec, workdir: string, base: string | undefined, policy: PatchPolicy, sandboxId: string, signal?: AbortSignal): Promise<string> {
-  const result = await exec(patchDiffScript(base, policy), { cwd: workdir, env: { ...GIT_SAFE_ENV }, timeoutMs: GIT_TIMEOUT_MS, maxOutputBytes: patchOutputCap(policy), signal });
+/**
+ * `Sandbox.diff` for API-driven sandboxes: runs the shared patch script (patch-policy.ts) in the
+ * workdir. With `base64`, the script's output travels base64-encoded, for services whose exec
+ * output is not byte-safe (Orchard Env decodes it as UTF-8 with replacement).
+ */
+export async function diffVia(
+  exec: RemoteExec,
+  workdir: string,
+  base: string | undefined,
+  policy: PatchPolicy,
+  sandboxId: string,
+  signal?: AbortSignal,
+  transport: { base64?: boolean } = {},
+): Promise<string> {
+  const script = patchDiffScript(base, policy);
+  const command = transport.base64 ? `bash -c ${shellQuote(script)} | base64 -w0; exit "\${PIPESTATUS[0]}"` : script;
+  const cap = transport.base64 ? Math.ceil(patchOutputCap(policy) / 3) * 4 : patchOutputCap(policy);
+  const result = await exec(command, { cwd: workdir, env: { ...GIT_SAFE_ENV }, timeoutMs: GIT_TIMEOUT_MS, maxOutputBytes: cap, signal });
+  const bytes = transport.base64 ? Buffer.from(result.stdout, 'base64') : Buffer.from(result.stdout);
   const details = { sandbox: sandboxId, workdir, exitCode: result.exitCode, stderr: result.stderr.slice(-2000) };
   if (result.timedOut) throw wnwError('WNW_ERR_SBX_TIMEOUT', `git diff in ${workdir} of sandbox ${sandboxId} timed out`, { details });
   // Past the cap, git was cut off and may have exited non-zero: finishPatch reports the size.
-  if (result.exitCode !== 0 && Buffer.byteLength(result.stdout) <= policy.maxBytes) {
+  if (result.exitCode !== 0 && bytes.length <= policy.maxBytes) {
     throw wnwError('WNW_ERR_SBX_EXEC', `git diff in ${workdir} of sandbox ${sandboxId} failed: ${lastLine(result.stderr)}`, { details });
   }
-  return finishPatch(result.stdout, policy, sandboxId);
+  return finishPatch(bytes.toString('utf8'), policy, sandboxId, bytes.length);
 }
 
 /** `Sandbox.applyPatch` for API-driven sandboxes: uploads the patch into the workdir, then `git apply`. */

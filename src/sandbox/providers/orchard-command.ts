@@ -1,0 +1,82 @@
+/**
+ * How a command is sent to Orchard Env's in-pod agent, and how its answer is read back
+ * (shared/design/orchard-real-behaviour.md §1, §2, §8, §9).
+ *
+ * The agent kills a command at `timeout_seconds` with killpg on the pod's own process group,
+ * which takes the whole pod down. So every command runs under coreutils `timeout` (its own
+ * process group: only the command's tree dies), the agent's timeout is only a backstop, and a
+ * random marker the wrapper prints on stderr says the timeout was ours (a bare 124 is ambiguous).
+ * `login_shell` is never sent (the agent rewrites stderr under it); a login or conda environment
+ * is set up inside the command instead. The wrapper `cd`s itself: the agent silently runs in `/`
+ * when `cwd` is not a directory.
+ */
+import { randomBytes } from 'node:crypto';
+import { shellQuote } from '../base-sandbox.js';
+
+/** Grace between `timeout`'s TERM and its KILL. */
+export const KILL_AFTER_S = 5;
+/** The agent's own timeout is this much past ours, so ours always fires first. */
+export const AGENT_BACKSTOP_S = KILL_AFTER_S + 10;
+
+export interface CommandShape {
+  /** Absolute working directory; the command fails with exit 1 when it does not exist. */
+  cwd: string;
+  timeoutMs: number;
+  /** An uploaded file (relative to cwd) to feed as stdin; removed before the command starts. */
+  stdinFile?: string;
+  /** Shell lines run before the command in the same shell (e.g. `source /opt/conda/bin/activate testbed`). */
+  activate?: string;
+  /** Run the command in an interactive login bash (`bash -lic`), so ~/.bashrc and the profile run first. */
+  loginShell?: boolean;
+}
+
+export interface WrappedCommand {
+  /** What to send as `command`. */
+  script: string;
+  /** What to send as `timeout_seconds` (the agent's backstop). */
+  agentTimeoutS: number;
+  /** The line the wrapper prints on stderr when our timeout killed the command. */
+  marker: string;
+}
+
+export function wrapCommand(command: string, shape: CommandShape): WrappedCommand {
+  const marker = `winnower-timeout-${randomBytes(8).toString('hex')}`;
+  const seconds = Math.max(0.001, shape.timeoutMs / 1000);
+  // As Orchard's agent does: a login shell reads the profile, not ~/.bashrc, where images put their conda setup.
+  const setup = [...(shape.loginShell ? ['if [ -f ~/.bashrc ]; then . ~/.bashrc; fi'] : []), ...(shape.activate ? [shape.activate] : [])];
+  const inner = [...setup, command].join('\n');
+  const shell = shape.loginShell ? 'bash --login -i -c' : 'bash -c';
+  const run = `${shell} ${shellQuote(inner)}`;
+  const lines = [
+    `cd -- ${shellQuote(shape.cwd)} || exit 1`,
+    ...(shape.stdinFile ? [`exec 0< ${shellQuote(shape.stdinFile)} || exit 1`, `rm -f -- ${shellQuote(shape.stdinFile)}`] : []),
+    'SECONDS=0',
+    `if command -v timeout >/dev/null 2>&1; then timeout -k ${KILL_AFTER_S} ${formatSeconds(seconds)} ${run}; else ${run}; fi`,
+    'rc=$?',
+    // 124 after TERM, 137 after the KILL that follows a trapped TERM; only past the timeout is it ours.
+    `if { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$SECONDS" -ge ${Math.floor(seconds)} ]; then printf '\\n%s\\n' ${shellQuote(marker)} >&2; fi`,
+    'exit "$rc"',
+  ];
+  return { script: lines.join('\n'), agentTimeoutS: Math.ceil(seconds) + AGENT_BACKSTOP_S, marker };
+}
+
+/** The noise an interactive bash without a terminal prints first (we run `bash -lic` ourselves). */
+const NO_TTY_NOISE = /^bash: (cannot set terminal process group \(-?\d+\): Inappropriate ioctl for device|no job control in this shell)\n/;
+
+/** Reads our marker off stderr; exit codes of signal deaths (the agent reports −N) become 128 + N. */
+export function unwrapResult(exitCode: number, stderr: string, wrapped: WrappedCommand, loginShell = false): { exitCode: number; stderr: string; timedOut: boolean } {
+  let text = stderr;
+  if (loginShell) while (NO_TTY_NOISE.test(text)) text = text.replace(NO_TTY_NOISE, '');
+  const tail = `\n${wrapped.marker}\n`;
+  if (text.endsWith(tail)) return { exitCode, stderr: text.slice(0, -tail.length), timedOut: true };
+  return { exitCode: normaliseExitCode(exitCode), stderr: text, timedOut: false };
+}
+
+/** The agent reports a death by signal N as −N (`returncode`); every other provider says 128 + N. */
+export function normaliseExitCode(code: number): number {
+  return code < 0 ? 128 + Math.abs(code) : code;
+}
+
+function formatSeconds(seconds: number): string {
+  return Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(3).replace(/0+$/, '');
+}
