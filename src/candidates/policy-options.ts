@@ -1,4 +1,4 @@
-/** How a request names its policy: an OpenAI-compatible server, or recordings to replay. */
+/** How a request names its policy: an OpenAI-compatible server, an Anthropic Messages server (harnesses only), or recordings to replay. */
 import { z } from 'zod';
 import { Trajectory } from '../types/trajectory.js';
 
@@ -21,6 +21,17 @@ export const PolicyOptions = z.discriminatedUnion('kind', [
     mode: z.enum(['tools', 'text']).default('tools'),
     /** Deadline of one completion, retries included; at most a day (longer timers fire at once). */
     timeout_s: z.number().positive().max(86_400).default(300),
+  }),
+  z.strictObject({
+    /** An Anthropic Messages server, for harnesses that speak that protocol (claude-code). */
+    kind: z.literal('anthropic'),
+    /** Base URL including the API prefix, e.g. https://api.anthropic.com/v1. */
+    url: z.url({ protocol: /^https?$/, error: 'http or https only: the base URL of an Anthropic Messages server, e.g. https://api.anthropic.com/v1' }),
+    model: z.string().min(1),
+    api_key: z.string().optional(),
+    /** Set on every call when given; otherwise the harness's own choice stands. */
+    temperature: z.number().min(0).max(1).optional(),
+    timeout_s: z.number().positive().max(86_400).default(600),
   }),
   z.strictObject({
     kind: z.literal('replay'),

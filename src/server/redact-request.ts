@@ -10,7 +10,7 @@ export const REDACTED = '[redacted]';
 export function redactRequest(request: SolveRequest): SolveRequest {
   const repo = request.repo?.url === undefined ? request.repo : { ...request.repo, url: redactUrlCredentials(request.repo.url, REDACTED) };
   const policy =
-    request.policy?.kind === 'openai'
+    request.policy && request.policy.kind !== 'replay'
       ? { ...request.policy, url: redactUrlCredentials(request.policy.url, REDACTED), ...(request.policy.api_key === undefined ? {} : { api_key: REDACTED }) }
       : request.policy;
   return { ...request, ...(repo ? { repo } : {}), ...(policy ? { policy } : {}) };
