@@ -36,7 +36,7 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
     const { status, kind, limit, cursor } = request.query;
     const createdAfter = request.query.created_after === undefined ? undefined : new Date(request.query.created_after).toISOString();
     // One more than asked: whether it exists says whether there is a next page.
-    const rows = app.winnower.store.listJobs({ status, kind, createdAfter, limit: limit + 1, before: cursor === undefined ? undefined : decodeCursor(cursor, 'query.cursor') });
+    const rows = app.winnower.store.listJobs({ status, kind, createdAfter, limit: limit + 1, before: cursor === undefined ? undefined : decodeCursor(cursor, 'querystring.cursor') });
     const page = rows.slice(0, limit);
     return { jobs: page.map(jobSummary), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
   });
