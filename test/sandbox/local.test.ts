@@ -126,7 +126,8 @@ describe.skipIf(bwrapMissing)('local provider', () => {
   });
 
   it('rejects specs it cannot honour', async () => {
-    expect(await codeOf(provider.create({ image: 'python:3.12' }))).toBe('WNW_ERR_SBX_UNSUPPORTED');
+    expect(await codeOf(provider.create({ image: 'Not An Image' }))).toBe('WNW_ERR_INPUT_INVALID');
+    expect(await codeOf(provider.create({ image: 'docker-daemon:python:3.12' }))).toBe('WNW_ERR_INPUT_INVALID');
     expect(await codeOf(provider.create({}))).toBe('WNW_ERR_INPUT_INVALID');
     expect(await codeOf(provider.create({ repo: { path: repo.dir }, workdir: '/usr/src' }))).toBe('WNW_ERR_INPUT_INVALID');
     expect(await codeOf(provider.create({ repo: { path: repo.dir }, env: { 'BAD-NAME': 'x' } }))).toBe('WNW_ERR_INPUT_INVALID');

@@ -33,6 +33,11 @@ export interface BwrapCommand {
   statusFd: number;
   /** Checked by checkMounts at create. */
   mounts?: SandboxMount[];
+  /**
+   * Set for an image: `workspace` is the sandbox's whole root (the image's rootfs, or an overlay
+   * over it) instead of the host's /usr and /etc with the workspace at `workdir`.
+   */
+  imageRoot?: { readOnly: boolean };
 }
 
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -101,22 +106,28 @@ export function checkMounts(mounts: SandboxMount[], workdir: string): void {
   });
 }
 
-/** bwrap's arguments up to (not including) the program to run. */
-export function bwrapArgs(command: BwrapCommand): string[] {
+/** The host's system folders, read-only: /usr, /bin, /lib... as on the host, and /etc. */
+function systemBinds(rootLayout: RootEntry[]): string[] {
   const args = ['--ro-bind', '/usr', '/usr'];
-  for (const entry of command.rootLayout) {
+  for (const entry of rootLayout) {
     if (entry.kind === 'symlink') args.push('--symlink', entry.target, `/${entry.name}`);
     else args.push('--ro-bind', `/${entry.name}`, `/${entry.name}`);
   }
+  args.push('--ro-bind', '/etc', '/etc');
+  return args;
+}
+
+/** bwrap's arguments up to (not including) the program to run. */
+export function bwrapArgs(command: BwrapCommand): string[] {
+  const args = command.imageRoot ? [command.imageRoot.readOnly ? '--ro-bind' : '--bind', command.workspace, '/'] : systemBinds(command.rootLayout);
   args.push(
-    '--ro-bind', '/etc', '/etc',
     '--dev', '/dev',
     '--proc', '/proc',
     '--bind', command.tmpDir, '/tmp',
     '--bind', command.varTmpDir, '/var/tmp',
     // bwrap's own tmpfs, new for each exec; capped like /tmp (local-overlay.ts) rather than half the RAM.
     '--size', String(RUN_TMPFS_BYTES), '--tmpfs', '/run',
-    '--bind', command.workspace, command.workdir,
+    ...(command.imageRoot ? [] : ['--bind', command.workspace, command.workdir]),
     // After /run's tmpfs, so a mount under /run (the proxy's socket folder) lands on it.
     ...(command.mounts ?? []).flatMap((mount) => [mount.readOnly === false ? '--bind' : '--ro-bind', mount.source, mount.target]),
     '--chdir', command.cwd,

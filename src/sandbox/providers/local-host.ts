@@ -3,6 +3,7 @@
  * binaries, whether we are root (then sandboxes run as an unprivileged uid), cgroups, overlay
  * support. Also builds the launch chain every sandboxed process goes through.
  */
+import { randomBytes } from 'node:crypto';
 import { access, constants, mkdtemp, chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -187,9 +188,19 @@ export function launchArgv(host: LocalHost, parts: LaunchParts): string[] {
   return parts.procsFiles.length > 0 ? ['/bin/sh', '-c', JOIN_SCRIPT, 'wnw-join', ...parts.procsFiles, '--', ...chain] : chain;
 }
 
-/** Runs one command in a throwaway sandbox over `workspace` (probes, index refresh). */
-export async function runOneOff(host: LocalHost, workspace: string, command: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<SandboxProcessResult & { stderrText: string }> {
-  const tmp = join(workspace, '..', `oneoff-tmp-${process.pid}`);
+export interface OneOffOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** `workspace` is an image's root filesystem: run with it as / (read-only or not), with this environment. */
+  image?: { readOnly: boolean; env: Record<string, string> };
+  maxOutputBytes?: number;
+  /** The shell that runs `command` (default sh). */
+  shell?: string;
+}
+
+/** Runs one command in a throwaway sandbox over `workspace` (probes, index refresh, image inspection). */
+export async function runOneOff(host: LocalHost, workspace: string, command: string, options: OneOffOptions = {}): Promise<SandboxProcessResult & { stderrText: string }> {
+  const tmp = join(workspace, '..', `oneoff-tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   await makeOwnedDirs([tmp], host.owner, 0o700);
   try {
     const bwrap = bwrapArgs({
@@ -197,16 +208,17 @@ export async function runOneOff(host: LocalHost, workspace: string, command: str
       workdir: '/workspace',
       tmpDir: tmp,
       varTmpDir: tmp,
-      cwd: '/workspace',
+      cwd: options.image ? '/' : '/workspace',
       network: false,
-      env: baseSandboxEnv(),
+      env: options.image?.env ?? baseSandboxEnv(),
       innerUid: host.innerUid,
       innerGid: host.innerGid,
       rootLayout: host.rootLayout,
       statusFd: STATUS_FD,
+      ...(options.image ? { imageRoot: { readOnly: options.image.readOnly } } : {}),
     });
-    const argv = launchArgv(host, { procsFiles: [], limits: {}, holderPid: undefined, bwrap, program: ['sh', '-c', command] });
-    const result = await new SandboxProcess({ argv, timeoutMs: options.timeoutMs ?? 600_000, maxOutputBytes: 64 * 1024, signal: options.signal }).result;
+    const argv = launchArgv(host, { procsFiles: [], limits: {}, holderPid: undefined, bwrap, program: [options.shell ?? 'sh', '-c', command] });
+    const result = await new SandboxProcess({ argv, timeoutMs: options.timeoutMs ?? 600_000, maxOutputBytes: options.maxOutputBytes ?? 64 * 1024, signal: options.signal }).result;
     return { ...result, stderrText: result.stderr.toString() };
   } finally {
     await rm(tmp, { recursive: true, force: true });

@@ -25,7 +25,10 @@ export interface LocalSandboxParts {
   workspace: Workspace;
   cgroup: SandboxCgroup | undefined;
   limits: SandboxLimits;
-  baseCommit: string;
+  /** The diff's base; undefined: HEAD (an image whose workdir has no commit). */
+  baseCommit: string | undefined;
+  /** Set for a sandbox over an image: the workspace is its whole root, with this environment and shell. */
+  image?: { env: Record<string, string>; shell: string };
   maxTransferBytes: number;
   /** What the patch leaves out, and its cap. */
   patch: PatchPolicy;
@@ -188,14 +191,16 @@ export class LocalSandbox extends BaseSandbox {
       varTmpDir: workspace.varTmpDir,
       cwd: this.#resolve(options.cwd ?? '.'),
       network: this.#parts.spec.network === true,
-      env: { ...baseSandboxEnv(), ...this.#parts.spec.env, ...options.env },
+      env: { ...(this.#parts.image?.env ?? baseSandboxEnv()), ...this.#parts.spec.env, ...options.env },
       innerUid: host.innerUid,
       innerGid: host.innerGid,
       rootLayout: host.rootLayout,
       statusFd: STATUS_FD,
       mounts: this.#parts.spec.mounts,
+      ...(this.#parts.image ? { imageRoot: { readOnly: false } } : {}),
     });
-    const program = long ? [host.shell, '-c', 'c=$(cat <&4; printf x); exec 4<&-; eval "${c%x}"'] : [host.shell, '-c', command];
+    const shell = this.#parts.image?.shell ?? host.shell;
+    const program = long ? [shell, '-c', 'c=$(cat <&4; printf x); exec 4<&-; eval "${c%x}"'] : [shell, '-c', command];
     const argv = launchArgv(host, {
       procsFiles: this.#parts.cgroup?.procsFiles ?? [],
       limits: this.#parts.limits,

@@ -21,6 +21,7 @@ import { checkEnv, checkMounts } from './local-bwrap-args.js';
 import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './local-host.js';
 import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
 import { createCopyWorkspace, createOverlayWorkspace, removeTree, type DiskCaps, type Workspace } from './local-overlay.js';
+import { DEFAULT_IMAGE_WORKDIR, describeImages, LocalImages, type LocalImageSettings } from './local-image.js';
 import { LocalSandbox } from './local-sandbox.js';
 import { DENIED_SYSCALLS, seccompProgram } from './local-seccomp.js';
 import { SnapshotStore } from './local-snapshot.js';
@@ -31,7 +32,7 @@ export interface LocalProviderLogger {
   warn(message: string, details?: Record<string, unknown>): void;
 }
 
-export interface LocalProviderSettings extends LocalHostOptions {
+export interface LocalProviderSettings extends LocalHostOptions, LocalImageSettings {
   /** Memory limit per sandbox when the spec gives none (MiB, default 4096). */
   defaultMemoryMb?: number;
   /** Process limit per sandbox when the spec gives none (default 1024). */
@@ -69,6 +70,7 @@ const stderrLogger: LocalProviderLogger = {
 interface Ready {
   host: LocalHost;
   snapshots: SnapshotStore;
+  images: LocalImages;
 }
 
 /** Creates the local provider; no I/O until the first describe() or create(). */
@@ -110,9 +112,13 @@ class LocalProvider implements SandboxProvider {
   async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
     this.#assertOpen();
     throwIfAborted(options.signal);
-    const { workdir, limits } = this.#checkSpec(spec);
-    const { host, snapshots } = await this.#init();
-    const snapshot = await snapshots.get(spec.repo!, options.signal);
+    const limits = this.#checkSpec(spec);
+    const { host, snapshots, images } = await this.#init();
+    // An image holds its repository; otherwise a base snapshot of spec.repo is the lower layer.
+    const base = spec.image ? await images.base(spec.image, spec.workdir, options.signal) : undefined;
+    const snapshot = base ? undefined : await snapshots.get(spec.repo!, options.signal);
+    const workdir = base?.workdir ?? repoWorkdir(spec);
+    if (base && spec.mounts) checkMounts(spec.mounts, workdir);
     throwIfAborted(options.signal);
     this.#assertOpen();
     const id = `local-${randomBytes(6).toString('hex')}`;
@@ -126,8 +132,8 @@ class LocalProvider implements SandboxProvider {
       const tools = { unshare: host.unshare, owner: host.owner };
       workspace =
         host.workspaceMode === 'overlay'
-          ? await createOverlayWorkspace(dir, snapshot.treeDir, tools, capsWithin(this.#disk, limits))
-          : await createCopyWorkspace(dir, snapshot.treeDir, tools, capsWithin(this.#disk, limits));
+          ? await createOverlayWorkspace(dir, base?.image.rootfs ?? snapshot!.treeDir, tools, capsWithin(this.#disk, limits))
+          : await createCopyWorkspace(dir, snapshot!.treeDir, tools, capsWithin(this.#disk, limits));
       sandbox = new LocalSandbox({
         id,
         host,
@@ -137,7 +143,9 @@ class LocalProvider implements SandboxProvider {
         workspace,
         cgroup,
         limits,
-        baseCommit: snapshot.commit,
+        // An image's base is its repository's HEAD, or the commit the request names.
+        baseCommit: snapshot?.commit ?? spec.repo?.base_commit ?? base?.baseCommit,
+        ...(base ? { image: { env: base.env, shell: base.shell } } : {}),
         maxTransferBytes: this.#settings.maxTransferBytes ?? 64 * 1024 * 1024,
         patch: this.#patch,
         onClosed: (closed) => this.#open.delete(closed),
@@ -173,6 +181,7 @@ class LocalProvider implements SandboxProvider {
     const ready = await this.#ready.catch(() => undefined);
     if (!ready) return;
     await ready.snapshots.close();
+    await ready.images.close();
     await ready.host.cgroups.close();
     await removeTree(ready.host.rootDir);
     this.#forgetExit?.();
@@ -216,6 +225,7 @@ class LocalProvider implements SandboxProvider {
       }
       host.cgroups.removeSync();
     });
+    const images = new LocalImages(host, this.#settings);
     const description = describeHost(host, this.#settings);
     this.#logger.info('local sandbox provider ready', description);
     if (host.workspaceMode === 'copy') {
@@ -227,19 +237,15 @@ class LocalProvider implements SandboxProvider {
     if (limits.memory !== 'cgroup v1' && limits.memory !== 'cgroup v2') {
       this.#logger.warn('no usable cgroup memory controller: sandbox memory is limited per process with prlimit --as only', { limits });
     }
-    return { host, snapshots };
+    return { host, snapshots, images };
   }
 
-  #checkSpec(spec: SandboxSpec): { workdir: string; limits: SandboxLimits } {
-    if (!spec.repo) {
-      if (spec.image) throw wnwError('WNW_ERR_SBX_UNSUPPORTED', `the local provider runs repositories, not images (${spec.image}); use the orchard or docker provider`, { details: { field: 'image' } });
-      throw wnwError('WNW_ERR_INPUT_INVALID', 'spec.repo: the local provider needs a repository (path or url)', { details: { field: 'repo' } });
-    }
-    const workdir = posix.normalize(spec.workdir ?? DEFAULT_WORKDIR);
-    if (!isAbsolute(workdir) || workdir === '/' || RESERVED_DIRS.some((dir) => workdir === dir || workdir.startsWith(`${dir}/`))) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `spec.workdir: ${spec.workdir} must be an absolute path outside the system folders`, { details: { field: 'workdir' } });
-    }
+  /** The spec's limits, once its fields are checked (the workdir of a repository too; an image's is checked with the image). */
+  #checkSpec(spec: SandboxSpec): SandboxLimits {
+    if (!spec.repo && !spec.image) throw wnwError('WNW_ERR_INPUT_INVALID', 'spec.repo or spec.image: the local provider needs a repository (path or url) or an image', { details: { field: 'repo' } });
     if (spec.env) checkEnv(spec.env, 'spec.env');
+    // Before any clone or pull; an image's repository directory is known for sure only after its pull (create checks again).
+    const workdir = spec.image ? (spec.workdir ?? this.#settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR) : repoWorkdir(spec);
     if (spec.mounts) checkMounts(spec.mounts, workdir);
     const limits: SandboxLimits = {
       memoryMb: spec.memoryMb ?? this.#settings.defaultMemoryMb ?? 4096,
@@ -251,8 +257,17 @@ class LocalProvider implements SandboxProvider {
         throw wnwError('WNW_ERR_INPUT_INVALID', `spec.${field}: must be a positive number`, { details: { field } });
       }
     }
-    return { workdir, limits };
+    return limits;
   }
+}
+
+/** Where a repository's workspace appears (checked: absolute, outside the system folders). */
+function repoWorkdir(spec: SandboxSpec): string {
+  const workdir = posix.normalize(spec.workdir ?? DEFAULT_WORKDIR);
+  if (!isAbsolute(workdir) || workdir === '/' || RESERVED_DIRS.some((dir) => workdir === dir || workdir.startsWith(`${dir}/`))) {
+    throw wnwError('WNW_ERR_INPUT_INVALID', `spec.workdir: ${spec.workdir} must be an absolute path outside the system folders`, { details: { field: 'workdir' } });
+  }
+  return workdir;
 }
 
 /** The disk caps of every sandbox, from the settings (WNW_ERR_CFG_INVALID naming a bad one). */
@@ -302,6 +317,7 @@ function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<
       diskMb: settings.diskMb ?? DEFAULT_DISK_MB,
       tmpMb: settings.tmpMb ?? DEFAULT_TMP_MB,
     },
+    images: describeImages(settings),
     rootDir: host.rootDir,
   };
 }

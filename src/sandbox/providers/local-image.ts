@@ -1,0 +1,248 @@
+/**
+ * Images on the local provider: what a sandbox over an image needs besides its overlay — the
+ * shared rootfs (src/sandbox/images), the repository directory and its base commit, the
+ * environment (the image's Env, then a conda environment's activation, e.g. SWE-bench's
+ * `testbed`) and the shell. Looked up once per image and directory and shared by its sandboxes.
+ */
+import { homedir } from 'node:os';
+import { join, posix } from 'node:path';
+import { wnwError } from '../../errors.js';
+import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from '../images/image-cache.js';
+import type { ImageConfig } from '../images/image-config.js';
+import { parseImageReference } from '../images/image-reference.js';
+import { findImageTools, type ImageToolSettings, type RegistrySettings } from '../images/image-tools.js';
+import { baseSandboxEnv } from './local-bwrap-args.js';
+import { tail } from './local-host-command.js';
+import { runOneOff, type LocalHost, type OneOffOptions } from './local-host.js';
+
+export interface LocalImageSettings extends ImageToolSettings {
+  /** Where unpacked images are kept (default /var/cache/winnower/images as root, else ~/.cache/winnower/images). */
+  imageCacheDir?: string;
+  /** The repository directory inside images (default /testbed, as in SWE-bench images). */
+  imageWorkdir?: string;
+  /** Conda environment activated for every command when the image has it (default testbed; false: none). */
+  condaEnv?: string | false;
+  /** Deadline of a first pull and unpack, in ms (default 30 min). */
+  pullTimeoutMs?: number;
+  /** containers auth.json with registry credentials (default REGISTRY_AUTH_FILE, then skopeo's search). */
+  registryAuthFile?: string;
+  /** Registries reached over plain HTTP or unverified TLS, as host:port (loopback ones always are). */
+  insecureRegistries?: string[];
+}
+
+/** What a sandbox over an image starts from. */
+export interface ImageBase {
+  image: CachedImage;
+  /** The repository directory (the sandbox's workdir). */
+  workdir: string;
+  /** HEAD of the workdir's repository; undefined when it is not one. */
+  baseCommit: string | undefined;
+  /** Environment of every exec before the spec's and the call's. */
+  env: Record<string, string>;
+  /** bash when the image has it, else sh. */
+  shell: string;
+}
+
+export const DEFAULT_IMAGE_WORKDIR = '/testbed';
+// Mounted over by every exec: a repository cannot live there.
+const MOUNTED_OVER = ['/proc', '/dev', '/tmp', '/var/tmp', '/run'];
+const CONDA_MARK = '\n--winnower-conda--\n';
+// Conda bookkeeping that activation sets and a plain environment has no use for.
+const SHELL_STATE = new Set(['PWD', 'OLDPWD', 'SHLVL', '_', 'PS1']);
+
+/** The default cache folder; as root, one the sandbox user can reach (not under /root). */
+export function defaultImageCacheDir(): string {
+  if (process.getuid?.() === 0) return '/var/cache/winnower/images';
+  return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'winnower', 'images');
+}
+
+/** The image settings in force, for describe(). */
+export function describeImages(settings: LocalImageSettings): Record<string, unknown> {
+  return {
+    transports: 'registry name:tag | name@digest | docker://…, oci:<dir>:<tag>, oci-archive:<file>, docker-archive:<file> (pulled with skopeo, unpacked with umoci)',
+    cacheDir: settings.imageCacheDir ?? defaultImageCacheDir(),
+    workdir: settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR,
+    condaEnv: settings.condaEnv ?? 'testbed',
+    pullTimeoutMs: settings.pullTimeoutMs ?? DEFAULT_PULL_TIMEOUT_MS,
+  };
+}
+
+interface Facts {
+  dirs: Record<string, { exists: boolean; commit: string | undefined }>;
+  bash: boolean;
+  condaEnv: Record<string, string> | undefined;
+}
+
+export class LocalImages {
+  #cache: Promise<ImageCache> | undefined;
+  readonly #facts = new Map<string, Promise<Facts>>();
+
+  constructor(
+    readonly host: LocalHost,
+    readonly settings: LocalImageSettings,
+  ) {}
+
+  /** Pulls (or finds) the image of `spec.image` and works out how its sandboxes start. */
+  async base(imageText: string, workdirWanted: string | undefined, signal: AbortSignal | undefined): Promise<ImageBase> {
+    const ref = parseImageReference(imageText, 'image');
+    if (this.host.workspaceMode !== 'overlay') {
+      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', `images on the local provider need overlay workspaces, which this host lacks (${this.host.overlayProblem ?? 'copy mode configured'})`, { details: { field: 'image' } });
+    }
+    const explicit = workdirWanted ?? this.settings.imageWorkdir;
+    const field = workdirWanted !== undefined ? 'spec.workdir' : 'sandbox.settings.imageWorkdir';
+    if (explicit !== undefined) checkImageWorkdir(explicit, field);
+    const cache = await this.#openCache();
+    const image = await cache.get(ref, signal);
+    // Looked at inside the image, never through host paths (a symlink in it would lead out).
+    const candidates = explicit !== undefined ? [posix.normalize(explicit)] : [DEFAULT_IMAGE_WORKDIR, ...(image.config.workingDir ? [posix.normalize(image.config.workingDir)] : [])];
+    const facts = await this.#factsOf(image, candidates, signal);
+    const workdir = explicit !== undefined ? candidates[0]! : (candidates.find((dir) => facts.dirs[dir]?.exists && !isMountedOver(dir)) ?? '/');
+    if (!(facts.dirs[workdir]?.exists ?? workdir === '/')) {
+      throw wnwError('WNW_ERR_SBX_IMAGE', `the image ${image.source} has no directory ${workdir} (set ${field} to where its repository is)`, { details: { field, image: image.source, workdir } });
+    }
+    return {
+      image,
+      workdir,
+      baseCommit: facts.dirs[workdir]?.commit,
+      env: withImageEnv({ ...image.config.env, ...facts.condaEnv }),
+      shell: facts.bash ? 'bash' : 'sh',
+    };
+  }
+
+  /** Images pulled by this process so far (0 before the first image). */
+  async pulls(): Promise<number> {
+    return this.#cache ? (await this.#cache).pulls : 0;
+  }
+
+  async close(): Promise<void> {
+    const cache = await this.#cache?.catch(() => undefined);
+    await cache?.close();
+  }
+
+  #openCache(): Promise<ImageCache> {
+    this.#cache ??= (async () => {
+      const tools = await findImageTools(this.settings);
+      const cacheDir = this.settings.imageCacheDir ?? defaultImageCacheDir();
+      if (/[,:\\]/.test(cacheDir)) throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.imageCacheDir ${cacheDir}: overlay paths cannot contain ',', ':' or '\\'`, { details: { field: 'sandbox.settings.imageCacheDir' } });
+      return ImageCache.open({
+        cacheDir,
+        tools,
+        owner: this.host.owner,
+        pullTimeoutMs: this.settings.pullTimeoutMs,
+        ...(this.settings.registryAuthFile ? { authFile: this.settings.registryAuthFile } : {}),
+        insecureRegistries: this.settings.insecureRegistries,
+        finalize: (rootfs, config, signal) => this.#finalize(rootfs, config, signal),
+      });
+    })();
+    this.#cache.catch(() => {
+      this.#cache = undefined;
+    });
+    return this.#cache;
+  }
+
+  /**
+   * Before a fresh rootfs is shared, one writable one-off in it: bwrap makes the folders every exec
+   * mounts over (it cannot in a read-only root; done by bwrap as the sandbox user, not by us as
+   * root, since a symlink in the image could lead them out), and the git index of the default
+   * repository directories is refreshed as the sandbox user sees the files (pitfall 3).
+   */
+  async #finalize(rootfs: string, config: ImageConfig, signal: AbortSignal): Promise<void> {
+    const dirs = [...new Set([this.settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR, ...(config.workingDir ? [config.workingDir] : [])])];
+    const script = `for d in ${dirs.map(shellWord).join(' ')}; do [ -e "$d/.git" ] && git -C "$d" update-index -q --refresh >/dev/null 2>&1; done; exit 0`;
+    const result = await runInImage(this.host, rootfs, script, { signal, image: { readOnly: false, env: withImageEnv(config.env) } });
+    if (result.exitCode !== 0) throw wnwError('WNW_ERR_SBX_IMAGE', `the image's root filesystem cannot host a sandbox: ${tail(result.stderrText) || `exit ${result.exitCode}`}`, { details: { stderr: tail(result.stderrText) } });
+  }
+
+  /** Which of `dirs` exist and their HEADs, bash, the conda activation: found once per (image, dirs) in a read-only one-off. */
+  #factsOf(image: CachedImage, dirs: string[], signal: AbortSignal | undefined): Promise<Facts> {
+    const key = [image.digest, ...dirs].join('\0');
+    let facts = this.#facts.get(key);
+    if (!facts) {
+      facts = this.#inspect(image, dirs, signal);
+      this.#facts.set(key, facts);
+      facts.catch(() => this.#facts.delete(key));
+    }
+    return facts;
+  }
+
+  async #inspect(image: CachedImage, dirs: string[], signal: AbortSignal | undefined): Promise<Facts> {
+    const conda = this.settings.condaEnv === false ? '' : (this.settings.condaEnv ?? 'testbed');
+    if (conda && !/^[A-Za-z0-9_.-]+$/.test(conda)) throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.condaEnv: ${JSON.stringify(conda)} is not an environment name`, { details: { field: 'sandbox.settings.condaEnv' } });
+    const mark = CONDA_MARK.replace(/\n/g, '\\n');
+    const script = [
+      'if command -v bash >/dev/null 2>&1; then echo bash; else echo sh; fi',
+      // One line per directory: whether it exists, and its HEAD when it is a repository.
+      `for d in ${dirs.map(shellWord).join(' ')}; do`,
+      '  if [ -d "$d" ]; then printf "1 %s\\n" "$(git -C "$d" rev-parse -q --verify HEAD 2>/dev/null)"; else echo 0; fi',
+      'done',
+      `name=${shellWord(conda)}`,
+      '[ -n "$name" ] || exit 0',
+      // Where SWE-bench and the usual images install conda; the image's PATH first.
+      'for c in "$(command -v conda 2>/dev/null)" /opt/miniconda3/bin/conda /opt/conda/bin/conda /root/miniconda3/bin/conda /usr/local/bin/conda; do [ -n "$c" ] && [ -x "$c" ] && break; c=; done',
+      '[ -n "$c" ] || exit 0',
+      'base=$(dirname "$(dirname "$c")")',
+      '[ -d "$base/envs/$name" ] && [ -f "$base/etc/profile.d/conda.sh" ] || exit 0',
+      `printf '${mark}'; env -0; printf '${mark}'`,
+      '. "$base/etc/profile.d/conda.sh" && conda activate "$name" >/dev/null 2>&1 && env -0',
+    ].join('\n');
+    const result = await runInImage(this.host, image.rootfs, script, { signal, timeoutMs: 120_000, maxOutputBytes: 1024 * 1024, image: { readOnly: true, env: withImageEnv(image.config.env) } });
+    if (result.exitCode !== 0) {
+      throw wnwError('WNW_ERR_SBX_IMAGE', `cannot run a command in the image ${image.source}: ${tail(result.stderrText) || `exit ${result.exitCode}`}`, { details: { image: image.source, stderr: tail(result.stderrText) } });
+    }
+    const [head = '', before, after] = result.stdout.toString().split(CONDA_MARK);
+    const [shell, ...lines] = head.split('\n');
+    const found: Facts['dirs'] = {};
+    dirs.forEach((dir, index) => {
+      const [exists, commit] = (lines[index] ?? '0').split(' ');
+      found[dir] = { exists: exists === '1', commit: commit && /^[0-9a-f]{40,64}$/.test(commit) ? commit : undefined };
+    });
+    return { dirs: found, bash: shell === 'bash', condaEnv: before !== undefined && after ? activationDiff(before, after) : undefined };
+  }
+}
+
+/** runOneOff in an image with sh, or with bash where the image has no sh (Debian's extract variant makes no /bin/sh). */
+async function runInImage(host: LocalHost, rootfs: string, script: string, options: OneOffOptions): ReturnType<typeof runOneOff> {
+  const result = await runOneOff(host, rootfs, script, options);
+  if (!/^bwrap: execvp sh: No such file/m.test(result.stderrText)) return result;
+  return runOneOff(host, rootfs, script, { ...options, shell: 'bash' });
+}
+
+/** What `conda activate` changed: the variables it set or changed (shell state left out). */
+export function activationDiff(before: string, after: string): Record<string, string> {
+  const parse = (text: string): Map<string, string> =>
+    new Map(
+      text
+        .split('\0')
+        .filter((entry) => entry.includes('='))
+        .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+    );
+  const old = parse(before);
+  const changed: Record<string, string> = {};
+  for (const [name, value] of parse(after)) {
+    if (SHELL_STATE.has(name) || old.get(name) === value || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) continue;
+    changed[name] = value;
+  }
+  return changed;
+}
+
+/** The sandbox's own base environment with the image's on top; git keeps trusting the workspace. */
+export function withImageEnv(imageEnv: Record<string, string>): Record<string, string> {
+  const base = baseSandboxEnv();
+  const git = Object.fromEntries(Object.entries(base).filter(([name]) => name.startsWith('GIT_CONFIG_')));
+  return { ...base, ...imageEnv, ...git };
+}
+
+function isMountedOver(dir: string): boolean {
+  return MOUNTED_OVER.some((mounted) => dir === mounted || dir.startsWith(`${mounted}/`));
+}
+
+function checkImageWorkdir(dir: string, field: string): void {
+  const normalized = posix.normalize(dir);
+  if (!posix.isAbsolute(normalized) || isMountedOver(normalized)) {
+    throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: ${dir} must be an absolute path outside ${MOUNTED_OVER.join(', ')}`, { details: { field } });
+  }
+}
+
+function shellWord(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
