@@ -44,7 +44,7 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
   const app = await buildApp({
     jobs,
     store,
-    solveDeps: { sandboxes, scorer, store, createPolicy },
+    solveDeps: { sandboxes, scorer, store, createPolicy, policyDefaults: config.policy },
     apiKeys: config.server.api_keys,
     bodyLimitBytes: config.server.body_limit_bytes,
     repoRoots: config.server.repo_roots,

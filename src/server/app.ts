@@ -19,6 +19,7 @@ import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './framewo
 import { openapiOptions } from './openapi.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
+import { harnessRoutes } from './routes/harnesses.js';
 import { rerankRoutes } from './routes/rerank.js';
 import { solveRoutes } from './routes/solve.js';
 
@@ -96,6 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(solveRoutes);
   await app.register(jobRoutes);
   await app.register(rerankRoutes);
+  await app.register(harnessRoutes);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -6,7 +6,8 @@
  */
 import pLimit from 'p-limit';
 import { loadAgentConfig } from '../candidates/agent-config.js';
-import { runAgent } from '../candidates/agent-loop.js';
+import type { HarnessCatalog } from '../candidates/harness/harness-catalog.js';
+import type { DefaultPolicy } from '../candidates/policy-factory.js';
 import type { Policy } from '../candidates/types.js';
 import { WinnowerError, toWinnowerError, type ErrorCode } from '../errors.js';
 import { scoreCandidates } from '../rerank/score-candidates.js';
@@ -18,6 +19,7 @@ import type { Score, Selection, Task, Trajectory, VerifyResult } from '../types/
 import { verifyCandidate } from '../verify/verify-candidate.js';
 import type { JobEventBody } from './events.js';
 import type { SolveRequest } from './solve-request.js';
+import { prepareRollout, type PreparedRollout } from './prepare-rollout.js';
 import { candidateSummary, chosenView, usageTotals, type ChosenView, type SolveCandidateSummary } from './result-view.js';
 import { stopRuleMet } from './stop-rule.js';
 
@@ -28,6 +30,10 @@ export interface SolveDeps {
   /** The policy for rollout `index` (distinct seed per rollout). */
   createPolicy(policy: SolveRequest["policy"], index: number): Policy;
   store: JobStore;
+  /** The harnesses this server can run (default: config/harnesses and the installed CLIs). */
+  harnesses?: HarnessCatalog;
+  /** The server's default policy, which harness rollouts without `policy` call through their proxy. */
+  policyDefaults?: DefaultPolicy;
 }
 
 export type { SolveCandidateSummary } from './result-view.js';
@@ -133,20 +139,22 @@ export async function runSolve(
     progress();
     hooks.emit({ type: 'rollout-start', index: slot.index, wave });
     const rolloutStarted = Date.now();
-    const sandbox = await deps.sandboxes.create(spec, { signal }).catch((error: unknown) => toWinnowerError(error, 'WNW_ERR_SBX_CREATE'));
+    let prepared: PreparedRollout | undefined;
+    let sandbox: Awaited<ReturnType<SandboxProvider['create']>> | undefined;
     try {
-      if ('code' in sandbox) throw sandbox;
-      slot.trajectory = await runAgent({
-        policy: deps.createPolicy(request.policy, slot.index),
-        sandbox,
+      prepared = await prepareRollout(deps, request, {
         task,
-        config: agentConfig,
+        agentConfig,
         trajectoryId: `${jobId}/${slot.index}`,
-        seed: slot.index,
+        index: slot.index,
         signal,
         // Stored after every step: a running candidate shows its progress, an interrupted job keeps it.
         onStep: (partial) => deps.store.putCandidate(jobId, slot.index, { trajectory: partial }),
       });
+      sandbox = await deps.sandboxes.create(prepared.mounts.length ? { ...spec, mounts: prepared.mounts } : spec, { signal }).catch((error: unknown) => {
+        throw toWinnowerError(error, 'WNW_ERR_SBX_CREATE');
+      });
+      slot.trajectory = await prepared.run(sandbox);
       const exit = slot.trajectory.exit;
       slot.status = exit === 'cancelled' ? 'cancelled' : exit === 'error' || exit === 'timeout' ? 'failed' : 'finished';
       // A rollout that submitted but whose patch could not be read (over the size cap, disk full)
@@ -161,7 +169,8 @@ export async function runSolve(
       const failure = toWinnowerError(error);
       slot.error = { code: failure.code, message: failure.message };
     } finally {
-      if ('close' in sandbox) await sandbox.close().catch((error: unknown) => noteCloseFailure(slot, error));
+      if (sandbox) await sandbox.close().catch((error: unknown) => noteCloseFailure(slot, error));
+      await prepared?.close().catch((error: unknown) => noteCloseFailure(slot, error));
       rolloutMs += Date.now() - rolloutStarted;
     }
     save(slot);

@@ -44,11 +44,24 @@ export const SolveRequest = z
           .string()
           .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'an agent config name under config/agents, not a path')
           .default('default'),
+        /**
+         * Which agent runs each rollout: `winnower` (the built-in bash agent) or a harness under
+         * config/harnesses (`pi`, `codex`, `claude-code`, ...; GET /harnesses lists what this server can run).
+         */
+        harness: z
+          .string()
+          .regex(/^[a-z0-9][a-z0-9_-]*$/, 'a harness name under config/harnesses (GET /harnesses), not a path')
+          .default('winnower'),
+        /** The model name a harness is told (default: the policy's); its calls go to the policy's model all the same. */
+        model: z.string().min(1).optional(),
+        /** Agent steps; for a harness, its main-loop model calls. */
         step_limit: z.number().int().positive().optional(),
+        /** Prompt plus completion tokens of the rollout. */
+        token_limit: z.number().int().positive().optional(),
         time_limit_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
         command_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
       })
-      .default({ config: 'default' }),
+      .default({ config: 'default', harness: 'winnower' }),
     scoring: z
       .strictObject({
         enabled: z.boolean().default(true),

@@ -48,7 +48,7 @@ export function createHarnessCatalog(options: { definitionsDir?: string; install
       source: source.kind,
       ...(source.kind === 'npm' ? { package: source.package, version: source.version } : {}),
       available: install.installed,
-      ...(install.installed ? {} : { reason: `${source.kind === 'npm' ? `${source.package}@${source.version}` : source.bin} is not installed in ${installDir}`, install_command: install.installCommand }),
+      ...(install.installed ? {} : { reason: `${source.kind === 'npm' ? `${source.package}@${source.version}` : source.bin} is not installed on this server`, install_command: install.installCommand }),
     };
   };
   return {

@@ -38,7 +38,8 @@ export function harnessInstall(definition: HarnessDefinition, dir: string): Harn
     folder,
     program: `${HARNESS_MOUNT}/node_modules/.bin/${source.bin}`,
     installed: existsSync(join(folder, 'node_modules', '.bin', source.bin)),
-    installCommand: `winnower harness install ${definition.name}   (or: npm install --prefix ${folder} --save-exact ${source.package}@${source.version})`,
+    // No host path here: this reaches API clients (GET /harnesses, a 400's message).
+    installCommand: `winnower harness install ${definition.name}`,
   };
 }
 

@@ -26,12 +26,17 @@ export function policyKindsFor(protocol: HarnessProtocol): Array<PolicyOptions['
   return protocol === 'anthropic-messages' ? ['anthropic', 'replay'] : ['openai', 'replay'];
 }
 
-export function createUpstream(protocol: HarnessProtocol, policy: PolicyOptions, options: { sampling: Sampling; recordingIndex: number }): Upstream {
+/** A policy of another protocol is an input error naming `policy.kind`. */
+export function checkPolicyKind(protocol: HarnessProtocol, policy: PolicyOptions): void {
   if (!policyKindsFor(protocol).includes(policy.kind)) {
     throw wnwError('WNW_ERR_INPUT_INVALID', `policy.kind: a harness speaking ${protocol} needs a policy of kind ${policyKindsFor(protocol).join(' or ')}, not ${policy.kind}`, {
       details: { field: 'policy.kind' },
     });
   }
+}
+
+export function createUpstream(protocol: HarnessProtocol, policy: PolicyOptions, options: { sampling: Sampling; recordingIndex: number }): Upstream {
+  checkPolicyKind(protocol, policy);
   if (policy.kind === 'replay') return createReplayUpstream(protocol, policy.recordings[options.recordingIndex % policy.recordings.length]!);
   const anthropic = policy.kind === 'anthropic';
   const client = new HttpClient({

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { loadAgentConfig } from '../../candidates/agent-config.js';
+import { checkRollouts } from '../../solve/prepare-rollout.js';
 import { runSolve } from '../../solve/run-solve.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-schemas.js';
@@ -33,9 +34,8 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       if (body.scoring.enabled) {
         await checkScoring(solveDeps.scorer, { template: body.scoring.template, budgetTokens: body.scoring.budget_tokens, withMessages: true }, { template: 'body.scoring.template', budget: 'body.scoring.budget_tokens' });
       }
-      await inBody(() => {
-        for (let index = 0; index < body.n; index += 1) solveDeps.createPolicy(body.policy, index);
-      });
+      // The harness is defined and installed here, and the policy fits it (or the built-in agent).
+      await inBody(() => checkRollouts(solveDeps, body));
       // The job store keeps the request without its secrets; the job gets them.
       const job = jobs.start('solve', redactRequest(body), (jobId, hooks) => runSolve(solveDeps, jobId, body, hooks));
       if (!request.query.wait) {
