@@ -50,11 +50,15 @@ export function wrapCommand(command: string, shape: CommandShape): WrappedComman
   const lines = [
     `cd -- ${shellQuote(shape.cwd)} || exit 1`,
     ...(shape.stdinFile ? [`exec 0< ${shellQuote(shape.stdinFile)} || exit 1`, `rm -f -- ${shellQuote(shape.stdinFile)}`] : []),
-    'SECONDS=0',
-    `if command -v timeout >/dev/null 2>&1; then timeout -k ${KILL_AFTER_S} ${formatSeconds(seconds)} ${run}; else ${run}; fi`,
+    // Microseconds from bash 5's EPOCHREALTIME (either decimal mark); whole seconds on older bash.
+    'wnw_t0=${EPOCHREALTIME//[.,]/}; SECONDS=0',
+    // The command's stderr is fd 3 (the real one); the shell's own "Killed" report goes nowhere.
+    'exec 3>&2',
+    `{ if command -v timeout >/dev/null 2>&1; then timeout -k ${KILL_AFTER_S} ${formatSeconds(seconds)} ${run} 2>&3 3>&-; else ${run} 2>&3 3>&-; fi; } 2>/dev/null`,
     'rc=$?',
+    'if [ -n "$wnw_t0" ]; then wnw_ms=$(( (${EPOCHREALTIME//[.,]/} - wnw_t0) / 1000 )); else wnw_ms=$(( SECONDS * 1000 + 999 )); fi',
     // 124 after TERM, 137 after the KILL that follows a trapped TERM; only past the timeout is it ours.
-    `if { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$SECONDS" -ge ${Math.floor(seconds)} ]; then printf '\\n%s\\n' ${shellQuote(marker)} >&2; fi`,
+    `if { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ "$wnw_ms" -ge ${Math.floor(shape.timeoutMs)} ]; then printf '\\n%s\\n' ${shellQuote(marker)} >&2; fi`,
     'exit "$rc"',
   ];
   return { script: lines.join('\n'), agentTimeoutS: Math.ceil(seconds) + AGENT_BACKSTOP_S, marker };

@@ -270,10 +270,12 @@ class OrchardProvider implements SandboxProvider {
     const deadline = Date.now() + limitS * 1000;
     const details = { sandbox: id, image };
     let lastRequestId: string | undefined;
+    let slice = 0;
     for (;;) {
       const remainingS = Math.ceil((deadline - Date.now()) / 1000);
       if (remainingS <= 0) throw this.#notReady(id, image, lastRequestId);
-      const sliceS = Math.min(remainingS, WAIT_SLICE_S);
+      // Slices of 1, 2, 4 ... s: a pull error shows within seconds, a slow start costs few requests.
+      const sliceS = Math.min(remainingS, WAIT_SLICE_S, 2 ** slice++);
       let reply;
       try {
         reply = await this.#api.call({
