@@ -7,14 +7,24 @@
  * run on this host with the container's WorkingDir mapped under that dir, and exec start hijacks
  * the connection like the real daemon: `HTTP/1.1 200 OK`, then 8-byte-header frames, then close.
  * Archives go through the host's GNU tar, so the provider's own tar code meets a real one.
+ *
+ * It behaves as Debian's docker.io 20.10 was seen to (../shared/design/docker-real.md): versioned
+ * paths outside [api.min, api.max] are refused with the engine's 400; exec streams are labelled
+ * `raw-stream` on API <= 1.41; `copyUIDGID` with a container user is a 500 (20.10 looks the user up
+ * in the host's passwd database), while the tar headers' uid/gid are kept (when the fake runs as
+ * root); a killed container still "runs" for a moment after its commands died; an out-of-memory
+ * kill takes the command only and is logged as an `oom` event (GET /events), while OOMKilled stays
+ * false as long as the container runs; HostConfig.Binds are
+ * served through the archive endpoints and a command's working directory (read-only ones refuse
+ * uploads with the engine's 500).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cp, lstat, mkdir, mkdtemp, readlink, rm, stat } from 'node:fs/promises';
+import { cp, lstat, mkdir, mkdtemp, readlink, rm, stat, symlink } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { constants, tmpdir } from 'node:os';
-import { basename, dirname, join, normalize, relative } from 'node:path';
+import { basename, dirname, join, normalize, posix, relative } from 'node:path';
 
 export type FakeDockerFault = '500' | 'malformed' | 'hang' | 'drop';
 
@@ -32,6 +42,18 @@ export interface FakeDockerOptions {
   pullable?: Record<string, string>;
   /** References whose pull streams an `error` line. */
   pullErrors?: Record<string, string>;
+  /** References whose pull is refused before any stream (a registry without that manifest: 404). */
+  pullRefusals?: Record<string, { status: number; message: string }>;
+  /** API versions accepted on versioned paths (default 1.12 to 1.41, as docker 20.10). */
+  api?: { min: string; max: string };
+  /** `Version` in /version (default 20.10.24-fake). */
+  engineVersion?: string;
+}
+
+interface FakeBind {
+  source: string;
+  target: string;
+  readOnly: boolean;
 }
 
 export interface RecordedDockerRequest {
@@ -49,7 +71,10 @@ interface FakeContainer {
   config: Record<string, unknown>;
   root: string;
   running: boolean;
+  /** Killed: its commands are dead but the engine has not recorded the container's exit yet. */
+  stopping: boolean;
   oomKilled: boolean;
+  binds: FakeBind[];
   processes: Set<ChildProcess>;
 }
 
@@ -70,6 +95,8 @@ export class FakeDocker {
   readonly containers = new Map<string, FakeContainer>();
   readonly execs = new Map<string, FakeExec>();
   readonly removed: string[] = [];
+  /** Container events as GET /events serves them (only `oom` is logged). */
+  readonly events: { id: string; action: string; timeNano: number }[] = [];
   readonly rules: FakeDockerRule[] = [];
   readonly socketPath: string;
   readonly #dir: string;
@@ -78,6 +105,9 @@ export class FakeDocker {
   readonly #images: Map<string, string>;
   readonly #pullable: Map<string, string>;
   readonly #pullErrors: Map<string, string>;
+  readonly #pullRefusals: Map<string, { status: number; message: string }>;
+  readonly #api: { min: string; max: string };
+  readonly #engineVersion: string;
 
   private constructor(dir: string, options: FakeDockerOptions) {
     this.#dir = dir;
@@ -85,6 +115,9 @@ export class FakeDocker {
     this.#images = new Map(Object.entries(options.images ?? {}).map(([ref, path]) => [normalizeRef(ref), path]));
     this.#pullable = new Map(Object.entries(options.pullable ?? {}).map(([ref, path]) => [normalizeRef(ref), path]));
     this.#pullErrors = new Map(Object.entries(options.pullErrors ?? {}).map(([ref, message]) => [normalizeRef(ref), message]));
+    this.#pullRefusals = new Map(Object.entries(options.pullRefusals ?? {}).map(([ref, refusal]) => [normalizeRef(ref), refusal]));
+    this.#api = options.api ?? { min: '1.12', max: '1.41' };
+    this.#engineVersion = options.engineVersion ?? '20.10.24-fake';
     this.#server = createServer((request, response) => void this.#handle(request, response));
     this.#server.on('connection', (socket) => {
       this.#sockets.add(socket);
@@ -113,17 +146,35 @@ export class FakeDocker {
     return container.root;
   }
 
-  /** The container stops (killed, or out of memory): its processes die with it. */
-  killContainer(id: string, options: { oomKilled?: boolean } = {}): void {
+  /**
+   * The container stops (killed, or out of memory): its processes die with it. As with dockerd,
+   * the commands' exits are recorded first and the container's `lagMs` later (default 150 ms).
+   */
+  killContainer(id: string, options: { oomKilled?: boolean; lagMs?: number } = {}): void {
     const container = this.containers.get(id);
     if (!container) return;
-    container.running = false;
-    container.oomKilled = options.oomKilled ?? false;
+    container.stopping = true;
     for (const child of container.processes) if (child.pid) killGroup(child.pid);
-    // HostConfig.AutoRemove: the daemon removes a stopped container shortly after it exits.
-    if ((container.config.HostConfig as { AutoRemove?: boolean } | undefined)?.AutoRemove) {
-      setTimeout(() => void this.#remove(container), 300).unref();
-    }
+    setTimeout(() => {
+      container.running = false;
+      container.stopping = false;
+      container.oomKilled = options.oomKilled ?? false;
+      // HostConfig.AutoRemove: the daemon removes a stopped container shortly after it exits.
+      if ((container.config.HostConfig as { AutoRemove?: boolean } | undefined)?.AutoRemove) {
+        setTimeout(() => void this.#remove(container), 300).unref();
+      }
+    }, options.lagMs ?? 150).unref();
+  }
+
+  /**
+   * The kernel kills the container's commands for memory (cgroup v1 kills the largest process only):
+   * the container runs on, an `oom` event is logged before the command's exit, OOMKilled stays false.
+   */
+  oomKillCommands(id: string): void {
+    const container = this.containers.get(id);
+    if (!container) return;
+    this.events.push({ id, action: 'oom', timeNano: Date.now() * 1e6 });
+    for (const child of container.processes) if (child.pid) killGroup(child.pid);
   }
 
   async #remove(container: FakeContainer): Promise<void> {
@@ -157,6 +208,13 @@ export class FakeDocker {
     }
     const recorded: RecordedDockerRequest = { method: request.method ?? 'GET', path, version: versioned?.[1], query: Object.fromEntries(url.searchParams), body: isJson ? body : undefined };
     this.requests.push(recorded);
+    const version = versioned?.[1]?.slice(1);
+    if (version && versionBefore(this.#api.max, version)) {
+      return this.#send(response, { status: 400, json: { message: `client version ${version} is too new. Maximum supported API version is ${this.#api.max}` } });
+    }
+    if (version && versionBefore(version, this.#api.min)) {
+      return this.#send(response, { status: 400, json: { message: `client version ${version} is too old. Minimum supported API version is ${this.#api.min}, please upgrade your client to a newer version` } });
+    }
 
     const rule = this.rules.find((candidate) => (candidate.times ?? Infinity) > 0 && (!candidate.method || candidate.method === recorded.method) && candidate.path.test(path));
     if (rule) {
@@ -176,7 +234,7 @@ export class FakeDocker {
 
   #send(response: ServerResponse, reply: Reply, head = false): void {
     const text = reply.text ?? (reply.json === undefined ? '' : JSON.stringify(reply.json));
-    response.writeHead(reply.status, { ...(text ? { 'content-type': reply.json === undefined ? 'text/plain' : 'application/json' } : {}), 'api-version': '1.43', ...reply.headers });
+    response.writeHead(reply.status, { ...(text ? { 'content-type': reply.json === undefined ? 'text/plain' : 'application/json' } : {}), 'api-version': this.#api.max, ...reply.headers });
     response.end(head ? undefined : text);
   }
 
@@ -185,7 +243,8 @@ export class FakeDocker {
     const input = (request.body ?? {}) as Record<string, unknown>;
     let match: RegExpExecArray | null;
     if (method === 'GET' && path === '/_ping') return { status: 200, text: 'OK' };
-    if (method === 'GET' && path === '/version') return { status: 200, json: { Version: '24.0.7-fake', ApiVersion: '1.43', MinAPIVersion: '1.12', Os: 'linux', Arch: 'amd64' } };
+    if (method === 'GET' && path === '/version') return { status: 200, json: { Version: this.#engineVersion, ApiVersion: this.#api.max, MinAPIVersion: this.#api.min, Os: 'linux', Arch: 'amd64' } };
+    if (method === 'GET' && path === '/events') return this.#eventLog(query);
     if (method === 'POST' && path === '/images/create') return this.#pull(query.fromImage ?? '');
     if (method === 'POST' && path === '/containers/create') return this.#create(input, query.name);
     if ((match = /^\/containers\/([^/]+)(\/.*)?$/.exec(path))) {
@@ -219,7 +278,7 @@ export class FakeDocker {
         this.execs.set(exec.id, exec);
         return { status: 201, json: { Id: exec.id } };
       }
-      if (action === '/archive') return this.#archive(method, container, query.path ?? '', raw, response);
+      if (action === '/archive') return this.#archive(method, container, query, raw, response);
     }
     if ((match = /^\/exec\/([^/]+)\/(start|json)$/.exec(path))) {
       const exec = this.execs.get(match[1] ?? '');
@@ -229,15 +288,32 @@ export class FakeDocker {
       }
       if (match[2] === 'start' && method === 'POST') {
         if (exec.started) return { status: 409, json: { message: `Exec ${exec.id} has already been started` } };
-        this.#startExec(exec, incoming.socket);
+        this.#startExec(exec, incoming.socket, request.version);
         return undefined;
       }
     }
     return { status: 404, json: { message: 'page not found' } };
   }
 
+  /** GET /events bounded by `until` (the only use the provider makes): the logged events, then the end. */
+  #eventLog(query: Record<string, string>): Reply {
+    if (!query.until) return { status: 400, json: { message: 'the fake serves bounded event queries only (set until)' } };
+    const since = Number(query.since ?? 0) * 1e9;
+    const until = Number(query.until) * 1e9;
+    const filters = JSON.parse(query.filters ?? '{}') as { container?: string[]; event?: string[] };
+    const lines = this.events
+      .filter((event) => event.timeNano >= since && event.timeNano <= until)
+      .filter((event) => (!filters.container || filters.container.includes(event.id)) && (!filters.event || filters.event.includes(event.action)))
+      .map((event) =>
+        JSON.stringify({ status: event.action, id: event.id, Type: 'container', Action: event.action, Actor: { ID: event.id, Attributes: {} }, scope: 'local', time: Math.floor(event.timeNano / 1e9), timeNano: event.timeNano }),
+      );
+    return { status: 200, text: lines.map((line) => `${line}\n`).join(''), headers: { 'content-type': 'application/json' } };
+  }
+
   async #pull(reference: string): Promise<Reply> {
     const ref = normalizeRef(reference);
+    const refused = this.#pullRefusals.get(ref);
+    if (refused) return { status: refused.status, json: { message: refused.message } };
     const streamed = this.#pullErrors.get(ref);
     if (streamed !== undefined) {
       return { status: 200, text: `${JSON.stringify({ status: `Pulling from ${ref}` })}\n${JSON.stringify({ errorDetail: { message: streamed }, error: streamed })}\n`, headers: { 'content-type': 'application/json' } };
@@ -259,19 +335,36 @@ export class FakeDocker {
     if ([...this.containers.values()].some((container) => container.name === containerName)) {
       return { status: 409, json: { message: `Conflict. The container name "/${containerName}" is already in use` } };
     }
+    const binds: FakeBind[] = [];
+    for (const spec of ((input.HostConfig as { Binds?: unknown } | undefined)?.Binds as unknown[] | undefined) ?? []) {
+      const [source = '', target = '', mode = 'rw', ...rest] = String(spec).split(':');
+      if (!source.startsWith('/') || !target.startsWith('/') || !['ro', 'rw'].includes(mode) || rest.length) {
+        return { status: 400, json: { message: `invalid volume specification: '${String(spec)}'` } };
+      }
+      binds.push({ source, target: normalize(target), readOnly: mode === 'ro' });
+    }
     const root = await mkdtemp(join(tmpdir(), 'fake-docker-ctr-'));
     await cp(template, root, { recursive: true });
     if (typeof input.WorkingDir === 'string') await mkdir(mapPath(root, input.WorkingDir), { recursive: true });
-    const container: FakeContainer = { id: randomBytes(32).toString('hex'), name: containerName, config: input, root, running: false, oomKilled: false, processes: new Set() };
+    for (const bind of binds) {
+      // Binds create a missing source, as the engine does; the link lets a tar upload reach it.
+      await mkdir(bind.source, { recursive: true });
+      await mkdir(dirname(mapPath(root, bind.target)), { recursive: true });
+      await rm(mapPath(root, bind.target), { recursive: true, force: true });
+      await symlink(bind.source, mapPath(root, bind.target));
+    }
+    const container: FakeContainer = { id: randomBytes(32).toString('hex'), name: containerName, config: input, root, running: false, stopping: false, oomKilled: false, binds, processes: new Set() };
     this.containers.set(container.id, container);
     return { status: 201, json: { Id: container.id, Warnings: [] } };
   }
 
   /** Hijacks the connection as the daemon does, then streams the command's output as frames. */
-  #startExec(exec: FakeExec, socket: Socket): void {
+  #startExec(exec: FakeExec, socket: Socket, version: string | undefined): void {
     exec.started = true;
     exec.running = true;
-    socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.multiplexed-stream\r\nApi-Version: 1.43\r\n\r\n');
+    // API <= 1.41 labels the multiplexed stream raw-stream all the same.
+    const type = version && versionBefore('1.41', version.slice(1)) ? 'multiplexed-stream' : 'raw-stream';
+    socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.${type}\r\nApi-Version: ${this.#api.max}\r\n\r\n`);
     const frame = (type: 1 | 2, payload: Buffer): void => {
       const header = Buffer.alloc(8);
       header[0] = type;
@@ -280,7 +373,14 @@ export class FakeDocker {
     };
     const container = exec.container;
     const config = exec.config;
-    const cwd = mapPath(container.root, typeof config.WorkingDir === 'string' && config.WorkingDir ? config.WorkingDir : String(container.config.WorkingDir ?? '/'));
+    if (container.stopping) {
+      frame(1, Buffer.from('OCI runtime exec failed: exec failed: cannot exec in a stopped state: unknown\r\n'));
+      exec.exitCode = 126;
+      exec.running = false;
+      socket.end();
+      return;
+    }
+    const cwd = mapIn(container, typeof config.WorkingDir === 'string' && config.WorkingDir ? config.WorkingDir : String(container.config.WorkingDir ?? '/'));
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: container.root, LANG: 'C.UTF-8' };
     for (const pair of [...((container.config.Env as string[] | undefined) ?? []), ...((config.Env as string[] | undefined) ?? [])]) {
       const equals = pair.indexOf('=');
@@ -317,14 +417,28 @@ export class FakeDocker {
     );
   }
 
-  async #archive(method: string, container: FakeContainer, path: string, raw: Buffer, response: ServerResponse): Promise<Reply | undefined> {
-    const target = mapPath(container.root, path || '/');
+  async #archive(method: string, container: FakeContainer, query: Record<string, string>, raw: Buffer, response: ServerResponse): Promise<Reply | undefined> {
+    const path = query.path ?? '';
+    const target = mapIn(container, path || '/');
     const missing = { status: 404, json: { message: `Could not find the file ${path} in container ${container.name}` } };
     if (method === 'PUT') {
       const info = await stat(target).catch(() => undefined);
       if (!info) return missing;
       if (!info.isDirectory()) return { status: 400, json: { message: `extraction point is not a directory: ${path}` } };
-      const result = await run('tar', ['-x', '--no-same-owner', '-C', target], raw);
+      if (query.copyUIDGID === '1' || query.copyUIDGID === 'true') {
+        const user = container.config.User;
+        if (typeof user === 'string' && user) return { status: 500, json: { message: `getent unable to find entry "${user}" in passwd database` } };
+      }
+      const listed = await run('tar', ['-t'], raw, true);
+      const readOnly = listed.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((entry) => posix.join(path || '/', entry))
+        .find((entry) => container.binds.some((bind) => bind.readOnly && (entry === bind.target || entry.startsWith(`${bind.target}/`))));
+      if (readOnly) return { status: 500, json: { message: `Error processing tar file(exit status 1): open ${readOnly.replace(/\/$/, '')}: read-only file system` } };
+      // dockerd extracts as root and keeps the headers' owners; without root the fake cannot.
+      const owners = process.getuid?.() === 0 ? ['--same-owner', '--numeric-owner'] : ['--no-same-owner'];
+      const result = await run('tar', ['-x', ...owners, '-C', target], raw);
       return result.code === 0 ? { status: 200 } : { status: 400, json: { message: result.stderr.trim() } };
     }
     const info = await lstat(target).catch(() => undefined);
@@ -354,6 +468,22 @@ function mapPath(root: string, path: string): string {
   return target;
 }
 
+/** A container path on the host: through the bind that holds it, else under the container's root. */
+function mapIn(container: FakeContainer, path: string): string {
+  const absolute = posix.normalize(path.startsWith('/') ? path : `/${path}`);
+  const bind = container.binds
+    .filter((candidate) => absolute === candidate.target || absolute.startsWith(`${candidate.target}/`))
+    .sort((a, b) => b.target.length - a.target.length)[0];
+  return bind ? join(bind.source, absolute.slice(bind.target.length)) : mapPath(container.root, absolute);
+}
+
+/** Whether API version `a` (`1.41`) is older than `b`. */
+function versionBefore(a: string, b: string): boolean {
+  const [aMajor = 0, aMinor = 0] = a.split('.').map(Number);
+  const [bMajor = 0, bMinor = 0] = b.split('.').map(Number);
+  return aMajor < bMajor || (aMajor === bMajor && aMinor < bMinor);
+}
+
 function killGroup(pid: number): void {
   try {
     process.kill(-pid, 'SIGKILL');
@@ -362,13 +492,15 @@ function killGroup(pid: number): void {
   }
 }
 
-function run(command: string, args: string[], input: Buffer): Promise<{ code: number | null; stderr: string }> {
+function run(command: string, args: string[], input: Buffer, keepStdout = false): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn(command, args, { stdio: ['pipe', keepStdout ? 'pipe' : 'ignore', 'pipe'] });
+    const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.on('close', (code) => resolve({ code, stderr: Buffer.concat(stderr).toString('utf8') }));
-    child.stdin.end(input);
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') }));
+    child.stdin?.end(input);
   });
 }
 

@@ -14,9 +14,9 @@ function frame(type: number, text: string | Buffer): Buffer {
   return Buffer.concat([head, payload]);
 }
 
-function demux(chunks: Buffer[]): { stdout: string; stderr: string; leftover: number } {
+function demux(chunks: Buffer[], tty = false): { stdout: string; stderr: string; leftover: number } {
   const out: Record<DockerStreamName, Buffer[]> = { stdout: [], stderr: [] };
-  const demuxer = new DockerStreamDemuxer((stream, payload) => out[stream].push(Buffer.from(payload)));
+  const demuxer = new DockerStreamDemuxer((stream, payload) => out[stream].push(Buffer.from(payload)), { tty });
   for (const chunk of chunks) demuxer.push(chunk);
   const leftover = demuxer.end();
   return { stdout: Buffer.concat(out.stdout).toString(), stderr: Buffer.concat(out.stderr).toString(), leftover };
@@ -44,8 +44,15 @@ describe('docker stream demultiplexer', () => {
     expect(demux([stream.subarray(0, 5)]).leftover).toBe(5);
   });
 
-  it('passes a stream without frame headers (TTY) through as stdout', () => {
-    expect(demux([Buffer.from('plain output\n'), Buffer.from('more')])).toEqual({ stdout: 'plain output\nmore', stderr: '', leftover: 0 });
+  it('passes a TTY stream through as stdout, even when its bytes look like a frame header', () => {
+    expect(demux([Buffer.from('plain output\n'), Buffer.from('more')], true)).toEqual({ stdout: 'plain output\nmore', stderr: '', leftover: 0 });
+    // Framing comes from the Tty flag, not from guessing: these bytes are a valid stderr header.
+    expect(demux([frame(2, 'not a frame')], true).stdout).toBe(`\x02\x00\x00\x00\x00\x00\x00\x0bnot a frame`);
+  });
+
+  it('without a TTY, a stream that breaks its framing is WNW_ERR_SBX_UPSTREAM, not output', () => {
+    expect(() => demux([Buffer.from('plain output\n')])).toThrow(expect.objectContaining({ code: 'WNW_ERR_SBX_UPSTREAM' }));
+    expect(() => demux([frame(1, 'ok\n'), Buffer.from('garbage!')])).toThrow(/malformed exec stream/);
   });
 });
 

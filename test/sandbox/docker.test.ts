@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
 import { readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,7 +85,7 @@ describe('docker provider: availability and settings', () => {
     try {
       process.env.DOCKER_HOST = `unix://${fake.socketPath}`;
       provider = createDockerProvider();
-      expect((await provider.describe()).engine).toBe('Docker 24.0.7-fake (API 1.43, linux/amd64)');
+      expect(await provider.describe()).toMatchObject({ engine: 'Docker 20.10.24-fake (API 1.12 to 1.41, linux/amd64)', apiVersion: 'v1.41' });
       await provider.close();
       process.env.DOCKER_HOST = 'tcp://10.0.0.1:2375';
       provider = createDockerProvider();
@@ -121,7 +121,7 @@ describe('docker provider: containers', () => {
   it('creates a container without network and with the spec limits, then starts it', async () => {
     const sandbox = (await makeProvider({ user: '1000:1000' }).create({ image: IMAGE, cpu: 1.5, memoryMb: 512, maxProcesses: 64, env: { A: 'b' }, label: 'job-1' })) as DockerSandbox;
     const create = fake.requests.filter((request) => request.path === '/containers/create').at(-1);
-    expect(create?.version).toBe('v1.43');
+    expect(create?.version).toBe('v1.41');
     expect(create?.query.name).toMatch(/^winnower-[0-9a-f]{12}$/);
     expect(create?.body).toMatchObject({
       Image: IMAGE,
@@ -137,8 +137,10 @@ describe('docker provider: containers', () => {
     expect(fake.count('POST', new RegExp(`^/containers/${sandbox.id}/start$`))).toBe(1);
     expect(sandbox.baseCommit).toMatch(/^[0-9a-f]{40}$/);
     expect((await sandbox.exec('echo "$A"')).stdout).toBe('b\n');
+    // Ownership through the tar headers: docker 20.10 answers copyUIDGID with a numeric user by a 500.
     await sandbox.writeFile('owned.txt', 'x');
-    expect(fake.requests.filter((request) => request.method === 'PUT').at(-1)?.query).toEqual({ path: '/', copyUIDGID: '1' });
+    expect(fake.requests.filter((request) => request.method === 'PUT').at(-1)?.query).toEqual({ path: '/' });
+    if (process.getuid?.() === 0) expect(statSync(join(fake.rootOf(sandbox.id), 'testbed/owned.txt'))).toMatchObject({ uid: 1000, gid: 1000 });
     await sandbox.close();
   });
 
@@ -306,7 +308,7 @@ async function fetchArchive(id: string, path: string): Promise<Buffer> {
   const { Client } = await import('undici');
   const client = new Client('http://docker', { socketPath: fake.socketPath });
   try {
-    const response = await client.request({ method: 'GET', path: `/v1.43/containers/${id}/archive?path=${encodeURIComponent(path)}` });
+    const response = await client.request({ method: 'GET', path: `/v1.41/containers/${id}/archive?path=${encodeURIComponent(path)}` });
     return Buffer.from(await response.body.arrayBuffer());
   } finally {
     await client.close();
@@ -338,5 +340,97 @@ describe('docker provider: close during create', () => {
     const error = await expectCode(creating, 'WNW_ERR_SBX_CLOSED');
     expect(error.message).toContain('closed while');
     expect([...fake.containers.keys()].filter((id) => !before.has(id))).toEqual([]);
+  });
+});
+
+describe('docker provider: API version', () => {
+  const engines: { api: { min: string; max: string }; expected: string }[] = [
+    { api: { min: '1.12', max: '1.41' }, expected: 'v1.41' }, // Debian's docker.io 20.10
+    { api: { min: '1.24', max: '1.45' }, expected: 'v1.45' }, // Docker 26
+    { api: { min: '1.44', max: '1.52' }, expected: 'v1.47' }, // Docker 29: no older than 1.44, and this client stops at 1.47
+  ];
+  it.each(engines)('negotiates $expected with an engine speaking $api.min to $api.max, once', async ({ api, expected }) => {
+    const engine = await FakeDocker.start({ api, images: { [IMAGE]: image } });
+    const negotiated = createDockerProvider({ socketPath: engine.socketPath });
+    try {
+      const sandboxes = await Promise.all([negotiated.create({ image: IMAGE }), negotiated.create({ image: IMAGE })]);
+      expect(await sandboxes[0]?.exec('echo ok')).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
+      expect(new Set(engine.requests.filter((request) => request.version).map((request) => request.version))).toEqual(new Set([expected]));
+      expect(engine.count('GET', /^\/_ping$/)).toBe(1);
+      expect((await negotiated.describe()).apiVersion).toBe(expected);
+    } finally {
+      await negotiated.close();
+      await engine.close();
+    }
+  });
+
+  it('an engine outside the range this client speaks is WNW_ERR_SBX_UNAVAILABLE saying why', async () => {
+    for (const [api, why] of [
+      [{ min: '1.12', max: '1.24' }, 'up to 1.24, older than'],
+      [{ min: '1.50', max: '1.52' }, 'from 1.50 only, newer than'],
+    ] as const) {
+      const engine = await FakeDocker.start({ api, images: { [IMAGE]: image } });
+      try {
+        const error = await expectCode(createDockerProvider({ socketPath: engine.socketPath }).create({ image: IMAGE }), 'WNW_ERR_SBX_UNAVAILABLE');
+        expect(error.message).toContain(why);
+        expect(error.retryable).toBe(false);
+        expect(engine.count('POST', /^\/containers\/create$/)).toBe(0);
+      } finally {
+        await engine.close();
+      }
+    }
+  });
+
+  it('a fixed version the engine refuses is an engine error, not a rejected create', async () => {
+    const error = await expectCode(makeProvider({ apiVersion: 'v1.43' }).create({ image: IMAGE }), 'WNW_ERR_SBX_UNAVAILABLE');
+    expect(error.message).toContain('refuses API v1.43 (client version 1.43 is too new. Maximum supported API version is 1.41)');
+    expect(error.message).toContain('leave sandbox.settings.apiVersion unset');
+    expect(fake.requests.filter((request) => request.path === '/containers/create').at(-1)?.version).toBe('v1.43');
+  });
+});
+
+describe('docker provider: engine behaviours of docker 20.10', () => {
+  it('an exec in a container that is being killed is WNW_ERR_SBX_EXEC, not an exit 126', async () => {
+    const sandbox = await makeProvider().create({ image: IMAGE });
+    fake.killContainer(sandbox.id, { lagMs: 2_000 });
+    const error = await expectCode(sandbox.exec('echo never'), 'WNW_ERR_SBX_EXEC');
+    expect(error.message).toContain('is not running');
+  });
+
+  it('a missing manifest, refused before any stream, is WNW_ERR_SBX_CREATE and not retried', async () => {
+    const gone = 'registry.example/gone:1';
+    const engine = await FakeDocker.start({ pullRefusals: { [gone]: { status: 404, message: `manifest for ${gone} not found: manifest unknown: manifest unknown` } } });
+    try {
+      const error = await expectCode(createDockerProvider({ socketPath: engine.socketPath }).create({ image: gone }), 'WNW_ERR_SBX_CREATE');
+      expect(error.message).toBe(`image ${gone} not found (not on this engine, and the registry has no such image): manifest for ${gone} not found: manifest unknown: manifest unknown`);
+      expect(error.details).toMatchObject({ image: gone, missingImage: true, status: 404 });
+      expect(error.retryable).toBe(false);
+      expect(engine.count('POST', /^\/images\/create$/)).toBe(1);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('binds spec.mounts read-only unless asked, and checks them before any container exists', async () => {
+    const source = mkdtempSync(join(tmpdir(), 'docker-bind-'));
+    try {
+      const sandbox = await makeProvider().create({ image: IMAGE, mounts: [{ source, target: '/opt/tool' }, { source, target: '/mnt/out', readOnly: false }] });
+      expect(lastBody('POST', /^\/containers\/create$/)).toMatchObject({ HostConfig: { Binds: [`${source}:/opt/tool:ro`, `${source}:/mnt/out:rw`] } });
+      await sandbox.close();
+      const before = fake.count('POST', /^\/containers\/create$/);
+      for (const [mount, why] of [
+        [{ source: join(source, 'missing'), target: '/opt/x' }, 'does not exist'],
+        [{ source, target: '/testbed/inside' }, 'overlaps the workspace'],
+        [{ source, target: '/usr/local/x' }, 'system or private folder'],
+        [{ source: join(source, 'a:b'), target: '/opt/x' }, "with ':'"],
+      ] as const) {
+        if (mount.source.endsWith('a:b')) mkdirSync(mount.source);
+        const error = await expectCode(makeProvider().create({ image: IMAGE, mounts: [mount] }), 'WNW_ERR_INPUT_INVALID');
+        expect(error.message).toContain(why);
+      }
+      expect(fake.count('POST', /^\/containers\/create$/)).toBe(before);
+    } finally {
+      await rm(source, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Minimal zod schemas of the Docker Engine API answers winnower reads (API v1.43 and later
- * compatible): only the fields the client uses.
+ * Minimal zod schemas of the Docker Engine API answers winnower reads (the same from API 1.25
+ * through 1.47): only the fields the client uses.
  */
 import { z } from 'zod';
 
@@ -49,6 +49,8 @@ export type DockerPathStat = z.infer<typeof DockerPathStat>;
 export const DockerVersion = z.object({
   Version: z.string(),
   ApiVersion: z.string(),
+  /** The oldest API version the engine accepts (absent on some engines). */
+  MinAPIVersion: z.string().optional(),
   Os: z.string().optional(),
   Arch: z.string().optional(),
 });

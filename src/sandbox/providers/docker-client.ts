@@ -1,18 +1,20 @@
 /**
  * The HTTP client of the Docker Engine API over its unix socket (undici Agent with
- * `connect.socketPath`): API version prefix, per-request deadline, error bodies mapped to coded
- * errors, and a clear WNW_ERR_SBX_UNAVAILABLE when there is no engine to talk to.
+ * `connect.socketPath`): API version negotiated with the engine on first use (or fixed by the
+ * caller), per-request deadline, error bodies mapped to coded errors, and a clear
+ * WNW_ERR_SBX_UNAVAILABLE when there is no engine to talk to, or none this client can speak to.
  */
 import { stat } from 'node:fs/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { wnwError, WinnowerError, type ErrorCode } from '../../errors.js';
-import { DockerErrorBody } from './docker-api-types.js';
+import { DockerErrorBody, DockerVersion } from './docker-api-types.js';
+import { chooseApiVersion, type EngineApiRange } from './docker-api-version.js';
 
 export interface DockerClientOptions {
   socketPath: string;
-  /** `v1.43` */
-  apiVersion: string;
+  /** A fixed version (`v1.43`); negotiated with the engine when absent. */
+  apiVersion?: string;
   /** Deadline of one request that does not stream, in ms. */
   requestTimeoutMs: number;
 }
@@ -22,6 +24,8 @@ export type DockerStatusErrors = Partial<Record<number, { code: ErrorCode; messa
 export interface DockerCall {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
   path: string;
+  /** Sent without the version prefix (`/_ping`, `/version`, which negotiation itself uses). */
+  unversioned?: boolean;
   query?: Record<string, string | number | boolean>;
   /** Sent as JSON. */
   json?: unknown;
@@ -41,20 +45,62 @@ export interface DockerResponse {
   body: Dispatcher.ResponseData['body'];
 }
 
+/** The engine's refusal of the version prefix, whatever the endpoint: "client version 1.43 is too new. ..." */
+const VERSION_REFUSED = /^client version \S+ is too (new|old)/i;
+
 /** Errors that mean there is no engine behind the socket (as opposed to a dropped connection). */
 const UNAVAILABLE_CODES = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ENOTSOCK']);
 
 export class DockerClient {
   readonly socketPath: string;
-  readonly apiVersion: string;
   readonly requestTimeoutMs: number;
+  /** The caller's fixed version, when it gave one. */
+  readonly #fixedVersion: string | undefined;
   #dispatcher: Agent | undefined;
   #checked: Promise<void> | undefined;
+  #negotiated: Promise<string> | undefined;
+  /** The version in use once known (for messages). */
+  #version: string | undefined;
 
   constructor(options: DockerClientOptions) {
     this.socketPath = options.socketPath;
-    this.apiVersion = options.apiVersion.startsWith('v') ? options.apiVersion : `v${options.apiVersion}`;
+    this.#fixedVersion = options.apiVersion === undefined ? undefined : options.apiVersion.startsWith('v') ? options.apiVersion : `v${options.apiVersion}`;
+    this.#version = this.#fixedVersion;
     this.requestTimeoutMs = options.requestTimeoutMs;
+  }
+
+  /** The API version prefix in use (`v1.41`): the fixed one, else negotiated once with the engine. */
+  apiVersion(signal?: AbortSignal): Promise<string> {
+    if (this.#fixedVersion) return Promise.resolve(this.#fixedVersion);
+    this.#negotiated ??= this.#negotiate(signal).then(
+      (version) => (this.#version = version),
+      (error: unknown) => {
+        // A later call may find the engine up (or a newer one): negotiate again then.
+        this.#negotiated = undefined;
+        throw error;
+      },
+    );
+    return this.#negotiated;
+  }
+
+  /** The engine's range: `/_ping`'s Api-Version header (its newest), `/version` for its oldest too. */
+  async #negotiate(signal: AbortSignal | undefined): Promise<string> {
+    const ping = await this.send({ method: 'GET', path: '/_ping', unversioned: true, timeoutMs: Math.min(this.requestTimeoutMs, 10_000), ...(signal ? { signal } : {}) });
+    await ping.body.dump();
+    const header = ping.headers['api-version'];
+    const range: Partial<EngineApiRange> = { ...(typeof header === 'string' && header ? { max: header } : {}) };
+    try {
+      const version = await this.json({ method: 'GET', path: '/version', unversioned: true, timeoutMs: Math.min(this.requestTimeoutMs, 10_000), ...(signal ? { signal } : {}) }, DockerVersion);
+      range.max ??= version.ApiVersion;
+      if (version.MinAPIVersion) range.min = version.MinAPIVersion;
+    } catch (error) {
+      // Without /version the ping's header still names the newest version; the oldest stays unknown.
+      if (!range.max || !WinnowerError.isInstance(error) || error.code !== 'WNW_ERR_SBX_UPSTREAM') throw error;
+    }
+    if (!range.max) throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine at ${this.socketPath} named no API version (no Api-Version header on /_ping, no ApiVersion in /version)`, { details: { socketPath: this.socketPath } });
+    const chosen = chooseApiVersion({ max: range.max, ...(range.min ? { min: range.min } : {}) });
+    if ('problem' in chosen) throw this.#incompatible(chosen.problem, { engineApi: range });
+    return chosen.version;
   }
 
   /** Checks once that the socket exists; WNW_ERR_SBX_UNAVAILABLE otherwise. */
@@ -74,7 +120,7 @@ export class DockerClient {
   /** Sends a call and returns the response with its body unread (for streams and archives). */
   async send(call: DockerCall): Promise<DockerResponse> {
     await this.ready();
-    const path = `/${this.apiVersion}${call.path}`;
+    const path = call.unversioned ? call.path : `/${await this.apiVersion(call.signal)}${call.path}`;
     const query = new URLSearchParams(Object.entries(call.query ?? {}).map(([key, value]): [string, string] => [key, String(value)]));
     const where = `${call.method} ${call.path}`;
     const timeoutMs = call.timeoutMs === undefined ? this.requestTimeoutMs : call.timeoutMs;
@@ -120,6 +166,10 @@ export class DockerClient {
     }
     const status = response.statusCode;
     const details = { method: call.method, path: call.path, status, ...(message ? { message } : {}) };
+    // The engine refusing the version is about the engine, not this call (a create, an exec).
+    if (status === 400 && message && VERSION_REFUSED.test(message)) {
+      throw this.#incompatible(`it refuses API ${this.#version ?? '(unversioned)'} (${message}); leave sandbox.settings.apiVersion unset to negotiate`, details);
+    }
     const mapped = call.errors?.[status];
     if (mapped) throw wnwError(mapped.code, `${mapped.message}${message ? `: ${message}` : ''}`, { details: { ...mapped.details, ...details } });
     throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine answered ${status} to ${where}${message ? `: ${message}` : ''}`, {
@@ -196,6 +246,11 @@ export class DockerClient {
       details: { path: where, ...(code ? { errorCode: code } : {}), connection: true },
       retryable: true,
     });
+  }
+
+  /** An engine that answers but that this client cannot use: not retryable, and no "is it running?". */
+  #incompatible(what: string, details: Record<string, unknown>): WinnowerError {
+    return wnwError('WNW_ERR_SBX_UNAVAILABLE', `Docker Engine at ${this.socketPath} cannot be used: ${what}`, { details: { socketPath: this.socketPath, ...details } });
   }
 
   #unavailable(what: string, cause?: unknown): WinnowerError {

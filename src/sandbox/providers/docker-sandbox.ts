@@ -27,6 +27,14 @@ import {
 
 /** How long past its timeout a command's stream may stay open (children holding the pipes). */
 const KILL_GRACE_MS = 2_000;
+/**
+ * After an exit 137, how often and how far apart the container is inspected again: dockerd records
+ * an exec's SIGKILL before its container's death (for tens of ms the container still "runs").
+ */
+const AFTER_KILL_INSPECTS = 5;
+const AFTER_KILL_PAUSE_MS = 50;
+/** What dockerd answers (exit 126, on stdout) for an exec started in a container that is stopping. */
+const STOPPED_STATE = /cannot exec in a stopped state/;
 const MAX_SYMLINK_HOPS = 8;
 /** Tar framing around one file: its header, PAX records for long names, padding, the end blocks. */
 const TAR_OVERHEAD_BYTES = 64 * 1024;
@@ -36,8 +44,11 @@ export interface DockerSandboxInit {
   /** Container id. */
   id: string;
   workdir: string;
-  /** Files written through the archive endpoint get the container user's uid/gid. */
-  copyOwnership: boolean;
+  /**
+   * The container's user (`1000:1000`, `app`): files written through the archive endpoint get its
+   * uid/gid in their tar headers. A name is resolved once inside the container.
+   */
+  user?: string;
   /** Largest file readFile returns (default 64 MiB). */
   maxTransferBytes?: number;
   /** Diff base; HEAD of the workdir at start when absent. */
@@ -52,7 +63,8 @@ export class DockerSandbox extends BaseSandbox {
   readonly id: string;
   readonly workdir: string;
   readonly #client: DockerClient;
-  readonly #copyOwnership: boolean;
+  readonly #user: string | undefined;
+  #owner: { uid: number; gid: number } | undefined;
   readonly #maxTransferBytes: number;
   readonly #patch: PatchPolicy;
   readonly #onClosed: (() => void) | undefined;
@@ -63,7 +75,8 @@ export class DockerSandbox extends BaseSandbox {
     this.#client = init.client;
     this.id = init.id;
     this.workdir = init.workdir;
-    this.#copyOwnership = init.copyOwnership;
+    this.#user = init.user;
+    this.#owner = numericOwner(init.user);
     this.#maxTransferBytes = init.maxTransferBytes ?? 64 * 1024 * 1024;
     this.#baseCommit = init.baseCommit;
     this.#patch = init.patch;
@@ -75,8 +88,9 @@ export class DockerSandbox extends BaseSandbox {
     return this.#baseCommit;
   }
 
-  /** Records the base commit and registers for shutdown. */
+  /** Records the base commit (and the uid/gid of a named user) and registers for shutdown. */
   async start(signal?: AbortSignal): Promise<void> {
+    if (this.#user !== undefined && this.#owner === undefined) this.#owner = await this.#resolveOwner(signal);
     if (this.#baseCommit === undefined) {
       const result = await this.#remoteExec(BASE_COMMIT_SCRIPT, { cwd: this.workdir, env: { ...GIT_SAFE_ENV }, timeoutMs: 60_000, maxOutputBytes: 4096, signal });
       const commit = result.stdout.trim();
@@ -187,6 +201,18 @@ export class DockerSandbox extends BaseSandbox {
     }
   }
 
+  /** `id -u`/`id -g` of the container's user, run as that user. */
+  async #resolveOwner(signal?: AbortSignal): Promise<{ uid: number; gid: number }> {
+    const result = await this.#remoteExec('printf "%s:%s" "$(id -u)" "$(id -g)"', { cwd: '/', env: {}, timeoutMs: 30_000, maxOutputBytes: 256, signal });
+    const owner = numericOwner(result.stdout.trim());
+    if (result.exitCode !== 0 || !owner) {
+      throw wnwError('WNW_ERR_SBX_CREATE', `cannot resolve the uid/gid of user ${this.#user} in sandbox ${this.id}: ${result.stderr.trim() || result.stdout.trim() || `exit ${result.exitCode}`}`, {
+        details: { sandbox: this.id, user: this.#user },
+      });
+    }
+    return owner;
+  }
+
   async #stat(absolute: string, signal?: AbortSignal): Promise<DockerPathStat> {
     const response = await this.#client.send({
       method: 'HEAD',
@@ -205,26 +231,39 @@ export class DockerSandbox extends BaseSandbox {
     }
   }
 
-  /** PUT a one-file tar at `/`: the engine creates missing parent directories. */
+  /**
+   * PUT a one-file tar at `/`: the engine creates missing parent directories, extracts as root and
+   * keeps the headers' uid/gid. (Not `copyUIDGID`: docker 20.10 looks the user up by name in the
+   * host's passwd database and answers 500 for a numeric `1000:1000`.)
+   */
   #upload = async (absolute: string, content: Uint8Array, signal?: AbortSignal): Promise<void> => {
-    const archive = writeTar([{ name: absolute.replace(/^\/+/, ''), content }]);
-    await this.#client.empty({
-      method: 'PUT',
-      path: `/containers/${this.id}/archive`,
-      query: { path: '/', ...(this.#copyOwnership ? { copyUIDGID: 1 } : {}) },
-      body: archive,
-      signal,
-      errors: {
-        403: { code: 'WNW_ERR_SBX_FILE', message: `cannot write ${absolute} in sandbox ${this.id} (read-only)`, details: { sandbox: this.id, path: absolute } },
-        400: { code: 'WNW_ERR_SBX_FILE', message: `cannot write ${absolute} in sandbox ${this.id}`, details: { sandbox: this.id, path: absolute } },
-        404: { code: 'WNW_ERR_SBX_EXEC', message: `container of sandbox ${this.id} is gone`, details: { sandbox: this.id } },
-      },
-    });
+    const archive = writeTar([{ name: absolute.replace(/^\/+/, ''), content, ...(this.#owner ?? {}) }]);
+    try {
+      await this.#client.empty({
+        method: 'PUT',
+        path: `/containers/${this.id}/archive`,
+        query: { path: '/' },
+        body: archive,
+        signal,
+        errors: {
+          403: { code: 'WNW_ERR_SBX_FILE', message: `cannot write ${absolute} in sandbox ${this.id} (read-only)`, details: { sandbox: this.id, path: absolute } },
+          400: { code: 'WNW_ERR_SBX_FILE', message: `cannot write ${absolute} in sandbox ${this.id}`, details: { sandbox: this.id, path: absolute } },
+          404: { code: 'WNW_ERR_SBX_EXEC', message: `container of sandbox ${this.id} is gone`, details: { sandbox: this.id } },
+        },
+      });
+    } catch (error) {
+      // A read-only folder (a read-only mount) is a 500 from the tar extraction: a file error, not an engine fault.
+      if (WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SBX_UPSTREAM' && /read-only file system/.test(String(error.details.message))) {
+        throw wnwError('WNW_ERR_SBX_FILE', `cannot write ${absolute} in sandbox ${this.id} (read-only)`, { cause: error, details: { sandbox: this.id, path: absolute } });
+      }
+      throw error;
+    }
   };
 
   /** exec create + start (stream decoded) + inspect; the command runs under `timeout -s KILL`. */
   #remoteExec: RemoteExec = async (command, options) => {
     const started = performance.now();
+    const startedAtMs = Date.now();
     const seconds = (Math.max(options.timeoutMs, 1) / 1000).toFixed(3).replace(/\.?0+$/, '');
     const created = await this.#client.json(
       {
@@ -250,7 +289,8 @@ export class DockerSandbox extends BaseSandbox {
 
     const stdout = new CappedBuffer(options.maxOutputBytes);
     const stderr = new CappedBuffer(options.maxOutputBytes);
-    const demuxer = new DockerStreamDemuxer((stream, payload) => (stream === 'stdout' ? stdout : stderr).push(Buffer.from(payload)));
+    // Framing follows the Tty flag sent (false): API <= 1.41 labels this stream raw-stream anyway.
+    const demuxer = new DockerStreamDemuxer((stream, payload) => (stream === 'stdout' ? stdout : stderr).push(Buffer.from(payload)), { tty: false });
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), options.timeoutMs + KILL_GRACE_MS);
     const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
@@ -280,11 +320,17 @@ export class DockerSandbox extends BaseSandbox {
     const exitCode = await this.#exitCode(created.Id, deadlinePassed, options.signal);
     const elapsedMs = performance.now() - started;
     const timedOut = deadlinePassed || ((exitCode === 137 || exitCode === 124) && elapsedMs >= options.timeoutMs);
-    if (!timedOut && exitCode !== null && exitCode >= 128) await this.#assertStillRunning();
+    let note = '';
+    if (!timedOut && exitCode !== null && exitCode >= 128) {
+      if ((await this.#afterSignal(exitCode, startedAtMs)) === 'oom') note = `winnower: the command was killed for lack of memory (the sandbox's memory limit)\n`;
+    }
+    if (exitCode === 126 && STOPPED_STATE.test(stdout.toString())) {
+      throw wnwError('WNW_ERR_SBX_EXEC', `container of sandbox ${this.id} is not running (stopped during the command)`, { details: { sandbox: this.id, output: stdout.toString().slice(0, 300) } });
+    }
     return {
       exitCode: timedOut ? null : exitCode,
       stdout: stdout.toString(),
-      stderr: stderr.toString(),
+      stderr: stderr.toString() + note,
       timedOut,
       truncated: stdout.truncated || stderr.truncated,
       durationMs: Math.round(elapsedMs),
@@ -301,21 +347,55 @@ export class DockerSandbox extends BaseSandbox {
     }
   }
 
-  /** A command killed by a signal while the container stopped: the sandbox died (OOM, killed). */
-  async #assertStillRunning(): Promise<void> {
-    const inspect = await this.#client.json(
-      {
+  /**
+   * A command killed by a signal: throws WNW_ERR_SBX_EXEC when the container died with it (killed,
+   * out of memory); 'oom' when the container lives on but the kernel killed the command for memory
+   * (cgroup v1, and v2 without memory.oom.group, kill only the largest process). An exit 137 is
+   * inspected again a few times, since the engine records the container's death a little late.
+   */
+  async #afterSignal(exitCode: number, sinceMs: number): Promise<'oom' | undefined> {
+    const inspects = exitCode === 137 ? AFTER_KILL_INSPECTS : 1;
+    for (let attempt = 1; ; attempt++) {
+      const inspect = await this.#client.json(
+        {
+          method: 'GET',
+          path: `/containers/${this.id}/json`,
+          errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `container of sandbox ${this.id} is gone`, details: { sandbox: this.id } } },
+        },
+        DockerContainerInspect,
+      );
+      if (!inspect.State.Running) {
+        const why = inspect.State.OOMKilled ? 'out of memory' : inspect.State.Error || inspect.State.Status || 'stopped';
+        throw wnwError('WNW_ERR_SBX_EXEC', `container of sandbox ${this.id} stopped during the command (${why})`, {
+          details: { sandbox: this.id, state: inspect.State },
+        });
+      }
+      if (attempt >= inspects) break;
+      await new Promise((resolve) => setTimeout(resolve, AFTER_KILL_PAUSE_MS));
+    }
+    return exitCode === 137 && (await this.#oomEventSince(sinceMs)) ? 'oom' : undefined;
+  }
+
+  /**
+   * Whether the engine logged an `oom` event for this container since `sinceMs`. (Not
+   * State.OOMKilled: docker 20.10 leaves it false while the container lives on, and it would stay
+   * set for every later command.) Best effort: an engine that cannot say gets no note.
+   */
+  async #oomEventSince(sinceMs: number): Promise<boolean> {
+    const timestamp = (ms: number): string => `${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}000000`;
+    try {
+      const response = await this.#client.send({
         method: 'GET',
-        path: `/containers/${this.id}/json`,
-        errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `container of sandbox ${this.id} is gone`, details: { sandbox: this.id } } },
-      },
-      DockerContainerInspect,
-    );
-    if (inspect.State.Running) return;
-    const why = inspect.State.OOMKilled ? 'out of memory' : inspect.State.Error || inspect.State.Status || 'stopped';
-    throw wnwError('WNW_ERR_SBX_EXEC', `container of sandbox ${this.id} stopped during the command (${why})`, {
-      details: { sandbox: this.id, state: inspect.State },
-    });
+        path: '/events',
+        // An `until` that is not in the future makes the engine answer with the logged events and close.
+        query: { since: timestamp(sinceMs), until: timestamp(Date.now()), filters: JSON.stringify({ container: [this.id], event: ['oom'] }) },
+        timeoutMs: 5_000,
+      });
+      const text = (await readCapped(response.body, 1024 * 1024))?.toString('utf8') ?? '';
+      return text.split('\n').some((line) => /"(Action|status)":"oom"/.test(line));
+    } catch {
+      return false;
+    }
   }
 }
 
@@ -331,3 +411,9 @@ function pathStatOf(headers: Record<string, string | string[] | undefined>): Doc
   }
 }
 
+
+/** `1000:1000` → its numbers; anything else (a name, a uid alone) is resolved in the container. */
+function numericOwner(user: string | undefined): { uid: number; gid: number } | undefined {
+  const match = user === undefined ? null : /^(\d+):(\d+)$/.exec(user);
+  return match ? { uid: Number(match[1]), gid: Number(match[2]) } : undefined;
+}

@@ -2,8 +2,11 @@
  * Demultiplexer of the Docker Engine attach/exec stream without a TTY: frames of an 8-byte
  * header `[type, 0, 0, 0, size (uint32, big endian)]` then `size` bytes, type 1 stdout and
  * 2 stderr (0 stdin, 3 system error). Frames arrive split across chunks in any way.
- * A stream that does not start with a valid header (a TTY stream) is passed through as stdout.
+ * The framing follows the `Tty` flag the exec was created with, never the answer's Content-Type
+ * (API <= 1.41 says `raw-stream` for multiplexed frames): with a TTY the bytes are stdout as they
+ * come; without one, a bad frame header is a broken stream.
  */
+import { wnwError } from '../../errors.js';
 
 export type DockerStreamName = 'stdout' | 'stderr';
 
@@ -15,10 +18,11 @@ export class DockerStreamDemuxer {
   /** Bytes still owed to the current frame, and its stream. */
   #remaining = 0;
   #current: DockerStreamName = 'stdout';
-  #raw = false;
+  readonly #raw: boolean;
 
-  constructor(onData: (stream: DockerStreamName, payload: Buffer) => void) {
+  constructor(onData: (stream: DockerStreamName, payload: Buffer) => void, options: { tty: boolean }) {
     this.#onData = onData;
+    this.#raw = options.tty;
   }
 
   push(chunk: Buffer): void {
@@ -42,9 +46,9 @@ export class DockerStreamDemuxer {
       }
       const type = data[0] ?? 255;
       if (type > 3 || data[1] !== 0 || data[2] !== 0 || data[3] !== 0) {
-        this.#raw = true;
-        this.#onData('stdout', data);
-        return;
+        throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine sent a malformed exec stream (frame header ${data.subarray(0, HEADER_BYTES).toString('hex')})`, {
+          details: { header: data.subarray(0, HEADER_BYTES).toString('hex') },
+        });
       }
       // stdin echoes (0) and system errors (3) are reported on stderr rather than dropped.
       this.#current = type === 1 ? 'stdout' : 'stderr';

@@ -1,7 +1,8 @@
 /**
  * The `docker` provider: one container per sandbox on a host with a Docker engine, driven through
  * the Engine API over its unix socket. No network unless the spec asks, memory/cpu/pids limits
- * from the spec, the image's entrypoint replaced by `sleep`, removal with force on close.
+ * from the spec, host folders bound from `spec.mounts`, the image's entrypoint replaced by `sleep`,
+ * removal with force on close. The API version is negotiated with the engine on first use.
  * No I/O until first use; a missing socket is WNW_ERR_SBX_UNAVAILABLE.
  *
  * @example
@@ -18,6 +19,7 @@ import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../type
 import { DockerCreateResponse, DockerVersion } from './docker-api-types.js';
 import { DockerClient } from './docker-client.js';
 import { DockerSandbox } from './docker-sandbox.js';
+import { checkMounts } from './local-bwrap-args.js';
 import { REMOTE_BASE_ENV } from './remote-shell.js';
 
 export interface DockerProviderSettings {
@@ -25,7 +27,7 @@ export interface DockerProviderSettings {
   socketPath?: string;
   /** Where the repository is inside the image (default /testbed, as in SWE-bench images). */
   workdir?: string;
-  /** Engine API version prefix (default v1.43, Docker 24 and later). */
+  /** A fixed Engine API version, e.g. v1.41 (default: the newest both the engine and this client speak). */
   apiVersion?: string;
   /** User the container runs as, e.g. "1000:1000" (default: the image's). */
   user?: string;
@@ -77,7 +79,7 @@ function defaultSocket(): { socketPath: string } | { problem: string } {
 
 class DockerProvider implements SandboxProvider {
   readonly name = 'docker';
-  readonly #settings: Required<Omit<DockerProviderSettings, 'user' | 'socketPath' | 'patch'>> & { user?: string };
+  readonly #settings: Required<Omit<DockerProviderSettings, 'user' | 'socketPath' | 'patch' | 'apiVersion'>> & { user?: string; apiVersion?: string };
   readonly #patch: PatchPolicy;
   readonly #socket: { socketPath: string } | { problem: string };
   readonly #open = new Set<DockerSandbox>();
@@ -89,7 +91,7 @@ class DockerProvider implements SandboxProvider {
     this.#patch = patchPolicy(settings.patch);
     this.#settings = {
       workdir: settings.workdir ?? '/testbed',
-      apiVersion: settings.apiVersion ?? 'v1.43',
+      ...(settings.apiVersion ? { apiVersion: settings.apiVersion } : {}),
       requestTimeoutMs: settings.requestTimeoutMs ?? 60_000,
       pull: settings.pull ?? true,
       pullTimeoutMs: settings.pullTimeoutMs ?? 900_000,
@@ -100,15 +102,22 @@ class DockerProvider implements SandboxProvider {
 
   get #api(): DockerClient {
     if ('problem' in this.#socket) throw wnwError('WNW_ERR_SBX_UNAVAILABLE', this.#socket.problem, { details: { DOCKER_HOST: process.env.DOCKER_HOST } });
-    this.#client ??= new DockerClient({ socketPath: this.#socket.socketPath, apiVersion: this.#settings.apiVersion, requestTimeoutMs: this.#settings.requestTimeoutMs });
+    this.#client ??= new DockerClient({
+      socketPath: this.#socket.socketPath,
+      requestTimeoutMs: this.#settings.requestTimeoutMs,
+      ...(this.#settings.apiVersion ? { apiVersion: this.#settings.apiVersion } : {}),
+    });
     return this.#client;
   }
 
   async describe(): Promise<Record<string, unknown>> {
     let engine: string;
+    let apiVersion = this.#settings.apiVersion ?? 'negotiated on first use';
     try {
-      const version = await this.#api.json({ method: 'GET', path: '/version', timeoutMs: 5_000 }, DockerVersion);
-      engine = `Docker ${version.Version} (API ${version.ApiVersion}${version.Os ? `, ${version.Os}/${version.Arch ?? '?'}` : ''})`;
+      const version = await this.#api.json({ method: 'GET', path: '/version', unversioned: true, timeoutMs: 5_000 }, DockerVersion);
+      const range = version.MinAPIVersion ? `${version.MinAPIVersion} to ${version.ApiVersion}` : version.ApiVersion;
+      engine = `Docker ${version.Version} (API ${range}${version.Os ? `, ${version.Os}/${version.Arch ?? '?'}` : ''})`;
+      apiVersion = await this.#api.apiVersion();
     } catch (error) {
       engine = `unavailable: ${error instanceof Error ? error.message : String(error)}`;
     }
@@ -116,7 +125,7 @@ class DockerProvider implements SandboxProvider {
       provider: this.name,
       isolation: 'one container per sandbox (Docker Engine)',
       socketPath: 'socketPath' in this.#socket ? this.#socket.socketPath : undefined,
-      apiVersion: this.#settings.apiVersion,
+      apiVersion,
       engine,
       workdir: this.#settings.workdir,
       user: this.#settings.user ?? 'the image default',
@@ -135,6 +144,7 @@ class DockerProvider implements SandboxProvider {
     const api = this.#api;
     await api.ready();
     const workdir = spec.workdir ?? this.#settings.workdir;
+    if (spec.mounts) checkBinds(spec.mounts, workdir);
     const id = await this.#createContainer(spec, spec.image, workdir, options.signal);
     let sandbox: DockerSandbox | undefined;
     try {
@@ -149,7 +159,7 @@ class DockerProvider implements SandboxProvider {
         client: api,
         id,
         workdir,
-        copyOwnership: this.#settings.user !== undefined,
+        ...(this.#settings.user ? { user: this.#settings.user } : {}),
         maxTransferBytes: this.#settings.maxTransferBytes,
         patch: this.#patch,
         ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
@@ -198,6 +208,7 @@ class DockerProvider implements SandboxProvider {
         ...(spec.memoryMb ? { Memory: Math.round(spec.memoryMb * 1024 * 1024), MemorySwap: Math.round(spec.memoryMb * 1024 * 1024) } : {}),
         ...(spec.cpu ? { NanoCpus: Math.round(spec.cpu * 1e9) } : {}),
         ...(spec.maxProcesses ? { PidsLimit: spec.maxProcesses } : {}),
+        ...(spec.mounts?.length ? { Binds: spec.mounts.map((mount) => `${mount.source}:${mount.target}:${mount.readOnly === false ? 'rw' : 'ro'}`) } : {}),
       },
     };
     const name = `winnower-${randomBytes(6).toString('hex')}`;
@@ -236,8 +247,9 @@ class DockerProvider implements SandboxProvider {
       query: { fromImage: reference },
       timeoutMs: this.#settings.pullTimeoutMs,
       signal,
+      // The engine answers these before any progress line: no such manifest (404), or no registry (500).
       errors: {
-        404: { code: 'WNW_ERR_SBX_CREATE', message: `image ${image} not found and could not be pulled`, details: { image } },
+        404: { code: 'WNW_ERR_SBX_CREATE', message: `image ${image} not found (not on this engine, and the registry has no such image)`, details: { image, missingImage: true } },
         500: { code: 'WNW_ERR_SBX_CREATE', message: `pulling image ${image} failed`, details: { image } },
       },
     });
@@ -255,4 +267,18 @@ class DockerProvider implements SandboxProvider {
       }
     }
   }
+}
+
+/**
+ * spec.mounts as the local provider checks them (absolute paths, sources that exist, targets clear
+ * of the system folders and the workspace), and without the `:` that Binds uses as separator.
+ */
+function checkBinds(mounts: NonNullable<SandboxSpec['mounts']>, workdir: string): void {
+  checkMounts(mounts, workdir);
+  mounts.forEach((mount, index) => {
+    if (mount.source.includes(':') || mount.target.includes(':')) {
+      const field = `spec.mounts[${index}]`;
+      throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: the docker provider cannot bind a path with ':' in it`, { details: { field, source: mount.source, target: mount.target } });
+    }
+  });
 }

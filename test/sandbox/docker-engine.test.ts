@@ -1,0 +1,147 @@
+/**
+ * The docker provider against engines: the fake daemon always, and a real Docker engine when
+ * WINNOWER_DOCKER_HOST names its socket (.ci/run starts dockerd and imports the base image; see
+ * docker-targets.ts). The same assertions hold on both: this is what keeps the fake honest about
+ * the engine behaviours of ../shared/design/docker-real.md (kill race, OOM, ownership, binds).
+ * With a real engine the sandbox conformance suite runs against it too.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WinnowerError } from '../../src/errors.js';
+import { createDockerProvider, type DockerProviderSettings } from '../../src/sandbox/providers/docker.js';
+import type { SandboxProvider } from '../../src/sandbox/types.js';
+import { runSandboxContract } from './contract.js';
+import { fakeTarget, realEngineSocket, realTarget, type DockerTarget } from './docker-targets.js';
+
+const realSocket = realEngineSocket();
+const makers: { name: string; make: () => Promise<DockerTarget> }[] = [
+  { name: 'fake daemon', make: fakeTarget },
+  ...(realSocket ? [{ name: 'real engine', make: () => realTarget(realSocket) }] : []),
+];
+
+async function expectCode(promise: Promise<unknown>, code: string): Promise<WinnowerError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(WinnowerError.isInstance(error), `expected ${code}, got ${String(error)}`).toBe(true);
+  expect((error as WinnowerError).code).toBe(code);
+  return error as WinnowerError;
+}
+
+if (realSocket) {
+  let target: Promise<DockerTarget> | undefined;
+  const providers: SandboxProvider[] = [];
+  runSandboxContract({
+    name: `docker (real engine at ${realSocket})`,
+    create: async (settings) => {
+      target ??= realTarget(realSocket);
+      const { socketPath, contractImage } = await target;
+      const provider = createDockerProvider({ socketPath, ...settings });
+      providers.push(provider);
+      return { provider, spec: { image: contractImage } };
+    },
+  });
+  afterAll(async () => {
+    await Promise.all(providers.map((provider) => provider.close()));
+    await (await target)?.close();
+  });
+}
+
+describe.each(makers)('docker provider against the $name', ({ make }) => {
+  let target: DockerTarget;
+  const providers: SandboxProvider[] = [];
+  const provider = (settings: DockerProviderSettings = {}): SandboxProvider => {
+    const made = createDockerProvider({ socketPath: target.socketPath, ...settings });
+    providers.push(made);
+    return made;
+  };
+  beforeAll(async () => {
+    target = await make();
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(providers.map((each) => each.close()));
+    await target?.close();
+  });
+
+  it('negotiates the API version with the engine and names both in describe()', async () => {
+    const described = await provider().describe();
+    expect(described.engine).toMatch(/^Docker \S+ \(API \d+\.\d+ to \d+\.\d+/);
+    const max = /to (\d+\.\d+)/.exec(String(described.engine))?.[1] ?? '';
+    expect(described.apiVersion).toBe(Number(max.split('.')[1]) > 47 ? 'v1.47' : `v${max}`);
+  });
+
+  it('files written for a numeric user get its uid/gid from the tar headers', async (context) => {
+    if (!target.real && process.getuid?.() !== 0) context.skip(); // the fake keeps owners only as root
+    const sandbox = await provider({ user: '1000:1000' }).create({ image: target.contractImage });
+    try {
+      await sandbox.writeFile('owned.txt', 'mine\n');
+      await sandbox.exec('true', { stdin: 'through an uploaded file' });
+      expect((await sandbox.exec('stat -c %u:%g owned.txt')).stdout).toBe('1000:1000\n');
+      expect((await sandbox.exec('cat owned.txt')).stdout).toBe('mine\n');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('a container killed during a command is WNW_ERR_SBX_EXEC, not the command exiting 137', async () => {
+    const sandbox = await provider().create({ image: target.contractImage });
+    try {
+      setTimeout(() => void target.kill(sandbox.id), 500);
+      const error = await expectCode(sandbox.exec('sleep 5'), 'WNW_ERR_SBX_EXEC');
+      // Inspected while stopping, or after AutoRemove took it: either way the sandbox died.
+      expect(error.message).toMatch(/stopped during the command|is gone|is not running/);
+      await expectCode(sandbox.exec('true'), 'WNW_ERR_SBX_EXEC');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('a command killed for memory exits 137 with a note, and the sandbox lives on', async () => {
+    const sandbox = await provider().create({ image: target.contractImage, memoryMb: 64 });
+    try {
+      const result = await target.runOutOfMemory(sandbox);
+      expect(result).toMatchObject({ exitCode: 137, timedOut: false });
+      expect(result.stderr).toContain('killed for lack of memory');
+      expect((await sandbox.exec('echo alive')).stdout).toBe('alive\n');
+      // A later command that kills itself is not blamed on memory.
+      const self = await sandbox.exec('kill -9 $$');
+      expect(self).toMatchObject({ exitCode: 137, timedOut: false });
+      expect(self.stderr).not.toContain('memory');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('a missing image is WNW_ERR_SBX_CREATE naming it, without or after a pull', async () => {
+    const image = 'winnower-test/no-such-image:1';
+    const pulled = await expectCode(provider().create({ image }), 'WNW_ERR_SBX_CREATE');
+    expect(pulled.message).toContain(image);
+    const local = await expectCode(provider({ pull: false }).create({ image }), 'WNW_ERR_SBX_CREATE');
+    expect(local.message).toMatch(/not found: No such image/);
+  });
+
+  it('binds host folders read-only by default, read-write when asked', async () => {
+    const ro = mkdtempSync(join(tmpdir(), 'docker-bind-ro-'));
+    const rw = mkdtempSync(join(tmpdir(), 'docker-bind-rw-'));
+    writeFileSync(join(ro, 'input.txt'), 'from the host\n');
+    const sandbox = await provider().create({ image: target.contractImage, mounts: [{ source: ro, target: '/mnt/in' }, { source: rw, target: '/mnt/out', readOnly: false }] });
+    try {
+      expect(new TextDecoder().decode(await sandbox.readFile('/mnt/in/input.txt'))).toBe('from the host\n');
+      expect((await sandbox.exec('cat input.txt', { cwd: '/mnt/in' })).stdout).toBe('from the host\n');
+      const refused = await expectCode(sandbox.writeFile('/mnt/in/new.txt', 'x'), 'WNW_ERR_SBX_FILE');
+      expect(refused.message).toContain('read-only');
+      if (target.real) expect((await sandbox.exec('touch /mnt/in/new.txt')).stderr).toContain('Read-only file system');
+      await sandbox.writeFile('/mnt/out/result.txt', 'to the host\n');
+      await sandbox.exec('echo made > made.txt', { cwd: '/mnt/out' });
+      expect(readFileSync(join(rw, 'result.txt'), 'utf8')).toBe('to the host\n');
+      expect(readFileSync(join(rw, 'made.txt'), 'utf8')).toBe('made\n');
+    } finally {
+      await sandbox.close();
+      rmSync(ro, { recursive: true, force: true });
+      rmSync(rw, { recursive: true, force: true });
+    }
+  });
+});
