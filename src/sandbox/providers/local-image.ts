@@ -5,7 +5,8 @@
  * `testbed`) and the shell. Looked up once per image and directory and shared by its sandboxes.
  */
 import { homedir } from 'node:os';
-import { join, posix } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { dirname, join, posix, resolve } from 'node:path';
 import { wnwError } from '../../errors.js';
 import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from '../images/image-cache.js';
 import type { ImageConfig } from '../images/image-config.js';
@@ -124,6 +125,7 @@ export class LocalImages {
       const tools = await findImageTools(this.settings);
       const cacheDir = this.settings.imageCacheDir ?? defaultImageCacheDir();
       if (/[,:\\]/.test(cacheDir)) throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.imageCacheDir ${cacheDir}: overlay paths cannot contain ',', ':' or '\\'`, { details: { field: 'sandbox.settings.imageCacheDir' } });
+      if (this.host.owner) await checkReachable(cacheDir, this.host.owner.uid);
       return ImageCache.open({
         cacheDir,
         tools,
@@ -230,6 +232,22 @@ export function withImageEnv(imageEnv: Record<string, string>): Record<string, s
   const base = baseSandboxEnv();
   const git = Object.fromEntries(Object.entries(base).filter(([name]) => name.startsWith('GIT_CONFIG_')));
   return { ...base, ...imageEnv, ...git };
+}
+
+/**
+ * As root, umoci and the overlay run as the sandbox user, which must be able to pass through every
+ * folder above the cache (a mode-0700 home or temp folder would stop it with "permission denied").
+ */
+async function checkReachable(dir: string, uid: number): Promise<void> {
+  for (let folder = dirname(resolve(dir)); ; folder = dirname(folder)) {
+    const info = await stat(folder).catch(() => undefined);
+    if (info && !(info.mode & 0o001) && info.uid !== uid) {
+      throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.imageCacheDir ${dir}: the sandbox user (uid ${uid}) cannot pass through ${folder} (mode ${(info.mode & 0o777).toString(8)}); pick a cache folder under folders every user can traverse`, {
+        details: { field: 'sandbox.settings.imageCacheDir', folder },
+      });
+    }
+    if (folder === dirname(folder)) return;
+  }
 }
 
 function isMountedOver(dir: string): boolean {

@@ -1,0 +1,168 @@
+/**
+ * Images on the local provider, from an OCI layout written by hand in the test (no registry):
+ * the sandbox contract over `oci:<dir>:<tag>`, whiteouts, the image's root instead of the host's,
+ * copy-on-write per sandbox, one pull per image shared by concurrent creates, the cache keyed by
+ * manifest digest and kept across providers, the image's Env and conda activation, mounts, and
+ * the errors for a missing layout, tag or directory.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { WinnowerError } from '../../src/errors.js';
+import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
+import type { SandboxProvider } from '../../src/sandbox/types.js';
+import { runSandboxContract } from './contract.js';
+import { bwrapMissing, isRoot, tempDir } from './local-helpers.js';
+import { countingSkopeo, imageToolsMissing, writeTinyImage } from './local-image-helpers.js';
+
+const quiet: LocalProviderSettings['logger'] = { info: () => undefined, warn: () => undefined };
+const missing = bwrapMissing ?? imageToolsMissing;
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+    return undefined;
+  } catch (error) {
+    return WinnowerError.isInstance(error) ? `${error.code}` : `not a WinnowerError: ${String(error)}`;
+  }
+}
+
+describe.skipIf(missing)(`local provider with images${missing ? ` (skipped: ${missing})` : ''}`, () => {
+  const scratch = tempDir('wnw-local-image-');
+  // As root the sandbox user unpacks into the cache: it must be able to pass through this folder.
+  chmodSync(scratch.dir, 0o711);
+  const image = missing ? undefined : writeTinyImage(join(scratch.dir, 'image'));
+  const cacheDir = join(scratch.dir, 'cache');
+  const skopeo = countingSkopeo(scratch.dir);
+  const providers: SandboxProvider[] = [];
+  const make = (settings: LocalProviderSettings = {}): SandboxProvider => {
+    const provider = createLocalProvider({ logger: quiet, imageCacheDir: cacheDir, skopeoPath: skopeo.path, ...settings });
+    providers.push(provider);
+    return provider;
+  };
+  const provider = make();
+  afterAll(async () => {
+    for (const each of providers) await each.close();
+    scratch.remove();
+  });
+
+  // The contract closes its providers after its tests.
+  const contractProvider = make();
+  runSandboxContract({
+    name: 'local (image from an OCI layout)',
+    create: async (settings) => ({ provider: settings ? make(settings) : contractProvider, spec: { image: image!.reference } }),
+  });
+
+  it('runs in the image root with its whiteouts honoured, its Env, /testbed at the image commit, as a non-root user', async () => {
+    const sandbox = await provider.create({ image: image!.reference });
+    try {
+      expect(sandbox.workdir).toBe('/testbed');
+      const probe = [
+        'pwd',
+        'id -u',
+        'git rev-parse HEAD',
+        'echo "$FROM_IMAGE"',
+        'cat /etc/added.txt /etc/kept.txt',
+        '[ -e /etc/gone.txt ] && echo "gone.txt still there"',
+        '[ -e /opt/dropme ] && echo "dropme still there"',
+        // The host's system is not there: this file exists on every Debian host, not in the image.
+        '[ -e /etc/debian_version ] && echo "host /etc visible"',
+        'true',
+      ].join('; ');
+      const result = await sandbox.exec(probe);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toBe(`/testbed\n1000\n${image!.baseCommit}\nyes\nadded by the upper layer\nkept\n`);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('gives each sandbox its own copy-on-write root, and never writes to the shared rootfs', async () => {
+    const [one, two] = await Promise.all([provider.create({ image: image!.reference }), provider.create({ image: image!.reference })]);
+    try {
+      expect((await one.exec('echo mine > /etc/kept.txt && echo changed >> README.md && mkdir -p /opt/new && echo ok')).stdout).toBe('ok\n');
+      expect((await two.exec('cat /etc/kept.txt; [ -e /opt/new ] || echo no-new; git status --short')).stdout).toBe('kept\nno-new\n');
+      expect(await one.diff()).toContain('+changed');
+      const entries = readdirSync(cacheDir).filter((name) => !name.startsWith('.'));
+      expect(entries).toHaveLength(1);
+      expect(readFileSync(join(cacheDir, entries[0]!, 'rootfs', 'etc', 'kept.txt'), 'utf8')).toBe('kept\n');
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('pulls an image once for concurrent creates, keys the cache by manifest digest, and reuses it from disk in a new provider', async () => {
+    const fresh = join(scratch.dir, 'cache-concurrent');
+    const first = make({ imageCacheDir: fresh });
+    const before = skopeo.calls().filter((call) => call === 'copy').length;
+    const sandboxes = await Promise.all([1, 2, 3].map(() => first.create({ image: image!.reference })));
+    await Promise.all(sandboxes.map((sandbox) => sandbox.close()));
+    expect(skopeo.calls().filter((call) => call === 'copy').length - before).toBe(1);
+    // Another tag of the same manifest, in a new provider: found on disk, nothing copied.
+    const second = make({ imageCacheDir: fresh });
+    const again = await second.create({ image: `oci:${image!.layout}:alias` });
+    try {
+      expect((await again.exec('cat /etc/added.txt')).stdout).toBe('added by the upper layer\n');
+    } finally {
+      await again.close();
+    }
+    expect(skopeo.calls().filter((call) => call === 'copy').length - before).toBe(1);
+    expect(readdirSync(fresh).filter((name) => !name.startsWith('.'))).toHaveLength(1);
+  });
+
+  it('activates the image\'s conda environment `testbed` for every command, unless told not to', async () => {
+    const sandbox = await provider.create({ image: image!.reference });
+    try {
+      expect((await sandbox.exec('echo "$CONDA_DEFAULT_ENV"; in-testbed')).stdout).toBe('testbed\nfrom the testbed environment\n');
+    } finally {
+      await sandbox.close();
+    }
+    const plain = await make({ condaEnv: false }).create({ image: image!.reference });
+    try {
+      expect((await plain.exec('echo "[$CONDA_DEFAULT_ENV]"; command -v in-testbed || echo none')).stdout).toBe('[]\nnone\n');
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('binds spec.mounts into the image root', async () => {
+    const tools = join(scratch.dir, 'tools');
+    mkdirSync(tools, { recursive: true });
+    writeFileSync(join(tools, 'tool.txt'), 'from the host\n');
+    execFileSync('chmod', ['-R', 'a+rX', scratch.dir]);
+    const sandbox = await provider.create({ image: image!.reference, mounts: [{ source: tools, target: '/opt/harness' }] });
+    try {
+      expect((await sandbox.exec('cat /opt/harness/tool.txt; touch /opt/harness/x 2>/dev/null || echo read-only')).stdout).toBe('from the host\nread-only\n');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('runs a docker save archive (docker-archive:) too', async () => {
+    const archive = join(scratch.dir, 'saved.tar');
+    execFileSync('skopeo', ['copy', '--quiet', `oci:${image!.layout}:v1`, `docker-archive:${archive}:winnower/tiny:1`]);
+    const sandbox = await provider.create({ image: `docker-archive:${archive}` });
+    try {
+      expect((await sandbox.exec('cat /etc/added.txt; [ -e /etc/gone.txt ] || echo gone')).stdout).toBe('added by the upper layer\ngone\n');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it.skipIf(!isRoot)('refuses, as root, a cache folder the sandbox user cannot reach', async () => {
+    const hidden = join(scratch.dir, 'hidden');
+    mkdirSync(hidden, { mode: 0o700 });
+    await expect(make({ imageCacheDir: join(hidden, 'cache') }).create({ image: image!.reference })).rejects.toThrow(/cannot pass through .*hidden \(mode 700\)/);
+  });
+
+  it('names a missing layout, tag or repository directory as WNW_ERR_SBX_IMAGE, a bad reference as WNW_ERR_INPUT_INVALID', async () => {
+    expect(await codeOf(provider.create({ image: `oci:${join(scratch.dir, 'nowhere')}:v1` }))).toBe('WNW_ERR_SBX_IMAGE');
+    expect(await codeOf(provider.create({ image: `oci:${image!.layout}:no-such-tag` }))).toBe('WNW_ERR_SBX_IMAGE');
+    await expect(provider.create({ image: image!.reference, workdir: '/srv/repo' })).rejects.toThrow(/has no directory \/srv\/repo/);
+    expect(await codeOf(provider.create({ image: image!.reference, workdir: '/proc/x' }))).toBe('WNW_ERR_INPUT_INVALID');
+    expect(await codeOf(provider.create({ image: 'UPPER/case' }))).toBe('WNW_ERR_INPUT_INVALID');
+    expect(existsSync(cacheDir)).toBe(true);
+    expect(readdirSync(cacheDir).filter((name) => name.startsWith('.tmp-'))).toEqual([]);
+  });
+});
