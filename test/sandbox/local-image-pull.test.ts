@@ -1,0 +1,153 @@
+/**
+ * Pulling images for the local provider from registries that misbehave, through the real skopeo:
+ * refused connections, a registry that accepts and never answers (deadline, cancellation, no
+ * skopeo left behind), and credentials from an auth file (setting or REGISTRY_AUTH_FILE). The fake
+ * registries speak HTTP as the distribution API does (401 with a Basic challenge, 404
+ * MANIFEST_UNKNOWN); no bubblewrap is needed.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WinnowerError } from '../../src/errors.js';
+import { ImageCache } from '../../src/sandbox/images/image-cache.js';
+import { parseImageReference } from '../../src/sandbox/images/image-reference.js';
+import { findImageTools } from '../../src/sandbox/images/image-tools.js';
+import { eventually, hostCommandLines, tempDir } from './local-helpers.js';
+import { imageToolsMissing } from './local-image-helpers.js';
+
+async function caught(promise: Promise<unknown>): Promise<WinnowerError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  if (!WinnowerError.isInstance(error)) throw new Error(`expected a WinnowerError, got ${String(error)}`);
+  return error;
+}
+
+function listen(server: Server | TcpServer): Promise<number> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+}
+
+describe.skipIf(imageToolsMissing)(`pulling images from registries${imageToolsMissing ? ` (skipped: ${imageToolsMissing})` : ''}`, () => {
+  const scratch = tempDir('wnw-image-pull-');
+  const caches: ImageCache[] = [];
+  const open = async (settings: { pullTimeoutMs?: number; authFile?: string } = {}): Promise<ImageCache> => {
+    const cache = await ImageCache.open({ cacheDir: join(scratch.dir, 'cache'), tools: await findImageTools(), owner: undefined, ...settings });
+    caches.push(cache);
+    return cache;
+  };
+  afterAll(async () => {
+    for (const cache of caches) await cache.close();
+    scratch.remove();
+  });
+
+  it('names a registry that refuses connections as WNW_ERR_SBX_REGISTRY, without waiting for the deadline', async () => {
+    const closed = createTcpServer();
+    const port = await listen(closed);
+    await new Promise((resolve) => closed.close(resolve));
+    const cache = await open({ pullTimeoutMs: 120_000 });
+    const error = await caught(cache.get(parseImageReference(`127.0.0.1:${port}/winnower/nothing:1`)));
+    expect(error.code).toBe('WNW_ERR_SBX_REGISTRY');
+    expect(error.status).toBe(502);
+    expect(error.message).toMatch(/unreachable.*connection refused/s);
+  });
+
+  describe('a registry that accepts connections and never answers', () => {
+    let tarpit: TcpServer;
+    let port: number;
+    const sockets = new Set<Socket>();
+    beforeAll(async () => {
+      tarpit = createTcpServer((socket) => {
+        sockets.add(socket);
+        socket.on('error', () => undefined);
+      });
+      port = await listen(tarpit);
+    });
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => tarpit.close(resolve));
+    });
+    const skopeoLeft = () => hostCommandLines().filter((process) => process.cmdline.includes('skopeo') && process.cmdline.includes(`127.0.0.1:${port}/`));
+    afterEach(async () => {
+      expect(await eventually(skopeoLeft, (left) => left.length === 0)).toEqual([]);
+    });
+
+    it('gives up at the pull deadline with WNW_ERR_SBX_TIMEOUT naming the setting, and kills skopeo', async () => {
+      const cache = await open({ pullTimeoutMs: 1500 });
+      const error = await caught(cache.get(parseImageReference(`127.0.0.1:${port}/winnower/slow:1`)));
+      expect(error.code).toBe('WNW_ERR_SBX_TIMEOUT');
+      expect(error.message).toContain('sandbox.settings.pullTimeoutMs');
+    });
+
+    it('stops the pull when its caller aborts, with WNW_ERR_OP_ABORTED', async () => {
+      const cache = await open({ pullTimeoutMs: 600_000 });
+      const controller = new AbortController();
+      const pull = cache.get(parseImageReference(`127.0.0.1:${port}/winnower/slow:2`), controller.signal);
+      expect(await eventually(skopeoLeft, (left) => left.length > 0)).not.toEqual([]);
+      controller.abort();
+      expect((await caught(pull)).code).toBe('WNW_ERR_OP_ABORTED');
+    });
+  });
+
+  describe('a registry that wants credentials', () => {
+    let registry: Server;
+    let port: number;
+    const seen: Array<string | undefined> = [];
+    const good = `Basic ${Buffer.from('winnower:s3cret').toString('base64')}`;
+    beforeAll(async () => {
+      registry = createHttpServer((request: IncomingMessage, response) => {
+        seen.push(request.headers.authorization);
+        if (request.headers.authorization !== good) {
+          response.writeHead(401, { 'www-authenticate': 'Basic realm="winnower-test"', 'content-type': 'application/json', 'docker-distribution-api-version': 'registry/2.0' });
+          response.end(JSON.stringify({ errors: [{ code: 'UNAUTHORIZED', message: 'authentication required' }] }));
+          return;
+        }
+        if (request.url === '/v2/') {
+          response.writeHead(200, { 'content-type': 'application/json', 'docker-distribution-api-version': 'registry/2.0' });
+          response.end('{}');
+          return;
+        }
+        response.writeHead(404, { 'content-type': 'application/json', 'docker-distribution-api-version': 'registry/2.0' });
+        response.end(JSON.stringify({ errors: [{ code: 'MANIFEST_UNKNOWN', message: 'manifest unknown' }] }));
+      });
+      port = await listen(registry);
+    });
+    afterAll(() => new Promise((resolve) => registry.close(resolve)));
+
+    const authFile = (): string => {
+      const path = join(scratch.dir, 'auth.json');
+      writeFileSync(path, JSON.stringify({ auths: { [`127.0.0.1:${port}`]: { auth: Buffer.from('winnower:s3cret').toString('base64') } } }));
+      return path;
+    };
+
+    it('says access was refused when no credentials are given', async () => {
+      const error = await caught((await open()).get(parseImageReference(`127.0.0.1:${port}/private/repo:1`)));
+      expect(error.code).toBe('WNW_ERR_SBX_IMAGE');
+      expect(error.details.reason).toBe('access denied');
+      expect(error.message).toContain('REGISTRY_AUTH_FILE');
+    });
+
+    it('sends the credentials of sandbox.settings.registryAuthFile, then reports the missing tag', async () => {
+      seen.length = 0;
+      const error = await caught((await open({ authFile: authFile() })).get(parseImageReference(`127.0.0.1:${port}/private/repo:2`)));
+      expect(seen).toContain(good);
+      expect(error.code).toBe('WNW_ERR_SBX_IMAGE');
+      expect(error.details.reason).toBe('not found');
+    });
+
+    it('takes REGISTRY_AUTH_FILE from the environment', async () => {
+      seen.length = 0;
+      const saved = process.env.REGISTRY_AUTH_FILE;
+      process.env.REGISTRY_AUTH_FILE = authFile();
+      try {
+        await caught((await open()).get(parseImageReference(`docker://127.0.0.1:${port}/private/repo:3`)));
+      } finally {
+        if (saved === undefined) delete process.env.REGISTRY_AUTH_FILE;
+        else process.env.REGISTRY_AUTH_FILE = saved;
+      }
+      expect(seen).toContain(good);
+    });
+  });
+});

@@ -1,0 +1,54 @@
+/** Image references in skopeo's transport syntax, as the local provider reads them. */
+import { describe, expect, it } from 'vitest';
+import { WinnowerError } from '../../src/errors.js';
+import { isLoopbackRegistry, parseImageReference } from '../../src/sandbox/images/image-reference.js';
+
+const digest = `sha256:${'a'.repeat(64)}`;
+
+describe('parseImageReference', () => {
+  it.each([
+    ['python:3.12', { transport: 'docker', skopeo: 'docker://python:3.12' }],
+    ['swebench/sweb.eval.x86_64.django_1776_django-11099:latest', { transport: 'docker', skopeo: 'docker://swebench/sweb.eval.x86_64.django_1776_django-11099:latest' }],
+    ['127.0.0.1:5000/winnower/testbed:1', { transport: 'docker', registry: '127.0.0.1:5000' }],
+    [`ghcr.io/org/img@${digest}`, { transport: 'docker', registry: 'ghcr.io', skopeo: `docker://ghcr.io/org/img@${digest}` }],
+    ['localhost/img', { transport: 'docker', registry: 'localhost' }],
+    ['docker://quay.io/org/img:v1', { transport: 'docker', registry: 'quay.io', skopeo: 'docker://quay.io/org/img:v1' }],
+    ['oci:/images/layout:v1', { transport: 'oci', skopeo: 'oci:/images/layout:v1' }],
+    ['oci:/images/layout', { transport: 'oci', skopeo: 'oci:/images/layout' }],
+    ['oci:layout:v1', { transport: 'oci', skopeo: 'oci:/work/layout:v1' }],
+    ['docker-archive:/tmp/saved.tar', { transport: 'docker-archive', skopeo: 'docker-archive:/tmp/saved.tar' }],
+    ['docker-archive:/tmp/saved.tar:img:1', { transport: 'docker-archive', skopeo: 'docker-archive:/tmp/saved.tar:img:1' }],
+    ['oci-archive:/tmp/img.tar', { transport: 'oci-archive' }],
+  ])('reads %s', (text, expected) => {
+    expect(parseImageReference(text, 'image', '/work')).toMatchObject({ ...expected, display: text });
+  });
+
+  it.each([
+    ['', 'empty'],
+    [' python:3', 'spaces'],
+    ['Python:3', 'lowercase'],
+    ['python:', 'not a tag'],
+    ['python@sha256:xyz', 'not a digest'],
+    ['docker:python', 'docker://'],
+    ['docker-daemon:python:3', 'no Docker daemon'],
+    ['containers-storage:python', 'podman save'],
+    ['oci:', 'oci:<path>'],
+    ['oci:/layout:', 'empty tag'],
+    ['bad host!/img:1', 'lowercase'],
+  ])('refuses %j (%s) as WNW_ERR_INPUT_INVALID naming the field', (text, why) => {
+    let error: unknown;
+    try {
+      parseImageReference(text, 'body.image');
+    } catch (caught) {
+      error = caught;
+    }
+    expect(WinnowerError.isInstance(error) && error.code).toBe('WNW_ERR_INPUT_INVALID');
+    expect((error as WinnowerError).message).toContain('body.image');
+    expect((error as WinnowerError).message).toContain(why);
+  });
+
+  it('treats loopback registries as plain HTTP, others not', () => {
+    expect(['127.0.0.1:5000', 'localhost', 'localhost:5000', '[::1]:5000', '127.5.0.1'].map(isLoopbackRegistry)).toEqual([true, true, true, true, true]);
+    expect(['10.0.0.1:5000', 'ghcr.io', undefined, 'localhost.example.com'].map(isLoopbackRegistry)).toEqual([false, false, false, false]);
+  });
+});
