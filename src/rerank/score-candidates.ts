@@ -45,12 +45,14 @@ export async function scoreCandidates(
   options: ScoreCandidatesOptions = {},
 ): Promise<CandidateScore[]> {
   const budgetTokens = budgetFor(scorer, options.budgetTokens);
-  // One template for the whole instance, so every candidate shares the same prefix.
-  const template = templateFor(trajectories.some((trajectory) => trajectory.messages.length > 0), options);
+  // One template for the whole instance, so every candidate shares the same prefix. A model's own
+  // template (scorer.template, e.g. the critic's) reads trajectories: patch-only instances keep the patch template.
+  const hasMessages = trajectories.some((trajectory) => trajectory.messages.length > 0);
+  const template = templateFor(hasMessages, { ...options, template: options.template ?? (hasMessages ? scorer.template : undefined) });
   const serialized = await Promise.all(
     trajectories.map(async (trajectory) => {
       try {
-        return await serializeTrajectory(task, trajectory, { template, budgetTokens, tokenizer: scorer.tokenizer });
+        return await serializeTrajectory(task, trajectory, { template, budgetTokens, tokenizer: scorer.tokenizer, chatTemplate: scorer.chatTemplate });
       } catch (error) {
         return toWinnowerError(error, 'WNW_ERR_SCORE_TEMPLATE');
       }
@@ -77,6 +79,11 @@ export async function scoreCandidates(
     const output = outputs?.[position];
     if (!output) return;
     const trajectory = trajectories[index]!;
+    if (output.error) {
+      // Refused alone (too long for the server): this candidate is unscored, its siblings are not.
+      results[index] = { trajectory_id: trajectory.id, error: output.error };
+      return;
+    }
     results[index] = {
       trajectory_id: trajectory.id,
       score: {

@@ -148,7 +148,8 @@ export class FakeHttpServer {
         response.writeHead(200, { 'content-type': 'application/json' }).end(fault.body);
         return;
       }
-      const route = request.method === 'POST' ? this.#routes[recorded.path] : undefined;
+      // Routes are POST by path, or `GET /path` for the probes clients send first.
+      const route = request.method === 'POST' ? this.#routes[recorded.path] : this.#routes[`${recorded.method} ${recorded.path}`];
       const reply = route ? route(body, recorded) : { status: 404, json: { detail: 'Not Found' } };
       response.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
     } finally {

@@ -1,16 +1,29 @@
 /**
- * A fake SGLang server: `/classify` (a scalar head served with --is-embedding), `/v1/score` and
- * `/generate` (a generative judge). Responses are the fixtures in test/fixtures/sglang with
- * deterministic scores from `fakeLogit` of the ids or text received; request checks follow SGLang's
- * own (query/items types must match).
+ * A fake SGLang server: `/classify` (a head served with --is-embedding: raw outputs, one per label),
+ * `/v1/score` `{query, items, label_token_ids}` and `/generate` (a generative judge), and
+ * `GET /get_server_info`, which shows `multi_item_scoring_delimiter` when the fake plays a server
+ * started with `--multi-item-scoring-delimiter`. Responses are the fixtures in test/fixtures/sglang
+ * with deterministic scores from `fakeLogit` of the ids or text received; request checks follow
+ * SGLang's own (query/items types must match; the pre-merge `text_1`/`text_2` names are refused).
+ * Prefill is counted (`prefill`): a multi-item request computes its query once.
  */
 import { FakeHttpServer, fakeLogit, fixture, logSigmoid, type Reply } from './fake-http-server.js';
+import { PrefillCounter } from './prefill-counter.js';
 
 export interface FakeSGLangOptions {
   /** Token ids the fake treats as YES and NO (Qwen3's are used by default). */
   yesId?: number;
   noId?: number;
+  /** Outputs of the /classify head (default 1). */
+  numLabels?: number;
+  /** Token id of `--multi-item-scoring-delimiter`; absent: the server scores each item as its own sequence. */
+  multiItemDelimiter?: number;
+  /** Radix (prefix) cache, for prefill counts. */
+  prefixCache?: boolean;
 }
+
+/** Fields of SGLang's ScoringRequest; anything else is refused. */
+const SCORE_FIELDS = new Set(['model', 'query', 'items', 'label_token_ids', 'apply_softmax', 'item_first', 'rid', 'user']);
 
 const isIds = (value: unknown): value is number[] => Array.isArray(value) && value.every((item) => Number.isInteger(item));
 const isIdLists = (value: unknown): value is number[][] => Array.isArray(value) && value.length > 0 && value.every(isIds);
@@ -27,15 +40,32 @@ export class FakeSGLang extends FakeHttpServer {
   l2Normalised = false;
   readonly yesId: number;
   readonly noId: number;
+  numLabels: number;
+  multiItemDelimiter: number | undefined;
+  readonly prefill: PrefillCounter;
 
   constructor(options: FakeSGLangOptions = {}) {
     super({
+      'GET /get_server_info': () => this.#serverInfo(),
       '/classify': (body) => this.#classify(body),
       '/v1/score': (body) => this.#score(body),
       '/generate': (body) => this.#generate(body),
     });
     this.yesId = options.yesId ?? 14004;
     this.noId = options.noId ?? 8996;
+    this.numLabels = options.numLabels ?? 1;
+    this.multiItemDelimiter = options.multiItemDelimiter;
+    this.prefill = new PrefillCounter(options.prefixCache ?? false);
+  }
+
+  #serverInfo(): Reply {
+    return { status: 200, json: { ...fixture('sglang', 'server-info'), multi_item_scoring_delimiter: this.multiItemDelimiter ?? null } };
+  }
+
+  /** Raw outputs of the head for a prompt: output 0 carries `fakeLogit`. */
+  logits(prompt: number[] | string): number[] {
+    const key = typeof prompt === 'string' ? prompt : prompt.join(',');
+    return [fakeLogit(prompt), ...Array.from({ length: this.numLabels - 1 }, (_, index) => fakeLogit(`${key}#${index + 1}`))];
   }
 
   /** Log-probability of a token id at the first output position for a prompt with logit `logit`. */
@@ -62,10 +92,11 @@ export class FakeSGLang extends FakeHttpServer {
     if (!Array.isArray(prompts)) return prompts;
     const template = fixture('sglang', 'classify')[0];
     const results = prompts.map((prompt, index) => {
-      const logit = fakeLogit(prompt);
+      this.prefill.add(prompt);
+      const logits = this.logits(prompt);
       return {
         ...template,
-        embedding: [this.l2Normalised ? (logit >= 0 ? 1 : -1) : logit],
+        embedding: this.l2Normalised ? logits.map((logit) => (logit >= 0 ? 1 : -1)) : logits,
         meta_info: { ...template.meta_info, id: `classify-${this.requests.length}-${index}`, prompt_tokens: prompt.length },
       };
     });
@@ -74,6 +105,9 @@ export class FakeSGLang extends FakeHttpServer {
 
   #score(body: any): Reply {
     if (this.scoreNotFound) return { status: 404, json: fixture('sglang', 'not-found') };
+    if ('text_1' in (body ?? {}) || 'text_2' in (body ?? {})) return badRequest('text_1/text_2 are not fields of a score request; use query and items.');
+    const extra = Object.keys(body ?? {}).find((key) => !SCORE_FIELDS.has(key));
+    if (extra) return badRequest(`Unknown field in score request: ${extra}`);
     const labels: unknown = body?.label_token_ids;
     if (!isIds(labels) || labels.length === 0) return badRequest('label_token_ids must be a non-empty list of token ids');
     const { query, items } = body;
@@ -81,6 +115,11 @@ export class FakeSGLang extends FakeHttpServer {
     if (typeof query === 'string' && isTexts(items)) prompts = items.map((item) => (body.item_first ? item + query : query + item));
     else if (isIds(query) && isIdLists(items)) prompts = items.map((item) => (body.item_first ? [...item, ...query] : [...query, ...item]));
     else return badRequest('Invalid combination of query/items types for score_request.');
+    if (this.multiItemDelimiter !== undefined && items.length > 1) {
+      // One sequence: query, then each item behind a delimiter token, all in one forward pass.
+      this.prefill.add(isIds(query) ? query : (query as string));
+      for (const item of items as Array<number[] | string>) this.prefill.addComputed((typeof item === 'string' ? Math.ceil(item.length / 4) : item.length) + 1);
+    } else for (const prompt of prompts) this.prefill.add(prompt);
     const scores = prompts.map((prompt) => {
       const logprobs = labels.map((id) => this.logprobOf(id, fakeLogit(prompt)));
       if (!body.apply_softmax) return logprobs.map(Math.exp);

@@ -74,6 +74,8 @@ function text(value: unknown): string {
 
 interface Converted {
   messages: ChatMessage[];
+  /** Tool definitions of the system event (OpenAI format), which the critic's chat template is given as `tools`. */
+  tools?: unknown[];
   lastAction?: string;
   agentState?: string;
   skipped: Record<string, number>;
@@ -117,6 +119,7 @@ export function convertEvents(events: readonly OpenHandsEvent[]): Converted {
         );
       } else if (event.action === 'system') {
         out.messages.push({ role: 'system', content: text(args.content) || text(event.message) });
+        if (Array.isArray(args.tools) && args.tools.length > 0) out.tools = args.tools;
       } else if (event.action === 'message' && event.source === 'user') {
         out.messages.push({ role: 'user', content: text(args.content) || text(event.message) });
       } else {
@@ -169,6 +172,7 @@ export function openHandsOutputToTrajectory(value: unknown, options: ImportOptio
   const exitRaw = openHandsExitRaw(record.error, converted.lastAction, converted.agentState);
   const instance = record.instance ?? {};
   const meta: Record<string, unknown> = { importer: 'openhands', agent: 'openhands', skipped_events: converted.skipped };
+  if (converted.tools) meta.tools = converted.tools;
   if (typeof metadata.agent_class === 'string') meta.agent_class = metadata.agent_class;
   if (model) meta.model = model;
   if (typeof metadata.max_iterations === 'number') meta.max_iterations = metadata.max_iterations;
@@ -202,7 +206,7 @@ export function openHandsEventsToTrajectory(value: unknown, context: RecordConte
     messages: converted.messages,
     exit: mapOpenHandsExit(exitRaw),
     exit_raw: exitRaw,
-    meta: { importer: 'openhands', agent: 'openhands', skipped_events: converted.skipped },
+    meta: { importer: 'openhands', agent: 'openhands', skipped_events: converted.skipped, ...(converted.tools ? { tools: converted.tools } : {}) },
   });
 }
 

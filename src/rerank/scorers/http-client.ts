@@ -9,6 +9,7 @@
 import { Pool } from 'undici';
 import type { z } from 'zod';
 import { WinnowerError, wnwError, type ErrorCode } from '../../errors.js';
+import { requestIdHeaders } from '../../observability/request-context.js';
 
 export interface HttpClientOptions {
   /** Base URLs of interchangeable replicas (`http://host:port`, optionally with a path prefix). */
@@ -74,6 +75,8 @@ export class HttpClient {
   readonly #options: HttpClientOptions;
   readonly #upstreams: Upstream[];
   readonly #headers: Record<string, string>;
+  /** The same without content-type: a GET has no body. */
+  readonly #getHeaders: Record<string, string>;
   readonly #codes: NonNullable<HttpClientOptions['errorCodes']>;
   #next = 0;
   #closed = false;
@@ -90,6 +93,8 @@ export class HttpClient {
       ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
       ...options.headers,
     };
+    const { 'content-type': _contentType, ...getHeaders } = this.#headers;
+    this.#getHeaders = getHeaders;
     this.#upstreams = options.urls.map((base) => {
       let url: URL;
       try {
@@ -114,22 +119,31 @@ export class HttpClient {
   }
 
   /** POSTs `body` as JSON and returns the validated response. */
-  async postJson<T>(options: PostJsonOptions<T>): Promise<T> {
+  postJson<T>(options: PostJsonOptions<T>): Promise<T> {
+    return this.#call('POST', options);
+  }
+
+  /** GETs `path` (a server's feature probe, e.g. `/v1/models`), with the same retries and checks as a POST. */
+  getJson<T>(options: Omit<PostJsonOptions<T>, 'body'>): Promise<T> {
+    return this.#call('GET', { ...options, body: undefined });
+  }
+
+  async #call<T>(method: 'GET' | 'POST', options: PostJsonOptions<T>): Promise<T> {
     if (this.#closed) throw wnwError('WNW_ERR_OP_ABORTED', 'HTTP client is closed');
     const { timeoutMs, retries } = this.#options;
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
     const started = Date.now();
-    const body = JSON.stringify(options.body);
+    const body = method === 'GET' ? undefined : JSON.stringify(options.body);
     let avoid: Upstream | undefined;
     for (let attempt = 0; ; attempt += 1) {
       const upstream = this.#pick(avoid);
       try {
-        const result = await this.#attempt(upstream, options, body, signal);
+        const result = await this.#attempt(method, upstream, options, body, signal);
         upstream.failures = 0;
         return result;
       } catch (error) {
-        const failure = this.#classify(error, upstream, options.path, options.signal, deadline, timeoutMs);
+        const failure = this.#classify(error, method, upstream, options.path, options.signal, deadline, timeoutMs);
         if (failure.retryable) this.#rest(upstream);
         if (!failure.retryable || attempt >= retries) throw failure.error;
         const waitMs = this.#backoffMs(attempt, failure.retryAfterMs);
@@ -137,7 +151,7 @@ export class HttpClient {
         if (waitMs === undefined || waitMs >= remaining) throw failure.error;
         avoid = upstream;
         await sleep(waitMs, signal).catch(() => {
-          throw this.#classify(signal.reason, upstream, options.path, options.signal, deadline, timeoutMs).error;
+          throw this.#classify(signal.reason, method, upstream, options.path, options.signal, deadline, timeoutMs).error;
         });
       }
     }
@@ -175,14 +189,15 @@ export class HttpClient {
     upstream.restingUntil = Date.now() + Math.min(30_000, 500 * 2 ** (upstream.failures - 1));
   }
 
-  async #attempt<T>(upstream: Upstream, options: PostJsonOptions<T>, body: string, signal: AbortSignal): Promise<T> {
+  async #attempt<T>(method: 'GET' | 'POST', upstream: Upstream, options: PostJsonOptions<T>, body: string | undefined, signal: AbortSignal): Promise<T> {
     upstream.outstanding += 1;
     try {
       const response = await upstream.pool.request({
-        method: 'POST',
+        method,
         path: upstream.prefix + options.path,
-        headers: this.#headers,
-        body,
+        // The id of the request this call serves (a batch: of the request that opened it), for the upstream's logs.
+        headers: { ...(body === undefined ? this.#getHeaders : this.#headers), ...requestIdHeaders() },
+        ...(body === undefined ? {} : { body }),
         signal,
       });
       const text = await response.body.text();
@@ -194,14 +209,14 @@ export class HttpClient {
       try {
         json = JSON.parse(text);
       } catch (error) {
-        throw wnwError(this.#codes.response, `POST ${url}: body is not JSON: ${excerpt(text, 120)}`, {
+        throw wnwError(this.#codes.response, `${method} ${url}: body is not JSON: ${excerpt(text, 120)}`, {
           cause: error,
           details: { url, status: response.statusCode, body: excerpt(text) },
         });
       }
       const parsed = options.schema.safeParse(json);
       if (!parsed.success) {
-        throw wnwError(this.#codes.response, `POST ${url}: ${describeIssues(parsed.error)}`, {
+        throw wnwError(this.#codes.response, `${method} ${url}: ${describeIssues(parsed.error)}`, {
           cause: parsed.error,
           details: { url, status: response.statusCode, body: excerpt(text) },
         });
@@ -214,6 +229,7 @@ export class HttpClient {
 
   #classify(
     error: unknown,
+    method: 'GET' | 'POST',
     upstream: Upstream,
     path: string,
     callerSignal: AbortSignal | undefined,
@@ -222,18 +238,18 @@ export class HttpClient {
   ): { error: WinnowerError; retryable: boolean; retryAfterMs?: number } {
     const url = upstream.base.replace(/\/+$/, '') + path;
     if (callerSignal?.aborted) {
-      return { error: wnwError('WNW_ERR_OP_ABORTED', `POST ${url} cancelled`, { cause: callerSignal.reason, details: { url } }), retryable: false };
+      return { error: wnwError('WNW_ERR_OP_ABORTED', `${method} ${url} cancelled`, { cause: callerSignal.reason, details: { url } }), retryable: false };
     }
     if (deadline.aborted) {
       return {
-        error: wnwError(this.#codes.timeout, `POST ${url}: no answer within ${timeoutMs} ms`, { cause: error, details: { url, timeoutMs } }),
+        error: wnwError(this.#codes.timeout, `${method} ${url}: no answer within ${timeoutMs} ms`, { cause: error, details: { url, timeoutMs } }),
         retryable: false,
       };
     }
     if (error instanceof UpstreamStatus) {
       const retryable = isRetryableStatus(error.status);
       return {
-        error: wnwError(this.#codes.upstream, `POST ${url} answered ${error.status}: ${excerpt(error.body, 200)}`, {
+        error: wnwError(this.#codes.upstream, `${method} ${url} answered ${error.status}: ${excerpt(error.body, 200)}`, {
           retryable,
           details: { url, status: error.status, body: excerpt(error.body) },
         }),
@@ -246,7 +262,7 @@ export class HttpClient {
     const retryable = typeof code === 'string' && CONNECTION_ERROR_CODES.has(code);
     const message = error instanceof Error ? error.message : String(error);
     return {
-      error: wnwError(this.#codes.upstream, `POST ${url} failed: ${message}`, {
+      error: wnwError(this.#codes.upstream, `${method} ${url} failed: ${message}`, {
         cause: error,
         retryable,
         details: { url, ...(typeof code === 'string' ? { errorCode: code } : {}) },

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import type { Tokenizer } from '../tokenizer.js';
-import { createHttpClient, type HttpClientOptions } from './http-client.js';
+import { createHttpClient, type HttpClient, type HttpClientOptions } from './http-client.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 import { sigmoid } from '../../util/logistic.js';
 
@@ -36,6 +36,8 @@ export interface ScoreEndpoint<TResponse = unknown> {
   path: string;
   /** Inputs carried by one request; omitted: the whole batch in one request. */
   inputsPerRequest?: number;
+  /** Splits a batch into requests of consecutive inputs (instead of `inputsPerRequest`), e.g. by shared prefix. */
+  group?(inputs: ScoreInput[]): ScoreInput[][];
   body(inputs: ScoreInput[]): unknown;
   /** zod schema of the documented response. */
   response: z.ZodType<TResponse>;
@@ -47,6 +49,11 @@ export interface ScoreEndpoint<TResponse = unknown> {
 
 export interface HttpScorerDefinition {
   backend: string;
+  /**
+   * Feature detection before the first request (what the server serves and accepts), by asking
+   * it rather than trusting a version string. Runs once; a failed probe is tried again on the next call.
+   */
+  probe?(client: HttpClient, signal: AbortSignal | undefined): Promise<void>;
   /** The endpoint for one batch (inputs all carry ids, or not). */
   endpoint(inputs: ScoreInput[]): ScoreEndpoint<any>;
 }
@@ -54,6 +61,29 @@ export interface HttpScorerDefinition {
 /** Keeps the response type of an endpoint literal while checking its shape. */
 export function defineEndpoint<TResponse>(endpoint: ScoreEndpoint<TResponse>): ScoreEndpoint<TResponse> {
   return endpoint;
+}
+
+/**
+ * A 400 saying the prompt is longer than the model's context (vLLM: "maximum context length";
+ * SGLang: "longer than the model's context length"): that input can never be scored as it is.
+ */
+export function isContextLengthError(error: unknown): boolean {
+  if (!WinnowerError.isInstance(error) || error.code !== 'WNW_ERR_SCORE_UPSTREAM') return false;
+  const { status, body } = error.details as { status?: unknown; body?: unknown };
+  return (status === 400 || status === 413) && /maximum context length|context length|max_model_len|maximum model length|too long/i.test(String(body ?? error.message));
+}
+
+/** The output of an input the server refused as too long: unscored, with the server's reason. */
+export function tooLongOutput(error: WinnowerError, tokens: number | undefined): ScoreOutput {
+  const reason = String((error.details as { body?: unknown }).body ?? error.message).slice(0, 300);
+  return {
+    value: Number.NaN,
+    raw: Number.NaN,
+    error: wnwError('WNW_ERR_SCORE_TOO_LONG', `the value model server refused this candidate as longer than its context${tokens === undefined ? '' : ` (${tokens} tokens sent)`}: ${reason}`, {
+      cause: error,
+      details: { ...error.details, ...(tokens === undefined ? {} : { tokens }) },
+    }),
+  };
 }
 
 /** Log-probability given to a label the server did not list among its top tokens. */
@@ -110,6 +140,16 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
   const gone = new Set<string>();
   const confirmed = new Set<string>();
   let closed = false;
+  let probed: Promise<void> | undefined;
+
+  function probe(signal: AbortSignal | undefined): Promise<void> {
+    if (!definition.probe) return Promise.resolve();
+    probed ??= definition.probe(client, signal).catch((error: unknown) => {
+      probed = undefined;
+      throw error;
+    });
+    return probed;
+  }
 
   const resolve = (endpoint: ScoreEndpoint<any>): ScoreEndpoint<any> =>
     gone.has(endpoint.path) && endpoint.fallback ? resolve(endpoint.fallback) : endpoint;
@@ -123,6 +163,7 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
       });
     }
     outputs.forEach((output, index) => {
+      if (output.error) return;
       if (!Number.isFinite(output.raw) || !(output.value >= 0 && output.value <= 1)) {
         throw wnwError('WNW_ERR_SCORE_RESPONSE', `${endpoint.path}: result ${index} is not a score (value ${output.value}, raw ${output.raw})`, {
           details: { path: endpoint.path, index },
@@ -132,23 +173,40 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
     return outputs;
   }
 
+  /**
+   * One request; when the server refuses it as too long, a request of several inputs is split
+   * into one request per input, so only the inputs that are too long themselves go unscored.
+   */
+  async function sendOrSplit(endpoint: ScoreEndpoint<any>, group: ScoreInput[], signal: AbortSignal): Promise<ScoreOutput[]> {
+    try {
+      return await send(endpoint, group, signal);
+    } catch (error) {
+      if (!isContextLengthError(error)) throw error;
+      if (group.length === 1) return [tooLongOutput(error as WinnowerError, group[0]!.inputIds?.length)];
+      return (await Promise.all(group.map((input) => sendOrSplit(endpoint, [input], signal)))).flat();
+    }
+  }
+
   /** Sends a batch as the endpoint wants it; on a 404 from an endpoint with a fallback, sends it all there. */
   async function run(endpoint: ScoreEndpoint<any>, inputs: ScoreInput[], callSignal: AbortSignal | undefined): Promise<ScoreOutput[]> {
-    const size = endpoint.inputsPerRequest ?? inputs.length;
     const groups: ScoreInput[][] = [];
-    for (let start = 0; start < inputs.length; start += size) groups.push(inputs.slice(start, start + size));
+    if (endpoint.group) groups.push(...endpoint.group(inputs));
+    else {
+      const size = endpoint.inputsPerRequest ?? inputs.length;
+      for (let start = 0; start < inputs.length; start += size) groups.push(inputs.slice(start, start + size));
+    }
     // The first failure cancels the sibling requests of the same batch.
     const siblings = new AbortController();
     const signal = callSignal ? AbortSignal.any([callSignal, siblings.signal]) : siblings.signal;
     try {
       if (endpoint.fallback && !confirmed.has(endpoint.path)) {
         // Probe with one request before sending the rest where a 404 would only repeat.
-        const first = await send(endpoint, groups[0]!, signal);
+        const first = await sendOrSplit(endpoint, groups[0]!, signal);
         confirmed.add(endpoint.path);
-        const rest = await Promise.all(groups.slice(1).map((group) => send(endpoint, group, signal)));
+        const rest = await Promise.all(groups.slice(1).map((group) => sendOrSplit(endpoint, group, signal)));
         return [first, ...rest].flat();
       }
-      return (await Promise.all(groups.map((group) => send(endpoint, group, signal)))).flat();
+      return (await Promise.all(groups.map((group) => sendOrSplit(endpoint, group, signal)))).flat();
     } catch (error) {
       siblings.abort();
       if (callSignal?.aborted) throw wnwError('WNW_ERR_OP_ABORTED', 'scoring cancelled', { cause: callSignal.reason });
@@ -170,6 +228,7 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
       if (closed) throw wnwError('WNW_ERR_OP_ABORTED', `${definition.backend} scorer is closed`);
       throwIfAborted(options.signal);
       if (inputs.length === 0) return [];
+      await probe(options.signal);
       const prepared = await withIds(inputs, settings.tokenizer);
       return run(resolve(definition.endpoint(prepared)), prepared, options.signal);
     },

@@ -7,11 +7,15 @@ import { wnwError } from '../../errors.js';
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { loadSelector, SELECTOR_FILE, type LearnedSelector } from '../select/learned.js';
+import { loadTemplate } from '../serialize/template-registry.js';
+import { findChatTemplate, loadChatTemplate } from '../serialize/chat-template.js';
 import { loadTokenizer, type Tokenizer } from '../tokenizer.js';
+import { LABEL_PRESETS, readProblemType, resolveHead, type HeadSettings } from './head.js';
 import type { ServerScorerSettings } from './openai-compatible.js';
 import type { Scorer } from './types.js';
 import { withBatching } from './with-batching.js';
 import { withCache } from './with-cache.js';
+import { withObserver, type ScorerObserver } from './with-observer.js';
 
 const Labels = z.object({ yes: z.string().min(1), no: z.string().min(1) });
 
@@ -45,8 +49,33 @@ export const ScorerConfig = z
       .default({ maxBatchSize: 16, maxBatchTokens: 262_144, windowMs: 5 }),
     /** Scores kept by content hash; 0 turns the cache off. */
     cacheEntries: z.number().int().nonnegative().default(10_000),
-    /** Judge label tokens (default YES / NO). */
-    labels: Labels.optional(),
+    /**
+     * Judge label tokens (`{yes, no}`, default YES / NO); or, for a head of several outputs (sglang,
+     * vllm), its label names in output order, or a known table by name (`openhands-critic`).
+     */
+    labels: z.union([Labels, z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    /** Output of a multi-label head read as success (default 0; the OpenHands critic's `success` is 0). */
+    labelIndex: z.number().int().nonnegative().optional(),
+    /**
+     * How a multi-label head's logits become a probability: `sigmoid` (independent labels, BCE),
+     * `softmax` (one class), or `auto` (default): the model's `problem_type` in the config.json
+     * beside the tokenizer, else what the label table was trained with.
+     */
+    activation: z.enum(['sigmoid', 'softmax', 'auto']).optional(),
+    /**
+     * The model's chat template, for templates of layout `chat` (openhands-critic-v1): a
+     * tokenizer_config.json, a chat_template.jinja, or a folder holding one. Default: the tokenizer
+     * folder's (or the onnx model folder's). Read locally, never downloaded.
+     */
+    chatTemplate: z.string().min(1).optional(),
+    /** The serialization template this model was trained on, used when a request or --template names none. */
+    template: z.string().min(1).optional(),
+    /** vllm: `classify` (default) or `score` (`/score` with queries/documents, one-label heads). */
+    endpoint: z.enum(['classify', 'score']).optional(),
+    /** vllm: let the server cut over-long inputs (`truncate_prompt_tokens`), keeping the end (`left`) or start (`right`). Off by default. */
+    serverTruncation: z.enum(['left', 'right']).optional(),
+    /** sglang judge: multi-item `/v1/score` (`auto`: when the server has a multi-item delimiter). */
+    multiItem: z.union([z.boolean(), z.literal('auto')]).optional(),
     /** Judge label token ids, for an SGLang judge without a tokenizer. */
     labelTokenIds: z.object({ yes: z.number().int().nonnegative(), no: z.number().int().nonnegative() }).optional(),
     /**
@@ -68,6 +97,31 @@ export type ScorerConfigInput = z.input<typeof ScorerConfig>;
 
 type Loader = (config: ScorerConfig, tokenizer: Tokenizer | undefined) => Promise<Scorer>;
 
+/** Judge labels `{yes, no}`, when that is what `labels` holds. */
+function judgeLabels(config: ScorerConfig): { yes: string; no: string } | undefined {
+  return typeof config.labels === 'object' && !Array.isArray(config.labels) ? (config.labels as { yes: string; no: string }) : undefined;
+}
+
+/** The multi-label head `labels` names (a list or a table name), with its success index and activation. */
+function headOf(config: ScorerConfig): HeadSettings | undefined {
+  const labels = config.labels;
+  if (typeof labels !== 'string' && !Array.isArray(labels)) {
+    if (config.labelIndex !== undefined || (config.activation !== undefined && config.activation !== 'auto')) {
+      throw wnwError('WNW_ERR_CFG_INVALID', `scorer.labels: labelIndex and activation need the head's label names (a list, or ${Object.keys(LABEL_PRESETS).join(', ')})`, {
+        details: { field: 'scorer.labels' },
+      });
+    }
+    return undefined;
+  }
+  const problemType = readProblemType(config.tokenizer ?? (config.backend === 'onnx' ? config.model : undefined));
+  return resolveHead({
+    labels: labels as string | string[],
+    ...(config.labelIndex === undefined ? {} : { labelIndex: config.labelIndex }),
+    ...(config.activation === undefined ? {} : { activation: config.activation }),
+    ...(problemType === undefined ? {} : { problemType }),
+  });
+}
+
 function serverSettings(config: ScorerConfig, tokenizer: Tokenizer | undefined): ServerScorerSettings {
   return {
     model: config.model,
@@ -88,21 +142,31 @@ const BACKENDS: Record<ScorerConfig['backend'], Loader> = {
       ...(config.workers === undefined ? {} : { workers: config.workers }),
       ...(config.intraOpThreads === undefined ? {} : { intraOpThreads: config.intraOpThreads }),
       ...(config.maxInputTokens === undefined ? {} : { maxInputTokens: config.maxInputTokens }),
-      ...(config.labels === undefined ? {} : { labels: config.labels }),
+      ...(judgeLabels(config) === undefined ? {} : { labels: judgeLabels(config)! }),
     });
   },
   async sglang(config, tokenizer) {
     const { createSGLangScorer } = await import('./sglang.js');
+    const head = headOf(config);
     return createSGLangScorer({
       ...serverSettings(config, tokenizer),
       kind: config.kind ?? 'scalar',
-      ...(config.labels === undefined ? {} : { labels: config.labels }),
+      ...(head ? { head } : {}),
+      ...(judgeLabels(config) === undefined ? {} : { labels: judgeLabels(config)! }),
       ...(config.labelTokenIds === undefined ? {} : { labelTokenIds: config.labelTokenIds }),
+      ...(config.multiItem === undefined ? {} : { multiItem: config.multiItem }),
     });
   },
   async vllm(config, tokenizer) {
     const { createVllmScorer } = await import('./vllm.js');
-    return createVllmScorer({ ...serverSettings(config, tokenizer), kind: config.kind ?? 'scalar' });
+    const head = headOf(config);
+    return createVllmScorer({
+      ...serverSettings(config, tokenizer),
+      kind: config.kind ?? 'scalar',
+      ...(head ? { head } : {}),
+      ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
+      ...(config.serverTruncation === undefined ? {} : { serverTruncation: config.serverTruncation }),
+    });
   },
   async openai(config, tokenizer) {
     if (config.kind === 'scalar') {
@@ -113,7 +177,7 @@ const BACKENDS: Record<ScorerConfig['backend'], Loader> = {
     const { createOpenAICompatibleScorer } = await import('./openai-compatible.js');
     return createOpenAICompatibleScorer({
       ...serverSettings(config, tokenizer),
-      ...(config.labels === undefined ? {} : { labels: config.labels }),
+      ...(judgeLabels(config) === undefined ? {} : { labels: judgeLabels(config)! }),
     });
   },
 };
@@ -128,14 +192,22 @@ function loadSelectorAt(path: string, required: boolean): LearnedSelector | unde
   return selector;
 }
 
-/** The scorer with the model folder's learned selector attached. */
-function withSelector(scorer: Scorer, selector: LearnedSelector): Scorer {
+interface Attached {
+  selector?: LearnedSelector;
+  chatTemplate?: string;
+  template?: string;
+}
+
+/** The scorer with what came with the model attached: its learned selector, chat template and serialization template. */
+function withAttached(scorer: Scorer, attached: Attached): Scorer {
   return {
     backend: scorer.backend,
     model: scorer.model,
     ...(scorer.tokenizer ? { tokenizer: scorer.tokenizer } : {}),
     maxInputTokens: scorer.maxInputTokens,
-    selector,
+    ...(attached.selector ? { selector: attached.selector } : {}),
+    ...(attached.chatTemplate === undefined ? {} : { chatTemplate: attached.chatTemplate }),
+    ...(attached.template === undefined ? {} : { template: attached.template }),
     score: (inputs, options) => scorer.score(inputs, options),
     close: () => scorer.close(),
   };
@@ -144,8 +216,8 @@ function withSelector(scorer: Scorer, selector: LearnedSelector): Scorer {
 /** Backend names `createScorer` accepts. */
 export const SCORER_BACKENDS = Object.keys(BACKENDS) as Array<ScorerConfig['backend']>;
 
-/** Validates `config`, loads its backend and wraps it with the cache and the batcher. */
-export async function createScorer(config: ScorerConfigInput): Promise<Scorer> {
+/** Validates `config`, loads its backend and wraps it with the cache and the batcher; `observer` hears each batch and each call (metrics). */
+export async function createScorer(config: ScorerConfigInput, options: { observer?: ScorerObserver } = {}): Promise<Scorer> {
   const name = (config as { backend?: unknown } | null)?.backend;
   if (typeof name !== 'string' || !Object.hasOwn(BACKENDS, name)) {
     throw wnwError('WNW_ERR_SCORE_BACKEND', `unknown scorer backend ${JSON.stringify(name)}; use one of ${SCORER_BACKENDS.join(', ')}`, {
@@ -159,11 +231,23 @@ export async function createScorer(config: ScorerConfigInput): Promise<Scorer> {
     throw wnwError('WNW_ERR_CFG_INVALID', `${field}: ${issue.message}`, { cause: parsed.error, details: { field } });
   }
   const resolved = parsed.data;
+  if (resolved.template !== undefined) loadTemplate(resolved.template);
+  const chatTemplate = resolved.chatTemplate !== undefined
+    ? loadChatTemplate(resolved.chatTemplate)
+    : findChatTemplate(resolved.tokenizer ?? (resolved.backend === 'onnx' ? resolved.model : undefined));
   const tokenizer = resolved.tokenizer && resolved.backend !== 'onnx' ? await loadTokenizer(resolved.tokenizer) : undefined;
   let scorer = await BACKENDS[resolved.backend](resolved, tokenizer);
+  const { onBatch, onCall } = options.observer ?? {};
+  if (onBatch) scorer = withObserver(scorer, onBatch);
   if (resolved.batching) scorer = withBatching(scorer, resolved.batching);
   if (resolved.cacheEntries > 0) scorer = withCache(scorer, { maxEntries: resolved.cacheEntries });
+  if (onCall) scorer = withObserver(scorer, onCall);
   const selectorPath = resolved.selector ?? (resolved.backend === 'onnx' ? resolved.model : undefined);
   const selector = selectorPath === undefined ? undefined : loadSelectorAt(selectorPath, resolved.selector !== undefined);
-  return selector ? withSelector(scorer, selector) : scorer;
+  const attached: Attached = {
+    ...(selector ? { selector } : {}),
+    ...(chatTemplate === undefined ? {} : { chatTemplate }),
+    ...(resolved.template === undefined ? {} : { template: resolved.template }),
+  };
+  return Object.keys(attached).length > 0 ? withAttached(scorer, attached) : scorer;
 }

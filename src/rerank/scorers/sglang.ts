@@ -1,10 +1,15 @@
 /**
- * SGLang: a scalar head served with `--is-embedding` (`POST /classify`), or a generative judge
- * (`POST /v1/score`, falling back to `POST /generate` on servers without it). Only configuration
- * and response mapping live here; `openai-compatible.ts` does the calling.
+ * SGLang: a scalar or multi-label head served with `--is-embedding` (`POST /classify`, raw outputs,
+ * no activation), or a generative judge (`POST /v1/score` `{query, items, label_token_ids}`, falling
+ * back to `POST /generate` on servers without it). When the server was started with
+ * `--multi-item-scoring-delimiter` (found by probing `GET /get_server_info`), an instance's
+ * candidates go in one `/v1/score` request: the shared prefix once as `query`, each candidate's
+ * remainder as an item, all scored in one forward pass. SGLang's router does not route native
+ * `/classify` (and its `/v1/classify` applies a softmax): point a head at the servers themselves.
+ * Only configuration and response mapping live here; `openai-compatible.ts` does the calling.
  */
 import { z } from 'zod';
-import { wnwError } from '../../errors.js';
+import { WinnowerError, wnwError } from '../../errors.js';
 import {
   createHttpScorer,
   defineEndpoint,
@@ -14,6 +19,9 @@ import {
   scalarOutput,
   type ServerScorerSettings,
 } from './openai-compatible.js';
+import { headFromLogits, type HeadSettings } from './head.js';
+import type { HttpClient } from './http-client.js';
+import { groupBySharedPrefix } from './shared-prefix.js';
 import type { ScoreInput, Scorer } from './types.js';
 
 export interface SGLangSettings extends ServerScorerSettings {
@@ -23,6 +31,15 @@ export interface SGLangSettings extends ServerScorerSettings {
   labels?: { yes: string; no: string };
   /** Judge label token ids; needed when no tokenizer is given. */
   labelTokenIds?: { yes: number; no: number };
+  /** A head of several labels on `/classify` (a multi-label critic): label table, success index, activation. */
+  head?: HeadSettings;
+  /**
+   * Multi-item `/v1/score` for a judge: `auto` (default) when `GET /get_server_info` shows a
+   * `multi_item_scoring_delimiter`, `true` to send it regardless, `false` for one request per input.
+   */
+  multiItem?: boolean | 'auto';
+  /** Most candidates packed into one multi-item request (default 64). */
+  maxItems?: number;
   /** Receives warnings (default: `process.emitWarning`). */
   onWarning?: (message: string, details: Record<string, unknown>) => void;
 }
@@ -37,6 +54,11 @@ const ClassifyResponse = z.array(
 
 /** `/v1/score`: one list of label probabilities per item, in `label_token_ids` order. */
 const ScoreResponse = z.object({ scores: z.array(z.array(z.number()).length(2)).min(1) });
+
+/** `GET /get_server_info`: the server's arguments, flat (or under `server_args` on some versions). */
+const ServerInfo = z
+  .object({ multi_item_scoring_delimiter: z.number().int().nullish(), server_args: z.object({ multi_item_scoring_delimiter: z.number().int().nullish() }).loose().nullish() })
+  .loose();
 
 /** `/generate` with a batch: one result per input; `[logprob, token_id, text|null]` per label. */
 const GenerateResponse = z.array(
@@ -60,6 +82,7 @@ export function createSGLangScorer(settings: SGLangSettings): Scorer {
     body: (inputs) => (allIds(inputs) ? { input_ids: inputs.map((input) => input.inputIds) } : { text: inputs.map((input) => input.text) }),
     response: ClassifyResponse,
     map: (response) => {
+      if (settings.head) return response.map((entry, index) => headFromLogits(settings.head!, entry.embedding, `/classify [${index}]`));
       const logits = response.map((entry) => entry.embedding[0]!);
       if (!warned && logits.every((logit) => Math.abs(logit) === 1)) {
         warned = true;
@@ -102,21 +125,34 @@ export function createSGLangScorer(settings: SGLangSettings): Scorer {
       }),
   });
 
+  let multiItem = settings.multiItem === true;
+  const maxItems = settings.maxItems ?? 64;
   const score = defineEndpoint({
     path: '/v1/score',
-    inputsPerRequest: 1,
-    body: ([input]) => ({
-      model: settings.model,
-      query: input!.inputIds ?? input!.text,
-      items: input!.inputIds ? [[]] : [''],
-      label_token_ids: labelTokenIds,
-      apply_softmax: true,
-    }),
+    // One request per input, or one per run of candidates that share a prefix (multi-item).
+    group: (inputs) => (multiItem ? groupBySharedPrefix(inputs, { minSharedTokens: 32, maxItems }).map((group) => group.inputs) : inputs.map((input) => [input])),
+    body: (inputs) => {
+      const [group] = groupBySharedPrefix(inputs, { minSharedTokens: 0, maxItems: inputs.length });
+      return { model: settings.model, query: group!.query, items: group!.items, label_token_ids: labelTokenIds, apply_softmax: true };
+    },
     response: ScoreResponse,
-    map: (response) =>
-      response.scores.slice(0, 1).map(([yes, no]) => judgeOutput(Math.max(Math.log(yes!), MISSING_LOGPROB), Math.max(Math.log(no!), MISSING_LOGPROB))),
+    map: (response, inputs) =>
+      response.scores.slice(0, inputs.length).map(([yes, no]) => judgeOutput(Math.max(Math.log(yes!), MISSING_LOGPROB), Math.max(Math.log(no!), MISSING_LOGPROB))),
     fallback: generate,
   });
 
-  return createHttpScorer(settings, { backend: 'sglang', endpoint: () => score });
+  async function probe(client: HttpClient, signal: AbortSignal | undefined): Promise<void> {
+    if (settings.multiItem !== undefined && settings.multiItem !== 'auto') return;
+    try {
+      const info = await client.getJson({ path: '/get_server_info', schema: ServerInfo, ...(signal ? { signal } : {}) });
+      const delimiter = info.multi_item_scoring_delimiter ?? info.server_args?.multi_item_scoring_delimiter;
+      multiItem = typeof delimiter === 'number';
+    } catch (error) {
+      // A server (or proxy) without /get_server_info: score one input per request.
+      if (!(WinnowerError.isInstance(error) && error.details.status === 404)) throw error;
+      multiItem = false;
+    }
+  }
+
+  return createHttpScorer(settings, { backend: 'sglang', probe, endpoint: () => score });
 }

@@ -4,6 +4,7 @@
  * tokenized when a tokenizer is available) so what the model sees is exactly what was counted.
  * Batching, caching and retries wrap this interface (`with-batching.ts`, `with-cache.ts`).
  */
+import type { WinnowerError } from '../../errors.js';
 import type { LearnedSelector } from '../select/learned.js';
 import type { Tokenizer } from '../tokenizer.js';
 
@@ -23,6 +24,11 @@ export interface ScoreOutput {
   raw: number;
   /** True when the score came from the content-hash cache of finished scores (`with-cache.ts`), not from the model. */
   cached?: boolean;
+  /**
+   * Set when this one input could not be scored while the rest of its batch was (e.g. the server
+   * refused it as longer than its context, WNW_ERR_SCORE_TOO_LONG); `value` and `raw` are then NaN.
+   */
+  error?: WinnowerError;
 }
 
 export interface ScoreCallOptions {
@@ -40,6 +46,10 @@ export interface Scorer {
   readonly maxInputTokens: number;
   /** The learned selector that came with the model (its folder's selector.json), if any. */
   readonly selector?: LearnedSelector;
+  /** The model's own chat template (Jinja source), for templates of layout `chat`; read from a local file, never downloaded. */
+  readonly chatTemplate?: string;
+  /** The serialization template the model was trained on, used when a call names none. */
+  readonly template?: string;
   /** Scores every input; the result has the same order and length. */
   score(inputs: ScoreInput[], options?: ScoreCallOptions): Promise<ScoreOutput[]>;
   /** Releases workers, pools and sockets; idempotent. */

@@ -74,7 +74,8 @@ export function withCache(scorer: Scorer, options: CacheOptions): Scorer & { rea
         forget();
         misses.forEach((input, position) => {
           const output = outputs[position];
-          if (output) remember(input.key, output);
+          // An input the server refused (too long) is refused again only under the same limits: not kept.
+          if (output && !output.error) remember(input.key, output);
         });
       },
       forget,

@@ -17,7 +17,8 @@ import { headTail, type Elided } from './head-tail.js';
 import { assemble, isDropped, uncutLayout, type Layout, type Prefix } from './layout.js';
 import { buildDocument, type SerializationDocument } from './serialize-document.js';
 import { loadTemplate } from './template-registry.js';
-import { TemplateSettings } from './template-schema.js';
+import { serializeChat } from './serialize-chat.js';
+import { ChatTemplateSettings, isChatTemplate, TemplateSettings } from './template-schema.js';
 import type { Serialized, SerializeOptions } from './types.js';
 
 const MAX_ATTEMPTS = 3;
@@ -28,8 +29,10 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
     throw wnwError('WNW_ERR_CFG_INVALID', `budgetTokens must be a positive integer, got ${budget}`, { details: { field: 'budgetTokens' } });
   }
   throwIfAborted(options.signal);
-  const template = loadTemplate(options.template, { dirs: options.templateDirs });
-  const settings = resolveSettings(template.defaults, options.settings);
+  const loaded = loadTemplate(options.template, { dirs: options.templateDirs });
+  if (isChatTemplate(loaded)) return serializeChat(task, trajectory, loaded, resolveSettings(ChatTemplateSettings, loaded.defaults, options.settings), options);
+  const template = loaded;
+  const settings = resolveSettings(TemplateSettings, template.defaults, options.settings);
   const document = buildDocument(task, trajectory, template, settings);
   const counter = options.tokenizer ? tokenizerCounter(options.tokenizer) : estimateCounter(settings.chars_per_token);
   const issueCap = Math.floor(settings.issue_max_share * budget);
@@ -142,15 +145,15 @@ function cutPieces(document: SerializationDocument, layout: Layout): CutPiece[] 
   return pieces;
 }
 
-function resolveSettings(defaults: TemplateSettings, overrides: Partial<TemplateSettings> | undefined): TemplateSettings {
+function resolveSettings<T extends object>(schema: typeof TemplateSettings | typeof ChatTemplateSettings, defaults: T, overrides: object | undefined): T {
   if (overrides === undefined) return defaults;
-  const parsed = TemplateSettings.partial().safeParse(overrides);
+  const parsed = schema.partial().safeParse(overrides);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = ['settings', ...issue.path].join('.');
     throw wnwError('WNW_ERR_CFG_INVALID', `${field}: ${issue.message}`, { details: { field } });
   }
-  return { ...defaults, ...parsed.data };
+  return { ...defaults, ...parsed.data } as T;
 }
 
 type Shrink = (raw: string, chars: number, tokens: number, keepTokens: number) => string;

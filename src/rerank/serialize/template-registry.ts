@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { wnwError } from '../../errors.js';
 import { renderField } from './render.js';
-import { FIELD_VARIABLES, TemplateFile } from './template-schema.js';
+import { ChatTemplateFile, FIELD_VARIABLES, TemplateFile, type AnyTemplateFile } from './template-schema.js';
 
 /** Folder of the built-in templates, from src/ (tests, tsx) or dist/src/ (built) alike. */
 export const BUILTIN_TEMPLATE_DIR = fileURLToPath(new URL('./templates/', import.meta.url));
@@ -19,7 +19,7 @@ export interface TemplateLookup {
   dirs?: string[];
 }
 
-const cache = new Map<string, TemplateFile>();
+const cache = new Map<string, AnyTemplateFile>();
 
 function searchPath(options: TemplateLookup): string[] {
   return [...(options.dirs ?? []).map((dir) => resolve(dir)), BUILTIN_TEMPLATE_DIR];
@@ -36,7 +36,7 @@ export function listTemplates(options: TemplateLookup = {}): string[] {
 }
 
 /** Loads `<name>.yaml`; an unknown name or an invalid file is WNW_ERR_SCORE_TEMPLATE. */
-export function loadTemplate(name: string, options: TemplateLookup = {}): TemplateFile {
+export function loadTemplate(name: string, options: TemplateLookup = {}): AnyTemplateFile {
   const file = /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)
     ? searchPath(options).map((dir) => join(dir, `${name}.yaml`)).find((candidate) => existsSync(candidate))
     : undefined;
@@ -53,14 +53,15 @@ export function loadTemplate(name: string, options: TemplateLookup = {}): Templa
   return template;
 }
 
-function parseTemplateFile(file: string, name: string): TemplateFile {
+function parseTemplateFile(file: string, name: string): AnyTemplateFile {
   let raw: unknown;
   try {
     raw = parse(readFileSync(file, 'utf8'));
   } catch (error) {
     throw wnwError('WNW_ERR_SCORE_TEMPLATE', `${file}: ${(error as Error).message}`, { cause: error, details: { template: name, file } });
   }
-  const parsed = TemplateFile.safeParse(raw);
+  const chat = typeof raw === 'object' && raw !== null && (raw as { layout?: unknown }).layout === 'chat';
+  const parsed = chat ? ChatTemplateFile.safeParse(raw) : TemplateFile.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.join('.');
@@ -75,7 +76,11 @@ function parseTemplateFile(file: string, name: string): TemplateFile {
 }
 
 /** Dry-renders every field with the placeholders it may use, so a typo fails at load, not mid-batch. */
-function checkPlaceholders(template: TemplateFile): void {
+function checkPlaceholders(template: AnyTemplateFile): void {
+  if (template.layout === 'chat') {
+    renderField(template.markers.text, { chars: '', lines: '' }, `${template.name}.markers.text`);
+    return;
+  }
   for (const [field, allowed] of Object.entries(FIELD_VARIABLES)) {
     const [group, key] = field.includes('.') ? (field.split('.') as [string, string]) : [field, undefined];
     const container = template as unknown as Record<string, unknown>;

@@ -90,6 +90,60 @@ export const TemplateFile = z
   });
 export type TemplateFile = z.infer<typeof TemplateFile>;
 
+/** Budget settings of a `chat` layout (the conversation rendered through the model's own chat template). */
+export const ChatTemplateSettings = z
+  .object({
+    /** Characters kept from the start of a long tool output when it is cut. */
+    observation_head_chars: z.number().int().nonnegative(),
+    /** Characters kept from the end of a long tool output when it is cut. */
+    observation_tail_chars: z.number().int().nonnegative(),
+    /** Assistant turns at the end that are never dropped (the end of the trajectory is what a critic judges). */
+    keep_last_turns: z.number().int().nonnegative(),
+    /** Largest share of the budget the issue (the first user message) may take. */
+    issue_max_share: z.number().gt(0).max(1),
+    /** Characters per token when no tokenizer is given (the count is then an estimate). */
+    chars_per_token: z.number().positive(),
+  })
+  .strict();
+export type ChatTemplateSettings = z.infer<typeof ChatTemplateSettings>;
+
+/**
+ * A template of layout `chat`: the trajectory as a conversation (system prompt with the tool
+ * definitions, then every message as role + text) rendered through the model's own Jinja chat
+ * template, which the scorer supplies (`scorer.chatTemplate`, or the tokenizer folder's).
+ */
+export const ChatTemplateFile = z
+  .object({
+    name: z.string().regex(/^[a-z0-9][a-z0-9-]*-v\d+$/),
+    version: z.number().int().positive(),
+    description: z.string().optional(),
+    layout: z.literal('chat'),
+    chat: z
+      .object({
+        /** `drop`: assistant turns carry their text only (the OpenHands SDK's critic input); `keep`: their tool calls too. */
+        tool_calls: z.enum(['drop', 'keep']),
+        /** Passed to the chat template; a classifier reads the last token of the conversation, so usually false. */
+        add_generation_prompt: z.boolean(),
+      })
+      .strict(),
+    markers: z.object({ text }).strict(),
+    defaults: ChatTemplateSettings,
+  })
+  .strict()
+  .superRefine((file, context) => {
+    if (file.name !== `${file.name.replace(/-v\d+$/, '')}-v${file.version}`) {
+      context.addIssue({ code: 'custom', path: ['version'], message: `name ${file.name} does not end in -v${file.version}` });
+    }
+  });
+export type ChatTemplateFile = z.infer<typeof ChatTemplateFile>;
+
+/** Any template file, told apart by `layout`. */
+export type AnyTemplateFile = TemplateFile | ChatTemplateFile;
+
+export function isChatTemplate(template: AnyTemplateFile): template is ChatTemplateFile {
+  return template.layout === 'chat';
+}
+
 const COMMON = ['instance_id', 'repo'];
 
 /** Placeholders each field may use; any other one is an error when the template loads. */

@@ -3,7 +3,7 @@ import type { Task } from '../../types/task.js';
 import type { Trajectory } from '../../types/trajectory.js';
 import type { Cut } from '../../types/score.js';
 import type { Tokenizer } from '../tokenizer.js';
-import type { TemplateSettings } from './template-schema.js';
+import type { ChatTemplateSettings, TemplateSettings } from './template-schema.js';
 
 export type { Task, Trajectory, Cut, Tokenizer, TemplateSettings };
 
@@ -15,7 +15,9 @@ export interface SerializeOptions {
   /** The model's tokenizer; without one, tokens are estimated (and marked so). */
   tokenizer?: Tokenizer;
   /** Overrides of the template's `defaults` (head/tail sizes, steps always kept, ...). */
-  settings?: Partial<TemplateSettings>;
+  settings?: Partial<TemplateSettings> | Partial<ChatTemplateSettings>;
+  /** The model's chat template (Jinja source), needed by templates of layout `chat`. */
+  chatTemplate?: string;
   /** Folders searched for `<template>.yaml` before the built-in templates. */
   templateDirs?: string[];
   signal?: AbortSignal;

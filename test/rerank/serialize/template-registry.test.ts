@@ -7,6 +7,7 @@ import { WinnowerError } from '../../../src/errors.js';
 import { renderField } from '../../../src/rerank/serialize/render.js';
 import { serializeTrajectory } from '../../../src/rerank/serialize/serialize-trajectory.js';
 import { BUILTIN_TEMPLATE_DIR, listTemplates, loadTemplate } from '../../../src/rerank/serialize/template-registry.js';
+import type { TemplateFile } from '../../../src/rerank/serialize/template-schema.js';
 import { task, toolTrajectory } from './fixtures.js';
 
 const judge = readFileSync(join(BUILTIN_TEMPLATE_DIR, 'judge-v1.yaml'), 'utf8');
@@ -42,7 +43,7 @@ describe('template registry', () => {
     for (const name of ['judge-v9', '../templates/judge-v1', '']) {
       const error = errorOf(() => loadTemplate(name));
       expect(error.code).toBe('WNW_ERR_SCORE_TEMPLATE');
-      expect(error.message).toContain('judge-v1, patch-v1');
+      expect(error.message).toContain('judge-v1, openhands-critic-tool-calls-v1, openhands-critic-v1, patch-v1');
       expect(error.details['valid']).toEqual(expect.arrayContaining(['judge-v1', 'patch-v1']));
     }
   });
@@ -50,7 +51,7 @@ describe('template registry', () => {
   it('finds templates in the folders given first', () => {
     const dir = templateDir('custom-v1', (yaml) => yaml.replace('Answer with one word: YES or NO.', 'CUSTOM-SYSTEM'));
     expect(listTemplates({ dirs: [dir] })).toEqual(expect.arrayContaining(['custom-v1', 'judge-v1']));
-    expect(loadTemplate('custom-v1', { dirs: [dir] }).system).toContain('CUSTOM-SYSTEM');
+    expect((loadTemplate('custom-v1', { dirs: [dir] }) as TemplateFile).system).toContain('CUSTOM-SYSTEM');
   });
 
   it('rejects a template with an undefined variable when it loads, naming field and variable', async () => {

@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createScorer, SCORER_BACKENDS, ScorerConfig } from '../../../../src/rerank/scorers/registry.js';
@@ -8,7 +10,7 @@ import { startFakeOpenAI } from '../../../fakes/fake-openai.js';
 import { startFakeSGLang } from '../../../fakes/fake-sglang.js';
 import { startFakeVllm } from '../../../fakes/fake-vllm.js';
 import type { FakeHttpServer } from '../../../fakes/fake-http-server.js';
-import { QWEN3_TOKENIZER, rejection, textInputs } from './helpers.js';
+import { QWEN3_TOKENIZER, QWEN3_TOKENIZER_CONFIG, rejection, textInputs } from './helpers.js';
 
 const TINY_MODEL = fileURLToPath(new URL('../../../../models/tiny-value', import.meta.url));
 
@@ -59,7 +61,8 @@ describe('scorer registry', () => {
     const inputs = textInputs(6);
     const first = await Promise.all(inputs.map((input) => scorer.score([input])));
     const again = await Promise.all(inputs.map((input) => scorer.score([input])));
-    expect(server.requests).toHaveLength(1);
+    // The probe (the served models, then a tiny /classify), then one batch.
+    expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual(['GET /v1/models', 'POST /classify', 'POST /classify']);
     expect(again).toEqual(first.map(([output]) => [{ ...output, cached: true }]));
     expect(first.map((result) => result[0]!.raw)).toEqual(inputs.map((input) => fakeLogit(input.text)));
   });
@@ -69,7 +72,7 @@ describe('scorer registry', () => {
     const scorer = await create({ backend: 'vllm', model: 'cls', urls: [server.url], batching: false, cacheEntries: 0 });
     const [input] = textInputs(1);
     await Promise.all([scorer.score([input!]), scorer.score([input!])]);
-    expect(server.requests).toHaveLength(2);
+    expect(server.bodies('/classify').filter((body) => body.input[0] === input!.text)).toHaveLength(2);
   });
 
   it('builds an SGLang judge whose YES/NO ids come from the tokenizer', async () => {
@@ -80,6 +83,46 @@ describe('scorer registry', () => {
     const [body] = server.bodies('/v1/score');
     expect(body.label_token_ids).toEqual([14004, 8996]);
     expect(body.items).toEqual([[]]);
+  });
+
+  it('builds a multi-label vLLM scorer from a label table, its success index and activation', async () => {
+    const server = keep(await startFakeVllm({ model: 'critic', numLabels: 27 }));
+    const scorer = await create({ backend: 'vllm', model: 'critic', urls: [server.url], labels: 'openhands-critic', template: 'openhands-critic-v1', chatTemplate: QWEN3_TOKENIZER_CONFIG });
+    const [input] = textInputs(1);
+    const [output] = await scorer.score([input!]);
+    expect(output!.raw).toBe(server.logits(input!.text)[0]);
+    expect(output!.value).toBeCloseTo(1 / (1 + Math.exp(-output!.raw)), 12);
+    expect(scorer.template).toBe('openhands-critic-v1');
+    expect(scorer.chatTemplate).toContain('<|im_start|>');
+  });
+
+  it("picks the activation from problem_type in the tokenizer folder's config.json", async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'wnw-head-'));
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ problem_type: 'single_label_classification' }));
+    copyFileSync(QWEN3_TOKENIZER, join(folder, 'tokenizer.json'));
+    const server = keep(await startFakeVllm({ model: 'cls3', numLabels: 3 }));
+    const scorer = await create({ backend: 'vllm', model: 'cls3', urls: [server.url], tokenizer: folder, labels: ['no', 'yes', 'maybe'], labelIndex: 1 });
+    const [input] = textInputs(1);
+    const [output] = await scorer.score([input!]);
+    const ids = (await scorer.tokenizer!.encode([input!.text]))[0]!;
+    const logits = server.logits(ids);
+    expect(output!.value).toBeCloseTo(Math.exp(logits[1]!) / logits.reduce((sum, value) => sum + Math.exp(value), 0), 12);
+  });
+
+  it('refuses a head of several labels with no way to know its activation, and an unknown table', async () => {
+    const none = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: ['a', 'b', 'c'] }));
+    expect(none).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'scorer.activation' } });
+    const unknown = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: 'openhands-critique' }));
+    expect(unknown).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'scorer.labels' } });
+    const index = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: 'openhands-critic', labelIndex: 27 }));
+    expect(index.details.field).toBe('scorer.labelIndex');
+  });
+
+  it('reports a missing chat template file and an unknown template at start-up', async () => {
+    const missing = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], chatTemplate: '/nonexistent/tokenizer_config.json' }));
+    expect(missing).toMatchObject({ code: 'WNW_ERR_SCORE_TEMPLATE', details: { field: 'scorer.chatTemplate' } });
+    const template = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], template: 'openhands-critic-v9' }));
+    expect(template.code).toBe('WNW_ERR_SCORE_TEMPLATE');
   });
 
   it('reports a missing tokenizer file', async () => {

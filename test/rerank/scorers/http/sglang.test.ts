@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../../../../src/rerank/tokenizer.js';
+import { resolveHead } from '../../../../src/rerank/scorers/head.js';
 import { createSGLangScorer, type SGLangSettings } from '../../../../src/rerank/scorers/sglang.js';
 import type { Scorer } from '../../../../src/rerank/scorers/types.js';
 import { fakeLogit } from '../../../fakes/fake-http-server.js';
@@ -111,6 +112,65 @@ describe('SGLang scorer against a fake SGLang', () => {
     });
   });
 
+  describe('multi-label head (/classify)', () => {
+    it('reads every raw output of the head and applies the activation to the success label', async () => {
+      server.numLabels = 27;
+      const inputs = idInputs(2);
+      const outputs = await make({ head: resolveHead({ labels: 'openhands-critic' }) }).score(inputs);
+      inputs.forEach((input, index) => {
+        const logits = server.logits(input.inputIds!);
+        expect(outputs[index]!.raw).toBe(logits[0]);
+        expect(outputs[index]!.value).toBeCloseTo(sigmoid(logits[0]!), 12);
+      });
+    });
+  });
+
+  describe("multi-item /v1/score: an instance's candidates in one request", () => {
+    const candidates = (count: number, first = 700) => {
+      const prefix = Array.from({ length: 64 }, (_, position) => first + position);
+      return Array.from({ length: count }, (_, index) => ({ key: `c-${first}-${index}`, text: `c ${index}`, inputIds: [...prefix, 8000 + index, 8100 + index] }));
+    };
+
+    it('packs the candidates behind their shared prefix when the server has a multi-item delimiter', async () => {
+      server.multiItemDelimiter = 151_655;
+      const inputs = candidates(8);
+      const outputs = await make({ kind: 'judge', labelTokenIds: LABELS }).score(inputs);
+      const bodies = server.bodies('/v1/score');
+      expect(bodies).toHaveLength(1);
+      expect(bodies[0].query).toEqual(inputs[0]!.inputIds!.slice(0, 64));
+      expect(bodies[0].items).toEqual(inputs.map((input) => input.inputIds!.slice(64)));
+      inputs.forEach((input, index) => expect(outputs[index]!.raw).toBeCloseTo(fakeLogit(input.inputIds!), 9));
+      // The shared 64 tokens are computed once, not eight times.
+      expect(server.prefill.stats.prefillTokens).toBe(64 + 8 * (2 + 1));
+    });
+
+    it('sends one request per candidate when the server has no delimiter', async () => {
+      const inputs = candidates(3);
+      await make({ kind: 'judge', labelTokenIds: LABELS }).score(inputs);
+      expect(server.bodies('/v1/score').map((body) => body.items)).toEqual([[[]], [[]], [[]]]);
+      expect(server.prefill.stats.prefillTokens).toBe(3 * 66);
+    });
+
+    it('keeps candidates of different instances in different requests', async () => {
+      server.multiItemDelimiter = 151_655;
+      const other = candidates(2, 3000);
+      const inputs = [...candidates(2), ...other];
+      const outputs = await make({ kind: 'judge', labelTokenIds: LABELS }).score(inputs);
+      expect(server.bodies('/v1/score').map((body) => body.items.length)).toEqual([2, 2]);
+      inputs.forEach((input, index) => expect(outputs[index]!.raw).toBeCloseTo(fakeLogit(input.inputIds!), 9));
+    });
+
+    it('the fake refuses the pre-merge text_1 / text_2 names', async () => {
+      const response = await fetch(`${server.url}/v1/score`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text_1: 'q', text_2: ['a'], label_token_ids: [1, 2] }),
+      });
+      expect(response.status).toBe(400);
+      expect(await response.text()).toContain('use query and items');
+    });
+  });
+
   describe('judge (/v1/score, then /generate)', () => {
     it('asks /v1/score for P(YES), P(NO) per input, with ids', async () => {
       const inputs = idInputs(2);
@@ -137,7 +197,7 @@ describe('SGLang scorer against a fake SGLang', () => {
       const inputs = idInputs(3);
       const outputs = await judge.score(inputs);
       await judge.score(idInputs(2, 8, 10));
-      expect(server.requests.map((request) => request.path)).toEqual(['/v1/score', '/generate', '/generate']);
+      expect(server.requests.map((request) => request.path)).toEqual(['/get_server_info', '/v1/score', '/generate', '/generate']);
       const [body] = server.bodies('/generate');
       expect(body).toEqual({
         input_ids: inputs.map((input) => input.inputIds),
@@ -169,7 +229,7 @@ describe('SGLang scorer against a fake SGLang', () => {
 
     it('does not fall back on other errors', async () => {
       server.fail(400);
-      const error = await rejection(make({ kind: 'judge', labelTokenIds: LABELS }).score(textInputs(1)));
+      const error = await rejection(make({ kind: 'judge', labelTokenIds: LABELS, multiItem: false }).score(textInputs(1)));
       expect(error.details.status).toBe(400);
       expect(server.requests.map((request) => request.path)).toEqual(['/v1/score']);
     });

@@ -14,7 +14,7 @@ runScorerContract({
   name: 'withBatching(vllm)',
   async create() {
     const server = await startFakeVllm({ model: MODEL });
-    const scorer = withBatching(createVllmScorer({ model: MODEL, urls: [server.url] }), { maxBatchSize: 2, maxBatchTokens: 10_000, windowMs: 2 });
+    const scorer = withBatching(createVllmScorer({ model: MODEL, urls: [server.url], probe: false }), { maxBatchSize: 2, maxBatchTokens: 10_000, windowMs: 2 });
     return { scorer, dispose: () => server.close() };
   },
 });
@@ -23,7 +23,7 @@ describe('withBatching over a vLLM scorer', () => {
   let server: FakeVllm;
   let scorer: Scorer;
   const wrap = (options: Partial<BatchingOptions> = {}) => {
-    scorer = withBatching(createVllmScorer({ model: MODEL, urls: [server.url], retries: 0 }), {
+    scorer = withBatching(createVllmScorer({ model: MODEL, urls: [server.url], retries: 0, probe: false }), {
       maxBatchSize: 4,
       maxBatchTokens: 1_000_000,
       windowMs: 20,
@@ -80,8 +80,8 @@ describe('withBatching over a vLLM scorer', () => {
 
   it('fails only the calls whose batch failed', async () => {
     wrap({ maxBatchSize: 2 });
-    server.maxModelLen = 50;
-    const inputs: ScoreInput[] = [{ key: 'long', text: 'x'.repeat(400) }, ...textInputs(3)];
+    server.refuse = (prompt) => prompt === 'refused';
+    const inputs: ScoreInput[] = [{ key: 'refused', text: 'refused' }, ...textInputs(3)];
     const settled = await Promise.allSettled(inputs.map((input) => scorer.score([input])));
     expect(settled.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'fulfilled', 'fulfilled']);
     expect((settled[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'WNW_ERR_SCORE_UPSTREAM', details: { status: 400 } });

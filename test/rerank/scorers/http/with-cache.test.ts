@@ -14,7 +14,7 @@ runScorerContract({
   name: 'withCache(vllm)',
   async create() {
     const server = await startFakeVllm({ model: MODEL });
-    return { scorer: withCache(createVllmScorer({ model: MODEL, urls: [server.url] }), { maxEntries: 100 }), dispose: () => server.close() };
+    return { scorer: withCache(createVllmScorer({ model: MODEL, urls: [server.url], probe: false }), { maxEntries: 100 }), dispose: () => server.close() };
   },
 });
 
@@ -25,7 +25,7 @@ describe('withCache over a vLLM scorer', () => {
   beforeEach(async () => {
     server = await startFakeVllm({ model: MODEL });
     server.delayMs = 20;
-    scorer = withCache(createVllmScorer({ model: MODEL, urls: [server.url], retries: 0 }), { maxEntries: 100 });
+    scorer = withCache(createVllmScorer({ model: MODEL, urls: [server.url], retries: 0, probe: false }), { maxEntries: 100 });
   });
   afterEach(async () => {
     await scorer.close();
