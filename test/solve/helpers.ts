@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { HarnessCatalog } from '../../src/candidates/harness/harness-catalog.js';
 import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { demoDir, demoSolveBody } from '../../src/cli/demo-task.js';
@@ -38,25 +39,26 @@ export interface TestWorld {
   scorer: Scorer;
   sandboxes: SandboxProvider;
   /** Builds an app (and its store and job manager) over the data dir; call again to simulate a restart. */
-  start(): Promise<{ app: Awaited<ReturnType<typeof buildApp>>; jobs: JobManager; close(): Promise<void> }>;
+  start(options?: { harnesses?: HarnessCatalog }): Promise<{ app: Awaited<ReturnType<typeof buildApp>>; jobs: JobManager; close(): Promise<void> }>;
   close(): Promise<void>;
 }
 
-export async function createWorld(): Promise<TestWorld> {
+/** `sandboxes`: a provider of the test's own (default: a local provider with default settings); the world closes it. */
+export async function createWorld(options: { sandboxes?: SandboxProvider } = {}): Promise<TestWorld> {
   const repo = prepareDemoRepo(join(DEMO_DIR, 'repo'));
   const dataDir = mkdtempSync(join(tmpdir(), 'wnw-data-'));
   const scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
-  const sandboxes = createLocalProvider();
+  const sandboxes = options.sandboxes ?? createLocalProvider();
   return {
     repo,
     dataDir,
     scorer,
     sandboxes,
-    async start() {
+    async start(options = {}) {
       const store = createSqliteStore(dataDir);
       recoverInterrupted(store);
       const jobs = new JobManager(store);
-      const app = await buildApp({ jobs, store, solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory() } });
+      const app = await buildApp({ jobs, store, solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory(), harnesses: options.harnesses } });
       return {
         app,
         jobs,

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# A throwaway image registry for CI (Debian's docker-registry) on loopback only, with its own
+# minimal config: the package's default listens on every interface with htpasswd auth and is meant
+# for a service manager. No dockerd is involved: images are built with umoci and pushed with skopeo.
+#
+#   .ci/registry.sh start DIR          start the registry on a free 127.0.0.1 port; prints host:port
+#   .ci/registry.sh push DIR TAR REF   push the CI testbed image built from the rootfs TAR as REF
+#   .ci/registry.sh stop DIR           stop the registry started in DIR (by its pid), remove DIR
+#
+# The testbed image: the rootfs tar (.ci/base-rootfs.sh), the Python standard library (the base
+# has python3-minimal only; `python3 -m unittest` needs libpython3.X-stdlib), and the demo task's
+# repository at /testbed (examples/demo/repo, committed as src/cli/demo-repo.ts does).
+set -euo pipefail
+cmd="${1:?start|push|stop}"
+dir="${2:?scratch folder}"
+
+case "$cmd" in
+start)
+  mkdir -p "$dir/storage"
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  cat >"$dir/registry.yml" <<EOF
+version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: $dir/storage
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:$port
+EOF
+  started=$(date +%s.%N)
+  docker-registry serve "$dir/registry.yml" >"$dir/registry.log" 2>&1 &
+  echo $! >"$dir/registry.pid"
+  for _ in $(seq 120); do
+    if python3 -c "import urllib.request, sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:$port/v2/', timeout=2).status == 200 else 1)" 2>/dev/null; then
+      printf 'registry: docker-registry up in %.1f s at 127.0.0.1:%s\n' "$(echo "$(date +%s.%N) - $started" | bc)" "$port" >&2
+      echo "127.0.0.1:$port"
+      exit 0
+    fi
+    kill -0 "$(cat "$dir/registry.pid")" 2>/dev/null || break
+    sleep 0.25
+  done
+  echo "the registry did not start; its log:" >&2
+  tail -n 40 "$dir/registry.log" >&2
+  exit 1
+  ;;
+push)
+  tar="${3:?rootfs tar}"
+  ref="${4:?image reference host:port/name:tag}"
+  started=$(date +%s)
+  work="$dir/build"
+  rm -rf "$work" && mkdir -p "$work/stdlib" "$work/testbed-layer"
+  layout="$work/layout"
+  umoci init --layout "$layout"
+  umoci new --image "$layout:testbed"
+  umoci raw add-layer --image "$layout:testbed" "$tar"
+  # The standard library of the base's Python, from the same mirror the base came from.
+  version=$(tar -tf "$tar" | sed -n 's|^\./usr/lib/python\(3\.[0-9]*\)/$|\1|p' | head -1)
+  [ -n "$version" ] || { echo "registry: no usr/lib/python3.X in $tar" >&2; exit 1; }
+  (cd "$work" && { apt-get download -qq "libpython$version-stdlib" 2>/dev/null || { apt-get update -qq && apt-get download -qq "libpython$version-stdlib"; }; })
+  dpkg-deb -x "$work"/libpython"$version"-stdlib_*.deb "$work/stdlib"
+  rm -rf "$work/stdlib/usr/share"
+  tar --owner=0 --group=0 --numeric-owner -C "$work/stdlib" -cf "$work/stdlib.tar" .
+  umoci raw add-layer --image "$layout:testbed" "$work/stdlib.tar"
+  # The demo repository, committed with fixed names and dates (src/cli/demo-repo.ts).
+  cp -r examples/demo/repo "$work/testbed-layer/testbed"
+  (
+    cd "$work/testbed-layer/testbed"
+    export GIT_AUTHOR_NAME=winnower GIT_AUTHOR_EMAIL=demo@winnower.invalid GIT_COMMITTER_NAME=winnower GIT_COMMITTER_EMAIL=demo@winnower.invalid
+    export GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z
+    git init -q -b main && git add -A && git commit -q -m 'durations: base commit of the demo task'
+  )
+  tar --owner=0 --group=0 --numeric-owner -C "$work/testbed-layer" -cf "$work/testbed.tar" testbed
+  umoci raw add-layer --image "$layout:testbed" "$work/testbed.tar"
+  umoci config --image "$layout:testbed" --config.workingdir /testbed \
+    --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --config.env LANG=C.UTF-8
+  skopeo copy --quiet --dest-tls-verify=false "oci:$layout:testbed" "docker://$ref"
+  rm -rf "$work"
+  echo "registry: pushed $ref in $(($(date +%s) - started)) s" >&2
+  ;;
+stop)
+  [ -f "$dir/registry.pid" ] || { rm -rf "$dir"; exit 0; }
+  pid=$(cat "$dir/registry.pid")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+  fi
+  rm -rf "$dir"
+  ;;
+*)
+  echo "usage: $0 start|push|stop DIR ..." >&2
+  exit 2
+  ;;
+esac
