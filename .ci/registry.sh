@@ -30,12 +30,12 @@ storage:
 http:
   addr: 127.0.0.1:$port
 EOF
-  started=$(date +%s.%N)
+  started=$EPOCHREALTIME
   docker-registry serve "$dir/registry.yml" >"$dir/registry.log" 2>&1 &
   echo $! >"$dir/registry.pid"
   for _ in $(seq 120); do
     if python3 -c "import urllib.request, sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:$port/v2/', timeout=2).status == 200 else 1)" 2>/dev/null; then
-      printf 'registry: docker-registry up in %.1f s at 127.0.0.1:%s\n' "$(echo "$(date +%s.%N) - $started" | bc)" "$port" >&2
+      awk -v s="$started" -v e="$EPOCHREALTIME" -v p="$port" 'BEGIN { printf "registry: docker-registry up in %.1f s at 127.0.0.1:%s\n", e - s, p }' >&2
       echo "127.0.0.1:$port"
       exit 0
     fi

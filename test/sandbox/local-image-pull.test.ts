@@ -30,7 +30,7 @@ function listen(server: Server | TcpServer): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 }
 
-describe.skipIf(imageToolsMissing)(`pulling images from registries${imageToolsMissing ? ` (skipped: ${imageToolsMissing})` : ''}`, () => {
+describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${imageToolsMissing ? ` (skipped: ${imageToolsMissing})` : ''}`, () => {
   const scratch = tempDir('wnw-image-pull-');
   const caches: ImageCache[] = [];
   const open = async (settings: { pullTimeoutMs?: number; authFile?: string } = {}): Promise<ImageCache> => {
