@@ -9,9 +9,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../src/errors.js';
 import { createDockerProvider, type DockerProviderSettings } from '../../src/sandbox/providers/docker.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
+import { expectCode } from '../support/expect-code.js';
 import { runSandboxContract } from './contract.js';
 import { fakeTarget, realEngineSocket, realTarget, type DockerTarget } from './docker-targets.js';
 
@@ -20,16 +20,6 @@ const makers: { name: string; make: () => Promise<DockerTarget> }[] = [
   { name: 'fake daemon', make: fakeTarget },
   ...(realSocket ? [{ name: 'real engine', make: () => realTarget(realSocket) }] : []),
 ];
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<WinnowerError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(WinnowerError.isInstance(error), `expected ${code}, got ${String(error)}`).toBe(true);
-  expect((error as WinnowerError).code).toBe(code);
-  return error as WinnowerError;
-}
 
 if (realSocket) {
   let target: Promise<DockerTarget> | undefined;

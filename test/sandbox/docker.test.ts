@@ -4,12 +4,12 @@ import { readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../src/errors.js';
 import { createDockerProvider, type DockerProviderSettings } from '../../src/sandbox/providers/docker.js';
 import type { DockerSandbox } from '../../src/sandbox/providers/docker-sandbox.js';
 import { readTar } from '../../src/sandbox/providers/docker-tar.js';
 import type { Sandbox, SandboxProvider } from '../../src/sandbox/types.js';
 import { FakeDocker } from '../fakes/fake-docker.js';
+import { expectCode } from '../support/expect-code.js';
 import { createRepoImage } from '../fakes/fake-orchard.js';
 import { makeContractRepo, runSandboxContract } from './contract.js';
 
@@ -44,16 +44,6 @@ afterEach(async () => {
 function makeProvider(settings: DockerProviderSettings = {}): SandboxProvider {
   provider = createDockerProvider({ socketPath: fake.socketPath, ...settings });
   return provider;
-}
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<WinnowerError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(WinnowerError.isInstance(error), `expected ${code}, got ${String(error)}`).toBe(true);
-  expect((error as WinnowerError).code).toBe(code);
-  return error as WinnowerError;
 }
 
 function lastBody(method: string, path: RegExp): Record<string, unknown> {

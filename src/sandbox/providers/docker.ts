@@ -117,7 +117,7 @@ class DockerProvider implements SandboxProvider {
       const version = await this.#api.json({ method: 'GET', path: '/version', unversioned: true, timeoutMs: 5_000 }, DockerVersion);
       const range = version.MinAPIVersion ? `${version.MinAPIVersion} to ${version.ApiVersion}` : version.ApiVersion;
       engine = `Docker ${version.Version} (API ${range}${version.Os ? `, ${version.Os}/${version.Arch ?? '?'}` : ''})`;
-      apiVersion = await this.#api.apiVersion();
+      apiVersion = await this.#api.apiVersion().catch((error: unknown) => `none: ${error instanceof Error ? error.message : String(error)}`);
     } catch (error) {
       engine = `unavailable: ${error instanceof Error ? error.message : String(error)}`;
     }
