@@ -9,6 +9,7 @@
 import { realpath } from 'node:fs/promises';
 import { sep } from 'node:path';
 import { wnwError } from '../errors.js';
+import { parseImageReference } from '../sandbox/images/image-reference.js';
 
 const REMOTE_URL = /^(https?|ssh|git|git\+ssh|ssh\+git):\/\//i;
 /** `user@host:path` or `host:path`: git's scp-like syntax (no slash before the first colon). */
@@ -43,4 +44,16 @@ export async function checkRepoAccess(repo: { url?: string; path?: string } | un
   throw wnwError('WNW_ERR_INPUT_INVALID', `${field}.${key}: not a repository under the folders this server allows (server.repo_roots)`, {
     details: { field: `${field}.${key}` },
   });
+}
+
+/**
+ * The same rule for an image a request names from this machine's disk (an OCI layout or archive:
+ * `oci:`, `oci-archive:`, `docker-archive:`), whose files the sandbox would see; registry
+ * references pass. WNW_ERR_INPUT_INVALID naming `field` otherwise (a bad reference included).
+ */
+export async function checkImageAccess(image: string | undefined, roots: readonly string[], field: string): Promise<void> {
+  if (image === undefined) return;
+  const { path } = parseImageReference(image, field);
+  if (path === undefined || roots.length === 0 || (await inside(path, [...roots]))) return;
+  throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: not an image under the folders this server allows (server.repo_roots)`, { details: { field } });
 }

@@ -11,6 +11,8 @@ export type ImageTransport = 'docker' | 'oci' | 'oci-archive' | 'docker-archive'
 
 export interface ImageReference {
   transport: ImageTransport;
+  /** Host path of an OCI layout or archive (the local transports); undefined for a registry. */
+  path?: string;
   /** The argument skopeo takes (`docker://host/name:tag`, `oci:/abs/dir:tag`, ...). */
   skopeo: string;
   /** As the user wrote it, for messages. */
@@ -53,7 +55,7 @@ export function parseImageReference(text: string, field = 'image', cwd = process
     if (path === '') bad(`give ${prefix}:<path>`);
     if (split >= 0 && ref === '') bad('an empty tag after the path');
     const absolute = isAbsolute(path) ? path : resolve(cwd, path);
-    return { transport: prefix, skopeo: `${prefix}:${absolute}${ref ? `:${ref}` : ''}`, display: text };
+    return { transport: prefix, path: absolute, skopeo: `${prefix}:${absolute}${ref ? `:${ref}` : ''}`, display: text };
   }
   return dockerReference(text, text, bad);
 }

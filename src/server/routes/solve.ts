@@ -7,7 +7,7 @@ import { runSolve } from '../../solve/run-solve.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-schemas.js';
 import { jobView } from '../job-view.js';
-import { checkRepoAccess } from '../repo-access.js';
+import { checkImageAccess, checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
 import { redactRequest } from '../redact-request.js';
 import { inBody } from '../request-field.js';
@@ -27,6 +27,7 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       const { jobs, solveDeps, store, repoRoots } = app.winnower;
       const body = request.body;
       await checkRepoAccess(body.repo, repoRoots, 'body.repo');
+      await checkImageAccess(body.image, repoRoots, 'body.image');
       // With an image the repository lives inside it, and repo.path names a folder there, not here.
       if (body.image === undefined) await checkLocalRepo(body.repo, { path: 'body.repo.path', commit: 'body.repo.commit' });
       // What the job would otherwise find only after creating its sandboxes: a 400 now, naming the field.
