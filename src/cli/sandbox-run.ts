@@ -47,7 +47,7 @@ export function registerSandboxCommand(program: Command): void {
     .option('--repo <path|url>', 'repository to check out (local path or git URL)')
     .option('--commit <commit>', 'commit to start from (default: HEAD)')
     .option('--provider <name>', `sandbox provider: ${SANDBOX_PROVIDERS.join(' | ')} (default: config or WINNOWER_SANDBOX, else local)`)
-    .option('--image <image>', 'container image (orchard, docker)')
+    .option('--image <image>', 'container image: name:tag, name@digest, docker://…, or on the local provider also oci:<dir>:<tag>, docker-archive:<file>')
     .option('--workdir <dir>', 'where the repository is inside the sandbox')
     .option('--network', 'allow network access (off by default)', false)
     .option('--timeout <seconds>', 'kill the command after this long', positiveNumber, 120)

@@ -1,7 +1,10 @@
 import { Command } from 'commander';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { commandLine, isGitUrl, registerSandboxCommand } from '../../src/cli/sandbox-run.js';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { bwrapMissing, makeTestRepo, tempDir } from './local-helpers.js';
+import { imageToolsMissing, writeTinyImage } from './local-image-helpers.js';
 
 const repo = tempDir('wnw-cli-repo-');
 const { base } = makeTestRepo(repo.dir);
@@ -52,5 +55,20 @@ describe.skipIf(bwrapMissing)('winnower sandbox run (local)', () => {
     const result = await run(['--repo', repo.dir, '--timeout', '0.5', '--', 'sleep', '30']);
     expect(result.code).toBe(124);
     expect(result.stderr).toContain('timed out');
+  });
+});
+
+describe.skipIf(bwrapMissing ?? imageToolsMissing)('[images] winnower sandbox run --image (local)', () => {
+  const scratch = tempDir('wnw-cli-image-');
+  afterAll(() => scratch.remove());
+
+  it('runs the command in the image, at its repository, with its diff', async () => {
+    chmodSync(scratch.dir, 0o711);
+    const image = writeTinyImage(join(scratch.dir, 'image'));
+    const config = join(scratch.dir, 'winnower.json');
+    writeFileSync(config, JSON.stringify({ sandbox: { provider: 'local', settings: { imageCacheDir: join(scratch.dir, 'cache') } } }));
+    const result = await run(['--image', image.reference, '-c', config, '--diff', '--', 'pwd; cat /etc/added.txt; echo more >> README.md']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^\/testbed\nadded by the upper layer\ndiff --git a\/README.md b\/README.md/);
   });
 });
