@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { wnwError } from './errors.js';
 import { PatchConfigSchema } from './sandbox/patch-policy.js';
+import { SandboxServeConfigSchema } from './sandbox/serve/serve-config.js';
 import { LimitsConfig, RetentionConfig } from './server/limits-config.js';
 import { ScorerConfig } from './rerank/scorers/registry.js';
 import { packageRoot } from './util/package-root.js';
@@ -58,6 +59,8 @@ export const WinnowerConfig = z.strictObject({
       settings: z.record(z.string(), z.unknown()).default({}),
       /** What candidate patches leave out and their size cap, for every provider (src/sandbox/patch-policy.ts). */
       patch: PatchConfigSchema.optional(),
+      /** The Orchard-Env-compatible API (`winnower sandbox serve`; `mount` puts it in `winnower serve`). */
+      serve: SandboxServeConfigSchema.optional(),
     })
     .default({ provider: 'local', settings: {} }),
   /** The default policy for /solve requests that name none. */

@@ -14,6 +14,7 @@ import { createSandboxProvider } from '../sandbox/registry.js';
 import { withObserver } from '../sandbox/with-observer.js';
 import type { SandboxProvider } from '../sandbox/types.js';
 import { buildApp } from '../server/app.js';
+import { mountedSandboxApi } from './sandbox-serve.js';
 import { JobManager } from '../solve/job-manager.js';
 import { recoverInterrupted } from '../solve/partial-result.js';
 import { scheduleRetention } from '../store/retention.js';
@@ -51,6 +52,7 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     limits,
     metrics,
     logger: options.logger ?? loggerOptions(config.log_level, config.log_format),
+    sandboxApi: mountedSandboxApi(config, sandboxes),
   });
   const stopRetention = scheduleRetention(store, retention, (ids) => app.log.info({ purged: ids.length }, 'finished jobs past server.retention purged'));
   let closed: Promise<void> | undefined;

@@ -22,6 +22,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { harnessRoutes } from './routes/harnesses.js';
 import { rerankRoutes } from './routes/rerank.js';
 import { solveRoutes } from './routes/solve.js';
+import { orchardEnvApi, type OrchardEnvApiOptions } from '../sandbox/serve/orchard-api.js';
 
 export interface AppDeps {
   jobs: JobManager;
@@ -37,6 +38,8 @@ export interface AppDeps {
   limits?: LimitsConfig;
   /** The metrics the scorer, sandboxes and jobs report to (src/observability/metrics.ts); a fresh set when absent. */
   metrics?: ServiceMetrics;
+  /** The Orchard-Env-compatible sandbox API (src/sandbox/serve), mounted under `prefix`; behind the server's API keys too. */
+  sandboxApi?: { prefix: string; options: OrchardEnvApiOptions };
 }
 
 export interface AppContext {
@@ -98,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(jobRoutes);
   await app.register(rerankRoutes);
   await app.register(harnessRoutes);
+  if (deps.sandboxApi) await app.register(orchardEnvApi, { ...deps.sandboxApi.options, prefix: deps.sandboxApi.prefix });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -42,11 +42,8 @@ export interface WrappedCommand {
 export function wrapCommand(command: string, shape: CommandShape): WrappedCommand {
   const marker = `winnower-timeout-${randomBytes(8).toString('hex')}`;
   const seconds = Math.max(0.001, shape.timeoutMs / 1000);
-  // As Orchard's agent does: a login shell reads the profile, not ~/.bashrc, where images put their conda setup.
-  const setup = [...(shape.loginShell ? ['if [ -f ~/.bashrc ]; then . ~/.bashrc; fi'] : []), ...(shape.activate ? [shape.activate] : [])];
-  const inner = [...setup, command].join('\n');
-  const shell = shape.loginShell ? 'bash --login -i -c' : 'bash -c';
-  const run = `${shell} ${shellQuote(inner)}`;
+  const inner = shape.activate ? `${shape.activate}\n${command}` : command;
+  const run = shape.loginShell ? loginShellCommand(inner) : `bash -c ${shellQuote(inner)}`;
   const lines = [
     `cd -- ${shellQuote(shape.cwd)} || exit 1`,
     ...(shape.stdinFile ? [`exec 0< ${shellQuote(shape.stdinFile)} || exit 1`, `rm -f -- ${shellQuote(shape.stdinFile)}`] : []),
@@ -64,13 +61,28 @@ export function wrapCommand(command: string, shape: CommandShape): WrappedComman
   return { script: lines.join('\n'), agentTimeoutS: Math.ceil(seconds) + AGENT_BACKSTOP_S, marker };
 }
 
-/** The noise an interactive bash without a terminal prints first (we run `bash -lic` ourselves). */
+/**
+ * `command` in an interactive login bash that sources ~/.bashrc first, as Orchard's agent runs
+ * `login_shell` commands (a login shell reads the profile, not ~/.bashrc, where images put their
+ * conda setup; `-i` gets past the usual "not interactive: return" at its top).
+ */
+export function loginShellCommand(command: string): string {
+  return `bash --login -i -c ${shellQuote(`if [ -f ~/.bashrc ]; then . ~/.bashrc; fi\n${command}`)}`;
+}
+
+/** The noise an interactive bash without a terminal prints first. */
 const NO_TTY_NOISE = /^bash: (cannot set terminal process group \(-?\d+\): Inappropriate ioctl for device|no job control in this shell)\n/;
+
+/** Drops what {@link loginShellCommand}'s bash prints about the missing terminal, and nothing else. */
+export function stripNoTtyNoise(stderr: string): string {
+  let text = stderr;
+  while (NO_TTY_NOISE.test(text)) text = text.replace(NO_TTY_NOISE, '');
+  return text;
+}
 
 /** Reads our marker off stderr; exit codes of signal deaths (the agent reports −N) become 128 + N. */
 export function unwrapResult(exitCode: number, stderr: string, wrapped: WrappedCommand, loginShell = false): { exitCode: number; stderr: string; timedOut: boolean } {
-  let text = stderr;
-  if (loginShell) while (NO_TTY_NOISE.test(text)) text = text.replace(NO_TTY_NOISE, '');
+  const text = loginShell ? stripNoTtyNoise(stderr) : stderr;
   const tail = `\n${wrapped.marker}\n`;
   if (text.endsWith(tail)) return { exitCode, stderr: text.slice(0, -tail.length), timedOut: true };
   return { exitCode: normaliseExitCode(exitCode), stderr: text, timedOut: false };

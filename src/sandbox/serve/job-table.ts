@@ -1,0 +1,111 @@
+/**
+ * The jobs of `winnower sandbox serve`: one per exec request, run one at a time per sandbox in
+ * order of submission, through the backing provider's `Sandbox.exec` (which kills the whole
+ * process tree at the timeout and caps the output). Unlike the real Orchard Env, a timeout
+ * leaves the sandbox alive: the job fails with exit 124 and the agent's note on stderr.
+ * Accepting a job never fails afterwards, so the SDK's resubmit-on-error never runs a command twice.
+ */
+import { randomUUID } from 'node:crypto';
+import { WinnowerError } from '../../errors.js';
+import { shellQuote } from '../base-sandbox.js';
+import { loginShellCommand, stripNoTtyNoise } from '../providers/orchard-command.js';
+import type { ExecRequest, JobView } from './orchard-shapes.js';
+import type { SandboxEntry } from './sandbox-table.js';
+
+export interface JobRecord {
+  readonly view: JobView;
+  readonly done: Promise<void>;
+}
+
+export interface JobTableOptions {
+  /** Cap per stream, in bytes (default 8 MiB); Orchard caps nothing. */
+  maxOutputBytes?: number;
+  /** How long a finished job stays readable (default 1 h). */
+  retainMs?: number;
+}
+
+/** Orchard's default working directory. */
+const DEFAULT_CWD = '/workspace';
+
+export class JobTable {
+  readonly #jobs = new Map<string, JobRecord>();
+  readonly #maxOutputBytes: number;
+  readonly #retainMs: number;
+
+  constructor(options: JobTableOptions = {}) {
+    this.#maxOutputBytes = options.maxOutputBytes ?? 8 * 1024 * 1024;
+    this.#retainMs = options.retainMs ?? 3_600_000;
+  }
+
+  get(id: string): JobRecord | undefined {
+    return this.#jobs.get(id);
+  }
+
+  /** Queues the command behind the sandbox's other jobs; the record is `queued` until it runs. */
+  submit(entry: SandboxEntry, request: ExecRequest): JobRecord {
+    // A list is quoted word by word (Orchard joins it unquoted, which breaks any argument with a space).
+    const command = Array.isArray(request.command) ? request.command.map(shellQuote).join(' ') : request.command;
+    const view: JobView = {
+      job_id: randomUUID(),
+      sandbox_id: entry.view.sandbox_id,
+      command,
+      status: 'queued',
+      stdout: '',
+      stderr: '',
+      exit_code: null,
+      created_at: Date.now() / 1000,
+      started_at: null,
+      completed_at: null,
+      error: null,
+      truncated: false,
+    };
+    const run = entry.queue.then(() => this.#run(entry, view, request));
+    entry.queue = run.catch(() => undefined);
+    const record: JobRecord = { view, done: run.catch(() => undefined) };
+    this.#jobs.set(view.job_id, record);
+    void record.done.then(() => setTimeout(() => this.#jobs.delete(view.job_id), this.#retainMs).unref());
+    return record;
+  }
+
+  /** Waits until the job is finished or `ms` pass. */
+  async wait(record: JobRecord, ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([record.done, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  }
+
+  async #run(entry: SandboxEntry, view: JobView, request: ExecRequest): Promise<void> {
+    const sandbox = entry.sandbox;
+    if (!sandbox || entry.deleted) return finish(view, { exit_code: null, error: `Sandbox ${view.sandbox_id} was deleted` });
+    view.status = 'running';
+    view.started_at = Date.now() / 1000;
+    const script = request.login_shell ? loginShellCommand(view.command) : view.command;
+    try {
+      const result = await sandbox.exec(script, {
+        cwd: request.cwd ?? DEFAULT_CWD,
+        ...(request.env ? { env: request.env } : {}),
+        timeoutMs: request.timeout_seconds * 1000,
+        maxOutputBytes: this.#maxOutputBytes,
+        signal: entry.abort.signal,
+      });
+      view.stdout = result.stdout;
+      view.stderr = request.login_shell ? stripNoTtyNoise(result.stderr) : result.stderr;
+      view.truncated = result.truncated;
+      if (result.timedOut) {
+        view.stderr += `\nCommand timed out after ${request.timeout_seconds}s and was killed`;
+        return finish(view, { exit_code: 124, error: `Command timed out after ${request.timeout_seconds}s` });
+      }
+      return finish(view, { exit_code: result.exitCode, error: result.exitCode === null ? 'Command was killed' : null });
+    } catch (error) {
+      const message = WinnowerError.isInstance(error) ? `${error.code}: ${error.message}` : String(error);
+      return finish(view, { exit_code: null, error: entry.deleted ? `Sandbox ${view.sandbox_id} was deleted` : message });
+    }
+  }
+}
+
+function finish(view: JobView, result: { exit_code: number | null; error: string | null }): void {
+  view.exit_code = result.exit_code;
+  view.error = result.error;
+  view.status = result.exit_code === 0 ? 'succeeded' : 'failed';
+  view.completed_at = Date.now() / 1000;
+}

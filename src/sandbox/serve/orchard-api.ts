@@ -1,0 +1,265 @@
+/**
+ * The Orchard Env REST API as a fastify plugin, over any winnower sandbox provider: what Orchard's
+ * SDK, smoke test and examples call (shared/design/orchard-real-behaviour.md §19). Compact JSON on
+ * every answer, `X-Request-ID` on every answer, `X-API-Key` auth (401 missing, 403 wrong; `/` and
+ * `/health` open), `{detail}` errors, pydantic-shaped 422s. `winnower sandbox serve` runs it alone;
+ * `winnower serve` can mount it under a prefix (`sandbox.serve.mount`); registered without
+ * fastify-plugin, its hooks, parsers and error shape stay inside its own routes.
+ *
+ * @example
+ * const app = Fastify();
+ * await app.register(orchardEnvApi, { provider: createLocalProvider(), repo: { path: '.' }, apiKey: 'k' });
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { posix } from 'node:path';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { WinnowerError } from '../../errors.js';
+import { shellQuote } from '../base-sandbox.js';
+import type { Sandbox } from '../types.js';
+import { JobTable, type JobTableOptions } from './job-table.js';
+import { ApplyPatchRequest, CreateRequest, ExecRequest, PathQuery, validationDetail, WaitQuery, WriteFileRequest } from './orchard-shapes.js';
+import { SandboxTable, type SandboxTableOptions } from './sandbox-table.js';
+
+export interface OrchardEnvApiOptions extends SandboxTableOptions, JobTableOptions {
+  /** Required as `X-API-Key` when set. */
+  apiKey?: string;
+  /** Largest request body (file uploads are base64), in bytes (default 128 MiB). */
+  bodyLimitBytes?: number;
+  /** How long an exec waits for a sandbox still starting before 404 "agent not ready" (default 15 s, as Orchard). */
+  agentWaitMs?: number;
+}
+
+/** The longest a `/wait` holds a request open. */
+const MAX_WAIT_MS = 3_600_000;
+const VERSION = '0.1.0';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Answered without an API key. */
+    orchardOpen?: boolean;
+  }
+}
+
+export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApiOptions): Promise<void> {
+  const table = new SandboxTable(options);
+  const jobs = new JobTable(options);
+  const agentWaitMs = options.agentWaitMs ?? 15_000;
+  const bodyLimit = options.bodyLimitBytes ?? 128 * 1024 * 1024;
+  table.onReap = (id, reason) => app.log.info({ sandbox: id, reason }, 'sandbox reaped');
+  app.addHook('onClose', async () => table.close());
+
+  // JSON whatever the content type says (curl -d sends form-encoded), and empty bodies allowed (heartbeat, DELETE).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(Object.assign(new Error('invalid JSON body'), { statusCode: 422 }), undefined);
+    }
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
+  });
+  const key = options.apiKey ? digest(options.apiKey) : undefined;
+  app.addHook('onRequest', async (request, reply) => {
+    if (!key || request.routeOptions.config?.orchardOpen) return;
+    const given = request.headers['x-api-key'];
+    if (typeof given !== 'string' || given === '') return reply.code(401).send({ detail: 'Missing API key. Please provide X-API-Key header.' });
+    if (!timingSafeEqual(digest(given), key)) return reply.code(403).send({ detail: 'Invalid API key' });
+  });
+  app.setErrorHandler((error: FastifyError | WinnowerError | Error, request, reply) => {
+    if (WinnowerError.isInstance(error)) {
+      const retryAfter = error.details.retry_after_s;
+      if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+      if (error.status >= 500 && error.status !== 503) request.log.error({ err: error }, error.message);
+      return reply.code(error.status).send({ detail: error.message });
+    }
+    const status = (error as FastifyError).statusCode;
+    if (status && status >= 400 && status < 500) return reply.code(status === 400 ? 422 : status).send({ detail: error.message });
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ error: 'Internal server error', detail: String(error.message), request_id: request.id });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not Found' }));
+
+  app.get('/', { config: { orchardOpen: true } }, async () => ({ service: 'winnower sandbox serve (Orchard Env API)', version: VERSION, status: 'running' }));
+  app.get('/health', { config: { orchardOpen: true } }, async () => ({ status: 'healthy' }));
+  app.get('/resources', async () => ({ status: 'ok', sandboxes: table.size, max_sandboxes: table.limits.maxSandboxes, ttl_seconds: table.limits.ttlS }));
+
+  app.post('/sandboxes', async (request, reply) => {
+    const body = parse(CreateRequest, request.body, 'body', reply);
+    if (!body) return reply;
+    return table.create(body);
+  });
+
+  app.get<{ Params: { id: string } }>('/sandboxes/:id', async (request, reply) => {
+    const entry = table.get(request.params.id);
+    if (!entry) return sandboxNotFound(reply, request.params.id);
+    return entry.view;
+  });
+
+  app.get<{ Params: { id: string } }>('/sandboxes/:id/wait', async (request, reply) => {
+    const query = parse(WaitQuery, request.query, 'query', reply);
+    if (!query) return reply;
+    const entry = table.get(request.params.id);
+    if (!entry) return sandboxNotFound(reply, request.params.id);
+    const timeoutS = query.timeout ?? 300;
+    if (!(await table.waitSettled(entry, Math.min(MAX_WAIT_MS, timeoutS * 1000)))) {
+      return reply.code(408).send({ detail: `Sandbox ${entry.view.sandbox_id} not ready within ${timeoutS}s` });
+    }
+    return entry.view;
+  });
+
+  app.delete<{ Params: { id: string } }>('/sandboxes/:id', async (request) => {
+    await table.delete(request.params.id);
+    return { status: 'deleted', sandbox_id: request.params.id };
+  });
+
+  app.post<{ Params: { id: string } }>('/sandboxes/:id/heartbeat', async (request, reply) => {
+    const entry = table.get(request.params.id);
+    if (!entry) return sandboxNotFound(reply, request.params.id);
+    table.heartbeat(entry);
+    return { status: 'ok', sandbox_id: entry.view.sandbox_id };
+  });
+
+  app.post<{ Params: { id: string } }>('/sandboxes/:id/exec', async (request, reply) => {
+    const body = parse(ExecRequest, request.body, 'body', reply);
+    if (!body) return reply;
+    const entry = table.get(request.params.id);
+    if (!entry) return sandboxNotFound(reply, request.params.id);
+    if (!(await table.waitSettled(entry, agentWaitMs)) || !entry.sandbox || entry.deleted) {
+      return reply.code(404).send({ detail: `Sandbox ${entry.view.sandbox_id} agent not ready` });
+    }
+    const job = jobs.submit(entry, body);
+    if (!body.wait) return { job_id: job.view.job_id, status: 'queued' };
+    await jobs.wait(job, (body.timeout_seconds + 30) * 1000);
+    return job.view;
+  });
+
+  app.get<{ Params: { id: string } }>('/jobs/:id', async (request, reply) => {
+    const job = jobs.get(request.params.id);
+    if (!job) return reply.code(404).send({ detail: 'Job not found' });
+    return job.view;
+  });
+
+  app.get<{ Params: { id: string } }>('/jobs/:id/wait', async (request, reply) => {
+    const query = parse(WaitQuery, request.query, 'query', reply);
+    if (!query) return reply;
+    const job = jobs.get(request.params.id);
+    if (!job) return reply.code(404).send({ detail: 'Job not found' });
+    await jobs.wait(job, Math.min(MAX_WAIT_MS, (query.timeout ?? 300) * 1000));
+    return job.view;
+  });
+
+  app.post<{ Params: { id: string } }>('/sandboxes/:id/files', { bodyLimit }, async (request, reply) => {
+    const body = parse(WriteFileRequest, request.body, 'body', reply);
+    if (!body) return reply;
+    const sandbox = readySandbox(request, reply);
+    if (!sandbox) return reply;
+    const content = Buffer.from(body.content, 'base64');
+    await sandbox.writeFile(body.path, content);
+    if (body.mode) await checked(sandbox, `chmod ${body.mode} -- ${shellQuote(body.path)}`);
+    return { success: true, path: body.path, size: content.length };
+  });
+
+  app.get<{ Params: { id: string } }>('/sandboxes/:id/files', async (request, reply) => {
+    const query = parse(PathQuery, request.query, 'query', reply);
+    if (!query) return reply;
+    const sandbox = readySandbox(request, reply);
+    if (!sandbox) return reply;
+    if (!query.path) return reply.code(422).send({ detail: [{ type: 'missing', loc: ['query', 'path'], msg: 'Field required' }] });
+    try {
+      const content = Buffer.from(await sandbox.readFile(query.path));
+      return { path: query.path, content: content.toString('base64'), size: content.length };
+    } catch (error) {
+      if (!WinnowerError.isInstance(error) || error.code !== 'WNW_ERR_SBX_FILE') throw error;
+      const kind = await pathKind(sandbox, query.path);
+      if (kind === 'missing') return reply.code(404).send({ detail: `File not found: ${query.path}` });
+      if (kind === 'directory') return reply.code(400).send({ detail: `Not a file: ${query.path}` });
+      throw error;
+    }
+  });
+
+  app.get<{ Params: { id: string } }>('/sandboxes/:id/files/list', async (request, reply) => {
+    const query = parse(PathQuery, request.query, 'query', reply);
+    if (!query) return reply;
+    const sandbox = readySandbox(request, reply);
+    if (!sandbox) return reply;
+    const path = query.path ?? '/workspace';
+    const listed = await listDirectory(sandbox, path);
+    if (listed === 'missing') return reply.code(404).send({ detail: `Path not found: ${path}` });
+    if (listed === 'not-a-directory') return reply.code(400).send({ detail: `Not a directory: ${path}` });
+    return { path, files: listed };
+  });
+
+  app.post<{ Params: { id: string } }>('/sandboxes/:id/apply_patch', async (request, reply) => {
+    const body = parse(ApplyPatchRequest, request.body, 'body', reply);
+    if (!body) return reply;
+    const sandbox = readySandbox(request, reply);
+    if (!sandbox) return reply;
+    // As Orchard: `git apply` in /workspace; the patch goes in on stdin, so no line of it can end it early.
+    const result = await sandbox.exec('git apply --verbose -', { cwd: '/workspace', stdin: body.patch.endsWith('\n') ? body.patch : `${body.patch}\n`, timeoutMs: body.timeout_seconds * 1000 });
+    const timedOut = result.timedOut ? `Patch application timed out after ${body.timeout_seconds}s` : null;
+    return { success: result.exitCode === 0, stdout: result.stdout, stderr: result.stderr, exit_code: result.timedOut ? 124 : result.exitCode, error: timedOut ?? (result.exitCode === 0 ? null : 'git apply failed') };
+  });
+
+  function readySandbox(request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply): Sandbox | undefined {
+    const entry = table.get(request.params.id);
+    if (!entry) {
+      void sandboxNotFound(reply, request.params.id);
+      return undefined;
+    }
+    if (!entry.sandbox || entry.deleted) {
+      void reply.code(400).send({ detail: `Sandbox ${entry.view.sandbox_id} is not ready` });
+      return undefined;
+    }
+    return entry.sandbox;
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+function sandboxNotFound(reply: FastifyReply, id: string): FastifyReply {
+  return reply.code(404).send({ detail: `Sandbox ${id} not found` });
+}
+
+/** The parsed value, or undefined after answering 422 in pydantic's shape. */
+function parse<T>(schema: z.ZodType<T>, value: unknown, where: 'body' | 'query', reply: FastifyReply): T | undefined {
+  const parsed = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
+  if (parsed.success) return parsed.data;
+  void reply.code(422).send(validationDetail(parsed.error, where));
+  return undefined;
+}
+
+async function checked(sandbox: Sandbox, command: string): Promise<string> {
+  const result = await sandbox.exec(command, { cwd: '/', timeoutMs: 60_000 });
+  if (result.exitCode !== 0) throw new Error(`${command}: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
+  return result.stdout;
+}
+
+async function pathKind(sandbox: Sandbox, path: string): Promise<'missing' | 'directory' | 'other'> {
+  const out = await checked(sandbox, `if [ -d ${shellQuote(path)} ]; then echo directory; elif [ -e ${shellQuote(path)} ]; then echo other; else echo missing; fi`);
+  const kind = out.trim();
+  return kind === 'directory' || kind === 'missing' ? kind : 'other';
+}
+
+/** Orchard's listing: names sorted, `file` or `directory` (links followed), size, local mtime without zone. */
+async function listDirectory(sandbox: Sandbox, path: string): Promise<'missing' | 'not-a-directory' | { name: string; type: 'file' | 'directory'; size: number; modified: string }[]> {
+  const dir = shellQuote(path);
+  const script = `[ -e ${dir} ] || exit 3; [ -d ${dir} ] || exit 4; find -L ${dir} -mindepth 1 -maxdepth 1 -printf '%f\\0%y\\0%s\\0%TY-%Tm-%TdT%TH:%TM:%TS\\0' 2>/dev/null | base64 -w0`;
+  const result = await sandbox.exec(script, { cwd: '/', timeoutMs: 60_000, maxOutputBytes: 64 * 1024 * 1024 });
+  if (result.exitCode === 3) return 'missing';
+  if (result.exitCode === 4) return 'not-a-directory';
+  if (result.exitCode !== 0) throw new Error(`listing ${path} failed: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
+  const fields = Buffer.from(result.stdout, 'base64').toString('utf8').split('\0');
+  const files = [];
+  for (let index = 0; index + 3 < fields.length; index += 4) {
+    files.push({ name: fields[index] ?? '', type: fields[index + 1] === 'd' ? ('directory' as const) : ('file' as const), size: Number(fields[index + 2]), modified: (fields[index + 3] ?? '').slice(0, 19) });
+  }
+  return files.sort((a, b) => (posix.join(path, a.name) < posix.join(path, b.name) ? -1 : 1));
+}

@@ -1,0 +1,205 @@
+/**
+ * The sandboxes of `winnower sandbox serve`, each backed by a sandbox of any winnower provider:
+ * asynchronous create (answered `pending` at once), readiness waits, heartbeats and the TTL with
+ * Orchard Env's semantics (shared/design/orchard-real-behaviour.md §10: a heartbeat enrols a ready
+ * sandbox in heartbeat reaping; the TTL counts from creation whatever it sent; a sandbox that never
+ * gets ready is removed after its create timeout plus a buffer), and delete.
+ */
+import { randomBytes } from 'node:crypto';
+import { wnwError, WinnowerError } from '../../errors.js';
+import type { RepoSource } from '../../types/task.js';
+import type { Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
+import { NAMESPACE, parseCpu, parseMemoryMb, type CreateRequest, type SandboxView } from './orchard-shapes.js';
+
+export interface SandboxTableOptions {
+  provider: SandboxProvider;
+  /** Every sandbox starts with a checkout of this repository at /workspace (the request's image is then only reported). */
+  repo?: RepoSource;
+  /** Whether `block_network: false` is honoured (default false: every sandbox is offline). */
+  allowNetwork?: boolean;
+  /** Sandboxes open at once (default 32); past it, create answers 503 with Retry-After. */
+  maxSandboxes?: number;
+  /** Hard lifetime from creation, heartbeats or not (default 7200 s, Orchard's SANDBOX_TTL_HOURS). */
+  ttlS?: number;
+  /** A gap between heartbeats longer than this deletes an enrolled sandbox (default 180 s). */
+  heartbeatTimeoutS?: number;
+  /** How often the sweep runs (default 30 000 ms; 0: only `sweep()`). */
+  cleanupIntervalMs?: number;
+  /** A sandbox still pending this long past its create timeout is removed (default 600 s). */
+  pendingBufferS?: number;
+}
+
+export interface SandboxEntry {
+  readonly view: SandboxView;
+  /** Set once ready. */
+  sandbox: Sandbox | undefined;
+  /** Aborts the provider's create, and every exec of the sandbox, on delete. */
+  readonly abort: AbortController;
+  /** Settles when the sandbox leaves `pending` (ready or failed). */
+  readonly settled: Promise<void>;
+  /** Execs run one at a time, in order of submission. */
+  queue: Promise<void>;
+  deleted: boolean;
+  lastHeartbeat: number | undefined;
+  readonly createTimeoutS: number;
+}
+
+export type ReapReason = 'ttl' | 'heartbeat' | 'pending';
+
+export class SandboxTable {
+  readonly #options: Required<Omit<SandboxTableOptions, 'repo'>> & Pick<SandboxTableOptions, 'repo'>;
+  readonly #entries = new Map<string, SandboxEntry>();
+  readonly #sweeper: NodeJS.Timeout | undefined;
+  /** Called with each sandbox the sweep removed (for the log). */
+  onReap: ((id: string, reason: ReapReason) => void) | undefined;
+
+  constructor(options: SandboxTableOptions) {
+    this.#options = {
+      provider: options.provider,
+      allowNetwork: options.allowNetwork ?? false,
+      maxSandboxes: options.maxSandboxes ?? 32,
+      ttlS: options.ttlS ?? 7_200,
+      heartbeatTimeoutS: options.heartbeatTimeoutS ?? 180,
+      cleanupIntervalMs: options.cleanupIntervalMs ?? 30_000,
+      pendingBufferS: options.pendingBufferS ?? 600,
+      ...(options.repo ? { repo: options.repo } : {}),
+    };
+    if (this.#options.cleanupIntervalMs > 0) {
+      this.#sweeper = setInterval(() => void this.sweep(), this.#options.cleanupIntervalMs);
+      this.#sweeper.unref();
+    }
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get limits(): { maxSandboxes: number; ttlS: number; heartbeatTimeoutS: number; allowNetwork: boolean; repo: RepoSource | undefined } {
+    const { maxSandboxes, ttlS, heartbeatTimeoutS, allowNetwork, repo } = this.#options;
+    return { maxSandboxes, ttlS, heartbeatTimeoutS, allowNetwork, repo };
+  }
+
+  get(id: string): SandboxEntry | undefined {
+    return this.#entries.get(id);
+  }
+
+  /** Registers the sandbox and starts the provider's create; answers at once (status `pending`). */
+  create(request: CreateRequest): SandboxView {
+    const id = request.sandbox_id ?? `sbx-${randomBytes(6).toString('hex')}`;
+    if (this.#entries.has(id)) throw wnwError('WNW_ERR_JOB_STATE', `Sandbox ${id} already exists`, { details: { sandbox: id } });
+    if (this.#entries.size >= this.#options.maxSandboxes) {
+      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `Server at capacity (${this.#options.maxSandboxes} sandboxes); retry later`, { details: { retry_after_s: 5 } });
+    }
+    if (!request.block_network && !this.#options.allowNetwork) {
+      throw wnwError('WNW_ERR_AUTH_INVALID', 'Network access is disabled on this server (block_network must be true; start it with --allow-network to permit it)', { details: { field: 'block_network' } });
+    }
+    const view: SandboxView = {
+      sandbox_id: id,
+      namespace: NAMESPACE,
+      image: request.image,
+      pod_name: `sandbox-${id}`,
+      block_network: request.block_network,
+      cpu: request.cpu ?? '',
+      memory: request.memory ?? '',
+      created_at: Date.now() / 1000,
+      ready: false,
+      status: 'pending',
+      status_message: '',
+    };
+    let settle = (): void => undefined;
+    const entry: SandboxEntry = {
+      view,
+      sandbox: undefined,
+      abort: new AbortController(),
+      settled: new Promise<void>((resolve) => (settle = resolve)),
+      queue: Promise.resolve(),
+      deleted: false,
+      lastHeartbeat: undefined,
+      createTimeoutS: request.timeout,
+    };
+    this.#entries.set(id, entry);
+    void this.#start(entry, this.#spec(request, id)).finally(settle);
+    return view;
+  }
+
+  /** Waits until the sandbox leaves `pending` or `ms` pass; true when it did. */
+  async waitSettled(entry: SandboxEntry, ms: number): Promise<boolean> {
+    if (entry.view.status !== 'pending') return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    try {
+      return await Promise.race([entry.settled.then(() => true as const), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A heartbeat: enrols a ready sandbox in heartbeat reaping (§10). */
+  heartbeat(entry: SandboxEntry): void {
+    if (entry.view.status === 'ready') entry.lastHeartbeat = Date.now() / 1000;
+  }
+
+  /** Removes the sandbox: aborts its create and its commands, closes it. Unknown ids are fine. */
+  async delete(id: string): Promise<void> {
+    const entry = this.#entries.get(id);
+    if (!entry) return;
+    this.#entries.delete(id);
+    entry.deleted = true;
+    entry.abort.abort();
+    await entry.sandbox?.close();
+  }
+
+  /** One cleanup pass: TTL, heartbeat gaps of enrolled sandboxes, sandboxes that never got ready. */
+  async sweep(now = Date.now() / 1000): Promise<{ id: string; reason: ReapReason }[]> {
+    const reaped: { id: string; reason: ReapReason }[] = [];
+    for (const [id, entry] of this.#entries) {
+      const age = now - entry.view.created_at;
+      let reason: ReapReason | undefined;
+      if (age > this.#options.ttlS) reason = 'ttl';
+      else if (entry.lastHeartbeat !== undefined && now - entry.lastHeartbeat > this.#options.heartbeatTimeoutS) reason = 'heartbeat';
+      else if (entry.view.status === 'pending' && age > entry.createTimeoutS + this.#options.pendingBufferS) reason = 'pending';
+      if (reason) reaped.push({ id, reason });
+    }
+    for (const { id, reason } of reaped) {
+      await this.delete(id).catch(() => undefined);
+      this.onReap?.(id, reason);
+    }
+    return reaped;
+  }
+
+  /** Deletes every sandbox and stops the sweep (the provider itself belongs to the caller). */
+  async close(): Promise<void> {
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    const results = await Promise.allSettled([...this.#entries.keys()].map((id) => this.delete(id)));
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  #spec(request: CreateRequest, id: string): SandboxSpec {
+    const repo = this.#options.repo;
+    return {
+      ...(repo ? { repo, workdir: '/workspace' } : { image: request.image }),
+      network: !request.block_network && this.#options.allowNetwork,
+      ...(request.cpu ? { cpu: parseCpu(request.cpu) } : {}),
+      ...(request.memory ? { memoryMb: parseMemoryMb(request.memory) } : {}),
+      lifetimeS: this.#options.ttlS,
+      label: `sandbox serve ${id}`,
+    };
+  }
+
+  async #start(entry: SandboxEntry, spec: SandboxSpec): Promise<void> {
+    try {
+      const sandbox = await this.#options.provider.create(spec, { signal: entry.abort.signal });
+      if (entry.deleted) {
+        await sandbox.close();
+        return;
+      }
+      entry.sandbox = sandbox;
+      entry.view.status = 'ready';
+      entry.view.ready = true;
+    } catch (error) {
+      entry.view.status = 'failed';
+      entry.view.status_message = WinnowerError.isInstance(error) ? `${error.code}: ${error.message}` : String(error);
+    }
+  }
+}

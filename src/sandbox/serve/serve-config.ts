@@ -1,0 +1,41 @@
+/**
+ * `sandbox.serve` of the config file: the Orchard-Env-compatible API's settings, for
+ * `winnower sandbox serve` and for mounting it in `winnower serve` (`mount: /orchard`).
+ */
+import { z } from 'zod';
+import { wnwError } from '../../errors.js';
+
+export const SandboxServeConfigSchema = z.strictObject({
+  /** Prefix under which `winnower serve` mounts the API (e.g. `/orchard`); unset: not mounted. */
+  mount: z.string().regex(/^\/[A-Za-z0-9._~/-]*[^/]$/, 'a path prefix such as /orchard').optional(),
+  /** Every sandbox starts with a checkout of this repository (path or git URL) at /workspace. */
+  repo: z.string().min(1).optional(),
+  /** Commit of `repo` to start from (default HEAD). */
+  commit: z.string().min(1).optional(),
+  /** Required as X-API-Key (default: env SANDBOX_API_KEY). */
+  api_key: z.string().min(1).optional(),
+  /** Honour `block_network: false` (default false: every sandbox is offline). */
+  allow_network: z.boolean().optional(),
+  max_sandboxes: z.number().int().positive().optional(),
+  /** Hard lifetime of a sandbox from creation (default 7200 s). */
+  ttl_s: z.number().positive().optional(),
+  /** Gap between heartbeats that deletes a sandbox which has sent one (default 180 s). */
+  heartbeat_timeout_s: z.number().positive().optional(),
+});
+export type SandboxServeConfig = z.infer<typeof SandboxServeConfigSchema>;
+
+/** Whether `host` only accepts connections from this machine. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** The API key to require: `api_key` of the config, else SANDBOX_API_KEY. Without one, only loopback is allowed. */
+export function sandboxApiKey(config: SandboxServeConfig | undefined, host: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const key = config?.api_key ?? (env.SANDBOX_API_KEY || undefined);
+  if (!key && !isLoopback(host)) {
+    throw wnwError('WNW_ERR_CFG_INVALID', `refusing to serve sandboxes on ${host} without an API key: anyone who reaches it could run code; set SANDBOX_API_KEY or sandbox.serve.api_key, or listen on 127.0.0.1`, {
+      details: { field: 'sandbox.serve.api_key' },
+    });
+  }
+  return key;
+}
