@@ -209,7 +209,7 @@ describe('serializeTrajectory with the Qwen3 tokenizer', () => {
     const codeOf = async (promise: Promise<unknown>): Promise<string | undefined> => promise.then(() => undefined, (error: unknown) => (WinnowerError.isInstance(error) ? error.code : 'uncoded'));
     const unknown = await serialize(long, 1000, 'judge-v9').catch((error: unknown) => error as WinnowerError);
     expect(unknown).toMatchObject({ code: 'WNW_ERR_SCORE_TEMPLATE' });
-    expect((unknown as WinnowerError).message).toContain('judge-v1, patch-v1');
+    expect((unknown as WinnowerError).message).toContain('judge-v1, openhands-critic-tool-calls-v1, openhands-critic-v1, patch-v1');
     expect(await codeOf(serialize(long, 0))).toBe('WNW_ERR_CFG_INVALID');
     expect(await codeOf(serialize(long, 10))).toBe('WNW_ERR_CFG_INVALID');
     expect(await codeOf(serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 1000, settings: { keep_first_steps: -1 } }))).toBe('WNW_ERR_CFG_INVALID');
