@@ -25,3 +25,12 @@ export const fraction = (value: string): number => {
   if (!/^\d*\.?\d+$/.test(value) || number >= 1) throw new InvalidArgumentError('must be a fraction in [0, 1)');
   return number;
 };
+
+export const nonNegativeNumber = (value: string): number => {
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number) || number < 0) throw new InvalidArgumentError('must be a number ≥ 0');
+  return number;
+};
+
+/** A comma-separated list of positive integers (`1,16,64`). */
+export const positiveIntList = (value: string): number[] => value.split(',').map((item) => positiveInt(item.trim()));

@@ -5,12 +5,14 @@
 import { wnwError } from '../errors.js';
 import type { LimitsConfig } from './limits-config.js';
 
-export function checkCandidateCaps(candidates: readonly unknown[], limits: Pick<LimitsConfig, 'max_candidates' | 'max_trajectory_bytes'>): void {
+/** `bodyBytes`: the request body's size; a body within the per-candidate cap cannot hold a candidate past it, so none is measured. */
+export function checkCandidateCaps(candidates: readonly unknown[], limits: Pick<LimitsConfig, 'max_candidates' | 'max_trajectory_bytes'>, bodyBytes = Number.POSITIVE_INFINITY): void {
   if (candidates.length > limits.max_candidates) {
     throw wnwError('WNW_ERR_INPUT_TOO_LARGE', `body.candidates: ${candidates.length} candidates, more than this server's cap of ${limits.max_candidates} (server.limits.max_candidates)`, {
       details: { field: 'body.candidates', limit: limits.max_candidates, given: candidates.length, setting: 'server.limits.max_candidates' },
     });
   }
+  if (bodyBytes <= limits.max_trajectory_bytes) return;
   candidates.forEach((candidate, index) => {
     const bytes = Buffer.byteLength(JSON.stringify(candidate));
     if (bytes > limits.max_trajectory_bytes) {
@@ -19,4 +21,10 @@ export function checkCandidateCaps(candidates: readonly unknown[], limits: Pick<
       });
     }
   });
+}
+
+/** The body's declared size (infinite when it is chunked and so unknown). */
+export function bodyBytes(headers: { 'content-length'?: string }): number {
+  const length = Number(headers['content-length']);
+  return Number.isFinite(length) && headers['content-length'] !== undefined ? length : Number.POSITIVE_INFINITY;
 }

@@ -23,9 +23,9 @@ describe('GET /jobs and purge', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const response = await server.app.inject({ url: `/jobs?limit=2${cursor ? `&cursor=${cursor}` : ''}` });
+      const response: { statusCode: number; json(): any } = await server.app.inject({ url: `/jobs?limit=2${cursor ? `&cursor=${cursor}` : ''}` });
       expect(response.statusCode).toBe(200);
-      const body = response.json();
+      const body: { jobs: Array<{ job_id: string }>; next_cursor: string | null } = response.json();
       expect(body.jobs.length).toBeLessThanOrEqual(2);
       seen.push(...body.jobs.map((job: { job_id: string }) => job.job_id));
       cursor = body.next_cursor;

@@ -10,7 +10,7 @@ import { checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
 import { COMMON_ERRORS, errorResponses, RerankResponse, ScoreResponse } from '../api-schemas.js';
 import { MAX_CANDIDATES_CAP } from '../limits-config.js';
-import { checkCandidateCaps } from '../request-caps.js';
+import { bodyBytes, checkCandidateCaps } from '../request-caps.js';
 import { checkScoring } from '../scoring-check.js';
 import { RepoSource, Strategy, Task, Trajectory } from '../../types/index.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
@@ -85,7 +85,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post('/score', { schema: { body: ScoreBody, response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } }, async (request, reply) => {
     const { scorer } = app.winnower.solveDeps;
     if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
-    checkCandidateCaps(request.body.candidates, app.winnower.limits);
+    checkCandidateCaps(request.body.candidates, app.winnower.limits, bodyBytes(request.headers));
     const trajectories = asTrajectories(request.body);
     await checkBodyScoring(scorer, request.body);
     const signal = abortOnDisconnect(reply.raw);
@@ -105,7 +105,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const { scorer, sandboxes } = app.winnower.solveDeps;
     const body = request.body;
     const task = body.task;
-    checkCandidateCaps(body.candidates, app.winnower.limits);
+    checkCandidateCaps(body.candidates, app.winnower.limits, bodyBytes(request.headers));
     const trajectories = asTrajectories(body);
     await checkBodyScoring(scorer, body);
     if (body.verify) {

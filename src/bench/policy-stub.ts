@@ -2,7 +2,8 @@
  * A minimal OpenAI-compatible chat-completions server for benchmarks: every turn answers after a
  * fixed latency with the next scripted bash command of the rollout (chosen by the `seed` the
  * client sends) as a `bash` tool call, so the production OpenAI policy client is what runs.
- * Benches cannot import test/ (tests are not built), hence this small copy of the idea.
+ * It lives in src/ because `winnower bench --scenario solve` ships and starts it; tests keep their
+ * own richer fake (test/fakes/fake-policy.ts).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -4,7 +4,7 @@
  * edits, pytest, find), answered by outputs of the matching shape. Deterministic (seeded), so
  * every run measures the same text; 45 turns come to about 20K Qwen3 tokens.
  */
-import { Task, Trajectory, type ChatMessage } from '../src/types/index.js';
+import { Task, Trajectory, type ChatMessage } from '../types/index.js';
 
 let state = 0;
 /** mulberry32: a small seeded generator, reset by each `syntheticTrajectory` call. */

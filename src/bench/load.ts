@@ -1,0 +1,101 @@
+/**
+ * One load run with autocannon: a fixed number of connections for a duration or a request count,
+ * every request made distinct by a counter spliced into its body (so a server's score cache
+ * cannot answer it), summarised as requests/s, latency percentiles and failures. A progress
+ * line on stderr while it runs.
+ */
+import autocannon from 'autocannon';
+import { wnwError } from '../errors.js';
+
+export interface LoadRequest {
+  method: 'POST' | 'GET';
+  /** Path and query below the base URL. */
+  path: string;
+  headers?: Record<string, string>;
+  /** The body around the place where each request's number goes: `parts[0] + n + parts[1]`; one part: the same body every time. */
+  bodyParts?: [string] | [string, string];
+}
+
+export interface LoadOptions {
+  connections: number;
+  /** Seconds; ignored when `amount` is set. */
+  durationS: number;
+  /** Requests in all, instead of a duration. */
+  amount?: number;
+  /** Per-request timeout in seconds (autocannon's, counted in `timeouts`). */
+  timeoutS: number;
+  /** A label for the progress line. */
+  label: string;
+  progress: boolean;
+}
+
+export interface LoadResult {
+  connections: number;
+  duration_s: number;
+  requests: number;
+  requests_per_s: number;
+  latency_ms: { p50: number; p90: number; p99: number; max: number; mean: number };
+  /** Connection errors (timeouts included). */
+  errors: number;
+  timeouts: number;
+  non_2xx: number;
+  status_codes: Record<string, number>;
+}
+
+/** Runs the load; resolves with its summary. */
+export async function runLoad(baseUrl: string, request: LoadRequest, options: LoadOptions): Promise<LoadResult> {
+  let counter = 0;
+  const parts = request.bodyParts;
+  const started = performance.now();
+  let finish!: (outcome: { error: unknown; result?: autocannon.Result }) => void;
+  const finished = new Promise<{ error: unknown; result?: autocannon.Result }>((resolve) => (finish = resolve));
+  const instance = autocannon({
+    url: new URL(request.path, baseUrl).href,
+    method: request.method,
+    headers: { ...(parts ? { 'content-type': 'application/json' } : {}), ...request.headers },
+    connections: options.connections,
+    ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.durationS }),
+    timeout: options.timeoutS,
+    // A per-request setupRequest is rebuilt for every request; a top-level one only for the first.
+    ...(parts?.length === 2
+      ? { requests: [{ setupRequest: (each: autocannon.Request) => ({ ...each, body: `${parts[0]}${(counter += 1)}${parts[1]}` }) }] }
+      : parts
+        ? { body: parts[0] }
+        : {}),
+  }, (error, result) => finish({ error, result }));
+  const showProgress = options.progress && process.stderr.isTTY === true;
+  let done = 0;
+  instance.on('response', () => {
+    done += 1;
+  });
+  const ticker = options.progress
+    ? setInterval(() => {
+        const elapsed = (performance.now() - started) / 1000;
+        const total = options.amount !== undefined ? `${done}/${options.amount} requests` : `${elapsed.toFixed(0)}/${options.durationS} s, ${done} requests`;
+        const line = `  ${options.label}: ${total}, ${(done / Math.max(elapsed, 1e-3)).toFixed(1)} req/s`;
+        // On a terminal the line is rewritten in place; in a log, one line every few seconds.
+        if (showProgress) process.stderr.write(`\r${line}\u001b[K`);
+        else if (Math.round(elapsed) % 5 === 0) process.stderr.write(`${line}\n`);
+      }, 1000)
+    : undefined;
+  const outcome = await finished;
+  if (ticker) clearInterval(ticker);
+  if (showProgress) process.stderr.write('\r\u001b[K');
+  if (outcome.error || !outcome.result) throw wnwError('WNW_ERR_OP_INTERNAL', `load run against ${baseUrl} failed: ${String(outcome.error)}`, { cause: outcome.error });
+  const result = outcome.result;
+  const seconds = (performance.now() - started) / 1000;
+  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, (stats as { count: number }).count]));
+  return {
+    connections: options.connections,
+    duration_s: round(seconds, 2),
+    requests: result.requests.total,
+    requests_per_s: round(result.requests.total / seconds, 2),
+    latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, mean: round(result.latency.mean, 2) },
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non_2xx: result.non2xx,
+    status_codes: statusCodes,
+  };
+}
+
+const round = (value: number, digits: number): number => Math.round(value * 10 ** digits) / 10 ** digits;

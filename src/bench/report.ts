@@ -1,0 +1,42 @@
+/** `winnower bench` output: a table for people, or the report as one JSON object (`--json`). */
+import type { BenchReport } from './run-bench.js';
+import type { LoadResult } from './load.js';
+
+const HEADER = ['target', 'conn', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'timeouts', 'non-2xx'];
+
+function row(target: string, connections: number, result: LoadResult): string[] {
+  const { latency_ms: latency } = result;
+  return [target, String(connections), result.requests_per_s.toFixed(1), String(latency.p50), String(latency.p90), String(latency.p99), String(latency.max), String(result.errors), String(result.timeouts), String(result.non_2xx)];
+}
+
+function table(rows: string[][]): string {
+  const widths = HEADER.map((_, column) => Math.max(...[HEADER, ...rows].map((cells) => cells[column]!.length)));
+  const line = (cells: string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  return [line(HEADER), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function formatReport(report: BenchReport): string {
+  const rows: string[][] = [];
+  for (const run of report.runs) {
+    if (run.backend) rows.push(row('backend direct', run.connections, run.backend));
+    rows.push(row(`winnower /${report.scenario}`, run.connections, run.winnower));
+  }
+  const describe = (record: Record<string, unknown>) => Object.entries(record).map(([key, value]) => `${key} ${String(value)}`).join(', ');
+  const lines = [
+    `winnower bench: ${report.scenario} against ${report.target} (${describe(report.server)})`,
+    `request: ${describe(report.request)}; load: ${describe(report.load)}`,
+    '',
+    table(rows),
+  ];
+  const compared = report.runs.filter((run) => run.overhead);
+  if (compared.length) {
+    lines.push('', 'overhead of winnower over direct backend calls (same run):');
+    for (const run of compared) {
+      const o = run.overhead!;
+      lines.push(`  c=${run.connections}: mean latency x${o.latency_mean_ratio} (${o.added_latency_percent >= 0 ? '+' : ''}${o.added_latency_percent}%), p99 x${o.latency_p99_ratio}, throughput x${o.throughput_ratio}`);
+    }
+  }
+  const failures = report.runs.reduce((sum, run) => sum + run.winnower.errors + run.winnower.non_2xx, 0);
+  if (failures > 0) lines.push('', `${failures} requests failed (errors or non-2xx): see status codes with --json`);
+  return lines.join('\n');
+}

@@ -1,0 +1,77 @@
+/** `winnower bench`: requests/s and tail latency of /score, /rerank or /solve with autocannon (src/bench). */
+import type { Command } from 'commander';
+import { wnwError } from '../errors.js';
+import { formatReport } from '../bench/report.js';
+import { runBench } from '../bench/run-bench.js';
+import { SCENARIOS, type ScenarioName } from '../bench/scenarios.js';
+import { nonNegativeNumber, positiveInt, positiveIntList } from './parse-options.js';
+
+interface BenchFlags {
+  scenario: string;
+  url?: string;
+  apiKey?: string;
+  connections: number[];
+  duration: number;
+  amount?: number;
+  warmup: number;
+  timeout: number;
+  candidates: number;
+  tokens: number;
+  batching: boolean;
+  compareBackend: boolean;
+  backendLatency: number;
+  n: number;
+  policyLatency: number;
+  verify: boolean;
+  json: boolean;
+  progress: boolean;
+}
+
+export function registerBenchCommand(program: Command): void {
+  program
+    .command('bench')
+    .description('measure requests/s and latency of /score, /rerank or /solve (autocannon), against --url or a server started here')
+    .option('--scenario <name>', `${SCENARIOS.join(' | ')}`, 'rerank')
+    .option('--url <url>', 'a running winnower (default: start one here on the embedded defaults)')
+    .option('--api-key <key>', 'API key for --url (also WINNOWER_BENCH_API_KEY)', process.env.WINNOWER_BENCH_API_KEY)
+    .option('-c, --connections <list>', 'concurrent connections; a list runs each in turn (1,16,64)', positiveIntList, [16])
+    .option('-d, --duration <s>', 'seconds per measured run', positiveInt, 10)
+    .option('-a, --amount <requests>', 'requests per measured run, instead of a duration', positiveInt)
+    .option('--warmup <s>', 'seconds of unmeasured load before each run (0: none)', nonNegativeNumber, 3)
+    .option('--timeout <s>', 'per-request timeout', positiveInt, 120)
+    .option('--candidates <n>', 'score/rerank: candidates per request', positiveInt, 8)
+    .option('--tokens <n>', 'score/rerank: tokens per candidate trajectory (approximate; the server-counted figure is reported)', positiveInt, 4096)
+    .option('--no-batching', 'self-started server: score each request on its own (no cross-request batching)')
+    .option('--compare-backend', 'also send the same scoring request straight to the scorer backend (a fixed-latency stub winnower scores with) and print the overhead ratio')
+    .option('--backend-latency <ms>', 'latency of that backend', nonNegativeNumber, 50)
+    .option('-n, --n <rollouts>', 'solve: rollouts per job', positiveInt, 2)
+    .option('--policy-latency <ms>', 'solve: latency of the policy stub per turn', nonNegativeNumber, 200)
+    .option('--verify', 'solve: run the tests of each candidate too')
+    .option('--json', 'print the report as one JSON object')
+    .option('--no-progress', 'no progress line on stderr')
+    .action(async (flags: BenchFlags) => {
+      if (!(SCENARIOS as string[]).includes(flags.scenario)) {
+        throw wnwError('WNW_ERR_INPUT_INVALID', `--scenario: ${JSON.stringify(flags.scenario)} is not one of ${SCENARIOS.join(', ')}`, { details: { field: 'scenario', valid: SCENARIOS } });
+      }
+      const report = await runBench({
+        scenario: flags.scenario as ScenarioName,
+        ...(flags.url ? { url: flags.url } : {}),
+        ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
+        connections: flags.connections,
+        durationS: flags.duration,
+        ...(flags.amount === undefined ? {} : { amount: flags.amount }),
+        warmupS: flags.warmup,
+        timeoutS: flags.timeout,
+        candidates: flags.candidates,
+        tokens: flags.tokens,
+        batching: flags.batching,
+        compareBackend: flags.compareBackend ?? false,
+        backendLatencyMs: flags.backendLatency,
+        n: flags.n,
+        policyLatencyMs: flags.policyLatency,
+        verify: flags.verify ?? false,
+        progress: flags.progress,
+      });
+      process.stdout.write(`${flags.json ? JSON.stringify(report) : formatReport(report)}\n`);
+    });
+}
