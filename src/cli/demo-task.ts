@@ -1,5 +1,5 @@
 /** The demo's sample task (examples/demo): its task record and its recorded trajectories. */
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Trajectory } from '../types/trajectory.js';
 import { packageRoot } from '../util/package-root.js';
@@ -18,13 +18,18 @@ export interface DemoTask {
 export const demoTask = (): DemoTask => JSON.parse(readFileSync(join(demoDir(), 'task.json'), 'utf8')) as DemoTask;
 
 /** The recorded trajectories by name (correct-fix, plausible-wrong-fix, breaks-other-tests, gives-up), in name order. */
-export function demoRecordings(): Record<string, Trajectory> {
-  const folder = join(demoDir(), 'trajectories');
+export function demoRecordings(folder = join(demoDir(), 'trajectories')): Record<string, Trajectory> {
   const out: Record<string, Trajectory> = {};
   for (const file of readdirSync(folder).filter((name) => name.endsWith('.json')).sort()) {
     out[file.replace(/\.json$/, '')] = Trajectory.parse(JSON.parse(readFileSync(join(folder, file), 'utf8')));
   }
   return out;
+}
+
+/** The same recordings as a harness gets them (its own tool names, a text turn at the end), or none for that harness. */
+export function demoHarnessRecordings(harness: string): Record<string, Trajectory> {
+  const folder = join(demoDir(), 'harnesses', harness);
+  return existsSync(folder) ? demoRecordings(folder) : {};
 }
 
 /** The bash commands of a recording, in order (to script a fake or stub policy with). */

@@ -8,15 +8,18 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { request } from 'undici';
+import { createHarnessCatalog } from '../candidates/harness/harness-catalog.js';
+import { BUILTIN_HARNESS } from '../candidates/harness/harness-definition.js';
 import { loadConfig } from '../config.js';
 import { prepareDemoRepo } from './demo-repo.js';
-import { demoDir, demoRecordings, demoSolveBody } from './demo-task.js';
+import { demoDir, demoHarnessRecordings, demoRecordings, demoSolveBody } from './demo-task.js';
 import { formatEvent, renderCandidates, renderOutcome, type JobView } from './job-output.js';
 import { positiveInt } from './parse-options.js';
 import { createRuntime } from './runtime.js';
 
 interface DemoFlags {
   n?: number;
+  harness?: string;
   stopRule?: boolean;
   keep?: boolean;
 }
@@ -37,6 +40,20 @@ async function followEvents(url: string, onEvent: (type: string, data: Record<st
   }
 }
 
+/** Whether the harness can run here; if not, says why and how to install it. */
+function harnessReady(name: string): boolean {
+  const status = createHarnessCatalog().list().find((harness) => harness.name === name);
+  if (!status) {
+    console.error(`winnower demo: no harness "${name}"; known: ${createHarnessCatalog().list().map((harness) => harness.name).join(', ')}`);
+    return false;
+  }
+  if (!status.available) {
+    console.error(`winnower demo: ${status.reason}.\n  Install it with:  node bin/winnower.js harness install ${name}\n  then run:         npm run demo -- --harness ${name}`);
+    return false;
+  }
+  return true;
+}
+
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
@@ -44,18 +61,30 @@ export function registerDemoCommand(program: Command): void {
     .option('--n <n>', 'rollouts (the four recordings are reused round-robin)', positiveInt)
     .option('--stop-rule', 'stop once a candidate passes its tests (rollouts in waves of 2); no value threshold, as the bundled model is untrained')
     .option('--keep', 'keep the temporary repository and job database')
+    .option('--harness <name>', 'run each rollout with a harness CLI (e.g. pi, when installed) instead of the built-in agent')
     .action(async (flags: DemoFlags) => {
       const started = Date.now();
-      const recordings = Object.values(demoRecordings());
+      const harness = flags.harness && flags.harness !== BUILTIN_HARNESS ? flags.harness : undefined;
+      if (harness && !harnessReady(harness)) {
+        process.exitCode = 1;
+        return;
+      }
+      const recordings = Object.values(harness ? demoHarnessRecordings(harness) : demoRecordings());
       const repo = prepareDemoRepo(join(demoDir(), 'repo'));
       const dataDir = join(dirname(repo), 'data');
       // The demo's own server: no keys, and its temporary repository allowed whatever WINNOWER_REPO_ROOTS says.
       const config = loadConfig({ overrides: { server: { port: 0, data_dir: dataDir, api_keys: [], repo_roots: [dirname(repo)] }, log_level: 'warn' } });
       const realPolicy = Boolean(config.policy.url);
+      if (!realPolicy && recordings.length === 0) {
+        console.error(`winnower demo: there are no recorded answers for harness ${harness} (examples/demo/harnesses); set WINNOWER_POLICY_URL to run it on a real policy, or try --harness pi`);
+        process.exitCode = 1;
+        return;
+      }
       const n = flags.n ?? (realPolicy ? 4 : recordings.length);
 
       console.log('winnower demo: best-of-N on the sample task "durations-1" (examples/demo)');
       console.log(`  policy:  ${realPolicy ? `${config.policy.model ?? 'default'} at ${config.policy.url}` : `replay of ${recordings.length} recorded trajectories, commands re-run for real`}`);
+      if (harness) console.log(`  agent:   the ${harness} CLI in each sandbox, its model calls answered through winnower's recording proxy`);
       const runtime = await createRuntime(config, { logger: { level: 'warn' } });
       try {
         const description = await runtime.sandboxes.describe();
@@ -64,7 +93,7 @@ export function registerDemoCommand(program: Command): void {
         if (description.workspace || limits) console.log(`           workspaces: ${String(description.workspace ?? '?')}; limits: ${limits || 'none'}`);
         console.log(`  scorer:  ${runtime.scorer.backend} ${runtime.scorer.model}`);
         const address = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
-        const body = demoSolveBody(repo, { verifyTimeoutS: 60, agent: { time_limit_s: 120 } }, {
+        const body = demoSolveBody(repo, { verifyTimeoutS: 60, agent: { time_limit_s: 120, ...(harness ? { harness } : {}) } }, {
           n,
           ...(realPolicy ? {} : { policy: { kind: 'replay', recordings } }),
           ...(flags.stopRule ? { stop_rule: { min_value: 0, require_resolved: true }, waves: Array.from({ length: Math.ceil(n / 2) }, (_, i) => Math.min(2, n - 2 * i)) } : {}),

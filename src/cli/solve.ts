@@ -5,8 +5,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { loadHarnessDefinitions } from '../candidates/harness/harness-definition.js';
 import { loadConfig } from '../config.js';
-import { wnwError } from '../errors.js';
+import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
 import { importTrajectories } from '../rerank/importers/index.js';
 import { formatEvent, renderCandidates, renderOutcome, type JobView } from './job-output.js';
 import { positiveInt, positiveNumber } from './parse-options.js';
@@ -15,6 +16,9 @@ import { createRuntime } from './runtime.js';
 import { isGitUrl } from './sandbox-run.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** The wire protocol of a harness definition (undefined for the built-in agent or an unknown name, which /solve then names). */
+const harnessProtocol = (name: string): string | undefined => loadHarnessDefinitions().external.get(name)?.protocol;
 
 interface SolveFlags {
   config?: string;
@@ -39,6 +43,8 @@ interface SolveFlags {
   stopAt?: number;
   strategy?: string;
   stepLimit?: number;
+  harness?: string;
+  harnessModel?: string;
   out?: string;
   patchOut?: string;
 }
@@ -69,7 +75,9 @@ export function registerSolveCommand(program: Command): void {
     .option('--test-patch <file>', 'a diff adding the tests, applied before running them')
     .option('--stop-at <value>', 'stop once a candidate passes its tests with at least this value', positiveNumber)
     .option('--strategy <name>', 'value | consensus | hybrid (default: hybrid with tests, value without)')
-    .option('--step-limit <n>', 'agent steps per rollout', positiveInt)
+    .option('--step-limit <n>', 'agent steps per rollout (a harness: its model calls)', positiveInt)
+    .option('--harness <name>', 'the agent of each rollout: winnower (built-in, default) or a harness CLI such as pi, codex, claude-code (winnower harness list)')
+    .option('--harness-model <name>', 'the model name the harness is told (default: the policy model)')
     .option('--out <file>', 'write the whole job (every candidate and trajectory) as JSON')
     .option('--patch-out <file>', 'write the chosen patch')
     .action(async (flags: SolveFlags) => {
@@ -90,7 +98,13 @@ export function registerSolveCommand(program: Command): void {
         ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
         ...(flags.waves ? { waves: flags.waves.split(',').map(Number) } : {}),
         ...(recordings ? { policy: { kind: 'replay', recordings } } : {}),
-        ...(flags.stepLimit ? { agent: { config: 'default', step_limit: flags.stepLimit } } : {}),
+        ...(flags.stepLimit || flags.harness || flags.harnessModel
+          ? { agent: { config: 'default', ...(flags.stepLimit ? { step_limit: flags.stepLimit } : {}), ...(flags.harness ? { harness: flags.harness } : {}), ...(flags.harnessModel ? { model: flags.harnessModel } : {}) } }
+          : {}),
+        // A harness that speaks Anthropic Messages gets the policy flags as an Anthropic server.
+        ...(!recordings && flags.policyUrl && flags.harness && harnessProtocol(flags.harness) === 'anthropic-messages'
+          ? { policy: { kind: 'anthropic', url: flags.policyUrl, model: flags.policyModel ?? config.policy.model ?? 'default', ...(flags.policyKey ? { api_key: flags.policyKey } : {}) } }
+          : {}),
         verify: verifying
           ? {
               enabled: true,
@@ -112,7 +126,9 @@ export function registerSolveCommand(program: Command): void {
         const answer = posted.json() as { job_id?: string; error?: { code: string; message: string; details?: { field?: string } } };
         if (!answer.job_id) {
           const field = answer.error?.details?.field;
-          throw wnwError('WNW_ERR_INPUT_INVALID', `${answer.error?.message ?? `answered ${posted.statusCode}`}`, { details: field ? { field } : {} });
+          // The server's own code when it is one of ours (WNW_ERR_HARNESS_MISSING, ...), so the user sees what went wrong.
+          const code = answer.error?.code && answer.error.code in ERROR_CATALOG ? (answer.error.code as ErrorCode) : 'WNW_ERR_INPUT_INVALID';
+          throw wnwError(code, `${answer.error?.message ?? `answered ${posted.statusCode}`}`, { details: field ? { field } : {} });
         }
         const started = Date.now();
         await new Promise<void>((done) => {
