@@ -1,0 +1,48 @@
+/** The autocannon runner of `winnower bench`: distinct bodies per request, failures counted, one summary. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runLoad } from '../../src/bench/load.js';
+import { scoringBody } from '../../src/bench/scenarios.js';
+
+describe('runLoad', () => {
+  let server: Server;
+  let base: string;
+  const bodies: string[] = [];
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      request.on('end', () => {
+        bodies.push(body);
+        // Every fifth request fails, so the summary must count non-2xx.
+        response.writeHead(bodies.length % 5 === 0 ? 503 : 200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('sends `amount` requests, each with its own number in the body, and counts the non-2xx', async () => {
+    const result = await runLoad(base, { method: 'POST', path: '/score', bodyParts: ['{"n":', '}'] }, { connections: 2, durationS: 10, amount: 20, timeoutS: 5, label: 'test', progress: false });
+    expect(result.requests).toBe(20);
+    expect(new Set(bodies.map((body) => JSON.parse(body).n)).size).toBe(20);
+    expect(result.non_2xx).toBe(4);
+    expect(result.status_codes).toEqual({ 200: 16, 503: 4 });
+    expect(result.errors).toBe(0);
+    expect(result.latency_ms.p99).toBeGreaterThanOrEqual(result.latency_ms.p50);
+  });
+});
+
+describe('scoring scenario body', () => {
+  it('holds N distinct candidates and one place for the request number, in the issue text', () => {
+    const [head, tail] = scoringBody({ candidates: 3, tokens: 500 });
+    const body = JSON.parse(`${head}7${tail}`);
+    expect(body.task.problem_statement).toMatch(/\(bench request 7\)$/);
+    expect(body.candidates.map((candidate: { id: string }) => candidate.id)).toEqual(['bench-0', 'bench-1', 'bench-2']);
+    expect(new Set(body.candidates.map((candidate: { messages: unknown[] }) => JSON.stringify(candidate.messages))).size).toBe(3);
+    const longer = JSON.parse(`${scoringBody({ candidates: 1, tokens: 4000 }).join('1')}`);
+    expect(JSON.stringify(longer.candidates[0].messages).length).toBeGreaterThan(JSON.stringify(body.candidates[0].messages).length * 4);
+  });
+});
