@@ -1,9 +1,12 @@
 /** `winnower` command line: one file per subcommand, registered here. */
 import { Command } from 'commander';
 import { WinnowerError } from '../errors.js';
+import { registerBenchCommand } from './bench.js';
 import { registerDemoCommand } from './demo.js';
+import { registerHarnessCommand } from './harness.js';
 import { registerRerankCommand } from './rerank.js';
 import { registerSandboxCommand } from './sandbox-run.js';
+import { registerSandboxServeCommand } from './sandbox-serve.js';
 import { registerServeCommand } from './serve.js';
 import { registerSolveCommand } from './solve.js';
 import { registerTrainCommand } from './train.js';
@@ -17,7 +20,10 @@ registerRerankCommand(program);
 registerServeCommand(program);
 registerDemoCommand(program);
 registerSandboxCommand(program);
+registerSandboxServeCommand(program.commands.find((command) => command.name() === 'sandbox')!);
+registerHarnessCommand(program);
 registerTrainCommand(program, TINY_MODEL_DIR());
+registerBenchCommand(program);
 
 try {
   await program.parseAsync(process.argv);
