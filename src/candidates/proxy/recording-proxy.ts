@@ -166,13 +166,15 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
       usage.completion_tokens += used.completion_tokens;
       last.request = body;
       last.response = answer;
-      options.onExchange?.(record({ kind: 'main', status: 200, usage: used, response: answer }), body);
+      const exchange = record({ kind: 'main', status: 200, usage: used, response: answer });
+      options.onExchange?.(exchange, body);
       reply(response, 200, answer, body);
     } catch (caught) {
       const error = toWinnowerError(caught);
       last.request = body;
       last.response = undefined;
-      options.onExchange?.(record({ kind: 'main', status: 502, error: { code: error.code, message: error.message } }), body);
+      const exchange = record({ kind: 'main', status: 502, error: { code: error.code, message: error.message } });
+      options.onExchange?.(exchange, body);
       if (!signal.aborted) stopWith({ exit: 'error', detail: error.message, error });
       reply(response, 502, errorBody(protocol, 'api_error', `upstream failed: ${error.code}`));
     }
