@@ -22,6 +22,10 @@ interface RerankFlags {
   model?: string;
   url?: string[];
   tokenizer?: string;
+  chatTemplate?: string;
+  headLabels?: string;
+  labelIndex?: number;
+  activation?: 'sigmoid' | 'softmax' | 'auto';
   apiKey?: string;
   template?: string;
   budget?: number;
@@ -49,8 +53,12 @@ export function registerRerankCommand(program: Command): void {
     .option('--model <folder|name>', 'model folder (onnx) or served model name; default: the bundled tiny model')
     .option('--url <base>', 'scoring server base URL (repeatable: load is spread over them)', collect)
     .option('--tokenizer <path>', 'tokenizer.json (or folder) for server backends, to count the budget client-side')
+    .option('--chat-template <path>', "the model's chat template for chat templates (openhands-critic-v1): a tokenizer_config.json, chat_template.jinja or their folder (default: the --tokenizer folder's)")
+    .option('--head-labels <table|names>', 'a multi-label head: a known label table (openhands-critic) or its label names, comma-separated, in output order')
+    .option('--label-index <n>', 'output of the multi-label head read as success (default 0)', (value: string) => Number.parseInt(value, 10))
+    .addOption(new Option('--activation <name>', "multi-label head activation (default auto: the model's problem_type, else the table's)").choices(['sigmoid', 'softmax', 'auto']))
     .option('--api-key <key>', 'API key of the scoring server (also WINNOWER_SCORER_KEY)')
-    .option('--template <name>', 'serialization template (judge-v1, patch-v1, ...)')
+    .option('--template <name>', 'serialization template (judge-v1, patch-v1, openhands-critic-v1, ...)')
     .option('--budget <tokens>', 'token budget per input (default: the model limit)', positiveInt)
     .addOption(new Option('--strategy <name>', 'selection strategy (default: learned when the model folder has a selector, else value)').choices(Strategy.options))
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
@@ -71,6 +79,10 @@ export function registerRerankCommand(program: Command): void {
         model: flags.model ?? (flags.scorer === 'onnx' ? DEFAULT_MODEL_DIR() : ''),
         urls: flags.url ?? [],
         ...(flags.tokenizer ? { tokenizer: flags.tokenizer } : {}),
+        ...(flags.chatTemplate ? { chatTemplate: flags.chatTemplate } : {}),
+        ...(flags.headLabels ? { labels: flags.headLabels.includes(',') ? flags.headLabels.split(',').map((name) => name.trim()) : flags.headLabels } : {}),
+        ...(flags.labelIndex === undefined ? {} : { labelIndex: flags.labelIndex }),
+        ...(flags.activation ? { activation: flags.activation } : {}),
         ...((flags.apiKey ?? process.env.WINNOWER_SCORER_KEY) ? { apiKey: flags.apiKey ?? process.env.WINNOWER_SCORER_KEY } : {}),
       });
       const tty = flags.progress && process.stderr.isTTY;

@@ -1,0 +1,55 @@
+/**
+ * `winnower rerank` pointed at a vLLM serving the OpenHands critic (here the fake of current vLLM,
+ * 27 labels), with the flags the README gives: the real CLI in a child process.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readJsonl, runCli } from '../support/cli.js';
+import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';
+import { QWEN3_TOKENIZER_CONFIG } from './scorers/http/helpers.js';
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/importers/openhands/acme__gadgets-201.output.jsonl', import.meta.url));
+
+interface ScoreLine {
+  trajectory_id: string;
+  chosen: boolean;
+  score: { value: number; raw: number; template: string; backend: string; model: string } | null;
+  error: { code: string; message: string } | null;
+}
+
+describe('winnower rerank with the OpenHands critic on vLLM', () => {
+  let server: FakeVllm;
+  beforeAll(async () => {
+    server = await startFakeVllm({ model: 'critic', numLabels: 27, problemType: 'multi_label_classification', maxModelLen: 65_536 });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('scores OpenHands trajectories with openhands-critic-v1 and the sigmoid of the success logit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wnw-critic-'));
+    const out = join(dir, 'predictions.jsonl');
+    const run = await runCli([
+      'rerank', '--candidates', `run-a=${FIXTURE}`, '--candidates', `run-b=${FIXTURE}`,
+      '--scorer', 'vllm', '--url', server.url, '--model', 'critic', '--api-key', 'k',
+      '--head-labels', 'openhands-critic', '--template', 'openhands-critic-v1', '--chat-template', QWEN3_TOKENIZER_CONFIG,
+      '--budget', '65536', '--out', out, '--no-progress',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
+    expect(lines).toHaveLength(2);
+    const sent: string = server.bodies('/classify').at(-1)!.input[0];
+    expect(sent.startsWith('<|im_start|>system\nYou are OpenHands agent')).toBe(true);
+    expect(sent).toContain('\n# Tools\n');
+    expect(server.requests.at(-1)!.headers.authorization).toBe('Bearer k');
+    for (const line of lines) {
+      expect(line.error).toBeNull();
+      expect(line.score).toMatchObject({ template: 'openhands-critic-v1', backend: 'vllm', model: 'critic' });
+      expect(line.score!.raw).toBe(server.logits(sent)[0]);
+      expect(line.score!.value).toBeCloseTo(1 / (1 + Math.exp(-line.score!.raw)), 12);
+    }
+  });
+});
