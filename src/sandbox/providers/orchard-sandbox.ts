@@ -239,10 +239,12 @@ export class OrchardSandbox extends BaseSandbox {
       try {
         return await this.#client.call(withNotReady);
       } catch (error) {
-        if (!WinnowerError.isInstance(error) || error.details.status !== 500) throw error;
+        const status = WinnowerError.isInstance(error) ? error.details.status : undefined;
+        if (!WinnowerError.isInstance(error) || (status !== 500 && status !== 400)) throw error;
         const detail = String(error.details.detail ?? '');
+        // `winnower sandbox serve` answers these with a plain 400.
         if (FILE_TYPE_DETAIL.test(detail)) throw wnwError('WNW_ERR_SBX_FILE', `${wrongType}${requestIdSuffix(error.details.requestId as string | undefined)}`, { details: { ...error.details, sandbox: this.id } });
-        if (attempt === 1 && STALE_CONNECTION_DETAIL.test(detail)) continue;
+        if (status === 500 && attempt === 1 && STALE_CONNECTION_DETAIL.test(detail)) continue;
         throw error;
       }
     }

@@ -92,7 +92,8 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
   app.post('/sandboxes', async (request, reply) => {
     const body = parse(CreateRequest, request.body, 'body', reply);
     if (!body) return reply;
-    return table.create(body);
+    // The SDK waits on `/wait?timeout=<timeout>` with the value answered here.
+    return { ...table.create(body), timeout: body.timeout };
   });
 
   app.get<{ Params: { id: string } }>('/sandboxes/:id', async (request, reply) => {
