@@ -31,7 +31,8 @@ export async function checkScoring(scorer: Scorer | undefined, options: ScoringO
     }
   }
   if (!scorer || options.budgetTokens === undefined) return;
-  const template = templateFor(options.withMessages, { template: options.template });
+  // As scoreCandidates picks it: the model's own template (scorer.template) for trajectories.
+  const template = templateFor(options.withMessages, { template: options.template ?? (options.withMessages ? scorer.template : undefined) });
   const budgetTokens = budgetFor(scorer, options.budgetTokens);
   const reason = await budgetVerdict(scorer, template, budgetTokens, options.withMessages);
   if (reason !== undefined) {
@@ -55,7 +56,7 @@ async function budgetVerdict(scorer: Scorer, template: string, budgetTokens: num
   try {
     const task = Task.parse({ instance_id: 'budget-check', problem_statement: '' });
     const candidate = Trajectory.parse({ id: 'budget-check', instance_id: 'budget-check', source: 'budget-check', messages: withMessages ? [{ role: 'assistant', content: '' }] : [] });
-    await serializeTrajectory(task, candidate, { template, budgetTokens, tokenizer: scorer.tokenizer });
+    await serializeTrajectory(task, candidate, { template, budgetTokens, tokenizer: scorer.tokenizer, chatTemplate: scorer.chatTemplate });
   } catch (error) {
     verdict = error instanceof Error ? error.message.replace(/^budgetTokens \d+ is /, '') : String(error);
     // Only the budget's refusal is sure to be the same next time; any other failure is not remembered.

