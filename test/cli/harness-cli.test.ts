@@ -40,7 +40,7 @@ describe.skipIf(!hasBubblewrap())('winnower demo / solve --harness', () => {
     expect(stdout).toBe('');
   }, 60_000);
 
-  it.skipIf(!status('pi').available)(`demo --harness pi runs the real pi CLI on the recorded answers${skipNote('pi')}`, async () => {
+  it.skipIf(!status('pi').available)(`[harness-cli] demo --harness pi runs the real pi CLI on the recorded answers${skipNote('pi')}`, async () => {
     const { code, stdout, stderr } = await runCli(['demo', '--harness', 'pi'], { env: { WINNOWER_POLICY_URL: '' }, timeoutMs: 180_000 });
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('the pi CLI in each sandbox');
@@ -59,7 +59,7 @@ describe.skipIf(!hasBubblewrap())('winnower demo / solve --harness', () => {
     expect(missing.stderr).toContain('body.agent.harness');
   }, 60_000);
 
-  it.skipIf(!status('claude-code').available)(`solve --harness claude-code sends the policy flags as an Anthropic server${skipNote('claude-code')}`, async () => {
+  it.skipIf(!status('claude-code').available)(`[harness-cli] solve --harness claude-code sends the policy flags as an Anthropic server${skipNote('claude-code')}`, async () => {
     const task = demoTask();
     const out = join(dirname(repo), 'claude-job.json');
     const { code, stderr } = await runCli(

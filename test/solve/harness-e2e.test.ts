@@ -103,7 +103,7 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
     expect(second).toMatchObject({ status: 'finished', exit: 'submitted' });
   }, 240_000);
 
-  const [noPi, piTitle] = needs('pi', 'the real pi CLI: N = 2 candidates from its recorded chat-completions calls, patches that pass verification');
+  const [noPi, piTitle] = needs('pi', '[harness-cli] the real pi CLI: N = 2 candidates from its recorded chat-completions calls, patches that pass verification');
   it.skipIf(noPi)(piTitle, async () => {
     const { job, candidates } = await solve('pi', { kind: 'openai', url: fake.url, model: 'pi-fix', api_key: UPSTREAM_KEY });
     expect(job.status).toBe('succeeded');
@@ -114,7 +114,7 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
     expect(candidates[0]!.trajectory.meta.exchanges.every((exchange: { stream: boolean }) => exchange.stream)).toBe(true);
   }, 240_000);
 
-  const [noClaude, claudeTitle] = needs('claude-code', 'the real claude CLI: N = 2 candidates from its recorded Anthropic Messages calls, patches that pass verification');
+  const [noClaude, claudeTitle] = needs('claude-code', '[harness-cli] the real claude CLI: N = 2 candidates from its recorded Anthropic Messages calls, patches that pass verification');
   it.skipIf(noClaude)(claudeTitle, async () => {
     const { job, candidates } = await solve('claude-code', { kind: 'anthropic', url: fake.url, model: 'claude-fix', api_key: UPSTREAM_KEY });
     expect(job.status).toBe('succeeded');
