@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { mapOrchardJob, mapOrchardSandboxStatus } from '../../src/sandbox/providers/map-orchard-status.js';
+import { normaliseExitCode, stripNoTtyNoise, unwrapResult, wrapCommand } from '../../src/sandbox/providers/orchard-command.js';
+import { parseCpu, parseMemoryMb } from '../../src/sandbox/serve/orchard-shapes.js';
 import { OrchardCreateResponse, OrchardErrorBody, OrchardFileList, OrchardJob, OrchardSandboxInfo } from '../../src/sandbox/providers/orchard-api-types.js';
 import { backoffMs } from '../../src/sandbox/providers/orchard-client.js';
 import { describePatchFailure, resolveSandboxPath, withStdinFile } from '../../src/sandbox/providers/remote-shell.js';
@@ -74,5 +79,68 @@ describe('orchard provider settings', () => {
     expect(() => createOrchardProvider({ baseUrl: 'not a url' })).toThrow(/sandbox\.settings\.baseUrl/);
     expect(() => createOrchardProvider({ workdri: '/x' } as never)).toThrow(/sandbox\.settings\.workdri/);
     expect(() => createOrchardProvider({ workdir: '/x', heartbeatIntervalMs: 0 })).not.toThrow();
+  });
+});
+
+describe('orchard answers of the real service (fixtures)', () => {
+  it('a pod killed by the agent is an error without exit code, not a timeout; a signal death is -N', () => {
+    expect(mapOrchardJob(job('job-pod-killed'))).toEqual({ kind: 'error', message: 'int too large to convert to float', raw: 'failed' });
+    expect(mapOrchardJob(job('job-signal-9'))).toEqual({ kind: 'exited', exitCode: -9, raw: 'failed' });
+    expect(normaliseExitCode(-9)).toBe(137);
+    expect(normaliseExitCode(3)).toBe(3);
+  });
+
+  it('an image that cannot be pulled is just pending with an empty message; errors carry their detail', () => {
+    expect(mapOrchardSandboxStatus(OrchardSandboxInfo.parse(fixture('sandbox-pending-image-pull')))).toEqual({ state: 'pending', raw: 'pending' });
+    expect(String(OrchardErrorBody.parse(fixture('error-500-not-a-file')).detail)).toContain('Not a file: /testbed/src');
+    expect(String(OrchardErrorBody.parse(fixture('error-404-agent-not-ready')).detail)).toMatch(/agent not ready$/);
+  });
+});
+
+describe('the command wrapper (run with the host bash)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wnw-wrap-'));
+  const run = (script: string): { status: number | null; stdout: string; stderr: string } => {
+    const result = spawnSync('bash', ['-c', script], { cwd: '/', encoding: 'utf8' });
+    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  };
+
+  it('kills the command at its timeout and prints its marker; the agent timeout is a backstop past it', () => {
+    const wrapped = wrapCommand('echo before; sleep 5', { cwd: dir, timeoutMs: 300 });
+    expect(wrapped.agentTimeoutS).toBe(1 + 15);
+    const result = run(wrapped.script);
+    expect(result).toMatchObject({ status: 124, stdout: 'before\n' });
+    expect(unwrapResult(124, result.stderr, wrapped)).toEqual({ exitCode: 124, stderr: '', timedOut: true });
+  });
+
+  it('a command that exits 124 by itself gets no marker; a missing cwd fails instead of running in /', () => {
+    const own = wrapCommand('echo own >&2; exit 124', { cwd: dir, timeoutMs: 60_000 });
+    const result = run(own.script);
+    expect(unwrapResult(result.status ?? -1, result.stderr, own)).toEqual({ exitCode: 124, stderr: 'own\n', timedOut: false });
+    const missing = run(wrapCommand('pwd', { cwd: join(dir, 'gone'), timeoutMs: 60_000 }).script);
+    expect(missing.status).toBe(1);
+    expect(missing.stdout).toBe('');
+  });
+
+  it('feeds an uploaded stdin file and removes it first; activate runs in the same shell', () => {
+    writeFileSync(join(dir, '.in'), 'from stdin');
+    const result = run(wrapCommand('cat; ls -a | grep -c "^.in$" || true; echo " $ACTIVATED"', { cwd: dir, timeoutMs: 60_000, stdinFile: '.in', activate: 'ACTIVATED=yes' }).script);
+    expect(result.stdout).toBe('from stdin0\n yes\n');
+  });
+
+  it('drops only the no-terminal noise of an interactive bash', () => {
+    const noise = 'bash: cannot set terminal process group (-1): Inappropriate ioctl for device\nbash: no job control in this shell\n';
+    expect(stripNoTtyNoise(`${noise}Traceback\n\nboom\n`)).toBe('Traceback\n\nboom\n');
+  });
+
+  it('cleans up', () => rmSync(dir, { recursive: true, force: true }));
+});
+
+describe('sandbox serve resource strings', () => {
+  it('parses Kubernetes cpu and memory quantities', () => {
+    expect(parseCpu('4')).toBe(4);
+    expect(parseCpu('2000m')).toBe(2);
+    expect(parseMemoryMb('16Gi')).toBe(16_384);
+    expect(parseMemoryMb('512Mi')).toBe(512);
+    expect(parseMemoryMb('1G')).toBe(954);
   });
 });
