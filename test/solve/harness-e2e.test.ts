@@ -43,6 +43,7 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
       'pi-fix': { tool: 'bash', commands: fix, final: 'Fixed: amounts may now have several digits.' },
       'claude-fix': { tool: 'Bash', args: (command) => ({ command, description: 'run a step of the fix' }), commands: fix, final: 'Fixed.' },
       'scripted-fix': { tool: 'bash', commands: fix },
+      runaway: { tool: 'bash', commands: [], final: 'Thinking.' },
     });
   });
   afterAll(async () => {
@@ -102,6 +103,32 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
     expect(first!.error!.message).toMatch(/malformed|JSON|not valid/i);
     expect(second).toMatchObject({ status: 'finished', exit: 'submitted' });
   }, 240_000);
+
+  it('a running harness candidate shows its recorded calls; DELETE /jobs/:id cancels it and keeps them', async () => {
+    const server = await world.start({ harnesses: scripted });
+    try {
+      const body = solveBody(world.repo, { n: 1, issue: '@runaway', verify: { enabled: false }, policy: { kind: 'openai', url: fake.url, model: 'runaway', api_key: UPSTREAM_KEY } });
+      body.agent = { ...(body.agent as object), harness: 'scripted', step_limit: 100_000 };
+      const posted = await server.app.inject({ method: 'POST', url: '/solve', payload: body });
+      expect(posted.statusCode).toBe(202);
+      const id = posted.json().job_id as string;
+      const steps = async () => {
+        const job = (await server.app.inject({ method: 'GET', url: `/jobs/${id}?trajectories=true` })).json();
+        return Number(job.candidates[0]?.trajectory?.meta?.steps ?? 0);
+      };
+      for (let attempt = 0; attempt < 400 && (await steps()) < 3; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await steps()).toBeGreaterThanOrEqual(3);
+      expect((await server.app.inject({ method: 'DELETE', url: `/jobs/${id}` })).statusCode).toBeLessThan(300);
+      const done = await server.jobs.wait(id);
+      expect(done.status).toBe('cancelled');
+      const job = (await server.app.inject({ method: 'GET', url: `/jobs/${id}?trajectories=true` })).json();
+      expect(job.candidates[0].status).toBe('cancelled');
+      expect(job.candidates[0].trajectory.meta.steps).toBeGreaterThanOrEqual(3);
+      expect(openSandboxCount()).toBe(0);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
 
   const [noPi, piTitle] = needs('pi', '[harness-cli] the real pi CLI: N = 2 candidates from its recorded chat-completions calls, patches that pass verification');
   it.skipIf(noPi)(piTitle, async () => {
