@@ -60,9 +60,9 @@ export interface TinyImage {
  * Writes the layout under `dir` (tags `v1` and `alias`, the same manifest). The env of the config
  * sets FROM_IMAGE=yes; the stand-in conda at /opt/miniconda3 has an environment `testbed` whose
  * activation (conda.sh's `conda activate`, as the real one does) exports CONDA_DEFAULT_ENV and
- * puts envs/testbed/bin first on PATH.
+ * puts envs/testbed/bin first on PATH (after `condaDelayS` seconds, to catch a create mid-lookup).
  */
-export function writeTinyImage(dir: string): TinyImage {
+export function writeTinyImage(dir: string, options: { condaDelayS?: number } = {}): TinyImage {
   const base = join(dir, 'layer1');
   const upper = join(dir, 'layer2');
   const layout = join(dir, 'layout');
@@ -76,7 +76,7 @@ export function writeTinyImage(dir: string): TinyImage {
   writeFileSync(join(base, 'opt', 'miniconda3', 'bin', 'conda'), '#!/usr/bin/bash\necho "stand-in conda: use the shell function" >&2\nexit 1\n', { mode: 0o755 });
   writeFileSync(
     join(base, 'opt', 'miniconda3', 'etc', 'profile.d', 'conda.sh'),
-    ['conda() {', '  if [ "$1" = activate ]; then', '    export CONDA_DEFAULT_ENV="$2" CONDA_PREFIX="/opt/miniconda3/envs/$2"', '    export PATH="/opt/miniconda3/envs/$2/bin:$PATH"', '  fi', '}', ''].join('\n'),
+    ['conda() {', '  if [ "$1" = activate ]; then', ...(options.condaDelayS ? [`    sleep ${options.condaDelayS}`] : []), '    export CONDA_DEFAULT_ENV="$2" CONDA_PREFIX="/opt/miniconda3/envs/$2"', '    export PATH="/opt/miniconda3/envs/$2/bin:$PATH"', '  fi', '}', ''].join('\n'),
   );
   writeFileSync(join(base, 'opt', 'miniconda3', 'envs', 'testbed', 'bin', 'in-testbed'), '#!/usr/bin/bash\necho "from the testbed environment"\n', { mode: 0o755 });
   const testbed = join(base, 'testbed');

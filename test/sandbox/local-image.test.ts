@@ -13,7 +13,7 @@ import { WinnowerError } from '../../src/errors.js';
 import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { runSandboxContract } from './contract.js';
-import { bwrapMissing, isRoot, tempDir } from './local-helpers.js';
+import { bwrapMissing, eventually, hostCommandLines, isRoot, tempDir } from './local-helpers.js';
 import { countingSkopeo, imageToolsMissing, writeTinyImage } from './local-image-helpers.js';
 
 const quiet: LocalProviderSettings['logger'] = { info: () => undefined, warn: () => undefined };
@@ -111,6 +111,25 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     expect(readdirSync(fresh).filter((name) => !name.startsWith('.'))).toHaveLength(1);
   });
 
+  it('lets the other creates of an image finish when one of them is cancelled while the image is looked into', async () => {
+    const slow = writeTinyImage(join(scratch.dir, 'slow-image'), { condaDelayS: 2 });
+    const fresh = make({ imageCacheDir: join(scratch.dir, 'cache-slow') });
+    const controller = new AbortController();
+    const creates = [fresh.create({ image: slow.reference }, { signal: controller.signal }), fresh.create({ image: slow.reference }), fresh.create({ image: slow.reference })];
+    // The one-off that activates conda (and sleeps in it) is running: cancel the first create now.
+    await eventually(() => hostCommandLines().some((process) => process.cmdline.includes('profile.d/conda.sh')), (running) => running, 20_000);
+    controller.abort();
+    const [cancelled, ...others] = await Promise.allSettled(creates);
+    expect(cancelled.status === 'rejected' && WinnowerError.isInstance(cancelled.reason) && cancelled.reason.code).toBe('WNW_ERR_OP_ABORTED');
+    for (const other of others) {
+      expect(other.status, other.status === 'rejected' ? String(other.reason) : '').toBe('fulfilled');
+      if (other.status === 'fulfilled') {
+        expect((await other.value.exec('echo "$CONDA_DEFAULT_ENV"')).stdout).toBe('testbed\n');
+        await other.value.close();
+      }
+    }
+  });
+
   it('activates the image\'s conda environment `testbed` for every command, unless told not to', async () => {
     const sandbox = await provider.create({ image: image!.reference });
     try {
@@ -156,6 +175,7 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     await expect(provider.create({ image: image!.reference, workdir: '/srv/repo' })).rejects.toThrow(/has no directory \/srv\/repo/);
     expect(await codeOf(provider.create({ image: image!.reference, workdir: '/proc/x' }))).toBe('WNW_ERR_INPUT_INVALID');
     expect(await codeOf(provider.create({ image: 'UPPER/case' }))).toBe('WNW_ERR_INPUT_INVALID');
+    expect((await provider.describe()).images).toMatchObject({ tools: expect.stringContaining('skopeo'), cacheDir, workdir: '/testbed', condaEnv: 'testbed' });
     expect(existsSync(cacheDir)).toBe(true);
     expect(readdirSync(cacheDir).filter((name) => name.startsWith('.tmp-'))).toEqual([]);
   });

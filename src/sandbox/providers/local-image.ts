@@ -7,7 +7,8 @@
 import { homedir } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { dirname, join, posix, resolve } from 'node:path';
-import { wnwError } from '../../errors.js';
+import { abortedError, wnwError } from '../../errors.js';
+import { SharedTask } from '../../util/shared-task.js';
 import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from '../images/image-cache.js';
 import type { ImageConfig } from '../images/image-config.js';
 import { parseImageReference } from '../images/image-reference.js';
@@ -57,9 +58,13 @@ export function defaultImageCacheDir(): string {
   return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'winnower', 'images');
 }
 
-/** The image settings in force, for describe(). */
-export function describeImages(settings: LocalImageSettings): Record<string, unknown> {
+/** The image settings in force and whether skopeo and umoci are here, for describe(). */
+export async function describeImages(settings: LocalImageSettings): Promise<Record<string, unknown>> {
   return {
+    tools: await findImageTools(settings).then(
+      (tools) => `${tools.skopeo}, ${tools.umoci}`,
+      (error: unknown) => `unavailable: ${(error as Error).message}`,
+    ),
     transports: 'registry name:tag | name@digest | docker://…, oci:<dir>:<tag>, oci-archive:<file>, docker-archive:<file> (pulled with skopeo, unpacked with umoci)',
     cacheDir: settings.imageCacheDir ?? defaultImageCacheDir(),
     workdir: settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR,
@@ -76,7 +81,7 @@ interface Facts {
 
 export class LocalImages {
   #cache: Promise<ImageCache> | undefined;
-  readonly #facts = new Map<string, Promise<Facts>>();
+  readonly #facts = new Map<string, SharedTask<Facts>>();
 
   constructor(
     readonly host: LocalHost,
@@ -151,20 +156,26 @@ export class LocalImages {
   async #finalize(rootfs: string, config: ImageConfig, signal: AbortSignal): Promise<void> {
     const dirs = [...new Set([this.settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR, ...(config.workingDir ? [config.workingDir] : [])])];
     const script = `for d in ${dirs.map(shellWord).join(' ')}; do [ -e "$d/.git" ] && git -C "$d" update-index -q --refresh >/dev/null 2>&1; done; exit 0`;
-    const result = await runInImage(this.host, rootfs, script, { signal, image: { readOnly: false, env: withImageEnv(config.env) } });
+    const result = await runInImage(this.host, rootfs, script, { signal, timeoutMs: 600_000, image: { readOnly: false, env: withImageEnv(config.env) } });
     if (result.exitCode !== 0) throw wnwError('WNW_ERR_SBX_IMAGE', `the image's root filesystem cannot host a sandbox: ${tail(result.stderrText) || `exit ${result.exitCode}`}`, { details: { stderr: tail(result.stderrText) } });
   }
 
   /** Which of `dirs` exist and their HEADs, bash, the conda activation: found once per (image, dirs) in a read-only one-off. */
   #factsOf(image: CachedImage, dirs: string[], signal: AbortSignal | undefined): Promise<Facts> {
     const key = [image.digest, ...dirs].join('\0');
-    let facts = this.#facts.get(key);
-    if (!facts) {
-      facts = this.#inspect(image, dirs, signal);
-      this.#facts.set(key, facts);
-      facts.catch(() => this.#facts.delete(key));
+    let task = this.#facts.get(key);
+    // Shared by concurrent creates; stopped only when all of them have given up (then tried anew).
+    if (!task || task.aborted) {
+      const made: SharedTask<Facts> = new SharedTask((abort) =>
+        this.#inspect(image, dirs, abort).catch((error: unknown) => {
+          if (this.#facts.get(key) === made) this.#facts.delete(key);
+          throw error;
+        }),
+      );
+      this.#facts.set(key, made);
+      task = made;
     }
-    return facts;
+    return task.join(signal);
   }
 
   async #inspect(image: CachedImage, dirs: string[], signal: AbortSignal | undefined): Promise<Facts> {
@@ -204,9 +215,11 @@ export class LocalImages {
 
 /** runOneOff in an image with sh, or with bash where the image has no sh (Debian's extract variant makes no /bin/sh). */
 async function runInImage(host: LocalHost, rootfs: string, script: string, options: OneOffOptions): ReturnType<typeof runOneOff> {
-  const result = await runOneOff(host, rootfs, script, options);
-  if (!/^bwrap: execvp sh: No such file/m.test(result.stderrText)) return result;
-  return runOneOff(host, rootfs, script, { ...options, shell: 'bash' });
+  let result = await runOneOff(host, rootfs, script, options);
+  if (/^bwrap: execvp sh: No such file/m.test(result.stderrText)) result = await runOneOff(host, rootfs, script, { ...options, shell: 'bash' });
+  if (result.killed === 'abort') throw abortedError(options.signal!);
+  if (result.killed === 'timeout') throw wnwError('WNW_ERR_SBX_TIMEOUT', `a command looking into the image did not finish within ${Math.round((options.timeoutMs ?? 0) / 1000)} s`);
+  return result;
 }
 
 /** What `conda activate` changed: the variables it set or changed (shell state left out). */

@@ -106,7 +106,7 @@ class LocalProvider implements SandboxProvider {
   async describe(): Promise<Record<string, unknown>> {
     this.#assertOpen();
     const { host } = await this.#init();
-    return describeHost(host, this.#settings);
+    return { ...describeHost(host, this.#settings), images: await describeImages(this.#settings) };
   }
 
   async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
@@ -317,7 +317,6 @@ function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<
       diskMb: settings.diskMb ?? DEFAULT_DISK_MB,
       tmpMb: settings.tmpMb ?? DEFAULT_TMP_MB,
     },
-    images: describeImages(settings),
     rootDir: host.rootDir,
   };
 }
