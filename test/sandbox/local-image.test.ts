@@ -120,7 +120,8 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     await eventually(() => hostCommandLines().some((process) => process.cmdline.includes('profile.d/conda.sh')), (running) => running, 20_000);
     controller.abort();
     const [cancelled, ...others] = await Promise.allSettled(creates);
-    expect(cancelled.status === 'rejected' && WinnowerError.isInstance(cancelled.reason) && cancelled.reason.code).toBe('WNW_ERR_OP_ABORTED');
+    const reason: unknown = cancelled?.status === 'rejected' ? cancelled.reason : undefined;
+    expect(WinnowerError.isInstance(reason) && reason.code).toBe('WNW_ERR_OP_ABORTED');
     for (const other of others) {
       expect(other.status, other.status === 'rejected' ? String(other.reason) : '').toBe('fulfilled');
       if (other.status === 'fulfilled') {
