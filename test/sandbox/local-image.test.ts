@@ -195,3 +195,29 @@ describe.skipIf(missing || !isRoot)('local provider with images, as root', () =>
     }
   });
 });
+
+const registryImage = process.env.WINNOWER_TEST_REGISTRY_IMAGE;
+const registrySkip = missing ?? (registryImage ? undefined : 'WINNOWER_TEST_REGISTRY_IMAGE is not set (.ci/run starts a loopback registry and sets it)');
+
+describe.skipIf(registrySkip)(`[images] local provider with an image from a registry${registrySkip ? ` (skipped: ${registrySkip})` : ''}`, () => {
+  const scratch = tempDir('wnw-local-image-registry-');
+  chmodSync(scratch.dir, 0o711);
+  const provider = createLocalProvider({ logger: quiet, imageCacheDir: join(scratch.dir, 'cache') });
+  afterAll(async () => {
+    await provider.close();
+    scratch.remove();
+  });
+
+  it('keys the rootfs by the registry\'s manifest digest, so name:tag and name@digest share it', async () => {
+    const inspected = JSON.parse(execFileSync('skopeo', ['inspect', '--tls-verify=false', `docker://${registryImage}`], { encoding: 'utf8' })) as { Digest: string };
+    const byTag = await provider.create({ image: registryImage! });
+    const byDigest = await provider.create({ image: `${registryImage!.replace(/:[^:/]+$/, '')}@${inspected.Digest}` });
+    try {
+      expect((await byTag.exec('git log --format=%s -1; python3 -c "import unittest; print(unittest.__name__)"')).stdout).toBe('durations: base commit of the demo task\nunittest\n');
+      expect((await byDigest.exec('ls durations.py')).stdout).toBe('durations.py\n');
+      expect(readdirSync(join(scratch.dir, 'cache')).filter((name) => !name.startsWith('.'))).toEqual([inspected.Digest.replace('sha256:', '')]);
+    } finally {
+      await Promise.all([byTag.close(), byDigest.close()]);
+    }
+  });
+});
