@@ -56,7 +56,7 @@ export function registerSolveCommand(program: Command): void {
     .option('-c, --config <file>', 'YAML or JSON config file (also WINNOWER_CONFIG)')
     .option('--repo <path|url>', 'repository: a local checkout or a git URL')
     .option('--commit <rev>', 'base commit (default: HEAD)')
-    .option('--image <image>', 'container image holding the repository (orchard, docker)')
+    .option('--image <image>', 'container image holding the repository: name:tag, name@digest, docker://…; on the local provider also oci:<dir>:<tag>, docker-archive:<file>')
     .option('--issue <text>', 'the issue text')
     .option('--issue-file <file>', 'read the issue text from a file')
     .option('--instance-id <id>', 'a name for the task', 'task')
