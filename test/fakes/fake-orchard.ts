@@ -27,7 +27,7 @@ import { cp, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } fro
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { constants, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join, normalize, relative } from 'node:path';
 
 export type FakeOrchardFault = '500' | 'malformed' | 'hang' | 'drop' | 'drop-after' | 'hang-after';
@@ -755,11 +755,6 @@ async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** The signal number of a death by `name` (for tests comparing with the agent's −N). */
-export function signalNumber(name: keyof typeof constants.signals): number {
-  return constants.signals[name];
 }
 
 /**

@@ -2,10 +2,10 @@ import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../src/errors.js';
 import { createOrchardProvider, type OrchardProviderSettings } from '../../src/sandbox/providers/orchard.js';
 import type { Sandbox, SandboxProvider } from '../../src/sandbox/types.js';
 import { createRepoImage, FakeOrchard } from '../fakes/fake-orchard.js';
+import { expectCode } from '../support/expect-code.js';
 
 const IMAGE = 'demo-image';
 const STUCK = 'stuck-image';
@@ -40,15 +40,6 @@ function makeProvider(settings: OrchardProviderSettings = {}): SandboxProvider {
   return provider;
 }
 
-async function expectCode(promise: Promise<unknown>, code: string): Promise<WinnowerError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(WinnowerError.isInstance(error), `expected ${code}, got ${String(error)}`).toBe(true);
-  expect((error as WinnowerError).code).toBe(code);
-  return error as WinnowerError;
-}
 
 function execPosts(sandbox: Sandbox): number {
   return fake.count('POST', new RegExp(`^/sandboxes/${sandbox.id}/exec$`));

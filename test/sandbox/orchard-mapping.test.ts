@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { mapOrchardJob, mapOrchardSandboxStatus } from '../../src/sandbox/providers/map-orchard-status.js';
 import { normaliseExitCode, stripNoTtyNoise, unwrapResult, wrapCommand } from '../../src/sandbox/providers/orchard-command.js';
 import { parseCpu, parseMemoryMb } from '../../src/sandbox/serve/orchard-shapes.js';
-import { OrchardCreateResponse, OrchardErrorBody, OrchardFileList, OrchardJob, OrchardSandboxInfo } from '../../src/sandbox/providers/orchard-api-types.js';
+import { OrchardCreateResponse, OrchardErrorBody, OrchardFileList, OrchardJob, OrchardSandboxInfo, OrchardStatusReply } from '../../src/sandbox/providers/orchard-api-types.js';
 import { backoffMs } from '../../src/sandbox/providers/orchard-client.js';
 import { describePatchFailure, resolveSandboxPath, withStdinFile } from '../../src/sandbox/providers/remote-shell.js';
 
@@ -94,6 +94,7 @@ describe('orchard answers of the real service (fixtures)', () => {
     expect(mapOrchardSandboxStatus(OrchardSandboxInfo.parse(fixture('sandbox-pending-image-pull')))).toEqual({ state: 'pending', raw: 'pending' });
     expect(String(OrchardErrorBody.parse(fixture('error-500-not-a-file')).detail)).toContain('Not a file: /testbed/src');
     expect(String(OrchardErrorBody.parse(fixture('error-404-agent-not-ready')).detail)).toMatch(/agent not ready$/);
+    expect(OrchardStatusReply.parse(fixture('heartbeat-ok'))).toEqual({ status: 'ok' });
   });
 });
 

@@ -3,15 +3,14 @@
  * fake is shown to behave as the real orchestrator does (raw REST calls), then the provider is
  * shown to handle it.
  */
-import { symlink, writeFile } from 'node:fs/promises';
+import { rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { rm } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../src/errors.js';
 import { createOrchardProvider, type OrchardProviderSettings } from '../../src/sandbox/providers/orchard.js';
 import type { OrchardSandbox } from '../../src/sandbox/providers/orchard-sandbox.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { createRepoImage, FakeOrchard, POD_KILLED_ERROR } from '../fakes/fake-orchard.js';
+import { expectCode } from '../support/expect-code.js';
 
 const IMAGE = 'swebench/sweb.eval.x86_64.real__real-1';
 let image: string;
@@ -66,15 +65,6 @@ async function rawExec(id: string, body: Record<string, unknown>): Promise<{ sta
   return api('POST', `/sandboxes/${id}/exec`, { wait: true, ...body });
 }
 
-async function expectCode(promise: Promise<unknown>, code: string): Promise<WinnowerError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(WinnowerError.isInstance(error), `expected ${code}, got ${String(error)}`).toBe(true);
-  expect((error as WinnowerError).code).toBe(code);
-  return error as WinnowerError;
-}
 
 describe('§1 a command that reaches timeout_seconds kills the sandbox', () => {
   it('fake: the job fails with no exit code and no output, and the next exec is 404 "agent not ready"', async () => {

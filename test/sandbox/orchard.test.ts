@@ -4,12 +4,12 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../src/errors.js';
 import { createOrchardProvider, type OrchardProviderSettings } from '../../src/sandbox/providers/orchard.js';
 import type { OrchardSandbox } from '../../src/sandbox/providers/orchard-sandbox.js';
 import type { Sandbox, SandboxProvider } from '../../src/sandbox/types.js';
 import { createRepoImage, FakeOrchard } from '../fakes/fake-orchard.js';
 import { makeContractRepo, runSandboxContract } from './contract.js';
+import { expectCode } from '../support/expect-code.js';
 
 const IMAGE = 'swebench/sweb.eval.x86_64.demo__demo-1';
 const CONTRACT_IMAGE = 'contract-image';
@@ -44,15 +44,6 @@ function makeProvider(settings: OrchardProviderSettings = {}): SandboxProvider {
   return provider;
 }
 
-async function expectCode(promise: Promise<unknown>, code: string): Promise<WinnowerError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(WinnowerError.isInstance(error), `expected ${code}, got ${String(error)}`).toBe(true);
-  expect((error as WinnowerError).code).toBe(code);
-  return error as WinnowerError;
-}
 
 let contractProvider: SandboxProvider | undefined;
 runSandboxContract({
