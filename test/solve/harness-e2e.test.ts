@@ -44,6 +44,7 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
       'claude-fix': { tool: 'Bash', args: (command) => ({ command, description: 'run a step of the fix' }), commands: fix, final: 'Fixed.' },
       'scripted-fix': { tool: 'bash', commands: fix },
       runaway: { tool: 'bash', commands: [], final: 'Thinking.' },
+      'codex-fix': { tool: 'exec_command', args: (command) => ({ cmd: command }), commands: fix, final: 'Fixed.' },
     });
   });
   afterAll(async () => {
@@ -57,7 +58,7 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
       const body = solveBody(world.repo, { n: options.n ?? 2, ...(options.concurrency ? { concurrency: options.concurrency } : {}), policy });
       body.agent = { ...(body.agent as object), harness, time_limit_s: 180 };
       const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: body });
-      expect(response.statusCode).toBe(200);
+      expect(response.statusCode, response.body).toBe(200);
       const job = response.json();
       const full = (await server.app.inject({ method: 'GET', url: `/jobs/${job.job_id}?trajectories=true` })).json();
       return { job, candidates: full.candidates as CandidateView[] };
@@ -78,7 +79,7 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
       expect(trajectory.usage.calls).toBe(fix.length + 1);
       const called = trajectory.messages.flatMap((message) => message.tool_calls ?? []);
       expect(called.map((call) => call.function.name)).toEqual(fix.map(() => tool));
-      expect(called.map((call) => JSON.parse(call.function.arguments).command)).toEqual(fix);
+      expect(called.map((call) => JSON.parse(call.function.arguments)).map((args) => args.command ?? args.cmd)).toEqual(fix);
       expect(trajectory.messages.filter((message) => message.role === 'tool')).toHaveLength(fix.length);
       expect(JSON.stringify(trajectory)).not.toContain(UPSTREAM_KEY);
     }
@@ -150,5 +151,15 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
     expect(candidates[0]!.trajectory.meta).toMatchObject({ harness: 'claude-code', protocol: 'anthropic-messages', exit_code: 0 });
     const claudeCalls = fake.requests.filter((request) => request.path === '/v1/messages');
     expect(claudeCalls.every((request) => request.headers['x-api-key'] === UPSTREAM_KEY && request.body.model === 'claude-fix')).toBe(true);
+  }, 240_000);
+
+  // Not tagged [harness-cli]: CI does not install codex (~400 MB); it runs where it is installed.
+  const [noCodex, codexTitle] = needs('codex', 'the real codex CLI: N = 2 candidates from its recorded Responses API calls, patches that pass verification');
+  it.skipIf(noCodex)(codexTitle, async () => {
+    const { job, candidates } = await solve('codex', { kind: 'openai', url: fake.url, model: 'codex-fix', api_key: UPSTREAM_KEY });
+    expect(job.status).toBe('succeeded');
+    expect(job.result.chosen.verify_status).toBe('resolved');
+    expectFixedFromRecording(candidates, 'exec_command');
+    expect(candidates[0]!.trajectory.meta).toMatchObject({ harness: 'codex', protocol: 'openai-responses', exit_code: 0 });
   }, 240_000);
 });

@@ -77,15 +77,17 @@ export interface Sampling {
 /**
  * The body sent upstream: the policy's model, no streaming (the proxy records whole answers and
  * streams them to the harness itself), and the rollout's sampling where the protocol has it:
- * chat completions take a seed and a temperature, Responses a temperature, Anthropic a
- * temperature unless extended thinking is on (which refuses one).
+ * chat completions take a seed and a temperature, Responses a temperature unless the request
+ * asks for reasoning, Anthropic a temperature unless extended thinking is on (both refuse one).
  */
 export function upstreamBody(protocol: HarnessProtocol, body: Record<string, unknown>, model: string, sampling: Sampling): Record<string, unknown> {
   const { stream: _stream, stream_options: _streamOptions, ...rest } = body;
   const out: Record<string, unknown> = { ...rest, model };
   if (protocol === 'openai-chat' && sampling.seed !== undefined) out.seed = sampling.seed;
   const thinking = (body.thinking as { type?: string } | undefined)?.type;
-  const temperatureAllowed = protocol !== 'anthropic-messages' || thinking === undefined || thinking === 'disabled';
+  // Reasoning requests refuse a temperature: Anthropic with extended thinking, Responses with `reasoning`.
+  const temperatureAllowed =
+    protocol === 'openai-chat' || (protocol === 'anthropic-messages' && (thinking === undefined || thinking === 'disabled')) || (protocol === 'openai-responses' && body.reasoning == null);
   if (sampling.temperature !== undefined && temperatureAllowed) out.temperature = sampling.temperature;
   return out;
 }
