@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { WinnowerError } from '../errors.js';
+import { checkDepth, decodeUtf8 } from './body-check.js';
 
 interface ValidationIssue {
   keyword?: string;
@@ -86,13 +87,27 @@ function routeMethods(app: FastifyInstance): (path: string) => string[] {
 /**
  * JSON bodies as fastify parses them (prototype poisoning refused), except that an empty one is no
  * body: a `DELETE` sent with `content-type: application/json` and nothing else is a cancel, not a 400.
+ * Bytes that are not UTF-8 and nesting past MAX_BODY_DEPTH are refused too (src/server/body-check.ts).
  */
 function acceptEmptyJson(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
-    const body = typeof text === 'string' ? text : text.toString('utf8');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
+    let body: string;
+    try {
+      body = typeof raw === 'string' ? raw : decodeUtf8(raw);
+    } catch (error) {
+      return done(error as Error, undefined);
+    }
     if (body === '') return done(null, undefined);
-    return parse(request, body, done);
+    return parse(request, body, (error, value) => {
+      if (error) return done(error, undefined);
+      try {
+        checkDepth(value);
+      } catch (depthError) {
+        return done(depthError as Error, undefined);
+      }
+      return done(null, value);
+    });
   });
 }

@@ -28,3 +28,16 @@ export function bodyBytes(headers: { 'content-length'?: string }): number {
   const length = Number(headers['content-length']);
   return Number.isFinite(length) && headers['content-length'] !== undefined ? length : Number.POSITIVE_INFINITY;
 }
+
+/** The longest id (instance, candidate, source) a request may name; ids go into logs, keys and file names. */
+export const MAX_ID_CHARS = 256;
+
+/** Throws WNW_ERR_INPUT_INVALID naming `field` for an id that is too long or holds control characters. */
+export function checkIdentifier(value: string | undefined, field: string): void {
+  if (value === undefined) return;
+  if (value.length > MAX_ID_CHARS) {
+    throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: ${value.length} characters, more than the ${MAX_ID_CHARS} an id may have`, { details: { field, limit: MAX_ID_CHARS } });
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: an id may not hold control characters (NUL, line breaks, ...)`, { details: { field } });
+}

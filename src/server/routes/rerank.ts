@@ -10,7 +10,8 @@ import { checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
 import { COMMON_ERRORS, errorResponses, RerankResponse, ScoreResponse } from '../api-schemas.js';
 import { MAX_CANDIDATES_CAP } from '../limits-config.js';
-import { bodyBytes, checkCandidateCaps } from '../request-caps.js';
+import { checkPatchPaths } from '../patch-paths.js';
+import { bodyBytes, checkCandidateCaps, checkIdentifier } from '../request-caps.js';
 import { checkScoring } from '../scoring-check.js';
 import { RepoSource, Strategy, Task, Trajectory } from '../../types/index.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
@@ -54,9 +55,16 @@ function checkBodyScoring(scorer: Parameters<typeof checkScoring>[0], body: z.in
   return checkScoring(scorer, { template: body.template, budgetTokens: body.budget_tokens, withMessages }, { template: 'body.template', budget: 'body.budget_tokens' });
 }
 
+/** The candidates as trajectories; ids checked, duplicates refused, patches kept inside the repository (src/server/patch-paths.ts). */
 function asTrajectories(body: z.infer<typeof ScoreBody>): Trajectory[] {
   const ids = new Set<string>();
+  checkIdentifier(body.task.instance_id, 'body.task.instance_id');
+  if (body.task.test_patch) checkPatchPaths(body.task.test_patch, 'body.task.test_patch');
   return body.candidates.map((candidate, index) => {
+    checkIdentifier(candidate.id, `body.candidates.${index}.id`);
+    checkIdentifier(candidate.instance_id, `body.candidates.${index}.instance_id`);
+    checkIdentifier(candidate.source, `body.candidates.${index}.source`);
+    checkPatchPaths(candidate.patch, `body.candidates.${index}.patch`);
     if (ids.has(candidate.id)) throw wnwError('WNW_ERR_INPUT_INVALID', `body.candidates.${index}.id: duplicate id ${candidate.id}`, { details: { field: `body.candidates.${index}.id` } });
     ids.add(candidate.id);
     return { ...candidate, instance_id: candidate.instance_id ?? body.task.instance_id };

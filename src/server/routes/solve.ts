@@ -7,9 +7,11 @@ import { runSolve } from '../../solve/run-solve.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-schemas.js';
 import { jobView } from '../job-view.js';
+import { checkPatchPaths } from '../patch-paths.js';
 import { checkImageAccess, checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
 import { redactRequest } from '../redact-request.js';
+import { checkIdentifier } from '../request-caps.js';
 import { inBody } from '../request-field.js';
 import { checkScoring } from '../scoring-check.js';
 
@@ -26,6 +28,8 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const { jobs, solveDeps, store, repoRoots } = app.winnower;
       const body = request.body;
+      checkIdentifier(body.instance_id, 'body.instance_id');
+      if (body.verify.test_patch) checkPatchPaths(body.verify.test_patch, 'body.verify.test_patch');
       await checkRepoAccess(body.repo, repoRoots, 'body.repo');
       await checkImageAccess(body.image, repoRoots, 'body.image');
       // With an image the repository lives inside it, and repo.path names a folder there, not here.
