@@ -3,7 +3,8 @@
  * WINNOWER_DOCKER_HOST names its socket (.ci/run starts dockerd and imports the base image; see
  * docker-targets.ts). The same assertions hold on both: this is what keeps the fake honest about
  * the engine behaviours of ../shared/design/docker-real.md (kill race, OOM, ownership, binds).
- * With a real engine the sandbox conformance suite runs against it too.
+ * With a real engine the sandbox conformance suite runs against it too; those tests carry
+ * `[docker-engine]`, and .ci/run fails when it started an engine and none of them ran.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,14 +19,15 @@ import { fakeTarget, realEngineSocket, realTarget, type DockerTarget } from './d
 const realSocket = realEngineSocket();
 const makers: { name: string; make: () => Promise<DockerTarget> }[] = [
   { name: 'fake daemon', make: fakeTarget },
-  ...(realSocket ? [{ name: 'real engine', make: () => realTarget(realSocket) }] : []),
+  // The tag lets .ci/run check that these ran wherever it started an engine.
+  ...(realSocket ? [{ name: 'real engine [docker-engine]', make: () => realTarget(realSocket) }] : []),
 ];
 
 if (realSocket) {
   let target: Promise<DockerTarget> | undefined;
   const providers: SandboxProvider[] = [];
   runSandboxContract({
-    name: `docker (real engine at ${realSocket})`,
+    name: `docker (real engine at ${realSocket}) [docker-engine]`,
     create: async (settings) => {
       target ??= realTarget(realSocket);
       const { socketPath, contractImage } = await target;
