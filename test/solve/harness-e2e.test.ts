@@ -131,35 +131,27 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
     }
   }, 120_000);
 
-  const [noPi, piTitle] = needs('pi', '[harness-cli] the real pi CLI: N = 2 candidates from its recorded chat-completions calls, patches that pass verification');
-  it.skipIf(noPi)(piTitle, async () => {
-    const { job, candidates } = await solve('pi', { kind: 'openai', url: fake.url, model: 'pi-fix', api_key: UPSTREAM_KEY });
-    expect(job.status).toBe('succeeded');
-    expect(job.result.chosen.verify_status).toBe('resolved');
-    expectFixedFromRecording(candidates, 'bash');
-    expect(candidates[0]!.trajectory.meta).toMatchObject({ harness: 'pi', harness_version: '0.73.1', protocol: 'openai-chat', exit_code: 0 });
-    // pi streamed; the proxy asked the upstream for whole answers and re-sent them as SSE.
-    expect(candidates[0]!.trajectory.meta.exchanges.every((exchange: { stream: boolean }) => exchange.stream)).toBe(true);
-  }, 240_000);
-
-  const [noClaude, claudeTitle] = needs('claude-code', '[harness-cli] the real claude CLI: N = 2 candidates from its recorded Anthropic Messages calls, patches that pass verification');
-  it.skipIf(noClaude)(claudeTitle, async () => {
-    const { job, candidates } = await solve('claude-code', { kind: 'anthropic', url: fake.url, model: 'claude-fix', api_key: UPSTREAM_KEY });
-    expect(job.status).toBe('succeeded');
-    expect(job.result.chosen.verify_status).toBe('resolved');
-    expectFixedFromRecording(candidates, 'Bash');
-    expect(candidates[0]!.trajectory.meta).toMatchObject({ harness: 'claude-code', protocol: 'anthropic-messages', exit_code: 0 });
-    const claudeCalls = fake.requests.filter((request) => request.path === '/v1/messages');
-    expect(claudeCalls.every((request) => request.headers['x-api-key'] === UPSTREAM_KEY && request.body.model === 'claude-fix')).toBe(true);
-  }, 240_000);
-
-  // Not tagged [harness-cli]: CI does not install codex (~400 MB); it runs where it is installed.
-  const [noCodex, codexTitle] = needs('codex', 'the real codex CLI: N = 2 candidates from its recorded Responses API calls, patches that pass verification');
-  it.skipIf(noCodex)(codexTitle, async () => {
-    const { job, candidates } = await solve('codex', { kind: 'openai', url: fake.url, model: 'codex-fix', api_key: UPSTREAM_KEY });
-    expect(job.status).toBe('succeeded');
-    expect(job.result.chosen.verify_status).toBe('resolved');
-    expectFixedFromRecording(candidates, 'exec_command');
-    expect(candidates[0]!.trajectory.meta).toMatchObject({ harness: 'codex', protocol: 'openai-responses', exit_code: 0 });
-  }, 240_000);
+  // The real CLIs, each against the fake speaking its protocol. codex is not tagged [harness-cli]:
+  // CI does not install it (~400 MB); it runs where it is installed.
+  const clis = [
+    { harness: 'pi', tag: '[harness-cli] ', calls: 'chat-completions', policy: { kind: 'openai', model: 'pi-fix' }, tool: 'bash', path: '/v1/chat/completions', key: 'authorization', protocol: 'openai-chat' },
+    { harness: 'claude-code', tag: '[harness-cli] ', calls: 'Anthropic Messages', policy: { kind: 'anthropic', model: 'claude-fix' }, tool: 'Bash', path: '/v1/messages', key: 'x-api-key', protocol: 'anthropic-messages' },
+    { harness: 'codex', tag: '', calls: 'Responses API', policy: { kind: 'openai', model: 'codex-fix' }, tool: 'exec_command', path: '/v1/responses', key: 'authorization', protocol: 'openai-responses' },
+  ];
+  for (const cli of clis) {
+    const [missing, title] = needs(cli.harness, `${cli.tag}the real ${cli.harness} CLI: N = 2 candidates from its recorded ${cli.calls} calls, patches that pass verification`);
+    it.skipIf(missing)(title, async () => {
+      const { job, candidates } = await solve(cli.harness, { ...cli.policy, url: fake.url, api_key: UPSTREAM_KEY });
+      expect(job.status).toBe('succeeded');
+      expect(job.result.chosen.verify_status).toBe('resolved');
+      expectFixedFromRecording(candidates, cli.tool);
+      expect(candidates[0]!.trajectory.meta).toMatchObject({ harness: cli.harness, protocol: cli.protocol, exit_code: 0 });
+      // Each CLI streamed; the proxy asked the upstream for whole answers and re-sent them as SSE.
+      expect(candidates[0]!.trajectory.meta.exchanges.every((exchange: { stream: boolean }) => exchange.stream)).toBe(true);
+      // The upstream got the policy's key and model, from the proxy.
+      const sent = fake.requests.filter((request) => request.path === cli.path && request.body.model === cli.policy.model);
+      expect(sent.length).toBeGreaterThanOrEqual(2 * (fix.length + 1));
+      expect(sent.every((request) => String(request.headers[cli.key]).endsWith(UPSTREAM_KEY))).toBe(true);
+    }, 240_000);
+  }
 });
