@@ -29,6 +29,7 @@ import { loadChatTemplate } from '../src/rerank/serialize/chat-template.js';
 import { serializeTrajectory } from '../src/rerank/serialize/serialize-trajectory.js';
 import { loadTokenizer } from '../src/rerank/tokenizer.js';
 import { Trajectory } from '../src/types/index.js';
+import { commonPrefixLength } from '../src/util/common-prefix.js';
 import { startFakeSGLang, type FakeSGLang } from '../test/fakes/fake-sglang.js';
 import { startFakeVllm, type FakeVllm } from '../test/fakes/fake-vllm.js';
 import type { PrefillStats } from '../test/fakes/prefill-counter.js';
@@ -97,13 +98,7 @@ interface Row {
 }
 
 function sharedPrefix(lists: number[][]): number {
-  let shared = lists[0]!.length;
-  for (const list of lists.slice(1)) {
-    let index = 0;
-    while (index < shared && list[index] === lists[0]![index]) index += 1;
-    shared = index;
-  }
-  return shared;
+  return Math.min(...lists.map((list) => commonPrefixLength(lists[0]!, list)));
 }
 
 async function measure(system: string, title: string): Promise<string[]> {

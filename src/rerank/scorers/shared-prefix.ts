@@ -5,6 +5,7 @@
  * differs. With token ids the split is exact: query + item is the very id sequence the input had.
  * Text is split only after a newline, so the server's tokenizer sees the same boundary either way.
  */
+import { commonPrefixLength } from '../../util/common-prefix.js';
 import type { ScoreInput } from './types.js';
 
 export interface PrefixGroup {
@@ -22,26 +23,12 @@ export interface GroupOptions {
   maxItems: number;
 }
 
-function commonIds(a: readonly number[], b: readonly number[]): number {
-  const limit = Math.min(a.length, b.length);
-  let index = 0;
-  while (index < limit && a[index] === b[index]) index += 1;
-  return index;
-}
-
-function commonChars(a: string, b: string): number {
-  const limit = Math.min(a.length, b.length);
-  let index = 0;
-  while (index < limit && a.charCodeAt(index) === b.charCodeAt(index)) index += 1;
-  return index;
-}
-
 /** Length of the prefix shared by `inputs` (ids, or text cut back to just after a newline). */
 function sharedLength(inputs: readonly ScoreInput[], ids: boolean): number {
   const first = inputs[0]!;
   let shared = ids ? first.inputIds!.length : first.text.length;
   for (const input of inputs.slice(1)) {
-    shared = Math.min(shared, ids ? commonIds(first.inputIds!, input.inputIds!) : commonChars(first.text, input.text));
+    shared = Math.min(shared, ids ? commonPrefixLength(first.inputIds!, input.inputIds!) : commonPrefixLength(first.text, input.text));
   }
   if (ids) return shared;
   const newline = first.text.lastIndexOf('\n', shared - 1);

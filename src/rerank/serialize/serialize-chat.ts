@@ -10,6 +10,7 @@
  * training, and would move the chat template's notion of the last user query.
  */
 import { throwIfAborted, wnwError } from '../../errors.js';
+import { commonPrefixLength } from '../../util/common-prefix.js';
 import type { Task } from '../../types/task.js';
 import type { Trajectory } from '../../types/trajectory.js';
 import { compileChatTemplate } from './chat-template.js';
@@ -65,7 +66,7 @@ export async function serializeChat(task: Task, trajectory: Trajectory, template
     const text = render(layout);
     const final = await counter.countFinal(text);
     throwIfAborted(options.signal);
-    return { text, prefixChars: commonPrefix(prefix, text), final };
+    return { text, prefixChars: commonPrefixLength(prefix, text), final };
   };
   const done = (measured: Measured, layout: ChatLayout, tokensBefore: number) =>
     result(template.name, measured, counter.estimated, tokensBefore, layout, conversation);
@@ -166,13 +167,6 @@ function plan(input: PlanInput): ChatLayout {
     }
   }
   return layout;
-}
-
-function commonPrefix(a: string, b: string): number {
-  const limit = Math.min(a.length, b.length);
-  let index = 0;
-  while (index < limit && a.charCodeAt(index) === b.charCodeAt(index)) index += 1;
-  return index;
 }
 
 function result(template: string, measured: Measured, estimated: boolean, tokensBefore: number, layout: ChatLayout, conversation: CriticConversation): Serialized {
