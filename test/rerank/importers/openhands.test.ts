@@ -46,6 +46,14 @@ describe('openhands importer', () => {
     expect(trajectory.usage).toEqual({ prompt_tokens: 12000, completion_tokens: 300, calls: 5, cost: 0 });
   });
 
+  it("keeps the system event's tool definitions in meta.tools (the critic's chat template is given them)", async () => {
+    const file = ownFixture('openhands', 'acme__gadgets-201.output.jsonl');
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as { history: Array<{ action?: string; args?: { tools?: unknown[] } }> };
+    const { items } = await importOpenHands(file);
+    expect(items[0]!.meta['tools']).toEqual(raw.history.find((event) => event.action === 'system')!.args!.tools);
+    expect((items[0]!.meta['tools'] as unknown[]).length).toBe(3);
+  });
+
   it('reads a bare event list (replay trajectory)', async () => {
     const { items } = await importOpenHands(ownFixture('openhands', 'hello.trajectory.json'));
     const trajectory = items[0]!;
@@ -100,6 +108,14 @@ describeRealData('openhands importer on public trajectories', 'trajectories', ()
     expect(trajectory.meta.skipped_events).toEqual({ recall: 2 });
     expect(trajectory.meta).toMatchObject({ agent_class: 'CodeActAgent', max_iterations: 50, repo: 'ponylang/ponyc' });
     expect(trajectory.usage).toEqual({ prompt_tokens: 410169, completion_tokens: 5156, calls: 34, cost: 0 });
+  });
+
+  it("keeps the system event's tool definitions in meta.tools (the critic's chat template is given them)", async () => {
+    const file = ownFixture('openhands', 'acme__gadgets-201.output.jsonl');
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as { history: Array<{ action?: string; args?: { tools?: unknown[] } }> };
+    const { items } = await importOpenHands(file);
+    expect(items[0]!.meta['tools']).toEqual(raw.history.find((event) => event.action === 'system')!.args!.tools);
+    expect((items[0]!.meta['tools'] as unknown[]).length).toBe(3);
   });
 
   it('reads a bare event list (replay trajectory)', async () => {
