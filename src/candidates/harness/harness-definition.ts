@@ -65,8 +65,6 @@ export const BuiltinHarnessDefinition = z.strictObject({
   name: z.literal(BUILTIN_HARNESS),
   description: z.string().min(1),
   builtin: z.literal(true),
-  /** The default agent config under config/agents. */
-  agent_config: z.string().min(1),
 });
 export type BuiltinHarnessDefinition = z.infer<typeof BuiltinHarnessDefinition>;
 

@@ -6,7 +6,7 @@
  * streams answers as SSE when asked, and enforces the call and token budgets: past one, or on an
  * upstream failure, it stops the rollout (`onStop`) and refuses further calls.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -126,7 +126,12 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
 
-  const authorized = (request: IncomingMessage): boolean => request.headers.authorization === `Bearer ${token}` || request.headers['x-api-key'] === token;
+  const expected = Buffer.from(token);
+  const matches = (given: unknown): boolean => typeof given === 'string' && given.length === token.length && timingSafeEqual(Buffer.from(given), expected);
+  const authorized = (request: IncomingMessage): boolean => {
+    const bearer = request.headers.authorization?.startsWith('Bearer ') ? request.headers.authorization.slice('Bearer '.length) : undefined;
+    return matches(bearer) || matches(request.headers['x-api-key']);
+  };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const started = Date.now();
