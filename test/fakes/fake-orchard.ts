@@ -526,6 +526,8 @@ export class FakeOrchard {
       child.on('close', () => resolve());
     });
     clearTimeout(timer);
+    // Forget a session once nothing is left in it, so a reused number never names another process.
+    if (child.pid && sessionMembers(new Set([child.pid])).length === 0) sandbox.sessions.delete(child.pid);
     if (timedOut) {
       // The orchestrator retries the dropped agent call against a dead pod until its backoff overflows.
       this.#complete(job, { exit_code: null, error: POD_KILLED_ERROR });
@@ -635,15 +637,28 @@ function podMounts(root: string): string[] {
   ];
 }
 
-/** Kills every process whose session is one of `sessions` (what a pod's death does to its processes). */
-function killSessions(sessions: Set<number>): void {
-  if (sessions.size === 0) return;
+/** The pids of the processes whose session is one of `sessions`. */
+function sessionMembers(sessions: Set<number>): number[] {
+  const members: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (sessions.has(Number(fields[3]))) process.kill(Number(entry), 'SIGKILL');
+      if (sessions.has(Number(fields[3]))) members.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return members;
+}
+
+/** Kills every process whose session is one of `sessions` (what a pod's death does to its processes). */
+function killSessions(sessions: Set<number>): void {
+  if (sessions.size === 0) return;
+  for (const pid of sessionMembers(sessions)) {
+    try {
+      process.kill(pid, 'SIGKILL');
     } catch {
       // gone meanwhile
     }

@@ -24,9 +24,6 @@ export interface JobTableOptions {
   retainMs?: number;
 }
 
-/** Orchard's default working directory. */
-const DEFAULT_CWD = '/workspace';
-
 export class JobTable {
   readonly #jobs = new Map<string, JobRecord>();
   readonly #maxOutputBytes: number;
@@ -82,7 +79,8 @@ export class JobTable {
     const script = request.login_shell ? loginShellCommand(view.command) : view.command;
     try {
       const result = await sandbox.exec(script, {
-        cwd: request.cwd ?? DEFAULT_CWD,
+        // Orchard's working directory is /workspace, where --repo puts the checkout; an image's sandbox has its own.
+        cwd: request.cwd ?? sandbox.workdir,
         ...(request.env ? { env: request.env } : {}),
         timeoutMs: request.timeout_seconds * 1000,
         maxOutputBytes: this.#maxOutputBytes,

@@ -115,7 +115,8 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
   });
 
   app.delete<{ Params: { id: string } }>('/sandboxes/:id', async (request) => {
-    await table.delete(request.params.id);
+    // The record is gone either way; a backing sandbox that fails to close is the server's problem, not the client's.
+    await table.delete(request.params.id).catch((error: unknown) => request.log.error({ err: error, sandbox: request.params.id }, 'closing a deleted sandbox failed'));
     return { status: 'deleted', sandbox_id: request.params.id };
   });
 
@@ -189,7 +190,7 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     if (!query) return reply;
     const sandbox = readySandbox(request, reply);
     if (!sandbox) return reply;
-    const path = query.path ?? '/workspace';
+    const path = query.path ?? sandbox.workdir;
     const listed = await listDirectory(sandbox, path);
     if (listed === 'missing') return reply.code(404).send({ detail: `Path not found: ${path}` });
     if (listed === 'not-a-directory') return reply.code(400).send({ detail: `Not a directory: ${path}` });
@@ -201,8 +202,8 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     if (!body) return reply;
     const sandbox = readySandbox(request, reply);
     if (!sandbox) return reply;
-    // As Orchard: `git apply` in /workspace; the patch goes in on stdin, so no line of it can end it early.
-    const result = await sandbox.exec('git apply --verbose -', { cwd: '/workspace', stdin: body.patch.endsWith('\n') ? body.patch : `${body.patch}\n`, timeoutMs: body.timeout_seconds * 1000 });
+    // As Orchard: `git apply` in the working directory (/workspace with a repo); the patch goes in on stdin, so no line of it can end it early.
+    const result = await sandbox.exec('git apply --verbose -', { cwd: sandbox.workdir, stdin: body.patch.endsWith('\n') ? body.patch : `${body.patch}\n`, timeoutMs: body.timeout_seconds * 1000 });
     const timedOut = result.timedOut ? `Patch application timed out after ${body.timeout_seconds}s` : null;
     return { success: result.exitCode === 0, stdout: result.stdout, stderr: result.stderr, exit_code: result.timedOut ? 124 : result.exitCode, error: timedOut ?? (result.exitCode === 0 ? null : 'git apply failed') };
   });
