@@ -148,7 +148,7 @@ export class FakeDocker {
 
   /**
    * The container stops (killed, or out of memory): its processes die with it. As with dockerd,
-   * the commands' exits are recorded first and the container's `lagMs` later (default 150 ms).
+   * the commands' exits are recorded first and the container's `lagMs` later (default 100 ms).
    */
   killContainer(id: string, options: { oomKilled?: boolean; lagMs?: number } = {}): void {
     const container = this.containers.get(id);
@@ -163,7 +163,7 @@ export class FakeDocker {
       if ((container.config.HostConfig as { AutoRemove?: boolean } | undefined)?.AutoRemove) {
         setTimeout(() => void this.#remove(container), 300).unref();
       }
-    }, options.lagMs ?? 150).unref();
+    }, options.lagMs ?? 100).unref();
   }
 
   /**
