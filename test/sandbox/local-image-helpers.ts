@@ -72,6 +72,8 @@ export function writeTinyImage(dir: string, options: { condaDelayS?: number } = 
   for (const folder of ['etc', 'tmp', 'opt/dropme/inner', 'opt/miniconda3/bin', 'opt/miniconda3/etc/profile.d', 'opt/miniconda3/envs/testbed/bin']) mkdirSync(join(base, folder), { recursive: true });
   writeFileSync(join(base, 'etc', 'gone.txt'), 'deleted by the upper layer\n');
   writeFileSync(join(base, 'etc', 'kept.txt'), 'kept\n');
+  writeFileSync(join(base, 'usr', 'bin', 'setuid-tool'), '#!/usr/bin/bash\nid -u\n');
+  chmodSync(join(base, 'usr', 'bin', 'setuid-tool'), 0o6755);
   writeFileSync(join(base, 'opt', 'dropme', 'inner', 'file'), 'deleted with its folder\n');
   writeFileSync(join(base, 'opt', 'miniconda3', 'bin', 'conda'), '#!/usr/bin/bash\necho "stand-in conda: use the shell function" >&2\nexit 1\n', { mode: 0o755 });
   writeFileSync(

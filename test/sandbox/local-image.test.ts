@@ -6,7 +6,7 @@
  * the errors for a missing layout, tag or directory.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
@@ -87,6 +87,8 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
       const entries = readdirSync(cacheDir).filter((name) => !name.startsWith('.'));
       expect(entries).toHaveLength(1);
       expect(readFileSync(join(cacheDir, entries[0]!, 'rootfs', 'etc', 'kept.txt'), 'utf8')).toBe('kept\n');
+      // The image's setuid file lost the bit in the cache (its files belong to the sandbox user on the host).
+      expect(statSync(join(cacheDir, entries[0]!, 'rootfs', 'usr', 'bin', 'setuid-tool')).mode & 0o7777).toBe(0o755);
     } finally {
       await Promise.all([one.close(), two.close()]);
     }

@@ -14,7 +14,7 @@ import type { ImageConfig } from '../images/image-config.js';
 import { parseImageReference } from '../images/image-reference.js';
 import { findImageTools, type ImageToolSettings, type RegistrySettings } from '../images/image-tools.js';
 import { baseSandboxEnv } from './local-bwrap-args.js';
-import { tail } from './local-host-command.js';
+import { runHostCommand, tail } from './local-host-command.js';
 import { runOneOff, type LocalHost, type OneOffOptions } from './local-host.js';
 
 export interface LocalImageSettings extends ImageToolSettings {
@@ -154,6 +154,11 @@ export class LocalImages {
    * repository directories is refreshed as the sandbox user sees the files (pitfall 3).
    */
   async #finalize(rootfs: string, config: ImageConfig, signal: AbortSignal): Promise<void> {
+    // Files of the cache belong to the sandbox user on the host: a setuid one would let any host
+    // user run as it (and change every image). Run as that user; find does not follow symlinks.
+    const owner = this.host.owner;
+    const strip = await runHostCommand('find', [rootfs, '-xdev', '-type', 'f', '-perm', '/6000', '-exec', 'chmod', 'ug-s', '--', '{}', '+'], { signal, timeoutMs: 600_000, uid: owner?.uid, gid: owner?.gid });
+    if (strip.code !== 0) throw wnwError('WNW_ERR_SBX_IMAGE', `cannot clear the setuid bits of the image's files: ${tail(strip.stderr)}`);
     const dirs = [...new Set([this.settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR, ...(config.workingDir ? [config.workingDir] : [])])];
     const script = `for d in ${dirs.map(shellWord).join(' ')}; do [ -e "$d/.git" ] && git -C "$d" update-index -q --refresh >/dev/null 2>&1; done; exit 0`;
     const result = await runInImage(this.host, rootfs, script, { signal, timeoutMs: 600_000, image: { readOnly: false, env: withImageEnv(config.env) } });
