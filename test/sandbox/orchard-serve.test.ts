@@ -6,7 +6,7 @@
  * - the wire rules of shared/design/orchard-real-behaviour.md §19.1 and the TTL/heartbeat semantics of §10;
  * - the same API mounted in `winnower serve` under a prefix.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +24,8 @@ import { JobManager } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { OrchardSdkClient, SdkHttpError } from '../support/orchard-sdk-client.js';
 import { makeContractRepo, runSandboxContract } from './contract.js';
-import { bwrapMissing } from './local-helpers.js';
+import { bwrapMissing, tempDir } from './local-helpers.js';
+import { imageToolsMissing, writeTinyImage } from './local-image-helpers.js';
 
 const KEY = 'serve-test-key';
 const quiet = { info: () => undefined, warn: () => undefined };
@@ -255,6 +256,30 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       }
     });
   });
+});
+
+const imagesMissing = bwrapMissing ?? imageToolsMissing;
+describe.skipIf(imagesMissing)(`[images] winnower sandbox serve without --repo: a create's image is that image on the provider${imagesMissing ? ` (skipped: ${imagesMissing})` : ''}`, () => {
+  const scratch = tempDir('wnw-serve-image-');
+  chmodSync(scratch.dir, 0o711);
+  const image = imagesMissing ? undefined : writeTinyImage(join(scratch.dir, 'image'));
+  const withImages = createLocalProvider({ logger: quiet, imageCacheDir: join(scratch.dir, 'cache') });
+  afterAll(async () => {
+    await withImages.close();
+    scratch.remove();
+  });
+
+  it('starts the sandbox from the image and runs in its workdir; an image that cannot be had fails the sandbox with the reason', async () => {
+    const base = await serve({ provider: withImages, repo: undefined });
+    const sdk = new OrchardSdkClient(base, KEY);
+    try {
+      const id = await sdk.createSandbox(image!.reference, { timeout: 300 });
+      expect(await sdk.exec(id, 'pwd; git rev-parse HEAD')).toMatchObject({ exit_code: 0, stdout: `/testbed\n${image!.baseCommit}\n` });
+      await expect(sdk.createSandbox(`oci:${join(scratch.dir, 'nowhere')}:v1`)).rejects.toThrow(/RuntimeError: WNW_ERR_SBX_/);
+    } finally {
+      await sdk.close();
+    }
+  }, 120_000);
 });
 
 describe('winnower sandbox serve: the key', () => {
