@@ -122,6 +122,14 @@ describe.skipIf(!hasBubblewrap())('harness rollout through the recording proxy (
     expect(trajectory.usage).toMatchObject({ prompt_tokens: 450, completion_tokens: 60 });
   }, 60_000);
 
+  it('stops a harness at its time limit, killing it', async () => {
+    const trajectory = await rollout('@spawn 31338\n@runaway', 'chatty', { limits: { max_calls: 100_000, token_limit: 1e12, time_limit_s: 2 } });
+    expect(trajectory.exit).toBe('timeout');
+    expect(trajectory.exit_raw).toBe('time limit of 2 s reached');
+    expect(Number(trajectory.meta.steps)).toBeGreaterThan(0);
+    await until(() => sleepers('31338').length === 0, 'the background child to die');
+  }, 60_000);
+
   it('a cancelled rollout kills the harness whole process tree', async () => {
     const controller = new AbortController();
     const marker = '31337';
