@@ -24,7 +24,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cp, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -178,6 +178,10 @@ export class FakeOrchard {
   }
 
   static async start(options: FakeOrchardOptions = {}): Promise<FakeOrchard> {
+    // Pods are bubblewrap sandboxes: say so plainly rather than failing every exec.
+    if (!['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'].some((path) => existsSync(path))) {
+      throw new Error('the fake Orchard Env runs its pods in bubblewrap: apt-get install -y bubblewrap');
+    }
     const fake = new FakeOrchard(options);
     await new Promise<void>((resolve) => fake.#server.listen(0, '127.0.0.1', resolve));
     fake.url = `http://127.0.0.1:${(fake.#server.address() as AddressInfo).port}`;
