@@ -8,6 +8,8 @@
 # The tar is reused while its key (suite, mirror, package list, the date of the suite's Release
 # file that apt last fetched) is unchanged; the key sits beside it in OUT.key. Other CI steps (the
 # docker engine's base image, the registry's OCI image) read the tar from that fixed path.
+# Knobs: WINNOWER_CI_CACHE (the cache folder), WINNOWER_CI_MIRROR (default: the runner's apt
+# mirror), WINNOWER_CI_SUITE (default: the runner's codename).
 set -euo pipefail
 cache="${WINNOWER_CI_CACHE:-/var/cache/winnower-ci}"
 out="${1:-$cache/base-rootfs.tar}"

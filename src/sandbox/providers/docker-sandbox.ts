@@ -411,7 +411,6 @@ function pathStatOf(headers: Record<string, string | string[] | undefined>): Doc
   }
 }
 
-
 /** `1000:1000` → its numbers; anything else (a name, a uid alone) is resolved in the container. */
 function numericOwner(user: string | undefined): { uid: number; gid: number } | undefined {
   const match = user === undefined ? null : /^(\d+):(\d+)$/.exec(user);
