@@ -126,21 +126,21 @@ async function measure(system: string, title: string): Promise<string[]> {
       await server.close();
     }
   };
-  const judge = { kind: 'judge' as const, labelTokenIds: { yes: 14004, no: 8996 } };
+  const head = { labels: Array.from({ length: 27 }, (_, index) => `l${index}`), labelIndex: 0, activation: 'sigmoid' as const };
 
   await run('one by one, no prefix reuse (vLLM /classify, N requests)', () => startFakeVllm({ model: 'critic', numLabels: 27, maxModelLen: 65_536 }),
-    (url) => createVllmScorer({ model: 'critic', urls: [url], probe: false, head: { labels: Array.from({ length: 27 }, (_, index) => `l${index}`), labelIndex: 0, activation: 'sigmoid' } }),
+    (url) => createVllmScorer({ model: 'critic', urls: [url], probe: false, head }),
     async (scorer) => {
       for (const input of inputs) await scorer.score([input]);
     });
   await run('vLLM, prefix caching, one /classify batch', () => startFakeVllm({ model: 'critic', numLabels: 27, maxModelLen: 65_536, prefixCache: true }),
-    (url) => createVllmScorer({ model: 'critic', urls: [url], probe: false, head: { labels: Array.from({ length: 27 }, (_, index) => `l${index}`), labelIndex: 0, activation: 'sigmoid' } }),
+    (url) => createVllmScorer({ model: 'critic', urls: [url], probe: false, head }),
     (scorer) => scorer.score(inputs));
-  await run('SGLang /v1/score, one request per candidate, no radix cache', () => startFakeSGLang(),
-    (url) => createSGLangScorer({ model: 'critic', urls: [url], ...judge, multiItem: false }),
+  await run('SGLang /v1/score, one request per candidate, no radix cache', () => startFakeSGLang({ classifier: true, numLabels: 27 }),
+    (url) => createSGLangScorer({ model: 'critic', urls: [url], head, endpoint: 'score', multiItem: false }),
     (scorer) => scorer.score(inputs));
-  await run('SGLang multi-item /v1/score (delimiter set), one request', () => startFakeSGLang({ multiItemDelimiter: 151_655 }),
-    (url) => createSGLangScorer({ model: 'critic', urls: [url], ...judge }),
+  await run('SGLang multi-item /v1/score (delimiter set), one request', () => startFakeSGLang({ classifier: true, numLabels: 27, multiItemDelimiter: 151_655 }),
+    (url) => createSGLangScorer({ model: 'critic', urls: [url], head, endpoint: 'score' }),
     (scorer) => scorer.score(inputs), N);
 
   const baseline = rows[0]!;
@@ -181,7 +181,8 @@ async function main(): Promise<void> {
     '  the prefix again. winnower sends an instance\'s candidates consecutively with byte-identical prefixes; it does not warm the cache first.',
     '- In the vLLM rows, "shared part computed" also absorbs cache hits past the common prefix (candidates whose first turns coincide),',
     '  which is why it can come out a little under the prefix itself; the partial last block of the prefix is computed once per candidate.',
-    '- The SGLang rows score a yes/no judge (label tokens); the multi-item packing is the same for any /v1/score request.',
+    '- The SGLang rows score the same 27-label head through /v1/score without label ids (classification models, sgl-project/sglang#22118);',
+    '  a yes/no judge (label_token_ids) is packed the same way.',
     '- Counts only: no model runs. Time saved on a GPU scales with the prefill tokens not computed, less attention over the kept prefix.',
   ];
   const report = `${lines.join('\n')}\n`;

@@ -20,6 +20,8 @@ export interface FakeSGLangOptions {
   multiItemDelimiter?: number;
   /** Radix (prefix) cache, for prefill counts. */
   prefixCache?: boolean;
+  /** A `*ForSequenceClassification` model: /v1/score without label ids answers the head's logits. */
+  classifier?: boolean;
 }
 
 /** Fields of SGLang's ScoringRequest; anything else is refused. */
@@ -42,6 +44,7 @@ export class FakeSGLang extends FakeHttpServer {
   readonly noId: number;
   numLabels: number;
   multiItemDelimiter: number | undefined;
+  classifier: boolean;
   readonly prefill: PrefillCounter;
 
   constructor(options: FakeSGLangOptions = {}) {
@@ -55,6 +58,7 @@ export class FakeSGLang extends FakeHttpServer {
     this.noId = options.noId ?? 8996;
     this.numLabels = options.numLabels ?? 1;
     this.multiItemDelimiter = options.multiItemDelimiter;
+    this.classifier = options.classifier ?? false;
     this.prefill = new PrefillCounter(options.prefixCache ?? false);
   }
 
@@ -109,7 +113,9 @@ export class FakeSGLang extends FakeHttpServer {
     const extra = Object.keys(body ?? {}).find((key) => !SCORE_FIELDS.has(key));
     if (extra) return badRequest(`Unknown field in score request: ${extra}`);
     const labels: unknown = body?.label_token_ids;
-    if (!isIds(labels) || labels.length === 0) return badRequest('label_token_ids must be a non-empty list of token ids');
+    // A classification model (sgl-project/sglang#22118) needs no label ids: it answers its head's pooled logits.
+    const classification = labels === undefined && this.classifier;
+    if (!classification && (!isIds(labels) || labels.length === 0)) return badRequest('label_token_ids must be a non-empty list of token ids');
     const { query, items } = body;
     let prompts: Array<number[] | string>;
     if (typeof query === 'string' && isTexts(items)) prompts = items.map((item) => (body.item_first ? item + query : query + item));
@@ -120,8 +126,10 @@ export class FakeSGLang extends FakeHttpServer {
       this.prefill.add(isIds(query) ? query : (query as string));
       for (const item of items as Array<number[] | string>) this.prefill.addComputed((typeof item === 'string' ? Math.ceil(item.length / 4) : item.length) + 1);
     } else for (const prompt of prompts) this.prefill.add(prompt);
+    if (classification) return { status: 200, json: { ...fixture('sglang', 'score'), scores: prompts.map((prompt) => this.logits(prompt)), model: body.model ?? 'default' } };
+    const labelIds = labels as number[];
     const scores = prompts.map((prompt) => {
-      const logprobs = labels.map((id) => this.logprobOf(id, fakeLogit(prompt)));
+      const logprobs = labelIds.map((id) => this.logprobOf(id, fakeLogit(prompt)));
       if (!body.apply_softmax) return logprobs.map(Math.exp);
       const max = Math.max(...logprobs);
       const total = logprobs.reduce((sum, logprob) => sum + Math.exp(logprob - max), 0);

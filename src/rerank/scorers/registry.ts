@@ -70,7 +70,7 @@ export const ScorerConfig = z
     chatTemplate: z.string().min(1).optional(),
     /** The serialization template this model was trained on, used when a request or --template names none. */
     template: z.string().min(1).optional(),
-    /** vllm: `classify` (default) or `score` (`/score` with queries/documents, one-label heads). */
+    /** A head's endpoint: `classify` (default) or `score` (vllm: `/score` with queries/documents, one-label heads; sglang: `/v1/score` without label ids, multi-item when the server has the delimiter). */
     endpoint: z.enum(['classify', 'score']).optional(),
     /** vllm: let the server cut over-long inputs (`truncate_prompt_tokens`), keeping the end (`left`) or start (`right`). Off by default. */
     serverTruncation: z.enum(['left', 'right']).optional(),
@@ -155,6 +155,7 @@ const BACKENDS: Record<ScorerConfig['backend'], Loader> = {
       ...(judgeLabels(config) === undefined ? {} : { labels: judgeLabels(config)! }),
       ...(config.labelTokenIds === undefined ? {} : { labelTokenIds: config.labelTokenIds }),
       ...(config.multiItem === undefined ? {} : { multiItem: config.multiItem }),
+      ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
     });
   },
   async vllm(config, tokenizer) {

@@ -31,8 +31,14 @@ export interface SGLangSettings extends ServerScorerSettings {
   labels?: { yes: string; no: string };
   /** Judge label token ids; needed when no tokenizer is given. */
   labelTokenIds?: { yes: number; no: number };
-  /** A head of several labels on `/classify` (a multi-label critic): label table, success index, activation. */
+  /** A head of several labels (a multi-label critic): label table, success index, activation. */
   head?: HeadSettings;
+  /**
+   * A head's endpoint: `classify` (default, native `/classify`) or `score`: `/v1/score` without
+   * label ids, which serves `*ForSequenceClassification` models (sgl-project/sglang#22118) and packs
+   * an instance's candidates into one multi-item request when the server has the delimiter.
+   */
+  endpoint?: 'classify' | 'score';
   /**
    * Multi-item `/v1/score` for a judge: `auto` (default) when `GET /get_server_info` shows a
    * `multi_item_scoring_delimiter`, `true` to send it regardless, `false` for one request per input.
@@ -54,6 +60,9 @@ const ClassifyResponse = z.array(
 
 /** `/v1/score`: one list of label probabilities per item, in `label_token_ids` order. */
 const ScoreResponse = z.object({ scores: z.array(z.array(z.number()).length(2)).min(1) });
+
+/** `/v1/score` on a classification model: the head's pooled logits, one list per item. */
+const HeadScoreResponse = z.object({ scores: z.array(z.array(z.number()).min(1)).min(1) });
 
 /** `GET /get_server_info`: the server's arguments, flat (or under `server_args` on some versions). */
 const ServerInfo = z
@@ -96,7 +105,42 @@ export function createSGLangScorer(settings: SGLangSettings): Scorer {
     },
   });
 
-  if ((settings.kind ?? 'scalar') === 'scalar') return createHttpScorer(settings, { backend: 'sglang', endpoint: () => classify });
+  let multiItem = settings.multiItem === true;
+  const maxItems = settings.maxItems ?? 64;
+  /** One request per input, or one per run of candidates that share a prefix (multi-item). */
+  const group = (inputs: ScoreInput[]) => (multiItem ? groupBySharedPrefix(inputs, { minSharedTokens: 32, maxItems }).map((run) => run.inputs) : inputs.map((input) => [input]));
+  const queryAndItems = (inputs: ScoreInput[]) => {
+    const [run] = groupBySharedPrefix(inputs, { minSharedTokens: 0, maxItems: inputs.length });
+    return { model: settings.model, query: run!.query, items: run!.items };
+  };
+
+  async function probe(client: HttpClient, signal: AbortSignal | undefined): Promise<void> {
+    if (settings.multiItem !== undefined && settings.multiItem !== 'auto') return;
+    try {
+      const info = await client.getJson({ path: '/get_server_info', schema: ServerInfo, ...(signal ? { signal } : {}) });
+      const delimiter = info.multi_item_scoring_delimiter ?? info.server_args?.multi_item_scoring_delimiter;
+      multiItem = typeof delimiter === 'number';
+    } catch (error) {
+      // A server (or proxy) without /get_server_info: score one input per request.
+      if (!(WinnowerError.isInstance(error) && error.details.status === 404)) throw error;
+      multiItem = false;
+    }
+  }
+
+  if ((settings.kind ?? 'scalar') === 'scalar') {
+    if (settings.endpoint !== 'score') return createHttpScorer(settings, { backend: 'sglang', endpoint: () => classify });
+    const headScore = defineEndpoint({
+      path: '/v1/score',
+      group,
+      body: (inputs) => ({ ...queryAndItems(inputs), apply_softmax: false }),
+      response: HeadScoreResponse,
+      map: (response, inputs) =>
+        response.scores
+          .slice(0, inputs.length)
+          .map((logits, index) => (settings.head ? headFromLogits(settings.head, logits, `/v1/score scores[${index}]`) : scalarOutput(logits[0]!))),
+    });
+    return createHttpScorer(settings, { backend: 'sglang', probe, endpoint: () => headScore });
+  }
 
   const labelIds = settings.labelTokenIds ?? (settings.tokenizer ? resolveLabelIds(settings.tokenizer, settings.labels ?? { yes: 'YES', no: 'NO' }) : undefined);
   if (!labelIds) {
@@ -125,34 +169,15 @@ export function createSGLangScorer(settings: SGLangSettings): Scorer {
       }),
   });
 
-  let multiItem = settings.multiItem === true;
-  const maxItems = settings.maxItems ?? 64;
   const score = defineEndpoint({
     path: '/v1/score',
-    // One request per input, or one per run of candidates that share a prefix (multi-item).
-    group: (inputs) => (multiItem ? groupBySharedPrefix(inputs, { minSharedTokens: 32, maxItems }).map((group) => group.inputs) : inputs.map((input) => [input])),
-    body: (inputs) => {
-      const [group] = groupBySharedPrefix(inputs, { minSharedTokens: 0, maxItems: inputs.length });
-      return { model: settings.model, query: group!.query, items: group!.items, label_token_ids: labelTokenIds, apply_softmax: true };
-    },
+    group,
+    body: (inputs) => ({ ...queryAndItems(inputs), label_token_ids: labelTokenIds, apply_softmax: true }),
     response: ScoreResponse,
     map: (response, inputs) =>
       response.scores.slice(0, inputs.length).map(([yes, no]) => judgeOutput(Math.max(Math.log(yes!), MISSING_LOGPROB), Math.max(Math.log(no!), MISSING_LOGPROB))),
     fallback: generate,
   });
-
-  async function probe(client: HttpClient, signal: AbortSignal | undefined): Promise<void> {
-    if (settings.multiItem !== undefined && settings.multiItem !== 'auto') return;
-    try {
-      const info = await client.getJson({ path: '/get_server_info', schema: ServerInfo, ...(signal ? { signal } : {}) });
-      const delimiter = info.multi_item_scoring_delimiter ?? info.server_args?.multi_item_scoring_delimiter;
-      multiItem = typeof delimiter === 'number';
-    } catch (error) {
-      // A server (or proxy) without /get_server_info: score one input per request.
-      if (!(WinnowerError.isInstance(error) && error.details.status === 404)) throw error;
-      multiItem = false;
-    }
-  }
 
   return createHttpScorer(settings, { backend: 'sglang', probe, endpoint: () => score });
 }

@@ -144,6 +144,23 @@ describe('SGLang scorer against a fake SGLang', () => {
       expect(server.prefill.stats.prefillTokens).toBe(64 + 8 * (2 + 1));
     });
 
+    it("scores a multi-label head (the critic on SGLang) with /v1/score without label ids, the candidates in one request", async () => {
+      server.multiItemDelimiter = 151_655;
+      server.classifier = true;
+      server.numLabels = 27;
+      const inputs = candidates(8);
+      const outputs = await make({ head: resolveHead({ labels: 'openhands-critic' }), endpoint: 'score' }).score(inputs);
+      const bodies = server.bodies('/v1/score');
+      expect(bodies).toHaveLength(1);
+      expect(bodies[0]).toEqual({ model: MODEL, query: inputs[0]!.inputIds!.slice(0, 64), items: inputs.map((input) => input.inputIds!.slice(64)), apply_softmax: false });
+      inputs.forEach((input, index) => {
+        const logits = server.logits(input.inputIds!);
+        expect(outputs[index]!.raw).toBe(logits[0]);
+        expect(outputs[index]!.value).toBeCloseTo(sigmoid(logits[0]!), 12);
+      });
+      expect(server.prefill.stats.prefillTokens).toBe(64 + 8 * (2 + 1));
+    });
+
     it('sends one request per candidate when the server has no delimiter', async () => {
       const inputs = candidates(3);
       await make({ kind: 'judge', labelTokenIds: LABELS }).score(inputs);
