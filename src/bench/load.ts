@@ -22,6 +22,8 @@ export interface LoadOptions {
   durationS: number;
   /** Requests in all, instead of a duration. */
   amount?: number;
+  /** A fixed rate, requests per second over all connections (default: as fast as answers come). */
+  ratePerS?: number;
   /** Per-request timeout in seconds (autocannon's, counted in `timeouts`). */
   timeoutS: number;
   /** A label for the progress line. */
@@ -55,6 +57,7 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
     headers: { ...(parts ? { 'content-type': 'application/json' } : {}), ...request.headers },
     connections: options.connections,
     ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.durationS }),
+    ...(options.ratePerS !== undefined ? { overallRate: options.ratePerS } : {}),
     timeout: options.timeoutS,
     // A per-request setupRequest is rebuilt for every request; a top-level one only for the first.
     ...(parts?.length === 2
