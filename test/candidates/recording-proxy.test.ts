@@ -83,7 +83,7 @@ describe('recording proxy', () => {
     const { proxy, post } = await proxyFor('anthropic-messages', ['bash']);
     const before = fake.requests.length;
     const request = { model: 'x', max_tokens: 100, system: 'sys', messages: [{ role: 'user', content: 'hi' }], tools: [{ name: 'bash', input_schema: {} }], stream: true };
-    const answer = await post('/v1/messages?beta=true', request);
+    const answer = await post('/v1/messages?beta=true', request, { 'x-api-key': proxy.token, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'context-management-2025-06-27' });
     const frames = events(answer.text).map((frame) => ({ event: frame.event, data: JSON.parse(frame.data) }));
     expect(frames.map((frame) => frame.event)).toEqual([
       'message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop',
@@ -92,7 +92,8 @@ describe('recording proxy', () => {
     expect(frames[4]!.data.content_block).toMatchObject({ type: 'tool_use', id: 'toolu_0', name: 'bash', input: {} });
     expect(JSON.parse(frames[5]!.data.delta.partial_json)).toEqual({ command: 'ls -la' });
     expect(frames[7]!.data).toMatchObject({ delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 20 } });
-    expect(fake.requests[before]!.headers).toMatchObject({ 'x-api-key': 'sk-up', 'anthropic-version': '2023-06-01' });
+    // The policy's key, and the harness's version and betas (a body using a beta feature needs its header).
+    expect(fake.requests[before]!.headers).toMatchObject({ 'x-api-key': 'sk-up', 'anthropic-version': '2023-06-01', 'anthropic-beta': 'context-management-2025-06-27' });
 
     const counted = await post('/v1/messages/count_tokens', { model: 'x', messages: [{ role: 'user', content: 'hi' }] });
     expect(JSON.parse(counted.text).input_tokens).toBeGreaterThan(0);

@@ -11,6 +11,8 @@ export type HarnessProtocol = z.infer<typeof HarnessProtocol>;
 export interface ProtocolSpec {
   /** Request path the harness posts to, below the proxy's base URL (which ends in /v1). */
   path: string;
+  /** Request headers passed on upstream as the harness sent them (lower case; never credentials). */
+  forwardHeaders: string[];
   /** Path below the upstream's base URL (which includes its API prefix, e.g. /v1). */
   upstreamPath: string;
   /** Checks an upstream answer before it is recorded and passed on. */
@@ -45,9 +47,9 @@ const ResponsesResponse = z.looseObject({
 });
 
 export const PROTOCOLS: Record<HarnessProtocol, ProtocolSpec> = {
-  'openai-chat': { path: '/v1/chat/completions', upstreamPath: '/chat/completions', response: ChatResponse },
-  'openai-responses': { path: '/v1/responses', upstreamPath: '/responses', response: ResponsesResponse },
-  'anthropic-messages': { path: '/v1/messages', upstreamPath: '/messages', response: AnthropicResponse },
+  'openai-chat': { path: '/v1/chat/completions', forwardHeaders: [], upstreamPath: '/chat/completions', response: ChatResponse },
+  'openai-responses': { path: '/v1/responses', forwardHeaders: ['openai-beta'], upstreamPath: '/responses', response: ResponsesResponse },
+  'anthropic-messages': { path: '/v1/messages', forwardHeaders: ['anthropic-version', 'anthropic-beta'], upstreamPath: '/messages', response: AnthropicResponse },
 };
 
 /** Tokens an answer cost, in the chat-completions names whatever the protocol. */

@@ -165,7 +165,8 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     if (stop) return reply(response, 400, errorBody(protocol, 'invalid_request_error', `winnower stopped this rollout: ${stop.detail}`));
     usage.calls += 1;
     try {
-      const answer = await upstream.send(body, { signal });
+      const headers = Object.fromEntries(spec.forwardHeaders.flatMap((name) => (typeof request.headers[name] === 'string' ? [[name, request.headers[name] as string]] : [])));
+      const answer = await upstream.send(body, { signal, headers });
       const used = usageOf(protocol, answer);
       usage.prompt_tokens += used.prompt_tokens;
       usage.completion_tokens += used.completion_tokens;

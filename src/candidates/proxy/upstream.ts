@@ -16,8 +16,12 @@ type Json = Record<string, unknown>;
 export interface Upstream {
   /** Shown as the trajectory's source. */
   readonly name: string;
-  /** Sends one main-loop request (the harness's body) and returns the checked answer. */
-  send(body: Json, options: { signal?: AbortSignal }): Promise<Json>;
+  /**
+   * Sends one main-loop request (the harness's body) and returns the checked answer. `headers`
+   * are the harness's protocol headers worth passing on (Anthropic's version and betas: a body
+   * using a beta feature is refused without its header), never its credentials.
+   */
+  send(body: Json, options: { signal?: AbortSignal; headers?: Record<string, string> }): Promise<Json>;
   close(): Promise<void>;
 }
 
@@ -39,19 +43,32 @@ export function createUpstream(protocol: HarnessProtocol, policy: PolicyOptions,
   checkPolicyKind(protocol, policy);
   if (policy.kind === 'replay') return createReplayUpstream(protocol, policy.recordings[options.recordingIndex % policy.recordings.length]!);
   const anthropic = policy.kind === 'anthropic';
-  const client = new HttpClient({
-    urls: [policy.url],
-    ...(anthropic ? { headers: { 'anthropic-version': '2023-06-01', ...(policy.api_key ? { 'x-api-key': policy.api_key } : {}) } } : { apiKey: policy.api_key }),
-    timeoutMs: policy.timeout_s * 1000,
-    retries: 4,
-    errorCodes: { upstream: 'WNW_ERR_POLICY_UPSTREAM', response: 'WNW_ERR_POLICY_RESPONSE', timeout: 'WNW_ERR_POLICY_TIMEOUT' },
-  });
+  // The shared client's headers are fixed per client: one client per set of passed-on headers (a session uses one or two).
+  const clients = new Map<string, HttpClient>();
+  const clientFor = (passed: Record<string, string>): HttpClient => {
+    const key = JSON.stringify(passed);
+    let client = clients.get(key);
+    if (!client) {
+      client = new HttpClient({
+        urls: [policy.url],
+        ...(anthropic ? { headers: { 'anthropic-version': '2023-06-01', ...passed, ...(policy.api_key ? { 'x-api-key': policy.api_key } : {}) } } : { apiKey: policy.api_key, headers: passed }),
+        timeoutMs: policy.timeout_s * 1000,
+        retries: 4,
+        errorCodes: { upstream: 'WNW_ERR_POLICY_UPSTREAM', response: 'WNW_ERR_POLICY_RESPONSE', timeout: 'WNW_ERR_POLICY_TIMEOUT' },
+      });
+      clients.set(key, client);
+    }
+    return client;
+  };
   const temperature = policy.temperature;
   const sampling = { ...options.sampling, ...(temperature === undefined ? {} : { temperature }) };
   return {
     name: `${protocol}:${policy.model}`,
-    send: (body, call) => client.postJson({ path: PROTOCOLS[protocol].upstreamPath, body: upstreamBody(protocol, body, policy.model, sampling), schema: PROTOCOLS[protocol].response, signal: call.signal }),
-    close: () => client.close(),
+    send: (body, call) =>
+      clientFor(call.headers ?? {}).postJson({ path: PROTOCOLS[protocol].upstreamPath, body: upstreamBody(protocol, body, policy.model, sampling), schema: PROTOCOLS[protocol].response, signal: call.signal }),
+    close: async () => {
+      await Promise.all([...clients.values()].map((client) => client.close()));
+    },
   };
 }
 
