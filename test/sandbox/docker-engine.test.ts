@@ -9,6 +9,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDockerProvider, type DockerProviderSettings } from '../../src/sandbox/providers/docker.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
@@ -63,6 +64,25 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
     expect(described.engine).toMatch(/^Docker \S+ \(API \d+\.\d+ to \d+\.\d+/);
     const max = /to (\d+\.\d+)/.exec(String(described.engine))?.[1] ?? '';
     expect(described.apiVersion).toBe(Number(max.split('.')[1]) > 47 ? 'v1.47' : `v${max}`);
+  });
+
+  it('labels a Tty-less exec stream raw-stream up to API 1.41, multiplexed-stream after (framed either way)', async () => {
+    const sandbox = await provider().create({ image: target.contractImage });
+    const agent = new Agent({ connect: { socketPath: target.socketPath } });
+    try {
+      const version = String((await provider().describe()).apiVersion);
+      const post = (path: string, body: unknown) =>
+        request(`http://docker/${version}${path}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const created = (await (await post(`/containers/${sandbox.id}/exec`, { AttachStdout: true, AttachStderr: true, Tty: false, Cmd: ['echo', 'hi'] })).body.json()) as { Id: string };
+      const started = await post(`/exec/${created.Id}/start`, { Detach: false, Tty: false });
+      const frames = Buffer.from(await started.body.arrayBuffer());
+      expect(started.headers['content-type']).toBe(Number(version.split('.')[1]) <= 41 ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream');
+      expect([...frames.subarray(0, 8)]).toEqual([1, 0, 0, 0, 0, 0, 0, 3]);
+      expect(frames.subarray(8).toString()).toBe('hi\n');
+    } finally {
+      await agent.close();
+      await sandbox.close();
+    }
   });
 
   it('files written for a numeric user get its uid/gid from the tar headers', async (context) => {
