@@ -68,3 +68,46 @@ export class SharedTask<T> {
     if (!this.#settled) this.#controller.abort(reason);
   }
 }
+
+/**
+ * SharedTasks by key: one task per key, joined by every caller asking for it; a task that failed
+ * or was aborted is started anew by the next caller (a finished one is kept). Base snapshots and
+ * image pulls are prepared through one of these.
+ */
+export class SharedTaskMap<T> {
+  readonly #tasks = new Map<string, SharedTask<T>>();
+  /** Tasks not yet ended, including aborted ones no longer in #tasks. */
+  readonly #running = new Set<SharedTask<T>>();
+
+  /** Joins the task of `key`, starting `work` when there is none to join. */
+  join(key: string, work: (signal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    let task = this.#tasks.get(key);
+    // An aborted task (all its callers gave up) may still be winding down: start a new one.
+    if (!task || task.aborted) {
+      const made: SharedTask<T> = new SharedTask((abort) =>
+        work(abort).catch((error: unknown) => {
+          if (this.#tasks.get(key) === made) this.#tasks.delete(key);
+          throw error;
+        }),
+      );
+      this.#tasks.set(key, made);
+      this.#running.add(made);
+      void made.done.then(() => this.#running.delete(made));
+      task = made;
+    }
+    return task.join(signal);
+  }
+
+  /** Keys with a task finished or running. */
+  get size(): number {
+    return this.#tasks.size;
+  }
+
+  /** Aborts every task still running with `reason`, waits until they have stopped, and forgets them all. */
+  async abortAll(reason: unknown): Promise<void> {
+    const tasks = [...this.#running];
+    for (const task of tasks) task.abort(reason);
+    await Promise.all(tasks.map((task) => task.done));
+    this.#tasks.clear();
+  }
+}

@@ -1,6 +1,6 @@
 /** SharedTask: one piece of work for several waiters, aborted only when the last one leaves. */
 import { describe, expect, it } from 'vitest';
-import { SharedTask } from '../../src/util/shared-task.js';
+import { SharedTask, SharedTaskMap } from '../../src/util/shared-task.js';
 
 /** Work that ends only when its signal fires (then rejects with the signal's reason). */
 function untilAborted(): { started: () => number; work: (signal: AbortSignal) => Promise<string> } {
@@ -64,5 +64,36 @@ describe('SharedTask', () => {
     expect(task.aborted).toBe(false);
     task.abort(new Error('end'));
     expect(await staying).toBe(undefined);
+  });
+});
+
+describe('SharedTaskMap', () => {
+  it('runs one task per key for all its callers, keeps a result, and starts a failed one anew', async () => {
+    const tasks = new SharedTaskMap<string>();
+    let runs = 0;
+    const work = async (): Promise<string> => `run ${(runs += 1)}`;
+    expect(await Promise.all([tasks.join('a', work), tasks.join('a', work)])).toEqual(['run 1', 'run 1']);
+    expect(await tasks.join('a', work)).toBe('run 1');
+    let fail = true;
+    const flaky = async (): Promise<string> => {
+      if (fail) throw new Error('down');
+      return 'up';
+    };
+    await expect(tasks.join('b', flaky)).rejects.toThrow('down');
+    fail = false;
+    expect(await tasks.join('b', flaky)).toBe('up');
+    expect(tasks.size).toBe(2);
+  });
+
+  it('aborts the running tasks on abortAll, waits for them and forgets every key', async () => {
+    const tasks = new SharedTaskMap<string>();
+    const { started, work } = untilAborted();
+    const waiting = tasks.join('slow', work);
+    await tasks.abortAll(new Error('closing'));
+    await expect(waiting).rejects.toThrow('closing');
+    expect(tasks.size).toBe(0);
+    void tasks.join('slow', work).catch(() => undefined);
+    expect(started()).toBe(2);
+    await tasks.abortAll(new Error('closing again'));
   });
 });

@@ -16,7 +16,7 @@ import { chown, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/
 import { join } from 'node:path';
 import { z } from 'zod';
 import { abortedError, wnwError, WinnowerError } from '../../errors.js';
-import { SharedTask } from '../../util/shared-task.js';
+import { SharedTaskMap } from '../../util/shared-task.js';
 import { tail } from '../providers/local-host-command.js';
 import { isAlive } from '../providers/local-limits.js';
 import { removeTree, type Owner } from '../providers/local-overlay.js';
@@ -52,8 +52,8 @@ const TAG = 'winnower';
 const Entry = z.object({ digest: z.string(), source: z.string(), config: z.object({ env: z.record(z.string(), z.string()), workingDir: z.string().optional(), user: z.string().optional() }) });
 
 export class ImageCache {
-  readonly #tasks = new Map<string, SharedTask<CachedImage>>();
-  readonly #preparing = new Set<SharedTask<CachedImage>>();
+  /** By skopeo reference; a failure is not kept: the next request tries again (the registry may be back). */
+  readonly #tasks = new SharedTaskMap<CachedImage>();
   #pulls = 0;
   #closed = false;
 
@@ -80,30 +80,13 @@ export class ImageCache {
    */
   get(ref: ImageReference, signal?: AbortSignal): Promise<CachedImage> {
     if (this.#closed) return Promise.reject(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
-    let task = this.#tasks.get(ref.skopeo);
-    if (!task || task.aborted) {
-      const made: SharedTask<CachedImage> = new SharedTask((abort) =>
-        this.#resolve(ref, abort).catch((error: unknown) => {
-          // A failure is not cached: the next request tries again (the registry may be back).
-          if (this.#tasks.get(ref.skopeo) === made) this.#tasks.delete(ref.skopeo);
-          throw error;
-        }),
-      );
-      this.#tasks.set(ref.skopeo, made);
-      this.#preparing.add(made);
-      void made.done.then(() => this.#preparing.delete(made));
-      task = made;
-    }
-    return task.join(signal);
+    return this.#tasks.join(ref.skopeo, (abort) => this.#resolve(ref, abort), signal);
   }
 
   /** Stops pulls in progress; the entries on disk stay. */
   async close(): Promise<void> {
     this.#closed = true;
-    const tasks = [...this.#preparing];
-    for (const task of tasks) task.abort(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
-    await Promise.all(tasks.map((task) => task.done));
-    this.#tasks.clear();
+    await this.#tasks.abortAll(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
   }
 
   async #resolve(ref: ImageReference, abort: AbortSignal): Promise<CachedImage> {

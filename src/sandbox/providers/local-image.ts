@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { dirname, join, posix, resolve } from 'node:path';
 import { abortedError, wnwError } from '../../errors.js';
-import { SharedTask } from '../../util/shared-task.js';
+import { SharedTaskMap } from '../../util/shared-task.js';
 import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from '../images/image-cache.js';
 import type { ImageConfig } from '../images/image-config.js';
 import { parseImageReference } from '../images/image-reference.js';
@@ -81,7 +81,7 @@ interface Facts {
 
 export class LocalImages {
   #cache: Promise<ImageCache> | undefined;
-  readonly #facts = new Map<string, SharedTask<Facts>>();
+  readonly #facts = new SharedTaskMap<Facts>();
 
   constructor(
     readonly host: LocalHost,
@@ -121,6 +121,7 @@ export class LocalImages {
   }
 
   async close(): Promise<void> {
+    await this.#facts.abortAll(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
     const cache = await this.#cache?.catch(() => undefined);
     await cache?.close();
   }
@@ -167,20 +168,8 @@ export class LocalImages {
 
   /** Which of `dirs` exist and their HEADs, bash, the conda activation: found once per (image, dirs) in a read-only one-off. */
   #factsOf(image: CachedImage, dirs: string[], signal: AbortSignal | undefined): Promise<Facts> {
-    const key = [image.digest, ...dirs].join('\0');
-    let task = this.#facts.get(key);
     // Shared by concurrent creates; stopped only when all of them have given up (then tried anew).
-    if (!task || task.aborted) {
-      const made: SharedTask<Facts> = new SharedTask((abort) =>
-        this.#inspect(image, dirs, abort).catch((error: unknown) => {
-          if (this.#facts.get(key) === made) this.#facts.delete(key);
-          throw error;
-        }),
-      );
-      this.#facts.set(key, made);
-      task = made;
-    }
-    return task.join(signal);
+    return this.#facts.join([image.digest, ...dirs].join('\0'), (abort) => this.#inspect(image, dirs, abort), signal);
   }
 
   async #inspect(image: CachedImage, dirs: string[], signal: AbortSignal | undefined): Promise<Facts> {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { abortedError, throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import type { RepoSource } from '../../types/task.js';
 import { redactUrlCredentials } from '../../util/redact-url.js';
-import { SharedTask } from '../../util/shared-task.js';
+import { SharedTaskMap } from '../../util/shared-task.js';
 import { hostGitEnv, revParseCommitArgs, runHostCommand, tail, type HostCommandResult } from './local-host-command.js';
 import { removeTree, type Owner } from './local-overlay.js';
 
@@ -45,9 +45,7 @@ export const DEFAULT_CLONE_TIMEOUT_MS = 5 * 60_000;
  * aborted (its git processes killed) only when all of them have given up.
  */
 export class SnapshotStore {
-  readonly #snapshots = new Map<string, SharedTask<Snapshot>>();
-  /** Preparations not yet ended, including aborted ones no longer in #snapshots. */
-  readonly #preparing = new Set<SharedTask<Snapshot>>();
+  readonly #snapshots = new SharedTaskMap<Snapshot>();
   readonly #dirs = new Set<string>();
   #made = 0;
   #closed = false;
@@ -65,21 +63,7 @@ export class SnapshotStore {
 
   #cached(key: string, repo: RepoSource, signal: AbortSignal | undefined): Promise<Snapshot> {
     if (this.#closed) return Promise.reject(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
-    let task = this.#snapshots.get(key);
-    // An aborted preparation (all its callers gave up) is still winding down: start a new one.
-    if (!task || task.aborted) {
-      const made: SharedTask<Snapshot> = new SharedTask((abort) =>
-        this.#prepare(repo, abort).catch((error: unknown) => {
-          if (this.#snapshots.get(key) === made) this.#snapshots.delete(key);
-          throw error;
-        }),
-      );
-      this.#snapshots.set(key, made);
-      this.#preparing.add(made);
-      void made.done.then(() => this.#preparing.delete(made));
-      task = made;
-    }
-    return task.join(signal);
+    return this.#snapshots.join(key, (abort) => this.#prepare(repo, abort), signal);
   }
 
   /** Number of snapshots prepared or being prepared. */
@@ -89,10 +73,7 @@ export class SnapshotStore {
 
   async close(): Promise<void> {
     this.#closed = true;
-    const tasks = [...this.#preparing];
-    for (const task of tasks) task.abort(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
-    await Promise.all(tasks.map((task) => task.done));
-    this.#snapshots.clear();
+    await this.#snapshots.abortAll(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
     for (const dir of this.#dirs) await removeTree(dir);
     this.#dirs.clear();
   }
