@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDockerProvider, type DockerProviderSettings } from '../../src/sandbox/providers/docker.js';
+import { writeTar } from '../../src/sandbox/providers/docker-tar.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { expectCode } from '../support/expect-code.js';
 import { runSandboxContract } from './contract.js';
@@ -94,6 +95,29 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
       expect((await sandbox.exec('stat -c %u:%g owned.txt')).stdout).toBe('1000:1000\n');
       expect((await sandbox.exec('cat owned.txt')).stdout).toBe('mine\n');
     } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('docker 20.10 answers copyUIDGID with a numeric user by a 500 (why the provider writes owners into the tar)', async () => {
+    const described = await provider().describe();
+    // Later engines parse a numeric uid:gid (../shared/design/docker-real.md, D2).
+    const is2010 = String(described.engine).startsWith('Docker 20.10.');
+    const sandbox = await provider({ user: '1000:1000' }).create({ image: target.contractImage });
+    const agent = new Agent({ connect: { socketPath: target.socketPath } });
+    try {
+      const archive = writeTar([{ name: 'testbed/copied.txt', content: new TextEncoder().encode('x') }]);
+      const response = await request(`http://docker/${String(described.apiVersion)}/containers/${sandbox.id}/archive?path=/&copyUIDGID=1`, {
+        method: 'PUT',
+        dispatcher: agent,
+        headers: { 'content-type': 'application/x-tar' },
+        body: archive,
+      });
+      const answer = await response.body.text();
+      expect(response.statusCode).toBe(is2010 ? 500 : 200);
+      if (is2010) expect(JSON.parse(answer)).toEqual({ message: 'getent unable to find entry "1000:1000" in passwd database' });
+    } finally {
+      await agent.close();
       await sandbox.close();
     }
   });
