@@ -66,11 +66,12 @@ describe.skipIf(!hasBubblewrap())('harness rollout through the recording proxy (
   async function rollout(
     issue: string,
     model: string,
-    options: { limits?: HarnessLimits; signal?: AbortSignal; after?: (sandbox: Sandbox) => Promise<void> } = {},
+    options: { limits?: HarnessLimits; signal?: AbortSignal; after?: (sandbox: Sandbox) => Promise<void>; mainTools?: string[] } = {},
   ): Promise<Trajectory> {
+    const harness = catalog.resolve('scripted');
     const task: Task = { instance_id: 'demo', problem_statement: issue, repo: { path: repo }, fail_to_pass: [], pass_to_pass: [], meta: {} };
     const prepared = await prepareHarnessRollout({
-      harness: catalog.resolve('scripted'),
+      harness: options.mainTools ? { ...harness, definition: { ...harness.definition, main_tools: options.mainTools } } : harness,
       policy: policy(model),
       task,
       trajectoryId: 'job/0',
@@ -168,6 +169,15 @@ describe.skipIf(!hasBubblewrap())('harness rollout through the recording proxy (
     expect(trajectory.exit).toBe('error');
     expect((trajectory.meta.error as { code: string }).code).toBe('WNW_ERR_POLICY_RESPONSE');
     expect(trajectory.exit_raw).toMatch(/malformed|JSON|not valid/i);
+  }, 60_000);
+
+  it('a harness whose calls all lack the main tools fails, saying the definition does not match it', async () => {
+    const before = fake.requests.length;
+    const trajectory = await rollout('Say hello.', 'short', { mainTools: ['bash', 'str_replace_editor'] });
+    expect(fake.requests.length).toBe(before);
+    expect(trajectory.exit).toBe('error');
+    expect(trajectory.exit_raw).toBe('harness scripted made no agent-loop call: none of its 1 requests offered all of main_tools (bash, str_replace_editor)');
+    expect(trajectory.meta).toMatchObject({ steps: 0, side_calls: 1, error: { code: 'WNW_ERR_HARNESS_FAILED' } });
   }, 60_000);
 
   it('a CLI that exits non-zero is a failed rollout with its exit code and stderr', async () => {

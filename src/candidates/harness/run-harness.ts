@@ -123,6 +123,14 @@ export async function prepareHarnessRollout(options: HarnessRolloutOptions): Pro
       });
       const meta = { exit_code: result.exitCode, stdout_tail: tail(result.stdout), stderr_tail: tail(result.stderr), timed_out: result.timedOut };
       outcome = decide(proxy.stopped(), options.signal, result, limits.time_limit_s, meta);
+      const mainCalls = proxy.exchanges.filter((exchange) => exchange.kind === 'main').length;
+      if (outcome.exit === 'submitted' && mainCalls === 0 && proxy.exchanges.length > 0) {
+        // Every call lacked the main tools: the definition's main_tools do not match what this CLI sends.
+        const error = wnwError('WNW_ERR_HARNESS_FAILED', `harness ${definition.name} made no agent-loop call: none of its ${proxy.exchanges.length} requests offered all of main_tools (${definition.main_tools.join(', ')})`, {
+          details: { main_tools: definition.main_tools },
+        });
+        outcome = { exit: 'error', exitRaw: error.message, patch: '', meta: { ...meta, error: error.toJSON() } };
+      }
     } catch (caught) {
       const error = toWinnowerError(caught);
       const stop = proxy.stopped();
