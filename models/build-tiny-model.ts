@@ -1,12 +1,12 @@
 /**
  * `npm run models`: writes the bundled tiny value model to models/tiny-value/.
- * `tsx models/build-tiny-model.ts --kind two-class|causal-lm --out <dir>` builds a variant elsewhere.
+ * `tsx models/build-tiny-model.ts --kind two-class|multi-label|causal-lm --out <dir>` builds a variant elsewhere.
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildTinyModel, type TinyModelKind } from './tiny-model.js';
 
-const KINDS: TinyModelKind[] = ['scalar', 'two-class', 'causal-lm'];
+const KINDS: TinyModelKind[] = ['scalar', 'two-class', 'multi-label', 'causal-lm'];
 
 const { values } = parseArgs({
   options: {

@@ -19,6 +19,8 @@ export type OnnxPick =
   | { kind: 'two-class'; yes: number; no: number }
   /** logits [batch, seq, vocab]: the last real position's [logits[no], logits[yes]] (token ids). */
   | { kind: 'causal-lm'; yes: number; no: number }
+  /** logits [batch, labels] of a multi-label head: [logits[index], log Σ exp(logits) when softmax, else 0]. */
+  | { kind: 'head'; index: number; softmax: boolean }
   /** Start-up probe: nothing read, only the output's dims reported. */
   | { kind: 'probe' };
 
@@ -112,6 +114,17 @@ function pickRows(request: OnnxRunRequest, logits: Float32Array, dims: readonly 
       const width = dims[1]!;
       values[row * 2] = logits[row * width + pick.no]!;
       values[row * 2 + 1] = logits[row * width + pick.yes]!;
+    } else if (pick.kind === 'head') {
+      const width = dims[1]!;
+      const start = row * width;
+      values[row * 2] = logits[start + pick.index]!;
+      if (pick.softmax) {
+        let max = -Infinity;
+        for (let column = 0; column < width; column++) max = Math.max(max, logits[start + column]!);
+        let total = 0;
+        for (let column = 0; column < width; column++) total += Math.exp(logits[start + column]! - max);
+        values[row * 2 + 1] = max + Math.log(total);
+      }
     } else {
       const [, sequence, vocab] = dims as [number, number, number];
       const last = (row * sequence + request.lengths[row]! - 1) * vocab;

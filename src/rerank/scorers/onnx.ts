@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { throwIfAborted, WinnowerError, wnwError } from '../../errors.js';
 import { loadTokenizer, type Tokenizer } from '../tokenizer.js';
 import { type OnnxBatch, type OnnxSessionInfo, OnnxWorkerPool } from './onnx-pool.js';
+import type { HeadSettings } from './head.js';
 import type { OnnxPick } from './onnx-worker.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 import { sigmoid } from '../../util/logistic.js';
@@ -32,13 +33,15 @@ export interface OnnxScorerOptions {
   maxInputTokens?: number;
   /** Judge labels exactly as the model emits them, e.g. `' YES'` after "Answer:" (default YES / NO). */
   labels?: { yes: string; no: string };
+  /** A head of several labels (`[batch, labels]` logits): the label table, the success index and the activation. */
+  head?: HeadSettings;
   /** Padded tokens (rows × longest row) per model run (default 32768); one longer input still runs alone. */
   maxBatchTokens?: number;
   /** Reported as `Score.model` (default: the folder's name). */
   name?: string;
 }
 
-export type OnnxModelKind = 'scalar' | 'two-class' | 'causal-lm';
+export type OnnxModelKind = 'scalar' | 'two-class' | 'multi-label' | 'causal-lm';
 
 export interface OnnxScorer extends Scorer {
   readonly backend: 'onnx';
@@ -78,13 +81,16 @@ export async function createOnnxScorer(options: OnnxScorerOptions): Promise<Onnx
     const padTokenId = config.pad_token_id ?? [config.eos_token_id ?? 0].flat()[0] ?? 0;
     checkInputs(info, modelPath);
     const probe = await pool.run({ ids: new Int32Array([padTokenId]), lengths: new Int32Array([1]), padTokenId, pick: { kind: 'probe' } }, 1);
-    const kind = kindOf(probe.dims, info.outputName, modelPath);
+    const kind = options.head ? headKind(probe.dims, options.head, modelPath) : kindOf(probe.dims, info.outputName, modelPath);
     const labels = options.labels ?? { yes: 'YES', no: 'NO' };
     const labelIds =
       kind === 'two-class' ? classifierColumns(config, labels)
       : kind === 'causal-lm' ? await labelTokenIds(tokenizer, labels, probe.dims[2]!, modelPath)
       : undefined;
-    const pick: OnnxPick = labelIds && kind !== 'scalar' ? { kind, ...labelIds } : { kind: 'scalar' };
+    const pick: OnnxPick =
+      options.head ? { kind: 'head', index: options.head.labelIndex, softmax: options.head.activation === 'softmax' }
+      : labelIds && (kind === 'two-class' || kind === 'causal-lm') ? { kind, ...labelIds }
+      : { kind: 'scalar' };
     return new OnnxScorerImpl({
       pool,
       tokenizer,
@@ -249,8 +255,9 @@ class OnnxScorerImpl implements OnnxScorer {
     return { batch: { ids, lengths, padTokenId: this.#parts.padTokenId, pick: this.#parts.pick }, cost };
   }
 
-  /** `first`, `second`: [logit, 0] for a scalar head, [logit_NO, logit_YES] for judges. */
+  /** `first`, `second`: [logit, 0] for a scalar head, [logit_NO, logit_YES] for judges, [logit, log Σ exp] for a head. */
   #output(first: number, second: number): ScoreOutput {
+    if (this.#parts.pick.kind === 'head') return { value: this.#parts.pick.softmax ? Math.exp(first - second) : sigmoid(first), raw: first };
     const raw = this.kind === 'scalar' ? first : second - first;
     return { value: sigmoid(raw), raw };
   }
@@ -281,11 +288,24 @@ function kindOf(dims: number[], outputName: string, modelPath: string): OnnxMode
   if (dims.length === 1 || (dims.length === 2 && dims[1] === 1)) return 'scalar';
   if (dims.length === 2 && dims[1] === 2) return 'two-class';
   if (dims.length === 3 && dims[2]! > 2) return 'causal-lm';
+  if (dims.length === 2) {
+    throw wnwError('WNW_ERR_SCORE_MODEL', `${modelPath}: output ${outputName} has ${dims[1]} labels; name them (scorer.labels, and labelIndex for success) to read it as a multi-label head`, {
+      details: { file: modelPath, output: outputName, dims, field: 'scorer.labels' },
+    });
+  }
   throw wnwError(
     'WNW_ERR_SCORE_MODEL',
-    `${modelPath}: output ${outputName} has dims [${dims.join(', ')}] for one row; expected [batch, 1], [batch, 2] (NO, YES) or [batch, sequence, vocab]`,
+    `${modelPath}: output ${outputName} has dims [${dims.join(', ')}] for one row; expected [batch, 1], [batch, 2] (NO, YES), [batch, labels] with scorer.labels, or [batch, sequence, vocab]`,
     { details: { file: modelPath, output: outputName, dims } },
   );
+}
+
+/** A head read by its label table: the output must be `[batch, labels]` with exactly that many labels. */
+function headKind(dims: number[], head: HeadSettings, modelPath: string): OnnxModelKind {
+  if (dims.length === 2 && dims[1] === head.labels.length) return 'multi-label';
+  throw wnwError('WNW_ERR_SCORE_MODEL', `${modelPath}: output dims [${dims.join(', ')}] for one row do not match the ${head.labels.length} labels of scorer.labels`, {
+    details: { file: modelPath, dims, labels: head.labels.length, field: 'scorer.labels' },
+  });
 }
 
 /** Columns of a two-class head: from config.json's id2label when it names the labels, else NO=0, YES=1. */

@@ -137,12 +137,14 @@ function serverSettings(config: ScorerConfig, tokenizer: Tokenizer | undefined):
 const BACKENDS: Record<ScorerConfig['backend'], Loader> = {
   async onnx(config) {
     const { createOnnxScorer } = await import('./onnx.js');
+    const head = headOf(config);
     return createOnnxScorer({
       modelDir: config.model,
       ...(config.workers === undefined ? {} : { workers: config.workers }),
       ...(config.intraOpThreads === undefined ? {} : { intraOpThreads: config.intraOpThreads }),
       ...(config.maxInputTokens === undefined ? {} : { maxInputTokens: config.maxInputTokens }),
       ...(judgeLabels(config) === undefined ? {} : { labels: judgeLabels(config)! }),
+      ...(head ? { head } : {}),
     });
   },
   async sglang(config, tokenizer) {

@@ -75,3 +75,9 @@ export function referenceRaw(
   if (pick.kind === 'scalar') return logit(weights, state, 0);
   return logit(weights, state, pick.yes) - logit(weights, state, pick.no);
 }
+
+/** Every logit of a `[batch, labels]` head for one unpadded row (a multi-label head). */
+export function referenceLogits(weights: TinyWeights, ids: number[]): number[] {
+  const state = pooled(weights, ids, ids.length);
+  return Array.from({ length: weights.head.dims[1]! }, (_, column) => logit(weights, state, column));
+}

@@ -8,7 +8,8 @@ import { WinnowerError } from '../../../src/errors.js';
 import { createOnnxScorer, type OnnxScorer } from '../../../src/rerank/scorers/onnx.js';
 import type { ScoreInput } from '../../../src/rerank/scorers/types.js';
 import { loadTokenizer } from '../../../src/rerank/tokenizer.js';
-import { readTinyWeights, referenceRaw } from './onnx-reference.js';
+import { resolveHead } from '../../../src/rerank/scorers/head.js';
+import { readTinyWeights, referenceLogits, referenceRaw } from './onnx-reference.js';
 
 const BUNDLED = fileURLToPath(new URL('../../../models/tiny-value/', import.meta.url));
 
@@ -126,6 +127,34 @@ describe('bundled tiny model', () => {
 });
 
 describe('variants', () => {
+  it('multi-label head (27 outputs, as the OpenHands critic): the success logit, by sigmoid or by softmax over the labels', async () => {
+    const dir = join(temp, 'multi-label');
+    buildTinyModel({ kind: 'multi-label', outDir: dir, numLabels: 27 });
+    const weights = readTinyWeights(join(dir, 'model.onnx'));
+    const refused = await createOnnxScorer({ modelDir: dir }).catch((error: unknown) => error as WinnowerError);
+    expect(refused).toMatchObject({ code: 'WNW_ERR_SCORE_MODEL', details: { field: 'scorer.labels' } });
+    const wrongCount = await createOnnxScorer({ modelDir: dir, head: resolveHead({ labels: ['a', 'b', 'c'], activation: 'sigmoid' }) }).catch((error: unknown) => error as WinnowerError);
+    expect(wrongCount).toMatchObject({ code: 'WNW_ERR_SCORE_MODEL', details: { labels: 3 } });
+    const critic = await createOnnxScorer({ modelDir: dir, head: resolveHead({ labels: 'openhands-critic' }) });
+    const softmax = await createOnnxScorer({ modelDir: dir, head: resolveHead({ labels: 'openhands-critic', labelIndex: 3, activation: 'softmax' }) });
+    try {
+      expect(critic.kind).toBe('multi-label');
+      const ids = await critic.tokenizer.encode(TEXTS);
+      const [byCritic, bySoftmax] = await Promise.all([critic.score(inputs(TEXTS)), softmax.score(inputs(TEXTS))]);
+      for (const [i] of TEXTS.entries()) {
+        const logits = referenceLogits(weights, ids[i]!);
+        expect(near(byCritic[i]!.raw, logits[0]!), `${byCritic[i]!.raw} vs ${logits[0]}`).toBe(true);
+        expect(byCritic[i]!.value).toBeCloseTo(sigmoid(byCritic[i]!.raw), 12);
+        const total = logits.reduce((sum, value) => sum + Math.exp(value), 0);
+        expect(near(bySoftmax[i]!.raw, logits[3]!)).toBe(true);
+        expect(bySoftmax[i]!.value).toBeCloseTo(Math.exp(logits[3]!) / total, 5);
+      }
+    } finally {
+      await critic.close();
+      await softmax.close();
+    }
+  });
+
   it('two-class head: P(YES) by softmax, raw = logit_YES − logit_NO', async () => {
     const dir = join(temp, 'two-class');
     buildTinyModel({ kind: 'two-class', outDir: dir });
