@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
 import { isLoopbackRegistry, parseImageReference } from '../../src/sandbox/images/image-reference.js';
+import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
 
 const digest = `sha256:${'a'.repeat(64)}`;
 
@@ -50,5 +51,21 @@ describe('parseImageReference', () => {
   it('treats loopback registries as plain HTTP, others not', () => {
     expect(['127.0.0.1:5000', 'localhost', 'localhost:5000', '[::1]:5000', '127.5.0.1'].map(isLoopbackRegistry)).toEqual([true, true, true, true, true]);
     expect(['10.0.0.1:5000', 'ghcr.io', undefined, 'localhost.example.com'].map(isLoopbackRegistry)).toEqual([false, false, false, false]);
+  });
+});
+
+describe('image settings of the local provider', () => {
+  it.each([
+    [{ pullTimeoutMs: -1 }, 'sandbox.settings.pullTimeoutMs'],
+    [{ condaEnv: 'two words' }, 'sandbox.settings.condaEnv'],
+    [{ imageWorkdir: 'testbed' }, 'sandbox.settings.imageWorkdir'],
+    [{ imageCacheDir: '/var/cache/a:b' }, 'sandbox.settings.imageCacheDir'],
+    [{ insecureRegistries: 'host:5000' }, 'sandbox.settings.insecureRegistries'],
+  ])('refuses %j when the provider is made, naming the field', (settings, field) => {
+    expect(() => createLocalProvider(settings as unknown as LocalProviderSettings)).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field } }));
+  });
+
+  it('takes valid ones', () => {
+    expect(() => createLocalProvider({ pullTimeoutMs: 60_000, condaEnv: false, imageWorkdir: '/srv/repo', insecureRegistries: ['registry.internal:5000'] })).not.toThrow();
   });
 });

@@ -7,6 +7,7 @@
 import { homedir } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { dirname, join, posix, resolve } from 'node:path';
+import { z } from 'zod';
 import { abortedError, wnwError } from '../../errors.js';
 import { SharedTaskMap } from '../../util/shared-task.js';
 import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from '../images/image-cache.js';
@@ -56,6 +57,26 @@ const SHELL_STATE = new Set(['PWD', 'OLDPWD', 'SHLVL', '_', 'PS1']);
 export function defaultImageCacheDir(): string {
   if (process.getuid?.() === 0) return '/var/cache/winnower/images';
   return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'winnower', 'images');
+}
+
+const ImageSettingsSchema = z.object({
+  imageCacheDir: z.string().min(1).refine((dir) => !/[,:\\]/.test(dir), "overlay paths cannot contain ',', ':' or '\\'").optional(),
+  imageWorkdir: z.string().startsWith('/').optional(),
+  condaEnv: z.union([z.literal(false), z.string().regex(/^[A-Za-z0-9_.-]+$/, 'an environment name')]).optional(),
+  pullTimeoutMs: z.number().int().positive().optional(),
+  registryAuthFile: z.string().min(1).optional(),
+  insecureRegistries: z.array(z.string().min(1)).optional(),
+  skopeoPath: z.string().startsWith('/').optional(),
+  umociPath: z.string().startsWith('/').optional(),
+});
+
+/** Checks the image settings when the provider is made: WNW_ERR_CFG_INVALID naming a bad one. */
+export function checkImageSettings(settings: LocalImageSettings): void {
+  const parsed = ImageSettingsSchema.safeParse(settings);
+  if (parsed.success) return;
+  const issue = parsed.error.issues[0]!;
+  const field = `sandbox.settings.${issue.path.join('.')}`;
+  throw wnwError('WNW_ERR_CFG_INVALID', `${field}: ${issue.message}`, { details: { field } });
 }
 
 /** The image settings in force and whether skopeo and umoci are here, for describe(). */
@@ -130,7 +151,6 @@ export class LocalImages {
     this.#cache ??= (async () => {
       const tools = await findImageTools(this.settings);
       const cacheDir = this.settings.imageCacheDir ?? defaultImageCacheDir();
-      if (/[,:\\]/.test(cacheDir)) throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.imageCacheDir ${cacheDir}: overlay paths cannot contain ',', ':' or '\\'`, { details: { field: 'sandbox.settings.imageCacheDir' } });
       if (this.host.owner) await checkReachable(cacheDir, this.host.owner.uid);
       return ImageCache.open({
         cacheDir,
@@ -174,7 +194,6 @@ export class LocalImages {
 
   async #inspect(image: CachedImage, dirs: string[], signal: AbortSignal | undefined): Promise<Facts> {
     const conda = this.settings.condaEnv === false ? '' : (this.settings.condaEnv ?? 'testbed');
-    if (conda && !/^[A-Za-z0-9_.-]+$/.test(conda)) throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.condaEnv: ${JSON.stringify(conda)} is not an environment name`, { details: { field: 'sandbox.settings.condaEnv' } });
     const mark = CONDA_MARK.replace(/\n/g, '\\n');
     const script = [
       'if command -v bash >/dev/null 2>&1; then echo bash; else echo sh; fi',

@@ -21,7 +21,7 @@ import { checkEnv, checkMounts } from './local-bwrap-args.js';
 import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './local-host.js';
 import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
 import { createCopyWorkspace, createOverlayWorkspace, removeTree, type DiskCaps, type Workspace } from './local-overlay.js';
-import { DEFAULT_IMAGE_WORKDIR, describeImages, LocalImages, type LocalImageSettings } from './local-image.js';
+import { checkImageSettings, DEFAULT_IMAGE_WORKDIR, describeImages, LocalImages, type LocalImageSettings } from './local-image.js';
 import { LocalSandbox } from './local-sandbox.js';
 import { DENIED_SYSCALLS, seccompProgram } from './local-seccomp.js';
 import { SnapshotStore } from './local-snapshot.js';
@@ -95,6 +95,7 @@ class LocalProvider implements SandboxProvider {
     this.#logger = settings.logger ?? stderrLogger;
     this.#patch = patchPolicy(settings.patch);
     this.#disk = diskCaps(settings);
+    checkImageSettings(settings);
     for (const field of ['maxTotalProcesses', 'maxTotalMemoryMb'] as const) {
       const value = settings[field];
       if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
