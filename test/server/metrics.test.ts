@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceMetrics } from '../../src/observability/metrics.js';
 import { createScorer } from '../../src/rerank/scorers/registry.js';
 import { withObserver } from '../../src/sandbox/with-observer.js';
+import { startFakePolicy } from '../fakes/fake-policy.js';
 import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';
 import { FakeProvider } from '../verify/fake-sandbox.js';
 import { gitRepo } from './git-repo.js';
@@ -126,6 +127,37 @@ describe('request ids', () => {
     const refused = await server.app.inject({ url: '/nowhere' });
     expect(refused.statusCode).toBe(404);
     expect(refused.headers['x-request-id']).toBeDefined();
+  });
+
+  it('carries the id of POST /solve into its job: the policy server sees it, the sandboxes are labelled with it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wnw-reqid-'));
+    const repo = gitRepo(join(dir, 'repo'));
+    const labels: Array<string | undefined> = [];
+    const fake = new FakeProvider({
+      failCreate: (spec) => {
+        labels.push(spec.label);
+        return false;
+      },
+    });
+    const policy = await startFakePolicy({ scripts: { m: [{ commands: ['echo done'] }] } });
+    const app = await startTestApp({ sandboxes: withObserver(fake, {}) });
+    try {
+      const response = await app.app.inject({
+        method: 'POST',
+        url: '/solve?wait=true',
+        headers: { 'x-request-id': 'solve-req-7' },
+        payload: { issue: 'x should be 2', repo: { path: repo }, n: 1, verify: { enabled: false }, scoring: { enabled: false }, agent: { step_limit: 1 }, policy: { kind: 'openai', url: policy.url, model: 'm' } },
+      });
+      expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
+      expect(response.headers['x-request-id']).toBe('solve-req-7');
+      expect(policy.headers.length).toBeGreaterThan(0);
+      expect(policy.headers.every((headers) => headers['x-request-id'] === 'solve-req-7')).toBe(true);
+      expect(labels).toEqual([`${response.json().job_id} request=solve-req-7`]);
+    } finally {
+      await app.close();
+      await policy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('sends the request id on to the scorer server it calls', async () => {
