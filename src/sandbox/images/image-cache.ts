@@ -54,7 +54,6 @@ const Entry = z.object({ digest: z.string(), source: z.string(), config: z.objec
 export class ImageCache {
   /** By skopeo reference; a failure is not kept: the next request tries again (the registry may be back). */
   readonly #tasks = new SharedTaskMap<CachedImage>();
-  #pulls = 0;
   #closed = false;
 
   private constructor(readonly options: ImageCacheOptions) {}
@@ -67,11 +66,6 @@ export class ImageCache {
       if (match && !isAlive(Number(match[1]))) await removeTree(join(options.cacheDir, entry)).catch(() => undefined);
     }
     return new ImageCache(options);
-  }
-
-  /** Images pulled and unpacked by this process (not found on disk). */
-  get pulls(): number {
-    return this.#pulls;
   }
 
   /**
@@ -147,7 +141,6 @@ export class ImageCache {
       await rm(layout, { recursive: true, force: true });
       await this.options.finalize?.(rootfs, config, signal);
       await writeFile(join(tmp, 'image.json'), `${JSON.stringify({ digest, source: ref.display, config }, null, 2)}\n`, { mode: 0o644 });
-      this.#pulls += 1;
       try {
         await rename(tmp, dir);
       } catch (error) {

@@ -136,11 +136,6 @@ export class LocalImages {
     };
   }
 
-  /** Images pulled by this process so far (0 before the first image). */
-  async pulls(): Promise<number> {
-    return this.#cache ? (await this.#cache).pulls : 0;
-  }
-
   async close(): Promise<void> {
     await this.#facts.abortAll(wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed'));
     const cache = await this.#cache?.catch(() => undefined);
@@ -177,9 +172,10 @@ export class LocalImages {
   async #finalize(rootfs: string, config: ImageConfig, signal: AbortSignal): Promise<void> {
     // Files of the cache belong to the sandbox user on the host: a setuid one would let any host
     // user run as it (and change every image). Run as that user; find does not follow symlinks.
+    // A folder the image made unreadable (mode 000) makes find exit 1: nobody else can reach it either.
     const owner = this.host.owner;
     const strip = await runHostCommand('find', [rootfs, '-xdev', '-type', 'f', '-perm', '/6000', '-exec', 'chmod', 'ug-s', '--', '{}', '+'], { signal, timeoutMs: 600_000, uid: owner?.uid, gid: owner?.gid });
-    if (strip.code !== 0) throw wnwError('WNW_ERR_SBX_IMAGE', `cannot clear the setuid bits of the image's files: ${tail(strip.stderr)}`);
+    if (strip.timedOut || strip.code === null) throw wnwError('WNW_ERR_SBX_IMAGE', `clearing the setuid bits of the image's files did not finish: ${tail(strip.stderr)}`);
     const dirs = [...new Set([this.settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR, ...(config.workingDir ? [config.workingDir] : [])])];
     const script = `for d in ${dirs.map(shellWord).join(' ')}; do [ -e "$d/.git" ] && git -C "$d" update-index -q --refresh >/dev/null 2>&1; done; exit 0`;
     const result = await runInImage(this.host, rootfs, script, { signal, timeoutMs: 600_000, image: { readOnly: false, env: withImageEnv(config.env) } });
