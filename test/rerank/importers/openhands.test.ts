@@ -110,14 +110,6 @@ describeRealData('openhands importer on public trajectories', 'trajectories', ()
     expect(trajectory.usage).toEqual({ prompt_tokens: 410169, completion_tokens: 5156, calls: 34, cost: 0 });
   });
 
-  it("keeps the system event's tool definitions in meta.tools (the critic's chat template is given them)", async () => {
-    const file = ownFixture('openhands', 'acme__gadgets-201.output.jsonl');
-    const raw = JSON.parse(readFileSync(file, 'utf8')) as { history: Array<{ action?: string; args?: { tools?: unknown[] } }> };
-    const { items } = await importOpenHands(file);
-    expect(items[0]!.meta['tools']).toEqual(raw.history.find((event) => event.action === 'system')!.args!.tools);
-    expect((items[0]!.meta['tools'] as unknown[]).length).toBe(3);
-  });
-
   it('reads a bare event list (replay trajectory)', async () => {
     const { items } = await importOpenHands(realTrajectory('openhands', 'basic.trajectory.json'));
     const trajectory = items[0]!;
