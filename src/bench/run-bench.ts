@@ -40,6 +40,8 @@ export interface BenchOptions {
   policyLatencyMs: number;
   verify: boolean;
   progress: boolean;
+  /** The CLI entry a self-started server runs (default: this process's). */
+  entry?: string;
 }
 
 export interface BenchRun {
@@ -102,7 +104,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const scorer = stub ? { backend: 'vllm', model: stub.model, urls: [stub.url], retries: 0, batching } : { backend: 'onnx', batching };
     let server: SelfServer | undefined;
     if (!options.url) {
-      server = await startSelfServer({ scorer, maxRunningJobs: Math.max(...options.connections) });
+      server = await startSelfServer({ scorer, maxRunningJobs: Math.max(...options.connections), ...(options.entry ? { entry: options.entry } : {}) });
       closers.push(() => server!.close());
     }
     const url = options.url ?? server!.url;

@@ -24,6 +24,8 @@ export interface SelfServerOptions {
   maxRunningJobs?: number;
   /** How long to wait for readiness (ms, default 120 s). */
   startTimeoutMs?: number;
+  /** The CLI's entry script (default: the one running, `process.argv[1]`). */
+  entry?: string;
 }
 
 function freePort(): Promise<number> {
@@ -64,7 +66,7 @@ export async function startSelfServer(options: SelfServerOptions): Promise<SelfS
   const file = join(dir, 'config.json');
   writeFileSync(file, JSON.stringify(config));
   // This very CLI (its entry script, with the same Node flags: tsx's loader when run from source).
-  const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, 'serve', '--config', file], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, WINNOWER_CONFIG: '' } });
+  const child = spawn(process.execPath, [...process.execArgv, options.entry ?? process.argv[1]!, 'serve', '--config', file], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, WINNOWER_CONFIG: '' } });
   let errors = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     errors = (errors + chunk.toString('utf8')).slice(-20_000);
