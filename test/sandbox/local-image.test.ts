@@ -7,6 +7,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
@@ -75,6 +77,30 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
       expect(result.stdout).toBe(`/testbed\n1000\n${image!.baseCommit}\nyes\nadded by the upper layer\nkept\n`);
     } finally {
       await sandbox.close();
+    }
+  });
+
+  it('isolates as it does over a checkout: no network unless asked, no capabilities, seccomp, own pid namespace', async () => {
+    const server = createServer((_, response) => response.end('host secret'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const probe = `exec 3<>/dev/tcp/127.0.0.1/${(server.address() as AddressInfo).port} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3`;
+    const sandbox = await provider.create({ image: image!.reference });
+    const networked = await provider.create({ image: image!.reference, network: true });
+    try {
+      const blocked = await sandbox.exec(probe, { timeoutMs: 10_000 });
+      expect(blocked.exitCode).not.toBe(0);
+      expect(blocked.stdout).not.toContain('host secret');
+      expect((await networked.exec(probe, { timeoutMs: 10_000 })).stdout).toContain('host secret');
+      const status = (await sandbox.exec('while read -r line; do case "$line" in CapEff:*|NoNewPrivs:*|Seccomp:*) echo "$line";; esac; done < /proc/self/status')).stdout;
+      expect(status).toMatch(/CapEff:\s+0+\n/);
+      expect(status).toMatch(/NoNewPrivs:\s+1/);
+      expect(status).toMatch(/Seccomp:\s+2/);
+      // Only the sandbox's own few processes, numbered from 1 in its pid namespace.
+      const pids = (await sandbox.exec('for p in /proc/[0-9]*; do echo "${p#/proc/}"; done')).stdout.trim().split('\n').map(Number);
+      expect(Math.max(...pids)).toBeLessThan(20);
+    } finally {
+      await Promise.all([sandbox.close(), networked.close()]);
+      server.close();
     }
   });
 
