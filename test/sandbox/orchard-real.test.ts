@@ -255,6 +255,8 @@ describe('§10 heartbeats enrol a sandbox in heartbeat reaping; the TTL counts f
     await expect.poll(() => beating.lost?.details.lost).toBe(true);
 
     await expectCode(makeProvider({ ttlS: 3_600 }).create({ image: IMAGE, lifetimeS: 4_000 }), 'WNW_ERR_SBX_UNSUPPORTED');
+    // No host bind mounts in a pod: refused before any request rather than a harness dying with 127.
+    await expectCode(makeProvider({}).create({ image: IMAGE, mounts: [{ source: '/usr/bin', target: '/opt/winnower/bin' }] }), 'WNW_ERR_SBX_UNSUPPORTED');
     const defaults = await createOrchardProvider({ baseUrl: fake.url }).describe();
     // At most a third of the server's 180 s heartbeat timeout.
     expect(defaults).toMatchObject({ heartbeatIntervalMs: 60_000, ttlS: 7_200 });

@@ -178,6 +178,12 @@ class OrchardProvider implements SandboxProvider {
         details: { field: 'lifetimeS', provider: this.name, ttlS: this.#settings.ttlS },
       });
     }
+    // Orchard Env has no host bind mounts; a harness that needs its CLI mounted would die with 127 inside.
+    if (spec.mounts?.length) {
+      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', 'the orchard provider cannot bind host paths into a pod (spec.mounts): put the harness CLI in the image, or use the local or docker provider', {
+        details: { field: 'mounts', provider: this.name },
+      });
+    }
     const body: Record<string, unknown> = {
       image: spec.image,
       block_network: spec.network !== true,
