@@ -33,7 +33,7 @@ function listen(server: Server | TcpServer): Promise<number> {
 describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${imageToolsMissing ? ` (skipped: ${imageToolsMissing})` : ''}`, () => {
   const scratch = tempDir('wnw-image-pull-');
   const caches: ImageCache[] = [];
-  const open = async (settings: { pullTimeoutMs?: number; authFile?: string } = {}): Promise<ImageCache> => {
+  const open = async (settings: { pullTimeoutMs?: number; registryTimeoutMs?: number; authFile?: string } = {}): Promise<ImageCache> => {
     const cache = await ImageCache.open({ cacheDir: join(scratch.dir, 'cache'), tools: await findImageTools(), owner: undefined, ...settings });
     caches.push(cache);
     return cache;
@@ -79,6 +79,14 @@ describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${ima
       const error = await caught(cache.get(parseImageReference(`127.0.0.1:${port}/winnower/slow:1`)));
       expect(error.code).toBe('WNW_ERR_SBX_TIMEOUT');
       expect(error.message).toContain('sandbox.settings.pullTimeoutMs');
+    });
+
+    it('names a registry that does not answer within registryTimeoutMs as WNW_ERR_SBX_REGISTRY, long before the pull deadline', async () => {
+      const cache = await open({ pullTimeoutMs: 600_000, registryTimeoutMs: 1000 });
+      const error = await caught(cache.get(parseImageReference(`127.0.0.1:${port}/winnower/slow:3`)));
+      expect(error.code).toBe('WNW_ERR_SBX_REGISTRY');
+      expect(error.details.reason).toBe('timeout');
+      expect(error.message).toContain('sandbox.settings.registryTimeoutMs');
     });
 
     it('stops the pull when its caller aborts, with WNW_ERR_OP_ABORTED', async () => {

@@ -41,6 +41,8 @@ export interface ImageCacheOptions extends RegistrySettings {
   owner: Owner | undefined;
   /** Deadline of resolving, pulling and unpacking one image (default DEFAULT_PULL_TIMEOUT_MS). */
   pullTimeoutMs?: number;
+  /** How long the registry may take to answer the manifest request (default DEFAULT_REGISTRY_TIMEOUT_MS). */
+  registryTimeoutMs?: number;
   /** Runs on a fresh rootfs before it is published (git index refresh); may write to it. */
   finalize?(rootfs: string, config: ImageConfig, signal: AbortSignal): Promise<void>;
 }
@@ -48,6 +50,8 @@ export interface ImageCacheOptions extends RegistrySettings {
 /** SWE-bench images are several GB: half an hour for a first pull and unpack. */
 export const DEFAULT_PULL_TIMEOUT_MS = 30 * 60_000;
 const TAG = 'winnower';
+/** Longest wait for a registry to answer the manifest request (default of registryTimeoutMs). */
+export const DEFAULT_REGISTRY_TIMEOUT_MS = 120_000;
 
 const Entry = z.object({ digest: z.string(), source: z.string(), config: z.object({ env: z.record(z.string(), z.string()), workingDir: z.string().optional(), user: z.string().optional() }) });
 
@@ -89,25 +93,31 @@ export class ImageCache {
     const signal = AbortSignal.any([abort, deadline]);
     const started = Date.now();
     const left = (): number => Math.max(1, timeoutMs - (Date.now() - started));
-    const stopped = (error: unknown): never => {
-      if (deadline.aborted && !abort.aborted) {
-        throw wnwError('WNW_ERR_SBX_TIMEOUT', `pulling and unpacking ${ref.display} did not finish within ${Math.round(timeoutMs / 1000)} s (sandbox.settings.pullTimeoutMs)`, {
-          details: { image: ref.display, timeout_ms: timeoutMs },
+    const pastDeadline = (): WinnowerError =>
+      wnwError('WNW_ERR_SBX_TIMEOUT', `pulling and unpacking ${ref.display} did not finish within ${Math.round(timeoutMs / 1000)} s (sandbox.settings.pullTimeoutMs)`, {
+        details: { image: ref.display, timeout_ms: timeoutMs },
+      });
+    try {
+      // A registry that takes the connection and never answers is named after two minutes, not at the pull's deadline.
+      const registryMs = this.options.registryTimeoutMs ?? DEFAULT_REGISTRY_TIMEOUT_MS;
+      const inspectMs = Math.min(left(), registryMs);
+      const inspect = await runTool(this.options.tools.skopeo, ['inspect', '--raw', ...sourceFlags(ref, this.options, 'inspect'), '--', ref.skopeo], { signal, timeoutMs: inspectMs });
+      if (inspect.timedOut && inspectMs < registryMs) throw pastDeadline();
+      if (inspect.timedOut) {
+        throw wnwError('WNW_ERR_SBX_REGISTRY', `reading the manifest of ${ref.display}: no answer within ${Math.round(registryMs / 1000)} s (sandbox.settings.registryTimeoutMs)`, {
+          details: { image: ref.display, registry: ref.registry ?? 'docker.io', reason: 'timeout' },
+          retryable: true,
         });
       }
-      if (abort.aborted) throw WinnowerError.isInstance(abort.reason) ? abort.reason : abortedError(abort);
-      if (WinnowerError.isInstance(error)) throw error;
-      throw wnwError('WNW_ERR_SBX_IMAGE', `cannot prepare ${ref.display}: ${(error as Error).message}`, { cause: error, details: { image: ref.display } });
-    };
-    try {
-      const inspect = await runTool(this.options.tools.skopeo, ['inspect', '--raw', ...sourceFlags(ref, this.options, 'inspect'), '--', ref.skopeo], { signal, timeoutMs: left() });
-      if (inspect.timedOut) stopped(new Error('timed out'));
       if (inspect.code !== 0) throw skopeoError(ref, 'cannot read the manifest of', inspect);
       const digest = `sha256:${createHash('sha256').update(inspect.stdout).digest('hex')}`;
       const dir = join(this.options.cacheDir, digest.slice('sha256:'.length));
-      return (await this.#load(dir)) ?? (await this.#pull(ref, digest, dir, signal, left));
+      return (await this.#load(dir)) ?? (await this.#pull(ref, digest, dir, signal, left, pastDeadline));
     } catch (error) {
-      return stopped(error);
+      if (abort.aborted) throw WinnowerError.isInstance(abort.reason) ? abort.reason : abortedError(abort);
+      if (deadline.aborted) throw pastDeadline();
+      if (WinnowerError.isInstance(error)) throw error;
+      throw wnwError('WNW_ERR_SBX_IMAGE', `cannot prepare ${ref.display}: ${(error as Error).message}`, { cause: error, details: { image: ref.display } });
     }
   }
 
@@ -118,7 +128,7 @@ export class ImageCache {
     return { ...entry, rootfs: join(dir, 'rootfs') };
   }
 
-  async #pull(ref: ImageReference, digest: string, dir: string, signal: AbortSignal, left: () => number): Promise<CachedImage> {
+  async #pull(ref: ImageReference, digest: string, dir: string, signal: AbortSignal, left: () => number, pastDeadline: () => WinnowerError): Promise<CachedImage> {
     const { tools, owner, cacheDir } = this.options;
     const tmp = join(cacheDir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
     const layout = join(tmp, 'layout');
@@ -130,13 +140,13 @@ export class ImageCache {
         signal,
         timeoutMs: left(),
       });
-      if (copy.timedOut) throw new Error('timed out');
+      if (copy.timedOut) throw pastDeadline();
       if (copy.code !== 0) throw skopeoError(ref, 'cannot pull', copy);
       const config = await readLayoutConfig(layout, TAG);
       // Rootless: no device nodes, ownership of every entry = the unpacking user (the sandbox's),
       // which is what the sandbox user needs to change any file through its overlay.
       const unpack = await runTool(tools.umoci, ['raw', 'unpack', '--rootless', '--image', `${layout}:${TAG}`, rootfs], { signal, timeoutMs: left(), as: owner });
-      if (unpack.timedOut) throw new Error('timed out');
+      if (unpack.timedOut) throw pastDeadline();
       if (unpack.code !== 0) throw wnwError('WNW_ERR_SBX_IMAGE', `cannot unpack ${ref.display}: ${tail(unpack.stderr)}`, { details: { image: ref.display, stderr: tail(unpack.stderr) } });
       await rm(layout, { recursive: true, force: true });
       await this.options.finalize?.(rootfs, config, signal);

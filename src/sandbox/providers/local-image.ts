@@ -27,6 +27,8 @@ export interface LocalImageSettings extends ImageToolSettings {
   condaEnv?: string | false;
   /** Deadline of a first pull and unpack, in ms (default 30 min). */
   pullTimeoutMs?: number;
+  /** How long a registry may take to answer for an image's manifest, in ms (default 2 min). */
+  registryTimeoutMs?: number;
   /** containers auth.json with registry credentials (default REGISTRY_AUTH_FILE, then skopeo's search). */
   registryAuthFile?: string;
   /** Registries reached over plain HTTP or unverified TLS, as host:port (loopback ones always are). */
@@ -64,6 +66,7 @@ const ImageSettingsSchema = z.object({
   imageWorkdir: z.string().startsWith('/').optional(),
   condaEnv: z.union([z.literal(false), z.string().regex(/^[A-Za-z0-9_.-]+$/, 'an environment name')]).optional(),
   pullTimeoutMs: z.number().int().positive().optional(),
+  registryTimeoutMs: z.number().int().positive().optional(),
   registryAuthFile: z.string().min(1).optional(),
   insecureRegistries: z.array(z.string().min(1)).optional(),
   skopeoPath: z.string().startsWith('/').optional(),
@@ -152,6 +155,7 @@ export class LocalImages {
         tools,
         owner: this.host.owner,
         pullTimeoutMs: this.settings.pullTimeoutMs,
+        registryTimeoutMs: this.settings.registryTimeoutMs,
         ...(this.settings.registryAuthFile ? { authFile: this.settings.registryAuthFile } : {}),
         insecureRegistries: this.settings.insecureRegistries,
         finalize: (rootfs, config, signal) => this.#finalize(rootfs, config, signal),
