@@ -93,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   installErrorHandler(app);
   installAuth(app, deps.apiKeys ?? []);
-  installRateLimit(app, limits);
+  installRateLimit(app, limits, (deps.apiKeys ?? []).length > 0);
   // The OpenAPI description is generated from the same zod schemas that validate requests.
   await app.register(swagger, openapiOptions({ apiKeys: (deps.apiKeys ?? []).length > 0 }));
   await app.register(healthRoutes);

@@ -44,20 +44,24 @@ export function createRateLimiter(ratePerMinute: number, burst: number): RateLim
   };
 }
 
-/** Who a request counts against: a digest of the key it sent (never the key itself), else its address. */
-function clientKey(request: FastifyRequest): string {
-  const given = presentedKey(request);
+/**
+ * Who a request counts against: on a server with keys, a digest of the key it sent (never the key
+ * itself; authentication has already refused unknown ones); without keys, its address, since any
+ * made-up key would otherwise get a fresh bucket.
+ */
+function clientKey(request: FastifyRequest, keyed: boolean): string {
+  const given = keyed ? presentedKey(request) : undefined;
   return given ? `key:${createHash('sha256').update(given).digest('hex').slice(0, 32)}` : `ip:${request.ip}`;
 }
 
-/** Installs the limit after authentication (registered after installAuth), so only accepted keys spend tokens. */
-export function installRateLimit(app: FastifyInstance, limits: Pick<LimitsConfig, 'rate_per_minute' | 'rate_burst'>): void {
+/** Installs the limit after authentication (registered after installAuth), so only accepted keys spend tokens. `keyed`: the server has API keys. */
+export function installRateLimit(app: FastifyInstance, limits: Pick<LimitsConfig, 'rate_per_minute' | 'rate_burst'>, keyed: boolean): void {
   if (limits.rate_per_minute <= 0) return;
   const burst = limits.rate_burst ?? Math.max(1, Math.floor(limits.rate_per_minute / 10));
   const limiter = createRateLimiter(limits.rate_per_minute, burst);
   app.addHook('onRequest', async (request) => {
     if (EXEMPT_ROUTES.has(request.url.split('?')[0]!)) return;
-    const wait = limiter.take(clientKey(request));
+    const wait = limiter.take(clientKey(request, keyed));
     if (wait > 0) {
       throw wnwError('WNW_ERR_LIMIT_RATE', `rate limit of ${limits.rate_per_minute} requests per minute reached (server.limits.rate_per_minute); retry in ${wait} s`, {
         details: { limit_per_minute: limits.rate_per_minute, burst, setting: 'server.limits.rate_per_minute', retry_after_s: wait },

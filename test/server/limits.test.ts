@@ -101,6 +101,19 @@ describe('server limits over HTTP', () => {
   });
 });
 
+describe('rate limit without API keys', () => {
+  it('counts by client address, so made-up keys do not buy fresh buckets', async () => {
+    const open = await startTestApp({ limits: { ...DEFAULT_LIMITS, rate_per_minute: 60, rate_burst: 2 } });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 3; i += 1) statuses.push((await open.app.inject({ url: '/jobs', headers: { 'x-api-key': `made-up-${i}` } })).statusCode);
+      expect(statuses).toEqual([200, 200, 429]);
+    } finally {
+      await open.close();
+    }
+  });
+});
+
 describe('job manager queue cap', () => {
   it('queues up to maxQueued jobs behind the running ones and refuses the next', async () => {
     const store = createSqliteStore(':memory:');
