@@ -1,6 +1,6 @@
 /**
  * `server.repo_roots` covers images read from this machine's disk too: an OCI layout or archive
- * (`oci:`, `oci-archive:`, `docker-archive:`) named by a /solve request must lie under a root, as a
+ * (`oci:`, `oci-archive:`, `docker-archive:`) named by /solve or a verifying /rerank must lie under a root, as a
  * repository path must; registry references pass.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -34,6 +34,16 @@ describe('repository roots and images', () => {
     const response = await server.app.inject({ method: 'POST', url: '/solve', payload });
     expect(response.statusCode).toBe(400);
     expect(response.json().error.details.field).toBe('body.image');
+  });
+
+  it('refuses a /rerank that verifies in a host image outside the roots', async () => {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/rerank',
+      payload: { task: { instance_id: 'i', problem_statement: 'p', image: 'oci:/etc:x', test_command: 'true' }, candidates: [{ id: 'a', patch: '' }], verify: true },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.details.field).toBe('body.task.image');
   });
 
   it('lets registry references and images under a root through, and refuses a bad reference', async () => {

@@ -6,7 +6,7 @@ import { wnwError } from '../../errors.js';
 import { scoreCandidates, type CandidateScore } from '../../rerank/score-candidates.js';
 import { defaultStrategy, select } from '../../rerank/select/index.js';
 import { MAX_TIMEOUT_S } from '../../solve/solve-request.js';
-import { checkRepoAccess } from '../repo-access.js';
+import { checkImageAccess, checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
 import { COMMON_ERRORS, errorResponses, RerankResponse, ScoreResponse } from '../api-schemas.js';
 import { MAX_CANDIDATES_CAP } from '../limits-config.js';
@@ -118,6 +118,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     await checkBodyScoring(scorer, body);
     if (body.verify) {
       await checkRepoAccess(task.repo, app.winnower.repoRoots, 'body.task.repo');
+      await checkImageAccess(task.image, app.winnower.repoRoots, 'body.task.image');
       if (task.image === undefined) await checkLocalRepo({ path: task.repo?.path, commit: task.repo?.base_commit }, { path: 'body.task.repo.path', commit: 'body.task.repo.base_commit' });
     }
     const signal = abortOnDisconnect(reply.raw);
