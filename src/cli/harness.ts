@@ -4,9 +4,9 @@
  * repository; WINNOWER_HARNESS_DIR overrides it), where `solve --harness` and the server find them.
  */
 import type { Command } from 'commander';
-import { createHarnessCatalog } from '../candidates/harness/harness-catalog.js';
-import { loadHarnessDefinitions } from '../candidates/harness/harness-definition.js';
-import { installHarness } from '../candidates/harness/harness-install.js';
+import { createHarnessCatalog } from '../harness/harness-catalog.js';
+import { loadHarnessDefinitions } from '../harness/harness-definition.js';
+import { installHarness } from '../harness/harness-install.js';
 import { wnwError } from '../errors.js';
 
 export function registerHarnessCommand(program: Command): void {

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { loadHarnessDefinitions } from '../candidates/harness/harness-definition.js';
+import { loadHarnessDefinitions } from '../harness/harness-definition.js';
 import { loadConfig } from '../config.js';
 import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
 import { importTrajectories } from '../rerank/importers/index.js';

@@ -7,11 +7,11 @@
  */
 import type { AgentConfig } from '../candidates/agent-config.js';
 import { runAgent } from '../candidates/agent-loop.js';
-import { createHarnessCatalog, type HarnessCatalog } from '../candidates/harness/harness-catalog.js';
-import { BUILTIN_HARNESS } from '../candidates/harness/harness-definition.js';
-import { prepareHarnessRollout } from '../candidates/harness/run-harness.js';
+import { createHarnessCatalog, type HarnessCatalog } from '../harness/harness-catalog.js';
+import { BUILTIN_HARNESS } from '../harness/harness-definition.js';
+import { prepareHarnessRollout } from '../harness/run-harness.js';
 import { resolvePolicyOptions } from '../candidates/policy-factory.js';
-import { checkPolicyKind } from '../candidates/proxy/upstream.js';
+import { checkPolicyKind } from '../proxy/upstream.js';
 import type { Sandbox, SandboxMount } from '../sandbox/types.js';
 import type { Task, Trajectory } from '../types/index.js';
 import type { SolveDeps } from './run-solve.js';

@@ -6,7 +6,7 @@
  */
 import pLimit from 'p-limit';
 import { loadAgentConfig } from '../candidates/agent-config.js';
-import type { HarnessCatalog } from '../candidates/harness/harness-catalog.js';
+import type { HarnessCatalog } from '../harness/harness-catalog.js';
 import type { DefaultPolicy } from '../candidates/policy-factory.js';
 import type { Policy } from '../candidates/types.js';
 import { WinnowerError, toWinnowerError, type ErrorCode } from '../errors.js';

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { HarnessCatalog } from '../../src/candidates/harness/harness-catalog.js';
+import type { HarnessCatalog } from '../../src/harness/harness-catalog.js';
 import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { demoDir, demoSolveBody } from '../../src/cli/demo-task.js';

@@ -7,9 +7,9 @@
  */
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRecordingProxy, type RecordingProxy } from '../../src/candidates/proxy/recording-proxy.js';
-import type { HarnessProtocol } from '../../src/candidates/proxy/protocols.js';
-import { createUpstream } from '../../src/candidates/proxy/upstream.js';
+import { startRecordingProxy, type RecordingProxy } from '../../src/proxy/recording-proxy.js';
+import type { HarnessProtocol } from '../../src/proxy/protocols.js';
+import { createUpstream } from '../../src/proxy/upstream.js';
 import { startFakeHarnessPolicy, type FakeHarnessPolicy } from '../fakes/fake-harness-policy.js';
 
 type Json = Record<string, any>;

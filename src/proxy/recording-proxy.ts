@@ -11,7 +11,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toWinnowerError, type WinnowerError } from '../../errors.js';
+import { toWinnowerError, type WinnowerError } from '../errors.js';
 import { answerFromMessage } from './from-chat-message.js';
 import { PROTOCOLS, toolNamesOf, usageOf, type HarnessProtocol } from './protocols.js';
 import { sseEvents } from './sse-writer.js';

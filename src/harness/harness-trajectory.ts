@@ -4,8 +4,8 @@
  * in OpenAI-chat form; usage summed over every call; each exchange (with the recorded answer)
  * and the harness's exit code and output tails in `meta`.
  */
-import type { ExitReason, Trajectory } from '../../types/index.js';
-import { TRAJECTORY_FORMAT } from '../../types/trajectory.js';
+import type { ExitReason, Trajectory } from '../types/index.js';
+import { TRAJECTORY_FORMAT } from '../types/trajectory.js';
 import type { RecordingProxy } from '../proxy/recording-proxy.js';
 import { requestMessages, responseMessages } from '../proxy/to-chat-messages.js';
 import type { HarnessDefinition } from './harness-definition.js';

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadHarnessDefinitions } from '../../src/candidates/harness/harness-definition.js';
-import { defaultHarnessDir, harnessInstall } from '../../src/candidates/harness/harness-install.js';
+import { loadHarnessDefinitions } from '../../src/harness/harness-definition.js';
+import { defaultHarnessDir, harnessInstall } from '../../src/harness/harness-install.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wnw-harness-defs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
  * value model reads a harness's trajectory as it reads the built-in agent's.
  */
 import { describe, expect, it } from 'vitest';
-import { requestMessages, responseMessages } from '../../src/candidates/proxy/to-chat-messages.js';
+import { requestMessages, responseMessages } from '../../src/proxy/to-chat-messages.js';
 
 describe('to chat messages', () => {
   it('Anthropic: system, tool_use with parsed input as arguments, tool_result as tool messages, thinking as reasoning', () => {

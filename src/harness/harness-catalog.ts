@@ -3,7 +3,7 @@
  * installed (or comes with the image). `list()` feeds GET /harnesses, with the reason and the
  * install command for those that cannot run; `resolve()` is what a rollout uses.
  */
-import { wnwError } from '../../errors.js';
+import { wnwError } from '../errors.js';
 import { BUILTIN_HARNESS, loadHarnessDefinitions, type HarnessDefinition } from './harness-definition.js';
 import { defaultHarnessDir, harnessInstall, type HarnessInstall } from './harness-install.js';
 

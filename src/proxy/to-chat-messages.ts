@@ -4,7 +4,7 @@
  * function_call, custom_tool_call, their outputs, reasoning) become system / user / assistant /
  * tool messages with tool calls, so scoring reads a harness's trajectory like the built-in agent's.
  */
-import type { ChatMessage, ToolCall } from '../../types/trajectory.js';
+import type { ChatMessage, ToolCall } from '../types/trajectory.js';
 import type { HarnessProtocol } from './protocols.js';
 
 type Json = Record<string, unknown>;

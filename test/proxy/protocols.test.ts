@@ -1,6 +1,6 @@
 /** What the proxy sends upstream: the policy's model, no streaming, and per-rollout sampling only where the protocol takes it. */
 import { describe, expect, it } from 'vitest';
-import { toolNamesOf, upstreamBody, usageOf } from '../../src/candidates/proxy/protocols.js';
+import { toolNamesOf, upstreamBody, usageOf } from '../../src/proxy/protocols.js';
 
 describe('upstream body', () => {
   const sampling = { seed: 3, temperature: 0.4 };

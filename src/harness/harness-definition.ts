@@ -9,8 +9,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { wnwError } from '../../errors.js';
-import { packageRoot } from '../../util/package-root.js';
+import { wnwError } from '../errors.js';
+import { packageRoot } from '../util/package-root.js';
 import { HarnessProtocol } from '../proxy/protocols.js';
 
 export const HARNESS_NAME = /^[a-z0-9][a-z0-9_-]*$/;

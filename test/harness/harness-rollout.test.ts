@@ -7,8 +7,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarnessCatalog } from '../../src/candidates/harness/harness-catalog.js';
-import { prepareHarnessRollout, type HarnessLimits } from '../../src/candidates/harness/run-harness.js';
+import { createHarnessCatalog } from '../../src/harness/harness-catalog.js';
+import { prepareHarnessRollout, type HarnessLimits } from '../../src/harness/run-harness.js';
 import type { PolicyOptions } from '../../src/candidates/policy-options.js';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { demoDir } from '../../src/cli/demo-task.js';

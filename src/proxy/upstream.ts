@@ -4,10 +4,10 @@
  * failures, zod-checked answers, WNW_ERR_POLICY_* errors), or the replay of recorded assistant
  * turns written in that protocol. The upstream key lives here, in the server process only.
  */
-import { wnwError } from '../../errors.js';
-import { HttpClient } from '../../rerank/scorers/http-client.js';
-import type { ChatMessage, Trajectory } from '../../types/trajectory.js';
-import type { PolicyOptions } from '../policy-options.js';
+import { wnwError } from '../errors.js';
+import { HttpClient } from '../rerank/scorers/http-client.js';
+import type { ChatMessage, Trajectory } from '../types/trajectory.js';
+import type { PolicyOptions } from '../candidates/policy-options.js';
 import { answerFromMessage } from './from-chat-message.js';
 import { PROTOCOLS, upstreamBody, type HarnessProtocol, type Sampling } from './protocols.js';
 

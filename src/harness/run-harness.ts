@@ -9,11 +9,11 @@
  * the sandbox's diff.
  */
 import { join } from 'node:path';
-import { toWinnowerError, wnwError, type WinnowerError } from '../../errors.js';
-import type { Sandbox, SandboxMount } from '../../sandbox/types.js';
-import type { Task, Trajectory } from '../../types/index.js';
-import { renderTemplate } from '../../util/render-template.js';
-import type { PolicyOptions } from '../policy-options.js';
+import { toWinnowerError, wnwError, type WinnowerError } from '../errors.js';
+import type { Sandbox, SandboxMount } from '../sandbox/types.js';
+import type { Task, Trajectory } from '../types/index.js';
+import { renderTemplate } from '../util/render-template.js';
+import type { PolicyOptions } from '../candidates/policy-options.js';
 import { startRecordingProxy, type ProxyStop, type RecordingProxy } from '../proxy/recording-proxy.js';
 import { createUpstream } from '../proxy/upstream.js';
 import type { ResolvedHarness } from './harness-catalog.js';

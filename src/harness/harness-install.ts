@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { wnwError } from '../../errors.js';
+import { wnwError } from '../errors.js';
 import type { HarnessDefinition } from './harness-definition.js';
 
 export function defaultHarnessDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -3,7 +3,7 @@
  * replaying recordings to a harness: a chat completion, an Anthropic message (tool_use blocks
  * with parsed input) or a Responses object (message and function_call items).
  */
-import type { ChatMessage } from '../../types/trajectory.js';
+import type { ChatMessage } from '../types/trajectory.js';
 import type { HarnessProtocol } from './protocols.js';
 
 type Json = Record<string, unknown>;
