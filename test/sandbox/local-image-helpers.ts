@@ -73,9 +73,10 @@ export function writeTinyImage(dir: string, options: { condaDelayS?: number } = 
   writeFileSync(join(base, 'etc', 'gone.txt'), 'deleted by the upper layer\n');
   writeFileSync(join(base, 'etc', 'kept.txt'), 'kept\n');
   // A folder the image locks (mode 000, a file inside): unpacking and setuid clearing must cope.
+  // Only root can tar such a folder up.
   mkdirSync(join(base, 'opt', 'locked'), { recursive: true });
   writeFileSync(join(base, 'opt', 'locked', 'secret'), 'locked\n');
-  chmodSync(join(base, 'opt', 'locked'), 0o000);
+  if (process.getuid?.() === 0) chmodSync(join(base, 'opt', 'locked'), 0o000);
   writeFileSync(join(base, 'usr', 'bin', 'setuid-tool'), '#!/usr/bin/bash\nid -u\n');
   chmodSync(join(base, 'usr', 'bin', 'setuid-tool'), 0o6755);
   writeFileSync(join(base, 'opt', 'dropme', 'inner', 'file'), 'deleted with its folder\n');
