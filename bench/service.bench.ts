@@ -5,7 +5,11 @@
  * (50 ms, vLLM protocol) in the same run, for 4K-token and 256-token candidates. Writes
  * bench/results/service.md.
  *
- *   npx tsx bench/service.bench.ts [--duration 8] [--warmup 2] [--connections 1,16,64]
+ * The bundled-model rows run a fixed number of requests per connection (`--rounds`), not a
+ * duration: at 64 connections every request shares the CPU and they all finish late together,
+ * so a short window could count none.
+ *
+ *   npx tsx bench/service.bench.ts [--rounds 6] [--duration 8] [--warmup 2] [--connections 1,16,64]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -15,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { runBench, type BenchOptions, type BenchReport } from '../src/bench/run-bench.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '8' }, warmup: { type: 'string', default: '2' }, connections: { type: 'string', default: '1,16,64' } } });
+const { values } = parseArgs({ options: { duration: { type: 'string', default: '8' }, warmup: { type: 'string', default: '2' }, connections: { type: 'string', default: '1,16,64' }, rounds: { type: 'string', default: '6' } } });
 const connections = values.connections.split(',').map(Number);
 const base: BenchOptions = {
   scenario: 'score',
@@ -44,8 +48,9 @@ const format = (n: number, digits = 1) => (Number.isFinite(n) ? n.toLocaleString
 
 const bundled: Array<{ scenario: 'score' | 'rerank'; on: BenchReport; off: BenchReport }> = [];
 for (const scenario of ['score', 'rerank'] as const) {
-  const on = await run(`${scenario}, batching on`, { scenario, batching: true });
-  const off = await run(`${scenario}, batching off`, { scenario, batching: false });
+  const perConnection = Number(values.rounds);
+  const on = await run(`${scenario}, batching on`, { scenario, batching: true, perConnection });
+  const off = await run(`${scenario}, batching off`, { scenario, batching: false, perConnection });
   bundled.push({ scenario, on, off });
 }
 const compared = [
@@ -57,7 +62,7 @@ const lines = [
   '# winnower service under load',
   '',
   `${new Date().toISOString().slice(0, 10)} · Node ${process.versions.node} · ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), shared with other work · ` +
-    `autocannon in this process, winnower in a child process (\`winnower serve\`, score cache off, every request distinct) · ${base.durationS} s per row after ${base.warmupS} s of warm-up · load average ${loadavg()[0]!.toFixed(1)} at the end.`,
+    `autocannon in this process, winnower in a child process (\`winnower serve\`, score cache off, every request distinct) · bundled-model rows: ${values.rounds} requests per connection; overhead rows: ${base.durationS} s; each after ${base.warmupS} s of warm-up · load average ${loadavg()[0]!.toFixed(1)} at the end (other work on the machine).`,
   '',
   '`npx tsx bench/service.bench.ts` (the same runs as `winnower bench --scenario score|rerank -c 1,16,64 [--no-batching] [--compare-backend]`).',
   '',

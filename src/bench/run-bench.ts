@@ -25,6 +25,8 @@ export interface BenchOptions {
   connections: number[];
   durationS: number;
   amount?: number;
+  /** Requests per connection in each run (amount = this × connections), so every level gets as many rounds; instead of a duration. */
+  perConnection?: number;
   warmupS: number;
   timeoutS: number;
   /** score / rerank: candidates per request and their length in tokens. */
@@ -58,7 +60,7 @@ export interface BenchReport {
   target: string;
   server: Record<string, unknown>;
   request: Record<string, unknown>;
-  load: { duration_s?: number; amount?: number; warmup_s: number; timeout_s: number };
+  load: { duration_s?: number; amount?: number; requests_per_connection?: number; warmup_s: number; timeout_s: number };
   runs: BenchRun[];
 }
 
@@ -129,7 +131,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     const runs: BenchRun[] = [];
     for (const connections of options.connections) {
-      const base: Omit<LoadOptions, 'label'> = { connections, durationS: options.durationS, ...(options.amount === undefined ? {} : { amount: options.amount }), timeoutS: options.timeoutS, progress: options.progress };
+      const amount = options.perConnection !== undefined ? options.perConnection * connections : options.amount;
+      const base: Omit<LoadOptions, 'label'> = { connections, durationS: options.durationS, ...(amount === undefined ? {} : { amount }), timeoutS: options.timeoutS, progress: options.progress };
       const measure = async (target: string, what: LoadRequest, label: string) => {
         if (options.warmupS > 0) await runLoad(target, what, { ...base, amount: undefined, durationS: options.warmupS, label: `${label} warm-up`, progress: false });
         return runLoad(target, what, { ...base, label });
@@ -146,7 +149,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         options.scenario === 'solve'
           ? { n: options.n, policy_latency_ms: options.policyLatencyMs, verify: options.verify }
           : { candidates: options.candidates, trajectory_tokens: options.tokens, ...(counted.inputTokens === undefined ? {} : { input_tokens_per_candidate: counted.inputTokens }) },
-      load: { ...(options.amount === undefined ? { duration_s: options.durationS } : { amount: options.amount }), warmup_s: options.warmupS, timeout_s: options.timeoutS },
+      load: {
+        ...(options.perConnection !== undefined ? { requests_per_connection: options.perConnection } : options.amount !== undefined ? { amount: options.amount } : { duration_s: options.durationS }),
+        warmup_s: options.warmupS,
+        timeout_s: options.timeoutS,
+      },
       runs,
     };
   } finally {

@@ -13,6 +13,7 @@ interface BenchFlags {
   connections: number[];
   duration: number;
   amount?: number;
+  perConnection?: number;
   warmup: number;
   timeout: number;
   candidates: number;
@@ -37,6 +38,7 @@ export function registerBenchCommand(program: Command): void {
     .option('-c, --connections <list>', 'concurrent connections; a list runs each in turn (1,16,64)', positiveIntList, [16])
     .option('-d, --duration <s>', 'seconds per measured run', positiveInt, 10)
     .option('-a, --amount <requests>', 'requests per measured run, instead of a duration', positiveInt)
+    .option('--per-connection <requests>', 'requests per connection per measured run (so 64 connections get as many rounds as 1), instead of a duration', positiveInt)
     .option('--warmup <s>', 'seconds of unmeasured load before each run (0: none)', nonNegativeNumber, 3)
     .option('--timeout <s>', 'per-request timeout', positiveInt, 120)
     .option('--candidates <n>', 'score/rerank: candidates per request', positiveInt, 8)
@@ -60,6 +62,7 @@ export function registerBenchCommand(program: Command): void {
         connections: flags.connections,
         durationS: flags.duration,
         ...(flags.amount === undefined ? {} : { amount: flags.amount }),
+        ...(flags.perConnection === undefined ? {} : { perConnection: flags.perConnection }),
         warmupS: flags.warmup,
         timeoutS: flags.timeout,
         candidates: flags.candidates,
