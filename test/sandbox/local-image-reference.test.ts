@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
 import { isLoopbackRegistry, parseImageReference } from '../../src/sandbox/images/image-reference.js';
+import { skopeoError } from '../../src/sandbox/images/image-tools.js';
 import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
 
 const digest = `sha256:${'a'.repeat(64)}`;
@@ -67,5 +68,23 @@ describe('image settings of the local provider', () => {
 
   it('takes valid ones', () => {
     expect(() => createLocalProvider({ pullTimeoutMs: 60_000, condaEnv: false, imageWorkdir: '/srv/repo', insecureRegistries: ['registry.internal:5000'] })).not.toThrow();
+  });
+});
+
+describe('skopeoError', () => {
+  const registry = parseImageReference('127.0.0.1:5000/w/t:1');
+  const layout = parseImageReference('oci:/images/layout:v1');
+  const failed = (stderr: string) => ({ code: 1, signal: null, stdout: '', stderr, timedOut: false });
+  it.each([
+    [registry, 'pinging container registry 127.0.0.1:5000: Get "http://127.0.0.1:5000/v2/": dial tcp 127.0.0.1:5000: connect: connection refused', 'WNW_ERR_SBX_REGISTRY', 'unreachable'],
+    [registry, 'pinging container registry registry-1.docker.io: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io on 10.0.0.53:53: no such host', 'WNW_ERR_SBX_REGISTRY', 'unreachable'],
+    [registry, 'reading manifest 1 in 127.0.0.1:5000/w/t: manifest unknown: manifest unknown', 'WNW_ERR_SBX_IMAGE', 'not found'],
+    [registry, 'reading manifest 1 in 127.0.0.1:5000/w/t: unauthorized: authentication required', 'WNW_ERR_SBX_IMAGE', 'access denied'],
+    [layout, 'open /images/layout/index.json: no such file or directory', 'WNW_ERR_SBX_IMAGE', 'not found'],
+    [layout, 'choosing image instance: no descriptor found for reference "v1"', 'WNW_ERR_SBX_IMAGE', 'not found'],
+  ])('classifies %#', (ref, stderr, code, reason) => {
+    const error = skopeoError(ref, 'cannot read', failed(stderr));
+    expect([error.code, error.details.reason]).toEqual([code, reason]);
+    expect(error.message).toContain(ref.display);
   });
 });
