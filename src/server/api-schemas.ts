@@ -36,8 +36,8 @@ export function errorResponses(...statuses: number[]): Record<number, typeof Err
   return Object.fromEntries(statuses.map((status) => [status, ErrorBody.describe(`${ERROR_MEANINGS[status] ?? 'error'}; the body is {error: {code, message, details}}`)]));
 }
 
-/** Every route answers these when API keys are configured (401 none given, 403 not accepted), and 500 on a bug. */
-export const COMMON_ERRORS = [401, 403, 500] as const;
+/** Every route answers these when API keys are configured (401 none given, 403 not accepted), 429 past the rate limit (server.limits), and 500 on a bug. */
+export const COMMON_ERRORS = [401, 403, 429, 500] as const;
 
 const LooseSelection = Selection.extend({ ranking: z.array(RankedCandidate.loose()) }).loose();
 const ScoreOrError = z.union([Score.loose(), z.looseObject({ trajectory_id: z.string(), error: ErrorRecord.nullable() })]);

@@ -32,7 +32,7 @@ describe('the OpenAPI description', () => {
 
   it('gives /solve its real answers: 202 with the job id, 200 with the job for ?wait=true, and the errors', () => {
     const responses = spec.paths['/solve'].post.responses;
-    expect(Object.keys(responses).sort()).toEqual(['200', '202', '400', '401', '403', '413', '415', '500']);
+    expect(Object.keys(responses).sort()).toEqual(['200', '202', '400', '401', '403', '413', '415', '429', '500', '503']);
     expect(schemaOf('/solve', 'post', '202').required).toEqual(expect.arrayContaining(['job_id', 'status']));
     expect(schemaOf('/solve', 'post', '200').properties).toHaveProperty('candidates');
     expect(responses['200'].description).toMatch(/wait=true/);

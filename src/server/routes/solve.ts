@@ -22,7 +22,7 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         body: SolveRequest,
         querystring: z.object({ wait: z.stringbool().default(false) }),
-        response: { 202: JobAccepted, 200: JobView.describe('With ?wait=true: the finished job'), ...errorResponses(400, 413, 415, ...COMMON_ERRORS) },
+        response: { 202: JobAccepted, 200: JobView.describe('With ?wait=true: the finished job'), ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS) },
       },
     },
     async (request, reply) => {
