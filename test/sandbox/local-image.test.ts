@@ -104,6 +104,16 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     }
   });
 
+  it('diffs against the commit the spec names, when it names one', async () => {
+    const sandbox = await provider.create({ image: image!.reference, repo: { base_commit: `${image!.baseCommit}` } });
+    try {
+      await sandbox.exec('git -c user.name=t -c user.email=t@example.com commit -qm moved --allow-empty && echo more >> README.md && git -c user.name=t -c user.email=t@example.com commit -qam second');
+      expect(await sandbox.diff()).toContain('+more');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it('gives each sandbox its own copy-on-write root, and never writes to the shared rootfs', async () => {
     const [one, two] = await Promise.all([provider.create({ image: image!.reference }), provider.create({ image: image!.reference })]);
     try {
@@ -204,6 +214,7 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     await expect(provider.create({ image: image!.reference, workdir: '/srv/repo' })).rejects.toThrow(/has no directory \/srv\/repo/);
     expect(await codeOf(provider.create({ image: image!.reference, workdir: '/proc/x' }))).toBe('WNW_ERR_INPUT_INVALID');
     expect(await codeOf(provider.create({ image: 'UPPER/case' }))).toBe('WNW_ERR_INPUT_INVALID');
+    expect(await codeOf(provider.create({ image: image!.reference, repo: { base_commit: '--output=/tmp/x' } }))).toBe('WNW_ERR_INPUT_INVALID');
     expect((await provider.describe()).images).toMatchObject({ tools: expect.stringContaining('skopeo'), cacheDir, workdir: '/testbed', condaEnv: 'testbed' });
     expect(existsSync(cacheDir)).toBe(true);
     expect(readdirSync(cacheDir).filter((name) => name.startsWith('.tmp-'))).toEqual([]);

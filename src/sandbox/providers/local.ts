@@ -120,6 +120,11 @@ class LocalProvider implements SandboxProvider {
     const snapshot = base ? undefined : await snapshots.get(spec.repo!, options.signal);
     const workdir = base?.workdir ?? repoWorkdir(spec);
     if (base && spec.mounts) checkMounts(spec.mounts, workdir);
+    // Given to git inside the image as is (a checkout's is resolved to its SHA first): no option, no odd characters.
+    const named = base ? spec.repo?.base_commit : undefined;
+    if (named !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._/^~-]*$/.test(named)) {
+      throw wnwError('WNW_ERR_INPUT_INVALID', `spec.repo.base_commit: ${JSON.stringify(named)} is not a commit or branch name`, { details: { field: 'repo.base_commit' } });
+    }
     throwIfAborted(options.signal);
     this.#assertOpen();
     const id = `local-${randomBytes(6).toString('hex')}`;
