@@ -52,8 +52,10 @@ export interface TinyImage {
   layout: string;
   /** `oci:<layout>:v1` */
   reference: string;
-  /** Full SHA of the commit at /testbed. */
+  /** Full SHA of the contract commit at /testbed. */
   baseCommit: string;
+  /** HEAD of /testbed: baseCommit, or the commit on top of it with `secondCommit`. */
+  head: string;
 }
 
 /**
@@ -61,8 +63,9 @@ export interface TinyImage {
  * sets FROM_IMAGE=yes; the stand-in conda at /opt/miniconda3 has an environment `testbed` whose
  * activation (conda.sh's `conda activate`, as the real one does) exports CONDA_DEFAULT_ENV and
  * puts envs/testbed/bin first on PATH (after `condaDelayS` seconds, to catch a create mid-lookup).
+ * `secondCommit` adds a commit on top of the contract's (README.md gets a line "second commit").
  */
-export function writeTinyImage(dir: string, options: { condaDelayS?: number } = {}): TinyImage {
+export function writeTinyImage(dir: string, options: { condaDelayS?: number; secondCommit?: boolean } = {}): TinyImage {
   const base = join(dir, 'layer1');
   const upper = join(dir, 'layer2');
   const layout = join(dir, 'layout');
@@ -89,6 +92,13 @@ export function writeTinyImage(dir: string, options: { condaDelayS?: number } = 
   const testbed = join(base, 'testbed');
   mkdirSync(testbed);
   const baseCommit = makeContractRepo(testbed);
+  let head = baseCommit;
+  if (options.secondCommit) {
+    writeFileSync(join(testbed, 'README.md'), `${readFileSync(join(testbed, 'README.md'), 'utf8')}second commit\n`);
+    const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: testbed, encoding: 'utf8' }).trim();
+    git('commit', '-qam', 'second');
+    head = git('rev-parse', 'HEAD');
+  }
   // The upper layer: whiteouts for a file and a whole folder (image-spec layer.md), one new file.
   mkdirSync(join(upper, 'etc'), { recursive: true });
   mkdirSync(join(upper, 'opt'), { recursive: true });
@@ -130,7 +140,7 @@ export function writeTinyImage(dir: string, options: { condaDelayS?: number } = 
   writeFileSync(join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
   rmSync(base, { recursive: true, force: true });
   rmSync(upper, { recursive: true, force: true });
-  return { layout, reference: `oci:${layout}:v1`, baseCommit };
+  return { layout, reference: `oci:${layout}:v1`, baseCommit, head };
 }
 
 /**

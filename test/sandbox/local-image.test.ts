@@ -104,13 +104,16 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     }
   });
 
-  it('diffs against the commit the spec names, when it names one', async () => {
-    const sandbox = await provider.create({ image: image!.reference, repo: { base_commit: `${image!.baseCommit}` } });
+  it('diffs against the image repository\'s HEAD, or against the commit the spec names', async () => {
+    const two = writeTinyImage(join(scratch.dir, 'two-commits'), { secondCommit: true });
+    const atHead = await provider.create({ image: two.reference });
+    const atBase = await provider.create({ image: two.reference, repo: { base_commit: two.baseCommit } });
     try {
-      await sandbox.exec('git -c user.name=t -c user.email=t@example.com commit -qm moved --allow-empty && echo more >> README.md && git -c user.name=t -c user.email=t@example.com commit -qam second');
-      expect(await sandbox.diff()).toContain('+more');
+      expect((await atHead.exec('git rev-parse HEAD')).stdout.trim()).toBe(two.head);
+      expect(await atHead.diff()).toBe('');
+      expect(await atBase.diff()).toContain('+second commit');
     } finally {
-      await sandbox.close();
+      await Promise.all([atHead.close(), atBase.close()]);
     }
   });
 
