@@ -71,7 +71,7 @@ describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${ima
     });
     const skopeoLeft = () => hostCommandLines().filter((process) => process.cmdline.includes('skopeo') && process.cmdline.includes(`127.0.0.1:${port}/`));
     afterEach(async () => {
-      expect(await eventually(skopeoLeft, (left) => left.length === 0)).toEqual([]);
+      expect(await eventually(skopeoLeft, (left) => left.length === 0, 10_000)).toEqual([]);
     });
 
     it('gives up at the pull deadline with WNW_ERR_SBX_TIMEOUT naming the setting, and kills skopeo', async () => {
@@ -93,7 +93,7 @@ describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${ima
       const cache = await open({ pullTimeoutMs: 600_000 });
       const controller = new AbortController();
       const pull = cache.get(parseImageReference(`127.0.0.1:${port}/winnower/slow:2`), controller.signal);
-      expect(await eventually(skopeoLeft, (left) => left.length > 0)).not.toEqual([]);
+      expect(await eventually(skopeoLeft, (left) => left.length > 0, 20_000)).not.toEqual([]);
       controller.abort();
       expect((await caught(pull)).code).toBe('WNW_ERR_OP_ABORTED');
     });
