@@ -5,8 +5,7 @@
  * and keeps the last `/classify` body it received so the bench can send exactly that request
  * straight to it. The logit is a hash of the input: no model runs, the latency is the point.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startStubServer } from './stub-server.js';
 
 export interface ScorerStub {
   /** Base URL (no path). */
@@ -17,12 +16,6 @@ export interface ScorerStub {
   /** /classify requests answered. */
   calls(): number;
   close(): Promise<void>;
-}
-
-async function readText(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function logitOf(input: unknown): number {
@@ -36,36 +29,17 @@ export async function startScorerStub(options: { latencyMs: number; model?: stri
   const model = options.model ?? 'bench-stub';
   let last: string | undefined;
   let calls = 0;
-  const server: Server = createServer((request, response) => {
-    void (async () => {
-      const text = await readText(request);
-      const send = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      const path = (request.url ?? '/').split('?')[0];
-      if (request.method === 'GET' && path === '/v1/models') return send(200, { object: 'list', data: [{ id: model, object: 'model', max_model_len: options.maxModelLen ?? 32_768 }] });
-      if (request.method !== 'POST' || path !== '/classify') return send(404, { error: { message: `no route ${request.method} ${path}` } });
-      const body = JSON.parse(text) as { input?: unknown };
-      const inputs = Array.isArray(body.input) && (body.input.length === 0 || typeof body.input[0] !== 'number') ? body.input : [body.input];
-      last = text;
-      await new Promise((resolve) => setTimeout(resolve, options.latencyMs));
-      calls += 1;
-      const data = inputs.map((input, index) => ({ index, label: 'LABEL_0', probs: [logitOf(input)], num_classes: 1 }));
-      return send(200, { id: `classify-${calls}`, object: 'list', created: 0, model, data, usage: { prompt_tokens: 0, total_tokens: 0 } });
-    })().catch((error: unknown) => {
-      response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: String(error) } }));
-    });
+  const server = await startStubServer(async (request, text) => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (request.method === 'GET' && path === '/v1/models') return { status: 200, json: { object: 'list', data: [{ id: model, object: 'model', max_model_len: options.maxModelLen ?? 32_768 }] } };
+    if (request.method !== 'POST' || path !== '/classify') return { status: 404, json: { error: { message: `no route ${request.method} ${path}` } } };
+    const body = JSON.parse(text) as { input?: unknown };
+    const inputs = Array.isArray(body.input) && (body.input.length === 0 || typeof body.input[0] !== 'number') ? body.input : [body.input];
+    last = text;
+    await new Promise((resolve) => setTimeout(resolve, options.latencyMs));
+    calls += 1;
+    const data = inputs.map((input, index) => ({ index, label: 'LABEL_0', probs: [logitOf(input)], num_classes: 1 }));
+    return { status: 200, json: { id: `classify-${calls}`, object: 'list', created: 0, model, data, usage: { prompt_tokens: 0, total_tokens: 0 } } };
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    model,
-    lastClassifyBody: () => last,
-    calls: () => calls,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: server.origin, model, lastClassifyBody: () => last, calls: () => calls, close: () => server.close() };
 }

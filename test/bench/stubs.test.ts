@@ -1,0 +1,37 @@
+/** The bench's stubs speak their protocols to winnower's own clients: the vLLM scorer and the OpenAI policy. */
+import { describe, expect, it } from 'vitest';
+import { startPolicyStub } from '../../src/bench/policy-stub.js';
+import { startScorerStub } from '../../src/bench/scorer-stub.js';
+import { createOpenAIPolicy } from '../../src/candidates/openai-policy.js';
+import { createScorer } from '../../src/rerank/scorers/registry.js';
+
+describe('bench stubs', () => {
+  it('the scorer stub scores through the vllm client after its latency, and keeps the body it received', async () => {
+    const stub = await startScorerStub({ latencyMs: 20 });
+    const scorer = await createScorer({ backend: 'vllm', model: stub.model, urls: [stub.url], cacheEntries: 0, batching: false, retries: 0 });
+    try {
+      const started = performance.now();
+      const outputs = await scorer.score([{ key: 'a', text: 'first' }, { key: 'b', text: 'second' }]);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(20);
+      expect(outputs).toHaveLength(2);
+      for (const output of outputs) expect(output.value).toBeGreaterThan(0);
+      expect(JSON.parse(stub.lastClassifyBody()!).input).toEqual(['first', 'second']);
+    } finally {
+      await scorer.close();
+      await stub.close();
+    }
+  });
+
+  it('the policy stub answers the OpenAI policy client with the scripted command of its seed and turn', async () => {
+    const stub = await startPolicyStub({ latencyMs: 0, script: (seed) => [`echo seed ${seed}`, 'echo done'] });
+    const policy = createOpenAIPolicy({ url: stub.url, model: 'bench-stub', mode: 'tools' });
+    try {
+      const turn = await policy.next({ messages: [{ role: 'user', content: 'fix it' }], seed: 3 });
+      expect(JSON.parse(turn.message.tool_calls![0]!.function.arguments)).toEqual({ command: 'echo seed 3' });
+      expect(stub.calls()).toBe(1);
+    } finally {
+      await policy.close?.();
+      await stub.close();
+    }
+  });
+});
