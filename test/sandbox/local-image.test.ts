@@ -261,5 +261,5 @@ describe.skipIf(registrySkip)(`[images] local provider with an image from a regi
     } finally {
       await Promise.all([byTag.close(), byDigest.close()]);
     }
-  });
+  }, 120_000);
 });
