@@ -31,7 +31,10 @@ function listen(server: Server | TcpServer): Promise<number> {
 }
 
 describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${imageToolsMissing ? ` (skipped: ${imageToolsMissing})` : ''}`, () => {
-  const scratch = tempDir('wnw-image-pull-');
+  let scratch: { dir: string; remove(): void };
+  beforeAll(() => {
+    scratch = tempDir('wnw-image-pull-');
+  });
   const caches: ImageCache[] = [];
   const open = async (settings: { pullTimeoutMs?: number; registryTimeoutMs?: number; authFile?: string } = {}): Promise<ImageCache> => {
     const cache = await ImageCache.open({ cacheDir: join(scratch.dir, 'cache'), tools: await findImageTools(), owner: undefined, ...settings });
@@ -40,7 +43,7 @@ describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${ima
   };
   afterAll(async () => {
     for (const cache of caches) await cache.close();
-    scratch.remove();
+    scratch?.remove();
   });
 
   it('names a registry that refuses connections as WNW_ERR_SBX_REGISTRY, without waiting for the deadline', async () => {

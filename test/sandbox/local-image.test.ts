@@ -10,13 +10,13 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
 import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { runSandboxContract } from './contract.js';
 import { bwrapMissing, eventually, hostCommandLines, isRoot, tempDir } from './local-helpers.js';
-import { countingSkopeo, imageToolsMissing, writeTinyImage } from './local-image-helpers.js';
+import { countingSkopeo, imageToolsMissing, writeTinyImage, type TinyImage } from './local-image-helpers.js';
 
 const quiet: LocalProviderSettings['logger'] = { info: () => undefined, warn: () => undefined };
 const missing = bwrapMissing ?? imageToolsMissing;
@@ -31,33 +31,41 @@ async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
 }
 
 describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skipped: ${missing})` : ''}`, () => {
-  const scratch = tempDir('wnw-local-image-');
-  // As root the sandbox user unpacks into the cache: it must be able to pass through this folder.
-  chmodSync(scratch.dir, 0o711);
-  const image = missing ? undefined : writeTinyImage(join(scratch.dir, 'image'));
-  const cacheDir = join(scratch.dir, 'cache');
-  const skopeo = countingSkopeo(scratch.dir);
+  // Made in beforeAll, so a run that skips these tests leaves no folder behind.
+  let scratch: { dir: string; remove(): void };
+  let image: TinyImage;
+  let cacheDir: string;
+  let skopeo: ReturnType<typeof countingSkopeo>;
+  let provider: SandboxProvider;
+  let contractProvider: SandboxProvider | undefined;
   const providers: SandboxProvider[] = [];
   const make = (settings: LocalProviderSettings = {}): SandboxProvider => {
-    const provider = createLocalProvider({ logger: quiet, imageCacheDir: cacheDir, skopeoPath: skopeo.path, ...settings });
-    providers.push(provider);
-    return provider;
+    const made = createLocalProvider({ logger: quiet, imageCacheDir: cacheDir, skopeoPath: skopeo.path, ...settings });
+    providers.push(made);
+    return made;
   };
-  const provider = make();
+  beforeAll(() => {
+    scratch = tempDir('wnw-local-image-');
+    // As root the sandbox user unpacks into the cache: it must be able to pass through this folder.
+    chmodSync(scratch.dir, 0o711);
+    image = writeTinyImage(join(scratch.dir, 'image'));
+    cacheDir = join(scratch.dir, 'cache');
+    skopeo = countingSkopeo(scratch.dir);
+    provider = make();
+  });
   afterAll(async () => {
     for (const each of providers) await each.close();
-    scratch.remove();
+    scratch?.remove();
   });
 
   // The contract closes its providers after its tests.
-  const contractProvider = make();
   runSandboxContract({
     name: 'local (image from an OCI layout)',
-    create: async (settings) => ({ provider: settings ? make(settings) : contractProvider, spec: { image: image!.reference } }),
+    create: async (settings) => ({ provider: settings ? make(settings) : (contractProvider ??= make()), spec: { image: image.reference } }),
   });
 
   it('runs in the image root with its whiteouts honoured, its Env, /testbed at the image commit, as a non-root user', async () => {
-    const sandbox = await provider.create({ image: image!.reference });
+    const sandbox = await provider.create({ image: image.reference });
     try {
       expect(sandbox.workdir).toBe('/testbed');
       const probe = [
@@ -74,7 +82,7 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
       ].join('; ');
       const result = await sandbox.exec(probe);
       expect(result.stderr).toBe('');
-      expect(result.stdout).toBe(`/testbed\n1000\n${image!.baseCommit}\nyes\nadded by the upper layer\nkept\n`);
+      expect(result.stdout).toBe(`/testbed\n1000\n${image.baseCommit}\nyes\nadded by the upper layer\nkept\n`);
     } finally {
       await sandbox.close();
     }
@@ -84,8 +92,8 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     const server = createServer((_, response) => response.end('host secret'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const probe = `exec 3<>/dev/tcp/127.0.0.1/${(server.address() as AddressInfo).port} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3`;
-    const sandbox = await provider.create({ image: image!.reference });
-    const networked = await provider.create({ image: image!.reference, network: true });
+    const sandbox = await provider.create({ image: image.reference });
+    const networked = await provider.create({ image: image.reference, network: true });
     try {
       const blocked = await sandbox.exec(probe, { timeoutMs: 10_000 });
       expect(blocked.exitCode).not.toBe(0);
@@ -106,8 +114,9 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
 
   it('diffs against the image repository\'s HEAD, or against the commit the spec names', async () => {
     const two = writeTinyImage(join(scratch.dir, 'two-commits'), { secondCommit: true });
-    const atHead = await provider.create({ image: two.reference });
-    const atBase = await provider.create({ image: two.reference, repo: { base_commit: two.baseCommit } });
+    const own = make({ imageCacheDir: join(scratch.dir, 'cache-two-commits') });
+    const atHead = await own.create({ image: two.reference });
+    const atBase = await own.create({ image: two.reference, repo: { base_commit: two.baseCommit } });
     try {
       expect((await atHead.exec('git rev-parse HEAD')).stdout.trim()).toBe(two.head);
       expect(await atHead.diff()).toBe('');
@@ -118,7 +127,7 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
   });
 
   it('gives each sandbox its own copy-on-write root, and never writes to the shared rootfs', async () => {
-    const [one, two] = await Promise.all([provider.create({ image: image!.reference }), provider.create({ image: image!.reference })]);
+    const [one, two] = await Promise.all([provider.create({ image: image.reference }), provider.create({ image: image.reference })]);
     try {
       expect((await one.exec('echo mine > /etc/kept.txt && echo changed >> README.md && mkdir -p /opt/new && echo ok')).stdout).toBe('ok\n');
       expect((await two.exec('cat /etc/kept.txt; [ -e /opt/new ] || echo no-new; git status --short')).stdout).toBe('kept\nno-new\n');
@@ -137,12 +146,12 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     const fresh = join(scratch.dir, 'cache-concurrent');
     const first = make({ imageCacheDir: fresh });
     const before = skopeo.calls().filter((call) => call === 'copy').length;
-    const sandboxes = await Promise.all([1, 2, 3].map(() => first.create({ image: image!.reference })));
+    const sandboxes = await Promise.all([1, 2, 3].map(() => first.create({ image: image.reference })));
     await Promise.all(sandboxes.map((sandbox) => sandbox.close()));
     expect(skopeo.calls().filter((call) => call === 'copy').length - before).toBe(1);
     // Another tag of the same manifest, in a new provider: found on disk, nothing copied.
     const second = make({ imageCacheDir: fresh });
-    const again = await second.create({ image: `oci:${image!.layout}:alias` });
+    const again = await second.create({ image: `oci:${image.layout}:alias` });
     try {
       expect((await again.exec('cat /etc/added.txt')).stdout).toBe('added by the upper layer\n');
     } finally {
@@ -173,13 +182,13 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
   });
 
   it('activates the image\'s conda environment `testbed` for every command, unless told not to', async () => {
-    const sandbox = await provider.create({ image: image!.reference });
+    const sandbox = await provider.create({ image: image.reference });
     try {
       expect((await sandbox.exec('echo "$CONDA_DEFAULT_ENV"; in-testbed')).stdout).toBe('testbed\nfrom the testbed environment\n');
     } finally {
       await sandbox.close();
     }
-    const plain = await make({ condaEnv: false }).create({ image: image!.reference });
+    const plain = await make({ condaEnv: false }).create({ image: image.reference });
     try {
       expect((await plain.exec('echo "[$CONDA_DEFAULT_ENV]"; command -v in-testbed || echo none')).stdout).toBe('[]\nnone\n');
     } finally {
@@ -192,7 +201,7 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     mkdirSync(tools, { recursive: true });
     writeFileSync(join(tools, 'tool.txt'), 'from the host\n');
     execFileSync('chmod', ['-R', 'a+rX', scratch.dir]);
-    const sandbox = await provider.create({ image: image!.reference, mounts: [{ source: tools, target: '/opt/harness' }] });
+    const sandbox = await provider.create({ image: image.reference, mounts: [{ source: tools, target: '/opt/harness' }] });
     try {
       expect((await sandbox.exec('cat /opt/harness/tool.txt; touch /opt/harness/x 2>/dev/null || echo read-only')).stdout).toBe('from the host\nread-only\n');
     } finally {
@@ -202,7 +211,7 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
 
   it('runs a docker save archive (docker-archive:) too', async () => {
     const archive = join(scratch.dir, 'saved.tar');
-    execFileSync('skopeo', ['copy', '--quiet', `oci:${image!.layout}:v1`, `docker-archive:${archive}:winnower/tiny:1`]);
+    execFileSync('skopeo', ['copy', '--quiet', `oci:${image.layout}:v1`, `docker-archive:${archive}:winnower/tiny:1`]);
     const sandbox = await provider.create({ image: `docker-archive:${archive}` });
     try {
       expect((await sandbox.exec('cat /etc/added.txt; [ -e /etc/gone.txt ] || echo gone')).stdout).toBe('added by the upper layer\ngone\n');
@@ -213,11 +222,11 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
 
   it('names a missing layout, tag or repository directory as WNW_ERR_SBX_IMAGE, a bad reference as WNW_ERR_INPUT_INVALID', async () => {
     expect(await codeOf(provider.create({ image: `oci:${join(scratch.dir, 'nowhere')}:v1` }))).toBe('WNW_ERR_SBX_IMAGE');
-    expect(await codeOf(provider.create({ image: `oci:${image!.layout}:no-such-tag` }))).toBe('WNW_ERR_SBX_IMAGE');
-    await expect(provider.create({ image: image!.reference, workdir: '/srv/repo' })).rejects.toThrow(/has no directory \/srv\/repo/);
-    expect(await codeOf(provider.create({ image: image!.reference, workdir: '/proc/x' }))).toBe('WNW_ERR_INPUT_INVALID');
+    expect(await codeOf(provider.create({ image: `oci:${image.layout}:no-such-tag` }))).toBe('WNW_ERR_SBX_IMAGE');
+    await expect(provider.create({ image: image.reference, workdir: '/srv/repo' })).rejects.toThrow(/has no directory \/srv\/repo/);
+    expect(await codeOf(provider.create({ image: image.reference, workdir: '/proc/x' }))).toBe('WNW_ERR_INPUT_INVALID');
     expect(await codeOf(provider.create({ image: 'UPPER/case' }))).toBe('WNW_ERR_INPUT_INVALID');
-    expect(await codeOf(provider.create({ image: image!.reference, repo: { base_commit: '--output=/tmp/x' } }))).toBe('WNW_ERR_INPUT_INVALID');
+    expect(await codeOf(provider.create({ image: image.reference, repo: { base_commit: '--output=/tmp/x' } }))).toBe('WNW_ERR_INPUT_INVALID');
     expect((await provider.describe()).images).toMatchObject({ tools: expect.stringContaining('skopeo'), cacheDir, workdir: '/testbed', condaEnv: 'testbed' });
     expect(existsSync(cacheDir)).toBe(true);
     expect(readdirSync(cacheDir).filter((name) => name.startsWith('.tmp-'))).toEqual([]);
@@ -242,12 +251,16 @@ const registryImage = process.env.WINNOWER_TEST_REGISTRY_IMAGE;
 const registrySkip = missing ?? (registryImage ? undefined : 'WINNOWER_TEST_REGISTRY_IMAGE is not set (.ci/run starts a loopback registry and sets it)');
 
 describe.skipIf(registrySkip)(`[images] local provider with an image from a registry${registrySkip ? ` (skipped: ${registrySkip})` : ''}`, () => {
-  const scratch = tempDir('wnw-local-image-registry-');
-  chmodSync(scratch.dir, 0o711);
-  const provider = createLocalProvider({ logger: quiet, imageCacheDir: join(scratch.dir, 'cache') });
+  let scratch: { dir: string; remove(): void };
+  let provider: SandboxProvider;
+  beforeAll(() => {
+    scratch = tempDir('wnw-local-image-registry-');
+    chmodSync(scratch.dir, 0o711);
+    provider = createLocalProvider({ logger: quiet, imageCacheDir: join(scratch.dir, 'cache') });
+  });
   afterAll(async () => {
-    await provider.close();
-    scratch.remove();
+    await provider?.close();
+    scratch?.remove();
   });
 
   it('keys the rootfs by the registry\'s manifest digest, so name:tag and name@digest share it', async () => {

@@ -59,10 +59,11 @@ describe.skipIf(bwrapMissing)('winnower sandbox run (local)', () => {
 });
 
 describe.skipIf(bwrapMissing ?? imageToolsMissing)('[images] winnower sandbox run --image (local)', () => {
-  const scratch = tempDir('wnw-cli-image-');
-  afterAll(() => scratch.remove());
+  let scratch: { dir: string; remove(): void } | undefined;
+  afterAll(() => scratch?.remove());
 
   it('runs the command in the image, at its repository, with its diff', async () => {
+    scratch = tempDir('wnw-cli-image-');
     chmodSync(scratch.dir, 0o711);
     const image = writeTinyImage(join(scratch.dir, 'image'));
     const config = join(scratch.dir, 'winnower.json');

@@ -28,11 +28,12 @@ function imageBody(image: string, extra: Record<string, unknown>): Record<string
 }
 
 describe.skipIf(missing)(`[images] POST /solve with an image on the local provider${missing ? ` (skipped: ${missing})` : ''}`, () => {
-  const scratch = tempDir('wnw-solve-image-');
+  let scratch: { dir: string; remove(): void };
   let world: TestWorld;
   let policy: FakePolicyServer;
 
   beforeAll(async () => {
+    scratch = tempDir('wnw-solve-image-');
     // As root, the sandbox user unpacks into the cache and must reach it.
     chmodSync(scratch.dir, 0o711);
     world = await createWorld({ sandboxes: createLocalProvider({ imageCacheDir: join(scratch.dir, 'images'), pullTimeoutMs: 120_000 }) });
@@ -47,7 +48,7 @@ describe.skipIf(missing)(`[images] POST /solve with an image on the local provid
   afterAll(async () => {
     await policy?.close();
     await world?.close();
-    scratch.remove();
+    scratch?.remove();
   });
 
   it.skipIf(!registryImage)(
