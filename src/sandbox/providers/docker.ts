@@ -19,7 +19,7 @@ import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../type
 import { DockerCreateResponse, DockerVersion } from './docker-api-types.js';
 import { DockerClient } from './docker-client.js';
 import { DockerSandbox } from './docker-sandbox.js';
-import { checkMounts } from './local-bwrap-args.js';
+import { checkMounts } from '../mounts.js';
 import { REMOTE_BASE_ENV } from './remote-shell.js';
 
 export interface DockerProviderSettings {
