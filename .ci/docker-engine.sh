@@ -6,6 +6,7 @@
 #   .ci/docker-engine.sh import DIR TAR REF docker import of a root filesystem tar as REF
 #   .ci/docker-engine.sh stop DIR           stop the dockerd started in DIR (TERM, then KILL), remove DIR
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cmd="${1:?start|import|stop}"
 dir="${2:?scratch folder}"
 sock="$dir/docker.sock"
@@ -17,20 +18,16 @@ start)
   # overlay2 cannot sit on overlayfs (a container's own root); vfs copies, but works anywhere.
   driver=()
   [ "$(stat -f -c %T "$dir/data")" = overlayfs ] && driver=(--storage-driver=vfs)
-  started=$(date +%s.%N)
+  started=$EPOCHREALTIME
   dockerd --host="$DOCKER_HOST" --pidfile="$dir/dockerd.pid" --exec-root="$dir/exec" \
     --data-root="$dir/data" "${driver[@]}" >"$dir/dockerd.log" 2>&1 &
   echo $! >"$dir/launcher.pid"
-  for _ in $(seq 240); do
-    if docker version >/dev/null 2>&1; then
-      printf 'docker engine: %s (API %s) up in %.1f s at %s\n' "$(docker version --format '{{.Server.Version}}')" \
-        "$(docker version --format '{{.Server.APIVersion}}')" "$(echo "$(date +%s.%N) - $started" | bc)" "$DOCKER_HOST" >&2
-      echo "$DOCKER_HOST"
-      exit 0
-    fi
-    kill -0 "$(cat "$dir/launcher.pid")" 2>/dev/null || break
-    sleep 0.25
-  done
+  if wait_ready "$dir/launcher.pid" 240 docker version; then
+    printf 'docker engine: %s (API %s) up in %s s at %s\n' "$(docker version --format '{{.Server.Version}}')" \
+      "$(docker version --format '{{.Server.APIVersion}}')" "$(since "$started")" "$DOCKER_HOST" >&2
+    echo "$DOCKER_HOST"
+    exit 0
+  fi
   echo "docker engine did not start; its log:" >&2
   tail -n 40 "$dir/dockerd.log" >&2
   exit 1
@@ -38,20 +35,13 @@ start)
 import)
   tar="${3:?rootfs tar}"
   ref="${4:?image reference}"
-  started=$(date +%s.%N)
+  started=$EPOCHREALTIME
   docker import -c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' -c 'ENV LANG=C.UTF-8' \
     "$tar" "$ref" >/dev/null
-  printf 'docker engine: imported %s as %s in %.1f s\n' "$tar" "$ref" "$(echo "$(date +%s.%N) - $started" | bc)" >&2
+  printf 'docker engine: imported %s as %s in %s s\n' "$tar" "$ref" "$(since "$started")" >&2
   ;;
 stop)
-  [ -f "$dir/launcher.pid" ] || exit 0
-  pid=$(cat "$dir/launcher.pid")
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid"
-    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-  fi
-  rm -f "$dir/launcher.pid"
+  stop_pidfile "$dir/launcher.pid" 60
   # Leftover overlay mounts of a killed engine would make the removal fail: unmount them first.
   grep -o " $dir/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   rm -rf "$dir"

@@ -12,6 +12,7 @@
 # repository at /testbed (examples/demo/repo, committed as src/cli/demo-repo.ts does). The built
 # OCI layout is cached beside the rootfs tar ($WINNOWER_CI_CACHE/testbed-oci).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 cmd="${1:?start|push|stop}"
 dir="${2:?scratch folder}"
 
@@ -34,15 +35,11 @@ EOF
   started=$EPOCHREALTIME
   docker-registry serve "$dir/registry.yml" >"$dir/registry.log" 2>&1 &
   echo $! >"$dir/registry.pid"
-  for _ in $(seq 120); do
-    if python3 -c "import urllib.request, sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:$port/v2/', timeout=2).status == 200 else 1)" 2>/dev/null; then
-      awk -v s="$started" -v e="$EPOCHREALTIME" -v p="$port" 'BEGIN { printf "registry: docker-registry up in %.1f s at 127.0.0.1:%s\n", e - s, p }' >&2
-      echo "127.0.0.1:$port"
-      exit 0
-    fi
-    kill -0 "$(cat "$dir/registry.pid")" 2>/dev/null || break
-    sleep 0.25
-  done
+  if wait_ready "$dir/registry.pid" 120 python3 -c "import urllib.request, sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:$port/v2/', timeout=2).status == 200 else 1)"; then
+    echo "registry: docker-registry up in $(since "$started") s at 127.0.0.1:$port" >&2
+    echo "127.0.0.1:$port"
+    exit 0
+  fi
   echo "the registry did not start; its log:" >&2
   tail -n 40 "$dir/registry.log" >&2
   exit 1
@@ -92,13 +89,7 @@ push)
   echo "registry: pushed $ref in $(($(date +%s) - started)) s" >&2
   ;;
 stop)
-  [ -f "$dir/registry.pid" ] || { rm -rf "$dir"; exit 0; }
-  pid=$(cat "$dir/registry.pid")
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid"
-    for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-  fi
+  stop_pidfile "$dir/registry.pid" 40
   rm -rf "$dir"
   ;;
 *)

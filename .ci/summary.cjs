@@ -1,0 +1,29 @@
+// After `npm test`: the counts, and a failure when a test that CI set up for was skipped anyway
+// (a folder moved, a tag renamed, a tool missing): a skip there is a silent hole, not a pass.
+const fs = require('fs');
+const path = require('path');
+const results = require(path.resolve('.vitest-results.json'));
+const shared = process.env.WINNOWER_SHARED_DATA ? path.resolve(process.env.WINNOWER_SHARED_DATA) : path.resolve('..', 'shared', 'data');
+const tests = results.testResults.flatMap((file) => file.assertionResults);
+const nameOf = (t) => t.fullName || [...t.ancestorTitles, t.title].join(' ');
+const ran = (t) => t.status === 'passed' || t.status === 'failed';
+
+// tag, what CI provided for it, and whether it did (only then is a skip a failure).
+const required = [
+  ['[real-data]', `${shared} ${fs.existsSync(shared) ? 'present' : 'missing'}`, fs.existsSync(shared)],
+  ['[images]', 'skopeo, umoci and a loopback registry', true],
+  ['[harness-cli]', 'the pi and claude-code CLIs (.ci/harnesses.sh)', true],
+  ['[docker-engine]', process.env.WINNOWER_DOCKER_HOST || 'no engine', Boolean(process.env.WINNOWER_DOCKER_HOST)],
+];
+let failed = false;
+for (const [tag, provided, mustRun] of required) {
+  const tagged = tests.filter((t) => nameOf(t).includes(tag));
+  const skipped = tagged.filter((t) => !ran(t));
+  console.log(`${tag} tests: ${tagged.length - skipped.length} run, ${skipped.length} skipped (${provided})`);
+  if (!mustRun) continue;
+  for (const t of skipped.slice(0, 20)) console.error(`skipped although CI provides ${provided}: ${nameOf(t)}`);
+  if (tagged.length === 0) console.error(`no ${tag} test ran although CI provides ${provided}`);
+  if (skipped.length > 0 || tagged.length === 0) failed = true;
+}
+console.log(`tests: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${results.numPendingTests + results.numTodoTests} skipped`);
+process.exit(failed ? 1 : 0);
