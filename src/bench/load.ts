@@ -68,8 +68,10 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
   }, (error, result) => finish({ error, result }));
   const showProgress = options.progress && process.stderr.isTTY === true;
   let done = 0;
+  let lastResponseAt = 0;
   instance.on('response', () => {
     done += 1;
+    lastResponseAt = performance.now();
   });
   const ticker = options.progress
     ? setInterval(() => {
@@ -86,7 +88,8 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
   if (showProgress) process.stderr.write('\r\u001b[K');
   if (outcome.error || !outcome.result) throw wnwError('WNW_ERR_OP_INTERNAL', `load run against ${baseUrl} failed: ${String(outcome.error)}`, { cause: outcome.error });
   const result = outcome.result;
-  const seconds = (performance.now() - started) / 1000;
+  // autocannon ends a run on its once-a-second tick: a run of `amount` requests lasts until its last answer, not until that tick.
+  const seconds = ((options.amount !== undefined && lastResponseAt > 0 ? lastResponseAt : performance.now()) - started) / 1000;
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, (stats as { count: number }).count]));
   return {
     connections: options.connections,
