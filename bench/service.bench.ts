@@ -100,4 +100,3 @@ const table = lines.join('\n');
 console.log(table);
 mkdirSync(join(root, 'bench/results'), { recursive: true });
 writeFileSync(join(root, 'bench/results/service.md'), table);
-writeFileSync(join(root, 'bench/results/service.json'), `${JSON.stringify({ bundled, compared }, null, 1)}\n`);
