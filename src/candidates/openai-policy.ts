@@ -4,7 +4,7 @@
  * retries with backoff on 408/429/500/502/503/504 and connection errors only, cancellation through AbortSignal.
  */
 import { z } from 'zod';
-import { HttpClient } from '../rerank/scorers/http-client.js';
+import { HttpClient } from '../http/http-client.js';
 import type { ChatMessage } from '../types/trajectory.js';
 import { BASH_TOOL, type Policy, type PolicyTurn, type PolicyTurnRequest } from './types.js';
 

@@ -5,7 +5,7 @@
  * turns written in that protocol. The upstream key lives here, in the server process only.
  */
 import { wnwError } from '../errors.js';
-import { HttpClient } from '../rerank/scorers/http-client.js';
+import { HttpClient } from '../http/http-client.js';
 import type { ChatMessage, Trajectory } from '../types/trajectory.js';
 import type { PolicyOptions } from '../candidates/policy-options.js';
 import { answerFromMessage } from './from-chat-message.js';

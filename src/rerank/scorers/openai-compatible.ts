@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import type { Tokenizer } from '../tokenizer.js';
-import { createHttpClient, type HttpClient, type HttpClientOptions } from './http-client.js';
+import { createHttpClient, type HttpClient, type HttpClientOptions } from '../../http/http-client.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 import { sigmoid } from '../../util/logistic.js';
 

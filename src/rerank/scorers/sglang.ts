@@ -20,7 +20,7 @@ import {
   type ServerScorerSettings,
 } from './openai-compatible.js';
 import { headFromLogits, type HeadSettings } from './head.js';
-import type { HttpClient } from './http-client.js';
+import type { HttpClient } from '../../http/http-client.js';
 import { groupBySharedPrefix } from './shared-prefix.js';
 import type { ScoreInput, Scorer } from './types.js';
 

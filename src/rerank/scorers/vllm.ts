@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { WinnowerError, wnwError } from '../../errors.js';
 import { logit } from '../../util/logistic.js';
 import { headFromLogits, headFromProbabilities, type HeadSettings } from './head.js';
-import type { HttpClient } from './http-client.js';
+import type { HttpClient } from '../../http/http-client.js';
 import { createHttpScorer, defineEndpoint, scalarOutput, type ServerScorerSettings } from './openai-compatible.js';
 import { groupBySharedPrefix } from './shared-prefix.js';
 import type { ScoreInput, ScoreOutput, Scorer } from './types.js';

@@ -1,5 +1,6 @@
 /**
- * The one HTTP client of the server scorers (SGLang, vLLM, OpenAI-compatible). One keep-alive
+ * The one HTTP client of winnower's outbound calls: the server scorers (SGLang, vLLM,
+ * OpenAI-compatible), the policy clients and the recording proxy's upstream. One keep-alive
  * undici `Pool` per base URL; each call goes to the base URL with the fewest requests in flight
  * (passing over one that just failed), under one deadline that covers every attempt. Transient failures (connection errors, 408, 429,
  * 500, 502, 503, 504) are retried with exponential backoff and full jitter, honouring `Retry-After`;
@@ -8,8 +9,8 @@
  */
 import { Pool } from 'undici';
 import type { z } from 'zod';
-import { WinnowerError, wnwError, type ErrorCode } from '../../errors.js';
-import { requestIdHeaders } from '../../observability/request-context.js';
+import { WinnowerError, wnwError, type ErrorCode } from '../errors.js';
+import { requestIdHeaders } from '../observability/request-context.js';
 
 export interface HttpClientOptions {
   /** Base URLs of interchangeable replicas (`http://host:port`, optionally with a path prefix). */
