@@ -124,7 +124,10 @@ describe.skipIf(!hasBubblewrap())('harness rollout through the recording proxy (
   }, 60_000);
 
   it('stops a harness at its time limit, killing it', async () => {
-    const trajectory = await rollout('@spawn 31338\n@runaway', 'chatty', { limits: { max_calls: 100_000, token_limit: 1e12, time_limit_s: 2 } });
+    const running = rollout('@spawn 31338\n@runaway', 'chatty', { limits: { max_calls: 100_000, token_limit: 1e12, time_limit_s: 2 } });
+    // Seen alive first, so its absence afterwards means it was killed, not that it never started.
+    await until(() => sleepers('31338').length > 0, 'the background child to start');
+    const trajectory = await running;
     expect(trajectory.exit).toBe('timeout');
     expect(trajectory.exit_raw).toBe('time limit of 2 s reached');
     expect(Number(trajectory.meta.steps)).toBeGreaterThan(0);

@@ -180,7 +180,7 @@ class OrchardProvider implements SandboxProvider {
     }
     // Orchard Env has no host bind mounts; a harness that needs its CLI mounted would die with 127 inside.
     if (spec.mounts?.length) {
-      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', 'the orchard provider cannot bind host paths into a pod (spec.mounts): put the harness CLI in the image, or use the local or docker provider', {
+      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', 'the orchard provider cannot bind host paths into a pod (spec.mounts), and a harness rollout needs them for its CLI and the model proxy\'s socket: run harnesses on the local or docker provider', {
         details: { field: 'mounts', provider: this.name },
       });
     }
