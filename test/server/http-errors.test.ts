@@ -120,7 +120,7 @@ describe('errors before and around routing', () => {
     // (fastify's code, no field): the strict body schema refuses unknown keys too, so a bare 400
     // would not show that the parser's prototype-poisoning protection still holds.
     const jobsBefore = store.listJobs().length;
-    const valid = '"issue":"x","image":"img","n":1,"policy":{"kind":"replay","recordings":[{"id":"r","instance_id":"i","source":"s","messages":[{"role":"assistant","content":"done"}]}]}';
+    const valid = '"issue":"x","image":"127.0.0.1:9/img:1","n":1,"policy":{"kind":"replay","recordings":[{"id":"r","instance_id":"i","source":"s","messages":[{"role":"assistant","content":"done"}]}]}';
     for (const poison of ['"__proto__":{"n":2}', '"constructor":{"prototype":{"n":2}}']) {
       const poisoned = await app.inject({ method: 'POST', url: '/solve', headers: { 'content-type': 'application/json' }, payload: `{${valid},${poison}}` });
       expect(poisoned.statusCode, poison).toBe(400);

@@ -99,7 +99,7 @@ describe('the OpenAPI description', () => {
     const body = response.json();
     expect(body.candidates[0]).toMatchObject({ index: 0, status: 'failed', error: { code: 'WNW_ERR_SBX_REPO', message: 'gone' }, trajectory_id: null });
     expect(body.result).toMatchObject({ stopped_early: null, duration_ms: 3, selection: { extra: 1 }, candidates: [{ exit: 'error' }] });
-    const accepted = await open.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', image: 'img', n: 1, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'done' }] }] } } });
+    const accepted = await open.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', image: '127.0.0.1:9/img:1', n: 1, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'done' }] }] } } });
     expect(accepted.statusCode).toBe(202);
     expect(Object.keys(accepted.json()).sort()).toEqual(['job_id', 'status']);
     await open.winnower.jobs.wait(accepted.json().job_id);

@@ -83,7 +83,7 @@ describe('submit-time repository checks', () => {
 
   it('leaves URLs and repositories inside an image to the rollouts', async () => {
     await expect(checkLocalRepo({ path: undefined }, { path: 'p', commit: 'c' })).resolves.toBeUndefined();
-    const withImage = await app.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', image: 'img', repo: { path: '/testbed', commit: 'abc' }, n: 1, policy: { kind: 'replay', recordings: [recording] } } });
+    const withImage = await app.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', image: '127.0.0.1:9/img:1', repo: { path: '/testbed', commit: 'abc' }, n: 1, policy: { kind: 'replay', recordings: [recording] } } });
     expect(withImage.statusCode).toBe(202);
     await jobs.wait(withImage.json().job_id);
   });
