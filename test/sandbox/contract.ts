@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../src/errors.js';
+import { expectCode } from '../support/expect-code.js';
 import type { PatchSettings } from '../../src/sandbox/patch-policy.js';
 import type { Sandbox, SandboxProvider, SandboxSpec } from '../../src/sandbox/types.js';
 
@@ -49,16 +49,6 @@ export function makeContractRepo(dir: string): string {
   git('add', '-A');
   git('commit', '-qm', 'contract base');
   return git('rev-parse', 'HEAD');
-}
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<WinnowerError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(WinnowerError.isInstance(error), `expected ${code}, got ${String(error)}`).toBe(true);
-  expect((error as WinnowerError).code).toBe(code);
-  return error as WinnowerError;
 }
 
 export function runSandboxContract(options: SandboxContractOptions): void {
