@@ -17,10 +17,17 @@
  * false as long as the container runs; HostConfig.Binds are
  * served through the archive endpoints and a command's working directory (read-only ones refuse
  * uploads with the engine's 500).
+ *
+ * Users as the engine has them: an exec runs as its `User`, else the container's, else root;
+ * `uid[:gid]` as given (a missing gid from the image's /etc/passwd, else 0), a name from the image's
+ * /etc/passwd, an unknown name is exit 126 with the engine's message. When the fake runs as root
+ * the command really gets that uid/gid (so `id -u` and file owners are right, and the image's
+ * root-owned files are not the user's to write); otherwise every command runs as the fake's own
+ * user, and `chown` in a root exec does nothing (every uid is then the same one).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cp, lstat, mkdir, mkdtemp, readlink, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, cp, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { constants, tmpdir } from 'node:os';
@@ -127,6 +134,10 @@ export class FakeDocker {
 
   static async start(options: FakeDockerOptions = {}): Promise<FakeDocker> {
     const fake = new FakeDocker(await mkdtemp(join(tmpdir(), 'fake-docker-')), options);
+    if (!IS_ROOT) {
+      await mkdir(join(fake.#dir, 'no-owners'));
+      await writeFile(join(fake.#dir, 'no-owners', 'chown'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    }
     await new Promise<void>((resolve) => fake.#server.listen(fake.socketPath, resolve));
     return fake;
   }
@@ -345,6 +356,8 @@ export class FakeDocker {
     }
     const root = await mkdtemp(join(tmpdir(), 'fake-docker-ctr-'));
     await cp(template, root, { recursive: true });
+    // A container's / is everyone's to walk (mkdtemp makes it 0700).
+    await chmod(root, 0o755);
     if (typeof input.WorkingDir === 'string') await mkdir(mapPath(root, input.WorkingDir), { recursive: true });
     for (const bind of binds) {
       // Binds create a missing source, as the engine does; the link lets a tar upload reach it.
@@ -387,10 +400,32 @@ export class FakeDocker {
       if (equals > 0) env[pair.slice(0, equals)] = pair.slice(equals + 1);
     }
     const cmd = config.Cmd as string[];
-    void stat(cwd).then(
+    const user = String(config.User || container.config.User || '0');
+    const hasHome = [...((container.config.Env as string[] | undefined) ?? []), ...((config.Env as string[] | undefined) ?? [])].some((pair) => pair.startsWith('HOME='));
+    void resolveUser(container.root, user).then((ids) => {
+      if (!ids) {
+        frame(1, Buffer.from(`unable to find user ${user.split(':')[0]}: no matching entries in passwd file\r\n`));
+        exec.exitCode = 126;
+        exec.running = false;
+        socket.end();
+        return;
+      }
+      // Not root, the fake cannot change owners: a root exec's chown is a no-op, as all uids are one.
+      if (!IS_ROOT && ids.uid === 0) env.PATH = `${join(this.#dir, 'no-owners')}:${env.PATH}`;
+      // The engine's HOME: the user's passwd home unless the container's or the exec's Env set one.
+      if (ids.home && !hasHome) env.HOME = ids.home;
+      void this.#spawnExec(exec, socket, frame, cwd, env, IS_ROOT ? { uid: ids.uid, gid: ids.gid } : undefined);
+    });
+  }
+
+  #spawnExec(exec: FakeExec, socket: Socket, frame: (type: 1 | 2, payload: Buffer) => void, cwd: string, env: Record<string, string>, ids: { uid: number; gid: number } | undefined): Promise<void> {
+    const container = exec.container;
+    const config = exec.config;
+    const cmd = config.Cmd as string[];
+    return stat(cwd).then(
       (info) => {
         if (!info.isDirectory()) throw new Error('not a directory');
-        const child = spawn(cmd[0] ?? 'false', cmd.slice(1), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(cmd[0] ?? 'false', cmd.slice(1), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...(ids ?? {}) });
         container.processes.add(child);
         exec.pid = child.pid ?? 0;
         child.stdout?.on('data', (chunk: Buffer) => frame(1, chunk));
@@ -454,6 +489,28 @@ export class FakeDocker {
     tar.stdout.pipe(response);
     return undefined;
   }
+}
+
+const IS_ROOT = process.getuid?.() === 0;
+
+/**
+ * An exec's `User` as the engine resolves it in the image: `uid[:gid]`, or a name from its
+ * /etc/passwd (`root` is 0 without one); undefined for a name it does not know.
+ */
+async function resolveUser(root: string, user: string): Promise<{ uid: number; gid: number; home?: string } | undefined> {
+  const [name = '', group] = user.split(':');
+  const passwd = (await readFile(join(root, 'etc/passwd'), 'utf8').catch(() => ''))
+    .split('\n')
+    .map((line) => line.split(':'))
+    .filter((fields) => fields.length >= 4);
+  const entry = passwd.find((fields) => (/^\d+$/.test(name) ? fields[2] === name : fields[0] === name));
+  let uid: number;
+  if (/^\d+$/.test(name)) uid = Number(name);
+  else if (entry) uid = Number(entry[2]);
+  else if (name === 'root') uid = 0;
+  else return undefined;
+  const gid = group !== undefined && /^\d+$/.test(group) ? Number(group) : entry ? Number(entry[3]) : 0;
+  return { uid, gid, ...(entry?.[5] ? { home: entry[5] } : {}) };
 }
 
 function normalizeRef(reference: string): string {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
-import { readFile, rm, symlink } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -118,18 +118,28 @@ describe('docker provider: containers', () => {
       Entrypoint: ['sleep'],
       Cmd: ['infinity'],
       WorkingDir: '/testbed',
-      Env: ['PYTHONDONTWRITEBYTECODE=1', 'A=b'],
-      User: '1000:1000',
+      Env: ['PYTHONDONTWRITEBYTECODE=1', 'HOME=/tmp', 'A=b'],
+      // Root only for the ownership exec, with nothing but what chown -R needs.
+      User: '0:0',
       NetworkDisabled: true,
       Labels: { 'winnower.sandbox': 'true', 'winnower.label': 'job-1' },
-      HostConfig: { NetworkMode: 'none', Memory: 512 * 1024 * 1024, NanoCpus: 1_500_000_000, PidsLimit: 64, Init: true },
+      HostConfig: {
+        NetworkMode: 'none',
+        Memory: 512 * 1024 * 1024,
+        NanoCpus: 1_500_000_000,
+        PidsLimit: 64,
+        Init: true,
+        SecurityOpt: ['no-new-privileges'],
+        CapDrop: ['ALL'],
+        CapAdd: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER'],
+      },
     });
     expect(fake.count('POST', new RegExp(`^/containers/${sandbox.id}/start$`))).toBe(1);
     expect(sandbox.baseCommit).toMatch(/^[0-9a-f]{40}$/);
     expect((await sandbox.exec('echo "$A"')).stdout).toBe('b\n');
     // Ownership through the tar headers: docker 20.10 answers copyUIDGID with a numeric user by a 500.
     await sandbox.writeFile('owned.txt', 'x');
-    expect(fake.requests.filter((request) => request.method === 'PUT').at(-1)?.query).toEqual({ path: '/' });
+    expect(fake.requests.filter((request) => request.method === 'PUT').at(-1)?.query).toEqual({ path: '/testbed' });
     if (process.getuid?.() === 0) expect(statSync(join(fake.rootOf(sandbox.id), 'testbed/owned.txt'))).toMatchObject({ uid: 1000, gid: 1000 });
     await sandbox.close();
   });
@@ -222,10 +232,13 @@ describe('docker provider: exec and files', () => {
     expect(await sandbox.exec('kill -9 $$')).toMatchObject({ exitCode: 137, timedOut: false });
   });
 
-  it('writes files through a tar at / and reads them back from the archive endpoint', async () => {
+  it('writes files through a tar into their folder (the nearest existing one) and reads them back from the archive endpoint', async () => {
     await sandbox.writeFile('new/dir/f.bin', Uint8Array.from([0, 255, 10]));
-    const put = fake.requests.filter((request) => request.method === 'PUT').at(-1);
-    expect(put?.query).toEqual({ path: '/' });
+    const puts = fake.requests.filter((request) => request.method === 'PUT');
+    expect(puts.slice(-2).map((put) => put.query)).toEqual([{ path: '/testbed/new/dir' }, { path: '/testbed' }]);
+    // The missing folders travel in the tar, so they are the sandbox user's, not the engine's root's.
+    if (process.getuid?.() === 0) for (const made of ['new', 'new/dir', 'new/dir/f.bin']) expect(statSync(join(fake.rootOf(sandbox.id), 'testbed', made))).toMatchObject({ uid: 1000, gid: 1000 });
+    expect((await sandbox.exec('touch new/dir/g && echo made')).stdout).toBe('made\n');
     expect(await readFile(join(fake.rootOf(sandbox.id), 'testbed/new/dir/f.bin'))).toEqual(Buffer.from([0, 255, 10]));
     expect(await sandbox.readFile('/testbed/new/dir/f.bin')).toEqual(Uint8Array.from([0, 255, 10]));
     expect(fake.requests.filter((request) => request.method === 'GET' && request.path.endsWith('/archive')).at(-1)?.query).toEqual({ path: '/testbed/new/dir/f.bin' });
@@ -421,6 +434,92 @@ describe('docker provider: engine behaviours of docker 20.10', () => {
       expect(fake.count('POST', /^\/containers\/create$/)).toBe(before);
     } finally {
       await rm(source, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('docker provider: the sandbox user', () => {
+  const asRoot = process.getuid?.() === 0;
+  const execUsers = (id: string): unknown[] =>
+    fake.requests.filter((request) => request.method === 'POST' && request.path === `/containers/${id}/exec`).map((request) => (request.body as { User?: unknown }).User);
+
+  it('runs every command as 1000:1000 by default, after one root exec that gives it the workdir', async () => {
+    const sandbox = await makeProvider().create({ image: IMAGE });
+    try {
+      const rootExecs = fake.requests.filter((request) => request.path === `/containers/${sandbox.id}/exec` && (request.body as { User?: string }).User === '0:0');
+      expect(rootExecs).toHaveLength(1);
+      expect((rootExecs[0]?.body as { Cmd: string[]; WorkingDir: string }).Cmd.at(-1)).toMatch(/^chown -R 1000:1000 \. /);
+      expect((rootExecs[0]?.body as { WorkingDir: string }).WorkingDir).toBe('/testbed');
+      await sandbox.exec('true');
+      await sandbox.diff();
+      expect(execUsers(sandbox.id).filter((user) => user !== '0:0')).toEqual(expect.arrayContaining(['1000:1000']));
+      expect(new Set(execUsers(sandbox.id).slice(1))).toEqual(new Set(['1000:1000']));
+      if (!asRoot) return; // the fake switches uids only as root
+      expect((await sandbox.exec('id -u; id -g; echo "$HOME"')).stdout).toBe('1000\n1000\n/tmp\n');
+      expect((await sandbox.exec('stat -c %u:%g a.py docs/readme.md .')).stdout).toBe('1000:1000\n1000:1000\n1000:1000\n');
+      expect(await sandbox.exec('echo changed > a.py && mkdir -p made && touch made/x && echo ok')).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
+      // Outside the workdir the image's root-owned files stay out of its reach.
+      expect((await sandbox.exec('touch ../root-only 2>&1; echo "$?"')).stdout).toMatch(/Permission denied\n1\n$/);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('refuses root without allowRoot, naming sandbox.settings.user', () => {
+    for (const user of ['0', 'root', '0:0', 'root:root', '0:1000']) {
+      let error: unknown;
+      try {
+        createDockerProvider({ socketPath: fake.socketPath, user });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'sandbox.settings.user' } });
+      expect((error as Error).message).toContain('sandbox.settings.allowRoot');
+    }
+    expect(() => createDockerProvider({ user: '1000:' })).toThrow(/sandbox\.settings\.user/);
+  });
+
+  it('runs as root with allowRoot, without the ownership exec', async () => {
+    const sandbox = await makeProvider({ user: '0:0', allowRoot: true }).create({ image: IMAGE });
+    try {
+      expect(new Set(execUsers(sandbox.id))).toEqual(new Set(['0:0']));
+      expect(fake.requests.some((request) => request.path === `/containers/${sandbox.id}/exec` && String((request.body as { Cmd: string[] }).Cmd.at(-1)).startsWith('chown'))).toBe(false);
+      if (asRoot) expect((await sandbox.exec('id -u')).stdout).toBe('0\n');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('an explicit user wins, by number or by a name the image knows; a name that is uid 0 is refused', async () => {
+    const named = await createRepoImage({ 'a.py': 'x\n' });
+    await mkdir(join(named, 'etc'), { recursive: true });
+    await writeFile(join(named, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/bash\ntoor:x:0:0::/root:/bin/bash\napp:x:1234:1235::/home/app:/bin/bash\n');
+    const engine = await FakeDocker.start({ images: { [IMAGE]: image, named } });
+    try {
+      const byNumber = await createDockerProvider({ socketPath: engine.socketPath, user: '4242:4243' }).create({ image: IMAGE });
+      if (asRoot) expect((await byNumber.exec('id -u; id -g; stat -c %u:%g a.py')).stdout).toBe('4242\n4243\n4242:4243\n');
+      await byNumber.close();
+      const byName = await createDockerProvider({ socketPath: engine.socketPath, user: 'app' }).create({ image: 'named' });
+      expect(engine.requests.filter((request) => request.path === `/containers/${byName.id}/exec`).map((request) => (request.body as { Cmd: string[] }).Cmd.at(-1))[1]).toMatch(/^chown -R 1234:1235 \. /);
+      if (asRoot) expect((await byName.exec('id -u; stat -c %u:%g a.py; echo "$HOME"')).stdout).toBe('1234\n1234:1235\n/home/app\n');
+      await byName.close();
+      const error = await expectCode(createDockerProvider({ socketPath: engine.socketPath, user: 'toor' }).create({ image: 'named' }), 'WNW_ERR_CFG_INVALID');
+      expect(error.message).toContain('toor is uid 0');
+      expect(engine.containers.size).toBe(0);
+    } finally {
+      await engine.close();
+      await rm(named, { recursive: true, force: true });
+    }
+  });
+
+  it('a failed ownership step fails the create and removes the container', async () => {
+    const engine = await FakeDocker.start({ images: { [IMAGE]: image } });
+    try {
+      engine.inject({ method: 'POST', path: /^\/containers\/[^/]+\/exec$/, fault: '500', times: 1 });
+      await expectCode(createDockerProvider({ socketPath: engine.socketPath }).create({ image: IMAGE }), 'WNW_ERR_SBX_UPSTREAM');
+      expect(engine.containers.size).toBe(0);
+    } finally {
+      await engine.close();
     }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * One Docker container as a sandbox: exec through exec create/start with the multiplexed stream
  * decoded, the command wrapped in `timeout -s KILL`, files through the archive endpoints (tar),
- * diff and patches with git in the workdir, removal with force on close.
+ * diff and patches with git in the workdir, removal with force on close. Every exec runs as the
+ * sandbox user; the only root exec is the one at start that gives that user the workdir.
  */
 import { posix } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -13,7 +14,7 @@ import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../types.j
 import { DockerContainerInspect, DockerExecInspect, DockerIdResponse, DockerPathStat, GO_MODE_DIR, hasModeBit } from './docker-api-types.js';
 import type { DockerClient } from './docker-client.js';
 import { DockerStreamDemuxer } from './docker-stream.js';
-import { readTar, writeTar } from './docker-tar.js';
+import { readTar, writeTar, type TarEntryInput } from './docker-tar.js';
 import {
   applyPatchVia,
   BASE_COMMIT_SCRIPT,
@@ -36,6 +37,8 @@ const AFTER_KILL_PAUSE_MS = 50;
 /** What dockerd answers (exit 126, on stdout) for an exec started in a container that is stopping. */
 const STOPPED_STATE = /cannot exec in a stopped state/;
 const MAX_SYMLINK_HOPS = 8;
+/** Deadline of the `chown -R` of the workdir at start (a large repository takes seconds). */
+const OWNERSHIP_TIMEOUT_MS = 600_000;
 /** Tar framing around one file: its header, PAX records for long names, padding, the end blocks. */
 const TAR_OVERHEAD_BYTES = 64 * 1024;
 
@@ -45,10 +48,12 @@ export interface DockerSandboxInit {
   id: string;
   workdir: string;
   /**
-   * The container's user (`1000:1000`, `app`): files written through the archive endpoint get its
-   * uid/gid in their tar headers. A name is resolved once inside the container.
+   * The user every command runs as (`1000:1000`, `app`; default `1000:1000`): files written through
+   * the archive endpoint get its uid/gid in their tar headers. A name is resolved once inside.
    */
   user?: string;
+  /** Whether that user may be root (a name can turn out to be uid 0). */
+  allowRoot?: boolean;
   /** Largest file readFile returns (default 64 MiB). */
   maxTransferBytes?: number;
   /** Diff base; HEAD of the workdir at start when absent. */
@@ -63,7 +68,8 @@ export class DockerSandbox extends BaseSandbox {
   readonly id: string;
   readonly workdir: string;
   readonly #client: DockerClient;
-  readonly #user: string | undefined;
+  readonly #user: string;
+  readonly #allowRoot: boolean;
   #owner: { uid: number; gid: number } | undefined;
   readonly #maxTransferBytes: number;
   readonly #patch: PatchPolicy;
@@ -75,8 +81,9 @@ export class DockerSandbox extends BaseSandbox {
     this.#client = init.client;
     this.id = init.id;
     this.workdir = init.workdir;
-    this.#user = init.user;
-    this.#owner = numericOwner(init.user);
+    this.#user = init.user ?? '1000:1000';
+    this.#allowRoot = init.allowRoot ?? false;
+    this.#owner = numericOwner(this.#user);
     this.#maxTransferBytes = init.maxTransferBytes ?? 64 * 1024 * 1024;
     this.#baseCommit = init.baseCommit;
     this.#patch = init.patch;
@@ -88,9 +95,15 @@ export class DockerSandbox extends BaseSandbox {
     return this.#baseCommit;
   }
 
-  /** Records the base commit (and the uid/gid of a named user) and registers for shutdown. */
+  /** Resolves the user, gives it the workdir, records the base commit, and registers for shutdown. */
   async start(signal?: AbortSignal): Promise<void> {
-    if (this.#user !== undefined && this.#owner === undefined) this.#owner = await this.#resolveOwner(signal);
+    this.#owner ??= await this.#resolveOwner(signal);
+    if (this.#owner.uid === 0 && !this.#allowRoot) {
+      throw wnwError('WNW_ERR_CFG_INVALID', `invalid docker provider setting sandbox.settings.user: ${this.#user} is uid 0 in this image, and agent code never runs as root unless sandbox.settings.allowRoot is true`, {
+        details: { field: 'sandbox.settings.user', provider: 'docker', user: this.#user, sandbox: this.id },
+      });
+    }
+    if (this.#owner.uid !== 0) await this.#giveWorkdir(this.#owner, signal);
     if (this.#baseCommit === undefined) {
       const result = await this.#remoteExec(BASE_COMMIT_SCRIPT, { cwd: this.workdir, env: { ...GIT_SAFE_ENV }, timeoutMs: 60_000, maxOutputBytes: 4096, signal });
       const commit = result.stdout.trim();
@@ -201,7 +214,23 @@ export class DockerSandbox extends BaseSandbox {
     }
   }
 
-  /** `id -u`/`id -g` of the container's user, run as that user. */
+  /**
+   * The one exec as root: `chown -R` of the workdir to the sandbox user (images ship it root's),
+   * and /tmp (its HOME when numeric) world-writable and sticky. Relative to the workdir, as every
+   * script here. Costs a walk of the tree, and on overlay2 a copy-up of every file (no metacopy).
+   */
+  async #giveWorkdir(owner: { uid: number; gid: number }, signal?: AbortSignal): Promise<void> {
+    const script = `chown -R ${owner.uid}:${owner.gid} . && { [ "$(stat -c %a /tmp 2>/dev/null)" = 1777 ] || { mkdir -p /tmp && chmod 1777 /tmp; }; }`;
+    const result = await this.#remoteExec(script, { cwd: this.workdir, env: {}, timeoutMs: OWNERSHIP_TIMEOUT_MS, maxOutputBytes: 64 * 1024, signal, user: '0:0' });
+    if (result.exitCode !== 0) {
+      const why = result.timedOut ? `not done after ${OWNERSHIP_TIMEOUT_MS} ms` : result.stderr.trim() || result.stdout.trim() || `exit ${result.exitCode}`;
+      throw wnwError('WNW_ERR_SBX_CREATE', `cannot give ${this.workdir} to user ${this.#user} in sandbox ${this.id}: ${why.slice(0, 2000)}`, {
+        details: { sandbox: this.id, user: this.#user, workdir: this.workdir },
+      });
+    }
+  }
+
+  /** `id -u`/`id -g` of the sandbox user, run as that user. */
   async #resolveOwner(signal?: AbortSignal): Promise<{ uid: number; gid: number }> {
     const result = await this.#remoteExec('printf "%s:%s" "$(id -u)" "$(id -g)"', { cwd: '/', env: {}, timeoutMs: 30_000, maxOutputBytes: 256, signal });
     const owner = numericOwner(result.stdout.trim());
@@ -232,23 +261,55 @@ export class DockerSandbox extends BaseSandbox {
   }
 
   /**
-   * PUT a one-file tar at `/`: the engine creates missing parent directories, extracts as root and
-   * keeps the headers' uid/gid. (Not `copyUIDGID`: docker 20.10 looks the user up by name in the
-   * host's passwd database and answers 500 for a numeric `1000:1000`.)
+   * PUT a one-file tar into the file's folder; when that folder is missing, into its nearest
+   * existing ancestor with the missing folders as tar entries too. The engine extracts as root and
+   * keeps the headers' uid/gid, so file and folders are the sandbox user's (folders the engine made
+   * itself would be root's). Not `copyUIDGID`: docker 20.10 looks the container's user up by name
+   * in the host's passwd database and answers 500 for a numeric one.
    */
   #upload = async (absolute: string, content: Uint8Array, signal?: AbortSignal): Promise<void> => {
-    const archive = writeTar([{ name: absolute.replace(/^\/+/, ''), content, ...(this.#owner ?? {}) }]);
+    const owner = this.#owner ?? {};
+    const folder = posix.dirname(absolute);
+    try {
+      await this.#putTar(folder, [{ name: posix.basename(absolute), content, ...owner }], absolute, signal);
+      return;
+    } catch (error) {
+      if (!(WinnowerError.isInstance(error) && error.details.missingFolder === true)) throw error;
+    }
+    const missing: string[] = [];
+    let base = folder;
+    while (!(await this.#exists(base, signal))) {
+      if (base === '/') throw wnwError('WNW_ERR_SBX_EXEC', `container of sandbox ${this.id} is gone`, { details: { sandbox: this.id } });
+      missing.unshift(posix.basename(base));
+      base = posix.dirname(base);
+    }
+    const entries = missing.map((_, index) => ({ name: missing.slice(0, index + 1).join('/'), type: 'directory' as const, ...owner }));
+    await this.#putTar(base, [...entries, { name: posix.relative(base, absolute), content, ...owner }], absolute, signal);
+  };
+
+  async #exists(absolute: string, signal?: AbortSignal): Promise<boolean> {
+    try {
+      await this.#stat(absolute, signal);
+      return true;
+    } catch (error) {
+      if (WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SBX_FILE') return false;
+      throw error;
+    }
+  }
+
+  async #putTar(folder: string, entries: TarEntryInput[], absolute: string, signal?: AbortSignal): Promise<void> {
     try {
       await this.#client.empty({
         method: 'PUT',
         path: `/containers/${this.id}/archive`,
-        query: { path: '/' },
-        body: archive,
+        query: { path: folder },
+        body: writeTar(entries),
         signal,
         errors: {
           403: { code: 'WNW_ERR_SBX_FILE', message: `cannot write ${absolute} in sandbox ${this.id} (read-only)`, details: { sandbox: this.id, path: absolute } },
           400: { code: 'WNW_ERR_SBX_FILE', message: `cannot write ${absolute} in sandbox ${this.id}`, details: { sandbox: this.id, path: absolute } },
-          404: { code: 'WNW_ERR_SBX_EXEC', message: `container of sandbox ${this.id} is gone`, details: { sandbox: this.id } },
+          // The folder, or the whole container, is missing: #upload tells which.
+          404: { code: 'WNW_ERR_SBX_FILE', message: `no folder ${folder} in sandbox ${this.id}`, details: { sandbox: this.id, path: folder, missingFolder: true } },
         },
       });
     } catch (error) {
@@ -258,10 +319,13 @@ export class DockerSandbox extends BaseSandbox {
       }
       throw error;
     }
-  };
+  }
 
-  /** exec create + start (stream decoded) + inspect; the command runs under `timeout -s KILL`. */
-  #remoteExec: RemoteExec = async (command, options) => {
+  /**
+   * exec create + start (stream decoded) + inspect; the command runs under `timeout -s KILL`, as
+   * the sandbox user unless `user` says otherwise (only the ownership step does).
+   */
+  #remoteExec = async (command: string, options: Parameters<RemoteExec>[1] & { user?: string }): Promise<ExecResult> => {
     const started = performance.now();
     const startedAtMs = Date.now();
     const seconds = (Math.max(options.timeoutMs, 1) / 1000).toFixed(3).replace(/\.?0+$/, '');
@@ -277,6 +341,7 @@ export class DockerSandbox extends BaseSandbox {
           Cmd: ['timeout', '-s', 'KILL', seconds, 'bash', '-c', command],
           Env: Object.entries(options.env).map(([key, value]) => `${key}=${value}`),
           WorkingDir: options.cwd,
+          User: options.user ?? this.#user,
         },
         signal: options.signal,
         errors: {

@@ -2,11 +2,13 @@
  * The `docker` provider: one container per sandbox on a host with a Docker engine, driven through
  * the Engine API over its unix socket. No network unless the spec asks, memory/cpu/pids limits
  * from the spec, host folders bound from `spec.mounts`, the image's entrypoint replaced by `sleep`,
- * removal with force on close. The API version is negotiated with the engine on first use.
+ * removal with force on close. Every command runs as an unprivileged user (`1000:1000` unless
+ * `user` says otherwise; root only with `allowRoot`), with no capabilities and no-new-privileges;
+ * one root exec at create gives it the workdir (docker-sandbox.ts). The API version is negotiated with the engine on first use.
  * No I/O until first use; a missing socket is WNW_ERR_SBX_UNAVAILABLE.
  *
  * @example
- * const provider = createDockerProvider({ user: '1000:1000' });
+ * const provider = createDockerProvider({ user: '1000:1000' }); // the default
  * const sandbox = await provider.create({ image: 'swebench/sweb.eval.x86_64.django__django-11095' });
  * try { await sandbox.exec('python -m pytest -q'); } finally { await sandbox.close(); }
  */
@@ -22,6 +24,11 @@ import { DockerSandbox } from './docker-sandbox.js';
 import { checkMounts } from '../mounts.js';
 import { REMOTE_BASE_ENV } from './remote-shell.js';
 
+/** The sandbox user when none is set: numeric, as images built from a bare rootfs have no /etc/passwd. */
+const DEFAULT_USER = '1000:1000';
+/** The container's capabilities, used only by the root exec that gives the workdir to the user. */
+const CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER'] as const;
+
 export interface DockerProviderSettings {
   /** Engine socket (default: DOCKER_HOST when it is unix://..., else /var/run/docker.sock). */
   socketPath?: string;
@@ -29,8 +36,13 @@ export interface DockerProviderSettings {
   workdir?: string;
   /** A fixed Engine API version, e.g. v1.41 (default: the newest both the engine and this client speak). */
   apiVersion?: string;
-  /** User the container runs as, e.g. "1000:1000" (default: the image's). */
+  /**
+   * User every command runs as, `uid:gid` or a name the image knows (default `1000:1000`: numeric,
+   * since minimal images have no /etc/passwd). Root (`0`, `root`, `0:…`) is refused without `allowRoot`.
+   */
   user?: string;
+  /** Lets `user` be root (default false): agent code as root is refused otherwise. */
+  allowRoot?: boolean;
   /** Deadline of one API request that does not stream (default 60 000 ms). */
   requestTimeoutMs?: number;
   /** Pull a missing image before creating the container (default true). */
@@ -47,7 +59,8 @@ const SettingsSchema = z.strictObject({
   socketPath: z.string().startsWith('/').optional(),
   workdir: z.string().startsWith('/').optional(),
   apiVersion: z.string().regex(/^v?\d+\.\d+$/, 'like v1.43').optional(),
-  user: z.string().min(1).optional(),
+  user: z.string().regex(/^[^\s:]+(:[^\s:]+)?$/, 'like 1000:1000 or a user name').optional(),
+  allowRoot: z.boolean().optional(),
   requestTimeoutMs: z.number().int().positive().optional(),
   pull: z.boolean().optional(),
   pullTimeoutMs: z.number().int().positive().optional(),
@@ -66,6 +79,12 @@ export function createDockerProvider(settings: DockerProviderSettings = {}): San
     const field = `sandbox.settings.${issue?.path.join('.') || (issue && 'keys' in issue ? String(issue.keys) : '')}`;
     throw wnwError('WNW_ERR_CFG_INVALID', `invalid docker provider setting ${field}: ${issue?.message ?? 'invalid'}`, { details: { field, provider: 'docker' } });
   }
+  if (settings.user !== undefined && isRootUser(settings.user) && settings.allowRoot !== true) {
+    const field = 'sandbox.settings.user';
+    throw wnwError('WNW_ERR_CFG_INVALID', `invalid docker provider setting ${field}: ${settings.user} is root, and agent code never runs as root unless sandbox.settings.allowRoot is true`, {
+      details: { field, provider: 'docker', user: settings.user },
+    });
+  }
   return new DockerProvider(settings);
 }
 
@@ -79,7 +98,7 @@ function defaultSocket(): { socketPath: string } | { problem: string } {
 
 class DockerProvider implements SandboxProvider {
   readonly name = 'docker';
-  readonly #settings: Required<Omit<DockerProviderSettings, 'user' | 'socketPath' | 'patch' | 'apiVersion'>> & { user?: string; apiVersion?: string };
+  readonly #settings: Required<Omit<DockerProviderSettings, 'socketPath' | 'patch' | 'apiVersion'>> & { apiVersion?: string };
   readonly #patch: PatchPolicy;
   readonly #socket: { socketPath: string } | { problem: string };
   readonly #open = new Set<DockerSandbox>();
@@ -96,7 +115,8 @@ class DockerProvider implements SandboxProvider {
       pull: settings.pull ?? true,
       pullTimeoutMs: settings.pullTimeoutMs ?? 900_000,
       maxTransferBytes: settings.maxTransferBytes ?? 64 * 1024 * 1024,
-      ...(settings.user ? { user: settings.user } : {}),
+      user: settings.user ?? DEFAULT_USER,
+      allowRoot: settings.allowRoot ?? false,
     };
   }
 
@@ -128,7 +148,8 @@ class DockerProvider implements SandboxProvider {
       apiVersion,
       engine,
       workdir: this.#settings.workdir,
-      user: this.#settings.user ?? 'the image default',
+      user: this.#settings.user,
+      capabilities: `none for commands (no-new-privileges); ${CAPABILITIES.join(', ')} for root, which runs only the ownership step at create`,
       network: 'none unless the spec asks',
       limits: 'memory, cpu and pids per container from the spec',
     };
@@ -159,7 +180,8 @@ class DockerProvider implements SandboxProvider {
         client: api,
         id,
         workdir,
-        ...(this.#settings.user ? { user: this.#settings.user } : {}),
+        user: this.#settings.user,
+        allowRoot: this.#settings.allowRoot,
         maxTransferBytes: this.#settings.maxTransferBytes,
         patch: this.#patch,
         ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
@@ -195,8 +217,11 @@ class DockerProvider implements SandboxProvider {
       Entrypoint: ['sleep'],
       Cmd: [spec.lifetimeS ? String(Math.ceil(spec.lifetimeS)) : 'infinity'],
       WorkingDir: workdir,
-      Env: Object.entries({ ...REMOTE_BASE_ENV, ...spec.env }).map(([key, value]) => `${key}=${value}`),
-      ...(this.#settings.user ? { User: this.#settings.user } : {}),
+      Env: Object.entries({ ...REMOTE_BASE_ENV, ...homeFor(this.#settings.user), ...spec.env }).map(([key, value]) => `${key}=${value}`),
+      // The container (its init and `sleep`) is root so that the one ownership exec keeps the
+      // capabilities below; every command names the sandbox user (an exec as root in a container
+      // of another user gets no capabilities at all on docker 20.10).
+      User: '0:0',
       NetworkDisabled: !network,
       Labels: { 'winnower.sandbox': 'true', ...(spec.label ? { 'winnower.label': spec.label } : {}) },
       HostConfig: {
@@ -205,6 +230,10 @@ class DockerProvider implements SandboxProvider {
         // Removed by the engine when `sleep` ends (lifetime) as well as by close().
         AutoRemove: true,
         SecurityOpt: ['no-new-privileges'],
+        // Only what `chown -R` as root needs; the sandbox user holds none of them (not root, and
+        // no-new-privileges keeps setuid and file capabilities from granting any).
+        CapDrop: ['ALL'],
+        CapAdd: [...CAPABILITIES],
         ...(spec.memoryMb ? { Memory: Math.round(spec.memoryMb * 1024 * 1024), MemorySwap: Math.round(spec.memoryMb * 1024 * 1024) } : {}),
         ...(spec.cpu ? { NanoCpus: Math.round(spec.cpu * 1e9) } : {}),
         ...(spec.maxProcesses ? { PidsLimit: spec.maxProcesses } : {}),
@@ -267,6 +296,20 @@ class DockerProvider implements SandboxProvider {
       }
     }
   }
+}
+
+/**
+ * HOME for the commands: /tmp (always writable) for a numeric user, who mostly has no passwd entry
+ * and would get HOME=/; a named user keeps the home the image gives it, root its own.
+ */
+function homeFor(user: string): Record<string, string> {
+  return /^\d+(:\d+)?$/.test(user) && !isRootUser(user) ? { HOME: '/tmp' } : {};
+}
+
+/** `0`, `root`, `0:0`, `root:staff`: the user part is uid 0. */
+export function isRootUser(user: string): boolean {
+  const name = user.split(':')[0] ?? '';
+  return name === 'root' || /^0+$/.test(name);
 }
 
 /**
