@@ -464,6 +464,10 @@ export class FakeDocker {
         const user = container.config.User;
         if (typeof user === 'string' && user) return { status: 500, json: { message: `getent unable to find entry "${user}" in passwd database` } };
       }
+      const into = posix.normalize(path || '/');
+      if (container.binds.some((bind) => bind.readOnly && (into === bind.target || into.startsWith(`${bind.target}/`)))) {
+        return { status: 500, json: { message: 'mounted volume is marked read-only' } };
+      }
       const listed = await run('tar', ['-t'], raw, true);
       const readOnly = listed.stdout
         .split('\n')

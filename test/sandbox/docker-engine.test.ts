@@ -6,7 +6,7 @@
  * With a real engine the sandbox conformance suite runs against it too; those tests carry
  * `[docker-engine]`, and .ci/run fails when it started an engine and none of them ran.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
@@ -99,11 +99,12 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
     }
   });
 
-  it('docker 20.10 answers copyUIDGID with a numeric user by a 500 (why the provider writes owners into the tar)', async () => {
+  it('docker 20.10 answers copyUIDGID with a numeric container user by a 500 (why the provider writes owners into the tar)', async () => {
     const described = await provider().describe();
     // Later engines parse a numeric uid:gid (../shared/design/docker-real.md, D2).
     const is2010 = String(described.engine).startsWith('Docker 20.10.');
-    const sandbox = await provider({ user: '1000:1000' }).create({ image: target.contractImage });
+    // The container's own user is 0:0 (the sandbox user is set per exec).
+    const sandbox = await provider().create({ image: target.contractImage });
     const agent = new Agent({ connect: { socketPath: target.socketPath } });
     try {
       const archive = writeTar([{ name: 'testbed/copied.txt', content: new TextEncoder().encode('x') }]);
@@ -115,10 +116,48 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
       });
       const answer = await response.body.text();
       expect(response.statusCode).toBe(is2010 ? 500 : 200);
-      if (is2010) expect(JSON.parse(answer)).toEqual({ message: 'getent unable to find entry "1000:1000" in passwd database' });
+      if (is2010) expect(JSON.parse(answer)).toEqual({ message: 'getent unable to find entry "0:0" in passwd database' });
     } finally {
       await agent.close();
       await sandbox.close();
+    }
+  });
+
+  it('runs commands as 1000:1000 by default, without capabilities, in a workdir and HOME it may write', async (context) => {
+    if (!target.real && process.getuid?.() !== 0) context.skip(); // the fake switches uids only as root
+    const sandbox = await provider().create({ image: target.contractImage });
+    try {
+      expect((await sandbox.exec('id -u; id -g; echo "$HOME"')).stdout).toBe('1000\n1000\n/tmp\n');
+      expect((await sandbox.exec('stat -c %u:%g . src')).stdout).toBe('1000:1000\n1000:1000\n');
+      expect(await sandbox.exec('echo new > new.txt && mkdir -p "$HOME/.cache/x" deep/er && touch deep/er/f && echo ok')).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
+      await sandbox.writeFile('made/by/upload.txt', 'x\n');
+      expect((await sandbox.exec('stat -c %u:%g made made/by made/by/upload.txt && touch made/by/more')).stdout).toBe('1000:1000\n1000:1000\n1000:1000\n');
+      if (!target.real) return;
+      // The engine's own settings: no capabilities, no-new-privileges, system folders out of reach.
+      expect((await sandbox.exec("grep -E '^(CapEff|NoNewPrivs)' /proc/self/status")).stdout).toBe('CapEff:\t0000000000000000\nNoNewPrivs:\t1\n');
+      expect((await sandbox.exec('touch /usr/x 2>&1; echo "$?"')).stdout).toMatch(/Permission denied\n1\n$/);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('refuses root unless allowRoot; an explicit user wins', async (context) => {
+    await expectCode(Promise.resolve().then(() => provider({ user: 'root' })), 'WNW_ERR_CFG_INVALID');
+    if (!target.real && process.getuid?.() !== 0) context.skip();
+    const root = await provider({ user: '0:0', allowRoot: true }).create({ image: target.contractImage });
+    try {
+      expect((await root.exec('id -u')).stdout).toBe('0\n');
+      // Root keeps only what the ownership step needs (CHOWN, DAC_OVERRIDE, FOWNER = 0xb).
+      if (target.real) expect((await root.exec("grep '^CapEff' /proc/self/status")).stdout).toBe('CapEff:\t000000000000000b\n');
+    } finally {
+      await root.close();
+    }
+    const other = await provider({ user: '4242:4243' }).create({ image: target.contractImage });
+    try {
+      await other.writeFile('mine.txt', 'x');
+      expect((await other.exec('id -u; id -g; stat -c %u:%g . mine.txt; touch more && echo ok')).stdout).toBe('4242\n4243\n4242:4243\n4242:4243\nok\n');
+    } finally {
+      await other.close();
     }
   });
 
@@ -163,6 +202,9 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
     const ro = mkdtempSync(join(tmpdir(), 'docker-bind-ro-'));
     const rw = mkdtempSync(join(tmpdir(), 'docker-bind-rw-'));
     writeFileSync(join(ro, 'input.txt'), 'from the host\n');
+    // Commands run as 1000:1000: bound folders must be open to that user (mkdtemp makes them 0700).
+    chmodSync(ro, 0o755);
+    chmodSync(rw, 0o777);
     const sandbox = await provider().create({ image: target.contractImage, mounts: [{ source: ro, target: '/mnt/in' }, { source: rw, target: '/mnt/out', readOnly: false }] });
     try {
       expect(new TextDecoder().decode(await sandbox.readFile('/mnt/in/input.txt'))).toBe('from the host\n');

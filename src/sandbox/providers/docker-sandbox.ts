@@ -313,8 +313,9 @@ export class DockerSandbox extends BaseSandbox {
         },
       });
     } catch (error) {
-      // A read-only folder (a read-only mount) is a 500 from the tar extraction: a file error, not an engine fault.
-      if (WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SBX_UPSTREAM' && /read-only file system/.test(String(error.details.message))) {
+      // A read-only mount is a 500 (the target in it: "mounted volume is marked read-only"; a tar
+      // entry reaching into it: "read-only file system"): a file error, not an engine fault.
+      if (WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SBX_UPSTREAM' && /read-only file system|marked read-only/.test(String(error.details.message))) {
         throw wnwError('WNW_ERR_SBX_FILE', `cannot write ${absolute} in sandbox ${this.id} (read-only)`, { cause: error, details: { sandbox: this.id, path: absolute } });
       }
       throw error;
