@@ -12,8 +12,8 @@ export interface LoadRequest {
   /** Path and query below the base URL. */
   path: string;
   headers?: Record<string, string>;
-  /** The body around the place where each request's number goes: `parts[0] + n + parts[1]`; one part: the same body every time. */
-  bodyParts?: [string] | [string, string];
+  /** The body around the places where each request's number goes: `parts.join(n)`; one part: the same body every time. */
+  bodyParts?: string[];
 }
 
 export interface LoadOptions {
@@ -29,6 +29,8 @@ export interface LoadOptions {
   /** A label for the progress line. */
   label: string;
   progress: boolean;
+  /** Where request numbers come from (default 1, 2, …): runs that share one never send the same text twice, so no prefix or score cache answers a later run. */
+  nextNumber?: () => number;
 }
 
 export interface LoadResult {
@@ -47,6 +49,7 @@ export interface LoadResult {
 /** Runs the load; resolves with its summary. */
 export async function runLoad(baseUrl: string, request: LoadRequest, options: LoadOptions): Promise<LoadResult> {
   let counter = 0;
+  const nextNumber = options.nextNumber ?? (() => (counter += 1));
   const parts = request.bodyParts;
   const started = performance.now();
   let finish!: (outcome: { error: unknown; result?: autocannon.Result }) => void;
@@ -60,8 +63,8 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
     ...(options.ratePerS !== undefined ? { overallRate: options.ratePerS } : {}),
     timeout: options.timeoutS,
     // A per-request setupRequest is rebuilt for every request; a top-level one only for the first.
-    ...(parts?.length === 2
-      ? { requests: [{ setupRequest: (each: autocannon.Request) => ({ ...each, body: `${parts[0]}${(counter += 1)}${parts[1]}` }) }] }
+    ...(parts && parts.length >= 2
+      ? { requests: [{ setupRequest: (each: autocannon.Request) => ({ ...each, body: parts.join(String(nextNumber())) }) }] }
       : parts
         ? { body: parts[0] }
         : {}),

@@ -29,6 +29,10 @@ export function formatReport(report: BenchReport): string {
     table(rows),
   ];
   const compared = report.runs.filter((run) => run.overhead);
+  if (report.direct) {
+    const { path, body_bytes: bytes, numbered, captured } = report.direct;
+    lines.push(`backend direct: POST ${path}, ${bytes} bytes, ${numbered ? "each with its own request number, as winnower would send it" : 'the same body every time (no request number found in it)'}; ${captured}`);
+  }
   if (compared.length) {
     lines.push('', 'overhead of winnower over direct backend calls (same run):');
     for (const run of compared) {

@@ -1,5 +1,5 @@
 /**
- * The HTTP half the bench's stubs share (policy-stub.ts, scorer-stub.ts): a node:http server on a
+ * The HTTP half the bench's stubs share (policy-stub.ts, scorer-stub.ts, recording-proxy.ts): a node:http server on a
  * free loopback port whose handler gets the request body as text and answers JSON; a handler
  * that throws answers 500 with the message. `close()` drops kept-alive connections too.
  */
@@ -8,7 +8,10 @@ import type { AddressInfo } from 'node:net';
 
 export interface StubReply {
   status: number;
-  json: unknown;
+  json?: unknown;
+  /** A body sent as it is (with `contentType`), instead of `json`: a pass-through's upstream answer. */
+  text?: string;
+  contentType?: string;
 }
 
 export type StubHandler = (request: IncomingMessage, body: string) => Promise<StubReply>;
@@ -27,7 +30,8 @@ async function readText(request: IncomingMessage): Promise<string> {
 
 export async function startStubServer(handler: StubHandler): Promise<StubServer> {
   const server = createServer((request, response) => {
-    const send = (reply: StubReply) => response.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
+    const send = (reply: StubReply) =>
+      response.writeHead(reply.status, { 'content-type': reply.contentType ?? 'application/json' }).end(reply.text ?? JSON.stringify(reply.json));
     readText(request)
       .then((body) => handler(request, body))
       .then(send, (error: unknown) => send({ status: 500, json: { error: { message: error instanceof Error ? error.message : String(error) } } }));

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { wnwError } from '../errors.js';
 import { formatReport } from '../bench/report.js';
-import { runBench } from '../bench/run-bench.js';
+import { BACKEND_KINDS, runBench, type BackendKind } from '../bench/run-bench.js';
 import { SCENARIOS, type ScenarioName } from '../bench/scenarios.js';
 import { nonNegativeNumber, positiveInt, positiveIntList } from './parse-options.js';
 
@@ -20,7 +20,11 @@ interface BenchFlags {
   tokens: number;
   batching: boolean;
   compareBackend: boolean;
-  backendLatency: number;
+  backendLatency?: number;
+  backendUrl?: string;
+  backendKind?: string;
+  backendApiKey?: string;
+  backendModel?: string;
   n: number;
   policyLatency: number;
   verify: boolean;
@@ -44,8 +48,12 @@ export function registerBenchCommand(program: Command): void {
     .option('--candidates <n>', 'score/rerank: candidates per request', positiveInt, 8)
     .option('--tokens <n>', 'score/rerank: tokens per candidate trajectory (approximate; the server-counted figure is reported)', positiveInt, 4096)
     .option('--no-batching', 'self-started server: score each request on its own (no cross-request batching)')
-    .option('--compare-backend', 'also send the same scoring request straight to the scorer backend (a fixed-latency stub winnower scores with) and print the overhead ratio')
-    .option('--backend-latency <ms>', 'latency of that backend', nonNegativeNumber, 50)
+    .option('--compare-backend', 'also send the same scoring request straight to the scorer backend (a fixed-latency stub winnower scores with, or --backend-url) and print the overhead ratio')
+    .option('--backend-latency <ms>', 'latency of the stub backend (default 50)', nonNegativeNumber)
+    .option('--backend-url <url>', 'with --compare-backend: your running vLLM or SGLang server; winnower is started here with its scorer pointed at it')
+    .option('--backend-kind <kind>', `the --backend-url server: ${BACKEND_KINDS.join(' | ')} (default vllm)`)
+    .option('--backend-api-key <key>', 'API key of --backend-url (also WINNOWER_BENCH_BACKEND_API_KEY)')
+    .option('--backend-model <name>', 'model name --backend-url serves (default: the first its /v1/models lists)')
     .option('-n, --n <rollouts>', 'solve: rollouts per job', positiveInt, 2)
     .option('--policy-latency <ms>', 'solve: latency of the policy stub per turn', nonNegativeNumber, 200)
     .option('--verify', 'solve: run the tests of each candidate too')
@@ -55,6 +63,8 @@ export function registerBenchCommand(program: Command): void {
       if (!(SCENARIOS as string[]).includes(flags.scenario)) {
         throw wnwError('WNW_ERR_INPUT_INVALID', `--scenario: ${JSON.stringify(flags.scenario)} is not one of ${SCENARIOS.join(', ')}`, { details: { field: 'scenario', valid: SCENARIOS } });
       }
+      // The environment's key only goes with a --backend-url, so a key exported for other runs is no flag combination to refuse.
+      const backendApiKey = flags.backendApiKey ?? (flags.backendUrl ? process.env.WINNOWER_BENCH_BACKEND_API_KEY : undefined);
       const report = await runBench({
         scenario: flags.scenario as ScenarioName,
         ...(flags.url ? { url: flags.url } : {}),
@@ -69,7 +79,11 @@ export function registerBenchCommand(program: Command): void {
         tokens: flags.tokens,
         batching: flags.batching,
         compareBackend: flags.compareBackend ?? false,
-        backendLatencyMs: flags.backendLatency,
+        ...(flags.backendLatency === undefined ? {} : { backendLatencyMs: flags.backendLatency }),
+        ...(flags.backendUrl === undefined ? {} : { backendUrl: flags.backendUrl }),
+        ...(flags.backendKind === undefined ? {} : { backendKind: flags.backendKind as BackendKind }),
+        ...(backendApiKey ? { backendApiKey } : {}),
+        ...(flags.backendModel === undefined ? {} : { backendModel: flags.backendModel }),
         n: flags.n,
         policyLatencyMs: flags.policyLatency,
         verify: flags.verify ?? false,
