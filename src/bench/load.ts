@@ -14,6 +14,8 @@ export interface LoadRequest {
   headers?: Record<string, string>;
   /** The body around the places where each request's number goes: `parts.join(n)`; one part: the same body every time. */
   bodyParts?: string[];
+  /** A 2xx answer that is a failure all the same (winnower answers /score 200 with an error in place of a score it could not get): counted in `failed_answers`. */
+  failedAnswer?: (body: string) => boolean;
 }
 
 export interface LoadOptions {
@@ -43,6 +45,8 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   non_2xx: number;
+  /** 2xx answers `failedAnswer` called failures. */
+  failed_answers: number;
   status_codes: Record<string, number>;
 }
 
@@ -51,6 +55,9 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
   let counter = 0;
   const nextNumber = options.nextNumber ?? (() => (counter += 1));
   const parts = request.bodyParts;
+  const check = request.failedAnswer;
+  let failedAnswers = 0;
+  const onResponse = check ? (status: number, body: string) => void (status < 300 && check(body) && (failedAnswers += 1)) : undefined;
   const started = performance.now();
   let finish!: (outcome: { error: unknown; result?: autocannon.Result }) => void;
   const finished = new Promise<{ error: unknown; result?: autocannon.Result }>((resolve) => (finish = resolve));
@@ -64,10 +71,12 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
     timeout: options.timeoutS,
     // A per-request setupRequest is rebuilt for every request; a top-level one only for the first.
     ...(parts && parts.length >= 2
-      ? { requests: [{ setupRequest: (each: autocannon.Request) => ({ ...each, body: parts.join(String(nextNumber())) }) }] }
-      : parts
-        ? { body: parts[0] }
-        : {}),
+      ? { requests: [{ setupRequest: (each: autocannon.Request) => ({ ...each, body: parts.join(String(nextNumber())) }), ...(onResponse ? { onResponse } : {}) }] }
+      : onResponse
+        ? { requests: [{ ...(parts ? { body: parts[0] } : {}), onResponse }] }
+        : parts
+          ? { body: parts[0] }
+          : {}),
   }, (error, result) => finish({ error, result }));
   const showProgress = options.progress && process.stderr.isTTY === true;
   let done = 0;
@@ -103,6 +112,7 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
     errors: result.errors,
     timeouts: result.timeouts,
     non_2xx: result.non2xx,
+    failed_answers: failedAnswers,
     status_codes: statusCodes,
   };
 }

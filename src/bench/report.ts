@@ -2,11 +2,11 @@
 import type { BenchReport } from './run-bench.js';
 import type { LoadResult } from './load.js';
 
-const HEADER = ['target', 'conn', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'timeouts', 'non-2xx'];
+const HEADER = ['target', 'conn', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'timeouts', 'non-2xx', 'unscored'];
 
 function row(target: string, connections: number, result: LoadResult): string[] {
   const { latency_ms: latency } = result;
-  return [target, String(connections), result.requests_per_s.toFixed(1), String(latency.p50), String(latency.p90), String(latency.p99), String(latency.max), String(result.errors), String(result.timeouts), String(result.non_2xx)];
+  return [target, String(connections), result.requests_per_s.toFixed(1), String(latency.p50), String(latency.p90), String(latency.p99), String(latency.max), String(result.errors), String(result.timeouts), String(result.non_2xx), String(result.failed_answers)];
 }
 
 function table(rows: string[][]): string {
@@ -40,7 +40,7 @@ export function formatReport(report: BenchReport): string {
       lines.push(`  c=${run.connections}: mean latency x${o.latency_mean_ratio} (${o.added_latency_percent >= 0 ? '+' : ''}${o.added_latency_percent}%), p99 x${o.latency_p99_ratio}, throughput x${o.throughput_ratio}`);
     }
   }
-  const failures = report.runs.reduce((sum, run) => sum + run.winnower.errors + run.winnower.non_2xx, 0);
-  if (failures > 0) lines.push('', `${failures} requests failed (errors or non-2xx): see status codes with --json`);
+  const failures = report.runs.reduce((sum, run) => sum + run.winnower.errors + run.winnower.non_2xx + run.winnower.failed_answers, 0);
+  if (failures > 0) lines.push('', `${failures} requests failed (errors, non-2xx, or 2xx with a candidate unscored): see status codes with --json`);
   return lines.join('\n');
 }

@@ -87,7 +87,12 @@ async function probe(url: string, load: LoadRequest, number: number): Promise<{ 
   if (response.statusCode >= 300) {
     throw wnwError('WNW_ERR_INPUT_INVALID', `the probe request ${load.method} ${load.path} answered ${response.statusCode}: ${text.slice(0, 600)}`, { details: { status: response.statusCode } });
   }
-  const scores = (JSON.parse(text) as { scores?: Array<{ input_tokens?: number }> }).scores;
+  const scores = (JSON.parse(text) as { scores?: Array<{ input_tokens?: number; error?: { code?: string; message?: string } | null }> }).scores;
+  // winnower answers 200 with an error in place of a score it could not get: a bench of that would time failures.
+  const failed = scores?.find((score) => score.error);
+  if (failed) {
+    throw wnwError('WNW_ERR_SCORE_UPSTREAM', `the probe request ${load.method} ${load.path} answered ${response.statusCode} but its scorer failed (${failed.error!.code}: ${failed.error!.message}); fix the scorer before measuring`, { details: { status: response.statusCode } });
+  }
   const counted = scores?.flatMap((score) => (typeof score.input_tokens === 'number' ? [score.input_tokens] : [])) ?? [];
   return counted.length ? { inputTokens: Math.round(counted.reduce((a, b) => a + b, 0) / counted.length) } : {};
 }

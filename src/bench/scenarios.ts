@@ -70,11 +70,22 @@ export function solveBody(options: SolveScenarioOptions): [string, string] {
   return split(JSON.stringify({ ...body, issue }));
 }
 
+/** A /score or /rerank answer with a candidate left unscored (an error in place of its score), or not an answer of those at all. */
+export function unscored(body: string): boolean {
+  try {
+    const scores = (JSON.parse(body) as { scores?: unknown }).scores;
+    return !Array.isArray(scores) || scores.some((score) => typeof score !== 'object' || score === null || (score as { error?: unknown }).error);
+  } catch {
+    return true;
+  }
+}
+
 export function scenarioRequest(scenario: ScenarioName, bodyParts: [string, string], apiKey: string | undefined): LoadRequest {
   return {
     method: 'POST',
     path: scenario === 'solve' ? '/solve?wait=true' : `/${scenario}`,
     headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
     bodyParts,
+    ...(scenario === 'solve' ? {} : { failedAnswer: unscored }),
   };
 }

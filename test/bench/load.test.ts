@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLoad } from '../../src/bench/load.js';
-import { scoringBody } from '../../src/bench/scenarios.js';
+import { scoringBody, unscored } from '../../src/bench/scenarios.js';
 
 describe('runLoad', () => {
   let server: Server;
@@ -32,6 +32,25 @@ describe('runLoad', () => {
     expect(result.status_codes).toEqual({ 200: 16, 503: 4 });
     expect(result.errors).toBe(0);
     expect(result.latency_ms.p99).toBeGreaterThanOrEqual(result.latency_ms.p50);
+  });
+
+  it('puts the number in every place of the body, draws it from a shared source, and counts 2xx answers called failures', async () => {
+    bodies.length = 0;
+    let next = 100;
+    const request = { method: 'POST' as const, path: '/classify', bodyParts: ['{"a":', ',"b":', '}'], failedAnswer: (body: string) => body === '{}' };
+    const result = await runLoad(base, request, { connections: 1, durationS: 10, amount: 3, timeoutS: 5, label: 'test', progress: false, nextNumber: () => (next += 1) });
+    expect(bodies.map((body) => JSON.parse(body))).toEqual([{ a: 101, b: 101 }, { a: 102, b: 102 }, { a: 103, b: 103 }]);
+    // Every answer is `{}`, the 200s among them are the failed answers.
+    expect(result.failed_answers).toBe(result.status_codes[200]);
+    expect(result.failed_answers).toBeGreaterThan(0);
+  });
+});
+
+describe('unscored', () => {
+  it('calls a /score answer with an error in place of a score a failure, and a full one not', () => {
+    expect(unscored(JSON.stringify({ scores: [{ trajectory_id: 'a', value: 0.5 }, { trajectory_id: 'b', value: 0.1 }] }))).toBe(false);
+    expect(unscored(JSON.stringify({ scores: [{ trajectory_id: 'a', value: 0.5 }, { trajectory_id: 'b', error: { code: 'WNW_ERR_SCORE_UPSTREAM', message: 'down' } }] }))).toBe(true);
+    expect(unscored('{"scores": [')).toBe(true);
   });
 });
 

@@ -63,6 +63,19 @@ describe('winnower bench', () => {
     }
   }, 200_000);
 
+  it('stops before measuring when winnower answers 200 but its scorer failed', async () => {
+    const vllm = await startFakeVllm();
+    vllm.refuse = () => true;
+    try {
+      const run = await runCli(['bench', '--scenario', 'score', '-c', '1', '-a', '2', '--warmup', '0', '--candidates', '2', '--tokens', '200', '--compare-backend', '--backend-url', vllm.url, '--json', '--no-progress'], { timeoutMs: 150_000 });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toMatch(/answered 200 but its scorer failed \(WNW_ERR_SCORE_UPSTREAM/);
+      expect(run.stdout).toBe('');
+    } finally {
+      await vllm.close();
+    }
+  }, 200_000);
+
   it('refuses an unknown scenario naming the flag and the valid ones', async () => {
     const run = await runCli(['bench', '--scenario', 'nope', '--no-progress']);
     expect(run.code).toBe(2);
