@@ -215,12 +215,20 @@ export class DockerSandbox extends BaseSandbox {
   }
 
   /**
-   * The one exec as root: `chown -R` of the workdir to the sandbox user (images ship it root's),
-   * and /tmp (its HOME when numeric) world-writable and sticky. Relative to the workdir, as every
-   * script here. Costs a walk of the tree, and on overlay2 a copy-up of every file (no metacopy).
+   * The one exec as root: the workdir to the sandbox user (images ship it root's), and /tmp (its
+   * HOME when numeric) world-writable and sticky. Relative to the workdir, as every script here.
+   * Costs a walk of the tree and, on overlay2, a copy-up of every file changed (no metacopy): git's
+   * object files are left root's (git never rewrites one; it only adds and unlinks them, which the
+   * folders, given to the user, allow), so the history is not copied. `-h`: a symlink itself, never
+   * its target.
    */
   async #giveWorkdir(owner: { uid: number; gid: number }, signal?: AbortSignal): Promise<void> {
-    const script = `chown -R ${owner.uid}:${owner.gid} . && { [ "$(stat -c %a /tmp 2>/dev/null)" = 1777 ] || { mkdir -p /tmp && chmod 1777 /tmp; }; }`;
+    const ids = `${owner.uid}:${owner.gid}`;
+    const script = [
+      `find . -path ./.git/objects -prune -o -exec chown -h ${ids} {} +`,
+      `{ [ ! -d .git/objects ] || find .git/objects -type d -exec chown ${ids} {} +; }`,
+      `{ [ "$(stat -c %a /tmp 2>/dev/null)" = 1777 ] || { mkdir -p /tmp && chmod 1777 /tmp; }; }`,
+    ].join(' && ');
     const result = await this.#remoteExec(script, { cwd: this.workdir, env: {}, timeoutMs: OWNERSHIP_TIMEOUT_MS, maxOutputBytes: 64 * 1024, signal, user: '0:0' });
     if (result.exitCode !== 0) {
       const why = result.timedOut ? `not done after ${OWNERSHIP_TIMEOUT_MS} ms` : result.stderr.trim() || result.stdout.trim() || `exit ${result.exitCode}`;
