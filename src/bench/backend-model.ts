@@ -17,7 +17,7 @@ export async function servedModel(backendUrl: string, apiKey: string | undefined
   } catch (error) {
     throw wnwError('WNW_ERR_SCORE_UPSTREAM', `--backend-url: GET ${url} failed (${error instanceof Error ? error.message : String(error)}); is the backend running and reachable from here?`, { cause: error, details: { field: 'backend-url' } });
   }
-  if (status >= 300) throw wnwError('WNW_ERR_SCORE_UPSTREAM', `--backend-url: GET ${url} answered ${status}: ${text.slice(0, 300)}`, { details: { field: 'backend-url', status } });
+  if (status >= 300) throw wnwError('WNW_ERR_SCORE_UPSTREAM', `--backend-url: GET ${url} answered ${status}: ${text.slice(0, 300)} (name the model with --backend-model to skip this lookup)`, { details: { field: 'backend-url', status } });
   let id: unknown;
   try {
     id = (JSON.parse(text) as { data?: Array<{ id?: unknown }> }).data?.[0]?.id;

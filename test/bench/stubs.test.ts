@@ -1,9 +1,11 @@
 /** The bench's stubs speak their protocols to winnower's own clients: the vLLM scorer and the OpenAI policy. */
 import { describe, expect, it } from 'vitest';
 import { startPolicyStub } from '../../src/bench/policy-stub.js';
+import { startRecordingProxy } from '../../src/bench/recording-proxy.js';
 import { startScorerStub } from '../../src/bench/scorer-stub.js';
 import { createOpenAIPolicy } from '../../src/candidates/openai-policy.js';
 import { createScorer } from '../../src/rerank/scorers/registry.js';
+import { startFakeVllm } from '../fakes/fake-vllm.js';
 
 describe('bench stubs', () => {
   it('the scorer stub scores through the vllm client after its latency, and keeps the body it received', async () => {
@@ -32,6 +34,32 @@ describe('bench stubs', () => {
     } finally {
       await policy.close?.();
       await stub.close();
+    }
+  });
+
+  it('the recording pass-through forwards the vllm client to the backend and keeps each POST as sent, with the headers a replay needs', async () => {
+    const vllm = await startFakeVllm();
+    const proxy = await startRecordingProxy(vllm.url);
+    const scorer = await createScorer({ backend: 'vllm', model: vllm.model, urls: [proxy.url], apiKey: 'backend-key', cacheEntries: 0, batching: false, retries: 0 });
+    try {
+      await scorer.score([{ key: 'warm', text: 'the feature probe goes first' }]);
+      proxy.clear();
+      const outputs = await scorer.score([{ key: 'a', text: 'first' }, { key: 'b', text: 'second' }]);
+      expect(outputs).toHaveLength(2);
+      const [call, ...others] = proxy.posts();
+      expect(others).toEqual([]);
+      expect(call).toMatchObject({ method: 'POST', path: '/classify', headers: { 'content-type': 'application/json', authorization: 'Bearer backend-key' } });
+      // The backend got the very body that was recorded, and the answer came back through.
+      expect(JSON.parse(call!.body)).toEqual(vllm.bodies('/classify').at(-1));
+      expect(JSON.parse(call!.body).input).toEqual(['first', 'second']);
+      expect(vllm.requests.at(-1)!.headers.authorization).toBe('Bearer backend-key');
+      vllm.fail(503);
+      const failed = await fetch(`${proxy.url}/classify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(failed.status).toBe(503);
+    } finally {
+      await scorer.close();
+      await proxy.close();
+      await vllm.close();
     }
   });
 });
