@@ -52,7 +52,7 @@ describe('fixed-rate /rerank load', () => {
     }
     for (const result of results) {
       expect(result.requests).toBeGreaterThan(0);
-      expect({ errors: result.errors, timeouts: result.timeouts, non_2xx: result.non_2xx }).toEqual({ errors: 0, timeouts: 0, non_2xx: 0 });
+      expect({ errors: result.errors, timeouts: result.timeouts, non_2xx: result.non_2xx, failed_answers: result.failed_answers }).toEqual({ errors: 0, timeouts: 0, non_2xx: 0, failed_answers: 0 });
     }
     const [, afterFirst, afterSecond] = marks as [unknown, ReturnType<typeof footprint>, ReturnType<typeof footprint>];
     // Growth from the first half to the second: at most 5% or 4 MiB, whichever is larger (a leak of 40 KB a request would pass it).
