@@ -448,7 +448,7 @@ describe('docker provider: the sandbox user', () => {
     try {
       const rootExecs = fake.requests.filter((request) => request.path === `/containers/${sandbox.id}/exec` && (request.body as { User?: string }).User === '0:0');
       expect(rootExecs).toHaveLength(1);
-      expect((rootExecs[0]?.body as { Cmd: string[]; WorkingDir: string }).Cmd.at(-1)).toMatch(/^find \. -path \.\/\.git\/objects -prune -o -exec chown -h 1000:1000 \{\} \+ /);
+      expect((rootExecs[0]?.body as { Cmd: string[]; WorkingDir: string }).Cmd.at(-1)).toMatch(/^find \. -path \.\/\.git\/objects -prune -o \\\( ! -user 1000 -o ! -group 1000 \\\) -exec chown -h 1000:1000 \{\} \+ /);
       expect((rootExecs[0]?.body as { WorkingDir: string }).WorkingDir).toBe('/testbed');
       await sandbox.exec('true');
       await sandbox.diff();
@@ -458,7 +458,7 @@ describe('docker provider: the sandbox user', () => {
       expect((await sandbox.exec('id -u; id -g; echo "$HOME"')).stdout).toBe('1000\n1000\n/tmp\n');
       expect((await sandbox.exec('stat -c %u:%g a.py docs/readme.md .')).stdout).toBe('1000:1000\n1000:1000\n1000:1000\n');
       // git's object files stay root's (not copied up); their folders are the user's, so git can add objects.
-      expect((await sandbox.exec('stat -c %u .git/index .git/objects "$(find .git/objects -type f | head -1)"')).stdout).toBe('1000\n1000\n0\n');
+      expect((await sandbox.exec('h=$(git rev-parse HEAD); stat -c %u .git/index .git/objects ".git/objects/${h:0:2}/${h:2}"')).stdout).toBe('1000\n1000\n0\n');
       expect(await sandbox.exec('echo changed > a.py && mkdir -p made && touch made/x && git add -A && git -c user.name=a -c user.email=a@b commit -qm mine && git gc -q && echo ok')).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
       // Outside the workdir the image's root-owned files stay out of its reach.
       expect((await sandbox.exec('touch ../root-only 2>&1; echo "$?"')).stdout).toMatch(/Permission denied\n1\n$/);

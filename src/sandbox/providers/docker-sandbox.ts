@@ -219,14 +219,16 @@ export class DockerSandbox extends BaseSandbox {
    * HOME when numeric) world-writable and sticky. Relative to the workdir, as every script here.
    * Costs a walk of the tree and, on overlay2, a copy-up of every file changed (no metacopy): git's
    * object files are left root's (git never rewrites one; it only adds and unlinks them, which the
-   * folders, given to the user, allow), so the history is not copied. `-h`: a symlink itself, never
-   * its target.
+   * folders, given to the user, allow), so the history is not copied; nor is what the user owns
+   * already. `-h`: a symlink itself, never its target.
    */
   async #giveWorkdir(owner: { uid: number; gid: number }, signal?: AbortSignal): Promise<void> {
     const ids = `${owner.uid}:${owner.gid}`;
+    // Files already the user's (an image built with COPY --chown) are left alone: no copy-up.
+    const notOwned = `\\( ! -user ${owner.uid} -o ! -group ${owner.gid} \\)`;
     const script = [
-      `find . -path ./.git/objects -prune -o -exec chown -h ${ids} {} +`,
-      `{ [ ! -d .git/objects ] || find .git/objects -type d -exec chown ${ids} {} +; }`,
+      `find . -path ./.git/objects -prune -o ${notOwned} -exec chown -h ${ids} {} +`,
+      `{ [ ! -d .git/objects ] || find .git/objects -type d ${notOwned} -exec chown ${ids} {} +; }`,
       `{ [ "$(stat -c %a /tmp 2>/dev/null)" = 1777 ] || { mkdir -p /tmp && chmod 1777 /tmp; }; }`,
     ].join(' && ');
     const result = await this.#remoteExec(script, { cwd: this.workdir, env: {}, timeoutMs: OWNERSHIP_TIMEOUT_MS, maxOutputBytes: 64 * 1024, signal, user: '0:0' });
