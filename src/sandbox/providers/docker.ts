@@ -4,7 +4,8 @@
  * from the spec, host folders bound from `spec.mounts`, the image's entrypoint replaced by `sleep`,
  * removal with force on close. Every command runs as an unprivileged user (`1000:1000` unless
  * `user` says otherwise; root only with `allowRoot`), with no capabilities and no-new-privileges;
- * one root exec at create gives it the workdir (docker-sandbox.ts). The API version is negotiated with the engine on first use.
+ * one root exec at create gives it the workdir (docker-sandbox.ts). The API version is
+ * negotiated with the engine on first use.
  * No I/O until first use; a missing socket is WNW_ERR_SBX_UNAVAILABLE.
  *
  * @example
@@ -307,7 +308,7 @@ function homeFor(user: string): Record<string, string> {
 }
 
 /** `0`, `root`, `0:0`, `root:staff`: the user part is uid 0. */
-export function isRootUser(user: string): boolean {
+function isRootUser(user: string): boolean {
   const name = user.split(':')[0] ?? '';
   return name === 'root' || /^0+$/.test(name);
 }
