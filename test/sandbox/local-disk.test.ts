@@ -7,12 +7,11 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
-import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
-import type { Sandbox, SandboxProvider, SandboxSpec } from '../../src/sandbox/types.js';
-import { bwrapMissing, makeTestRepo, tempDir } from './local-helpers.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import type { Sandbox, SandboxSpec } from '../../src/sandbox/types.js';
+import { bwrapMissing, localProviders, makeTestRepo, tempDir } from './local-helpers.js';
 
 const MIB = 1024 * 1024;
-const quiet: LocalProviderSettings['logger'] = { info: () => undefined, warn: () => undefined };
 const repo = tempDir('wnw-disk-repo-');
 const { base } = makeTestRepo(repo.dir);
 const spec: SandboxSpec = { repo: { path: repo.dir, base_commit: base } };
@@ -32,14 +31,9 @@ function hostBytes(rootDir: string, sandbox: Sandbox): number {
 }
 
 describe.skipIf(bwrapMissing)('local sandbox disk caps', () => {
-  const providers: SandboxProvider[] = [];
-  const make = (settings: LocalProviderSettings): SandboxProvider => {
-    const provider = createLocalProvider({ logger: quiet, ...settings });
-    providers.push(provider);
-    return provider;
-  };
+  const { make, closeAll } = localProviders();
   afterAll(async () => {
-    for (const provider of providers) await provider.close();
+    await closeAll();
     repo.remove();
   });
 

@@ -6,6 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
+import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { makeContractRepo } from './contract.js';
 
 /** Why the bubblewrap tests cannot run here, or undefined when they can. */
@@ -14,6 +16,27 @@ export const bwrapMissing: string | undefined = ['/usr/bin/bwrap', '/usr/local/b
   : 'bubblewrap is not installed (apt-get install -y bubblewrap)';
 
 export const isRoot = process.getuid?.() === 0;
+
+/** A logger that drops everything: the tests look at results, not at log lines. */
+export const quietLogger: LocalProviderSettings['logger'] = { info: () => undefined, warn: () => undefined };
+
+/** Local providers made by one test file (quiet, with `defaults`), all closed by `closeAll` in its afterAll. */
+export function localProviders(defaults: LocalProviderSettings = {}): {
+  make(settings?: LocalProviderSettings): SandboxProvider;
+  closeAll(): Promise<void>;
+} {
+  const providers: SandboxProvider[] = [];
+  return {
+    make(settings = {}) {
+      const provider = createLocalProvider({ logger: quietLogger, ...defaults, ...settings });
+      providers.push(provider);
+      return provider;
+    },
+    async closeAll() {
+      for (const provider of providers) await provider.close();
+    },
+  };
+}
 
 /** A temporary folder removed by the returned cleanup. */
 export function tempDir(prefix: string): { dir: string; remove(): void } {

@@ -7,10 +7,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
 import { DENIED_SYSCALLS, seccompProgram } from '../../src/sandbox/providers/local-seccomp.js';
-import type { SandboxProvider, SandboxSpec } from '../../src/sandbox/types.js';
-import { bwrapMissing, makeTestRepo, tempDir } from './local-helpers.js';
+import type { SandboxSpec } from '../../src/sandbox/types.js';
+import { bwrapMissing, localProviders, makeTestRepo, tempDir } from './local-helpers.js';
 
 const AUDIT_ARCH = { x86_64: 0xc000003e, aarch64: 0xc00000b7, i386: 0x40000003 };
 const ALLOW = 0x7fff0000;
@@ -83,20 +83,14 @@ describe('seccomp filter: the program', () => {
   });
 });
 
-const quiet: LocalProviderSettings['logger'] = { info: () => undefined, warn: () => undefined };
 const repo = tempDir('wnw-syscalls-repo-');
 const { base } = makeTestRepo(repo.dir);
 const spec: SandboxSpec = { repo: { path: repo.dir, base_commit: base } };
 
 describe.skipIf(bwrapMissing)('seccomp filter and process budget in real sandboxes', () => {
-  const providers: SandboxProvider[] = [];
-  const make = (settings: LocalProviderSettings = {}): SandboxProvider => {
-    const provider = createLocalProvider({ logger: quiet, ...settings });
-    providers.push(provider);
-    return provider;
-  };
+  const { make, closeAll } = localProviders();
   afterAll(async () => {
-    for (const provider of providers) await provider.close();
+    await closeAll();
     repo.remove();
   });
 
