@@ -5,15 +5,10 @@
  * every run measures the same text; 45 turns come to about 20K Qwen3 tokens.
  */
 import { Task, Trajectory, type ChatMessage } from '../types/index.js';
+import { prng } from '../util/prng.js';
 
-let state = 0;
-/** mulberry32: a small seeded generator, reset by each `syntheticTrajectory` call. */
-function random(): number {
-  state = (state + 0x6d2b79f5) | 0;
-  let t = Math.imul(state ^ (state >>> 15), 1 | state);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-}
+/** Seeded generator, reset by each `syntheticTrajectory` call so every run measures the same text. */
+let random = prng(0);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const between = (low: number, high: number): number => low + Math.floor(random() * (high - low + 1));
 
@@ -84,7 +79,7 @@ function turn(index: number): { action: { name: string; args: Record<string, str
 }
 
 export function syntheticTrajectory(turns: number, seed = 20_240_611): { task: Task; trajectory: Trajectory } {
-  state = seed;
+  random = prng(seed);
   const task = Task.parse({
     instance_id: 'astropy__astropy-12907',
     problem_statement: `Modeling's \`separability_matrix\` does not compute separability correctly for nested CompoundModels\n\n${SENTENCES.slice(0, 6).join(' ')}\n\n\`\`\`python\n${pythonSource(18)}\n\`\`\`\n`,
