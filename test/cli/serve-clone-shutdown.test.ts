@@ -3,7 +3,6 @@
  * tarpit on loopback): the process exits 0 with the job recorded as interrupted, and no git
  * process of the clone is left behind.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,9 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { cloneHanging, gitProcessesFor, startTarpit, type Tarpit } from '../fakes/tarpit-server.js';
 import { eventually } from '../sandbox/local-helpers.js';
+import { startServeProcess } from '../support/cli.js';
 import { createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from '../solve/helpers.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 describe.skipIf(!hasBubblewrap())('winnower serve during a hanging clone', () => {
   let world: TestWorld;
@@ -34,23 +32,10 @@ describe.skipIf(!hasBubblewrap())('winnower serve during a hanging clone', () =>
   });
 
   it('on SIGTERM kills the clone, records the job as interrupted and exits 0', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
-      cwd: ROOT,
-      env: { ...process.env, WINNOWER_API_KEYS: '', WINNOWER_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-    let output = '';
+    const serve = startServeProcess(dataDir);
+    const { child, exited } = serve;
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        child.on('exit', () => reject(new Error(`serve exited before listening: ${output}`)));
-        child.stdout.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          const address = /Server listening at (http:\/\/[^"\s]+)/.exec(output)?.[1];
-          if (address) resolve(address);
-        });
-        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      });
+      const base = await serve.base;
       const body = solveBody(world.repo, { repo: { url: tarpit.url }, n: 1, policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] }, verify: { enabled: false } });
       const posted = await request(`${base}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       const { job_id: jobId } = (await posted.body.json()) as { job_id: string };
@@ -58,7 +43,7 @@ describe.skipIf(!hasBubblewrap())('winnower serve during a hanging clone', () =>
 
       child.kill('SIGTERM');
       const { code } = await exited;
-      expect(code, output).toBe(0);
+      expect(code, serve.output()).toBe(0);
       expect(await eventually(() => gitProcessesFor(tarpit), (lines) => lines.length === 0)).toEqual([]);
       const store = createSqliteStore(dataDir);
       try {

@@ -3,16 +3,14 @@
  * while a job runs. The graceful shutdown must finish (job recorded, exit 0) before the process
  * exits; the sandbox registry's own signal handler must not cut it short.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { startServeProcess } from '../support/cli.js';
 import { createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from '../solve/helpers.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 describe.skipIf(!hasBubblewrap())('winnower serve', () => {
   let world: TestWorld;
@@ -29,26 +27,10 @@ describe.skipIf(!hasBubblewrap())('winnower serve', () => {
   });
 
   it('on SIGINT stops the running job, records it as interrupted and exits 0', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
-      cwd: ROOT,
-      env: { ...process.env, WINNOWER_API_KEYS: '', WINNOWER_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-    let output = '';
-    const base = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve did not start: ${output}`)), 30_000);
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const address = /Server listening at (http:\/\/[^"\s]+)/.exec(output)?.[1];
-        if (address) {
-          clearTimeout(timer);
-          resolve(address);
-        }
-      });
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    });
+    const serve = startServeProcess(dataDir);
+    const { child, exited } = serve;
     try {
+      const base = await serve.base;
       const correct = demoRecordings()['correct-fix']!;
       const stuck = { ...correct, messages: [{ role: 'assistant' as const, content: 'Wait.', tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'bash', arguments: '{"command":"sleep 60"}' } }] }] };
       const posted = await request(`${base}/solve`, {
@@ -66,7 +48,7 @@ describe.skipIf(!hasBubblewrap())('winnower serve', () => {
 
       child.kill('SIGINT');
       const { code } = await exited;
-      expect(code, output).toBe(0);
+      expect(code, serve.output()).toBe(0);
       const store = createSqliteStore(dataDir);
       try {
         const job = store.getJob(jobId)!;

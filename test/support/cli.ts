@@ -2,7 +2,7 @@
  * The winnower CLI as a user runs it, for the tests: tsx on src/cli/main.ts in a child process
  * (real exit codes, stderr not a TTY, no colours), and the JSON Lines files it writes.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from './shared-data.js';
@@ -47,4 +47,47 @@ export function readJsonl<T = unknown>(file: string): T[] {
         throw new Error(`${file}:${index + 1} is not JSON (${line.length} characters, starts ${JSON.stringify(line.slice(0, 60))})`);
       }
     });
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  /** The base URL once the server logs that it listens. */
+  base: Promise<string>;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+  /** Everything it printed so far (stdout and stderr). */
+  output(): string;
+}
+
+/**
+ * `winnower serve --port 0 --data-dir <dataDir>` as an operator runs it (node with tsx, so a
+ * signal reaches the server itself, not a tsx wrapper); `base` rejects if it exits or stays
+ * silent for 30 s before listening.
+ */
+export function startServeProcess(dataDir: string): ServeProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, WINNOWER_API_KEYS: '', WINNOWER_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const base = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${output}`)), 30_000);
+    child.on('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited before listening: ${output}`));
+    });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const address = /Server listening at (http:\/\/[^"\s]+)/.exec(output)?.[1];
+      if (address) {
+        clearTimeout(timer);
+        resolve(address);
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  });
+  // Settled by the test or never looked at after the exit: no unhandled rejection either way.
+  base.catch(() => undefined);
+  return { child, base, exited, output: () => output };
 }
