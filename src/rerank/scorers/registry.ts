@@ -12,6 +12,7 @@ import { findChatTemplate, loadChatTemplate } from '../serialize/chat-template.j
 import { loadTokenizer, type Tokenizer } from '../tokenizer.js';
 import { LABEL_PRESETS, readProblemType, resolveHead, type HeadSettings } from './head.js';
 import type { ServerScorerSettings } from './openai-compatible.js';
+import { scorerFields } from './scorer-fields.js';
 import type { Scorer } from './types.js';
 import { withBatching } from './with-batching.js';
 import { withCache } from './with-cache.js';
@@ -204,10 +205,7 @@ interface Attached {
 /** The scorer with what came with the model attached: its learned selector, chat template and serialization template. */
 function withAttached(scorer: Scorer, attached: Attached): Scorer {
   return {
-    backend: scorer.backend,
-    model: scorer.model,
-    ...(scorer.tokenizer ? { tokenizer: scorer.tokenizer } : {}),
-    maxInputTokens: scorer.maxInputTokens,
+    ...scorerFields(scorer),
     ...(attached.selector ? { selector: attached.selector } : {}),
     ...(attached.chatTemplate === undefined ? {} : { chatTemplate: attached.chatTemplate }),
     ...(attached.template === undefined ? {} : { template: attached.template }),

@@ -6,6 +6,7 @@
  * is cancelled only when every call it serves has gone.
  */
 import { throwIfAborted, wnwError } from '../../errors.js';
+import { scorerFields } from './scorer-fields.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 
 export interface BatchingOptions {
@@ -131,10 +132,7 @@ export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
   }
 
   return {
-    backend: scorer.backend,
-    model: scorer.model,
-    ...(scorer.tokenizer ? { tokenizer: scorer.tokenizer } : {}),
-    maxInputTokens: scorer.maxInputTokens,
+    ...scorerFields(scorer),
     score(inputs: ScoreInput[], callOptions: ScoreCallOptions = {}): Promise<ScoreOutput[]> {
       if (closed) return Promise.reject(wnwError('WNW_ERR_OP_ABORTED', `${scorer.backend} scorer is closed`));
       try {

@@ -6,6 +6,7 @@
  * cached. An output answered from the LRU carries `cached: true`.
  */
 import { throwIfAborted, wnwError } from '../../errors.js';
+import { scorerFields } from './scorer-fields.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 
 export interface CacheOptions {
@@ -84,10 +85,7 @@ export function withCache(scorer: Scorer, options: CacheOptions): Scorer & { rea
   }
 
   return {
-    backend: scorer.backend,
-    model: scorer.model,
-    ...(scorer.tokenizer ? { tokenizer: scorer.tokenizer } : {}),
-    maxInputTokens: scorer.maxInputTokens,
+    ...scorerFields(scorer),
     get stats(): CacheStats {
       return { ...stats, entries: entries.size };
     },

@@ -5,6 +5,7 @@
  * (each call is one batch sent to the backend) and one over the cache (each call is a caller's).
  */
 import { estimateTokens } from './with-batching.js';
+import { scorerFields } from './scorer-fields.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 
 export interface ScoreCallEvent {
@@ -30,11 +31,7 @@ export interface ScorerObserver {
 
 export function withObserver(scorer: Scorer, onCall: ScoreCallListener): Scorer {
   return {
-    backend: scorer.backend,
-    model: scorer.model,
-    ...(scorer.tokenizer ? { tokenizer: scorer.tokenizer } : {}),
-    maxInputTokens: scorer.maxInputTokens,
-    ...(scorer.selector ? { selector: scorer.selector } : {}),
+    ...scorerFields(scorer),
     async score(inputs: ScoreInput[], options?: ScoreCallOptions): Promise<ScoreOutput[]> {
       const started = performance.now();
       const base = { backend: scorer.backend, model: scorer.model, inputs: inputs.length, tokens: inputs.reduce((sum, input) => sum + estimateTokens(input), 0) };
