@@ -42,9 +42,10 @@ async function followEvents(url: string, onEvent: (type: string, data: Record<st
 
 /** Whether the harness can run here; if not, says why and how to install it. */
 function harnessReady(name: string): boolean {
-  const status = createHarnessCatalog().list().find((harness) => harness.name === name);
+  const harnesses = createHarnessCatalog().list();
+  const status = harnesses.find((harness) => harness.name === name);
   if (!status) {
-    console.error(`winnower demo: no harness "${name}"; known: ${createHarnessCatalog().list().map((harness) => harness.name).join(', ')}`);
+    console.error(`winnower demo: no harness "${name}"; known: ${harnesses.map((harness) => harness.name).join(', ')}`);
     return false;
   }
   if (!status.available) {
