@@ -10,6 +10,7 @@ import { dirname, join, posix, resolve } from 'node:path';
 import { z } from 'zod';
 import { abortedError, wnwError } from '../../errors.js';
 import { SharedTaskMap } from '../../util/shared-task.js';
+import { shellQuote } from '../base-sandbox.js';
 import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from '../images/image-cache.js';
 import type { ImageConfig } from '../images/image-config.js';
 import { parseImageReference } from '../images/image-reference.js';
@@ -181,7 +182,7 @@ export class LocalImages {
     const strip = await runHostCommand('find', [rootfs, '-xdev', '-type', 'f', '-perm', '/6000', '-exec', 'chmod', 'ug-s', '--', '{}', '+'], { signal, timeoutMs: 600_000, uid: owner?.uid, gid: owner?.gid });
     if (strip.timedOut || strip.code === null) throw wnwError('WNW_ERR_SBX_IMAGE', `clearing the setuid bits of the image's files did not finish: ${tail(strip.stderr)}`);
     const dirs = [...new Set([this.settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR, ...(config.workingDir ? [config.workingDir] : [])])];
-    const script = `for d in ${dirs.map(shellWord).join(' ')}; do [ -e "$d/.git" ] && git -C "$d" update-index -q --refresh >/dev/null 2>&1; done; exit 0`;
+    const script = `for d in ${dirs.map(shellQuote).join(' ')}; do [ -e "$d/.git" ] && git -C "$d" update-index -q --refresh >/dev/null 2>&1; done; exit 0`;
     const result = await runInImage(this.host, rootfs, script, { signal, timeoutMs: 600_000, image: { readOnly: false, env: withImageEnv(config.env) } });
     if (result.exitCode !== 0) throw wnwError('WNW_ERR_SBX_IMAGE', `the image's root filesystem cannot host a sandbox: ${tail(result.stderrText) || `exit ${result.exitCode}`}`, { details: { stderr: tail(result.stderrText) } });
   }
@@ -198,10 +199,10 @@ export class LocalImages {
     const script = [
       'if command -v bash >/dev/null 2>&1; then echo bash; else echo sh; fi',
       // One line per directory: whether it exists, and its HEAD when it is a repository.
-      `for d in ${dirs.map(shellWord).join(' ')}; do`,
+      `for d in ${dirs.map(shellQuote).join(' ')}; do`,
       '  if [ -d "$d" ]; then printf "1 %s\\n" "$(git -C "$d" rev-parse -q --verify HEAD 2>/dev/null)"; else echo 0; fi',
       'done',
-      `name=${shellWord(conda)}`,
+      `name=${shellQuote(conda)}`,
       '[ -n "$name" ] || exit 0',
       // Where SWE-bench and the usual images install conda; the image's PATH first.
       'for c in "$(command -v conda 2>/dev/null)" /opt/miniconda3/bin/conda /opt/conda/bin/conda /root/miniconda3/bin/conda /usr/local/bin/conda; do [ -n "$c" ] && [ -x "$c" ] && break; c=; done',
@@ -285,8 +286,4 @@ function checkImageWorkdir(dir: string, field: string): void {
   if (!posix.isAbsolute(normalized) || isMountedOver(normalized)) {
     throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: ${dir} must be an absolute path outside ${MOUNTED_OVER.join(', ')}`, { details: { field } });
   }
-}
-
-function shellWord(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
