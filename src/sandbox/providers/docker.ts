@@ -17,13 +17,12 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../errors.js';
 import { closeEach } from '../lifecycle.js';
-import { patchPolicy, PatchSettingsSchema, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
+import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { DockerCreateResponse, DockerVersion } from './docker-api-types.js';
 import { DockerClient } from './docker-client.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { checkMounts } from '../mounts.js';
-import { REMOTE_BASE_ENV } from './remote-shell.js';
 
 /** The sandbox user when none is set: numeric, as images built from a bare rootfs have no /etc/passwd. */
 const DEFAULT_USER = '1000:1000';
@@ -218,7 +217,7 @@ class DockerProvider implements SandboxProvider {
       Entrypoint: ['sleep'],
       Cmd: [spec.lifetimeS ? String(Math.ceil(spec.lifetimeS)) : 'infinity'],
       WorkingDir: workdir,
-      Env: Object.entries({ ...REMOTE_BASE_ENV, ...homeFor(this.#settings.user), ...spec.env }).map(([key, value]) => `${key}=${value}`),
+      Env: Object.entries({ ...SANDBOX_BASE_ENV, ...homeFor(this.#settings.user), ...spec.env }).map(([key, value]) => `${key}=${value}`),
       // The container (its init and `sleep`) is root so that the one ownership exec keeps the
       // capabilities below; every command names the sandbox user (an exec as root in a container
       // of another user gets no capabilities at all on docker 20.10).

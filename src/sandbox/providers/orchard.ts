@@ -13,13 +13,12 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../errors.js';
 import { closeEach } from '../lifecycle.js';
-import { patchPolicy, PatchSettingsSchema, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
+import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { OrchardCreateResponse, OrchardSandboxInfo, OrchardStatusReply } from './orchard-api-types.js';
 import { backoffMs, OrchardClient, requestIdSuffix, sleep } from './orchard-client.js';
 import { OrchardSandbox } from './orchard-sandbox.js';
 import { mapOrchardSandboxStatus } from './map-orchard-status.js';
-import { REMOTE_BASE_ENV } from './remote-shell.js';
 
 export interface OrchardProviderSettings {
   /** Orchestrator URL (default: env SANDBOX_BASE_URL, else http://localhost:8000). */
@@ -201,7 +200,7 @@ class OrchardProvider implements SandboxProvider {
         client: this.#api,
         id,
         workdir: spec.workdir ?? this.#settings.workdir,
-        env: { ...REMOTE_BASE_ENV, ...spec.env },
+        env: { ...SANDBOX_BASE_ENV, ...spec.env },
         patch: this.#patch,
         heartbeatIntervalMs: this.#settings.heartbeatIntervalMs,
         loginShell: this.#settings.loginShell,

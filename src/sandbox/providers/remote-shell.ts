@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
 import { wnwError } from '../../errors.js';
 import { shellQuote } from '../base-sandbox.js';
-import { finishPatch, patchDiffScript, patchOutputCap, SANDBOX_BASE_ENV, type PatchPolicy } from '../patch-policy.js';
+import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../patch-policy.js';
 import type { ExecResult } from '../types.js';
 
 /** Lets git work in a repository owned by another uid (the image's), without a config file. */
@@ -19,9 +19,6 @@ export const GIT_SAFE_ENV: Readonly<Record<string, string>> = {
   GIT_CONFIG_KEY_0: 'safe.directory',
   GIT_CONFIG_VALUE_0: '*',
 };
-
-/** Environment every command starts with (the spec's may override it): SANDBOX_BASE_ENV. */
-export const REMOTE_BASE_ENV: Readonly<Record<string, string>> = { ...SANDBOX_BASE_ENV };
 
 /** An absolute path inside the sandbox: absolute paths are normalised, relative ones joined to `base`. */
 export function resolveSandboxPath(base: string, path: string | undefined): string {
