@@ -84,8 +84,3 @@ export function fitSelector(pools: SelectorPool[], options: FitSelectorOptions =
     ),
   };
 }
-
-/** Mean listwise loss of `selector`-like raw weights on pools (for reporting). */
-export function poolsWithBothOutcomes(pools: SelectorPool[]): number {
-  return pools.filter((pool) => pool.labels.some(Boolean) && pool.labels.some((label) => !label)).length;
-}
