@@ -18,10 +18,6 @@ function parts(version: string): [number, number] {
   return [Number(match[1]), Number(match[2])];
 }
 
-export function isApiVersion(version: string): boolean {
-  return /^v?\d+\.\d+$/.test(version.trim());
-}
-
 /** Negative, zero or positive as `a` is older than, the same as or newer than `b`. */
 export function compareApiVersions(a: string, b: string): number {
   const [aMajor, aMinor] = parts(a);
