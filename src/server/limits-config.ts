@@ -34,4 +34,3 @@ export type RetentionConfig = z.infer<typeof RetentionConfig>;
 
 /** The defaults, for callers that build an app without a config (tests, benches). */
 export const DEFAULT_LIMITS: LimitsConfig = LimitsConfig.parse({});
-export const DEFAULT_RETENTION: RetentionConfig = RetentionConfig.parse({});
