@@ -6,24 +6,15 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../src/errors.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local.js';
 import type { Sandbox, SandboxSpec } from '../../src/sandbox/types.js';
+import { expectCode } from '../support/expect-code.js';
 import { bwrapMissing, localProviders, makeTestRepo, tempDir } from './local-helpers.js';
 
 const MIB = 1024 * 1024;
 const repo = tempDir('wnw-disk-repo-');
 const { base } = makeTestRepo(repo.dir);
 const spec: SandboxSpec = { repo: { path: repo.dir, base_commit: base } };
-
-async function rejection(promise: Promise<unknown>): Promise<WinnowerError> {
-  const caught = await promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect(WinnowerError.isInstance(caught), `expected a WinnowerError, got ${String(caught)}`).toBe(true);
-  return caught as WinnowerError;
-}
 
 /** Bytes the host's disk holds for this sandbox (its folder, as the host sees it: mount points only). */
 function hostBytes(rootDir: string, sandbox: Sandbox): number {
@@ -43,8 +34,7 @@ describe.skipIf(bwrapMissing)('local sandbox disk caps', () => {
       const rootDir = String((await provider.describe()).rootDir);
       const sandbox = await provider.create(spec);
       try {
-        const error = await rejection(sandbox.exec('head -c 100M /dev/zero > big.bin'));
-        expect(error.code).toBe('WNW_ERR_SBX_DISK');
+        const error = await expectCode(sandbox.exec('head -c 100M /dev/zero > big.bin'), 'WNW_ERR_SBX_DISK');
         expect(error.details).toMatchObject({ area: 'workspace', capBytes: 20 * MIB });
         expect(error.message).toContain('20 MiB cap (sandbox.settings.diskMb');
         const size = Number((await sandbox.exec('stat -c %s big.bin')).stdout);
@@ -70,8 +60,7 @@ describe.skipIf(bwrapMissing)('local sandbox disk caps', () => {
     try {
       await sandbox.exec('echo kept > /tmp/kept.txt');
       expect((await sandbox.exec('cat /tmp/kept.txt')).stdout).toBe('kept\n');
-      const error = await rejection(sandbox.exec('head -c 12M /dev/zero > /tmp/a; head -c 12M /dev/zero > /var/tmp/b'));
-      expect(error.code).toBe('WNW_ERR_SBX_DISK');
+      const error = await expectCode(sandbox.exec('head -c 12M /dev/zero > /tmp/a; head -c 12M /dev/zero > /var/tmp/b'), 'WNW_ERR_SBX_DISK');
       expect(error.details).toMatchObject({ area: 'tmp', capBytes: 20 * MIB });
       const used = (await sandbox.exec('du -s -B1 /tmp/a /var/tmp/b | cut -f1')).stdout.trim().split('\n').map(Number);
       expect(used[0]! + used[1]!).toBeLessThanOrEqual(20 * MIB);
@@ -88,9 +77,9 @@ describe.skipIf(bwrapMissing)('local sandbox disk caps', () => {
     const provider = make({ diskMb: 400, tmpMb: 400 });
     const sandbox = await provider.create({ ...spec, memoryMb: 64 });
     try {
-      const tmp = await rejection(sandbox.exec('head -c 300M /dev/zero > /tmp/big'));
+      const tmp = await expectCode(sandbox.exec('head -c 300M /dev/zero > /tmp/big'), 'WNW_ERR_SBX_DISK');
       expect(tmp.details).toMatchObject({ area: 'tmp', capBytes: 16 * MIB });
-      const workspace = await rejection(sandbox.exec('head -c 300M /dev/zero > big'));
+      const workspace = await expectCode(sandbox.exec('head -c 300M /dev/zero > big'), 'WNW_ERR_SBX_DISK');
       expect(workspace.details).toMatchObject({ area: 'workspace', capBytes: 32 * MIB });
       expect((await sandbox.exec('rm /tmp/big big && echo cleaned')).stdout).toBe('cleaned\n');
     } finally {
