@@ -10,21 +10,12 @@ import { createServer as createTcpServer, type Server as TcpServer, type Socket 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../src/errors.js';
 import { ImageCache } from '../../src/sandbox/images/image-cache.js';
 import { parseImageReference } from '../../src/sandbox/images/image-reference.js';
 import { findImageTools } from '../../src/sandbox/images/image-tools.js';
+import { expectCode } from '../support/expect-code.js';
 import { eventually, hostCommandLines, tempDir } from './local-helpers.js';
 import { imageToolsMissing } from './local-image-helpers.js';
-
-async function caught(promise: Promise<unknown>): Promise<WinnowerError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!WinnowerError.isInstance(error)) throw new Error(`expected a WinnowerError, got ${String(error)}`);
-  return error;
-}
 
 function listen(server: Server | TcpServer): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
@@ -51,8 +42,7 @@ describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${ima
     const port = await listen(closed);
     await new Promise((resolve) => closed.close(resolve));
     const cache = await open({ pullTimeoutMs: 120_000 });
-    const error = await caught(cache.get(parseImageReference(`127.0.0.1:${port}/winnower/nothing:1`)));
-    expect(error.code).toBe('WNW_ERR_SBX_REGISTRY');
+    const error = await expectCode(cache.get(parseImageReference(`127.0.0.1:${port}/winnower/nothing:1`)), 'WNW_ERR_SBX_REGISTRY');
     expect(error.status).toBe(502);
     expect(error.message).toMatch(/unreachable.*connection refused/s);
   });
@@ -79,15 +69,13 @@ describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${ima
 
     it('gives up at the pull deadline with WNW_ERR_SBX_TIMEOUT naming the setting, and kills skopeo', async () => {
       const cache = await open({ pullTimeoutMs: 1500 });
-      const error = await caught(cache.get(parseImageReference(`127.0.0.1:${port}/winnower/slow:1`)));
-      expect(error.code).toBe('WNW_ERR_SBX_TIMEOUT');
+      const error = await expectCode(cache.get(parseImageReference(`127.0.0.1:${port}/winnower/slow:1`)), 'WNW_ERR_SBX_TIMEOUT');
       expect(error.message).toContain('sandbox.settings.pullTimeoutMs');
     });
 
     it('names a registry that does not answer within registryTimeoutMs as WNW_ERR_SBX_REGISTRY, long before the pull deadline', async () => {
       const cache = await open({ pullTimeoutMs: 600_000, registryTimeoutMs: 1000 });
-      const error = await caught(cache.get(parseImageReference(`127.0.0.1:${port}/winnower/slow:3`)));
-      expect(error.code).toBe('WNW_ERR_SBX_REGISTRY');
+      const error = await expectCode(cache.get(parseImageReference(`127.0.0.1:${port}/winnower/slow:3`)), 'WNW_ERR_SBX_REGISTRY');
       expect(error.details.reason).toBe('timeout');
       expect(error.message).toContain('sandbox.settings.registryTimeoutMs');
     });
@@ -98,7 +86,7 @@ describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${ima
       const pull = cache.get(parseImageReference(`127.0.0.1:${port}/winnower/slow:2`), controller.signal);
       expect(await eventually(skopeoLeft, (left) => left.length > 0, 20_000)).not.toEqual([]);
       controller.abort();
-      expect((await caught(pull)).code).toBe('WNW_ERR_OP_ABORTED');
+      await expectCode(pull, 'WNW_ERR_OP_ABORTED');
     });
   });
 
@@ -134,17 +122,15 @@ describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${ima
     };
 
     it('says access was refused when no credentials are given', async () => {
-      const error = await caught((await open()).get(parseImageReference(`127.0.0.1:${port}/private/repo:1`)));
-      expect(error.code).toBe('WNW_ERR_SBX_IMAGE');
+      const error = await expectCode((await open()).get(parseImageReference(`127.0.0.1:${port}/private/repo:1`)), 'WNW_ERR_SBX_IMAGE');
       expect(error.details.reason).toBe('access denied');
       expect(error.message).toContain('REGISTRY_AUTH_FILE');
     });
 
     it('sends the credentials of sandbox.settings.registryAuthFile, then reports the missing tag', async () => {
       seen.length = 0;
-      const error = await caught((await open({ authFile: authFile() })).get(parseImageReference(`127.0.0.1:${port}/private/repo:2`)));
+      const error = await expectCode((await open({ authFile: authFile() })).get(parseImageReference(`127.0.0.1:${port}/private/repo:2`)), 'WNW_ERR_SBX_IMAGE');
       expect(seen).toContain(good);
-      expect(error.code).toBe('WNW_ERR_SBX_IMAGE');
       expect(error.details.reason).toBe('not found');
     });
 
@@ -153,7 +139,7 @@ describe.skipIf(imageToolsMissing)(`[images] pulling images from registries${ima
       const saved = process.env.REGISTRY_AUTH_FILE;
       process.env.REGISTRY_AUTH_FILE = authFile();
       try {
-        await caught((await open()).get(parseImageReference(`docker://127.0.0.1:${port}/private/repo:3`)));
+        await expectCode((await open()).get(parseImageReference(`docker://127.0.0.1:${port}/private/repo:3`)), 'WNW_ERR_SBX_IMAGE');
       } finally {
         if (saved === undefined) delete process.env.REGISTRY_AUTH_FILE;
         else process.env.REGISTRY_AUTH_FILE = saved;
