@@ -22,6 +22,11 @@ function templateFromTokenizerConfig(file: string): string {
   } catch (error) {
     throw wnwError('WNW_ERR_SCORE_TEMPLATE', `${file}: not JSON: ${(error as Error).message}`, { cause: error, details: { file } });
   }
+  return templateOfConfig(config, file);
+}
+
+/** The `chat_template` of a parsed tokenizer_config.json (`file` names it in errors). */
+function templateOfConfig(config: { chat_template?: unknown }, file: string): string {
   const template = config.chat_template;
   if (typeof template === 'string') return template;
   // Some tokenizers keep several named templates; `default` is what apply_chat_template uses.
@@ -61,7 +66,7 @@ export function findChatTemplate(path: string | undefined): string | undefined {
     if (!existsSync(file)) continue;
     if (name.endsWith('.jinja')) return readFileSync(file, 'utf8');
     const config = JSON.parse(readFileSync(file, 'utf8')) as { chat_template?: unknown };
-    if (config.chat_template !== undefined) return templateFromTokenizerConfig(file);
+    if (config.chat_template !== undefined) return templateOfConfig(config, file);
   }
   return undefined;
 }
