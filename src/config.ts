@@ -28,6 +28,8 @@ export const WinnowerConfig = z.strictObject({
       /** Accepted API keys; empty = no auth (local use). */
       api_keys: z.array(z.string().min(8)).default([]),
       body_limit_bytes: z.number().int().positive().default(16 * 1024 * 1024),
+      /** Seconds a client has to send a whole request, headers and body; past it the server answers 408 and closes the connection. */
+      request_timeout_s: z.number().positive().max(3600).default(30),
       data_dir: z.string().default('.winnower'),
       /** Folders a request's host repository (repo.path, a file:// or bare-path repo.url) must lie under; empty = any the server can read (local use). */
       repo_roots: z.array(z.string().min(1)).default([]),
@@ -107,6 +109,7 @@ export function configFromEnv(rawEnv: NodeJS.ProcessEnv): Json {
     server: {
       host: env.WINNOWER_HOST,
       port: int(env.WINNOWER_PORT),
+      request_timeout_s: int(env.WINNOWER_REQUEST_TIMEOUT_S),
       api_keys: list(env.WINNOWER_API_KEYS),
       data_dir: env.WINNOWER_DATA_DIR,
       repo_roots: list(env.WINNOWER_REPO_ROOTS),

@@ -48,6 +48,7 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     solveDeps: { sandboxes, scorer, store, createPolicy, policyDefaults: config.policy },
     apiKeys: config.server.api_keys,
     bodyLimitBytes: config.server.body_limit_bytes,
+    requestTimeoutMs: config.server.request_timeout_s * 1000,
     repoRoots: config.server.repo_roots,
     limits,
     metrics,

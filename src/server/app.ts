@@ -17,6 +17,7 @@ import { installRequestId, requestIdOf } from './request-id.js';
 import { installErrorHandler } from './error-handler.js';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './framework-errors.js';
 import { openapiOptions } from './openapi.js';
+import { requestTimeoutOptions } from './request-timeout.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { harnessRoutes } from './routes/harnesses.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   solveDeps: SolveDeps;
   apiKeys?: string[];
   bodyLimitBytes?: number;
+  /** How long a client has to send a whole request (server.request_timeout_s); 30 s when absent. */
+  requestTimeoutMs?: number;
   /** Folders a request's host repository (repo.path, file:// URL) must lie under; empty = any (local use). */
   repoRoots?: string[];
   /** pino options, or false for silence (tests). */
@@ -62,6 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024,
+    ...requestTimeoutOptions(deps.requestTimeoutMs),
     // Errors raised before routing answer in the project's shape too (src/server/framework-errors.ts).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
