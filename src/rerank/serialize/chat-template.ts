@@ -1,16 +1,18 @@
 /**
  * A model's own chat template (Jinja), read from local files and rendered with @huggingface/jinja
- * configured like plain Python Jinja2 (`jinja2.Environment()`): no `trim_blocks`, no
- * `lstrip_blocks`, and Jinja2's `tojson` (sorted keys, ASCII, HTML-safe; `python-json.ts`). That
- * is how the OpenHands SDK renders a conversation for its critic, so the bytes match what the
- * model was trained on. Templates are never downloaded: a tokenizer_config.json, a
- * chat_template.jinja, or a folder holding one, named by the scorer config or beside the tokenizer.
+ * configured as the OpenHands SDK configures Python Jinja2 for its critic (`chat_template.py` at
+ * 611629e; value-models-2026.md §3.2a): `trim_blocks` and `lstrip_blocks` on, and `tojson` =
+ * `json.dumps(x, ensure_ascii=False, sort_keys=False)` (keys in the input's order, `&`, `'`, `<`,
+ * `>` and non-ASCII written as they are; `python-json.ts`), not plain Jinja2's sorted, escaped
+ * `tojson`. So the bytes match what the critic was trained on. Templates are never downloaded: a
+ * tokenizer_config.json, a chat_template.jinja, or a folder holding one, named by the scorer
+ * config or beside the tokenizer.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
 import { wnwError } from '../../errors.js';
-import { jinja2ToJson, PythonFloat, type PythonJsonValue } from './python-json.js';
+import { PythonFloat, pythonJsonDumps, type JsonDumpsOptions, type PythonJsonValue } from './python-json.js';
 
 /** Files a model folder may keep its chat template in, in the order they are tried. */
 export const CHAT_TEMPLATE_FILES = ['chat_template.jinja', 'tokenizer_config.json'] as const;
@@ -116,20 +118,34 @@ interface InterpreterInternals {
 }
 const BaseInterpreter = Interpreter as unknown as new (environment: Environment) => InterpreterInternals;
 
-/** @huggingface/jinja's interpreter with Python Jinja2's `tojson` (transformers' differs: unsorted, not HTML-safe, non-ASCII kept). */
-class Jinja2Interpreter extends BaseInterpreter {
+/** The `tojson` keyword arguments the SDK's filter passes on to `json.dumps`. */
+function tojsonOptions(kwargs: Map<string, RuntimeValue>): JsonDumpsOptions {
+  const options: JsonDumpsOptions = { ensureAscii: false, sortKeys: false };
+  const flag = (name: string) => kwargs.get(name)?.value;
+  if (typeof flag('ensure_ascii') === 'boolean') options.ensureAscii = flag('ensure_ascii') as boolean;
+  if (typeof flag('sort_keys') === 'boolean') options.sortKeys = flag('sort_keys') as boolean;
+  if (typeof flag('indent') === 'number') options.indent = flag('indent') as number;
+  const separators = kwargs.get('separators');
+  if (separators && Array.isArray(separators.value)) {
+    const [item, key] = (separators.value as RuntimeValue[]).map((part) => part.value);
+    if (typeof item === 'string' && typeof key === 'string') options.separators = [item, key];
+  }
+  return options;
+}
+
+/**
+ * @huggingface/jinja's interpreter with the OpenHands SDK's `tojson`:
+ * `json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)`, its keyword
+ * arguments overridable from the template.
+ */
+class SdkInterpreter extends BaseInterpreter {
   override applyFilter(operand: RuntimeValue, filter: FilterNode, environment: Environment): RuntimeValue {
     const name = filter.type === 'Identifier' ? filter.value : filter.type === 'CallExpression' && filter.callee?.type === 'Identifier' ? filter.callee.value : undefined;
     if (name !== 'tojson') return super.applyFilter(operand, filter, environment);
-    let indent: number | undefined;
-    if (filter.type === 'CallExpression') {
-      const [, kwargs] = this.evaluateArguments(filter.args ?? [], environment);
-      const value = kwargs.get('indent')?.value;
-      if (typeof value === 'number') indent = value;
-    }
+    const kwargs = filter.type === 'CallExpression' ? this.evaluateArguments(filter.args ?? [], environment)[1] : new Map<string, RuntimeValue>();
     // The library's own tojson gives a string value of the right class; only its text is replaced.
     const result = super.applyFilter(operand, { type: 'Identifier', value: 'tojson' }, environment);
-    result.value = jinja2ToJson(toPython(operand), indent);
+    result.value = pythonJsonDumps(toPython(operand), tojsonOptions(kwargs));
     return result;
   }
 }
@@ -154,8 +170,8 @@ export function compileChatTemplate(source: string): CompiledChatTemplate {
   if (cached) return cached;
   let program: unknown;
   try {
-    // jinja2.Environment() defaults: blocks keep the whitespace around them.
-    program = parse(tokenize(source, { lstrip_blocks: false, trim_blocks: false }));
+    // The SDK's environment: a block tag's own line leaves no indentation and no newline behind.
+    program = parse(tokenize(source, { lstrip_blocks: true, trim_blocks: true }));
   } catch (error) {
     throw wnwError('WNW_ERR_SCORE_TEMPLATE', `chat template does not parse: ${(error as Error).message}`, { cause: error });
   }
@@ -175,7 +191,7 @@ export function compileChatTemplate(source: string): CompiledChatTemplate {
       };
       for (const [key, value] of Object.entries({ ...globals, ...variables })) environment.set(key, value);
       try {
-        return new Jinja2Interpreter(environment).run(program).value;
+        return new SdkInterpreter(environment).run(program).value;
       } catch (error) {
         throw wnwError('WNW_ERR_SCORE_TEMPLATE', `chat template failed to render: ${(error as Error).message}`, { cause: error });
       }

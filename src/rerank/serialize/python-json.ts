@@ -1,9 +1,9 @@
 /**
- * JSON exactly as Python Jinja2's `tojson` filter writes it: `json.dumps(value, sort_keys=True)`
- * (ASCII only, `", "` and `": "` separators, keys in code-point order, Python's float repr), then
- * `<`, `>`, `&` and `'` escaped as `\u003c`-style sequences. A model whose training input was
- * rendered by plain Jinja2 (the OpenHands SDK renders the critic's tool definitions this way) must
- * get these bytes, not JavaScript's `JSON.stringify` nor transformers' `tojson`.
+ * JSON exactly as Python's `json.dumps` writes it (Python's float repr, `", "` and `": "` separators
+ * or the ones given, `ensure_ascii`, `sort_keys`, `indent`), for chat templates whose `tojson` is
+ * Python's: the OpenHands SDK renders the critic's tool definitions with
+ * `json.dumps(x, ensure_ascii=False, sort_keys=False)` (value-models-2026.md §3.2a), so a model
+ * trained on that input must get these bytes, not JavaScript's `JSON.stringify`.
  */
 
 export type PythonJsonValue = null | boolean | number | string | PythonJsonValue[] | { [key: string]: PythonJsonValue } | PythonFloat;
@@ -15,15 +15,18 @@ export class PythonFloat {
 
 const SHORT_ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
 
-/** `json.dumps` of a str with `ensure_ascii=True`: every code unit outside printable ASCII as `\uXXXX`. */
-export function pythonJsonString(text: string): string {
+/**
+ * `json.dumps` of a str: quote, backslash and control characters escaped; with `ensureAscii` (Python's
+ * default) also every code unit outside printable ASCII as `\uXXXX`, without it written as it is.
+ */
+export function pythonJsonString(text: string, ensureAscii = true): string {
   let out = '"';
   for (let index = 0; index < text.length; index += 1) {
     const char = text[index]!;
     const code = text.charCodeAt(index);
     const short = SHORT_ESCAPES[char];
     if (short !== undefined) out += short;
-    else if (code >= 0x20 && code <= 0x7e) out += char;
+    else if (code >= 0x20 && (code <= 0x7e || !ensureAscii)) out += char;
     else out += `\\u${code.toString(16).padStart(4, '0')}`;
   }
   return `${out}"`;
@@ -54,27 +57,54 @@ function scientific(digits: string, exponent: number): string {
   return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, '0')}`;
 }
 
-function dumps(value: PythonJsonValue, indent: number | undefined, depth: number): string {
+/** The arguments of Python's `json.dumps` that change its output. */
+export interface JsonDumpsOptions {
+  /** Default true, as in Python. */
+  ensureAscii?: boolean;
+  /** Default false, as in Python. */
+  sortKeys?: boolean;
+  indent?: number;
+  /** `[item, key]` separators; Python's default is `[', ', ': ']`, or `[',', ': ']` with an indent. */
+  separators?: readonly [string, string];
+}
+
+interface DumpSettings {
+  ensureAscii: boolean;
+  sortKeys: boolean;
+  indent: number | undefined;
+  item: string;
+  key: string;
+}
+
+function dumps(value: PythonJsonValue, settings: DumpSettings, depth: number): string {
   if (value === null) return 'null';
   if (value === true) return 'true';
   if (value === false) return 'false';
   if (value instanceof PythonFloat) return pythonFloatRepr(value.value);
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : pythonFloatRepr(value);
-  if (typeof value === 'string') return pythonJsonString(value);
+  if (typeof value === 'string') return pythonJsonString(value, settings.ensureAscii);
+  const { indent } = settings;
   const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (depth + 1))}`;
   const close = indent === undefined ? '' : `\n${' '.repeat(indent * depth)}`;
-  // With an indent, Python drops the space after the comma (separators (',', ': ')).
-  const comma = indent === undefined ? ', ' : ',';
+  const comma = settings.item;
   if (Array.isArray(value)) {
     if (value.length === 0) return '[]';
-    return `[${pad}${value.map((item) => dumps(item, indent, depth + 1)).join(comma + pad)}${close}]`;
+    return `[${pad}${value.map((item) => dumps(item, settings, depth + 1)).join(comma + pad)}${close}]`;
   }
-  const keys = Object.keys(value).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const keys = Object.keys(value);
+  if (settings.sortKeys) keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (keys.length === 0) return '{}';
-  return `{${pad}${keys.map((key) => `${pythonJsonString(key)}: ${dumps(value[key]!, indent, depth + 1)}`).join(comma + pad)}${close}}`;
+  return `{${pad}${keys.map((key) => `${pythonJsonString(key, settings.ensureAscii)}${settings.key}${dumps(value[key]!, settings, depth + 1)}`).join(comma + pad)}${close}}`;
 }
 
-/** Jinja2's `tojson` (its default policy `sort_keys=True`, HTML-safe), optionally indented. */
-export function jinja2ToJson(value: PythonJsonValue, indent?: number): string {
-  return dumps(value, indent, 0).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026').replace(/'/g, '\\u0027');
+/**
+ * Python's `json.dumps(value, ensure_ascii=…, sort_keys=…, indent=…, separators=…)`. Keys keep the
+ * object's own order unless sorted (a JavaScript object lists integer-like keys first, whatever
+ * order the JSON text had them in).
+ */
+export function pythonJsonDumps(value: PythonJsonValue, options: JsonDumpsOptions = {}): string {
+  const indent = options.indent;
+  // With an indent, Python drops the space after the comma (separators (',', ': ')).
+  const [item, key] = options.separators ?? [indent === undefined ? ', ' : ',', ': '];
+  return dumps(value, { ensureAscii: options.ensureAscii ?? true, sortKeys: options.sortKeys ?? false, indent, item, key }, 0);
 }

@@ -35,11 +35,11 @@ const TOOLS_HEADER =
 const TOOLS_FOOTER =
   '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n' +
   '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n';
-// Jinja2's tojson: keys sorted, ", " and ": " separators.
+// The SDK's tojson (json.dumps, ensure_ascii=False, sort_keys=False): keys in the recorded order, ", " and ": " separators.
 const TOOL_LINES = [
-  '{"function": {"description": "Run a bash command in the terminal.", "name": "execute_bash", "parameters": {"properties": {"command": {"description": "The command to run.", "type": "string"}}, "required": ["command"], "type": "object"}}, "type": "function"}',
-  '{"function": {"description": "Finish the interaction when the task is done.", "name": "finish", "parameters": {"properties": {}, "required": [], "type": "object"}}, "type": "function"}',
-  '{"function": {"description": "View, create and edit files.", "name": "str_replace_editor", "parameters": {"properties": {"command": {"enum": ["view", "create", "str_replace", "insert", "undo_edit"], "type": "string"}, "new_str": {"type": "string"}, "old_str": {"type": "string"}, "path": {"type": "string"}}, "required": ["command", "path"], "type": "object"}}, "type": "function"}',
+  '{"type": "function", "function": {"name": "execute_bash", "description": "Run a bash command in the terminal.", "parameters": {"type": "object", "properties": {"command": {"type": "string", "description": "The command to run."}}, "required": ["command"]}}}',
+  '{"type": "function", "function": {"name": "finish", "description": "Finish the interaction when the task is done.", "parameters": {"type": "object", "properties": {}, "required": []}}}',
+  '{"type": "function", "function": {"name": "str_replace_editor", "description": "View, create and edit files.", "parameters": {"type": "object", "properties": {"command": {"type": "string", "enum": ["view", "create", "str_replace", "insert", "undo_edit"]}, "path": {"type": "string"}, "old_str": {"type": "string"}, "new_str": {"type": "string"}}, "required": ["command", "path"]}}}',
 ];
 const SYSTEM_AND_TOOLS =
   '<|im_start|>system\nYou are OpenHands agent, a helpful AI assistant that can interact with a computer to solve tasks.\n\n' +
@@ -65,14 +65,22 @@ async function recorded(): Promise<Trajectory> {
   return items[0]!;
 }
 
-/** The conversation rendered by Python Jinja2 with `jinja2.Environment()`, as the SDK's CriticClient renders it. */
-function renderWithJinja2(template: string, conversation: { messages: unknown[]; tools: unknown[] }): string {
+/**
+ * The conversation rendered by Python Jinja2 configured as the OpenHands SDK configures it for its
+ * critic (software-agent-sdk 611629e, critic/impl/api/chat_template.py; value-models-2026.md §3.2a):
+ * trim_blocks and lstrip_blocks on, and its own tojson = json.dumps(ensure_ascii=False, sort_keys=False).
+ */
+function renderWithSdk(template: string, conversation: { messages: unknown[]; tools: unknown[] }): string {
   const script = [
     'import json, sys, jinja2',
-    'data = json.load(sys.stdin)',
-    'template = jinja2.Environment().from_string(data["template"])',
+    'def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):',
+    '    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)',
+    'data = json.loads(sys.stdin.buffer.read().decode("utf-8"))',
+    'environment = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)',
+    'environment.filters["tojson"] = tojson',
+    'template = environment.from_string(data["template"])',
     'kwargs = {"tools": data["tools"]} if data["tools"] else {}',
-    'sys.stdout.write(template.render(messages=data["messages"], add_generation_prompt=False, **kwargs))',
+    'sys.stdout.buffer.write(template.render(messages=data["messages"], add_generation_prompt=False, **kwargs).encode("utf-8"))',
   ].join('\n');
   return execFileSync(pythonWithJinja2!, ['-c', script], { input: JSON.stringify({ template, ...conversation }), encoding: 'utf8' });
 }
@@ -108,25 +116,36 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
     expect(result!.score!.value).toBeCloseTo(1 / (1 + Math.exp(-result!.score!.raw)), 12);
   });
 
-  it.skipIf(pythonWithJinja2 === undefined)('renders byte for byte as Python Jinja2 renders the same conversation (the SDK renderer)', async () => {
+  it.skipIf(pythonWithJinja2 === undefined)('renders byte for byte as the SDK-configured Jinja2 renders the same conversation', async () => {
     const trajectory = await recorded();
     for (const toolCalls of ['drop', 'keep'] as const) {
       const conversation = criticConversation(task, trajectory, { toolCalls });
       const serialized = await serializeTrajectory(task, trajectory, {
         template: toolCalls === 'drop' ? 'openhands-critic-v1' : 'openhands-critic-tool-calls-v1', budgetTokens: 32_768, tokenizer, chatTemplate: CHAT_TEMPLATE,
       });
-      expect(serialized.text).toBe(renderWithJinja2(CHAT_TEMPLATE, conversation));
+      expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, conversation));
     }
-    // Characters Jinja2's tojson escapes (HTML-safe, ASCII-only) and a float, in a tool definition.
+    // Characters plain Jinja2's tojson escapes (HTML-safe, ASCII-only), key order it would sort, and a float, in the tool definitions.
+    const description = `Run a command: cd /repo && make 'all' "now" <in> >out; café ☃ 𝄞 — 日本語`;
     const tricky = Trajectory.parse({
       ...trajectory,
-      meta: { tools: [{ type: 'function', function: { name: 'run', description: "it's <b>&</b> café ☃ 𝄞", parameters: { type: 'object', properties: { t: { type: 'number', default: 0.00001 } } } } }] },
+      meta: {
+        tools: [
+          { type: 'function', function: { name: 'run', description, parameters: { type: 'object', properties: { z: { type: 'string', description: 'a && b' }, a: { type: 'number', default: 0.00001 } }, required: ['z'] } } },
+          { type: 'function', function: { name: 'finish', description: '<done> & “quoted” ü', parameters: { type: 'object', properties: {} } } },
+        ],
+      },
     });
     const conversation = criticConversation(task, tricky, { toolCalls: 'drop' });
-    const serialized = await serializeTrajectory(task, tricky, { template: 'openhands-critic-v1', budgetTokens: 32_768, chatTemplate: CHAT_TEMPLATE });
-    expect(serialized.text).toBe(renderWithJinja2(CHAT_TEMPLATE, conversation));
-    expect(serialized.text).toContain('"description": "it\\u0027s \\u003cb\\u003e\\u0026\\u003c/b\\u003e caf\\u00e9 \\u2603 \\ud834\\udd1e"');
-    expect(serialized.text).toContain('"default": 1e-05');
+    for (const withTokenizer of [false, true]) {
+      const serialized = await serializeTrajectory(task, tricky, { template: 'openhands-critic-v1', budgetTokens: 32_768, chatTemplate: CHAT_TEMPLATE, ...(withTokenizer ? { tokenizer } : {}) });
+      // Same UTF-16 string, so the same UTF-8 bytes on the wire.
+      expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, conversation));
+      expect(serialized.text).toContain(
+        `\n{"type": "function", "function": {"name": "run", "description": "Run a command: cd /repo && make 'all' \\"now\\" <in> >out; café ☃ 𝄞 — 日本語", "parameters": {"type": "object", "properties": {"z": {"type": "string", "description": "a && b"}, "a": {"type": "number", "default": 1e-05}}, "required": ["z"]}}}\n`,
+      );
+      expect(serialized.text).not.toMatch(/\\u00(26|27|3c|3e|e9)/);
+    }
   });
 
   it('keeps the tool calls, as the chat template renders them, only in openhands-critic-tool-calls-v1', async () => {
@@ -247,7 +266,7 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
       expect(serialized.text.startsWith('<|im_start|>system\n')).toBe(true);
       expect(serialized.text).toContain('# Tools');
       if (pythonWithJinja2 !== undefined && !serialized.truncated) {
-        expect(serialized.text).toBe(renderWithJinja2(CHAT_TEMPLATE, criticConversation(task, trajectory, { toolCalls: 'drop' })));
+        expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, criticConversation(task, trajectory, { toolCalls: 'drop' })));
       }
     });
 
