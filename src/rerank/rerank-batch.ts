@@ -17,6 +17,7 @@ import { summarizeSelection, truncationStats, writeReports, type SelectionSummar
 import { DEFAULT_TEMPLATE, scoreCandidates } from './score-candidates.js';
 import type { Scorer } from './scorers/types.js';
 import { select } from './select/index.js';
+import { pushAll } from '../util/large-arrays.js';
 
 export interface RerankBatchOptions {
   candidates: string[];
@@ -135,7 +136,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   ];
   const seen = new Set<string>();
   for (const group of await Promise.all(groups)) {
-    imported.issues.push(...group.issues);
+    pushAll(imported.issues, group.issues);
     for (const trajectory of group.items) {
       if (seen.has(trajectory.id)) {
         const message = `duplicate trajectory id ${trajectory.id}: name each run (--candidates NAME=PATH) or use --source-from file`;
@@ -255,7 +256,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
         await scoresFile.append(lines.map((line) => JSON.stringify(line)));
         await outFile.append([JSON.stringify({ instance_id: instanceId, model_name_or_path: modelNameFor(options.strategy), model_patch: chosen?.patch ?? '' })]);
         selections.push(selection);
-        scoreLines.push(...lines);
+        pushAll(scoreLines, lines);
         finished += 1;
         options.onProgress?.(finished, todo.length, instanceId);
       }),

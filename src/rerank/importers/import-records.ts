@@ -1,6 +1,7 @@
 import { IssueCollector } from './issues.js';
 import { openInput } from './read-input.js';
 import type { ImportOptions, ImportResult, RecordContext } from './types.js';
+import { pushAll } from '../../util/large-arrays.js';
 
 /** One record of a JSON document with its index or key. */
 export interface DocumentRecord {
@@ -32,7 +33,7 @@ export async function importRecords<T>(
   const items: T[] = [];
   const add = (converted: T | T[] | undefined): void => {
     if (converted === undefined) return;
-    if (Array.isArray(converted)) items.push(...converted);
+    if (Array.isArray(converted)) pushAll(items, converted);
     else items.push(converted);
   };
   const input = await openInput(file, options.signal);

@@ -13,6 +13,7 @@ import { importSweAgent } from './swe-agent.js';
 import { importSwebenchPredictions } from './swebench-predictions.js';
 import { importSwebenchTasks } from './tasks.js';
 import type { ImportOptions, ImportResult } from './types.js';
+import { pushAll } from '../../util/large-arrays.js';
 
 export * from './types.js';
 export { TRAJECTORY_FORMATS, detectFormat, detectValueFormat, type TrajectoryFormat } from './detect.js';
@@ -80,7 +81,7 @@ export async function importTrajectoryFiles(files: readonly string[], options: I
     }
     const fileOptions: ImportOptions = { ...options, ...(options.sourceFrom === 'file' && options.source === undefined ? { source: sourceNameOf(file) } : {}) };
     const result = await IMPORTERS[format](file, fileOptions);
-    issues.issues.push(...result.issues);
+    pushAll(issues.issues, result.issues);
     for (const trajectory of result.items) {
       const seen = firstFile.get(trajectory.id);
       if (seen !== undefined) {
@@ -101,7 +102,7 @@ export async function importTasks(paths: string | readonly string[], options: Pi
   const seen = new Set<string>();
   for (const file of await expandInputs(typeof paths === 'string' ? [paths] : paths)) {
     const result = await importSwebenchTasks(file, options);
-    issues.issues.push(...result.issues);
+    pushAll(issues.issues, result.issues);
     for (const task of result.items) {
       if (seen.has(task.instance_id)) {
         issues.report({ file, record: task.instance_id }, 'instance_id', `duplicate task ${task.instance_id}`);
@@ -120,7 +121,7 @@ export async function importLabels(paths: string | readonly string[], options: L
   const labels: Labels = new Map();
   for (const file of await expandInputs(typeof paths === 'string' ? [paths] : paths)) {
     const result = await importSwebenchLabels(file, options);
-    issues.issues.push(...result.issues);
+    pushAll(issues.issues, result.issues);
     for (const [key, resolved] of result.labels) {
       const previous = labels.get(key);
       if (previous !== undefined && previous !== resolved) {

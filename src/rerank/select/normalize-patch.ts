@@ -52,7 +52,10 @@ function renderFile(file: FileDiff): string {
     let added: string[] = [];
     const flush = (): void => {
       if (removed.length + added.length === 0) return;
-      out.push('@', ...removed.map((text) => `-${text}`), ...added.map((text) => `+${text}`));
+      // One push per line: a block can hold hundreds of thousands of lines (a large new file).
+      out.push('@');
+      for (const text of removed) out.push(`-${text}`);
+      for (const text of added) out.push(`+${text}`);
       removed = [];
       added = [];
     };

@@ -6,6 +6,7 @@
 import type { Tokenizer } from '../tokenizer.js';
 import type { StepCounts } from './fit-budget.js';
 import type { SerializationDocument } from './serialize-document.js';
+import { maxOf } from '../../util/large-arrays.js';
 
 export interface FinalCount {
   ids?: number[];
@@ -74,7 +75,7 @@ export async function countDocument(document: SerializationDocument, counter: To
   const texts: string[] = [];
   const add = (text: string): number => texts.push(text) - 1;
   const { render, steps } = document;
-  const longest = Math.max(document.problemStatement.length, document.patchText.length, ...steps.map((step) => step.step.action.length), 1);
+  const longest = maxOf(steps.map((step) => step.step.action.length), Math.max(document.problemStatement.length, document.patchText.length, 1));
   const nines = Number('9'.repeat(String(longest).length));
   const at = {
     system: add(document.system),

@@ -5,6 +5,7 @@
  * Afterwards cuts that still fit are undone, most valuable first. The last resort (issue, patch,
  * actions) is `waterFill`, run by the caller on estimated counts.
  */
+import { maxOf } from '../../util/large-arrays.js';
 
 export interface ObservationCounts {
   full: number;
@@ -112,7 +113,7 @@ export function waterFill(sizes: number[], available: number, marker: number): n
   if (cost(Number.POSITIVE_INFINITY) <= available) return Number.POSITIVE_INFINITY;
   if (cost(0) > available) return undefined;
   let low = 0;
-  let high = Math.max(0, ...sizes);
+  let high = maxOf(sizes, 0);
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
     if (cost(middle) <= available) low = middle;
