@@ -7,11 +7,14 @@ const Readiness = z
   .looseObject({ status: z.enum(['ready', 'shutting-down']), scorer: z.looseObject({ backend: z.string(), model: z.string() }).nullable(), sandbox: z.string(), open_sandboxes: z.number().int() })
   .describe('Whether the server takes work: 200 ready, 503 shutting down');
 
+/** Probes and scrapes arrive every few seconds: their requests log only warnings and errors, not a line each. */
+const QUIET = 'warn';
+
 export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   // Health checks need no API key (src/server/auth.ts).
-  app.get('/healthz', { schema: { security: [], response: { 200: z.object({ status: z.literal('ok') }).describe('The process is up') } } }, async () => ({ status: 'ok' as const }));
+  app.get('/healthz', { logLevel: QUIET, schema: { security: [], response: { 200: z.object({ status: z.literal('ok') }).describe('The process is up') } } }, async () => ({ status: 'ok' as const }));
 
-  app.get('/readyz', { schema: { security: [], response: { 200: Readiness, 503: Readiness } } }, async (_request, reply) => {
+  app.get('/readyz', { logLevel: QUIET, schema: { security: [], response: { 200: Readiness, 503: Readiness } } }, async (_request, reply) => {
     const { solveDeps, closing } = app.winnower;
     const ready = !closing();
     return reply.status(ready ? 200 : 503).send({
@@ -22,7 +25,7 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
     });
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', { logLevel: QUIET }, async (_request, reply) => {
     const { registry } = app.winnower.metrics;
     return reply.header('content-type', registry.contentType).send(await registry.metrics());
   });
