@@ -1,8 +1,8 @@
 /** The SQLite job store (better-sqlite3, WAL), one file in the data directory. */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { wnwError } from '../errors.js';
+import { preparePrivateDatabase } from './private-files.js';
 import { TERMINAL_JOB_STATUSES, type CandidateRecord, type CandidateUpdate, type JobEventRecord, type JobRecord, type JobStatus, type JobStore, type JobUpdate, type ListJobsOptions } from './types.js';
 
 const SCHEMA = `
@@ -115,8 +115,8 @@ function listJobsQuery(options: ListJobsOptions): { sql: string; values: unknown
 export function createSqliteStore(dataDir: string): JobStore {
   let file = ':memory:';
   if (dataDir !== ':memory:') {
-    mkdirSync(dataDir, { recursive: true });
     file = join(dataDir, 'winnower.db');
+    preparePrivateDatabase(dataDir, file);
   }
   const db = new Database(file);
   db.pragma('journal_mode = WAL');

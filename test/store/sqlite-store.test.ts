@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,6 +16,22 @@ afterEach(() => {
 });
 
 describe('sqlite job store', () => {
+  it('keeps its data private: the folder 0700, the database and its WAL/SHM files 0600, an older 0644 database tightened', () => {
+    const dir = join(dataDir(), 'data');
+    const store = createSqliteStore(dir);
+    store.createJob({ id: 'j1', kind: 'solve', request: { n: 2 } });
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    expect(mode(dir)).toBe(0o700);
+    for (const name of ['winnower.db', 'winnower.db-wal', 'winnower.db-shm']) expect([name, mode(join(dir, name))]).toEqual([name, 0o600]);
+    store.close();
+
+    const older = dataDir();
+    writeFileSync(join(older, 'winnower.db'), '');
+    chmodSync(join(older, 'winnower.db'), 0o644);
+    createSqliteStore(older).close();
+    expect(mode(join(older, 'winnower.db'))).toBe(0o600);
+  });
+
   it('keeps jobs, candidates and results across reopen', () => {
     const dir = dataDir();
     const store = createSqliteStore(dir);
