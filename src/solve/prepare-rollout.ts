@@ -14,7 +14,7 @@ import { resolvePolicyOptions } from '../candidates/policy-factory.js';
 import { checkPolicyKind } from '../proxy/upstream.js';
 import type { Sandbox, SandboxMount } from '../sandbox/types.js';
 import type { Task, Trajectory } from '../types/index.js';
-import type { SolveDeps } from './run-solve.js';
+import type { SolveDeps } from './solve-deps.js';
 import type { SolveRequest } from './solve-request.js';
 
 export interface PreparedRollout {

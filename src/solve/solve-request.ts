@@ -34,6 +34,11 @@ export const SolveRequest = z
     n: z.number().int().min(1).max(64).default(4),
     /** Rollouts running at once (default: all of a wave). */
     concurrency: z.number().int().min(1).max(64).optional(),
+    /**
+     * Sandboxes open at once across the whole job: rollouts, verification and test runs share this
+     * one budget (default: bounded only by `concurrency` and `verify.concurrency`).
+     */
+    max_sandboxes: z.number().int().min(1).max(128).optional(),
     /** Wave sizes summing to n, e.g. [2, 2]; one wave of n by default. */
     waves: z.array(z.number().int().positive()).optional(),
     policy: PolicyOptions.optional(),

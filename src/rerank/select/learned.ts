@@ -4,51 +4,14 @@
  * (`selector.json`). Order: usable patch first, then the score, then smaller patch, then id. The
  * reasons list each candidate's largest contributions, so a choice explains itself.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { z } from 'zod';
-import { wnwError } from '../../errors.js';
 import type { Selection, Task } from '../../types/index.js';
 import { quantize, type Prepared, type PreparedInstance } from './prepare.js';
 import { assemble, formatValue, type Ordering } from './rank.js';
-import { SIGNALS, computeSignals, type SignalName, type Signals } from './signals.js';
+import type { LearnedSelector } from './selector-file.js';
+import { computeSignals, type SignalName, type Signals } from './signals.js';
 import { rankByValue } from './value.js';
 
-export const SELECTOR_FORMAT = 'winnower-selector-1';
-export const SELECTOR_FILE = 'selector.json';
-
-export const LearnedSelector = z.strictObject({
-  format: z.literal(SELECTOR_FORMAT),
-  signals: z.array(
-    z.strictObject({
-      name: z.enum(SIGNALS),
-      mean: z.number(),
-      std: z.number().positive(),
-      weight: z.number(),
-      /** False for a weight set by hand because the training data never showed the signal. */
-      learned: z.boolean(),
-    }),
-  ),
-});
-export type LearnedSelector = z.infer<typeof LearnedSelector>;
-
-/** The selector stored in `modelDir`, or undefined when the folder has none. */
-export function loadSelector(modelDir: string): LearnedSelector | undefined {
-  const file = join(modelDir, SELECTOR_FILE);
-  if (!existsSync(file)) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw wnwError('WNW_ERR_CFG_INVALID', `${SELECTOR_FILE} in the model folder is not JSON: ${(error as Error).message}`, { details: { field: SELECTOR_FILE } });
-  }
-  const parsed = LearnedSelector.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw wnwError('WNW_ERR_CFG_INVALID', `${SELECTOR_FILE}: ${issue.path.join('.')}: ${issue.message}`, { details: { field: `${SELECTOR_FILE}.${issue.path.join('.')}` } });
-  }
-  return parsed.data;
-}
+export { LearnedSelector, loadSelector, SELECTOR_FILE, SELECTOR_FORMAT } from './selector-file.js';
 
 /** Each signal's contribution (weight × standardised value) and their sum. */
 export function contributions(selector: LearnedSelector, signals: Signals): { total: number; parts: Array<{ name: SignalName; value: number }> } {

@@ -8,35 +8,9 @@ import type { Task } from '../../types/index.js';
 import type { FileDiff } from './patch-shape.js';
 import type { Prepared, PreparedInstance } from './prepare.js';
 import { logit } from '../../util/logistic.js';
+import { SIGNALS, type SignalName } from './signal-names.js';
 
-// Only differences within an instance matter to a ranking, so each signal is either relative
-// (value_rel, size_rel) or a property of the candidate alone.
-export const SIGNALS = [
-  'value_rel',
-  'has_value',
-  'cluster_share',
-  'line_agreement',
-  'file_agreement',
-  'size_rel',
-  'size_rank',
-  'files_rel',
-  'issue_files',
-  'issue_identifiers',
-  'tests_only',
-  'touches_tests',
-  'new_files',
-  'debug_output',
-  'traj_steps',
-  'traj_ran_tests',
-  'traj_last_test_passed',
-  'traj_submitted',
-  'verify_ran',
-  'verify_resolved',
-  'verify_f2p',
-  'verify_p2p',
-  'verify_broken',
-] as const;
-export type SignalName = (typeof SIGNALS)[number];
+export { SIGNALS, type SignalName } from './signal-names.js';
 export type Signals = Record<SignalName, number>;
 
 /** Signals that only trajectories or verification provide (absent from patch-only training data). */

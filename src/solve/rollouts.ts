@@ -1,0 +1,106 @@
+/**
+ * Stage 1, rollouts: N agent rollouts in their own sandboxes, in waves, at most `concurrency` of
+ * a wave at once. A failed rollout is a failed candidate, never a failed job; every sandbox is
+ * closed; a rollout still queued when the job or the stop rule stops is skipped, not left pending.
+ * Each finished candidate goes to `evaluate` (the per-candidate stages) as soon as it is ready.
+ */
+import { WinnowerError, toWinnowerError, type ErrorCode } from '../errors.js';
+import type { Sandbox } from '../sandbox/types.js';
+import type { ErrorRecord } from '../store/types.js';
+import { prepareRollout, type PreparedRollout } from './prepare-rollout.js';
+import type { SolveContext, Slot } from './solve-context.js';
+
+export function skipRollout(context: SolveContext, slot: Slot): void {
+  slot.status = context.hooks.signal.aborted ? 'cancelled' : 'skipped';
+  context.save(slot);
+  context.hooks.emit({ type: 'rollout-skip', index: slot.index, reason: context.stoppedEarly ? `stop rule: ${context.stoppedEarly}` : 'job cancelled' });
+}
+
+/** One rollout: its sandbox, its agent, its candidate's status; then `evaluate` when it finished. */
+export async function runRollout(context: SolveContext, slot: Slot, wave: number, evaluate: (slot: Slot) => Promise<void>): Promise<void> {
+  const { deps, request, hooks, signal } = context;
+  if (signal.aborted) return skipRollout(context, slot);
+  slot.status = 'running';
+  context.save(slot);
+  context.progress();
+  hooks.emit({ type: 'rollout-start', index: slot.index, wave });
+  const rolloutStarted = Date.now();
+  await context.budget.hold(async () => {
+    let prepared: PreparedRollout | undefined;
+    let sandbox: Sandbox | undefined;
+    try {
+      prepared = await prepareRollout(deps, request, {
+        task: context.task,
+        agentConfig: context.agentConfig,
+        trajectoryId: `${context.jobId}/${slot.index}`,
+        index: slot.index,
+        signal,
+        // Stored after every step: a running candidate shows its progress, an interrupted job keeps it.
+        onStep: (partial) => deps.store.putCandidate(context.jobId, slot.index, { trajectory: partial }),
+      });
+      const spec = prepared.mounts.length ? { ...context.spec, mounts: prepared.mounts } : context.spec;
+      sandbox = await deps.sandboxes.create(spec, { signal }).catch((error: unknown) => {
+        throw toWinnowerError(error, 'WNW_ERR_SBX_CREATE');
+      });
+      slot.trajectory = await prepared.run(sandbox);
+      const exit = slot.trajectory.exit;
+      slot.status = exit === 'cancelled' ? 'cancelled' : exit === 'error' || exit === 'timeout' ? 'failed' : 'finished';
+      // A rollout that submitted but whose patch could not be read (over the size cap, disk full)
+      // is a failed candidate with that error, not a finished one with an empty patch.
+      if (slot.status === 'finished' && slot.trajectory.meta.error) slot.status = 'failed';
+      if (slot.status !== 'finished') {
+        const recorded = slot.trajectory.meta.error as ErrorRecord | undefined;
+        slot.error = recorded ?? { code: exit === 'timeout' ? 'WNW_ERR_POLICY_TIMEOUT' : 'WNW_ERR_OP_ABORTED', message: slot.trajectory.exit_raw || exit };
+      }
+    } catch (error) {
+      slot.status = signal.aborted ? 'cancelled' : 'failed';
+      const failure = toWinnowerError(error);
+      slot.error = { code: failure.code, message: failure.message };
+    } finally {
+      if (sandbox) await sandbox.close().catch((error: unknown) => context.noteCloseFailure(slot, error));
+      await prepared?.close().catch((error: unknown) => context.noteCloseFailure(slot, error));
+      context.rolloutMs += Date.now() - rolloutStarted;
+    }
+  });
+  await finishRollout(context, slot, evaluate);
+}
+
+async function finishRollout(context: SolveContext, slot: Slot, evaluate: (slot: Slot) => Promise<void>): Promise<void> {
+  context.save(slot);
+  context.progress();
+  context.hooks.emit({
+    type: 'rollout-finish',
+    index: slot.index,
+    status: slot.status as 'finished' | 'failed' | 'cancelled',
+    exit: slot.trajectory?.exit ?? 'error',
+    steps: Number(slot.trajectory?.meta.steps ?? 0),
+    patch_bytes: slot.trajectory?.patch.length ?? 0,
+    ...(slot.error ? { error: `${slot.error.code}: ${slot.error.message}` } : {}),
+  });
+  if (slot.status === 'finished') await evaluate(slot);
+}
+
+/** Every wave in order; a wave not started when the job or the stop rule stops is skipped whole. */
+export async function runRolloutWaves(context: SolveContext, waves: number[], evaluate: (slot: Slot) => Promise<void>): Promise<void> {
+  let next = 0;
+  for (const [wave, size] of waves.entries()) {
+    const members = context.slots.slice(next, next + size);
+    next += size;
+    if (context.signal.aborted) {
+      members.forEach((slot) => skipRollout(context, slot));
+      continue;
+    }
+    const lane = context.budget.lane(context.request.concurrency ?? size);
+    await Promise.all(members.map((slot) => lane(() => runRollout(context, slot, wave, evaluate))));
+  }
+}
+
+/** Every rollout failed (a missing repository, an unreachable policy): the job failed, and says why. */
+export function throwIfAllFailed(context: SolveContext): void {
+  const failures = context.slots.filter((slot) => slot.status === 'failed');
+  if (failures.length !== context.request.n) return;
+  const first = failures[0]!.error!;
+  throw new WinnowerError(first.code as ErrorCode, `all ${context.request.n} rollouts failed; the first: ${first.message}`, {
+    details: { errors: failures.map((slot) => slot.error) },
+  });
+}

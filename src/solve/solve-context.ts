@@ -1,0 +1,131 @@
+/**
+ * The state one solve job's stages share: the request and task, the candidate slots and how
+ * they are stored, the job's signals (cancel, stop rule), and the sandbox budget. Every stage
+ * takes a SolveContext and a slot; none of them holds state of its own.
+ */
+import { loadAgentConfig, type AgentConfig } from '../candidates/agent-config.js';
+import { toWinnowerError } from '../errors.js';
+import type { Scorer } from '../rerank/scorers/types.js';
+import type { SandboxSpec } from '../sandbox/types.js';
+import type { CandidateStatus, ErrorRecord } from '../store/types.js';
+import type { Score, Task, Trajectory, VerifyResult } from '../types/index.js';
+import type { JobEventBody } from './events.js';
+import { createSandboxBudget, type SandboxBudget } from './sandbox-budget.js';
+import type { SolveDeps } from './solve-deps.js';
+import type { SolveRequest } from './solve-request.js';
+
+/** One rollout's candidate as the job holds it while it runs. */
+export interface Slot {
+  index: number;
+  status: CandidateStatus;
+  trajectory?: Trajectory;
+  score?: Score;
+  verify?: VerifyResult;
+  error?: ErrorRecord;
+}
+
+export interface SolveHooks {
+  /** The job's own signal: cancel, shutdown. */
+  signal: AbortSignal;
+  emit: (event: JobEventBody) => void;
+}
+
+export interface SolveContext {
+  deps: SolveDeps;
+  jobId: string;
+  request: SolveRequest;
+  task: Task;
+  /** The sandbox every stage starts from: the repository at its base commit, offline. */
+  spec: SandboxSpec;
+  agentConfig: AgentConfig;
+  hooks: SolveHooks;
+  /** The job's signal and the stop rule's: what rollouts stop on. Checks after a rollout use `hooks.signal`. */
+  signal: AbortSignal;
+  /** The value model when scoring is on. */
+  scorer?: Scorer;
+  verifying: boolean;
+  slots: Slot[];
+  budget: SandboxBudget;
+  /** The stop rule's reason once it fired; `stop` fires it. */
+  stoppedEarly: string | null;
+  stop(reason: string): void;
+  /** Milliseconds spent in rollouts, summed over them. */
+  rolloutMs: number;
+  save(slot: Slot): void;
+  progress(): void;
+  /** A sandbox that fails to close after its work is done must not lose that work: noted on the candidate. */
+  noteCloseFailure(slot: Slot, error: unknown): void;
+}
+
+export function taskFromRequest(request: SolveRequest): Task {
+  return {
+    instance_id: request.instance_id,
+    problem_statement: request.issue,
+    repo: request.repo ? { url: request.repo.url, path: request.repo.path, base_commit: request.repo.commit } : undefined,
+    image: request.image,
+    test_command: request.verify.test_command,
+    fail_to_pass: request.verify.fail_to_pass,
+    pass_to_pass: request.verify.pass_to_pass,
+    test_patch: request.verify.test_patch,
+    meta: {},
+  };
+}
+
+export function createSolveContext(deps: SolveDeps, jobId: string, request: SolveRequest, hooks: SolveHooks): SolveContext {
+  const task = taskFromRequest(request);
+  const stopController = new AbortController();
+  const slots: Slot[] = Array.from({ length: request.n }, (_, index) => ({ index, status: 'pending' }));
+  const count = (status: CandidateStatus) => slots.filter((slot) => slot.status === status).length;
+  const context: SolveContext = {
+    deps,
+    jobId,
+    request,
+    task,
+    spec: { repo: task.repo, image: task.image, network: false, label: jobId },
+    agentConfig: loadAgentConfig(request.agent.config, {
+      ...(request.agent.step_limit ? { step_limit: request.agent.step_limit } : {}),
+      ...(request.agent.time_limit_s ? { time_limit_s: request.agent.time_limit_s } : {}),
+      ...(request.agent.command_timeout_s ? { command_timeout_s: request.agent.command_timeout_s } : {}),
+    }),
+    hooks,
+    signal: AbortSignal.any([hooks.signal, stopController.signal]),
+    ...(request.scoring.enabled && deps.scorer ? { scorer: deps.scorer } : {}),
+    verifying: request.verify.enabled,
+    slots,
+    budget: createSandboxBudget(request.max_sandboxes),
+    stoppedEarly: null,
+    stop(reason) {
+      if (context.stoppedEarly) return;
+      context.stoppedEarly = reason;
+      stopController.abort(new Error(`stop rule: ${reason}`));
+    },
+    rolloutMs: 0,
+    save(slot) {
+      deps.store.putCandidate(jobId, slot.index, {
+        status: slot.status,
+        trajectory: slot.trajectory ?? null,
+        score: slot.score ?? null,
+        verify: slot.verify ?? null,
+        error: slot.error ?? null,
+      });
+    },
+    progress() {
+      deps.store.updateJob(jobId, {
+        progress: {
+          rollouts_total: request.n,
+          rollouts_running: count('running'),
+          rollouts_finished: count('finished'),
+          rollouts_failed: count('failed'),
+          scored: slots.filter((slot) => slot.score).length,
+          verified: slots.filter((slot) => slot.verify).length,
+        },
+      });
+    },
+    noteCloseFailure(slot, error) {
+      const failure = toWinnowerError(error);
+      const note = `sandbox close failed: ${failure.code}: ${failure.message}`;
+      slot.error = slot.error ? { ...slot.error, message: `${slot.error.message}; ${note}` } : { code: failure.code, message: note };
+    },
+  };
+  return context;
+}

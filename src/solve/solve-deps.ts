@@ -1,0 +1,24 @@
+/**
+ * What a solve job needs from the server: sandboxes, the value model, the policy factory, the
+ * store, the harnesses. Its own module so the stages can take it without importing the pipeline.
+ */
+import type { DefaultPolicy } from '../candidates/policy-factory.js';
+import type { Policy } from '../candidates/types.js';
+import type { HarnessCatalog } from '../harness/harness-catalog.js';
+import type { Scorer } from '../rerank/scorers/types.js';
+import type { SandboxProvider } from '../sandbox/types.js';
+import type { JobStore } from '../store/types.js';
+import type { SolveRequest } from './solve-request.js';
+
+export interface SolveDeps {
+  sandboxes: SandboxProvider;
+  /** Absent when no value model is configured: selection then uses consensus or tests. */
+  scorer?: Scorer;
+  /** The policy for rollout `index` (distinct seed per rollout). */
+  createPolicy(policy: SolveRequest['policy'], index: number): Policy;
+  store: JobStore;
+  /** The harnesses this server can run (default: config/harnesses and the installed CLIs). */
+  harnesses?: HarnessCatalog;
+  /** The server's default policy, which harness rollouts without `policy` call through their proxy. */
+  policyDefaults?: DefaultPolicy;
+}

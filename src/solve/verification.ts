@@ -1,0 +1,35 @@
+/**
+ * Stage 3, verification: one finished candidate's patch applied in a fresh sandbox and the
+ * request's tests run (`verify.fail_to_pass`/`pass_to_pass`/`test_command`), at most
+ * `verify.concurrency` at once within the job's sandbox budget. A failure to verify is noted on
+ * the candidate, never a failed job.
+ */
+import { toWinnowerError } from '../errors.js';
+import { verifyCandidate } from '../verify/verify-candidate.js';
+import type { SolveContext, Slot } from './solve-context.js';
+
+/** The verification lane of one job: call once per job, then `verifySlot` with it. */
+export function verificationLane(context: SolveContext): <T>(work: () => Promise<T>) => Promise<T> {
+  return context.budget.lane(context.request.verify.concurrency);
+}
+
+export async function verifySlot(context: SolveContext, slot: Slot, lane: <T>(work: () => Promise<T>) => Promise<T>): Promise<void> {
+  const { deps, request, hooks } = context;
+  const trajectory = slot.trajectory;
+  if (!context.verifying || !trajectory || hooks.signal.aborted) return;
+  slot.verify = await lane(() =>
+    context.budget.hold(async () => {
+      const sandbox = await deps.sandboxes.create(context.spec, { signal: hooks.signal });
+      try {
+        return await verifyCandidate(sandbox, context.task, { id: trajectory.id, patch: trajectory.patch }, { testTimeoutMs: request.verify.timeout_s * 1000, signal: hooks.signal });
+      } finally {
+        await sandbox.close().catch((error: unknown) => context.noteCloseFailure(slot, error));
+      }
+    }),
+  ).catch((error: unknown) => {
+    const failure = toWinnowerError(error);
+    slot.error = { code: failure.code, message: `verification failed: ${failure.message}` };
+    return undefined;
+  });
+  if (slot.verify) hooks.emit({ type: 'verify-finish', index: slot.index, status: slot.verify.status, resolved: slot.verify.resolved });
+}
