@@ -55,6 +55,13 @@ function harnessReady(name: string): boolean {
   return true;
 }
 
+/** A sandbox description's value as one line: nested settings as `key value` pairs, lists by their length. */
+function plainValue(value: unknown): string {
+  if (Array.isArray(value)) return `${value.length} item${value.length === 1 ? '' : 's'}`;
+  if (value !== null && typeof value === 'object') return `{${Object.entries(value).map(([key, inner]) => `${key} ${plainValue(inner)}`).join(', ')}}`;
+  return String(value);
+}
+
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
@@ -89,7 +96,7 @@ export function registerDemoCommand(program: Command): void {
       const runtime = await createRuntime(config, { logger: { level: 'warn' } });
       try {
         const description = await runtime.sandboxes.describe();
-        const limits = Object.entries((description.limits as Record<string, string> | undefined) ?? {}).map(([name, how]) => `${name}: ${how}`).join(', ');
+        const limits = Object.entries((description.limits as Record<string, unknown> | undefined) ?? {}).map(([name, how]) => `${name}: ${plainValue(how)}`).join(', ');
         console.log(`  sandbox: ${runtime.sandboxes.name}${description.isolation ? ` — ${String(description.isolation)}` : ''}`);
         if (description.workspace || limits) console.log(`           workspaces: ${String(description.workspace ?? '?')}; limits: ${limits || 'none'}`);
         console.log(`  scorer:  ${runtime.scorer.backend} ${runtime.scorer.model}`);
@@ -101,7 +108,11 @@ export function registerDemoCommand(program: Command): void {
         });
         const posted = await request(`${address}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
         const answer = (await posted.body.json()) as { job_id?: string; error?: { message: string } };
-        if (posted.statusCode !== 202 || !answer.job_id) throw new Error(`POST /solve answered ${posted.statusCode}: ${answer.error?.message ?? ''}`);
+        if (posted.statusCode !== 202 || !answer.job_id) {
+          console.error(`winnower demo: POST /solve answered ${posted.statusCode}: ${answer.error?.message ?? ''}`);
+          process.exitCode = 1;
+          return;
+        }
         console.log(`\nPOST /solve → job ${answer.job_id} (n=${n}, verification on)\n`);
 
         await followEvents(`${address}/jobs/${answer.job_id}/events`, (type, data) => {
@@ -111,7 +122,12 @@ export function registerDemoCommand(program: Command): void {
 
         const jobResponse = await request(`${address}/jobs/${answer.job_id}`);
         const job = (await jobResponse.body.json()) as JobView;
-        if (job.status !== 'succeeded' || !job.result) throw new Error(renderOutcome(job));
+        if (job.status !== 'succeeded' || !job.result) {
+          // The reason, not a stack trace: the job's own outcome says what went wrong.
+          console.error(`\nwinnower demo: ${renderOutcome(job)}`);
+          process.exitCode = 1;
+          return;
+        }
         console.log(
           '\n' +
             renderCandidates(job, realPolicy ? 'status' : 'recording', (c) =>

@@ -3,8 +3,18 @@
  * child process, on the embedded defaults, whatever server settings the environment carries.
  */
 import { execFile } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { hasBubblewrap } from '../solve/helpers.js';
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -21,5 +31,15 @@ describe.skipIf(!hasBubblewrap())('winnower demo', () => {
     const { code, stdout, stderr } = await runDemo({ WINNOWER_REPO_ROOTS: '/srv/elsewhere' });
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('chosen patch');
+    // Nested sandbox limits are spelled out (defects-found.md D13: `allSandboxes: [object Object]`).
+    expect(stdout).not.toContain('[object Object]');
+  }, 120_000);
+
+  it('says why when the job fails, without a Node stack trace', async () => {
+    const closed = await closedPort();
+    const { code, stderr } = await runDemo({ WINNOWER_POLICY_URL: `http://127.0.0.1:${closed}/v1`, WINNOWER_POLICY_MODEL: 'm' });
+    expect(code).toBe(1);
+    expect(stderr).toContain('winnower demo: job failed');
+    expect(stderr).not.toMatch(/^\s+at /m);
   }, 120_000);
 });
