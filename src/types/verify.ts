@@ -28,7 +28,16 @@ export const VerifyResult = z.object({
   resolved: z.boolean(),
   /** Which log parser read the output (pytest, django, sympy, unittest, exit-code). */
   parser: z.string(),
+  /** The test command's exit status (null when it was killed or never ran). */
   exit_code: z.number().int().nullable(),
+  /**
+   * Tests the log shows failing (failed or error) that FAIL_TO_PASS and PASS_TO_PASS do not name,
+   * in log order, the first OTHER_FAILED_SHOWN of them. SWE-bench's grading ignores them; they
+   * (or a non-zero exit code) mean "other tests failed" to selection and the stop rule.
+   */
+  other_failed: z.array(z.string()).default([]),
+  /** How many such tests there were (other_failed may list fewer). */
+  other_failed_count: z.number().int().nonnegative().default(0),
   timed_out: z.boolean().default(false),
   duration_ms: z.number().nonnegative(),
   /** Last few KiB of the test log. */
@@ -36,3 +45,6 @@ export const VerifyResult = z.object({
   error: z.string().optional(),
 });
 export type VerifyResult = z.infer<typeof VerifyResult>;
+
+/** How many of the unlisted failing tests a VerifyResult names (`other_failed`). */
+export const OTHER_FAILED_SHOWN = 20;

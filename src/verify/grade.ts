@@ -3,7 +3,8 @@
  * verdict. A listed test counts as passed when its outcome is `passed` or `xfail` (as in the
  * SWE-bench harness), as failed when it ran with any other outcome (failed, error, skipped,
  * xpass), and as missing when the log never names it. `resolved` needs every listed test passed;
- * with no listed tests it needs exit code 0. A timed-out run is never resolved.
+ * with no listed tests it needs exit code 0. A timed-out run is never resolved. Tests the lists do
+ * not name do not count (SWE-bench's rule), but the ones that failed are returned all the same.
  */
 import type { Tally, TestStatus, VerifyStatus } from '../types/verify.js';
 import { worseStatus } from './parsers/common.js';
@@ -24,6 +25,8 @@ export interface Grade {
   pass_to_pass: Tally;
   /** The outcome of every listed test (`missing` when the log does not name it). */
   listed: Map<string, TestStatus>;
+  /** Tests the log shows failed or errored that the lists do not name, in log order. */
+  other_failed: string[];
 }
 
 const PASSING: ReadonlySet<TestStatus> = new Set(['passed', 'xfail']);
@@ -121,5 +124,22 @@ export function gradeTests(input: GradeInput): Grade {
     fail_to_pass,
     pass_to_pass,
     listed,
+    other_failed: unlistedFailures(input.tests, [...input.failToPass, ...input.passToPass]),
   };
+}
+
+/**
+ * Tests of the log that failed or errored and are none of `listed` (under any spelling
+ * `equivalentIds` knows, or as the full id of a truncated pytest id), in log order.
+ */
+export function unlistedFailures(tests: ReadonlyMap<string, TestStatus>, listed: readonly string[]): string[] {
+  const named = new Set(listed.flatMap(equivalentIds));
+  const truncated = listed.filter(isTruncatedNodeId);
+  const out: string[] = [];
+  for (const [id, status] of tests) {
+    if (status !== 'failed' && status !== 'error') continue;
+    if (named.has(id) || truncated.some((prefix) => id.startsWith(`${prefix} `))) continue;
+    out.push(id);
+  }
+  return out;
 }

@@ -4,7 +4,8 @@
  * it before and closes it after (`verifyMany` does both). Every outcome is recorded in the
  * returned VerifyResult; only cancellation throws (WNW_ERR_OP_ABORTED).
  *
- * Steps: apply the candidate patch (not applying, or empty ⇒ `apply_failed`); restore the files the
+ * Steps: apply the candidate patch (not applying, empty, or refused by the patch rules of
+ * src/sandbox/patch-rules.ts ⇒ `apply_failed`); restore the files the
  * task's test patch touches and the files defining the listed tests to the base commit, and apply
  * the test patch (failure ⇒ `error`); run the task's test command or one built from its test ids,
  * with stderr merged into stdout and a timeout (⇒ `timeout`); parse the log; grade against
@@ -19,9 +20,10 @@
  */
 import pLimit from 'p-limit';
 import { WinnowerError, throwIfAborted, toWinnowerError } from '../errors.js';
+import { patchViolation } from '../sandbox/patch-rules.js';
 import type { Sandbox, SandboxProvider } from '../sandbox/types.js';
 import type { Task } from '../types/task.js';
-import { type TestStatus, VerifyResult } from '../types/verify.js';
+import { OTHER_FAILED_SHOWN, type TestStatus, VerifyResult } from '../types/verify.js';
 import { type ParserName, detectParser } from './detect.js';
 import { gradeTests } from './grade.js';
 import { parseTestLog } from './parse-log.js';
@@ -83,6 +85,9 @@ export async function verifyCandidate(
     if (candidate.patch.trim() === '') {
       return finish({ status: 'apply_failed', apply_error: 'candidate patch is empty' });
     }
+    // git apply makes a symbolic link to any target; the patch rules refuse one that leaves the repository.
+    const violation = patchViolation(candidate.patch);
+    if (violation) return finish({ status: 'apply_failed', apply_error: `refused by the patch rules: the patch ${violation.what}` });
     try {
       await sandbox.applyPatch(candidate.patch, { signal });
     } catch (error) {
@@ -135,7 +140,14 @@ export async function verifyCandidate(
       timedOut,
     });
     const tests = Object.fromEntries([...parsed.tests, ...grade.listed]);
-    const fields = { tests, fail_to_pass: grade.fail_to_pass, pass_to_pass: grade.pass_to_pass, timed_out: timedOut };
+    const fields = {
+      tests,
+      fail_to_pass: grade.fail_to_pass,
+      pass_to_pass: grade.pass_to_pass,
+      timed_out: timedOut,
+      other_failed: grade.other_failed.slice(0, OTHER_FAILED_SHOWN),
+      other_failed_count: grade.other_failed.length,
+    };
     // 126/127: the shell could not run the command; with nothing named by a runner, that is not a test verdict.
     const named = parser === 'exit-code' ? 0 : parsed.tests.size;
     if (named === 0 && (run.exitCode === 126 || run.exitCode === 127)) {
@@ -271,6 +283,8 @@ function errorResult(task: Task, candidate: Candidate, message: string, duration
     resolved: false,
     parser,
     exit_code: null,
+    other_failed: [],
+    other_failed_count: 0,
     timed_out: false,
     duration_ms: Math.max(0, Math.round(durationMs)),
     log_tail: '',

@@ -8,6 +8,7 @@ import type { Sandbox } from '../../src/sandbox/types.js';
 import type { Task } from '../../src/types/task.js';
 import { VerifyResult } from '../../src/types/verify.js';
 import { tailOf, verifyCandidate, verifyMany } from '../../src/verify/verify-candidate.js';
+import { describeOtherFailures, otherTestsFailed } from '../../src/verify/other-failures.js';
 import { FakeProvider, FakeSandbox } from './fake-sandbox.js';
 import { HAS_PYTHON, type SampleRepo, makeSampleRepo } from './sample-repo.js';
 
@@ -89,6 +90,19 @@ describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skip
     expect(result.pass_to_pass).toEqual({ passed: 0, failed: 1, missing: 0 });
   });
 
+  it('keeps SWE-bench grading with only FAIL_TO_PASS named, but records the exit code and the unnamed tests that failed', async () => {
+    // Issue 18 item 3: the breaking fix passes test_add (named) and fails test_mul (not named).
+    const task = { ...sample.task, pass_to_pass: [], test_command: 'python3 -m unittest -v tests.test_ops' };
+    const { result } = await verifyIn(task, sample.patches.breaking);
+    // The log spells the test `test_mul (tests.test_ops.OpsTest)`, or with `.test_mul` on Python 3.11+.
+    expect(result).toMatchObject({ status: 'resolved', resolved: true, exit_code: 1, other_failed: [expect.stringMatching(/^test_mul \(tests\.test_ops\.OpsTest/)], other_failed_count: 1 });
+    expect(otherTestsFailed(result)).toBe(true);
+    expect(describeOtherFailures(result)).toMatch(/^exit 1, 1 other test failed \(test_mul /);
+    const clean = (await verifyIn(task, sample.patches.good)).result;
+    expect(clean).toMatchObject({ status: 'resolved', exit_code: 0, other_failed: [], other_failed_count: 0 });
+    expect(otherTestsFailed(clean)).toBe(false);
+  });
+
   it('restores test files the candidate edited before applying the test patch', async () => {
     // The candidate replaced test_add with `pass`; the gold test patch must still apply and rule.
     const { result } = await verifyIn(sample.task, sample.patches.touchesTests, { parser: 'unittest' });
@@ -164,6 +178,15 @@ describe('verifyCandidate outcomes that never throw', () => {
   it('records an empty patch as apply_failed', async () => {
     const { result } = await verifyIn(sample.task, '  \n');
     expect(result).toMatchObject({ status: 'apply_failed', applied: false, apply_error: 'candidate patch is empty' });
+  });
+
+  it('refuses a patch that makes a symbolic link out of the repository (patch rules), applying nothing', async () => {
+    // Issue 18 item 2: git apply would make the link, and a test run that never reads it passes.
+    const link = 'diff --git a/passwd b/passwd\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/passwd\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n';
+    const { result, sandbox } = await verifyIn(shellTask('exit 0'), link, { parser: 'exit-code' });
+    expect(result).toMatchObject({ status: 'apply_failed', applied: false, resolved: false });
+    expect(result.apply_error).toMatch(/^refused by the patch rules: .*symbolic link to "\/etc\/passwd"/);
+    expect(sandbox.calls.filter((call) => call.startsWith('exec:') || call.startsWith('applyPatch'))).toEqual([]);
   });
 
   it('records a test patch that does not apply as error', async () => {

@@ -36,6 +36,8 @@ export function verify(id: string, status: VerifyStatus, instance = INSTANCE): V
     resolved: status === 'resolved',
     parser: 'pytest',
     exit_code: status === 'resolved' ? 0 : 1,
+    other_failed: [],
+    other_failed_count: 0,
     timed_out: status === 'timeout',
     duration_ms: 1000,
     log_tail: '',
