@@ -5,6 +5,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { toWinnowerError, type WinnowerError, wnwError } from '../../errors.js';
+import { disableOnnxRuntimeTelemetry } from '../../util/onnxruntime-telemetry.js';
 import { startWorker } from '../../util/worker.js';
 import type { OnnxPick, OnnxRunRequest, OnnxWorkerData, OnnxWorkerMessage } from './onnx-worker.js';
 
@@ -65,6 +66,7 @@ export class OnnxWorkerPool {
   /** Starts the workers and waits until each has loaded the model. */
   static async start(options: OnnxPoolOptions): Promise<{ pool: OnnxWorkerPool; info: OnnxSessionInfo }> {
     const data: OnnxWorkerData = { modelPath: options.modelPath, intraOpThreads: options.intraOpThreads };
+    disableOnnxRuntimeTelemetry();
     const workers = Array.from({ length: options.workers }, () => startWorker('./onnx-worker', import.meta.url, data));
     const ready = await Promise.allSettled(workers.map((worker) => waitReady(worker, options.modelPath)));
     const failed = ready.find((result) => result.status === 'rejected');
