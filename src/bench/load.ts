@@ -44,6 +44,13 @@ export interface LoadResult {
   /** Connection errors (timeouts included). */
   errors: number;
   timeouts: number;
+  /** Requests sent but neither answered nor failed when the window closed. */
+  in_flight: number;
+  /**
+   * More requests still in flight than finished when the window closed (none at all finished, in
+   * the worst case): the rate and latencies describe only the few that finished, the fast ones.
+   */
+  incomplete: boolean;
   non_2xx: number;
   /** 2xx answers `failedAnswer` called failures. */
   failed_answers: number;
@@ -103,6 +110,8 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
   // autocannon ends a run on its once-a-second tick: a run of `amount` requests lasts until its last answer, not until that tick.
   const seconds = ((options.amount !== undefined && lastResponseAt > 0 ? lastResponseAt : performance.now()) - started) / 1000;
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, (stats as { count: number }).count]));
+  // autocannon counts every request it sends (`requests.sent`), and each one ends as an answer (`requests.total`) or an error.
+  const inFlight = Math.max(0, (result.requests.sent ?? result.requests.total) - result.requests.total - result.errors);
   return {
     connections: options.connections,
     duration_s: round(seconds, 2),
@@ -111,6 +120,8 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
     latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, mean: round(result.latency.mean, 2) },
     errors: result.errors,
     timeouts: result.timeouts,
+    in_flight: inFlight,
+    incomplete: inFlight > result.requests.total,
     non_2xx: result.non2xx,
     failed_answers: failedAnswers,
     status_codes: statusCodes,

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLoad } from '../../src/bench/load.js';
+import { formatReport } from '../../src/bench/report.js';
 import { scoringBody, unscored } from '../../src/bench/scenarios.js';
 
 describe('runLoad', () => {
@@ -43,6 +44,31 @@ describe('runLoad', () => {
     // Every answer is `{}`, the 200s among them are the failed answers.
     expect(result.failed_answers).toBe(result.status_codes[200]);
     expect(result.failed_answers).toBeGreaterThan(0);
+  });
+});
+
+describe('runLoad when nothing finishes in the window', () => {
+  let held: Server;
+  let base: string;
+  beforeAll(async () => {
+    // Takes every request and never answers (a scorer slower than the window).
+    held = createServer(() => undefined);
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(held.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    held.closeAllConnections();
+    return new Promise<void>((resolve) => held.close(() => resolve()));
+  });
+
+  it('counts the requests still in flight and marks the row incomplete, with no zero figures', async () => {
+    const result = await runLoad(base, { method: 'POST', path: '/score', bodyParts: ['{"n":', '}'] }, { connections: 3, durationS: 1, timeoutS: 30, label: 'test', progress: false });
+    expect(result).toMatchObject({ requests: 0, errors: 0, in_flight: 3, incomplete: true });
+    const report = formatReport({ scenario: 'score', target: base, server: {}, request: {}, load: { duration_s: 1, warmup_s: 0, timeout_s: 30 }, runs: [{ connections: 3, winnower: result }] });
+    const row = report.split('\n').find((line) => line.startsWith('winnower /score'))!;
+    expect(row).toContain('(incomplete)');
+    expect(row).not.toMatch(/\b0\.0\b/);
+    expect(report).toContain('0 finished, 3 still in flight');
   });
 });
 
