@@ -47,6 +47,8 @@ export const ERROR_CATALOG = {
   // verification
   WNW_ERR_VERIFY_NO_TESTS: { status: 400, message: 'task has no tests to run' },
   WNW_ERR_VERIFY_PARSE: { status: 500, message: 'test log could not be parsed' },
+  // selection
+  WNW_ERR_SELECT_CANDIDATE: { status: 422, message: 'candidate could not be prepared for selection' },
   // jobs, server
   WNW_ERR_JOB_NOT_FOUND: { status: 404, message: 'job not found' },
   WNW_ERR_JOB_STATE: { status: 409, message: 'job is not in a state that allows this' },

@@ -13,9 +13,26 @@ export const RankedCandidate = z.object({
   /** Consensus cluster id (candidates with equal normalized patches share one). */
   cluster: z.number().int().nullable().default(null),
   cluster_size: z.number().int().nullable().default(null),
-  /** Strategy-specific ordering key, highest first. */
+  /** Strategy-specific ordering key, highest first (`[0, has score, value]` for an unusable candidate). */
   key: z.array(z.number()),
   reasons: z.array(z.string()),
+  /**
+   * Why this candidate can never be chosen, or null when it can: its patch is empty, unparseable
+   * or refused by the patch rules, did not apply, or could not be prepared for selection (`code`
+   * then names the error). Unusable candidates rank below every usable one, under every strategy.
+   * `select` sets this and `other_tests_failed` on every entry; they are optional for rankings
+   * stored before they existed.
+   */
+  unusable: z
+    .object({
+      kind: z.enum(['empty', 'unparseable', 'refused', 'apply_failed', 'unprepared']),
+      reason: z.string(),
+      code: z.string().optional(),
+    })
+    .nullable()
+    .optional(),
+  /** Resolved by the named tests, but other tests failed or the test command exited non-zero. */
+  other_tests_failed: z.boolean().optional(),
 });
 export type RankedCandidate = z.infer<typeof RankedCandidate>;
 
@@ -28,7 +45,7 @@ export const Selection = z.object({
    * no scores → consensus; hybrid with no test results → value or consensus); null when none.
    */
   degraded_to: Strategy.nullable().default(null),
-  /** The winner, or null when no candidate has a usable patch. */
+  /** The winner, or null when no candidate is usable (see `RankedCandidate.unusable`; `reason` says why). */
   chosen: z.string().nullable(),
   ranking: z.array(RankedCandidate),
   /** One sentence: why the winner won. */

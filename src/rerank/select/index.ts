@@ -8,6 +8,7 @@ import { rankByConsensus } from './consensus.js';
 import { rankHybrid } from './hybrid.js';
 import { rankLearned, type LearnedSelector } from './learned.js';
 import { prepare } from './prepare.js';
+import { gate } from './usable-gate.js';
 import type { Candidate, SelectOptions } from './types.js';
 import { rankByValue } from './value.js';
 
@@ -19,7 +20,11 @@ export function defaultStrategy(verifying: boolean, scorer?: { selector?: Learne
   return verifying ? 'hybrid' : scorer?.selector ? 'learned' : 'value';
 }
 
-/** Ranks `candidates` (all of one instance) with `strategy` and explains the choice. */
+/**
+ * Ranks `candidates` (all of one instance) with `strategy` and explains the choice. The strategy
+ * runs inside the gate of usable-gate.ts: empty, unparseable, refused and non-applying patches
+ * are never chosen and rank last, whatever the strategy.
+ */
 export function select(strategy: Strategy, candidates: Candidate[], options: SelectOptions = {}): Selection {
   const parsed = Strategy.safeParse(strategy);
   if (!parsed.success) {
@@ -27,8 +32,13 @@ export function select(strategy: Strategy, candidates: Candidate[], options: Sel
       details: { field: 'strategy' },
     });
   }
+  return gate(parsed.data, candidates, options.instanceId, (usable, instanceId) => rankWith(parsed.data, usable, { ...options, instanceId }));
+}
+
+/** The strategy's own ranking, without the gate. */
+function rankWith(strategy: Strategy, candidates: Candidate[], options: SelectOptions): Selection {
   const instance = prepare(candidates, options.instanceId);
-  switch (parsed.data) {
+  switch (strategy) {
     case 'value':
       return rankByValue(instance);
     case 'consensus':
@@ -46,5 +56,6 @@ export { selectByConsensus } from './consensus.js';
 export { selectHybrid, VERIFY_TIER } from './hybrid.js';
 export { patchShape, type PatchShape, type FileDiff, type HunkLine } from './patch-shape.js';
 export { normalizePatch, type NormalizedPatch } from './normalize-patch.js';
+export { unusableOf } from './usable-gate.js';
 export { LearnedSelector, loadSelector, contributions, SELECTOR_FILE, SELECTOR_FORMAT } from './learned.js';
 export { SIGNALS, TRAJECTORY_SIGNALS, VERIFY_SIGNALS, computeSignals, isTestPath, type SignalName, type Signals } from './signals.js';

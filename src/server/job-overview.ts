@@ -1,0 +1,40 @@
+/**
+ * A job's headline in `GET /jobs`: task, N, policy and harness from its request; chosen candidate
+ * and whether it was resolved from its result. Read defensively: the request and the result are
+ * stored JSON of whichever version wrote them, and a rerank job has neither policy nor harness.
+ */
+import type { JobRecord } from '../store/types.js';
+
+/** A type, not an interface: it must fit the response schema's loose (indexable) object. */
+export type JobOverview = {
+  instance_id: string | null;
+  n: number | null;
+  policy: string | null;
+  harness: string | null;
+  strategy: string | null;
+  chosen_index: number | null;
+  /** The chosen candidate's tests passed (null: nothing chosen, or not verified). */
+  resolved: boolean | null;
+};
+
+const record = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+const int = (value: unknown): number | null => (typeof value === 'number' && Number.isInteger(value) ? value : null);
+
+export function jobOverview(job: Pick<JobRecord, 'request' | 'result' | 'progress'>): JobOverview {
+  const request = record(job.request);
+  const result = record(job.result);
+  const policy = record(request.policy);
+  const chosen = record(result.chosen);
+  const selection = record(result.selection);
+  const verifyStatus = text(chosen.verify_status);
+  return {
+    instance_id: text(request.instance_id) ?? text(result.instance_id),
+    n: int(request.n) ?? int(job.progress.rollouts_total) ?? (Array.isArray(request.candidates) ? request.candidates.length : null),
+    policy: policy.kind === 'replay' ? 'replay' : (text(policy.model) ?? text(policy.kind)),
+    harness: text(record(request.agent).harness),
+    strategy: text(selection.strategy) ?? text(request.strategy),
+    chosen_index: int(chosen.index),
+    resolved: verifyStatus === null ? null : verifyStatus === 'resolved',
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * Builds DOM nodes from data. Every string becomes a text node or an attribute value set through
+ * the DOM, never HTML: trajectories, patches and test logs are untrusted. The one place HTML is
+ * inserted is diff2html's output (diff-view.ts), which escapes the patch itself.
+ */
+export type Child = Node | string | number | null | undefined | false | Child[];
+export type Attributes = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
+
+/** Only links within the inspector: relative references (no scheme, no `//host`); anything else becomes inert. */
+export function safeHref(href: string): string {
+  const trimmed = href.trim();
+  return /^[a-z][a-z0-9+.-]*:/i.test(trimmed) || /^[\\/]{2}/.test(trimmed) || /[\u0000-\u001f]/.test(trimmed) ? '#' : trimmed;
+}
+
+export function h(tag: string, attributes: Attributes = {}, ...children: Child[]): HTMLElement {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (typeof value === 'function') element.addEventListener(name.replace(/^on/, ''), value);
+    else if (name === 'href') element.setAttribute('href', safeHref(String(value)));
+    else element.setAttribute(name, value === true ? '' : String(value));
+  }
+  append(element, children);
+  return element;
+}
+
+export function append(parent: Node, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(parent, child);
+    else parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+  }
+}
+
+/** Replaces everything in `parent`, keeping open the `<details data-key>` that were open. */
+export function replaceChildren(parent: HTMLElement, ...children: Child[]): void {
+  const open = new Set([...parent.querySelectorAll('details[data-key]')].filter((node) => (node as HTMLDetailsElement).open).map((node) => node.getAttribute('data-key')));
+  parent.replaceChildren();
+  append(parent, children);
+  for (const node of parent.querySelectorAll('details[data-key]')) if (open.has(node.getAttribute('data-key'))) (node as HTMLDetailsElement).open = true;
+}
+
+export const fixed = (value: unknown, digits = 3): string => (typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : '—');
+
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) return '—';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  return m < 60 ? `${m} min ${Math.round(s % 60)} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+export const time = (iso: unknown): string => (typeof iso === 'string' && !Number.isNaN(Date.parse(iso)) ? new Date(iso).toLocaleString() : '—');
+
+/** A status word as a badge whose class is one of a closed set (never the raw word). */
+export function badge(status: unknown, id?: string): HTMLElement {
+  const word = typeof status === 'string' ? status : status === true ? 'yes' : status === false ? 'no' : '—';
+  const known = ['queued', 'pending', 'running', 'succeeded', 'finished', 'resolved', 'failed', 'error', 'cancelled', 'interrupted', 'skipped', 'unresolved', 'apply_failed', 'timeout', 'passed', 'yes', 'no'];
+  return h('span', { class: `badge badge-${known.includes(word) ? word : 'other'}`, ...(id ? { id } : {}) }, word);
+}
