@@ -39,6 +39,8 @@ export const WinnowerConfig = z.strictObject({
       limits: LimitsConfig.prefault({}),
       /** When finished jobs are purged from the store. */
       retention: RetentionConfig.prefault({}),
+      /** The web inspector's pages under /ui (src/server/ui); the API is the same with or without them. */
+      ui: z.boolean().default(true),
     })
     .prefault({}),
   /** Passed to createScorer (src/rerank/scorers/registry.ts), which validates the values; the keys are checked here. */
@@ -114,6 +116,7 @@ export function configFromEnv(rawEnv: NodeJS.ProcessEnv): Json {
       data_dir: env.WINNOWER_DATA_DIR,
       repo_roots: list(env.WINNOWER_REPO_ROOTS),
       max_running_jobs: int(env.WINNOWER_MAX_JOBS),
+      ui: env.WINNOWER_UI === undefined ? undefined : env.WINNOWER_UI !== 'false',
       limits: { rate_per_minute: int(env.WINNOWER_RATE_PER_MINUTE), max_queued_jobs: int(env.WINNOWER_MAX_QUEUED_JOBS) },
     },
     scorer: { backend: env.WINNOWER_SCORER, model: env.WINNOWER_SCORER_MODEL, urls: list(env.WINNOWER_SCORER_URLS), apiKey: env.WINNOWER_SCORER_KEY },

@@ -4,6 +4,7 @@ import { WinnowerError } from '../errors.js';
 import { registerBenchCommand } from './bench.js';
 import { registerDemoCommand } from './demo.js';
 import { registerHarnessCommand } from './harness.js';
+import { registerInspectCommand } from './inspect.js';
 import { registerRerankCommand } from './rerank.js';
 import { registerSandboxCommand } from './sandbox-run.js';
 import { registerSandboxServeCommand } from './sandbox-serve.js';
@@ -17,6 +18,7 @@ program.showHelpAfterError();
 
 registerSolveCommand(program);
 registerRerankCommand(program);
+registerInspectCommand(program);
 registerServeCommand(program);
 registerDemoCommand(program);
 registerSandboxCommand(program);

@@ -54,6 +54,7 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     metrics,
     logger: options.logger ?? loggerOptions(config.log_level, config.log_format),
     sandboxApi: mountedSandboxApi(config, sandboxes),
+    ui: config.server.ui,
   });
   const stopRetention = scheduleRetention(store, retention, (ids) => app.log.info({ purged: ids.length }, 'finished jobs past server.retention purged'));
   let closed: Promise<void> | undefined;

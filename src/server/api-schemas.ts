@@ -52,6 +52,8 @@ const CandidateView = z.looseObject({
   trajectory_id: z.string().nullable(),
   exit: z.string().nullable(),
   steps: z.number().nullable(),
+  /** Policy calls and tokens so far. */
+  usage: z.looseObject({ prompt_tokens: z.number(), completion_tokens: z.number(), calls: z.number() }).nullable().optional(),
   patch: z.string().nullable(),
   value: z.number().nullable(),
   score: Score.loose().nullable(),
@@ -89,7 +91,20 @@ export const JobView = z
   })
   .describe('A job: status, progress counters, every candidate so far, and the result once it has one');
 
-export const JobSummary = JobView.pick({ job_id: true, kind: true, status: true, progress: true, created_at: true, updated_at: true, error: true });
+export const JobSummary = JobView.pick({ job_id: true, kind: true, status: true, progress: true, created_at: true, updated_at: true, error: true }).extend({
+  /** The headline a jobs list shows (src/server/job-overview.ts); a field is null when the job does not say. */
+  overview: z
+    .looseObject({
+      instance_id: z.string().nullable(),
+      n: z.number().int().nullable(),
+      policy: z.string().nullable(),
+      harness: z.string().nullable(),
+      strategy: z.string().nullable(),
+      chosen_index: z.number().int().nullable(),
+      resolved: z.boolean().nullable(),
+    })
+    .optional(),
+});
 
 export const JobList = z
   .looseObject({ jobs: z.array(JobSummary), next_cursor: z.string().nullable() })

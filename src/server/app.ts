@@ -24,6 +24,7 @@ import { harnessRoutes } from './routes/harnesses.js';
 import { rerankRoutes } from './routes/rerank.js';
 import { solveRoutes } from './routes/solve.js';
 import { orchardEnvApi, type OrchardEnvApiOptions } from '../sandbox/serve/orchard-api.js';
+import { inspectorRoutes } from './ui/ui-routes.js';
 
 export interface AppDeps {
   jobs: JobManager;
@@ -43,6 +44,8 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** The Orchard-Env-compatible sandbox API (src/sandbox/serve), mounted under `prefix`; behind the server's API keys too. */
   sandboxApi?: { prefix: string; options: OrchardEnvApiOptions };
+  /** The web inspector under /ui (server.ui); on when absent. */
+  ui?: boolean;
 }
 
 export interface AppContext {
@@ -106,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(rerankRoutes);
   await app.register(harnessRoutes);
   if (deps.sandboxApi) await app.register(orchardEnvApi, { ...deps.sandboxApi.options, prefix: deps.sandboxApi.prefix });
+  if (deps.ui ?? true) await app.register(inspectorRoutes, { keyRequired: (deps.apiKeys ?? []).length > 0 });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

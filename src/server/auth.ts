@@ -1,9 +1,16 @@
-/** API keys: when configured, every route but health checks needs `Authorization: Bearer <key>` or `X-API-Key`. */
+/** API keys: when configured, every route but health checks and routes marked `config.open` needs `Authorization: Bearer <key>` or `X-API-Key`. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { wnwError } from '../errors.js';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Served without an API key: a route that holds no data (the web inspector's page shell and bundle, src/server/ui). */
+    open?: boolean;
+  }
+}
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
@@ -26,7 +33,7 @@ export function installAuth(app: FastifyInstance, apiKeys: string[]): void {
   if (apiKeys.length === 0) return;
   const keys = apiKeys.map(digest);
   app.addHook('onRequest', async (request) => {
-    if (OPEN_ROUTES.has(request.url.split('?')[0]!)) return;
+    if (OPEN_ROUTES.has(request.url.split('?')[0]!) || request.routeOptions.config?.open === true) return;
     const given = presentedKey(request);
     if (!given) throw wnwError('WNW_ERR_AUTH_MISSING', 'API key required: send Authorization: Bearer <key> or X-API-Key');
     if (!matches(given, keys)) throw wnwError('WNW_ERR_AUTH_INVALID');

@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
 import type { JobSummary, JobView } from './api-schemas.js';
+import { jobOverview } from './job-overview.js';
 
 function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
   const trajectory = candidate.trajectory;
@@ -11,6 +12,8 @@ function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
     trajectory_id: trajectory?.id ?? null,
     exit: trajectory?.exit ?? null,
     steps: (trajectory?.meta.steps as number | undefined) ?? null,
+    /** Policy calls and tokens so far (a running rollout's trajectory is stored after every step). */
+    usage: trajectory?.usage ?? null,
     patch: trajectory?.patch ?? null,
     value: candidate.score?.value ?? null,
     score: candidate.score,
@@ -35,7 +38,7 @@ export function jobView(store: JobStore, job: JobRecord, options: { trajectories
   };
 }
 
-/** A job in a list: its state and counters, without candidates or result. */
+/** A job in a list: its state and counters and its headline (jobOverview), without candidates or result. */
 export function jobSummary(job: JobRecord): z.input<typeof JobSummary> {
-  return { job_id: job.id, kind: job.kind, status: job.status, progress: job.progress, created_at: job.created_at, updated_at: job.updated_at, error: job.error };
+  return { job_id: job.id, kind: job.kind, status: job.status, progress: job.progress, created_at: job.created_at, updated_at: job.updated_at, error: job.error, overview: jobOverview(job) };
 }

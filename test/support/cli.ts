@@ -61,12 +61,12 @@ export interface ServeProcess {
 /**
  * `winnower serve --port 0 --data-dir <dataDir>` as an operator runs it (node with tsx, so a
  * signal reaches the server itself, not a tsx wrapper); `base` rejects if it exits or stays
- * silent for 30 s before listening.
+ * silent for 30 s before listening; `env` adds to its environment (WINNOWER_API_KEYS, ...).
  */
-export function startServeProcess(dataDir: string): ServeProcess {
+export function startServeProcess(dataDir: string, env: Record<string, string> = {}): ServeProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
     cwd: REPO_ROOT,
-    env: { ...process.env, WINNOWER_API_KEYS: '', WINNOWER_LOG_LEVEL: 'info' },
+    env: { ...process.env, WINNOWER_API_KEYS: '', WINNOWER_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
