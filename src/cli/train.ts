@@ -1,11 +1,12 @@
 /** `winnower train`: labelled rollouts → a model folder (value model, tokenizer, selector, model card). */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
 import { train, TRAIN_DEFAULTS } from '../train/train.js';
 import { fraction, positiveInt, positiveNumber } from './parse-options.js';
 
 interface TrainFlags {
   rollouts: string[];
+  sourceFrom?: 'record' | 'file';
   labels?: string[];
   tasks?: string[];
   out: string;
@@ -35,6 +36,7 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
     .command('train')
     .description('train a value model and a learned selector from labelled rollouts (CPU, minutes)')
     .requiredOption('--rollouts <files...>', 'candidate files (SWE-bench predictions or trajectories, as for rerank; NAME=PATH names a run)')
+    .addOption(new Option('--source-from <how>', 'name each candidate source after the record or the file (default: file when the rollouts are several files), as rerank does').choices(['record', 'file']))
     .option('--labels <files...>', 'labels: SWE-bench results.json (NAME=PATH) or JSONL of {instance_id, source, resolved}')
     .option('--tasks <files...>', 'SWE-bench task records (the issue text)')
     .requiredOption('--out <folder>', 'model folder to write (model.onnx, tokenizer.json, config.json, selector.json, README.md)')
@@ -60,6 +62,7 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
       let stage = '';
       const result = await train({
         rollouts: flags.rollouts,
+        sourceFrom: flags.sourceFrom,
         labels: flags.labels,
         tasks: flags.tasks,
         out: flags.out,

@@ -9,8 +9,8 @@ import { dirname } from 'node:path';
 import pLimit from 'p-limit';
 import { toWinnowerError, wnwError } from '../errors.js';
 import { repoNameOf, type Score, type Selection, type Strategy, type Task, type Trajectory } from '../types/index.js';
-import { expandInputs, isGlob } from './importers/expand-inputs.js';
-import { checkFormat, importLabels, importTasks, importTrajectories, importTrajectoryFiles, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from './importers/index.js';
+import { importLabels, importTasks, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from './importers/index.js';
+import { importRuns, namedInput } from './importers/import-runs.js';
 import { LineAppender } from './line-appender.js';
 import { computeMetrics, type MetricRow } from './metrics.js';
 import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
@@ -89,13 +89,6 @@ const UNSCORED_REASONS = 5;
 
 const modelNameFor = (strategy: Strategy) => `winnower-${strategy}`;
 
-/** `run-a=preds/a.jsonl` → a named input; a path that exists as given (even with `=`) stays a path. */
-export function namedInput(argument: string): { name?: string; path: string } {
-  const match = /^([A-Za-z0-9][\w.-]*)=(.+)$/.exec(argument);
-  if (!match || existsSync(argument)) return { path: argument };
-  return { name: match[1]!, path: match[2]! };
-}
-
 function readJsonl<T>(file: string): T[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, 'utf8')
@@ -123,31 +116,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   let started = Date.now();
 
   // `NAME=PATH` names the source (run) of what PATH holds; plain paths take it from the records or files.
-  const candidateInputs = options.candidates.map(namedInput);
-  const plain = candidateInputs.filter((input) => input.name === undefined).map((input) => input.path);
-  const imported: { items: Trajectory[]; issues: ImportIssue[] } = { items: [], issues: [] };
-  const importOptions = { format: options.format, onInvalid: options.onInvalid, signal: options.signal };
-  // An unknown format is named before any missing file, as importTrajectories does.
-  if (plain.length) checkFormat(options.format);
-  const expanded = plain.length ? await expandCandidates(plain) : undefined;
-  const groups = [
-    ...(expanded ? [importTrajectoryFiles(expanded.files, { ...importOptions, sourceFrom: options.sourceFrom ?? (expanded.count > 1 ? 'file' : 'record') })] : []),
-    ...candidateInputs.filter((input) => input.name !== undefined).map((input) => importTrajectories(input.path, { ...importOptions, source: input.name })),
-  ];
-  const seen = new Set<string>();
-  for (const group of await Promise.all(groups)) {
-    pushAll(imported.issues, group.issues);
-    for (const trajectory of group.items) {
-      if (seen.has(trajectory.id)) {
-        const message = `duplicate trajectory id ${trajectory.id}: name each run (--candidates NAME=PATH) or use --source-from file`;
-        if (options.onInvalid !== 'skip') throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: 'candidates', id: trajectory.id } });
-        imported.issues.push({ code: 'WNW_ERR_INPUT_INVALID', file: options.candidates.join(','), record: trajectory.id, field: 'id', message });
-        continue;
-      }
-      seen.add(trajectory.id);
-      imported.items.push(trajectory);
-    }
-  }
+  const imported = await importRuns(options.candidates, { flag: '--candidates', format: options.format, sourceFrom: options.sourceFrom, onInvalid: options.onInvalid, signal: options.signal });
   report(imported.issues);
   if (imported.items.length === 0) throw wnwError('WNW_ERR_INPUT_INVALID', `no candidates in ${options.candidates.join(', ')}`, { details: { field: 'candidates' } });
   const tasks = new Map<string, Task>();
@@ -328,22 +297,6 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     );
   }
   return result;
-}
-
-/**
- * The files the plain candidate arguments stand for, expanded once (the import reads these, in
- * expandInputs' order), and how many files the arguments count as: a glob as the files it matches
- * (as the shell would pass them), a file or folder as one.
- */
-async function expandCandidates(paths: readonly string[]): Promise<{ files: string[]; count: number }> {
-  const files = new Set<string>();
-  let count = 0;
-  for (const path of paths) {
-    const matched = await expandInputs([path]);
-    count += isGlob(path) ? matched.length : 1;
-    for (const file of matched) files.add(file);
-  }
-  return { files: [...files], count };
 }
 
 /**

@@ -4,8 +4,8 @@
  * candidates of one instance under one harness).
  */
 import { wnwError } from '../errors.js';
-import { importLabels, importTasks, importTrajectories, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from '../rerank/importers/index.js';
-import { namedInput } from '../rerank/rerank-batch.js';
+import { importLabels, importTasks, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from '../rerank/importers/index.js';
+import { importRuns, namedInput } from '../rerank/importers/import-runs.js';
 import { repoNameOf, type Task, type Trajectory } from '../types/index.js';
 
 export interface LabelledCandidate {
@@ -28,6 +28,8 @@ export interface DatasetOptions {
   rollouts: string[];
   labels?: string[];
   tasks?: string[];
+  /** How plain rollout paths name their source, as `rerank --source-from` (default: `file` when they are several files). */
+  sourceFrom?: 'record' | 'file';
   /** Keep only rows whose `permissive` flag is true (rows without the flag are refused). */
   permissiveOnly?: boolean;
   /** A malformed record: stop (default) or skip it and report it in `issues`. */
@@ -45,23 +47,10 @@ export interface Dataset {
 const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 
 export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
-  const issues: ImportIssue[] = [];
-  const inputs = options.rollouts.map(namedInput);
-  const groups = await Promise.all(
-    inputs.map((input) => importTrajectories(input.path, { signal: options.signal, onInvalid: options.onInvalid, ...(input.name ? { source: input.name } : {}) })),
-  );
-  const trajectories: Trajectory[] = [];
-  const seen = new Set<string>();
-  for (const group of groups) {
-    issues.push(...group.issues);
-    for (const trajectory of group.items) {
-      if (seen.has(trajectory.id)) {
-        throw wnwError('WNW_ERR_INPUT_INVALID', `duplicate trajectory id ${trajectory.id}: name each run (--rollouts NAME=PATH)`, { details: { field: 'rollouts', id: trajectory.id } });
-      }
-      seen.add(trajectory.id);
-      trajectories.push(trajectory);
-    }
-  }
+  // The same inputs and the same --source-from rule as `winnower rerank --candidates`.
+  const imported = await importRuns(options.rollouts, { flag: '--rollouts', sourceFrom: options.sourceFrom, onInvalid: options.onInvalid, signal: options.signal });
+  const issues: ImportIssue[] = imported.issues;
+  const trajectories: Trajectory[] = imported.items;
   if (trajectories.length === 0) throw wnwError('WNW_ERR_INPUT_INVALID', `no candidates in ${options.rollouts.join(', ')}`, { details: { field: 'rollouts' } });
 
   const labels: Labels = labelsFromTrajectories(trajectories);

@@ -50,6 +50,8 @@ export const TRAIN_DEFAULTS = {
 
 export interface TrainOptions {
   rollouts: string[];
+  /** How plain rollout paths name their source, as `rerank --source-from` (default: `file` when they are several files). */
+  sourceFrom?: 'record' | 'file';
   labels?: string[];
   tasks?: string[];
   out: string;
@@ -143,7 +145,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const budgetTokens = options.budgetTokens ?? TRAIN_DEFAULTS.budgetTokens;
   if (folds < 2) throw wnwError('WNW_ERR_INPUT_INVALID', 'folds must be at least 2', { details: { field: 'folds' } });
 
-  const dataset = await loadDataset({ rollouts: options.rollouts, labels: options.labels, tasks: options.tasks, permissiveOnly: options.permissiveOnly, onInvalid: options.onInvalid, signal: options.signal });
+  const dataset = await loadDataset({ rollouts: options.rollouts, sourceFrom: options.sourceFrom, labels: options.labels, tasks: options.tasks, permissiveOnly: options.permissiveOnly, onInvalid: options.onInvalid, signal: options.signal });
   const { train: trainSide, validation } = splitByInstance(dataset.candidates, { seed, validationFraction: options.validationFraction ?? TRAIN_DEFAULTS.validationFraction, holdoutRepos: options.holdoutRepos });
   if (trainSide.length === 0) throw wnwError('WNW_ERR_INPUT_INVALID', 'the split left no candidates to train on', { details: { field: options.holdoutRepos?.length ? 'holdout_repos' : 'validation_fraction' } });
   log(`data: ${dataset.candidates.length} labelled candidates (${trainSide.length} train, ${validation.length} validation); dropped ${JSON.stringify(dataset.dropped)}; ${dataset.issues.length} input issue(s) skipped`);

@@ -20,7 +20,8 @@ export const InputChatMessage = z.looseObject({
 
 /**
  * `{messages, tools?, metadata}` (the Orchard shape) or a SWE-Gym row, whose metadata
- * (`instance_id`, `run_id`, `resolved`, `test_result`) sits at the top level.
+ * (`instance_id`, `run_id`, `resolved`, `test_result`) sits at the top level. Every field is read
+ * from both places; see `recordFields`.
  */
 export const OpenAIChatRecord = z.looseObject({
   messages: z.array(InputChatMessage),
@@ -57,11 +58,43 @@ function firstString(fields: Record<string, unknown>, keys: readonly string[]): 
   return undefined;
 }
 
-/** Converts one OpenAI-chat record (Orchard or SWE-Gym shape) into a Trajectory. */
-export function openAIChatToTrajectory(value: unknown, context: RecordContext, options: ImportOptions = {}): Trajectory {
+/**
+ * The fields of a record: its top-level keys and those of its `metadata` object. When both set a
+ * key (not null), the top level wins: it is where a row is annotated after the fact (a run's
+ * `source`, a row `id`, the evaluated `patch`), while `metadata` is what the producer wrote. The
+ * metadata values that lost are returned apart, so nothing the row held is dropped.
+ */
+export function recordFields(topLevel: Record<string, unknown>, metadata: Record<string, unknown> | undefined): { fields: Record<string, unknown>; shadowed: Record<string, unknown> } {
+  const fields: Record<string, unknown> = { ...metadata };
+  const shadowed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(topLevel)) {
+    if (value === undefined || value === null) continue;
+    if (metadata && key in metadata && metadata[key] !== null && metadata[key] !== undefined && JSON.stringify(metadata[key]) !== JSON.stringify(value)) shadowed[key] = metadata[key];
+    fields[key] = value;
+  }
+  return { fields, shadowed };
+}
+
+/**
+ * Rows of one instance seen so far in one file, by source: the second row of an instance with the
+ * same source (nothing in the row tells them apart) becomes source `<source>#2`, and so on, as if
+ * each were its own run, rather than two candidates colliding on one id and one label.
+ */
+export type RowCounter = Map<string, number>;
+
+/** A row's own id (`id`, top level or metadata): a non-empty string or a number. */
+function rowIdOf(fields: Record<string, unknown>): string | undefined {
+  const value = fields.id;
+  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+/** Converts one OpenAI-chat record (Orchard or SWE-Gym shape) into a Trajectory; `rows` numbers repeated rows of one file. */
+export function openAIChatToTrajectory(value: unknown, context: RecordContext, options: ImportOptions = {}, rows: RowCounter = new Map()): Trajectory {
   const record = OpenAIChatRecord.parse(value);
   const { messages: inputMessages, tools, metadata, ...topLevel } = record;
-  const fields: Record<string, unknown> = metadata ?? topLevel;
+  const { fields, shadowed } = recordFields(topLevel, metadata);
   const testResult = isRecord(fields.test_result) ? fields.test_result : undefined;
   const { git_patch: testResultPatch, test_output: _testOutput, ...testResultRest } = testResult ?? {};
 
@@ -69,7 +102,12 @@ export function openAIChatToTrajectory(value: unknown, context: RecordContext, o
     firstString(fields, ['instance_id']) ?? options.instanceId ?? (context.line === undefined ? fileStem(context.file) : undefined);
   if (rawInstanceId === undefined) throw invalidRecord(metadata ? 'metadata.instance_id' : 'instance_id', 'missing');
   const { instanceId, sample } = splitSampleSuffix(rawInstanceId);
-  const source = options.source ?? firstString(fields, ['source', 'run_id', 'policy', 'model', 'model_name_or_path']) ?? 'openai-chat';
+  const recordedSource = options.source ?? firstString(fields, ['source', 'run_id', 'policy', 'model', 'model_name_or_path']) ?? 'openai-chat';
+  const rowKey = `${recordedSource}\u0000${instanceId}`;
+  const rowNumber = (rows.get(rowKey) ?? 0) + 1;
+  rows.set(rowKey, rowNumber);
+  const source = rowNumber === 1 ? recordedSource : `${recordedSource}#${rowNumber}`;
+  const rowId = rowIdOf(fields);
   const patch = firstString(fields, ['patch', 'git_patch', 'model_patch']) ?? (typeof testResultPatch === 'string' ? testResultPatch : '');
   const report = isRecord(testResultRest.report) ? testResultRest.report : undefined;
   const resolved = typeof fields.resolved === 'boolean' ? fields.resolved : typeof report?.resolved === 'boolean' ? report.resolved : undefined;
@@ -88,13 +126,18 @@ export function openAIChatToTrajectory(value: unknown, context: RecordContext, o
   for (const [key, field] of Object.entries(fields)) {
     if (!['instance_id', 'patch', 'git_patch', 'model_patch', 'test_result', 'exit', 'exit_status', 'exit_reason'].includes(key)) meta[key] = field;
   }
+  if (Object.keys(shadowed).length > 0) meta.metadata_shadowed = shadowed;
+  if (rowNumber > 1) Object.assign(meta, { source_recorded: recordedSource, row_of_instance: rowNumber });
   if (testResult) meta.test_result = testResultRest;
   if (resolved !== undefined) meta.resolved = resolved;
   if (sample !== undefined) Object.assign(meta, { instance_id_raw: rawInstanceId, sample });
   if (tools) meta.tools = tools;
 
+  // A row id is the candidate's id as given; under a source named by the caller (a run name, the
+  // file name) it is prefixed, so the same row ids in two runs stay apart.
+  const id = rowId === undefined ? `${source}/${rawInstanceId}` : options.source === undefined ? rowId : `${options.source}/${rowId}`;
   return Trajectory.parse({
-    id: `${source}/${rawInstanceId}`,
+    id,
     instance_id: instanceId,
     source,
     messages,
@@ -114,7 +157,8 @@ export function winnowerRecordToTrajectory(value: unknown, options: ImportOption
 
 /** Reads OpenAI-chat trajectories: one pretty-printed JSON record, a JSON array, or JSONL rows. */
 export function importOpenAIChat(file: string, options: ImportOptions = {}): Promise<ImportResult<Trajectory>> {
-  return importRecords(file, options, { convert: (value, context) => openAIChatToTrajectory(value, context, options) });
+  const rows: RowCounter = new Map();
+  return importRecords(file, options, { convert: (value, context) => openAIChatToTrajectory(value, context, options, rows) });
 }
 
 /** Reads winnower trajectories (JSONL, a JSON array, or one JSON object). */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { importTrajectories, labelsFromTrajectories, lookupLabel } from '../../../src/rerank/importers/index.js';
 import { importOpenAIChat, importWinnowerTrajectories, splitSampleSuffix } from '../../../src/rerank/importers/openai-chat.js';
 import { describeRealData } from '../../support/shared-data.js';
 import { ownFixture, realTrajectory, tempFile } from './fixture-path.js';
@@ -77,6 +78,51 @@ describe('openai-chat importer', () => {
     expect(first!.messages[2]!.tool_calls![0]!.function.arguments).toBe('{"command":"ls"}');
     expect(first!.messages[3]).toEqual({ role: 'tool', content: 'a.py', tool_call_id: 'c1' });
     expect(items[1]!.exit).toBe('unknown');
+  });
+
+  it('reads every field of an Orchard row from the top level as well as metadata; the top level wins when both are set', async () => {
+    const patch = 'diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n';
+    const messages = [{ role: 'user', content: 'fix it' }];
+    const rows = [
+      // Top-level fields only, beside a metadata object that names the instance (issue 24 item 0).
+      { messages, metadata: { instance_id: 'django__django-15202' }, patch, source: 'run-a', resolved: true, exit: 'submitted' },
+      // Both set: top level wins, the metadata value is kept apart.
+      { messages, metadata: { instance_id: 'django__django-15203', source: 'dataset', patch: 'old' }, source: 'run-a', patch, run_id: 7 },
+    ];
+    const { items } = await importOpenAIChat(tempFile('orchard-top.jsonl', rows.map((row) => JSON.stringify(row)).join('\n') + '\n'));
+    expect(items.map((t) => [t.id, t.source, t.patch === patch, t.meta.resolved, t.exit])).toEqual([
+      ['run-a/django__django-15202', 'run-a', true, true, 'submitted'],
+      ['run-a/django__django-15203', 'run-a', true, undefined, 'unknown'],
+    ]);
+    expect(items[1]!.meta.metadata_shadowed).toEqual({ source: 'dataset', patch: 'old' });
+    expect(items[1]!.meta.run_id).toBe(7);
+  });
+
+  it('takes a row id and source from the top level, and numbers rows of one instance that nothing tells apart instead of refusing the file', async () => {
+    const messages = [{ role: 'user', content: 'fix it' }];
+    const withIds = [1, 2].map((n) => ({ messages, metadata: { instance_id: 'django__django-15202' }, id: `row-${n}`, source: `run-${n}`, resolved: n === 1 }));
+    const file = tempFile('orchard-ids.jsonl', withIds.map((row) => JSON.stringify(row)).join('\n') + '\n');
+    const byId = await importTrajectories(file);
+    expect(byId.items.map((t) => [t.id, t.source, t.meta.resolved])).toEqual([
+      ['row-1', 'run-1', true],
+      ['row-2', 'run-2', false],
+    ]);
+    // Under a source the caller names (--source-from file, NAME=PATH), row ids are prefixed with it.
+    expect((await importTrajectories(file, { sourceFrom: 'file' })).items.map((t) => t.id)).toEqual(['orchard-ids/row-1', 'orchard-ids/row-2']);
+
+    const bare = [0, 1, 2].map((n) => ({ messages, metadata: { instance_id: 'django__django-15202', resolved: n === 1 } }));
+    bare.push({ messages, metadata: { instance_id: 'django__django-15203', resolved: true } });
+    const { items, issues } = await importTrajectories(tempFile('orchard-bare.jsonl', bare.map((row) => JSON.stringify(row)).join('\n') + '\n'));
+    expect(issues).toEqual([]);
+    expect(items.map((t) => [t.id, t.source, t.meta.row_of_instance])).toEqual([
+      ['openai-chat/django__django-15202', 'openai-chat', undefined],
+      ['openai-chat#2/django__django-15202', 'openai-chat#2', 2],
+      ['openai-chat#3/django__django-15202', 'openai-chat#3', 3],
+      ['openai-chat/django__django-15203', 'openai-chat', undefined],
+    ]);
+    // Each numbered row keeps its own label.
+    const labels = labelsFromTrajectories(items);
+    expect(items.map((t) => lookupLabel(labels, t.instance_id, t.source))).toEqual([false, true, false, true]);
   });
 
   it('reads winnower JSONL, one Trajectory per line, and can rename the source', async () => {
