@@ -1,4 +1,6 @@
 /** Progress events of a job, named noun-action; the server streams them as SSE. */
+import type { CandidateRegressions, GeneratedTest, MatrixCell, RegressionBase } from '../types/checks.js';
+
 export type JobEventBody =
   | { type: 'job-start'; n: number; waves: number[] }
   | { type: 'rollout-start'; index: number; wave: number }
@@ -7,6 +9,14 @@ export type JobEventBody =
   | { type: 'score-available'; index: number; value: number | null; error?: string }
   | { type: 'verify-finish'; index: number; status: string; resolved: boolean }
   | { type: 'stop-rule'; index: number; reason: string }
+  /** The regression check: `index` null for the base commit's runs (with `base`), else a candidate's (with `candidate`). */
+  | { type: 'regression-finish'; index: number | null; base?: RegressionBase; candidate?: CandidateRegressions }
+  /** A test writer's test, validated on the base commit (valid or discarded, and why). */
+  | { type: 'repro-test-finish'; writer: number; test: GeneratedTest }
+  /** One candidate × valid test run of the pass matrix. */
+  | { type: 'matrix-cell-finish'; cell: MatrixCell }
+  /** The whole pass matrix: the valid tests (writer numbers) and per candidate how many it passes. */
+  | { type: 'matrix-finish'; tests: number[]; rows: Array<{ index: number; passed: number; total: number }> }
   | { type: 'selection'; chosen_index: number | null; trajectory_id: string | null; reason: string }
   | { type: 'job-finish'; status: string; error?: string };
 

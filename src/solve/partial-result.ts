@@ -7,10 +7,11 @@
 import { select, defaultStrategy } from '../rerank/select/index.js';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
 import type { Selection, Strategy } from '../types/index.js';
+import { CheckEvidence } from './evidence.js';
 import { candidateSummary, chosenView, usageTotals } from './result-view.js';
 import type { SolveResult } from './run-solve.js';
 
-export interface PartialSolveResult extends Pick<SolveResult, 'instance_id' | 'chosen' | 'selection' | 'candidates' | 'rollouts'> {
+export interface PartialSolveResult extends Pick<SolveResult, 'instance_id' | 'chosen' | 'selection' | 'candidates' | 'rollouts' | 'checks'> {
   /** Always true: the job did not run to its end; `chosen` is the best of what had finished. */
   partial: true;
   reason: string;
@@ -30,12 +31,18 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
   const request = (job.request ?? {}) as StoredRequest;
   const candidates = store.listCandidates(job.id);
   const finished = candidates.filter((candidate) => candidate.status === 'finished' && candidate.trajectory);
+  // The checks' evidence so far, from the job's stored events (as the running job built it).
+  const evidence = new CheckEvidence({ regression: false, reproduction: false });
+  for (const event of store.listEvents(job.id)) evidence.apply(event);
   const instanceId = request.instance_id ?? finished[0]?.trajectory?.instance_id ?? 'task';
   // As the job would have chosen; without its value model at hand a learned selector is not available.
   const strategy = request.strategy ?? defaultStrategy(request.verify?.enabled === true);
   const selection: Selection = select(
     strategy,
-    finished.map((candidate) => ({ trajectory: candidate.trajectory!, ...(candidate.score ? { score: candidate.score } : {}), ...(candidate.verify ? { verify: candidate.verify } : {}) })),
+    finished.map((candidate) => {
+      const checks = evidence.forCandidate(candidate.index);
+      return { trajectory: candidate.trajectory!, ...(candidate.score ? { score: candidate.score } : {}), ...(candidate.verify ? { verify: candidate.verify } : {}), ...(checks ? { checks } : {}) };
+    }),
     { instanceId },
   );
   const chosen = finished.find((candidate) => candidate.trajectory!.id === selection.chosen);
@@ -48,7 +55,7 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
     instance_id: instanceId,
     chosen: chosenView(chosen),
     selection,
-    candidates: candidates.map((candidate) => candidateSummary(candidate, job.id)),
+    candidates: candidates.map((candidate) => candidateSummary(candidate, job.id, evidence.forCandidate(candidate.index))),
     rollouts: {
       planned,
       finished: count('finished'),
@@ -62,6 +69,7 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
       saved_rollouts: 0,
       saved_fraction: 0,
     },
+    checks: evidence.view(),
   };
 }
 

@@ -4,7 +4,7 @@
  * and of one that was interrupted (partial-result.ts), so the two cannot drift apart.
  */
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
-import type { Score, Trajectory, VerifyResult } from '../types/index.js';
+import type { CandidateChecks, Score, Trajectory, VerifyResult } from '../types/index.js';
 
 /** A rollout as a running job holds it (absent fields) or as the store returns it (null fields). */
 export interface CandidateState {
@@ -24,6 +24,8 @@ export interface SolveCandidateSummary {
   steps: number;
   value: number | null;
   verify_status: string | null;
+  /** Its regressions and reproduction-test passes (result.checks has the detail); null when no check ran for it. */
+  checks: CandidateChecks | null;
   error: string | null;
 }
 
@@ -35,7 +37,7 @@ export interface ChosenView {
   verify_status: string | null;
 }
 
-export function candidateSummary(candidate: CandidateState, jobId: string): SolveCandidateSummary {
+export function candidateSummary(candidate: CandidateState, jobId: string, checks?: CandidateChecks): SolveCandidateSummary {
   return {
     index: candidate.index,
     trajectory_id: candidate.trajectory?.id ?? `${jobId}/${candidate.index}`,
@@ -45,6 +47,7 @@ export function candidateSummary(candidate: CandidateState, jobId: string): Solv
     steps: Number(candidate.trajectory?.meta.steps ?? 0),
     value: candidate.score?.value ?? null,
     verify_status: candidate.verify?.status ?? null,
+    checks: checks ?? null,
     error: candidate.error ? `${candidate.error.code}: ${candidate.error.message}` : null,
   };
 }

@@ -1,10 +1,14 @@
 /**
  * One best-of-N job end to end, read top to bottom as its stages:
+ *   at the start, beside the rollouts: the regression check's base runs (regression.ts) and the
+ *   test writers (reproduction.ts);
  *   rollouts (rollouts.ts) → per finished candidate, as soon as it is ready: scoring (scoring.ts),
- *   verification (verification.ts), the stop rule (stop-rule.ts) → selection (selection.ts).
- * The stages share one SolveContext (solve-context.ts) and one sandbox budget (sandbox-budget.ts).
+ *   verification of the given tests (verification.ts), its regressions, its row of the pass
+ *   matrix, the stop rule (stop-rule.ts) → selection with all that evidence (selection.ts).
+ * The stages share one SolveContext (solve-context.ts) and one sandbox budget (sandbox-budget.ts);
+ * the checks' evidence is built from their events (evidence.ts), so an interrupted job keeps it.
  */
-import type { Selection } from '../types/index.js';
+import type { ChecksEvidence, Selection } from '../types/index.js';
 import type { JobEventBody } from './events.js';
 import { candidateSummary, chosenView, usageTotals, type ChosenView, type SolveCandidateSummary } from './result-view.js';
 import { runRolloutWaves, throwIfAllFailed } from './rollouts.js';
@@ -13,8 +17,10 @@ import { selectCandidate } from './selection.js';
 import { createSolveContext, type SolveContext, type Slot } from './solve-context.js';
 import type { SolveDeps } from './solve-deps.js';
 import type { SolveRequest } from './solve-request.js';
+import { regressionEnabled, startRegression } from './regression.js';
+import { startReproduction } from './reproduction.js';
 import { applyStopRule } from './stop-rule.js';
-import { verificationLane, verifySlot } from './verification.js';
+import { givenTests, verificationLane, verifySlot } from './verification.js';
 
 export type { SolveDeps } from './solve-deps.js';
 export type { SolveCandidateSummary } from './result-view.js';
@@ -28,6 +34,8 @@ export interface SolveResult {
   rollouts: { planned: number; finished: number; failed: number; cancelled: number; skipped: number };
   compute: { policy_calls: number; tokens: number; rollout_ms: number; saved_rollouts: number; saved_fraction: number };
   stopped_early: string | null;
+  /** The regression check, reproduction tests and pass matrix (null fields for checks that did not run). */
+  checks: ChecksEvidence;
   duration_ms: number;
 }
 
@@ -41,18 +49,22 @@ export async function runSolve(
   const context = createSolveContext(deps, jobId, request, hooks);
   const waves = request.waves ?? [request.n];
   const verifyLane = verificationLane(context);
+  hooks.emit({ type: 'job-start', n: request.n, waves });
+  const regression = regressionEnabled(context) ? startRegression(context) : undefined;
+  const reproduction = context.verifying && request.verify.reproduction ? startReproduction(context) : undefined;
 
   const evaluate = async (slot: Slot): Promise<void> => {
     await scoreSlot(context, slot);
-    await verifySlot(context, slot, verifyLane);
+    if (givenTests(context)) await verifySlot(context, slot, verifyLane);
+    await Promise.all([regression?.check(slot), reproduction?.check(slot)]);
     context.save(slot);
     context.progress();
     applyStopRule(context, slot);
   };
 
-  hooks.emit({ type: 'job-start', n: request.n, waves });
   await runRolloutWaves(context, waves, evaluate);
   hooks.signal.throwIfAborted();
+  reproduction?.finish();
   throwIfAllFailed(context);
   const { selection, chosen } = selectCandidate(context);
   return solveResult(context, selection, chosen, Date.now() - started);
@@ -67,7 +79,7 @@ function solveResult(context: SolveContext, selection: Selection, chosen: Slot |
     instance_id: context.task.instance_id,
     chosen: chosenView(chosen),
     selection,
-    candidates: slots.map((slot) => candidateSummary(slot, context.jobId)),
+    candidates: slots.map((slot) => candidateSummary(slot, context.jobId, context.evidence.forCandidate(slot.index))),
     rollouts: { planned: request.n, finished: count('finished'), failed: count('failed'), cancelled: count('cancelled'), skipped: count('skipped') },
     compute: {
       ...usageTotals(trajectories),
@@ -76,6 +88,7 @@ function solveResult(context: SolveContext, selection: Selection, chosen: Slot |
       saved_fraction: saved / request.n,
     },
     stopped_early: context.stoppedEarly,
+    checks: context.evidence.view(),
     duration_ms: durationMs,
   };
 }

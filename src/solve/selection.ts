@@ -12,7 +12,7 @@ export function selectCandidate(context: SolveContext): { selection: Selection; 
   const strategy = request.strategy ?? defaultStrategy(context.verifying, scorer);
   const selection = select(
     strategy,
-    usable.map((slot) => ({ trajectory: slot.trajectory!, score: slot.score, verify: slot.verify })),
+    usable.map((slot) => ({ trajectory: slot.trajectory!, score: slot.score, verify: slot.verify, checks: context.evidence.forCandidate(slot.index) })),
     { instanceId: task.instance_id, selector: scorer?.selector, task },
   );
   const chosen = usable.find((slot) => slot.trajectory!.id === selection.chosen);

@@ -10,6 +10,7 @@ import type { SandboxSpec } from '../sandbox/types.js';
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
 import type { Score, Task, Trajectory, VerifyResult } from '../types/index.js';
 import type { JobEventBody } from './events.js';
+import { CheckEvidence } from './evidence.js';
 import { createSandboxBudget, type SandboxBudget } from './sandbox-budget.js';
 import type { SolveDeps } from './solve-deps.js';
 import type { SolveRequest } from './solve-request.js';
@@ -46,6 +47,10 @@ export interface SolveContext {
   verifying: boolean;
   slots: Slot[];
   budget: SandboxBudget;
+  /** The regression check, reproduction tests and matrix so far (fed by `emit`). */
+  evidence: CheckEvidence;
+  /** Emits a job event and records the evidence it carries. */
+  emit(event: JobEventBody): void;
   /** The stop rule's reason once it fired; `stop` fires it. */
   stoppedEarly: string | null;
   stop(reason: string): void;
@@ -93,6 +98,14 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
     verifying: request.verify.enabled,
     slots,
     budget: createSandboxBudget(request.max_sandboxes),
+    evidence: new CheckEvidence({
+      regression: request.verify.enabled && request.verify.regression.enabled,
+      reproduction: request.verify.enabled && request.verify.reproduction !== undefined,
+    }),
+    emit(event) {
+      context.evidence.apply(event);
+      hooks.emit(event);
+    },
     stoppedEarly: null,
     stop(reason) {
       if (context.stoppedEarly) return;

@@ -14,8 +14,51 @@ export const StopRule = z.strictObject({
   min_value: z.number().min(0).max(1).default(0.8),
   /** ...and (when verification runs) passed its tests. */
   require_resolved: z.boolean().default(true),
+  /** ...and passes every valid reproduction test and breaks no test that passed on base (when those checks run). */
+  require_checks: z.boolean().default(false),
 });
 export type StopRule = z.infer<typeof StopRule>;
+
+/**
+ * The regression check: the repository's own tests on the base commit (twice: flaky tests are
+ * ignored) and with each candidate; tests that passed on base and fail with a candidate are its
+ * regressions. Needs no test list; runs when verification is on and a test suite is found.
+ */
+export const RegressionOptions = z.strictObject({
+  enabled: z.boolean().default(true),
+  /** The suite's command when the per-language detection would not find it (e.g. `make check`). */
+  test_command: z.string().min(1).optional(),
+  /** Time for one run of the whole suite; when the base run does not fit, only the tests related to each patch run. */
+  budget_s: z.number().positive().max(MAX_TIMEOUT_S).default(600),
+});
+
+/**
+ * Reproduction tests: `n` test-writer rollouts by the job's policy (or `policy`), each writing one
+ * new test file that must fail on the base commit; every candidate runs every valid test (the
+ * pass matrix).
+ */
+export const ReproductionOptions = z.strictObject({
+  n: z.number().int().min(1).max(16).default(3),
+  /** The built-in agent's config for the writers (config/agents; default `test-writer`). */
+  agent: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'an agent config name under config/agents, not a path')
+    .default('test-writer'),
+  /** A harness CLI for the writers instead (default: the job's `agent.harness`). */
+  harness: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]*$/, 'a harness name under config/harnesses (GET /harnesses), not a path')
+    .optional(),
+  /** The writers' policy (default: the job's). */
+  policy: PolicyOptions.optional(),
+  /** Time limit of one test writer. */
+  budget_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
+  /** Agent steps of one test writer (default: the agent config's). */
+  step_limit: z.number().int().positive().optional(),
+  /** Time limit of one run of one generated test. */
+  timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(120),
+});
+export type ReproductionOptions = z.infer<typeof ReproductionOptions>;
 
 export const SolveRequest = z
   .strictObject({
@@ -83,8 +126,10 @@ export const SolveRequest = z
         test_patch: z.string().optional(),
         timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
         concurrency: z.number().int().min(1).max(32).default(4),
+        regression: RegressionOptions.default({ enabled: true, budget_s: 600 }),
+        reproduction: ReproductionOptions.optional(),
       })
-      .default({ enabled: false, fail_to_pass: [], pass_to_pass: [], timeout_s: 300, concurrency: 4 }),
+      .default({ enabled: false, fail_to_pass: [], pass_to_pass: [], timeout_s: 300, concurrency: 4, regression: { enabled: true, budget_s: 600 } }),
     stop_rule: StopRule.nullable().default(null),
     strategy: Strategy.optional(),
   })
@@ -94,8 +139,13 @@ export const SolveRequest = z
     path: ['waves'],
   })
   .refine(
-    (request) => !request.verify.enabled || request.verify.test_command !== undefined || request.verify.fail_to_pass.length + request.verify.pass_to_pass.length > 0,
-    { message: 'verification needs test_command or fail_to_pass/pass_to_pass', path: ['verify'] },
+    (request) =>
+      !request.verify.enabled ||
+      request.verify.test_command !== undefined ||
+      request.verify.fail_to_pass.length + request.verify.pass_to_pass.length > 0 ||
+      request.verify.regression.enabled ||
+      request.verify.reproduction !== undefined,
+    { message: 'verification needs test_command, fail_to_pass/pass_to_pass, regression or reproduction', path: ['verify'] },
   );
 export type SolveRequest = z.infer<typeof SolveRequest>;
 export type SolveRequestInput = z.input<typeof SolveRequest>;

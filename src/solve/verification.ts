@@ -8,6 +8,12 @@ import { toWinnowerError } from '../errors.js';
 import { verifyCandidate } from '../verify/verify-candidate.js';
 import type { SolveContext, Slot } from './solve-context.js';
 
+/** Whether the request gives tests to verify against (a test command or test ids); without them only the checks run. */
+export function givenTests(context: SolveContext): boolean {
+  const { verify } = context.request;
+  return verify.test_command !== undefined || verify.fail_to_pass.length + verify.pass_to_pass.length > 0;
+}
+
 /** The verification lane of one job: call once per job, then `verifySlot` with it. */
 export function verificationLane(context: SolveContext): <T>(work: () => Promise<T>) => Promise<T> {
   return context.budget.lane(context.request.verify.concurrency);

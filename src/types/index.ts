@@ -3,3 +3,4 @@ export * from './trajectory.js';
 export * from './score.js';
 export * from './verify.js';
 export * from './selection.js';
+export * from './checks.js';

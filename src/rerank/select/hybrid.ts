@@ -4,10 +4,13 @@
  * before unscored and value descending; then tie-breaks: larger consensus cluster, smaller patch,
  * trajectory id. "Not run" sits above "unresolved" because a failing test is evidence against a
  * patch and a missing run is none. When no usable candidate has a test result, this is the value
- * strategy (itself degrading to consensus without scores) and the reason says so.
+ * strategy (itself degrading to consensus without scores) and the reason says so. Execution
+ * checks (no regression first, then the reproduction pass share; checks.ts) come right after the
+ * test outcome when any candidate has them, also when no candidate has a test result.
  */
 import type { Selection, VerifyStatus } from '../../types/index.js';
 import { prepare, type Prepared, type PreparedInstance } from './prepare.js';
+import { hasChecks, withChecks } from './checks.js';
 import { assemble, formatValue, type Ordering } from './rank.js';
 import type { Candidate, SelectOptions } from './types.js';
 import { rankByValue } from './value.js';
@@ -51,11 +54,22 @@ export const hybridOrdering: Ordering = {
   },
 };
 
-/** Hybrid selection on prepared candidates, degrading to value when there are no test results. */
+/** Without given tests but with execution checks: the checks first (withChecks), then value. */
+const checksOnlyOrdering: Ordering = {
+  ...hybridOrdering,
+  tieSubject: 'value',
+  why: (chosen) => `chose ${chosen.id}${chosen.value === null ? '' : ` (value ${formatValue(chosen.value)})`}`,
+};
+
+/**
+ * Hybrid selection on prepared candidates: regressions and reproduction tests (when they ran)
+ * right after the given tests' outcome; degrading to value when there is no execution evidence.
+ */
 export function rankHybrid(instance: PreparedInstance): Selection {
   const usable = instance.candidates.filter((p) => p.usable);
-  if (usable.length > 0 && usable.every((p) => p.verify === null)) return rankByValue(instance, 'hybrid');
-  return assemble(instance, 'hybrid', hybridOrdering);
+  const noTests = usable.length > 0 && usable.every((p) => p.verify === null);
+  if (noTests && !hasChecks(instance)) return rankByValue(instance, 'hybrid');
+  return assemble(instance, 'hybrid', withChecks(noTests ? checksOnlyOrdering : hybridOrdering, instance, 2));
 }
 
 /** Picks by test outcome, then value; see the module comment for the exact order. */

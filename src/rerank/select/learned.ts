@@ -6,6 +6,7 @@
  */
 import type { Selection, Task } from '../../types/index.js';
 import { quantize, type Prepared, type PreparedInstance } from './prepare.js';
+import { withChecks } from './checks.js';
 import { assemble, formatValue, type Ordering } from './rank.js';
 import type { LearnedSelector } from './selector-file.js';
 import { computeSignals, type SignalName, type Signals } from './signals.js';
@@ -35,7 +36,7 @@ export function rankLearned(instance: PreparedInstance, context: LearnedContext 
   const signals = computeSignals(instance, context.task);
   const scored = new Map<Prepared, ReturnType<typeof contributions>>();
   instance.candidates.forEach((p, index) => scored.set(p, contributions(context.selector, signals[index]!)));
-  const ordering: Ordering = {
+  const own: Ordering = {
     strategy: 'learned',
     key: (p) => [Number(p.usable), quantize(scored.get(p)!.total), -p.changedLines],
     primary: 2,
@@ -54,5 +55,6 @@ export function rankLearned(instance: PreparedInstance, context: LearnedContext 
       return `chose ${chosen.id}: highest learned score (${formatValue(scored.get(chosen)!.total)}${lead}) of ${usable} usable candidate${usable === 1 ? '' : 's'}`;
     },
   };
-  return assemble(instance, 'learned', ordering);
+  // Execution checks (when they ran) come before the learned score, which then breaks ties.
+  return assemble(instance, 'learned', withChecks(own, instance, 1));
 }

@@ -3,7 +3,7 @@
  * patch, usable score, test outcome, and the consensus clusters (with their weights and order).
  */
 import { wnwError } from '../../errors.js';
-import type { VerifyStatus } from '../../types/index.js';
+import type { CandidateChecks, VerifyStatus } from '../../types/index.js';
 import { normalizeFiles, type NormalizedPatch } from './normalize-patch.js';
 import { patchShape, type PatchShape } from './patch-shape.js';
 import type { Candidate } from './types.js';
@@ -20,6 +20,8 @@ export interface Prepared {
   /** The score's value, or null when there is no (finite) score. */
   value: number | null;
   verify: VerifyStatus | null;
+  /** Regressions and reproduction-test passes, when those checks ran. */
+  checks: CandidateChecks | null;
   /** Consensus cluster (1 = heaviest), null when not usable. */
   cluster: number | null;
   clusterSize: number | null;
@@ -72,6 +74,7 @@ export function prepare(candidates: Candidate[], instanceId?: string): PreparedI
       changedLines: normalized?.changedLines ?? 0,
       value,
       verify: verify?.status ?? null,
+      checks: candidate.checks ?? null,
       cluster: null,
       clusterSize: null,
       clusterWeight: 0,

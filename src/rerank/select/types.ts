@@ -2,7 +2,7 @@
  * The selection seam: every candidate of one instance, with whatever evidence exists for it,
  * goes in; one `Selection` (winner, full ranking, reasons) comes out.
  */
-import type { Score, Task, Trajectory, VerifyResult } from '../../types/index.js';
+import type { CandidateChecks, Score, Task, Trajectory, VerifyResult } from '../../types/index.js';
 import type { LearnedSelector } from './selector-file.js';
 
 /** One candidate of one instance and the evidence gathered for it. */
@@ -12,6 +12,8 @@ export interface Candidate {
   score?: Score;
   /** The test outcome; absent when verification did not run for this candidate. */
   verify?: VerifyResult;
+  /** Regressions and reproduction-test passes (src/solve's checks); absent when they did not run. */
+  checks?: CandidateChecks;
 }
 
 export interface SelectOptions {

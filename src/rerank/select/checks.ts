@@ -1,0 +1,56 @@
+/**
+ * Execution checks in an ordering (`hybrid`, `learned`): a candidate that breaks no test that
+ * passed on base and passes the largest share of the valid reproduction tests comes first; the
+ * strategy's own criteria (value, learned score) then break ties. Inserted only when some
+ * candidate of the instance has checks, so an ordering without them is unchanged.
+ */
+import type { Prepared, PreparedInstance } from './prepare.js';
+import type { Ordering } from './rank.js';
+
+/** 1 = no regression, 0.5 = not checked, 0 = breaks tests; then the reproduction pass share. */
+export function checksKey(p: Prepared): [number, number] {
+  const checks = p.checks;
+  if (!checks) return [0.5, 0];
+  const clean = checks.regressions === null ? 0.5 : checks.regressions === 0 ? 1 : 0;
+  return [clean, checks.repro_total > 0 ? checks.repro_passed / checks.repro_total : 0];
+}
+
+export function hasChecks(instance: PreparedInstance): boolean {
+  return instance.candidates.some((p) => p.usable && p.checks !== null);
+}
+
+/** "breaks 2 tests, passes 1/2 reproduction tests" for one candidate. */
+export function describeChecks(p: Prepared): string {
+  const checks = p.checks;
+  if (!checks) return 'no execution checks';
+  const parts: string[] = [];
+  if (checks.regressions !== null) parts.push(checks.regressions === 0 ? 'breaks no test' : `breaks ${checks.regressions} test${checks.regressions === 1 ? '' : 's'} (regression)`);
+  if (checks.repro_total > 0) parts.push(`passes ${checks.repro_passed}/${checks.repro_total} reproduction tests`);
+  return parts.join(', ') || 'no execution checks';
+}
+
+/**
+ * `ordering` with the checks' two key entries inserted at `at` (after the entries that must stay
+ * first, such as "usable"), counted as primary criteria, and the checks named in its reasons.
+ */
+export function withChecks(ordering: Ordering, instance: PreparedInstance, at: number): Ordering {
+  if (!hasChecks(instance)) return ordering;
+  return {
+    ...ordering,
+    key: (p) => {
+      const key = ordering.key(p);
+      return [...key.slice(0, at), ...checksKey(p), ...key.slice(at)];
+    },
+    primary: ordering.primary + 2,
+    tieSubject: `execution checks and ${ordering.tieSubject}`,
+    reasons: (p, inner) => [describeChecks(p), ...(ordering.reasons?.(p, inner) ?? [])],
+    why(chosen, ranked, inner) {
+      const clause = ordering.why(chosen, ranked, inner);
+      const peers = inner.candidates.filter((p) => p.usable && checksKey(p).join() === checksKey(chosen).join()).length;
+      const beaten = ranked.filter((p) => p.usable && p !== chosen && checksKey(p).join() !== checksKey(chosen).join() && p.value !== null && chosen.value !== null && p.value > chosen.value);
+      const override = beaten.length ? `; ${beaten.map((p) => `${p.id} (${describeChecks(p)})`).join(', ')} had a higher value but worse checks` : '';
+      const ties = peers > 1 ? ` (${peers} candidates tied on the checks; ${ordering.tieSubject} broke the tie)` : '';
+      return `${clause}; checks: ${describeChecks(chosen)}${ties}${override}`;
+    },
+  };
+}

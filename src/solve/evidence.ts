@@ -1,0 +1,90 @@
+/**
+ * The execution evidence of a solve job (regression check, reproduction tests, pass matrix),
+ * built from its events alone: the running job feeds it each event it emits, and an interrupted
+ * job's partial result replays the stored events, so the two agree and nothing recorded is lost.
+ */
+import type { CandidateChecks, CandidateRegressions, ChecksEvidence, GeneratedTest, MatrixCell, RegressionBase } from '../types/checks.js';
+import type { JobEventBody } from './events.js';
+
+export class CheckEvidence {
+  #base: RegressionBase | null = null;
+  #regressionRan = false;
+  readonly #candidates = new Map<number, CandidateRegressions>();
+  #reproductionRan = false;
+  readonly #tests = new Map<number, GeneratedTest>();
+  readonly #cells: MatrixCell[] = [];
+
+  /** Marks the stages the job runs, so the evidence says `null` only for a check that was off. */
+  constructor(stages: { regression: boolean; reproduction: boolean } = { regression: false, reproduction: false }) {
+    this.#regressionRan = stages.regression;
+    this.#reproductionRan = stages.reproduction;
+  }
+
+  /** Takes what an event says; events other than the checks' are ignored. */
+  apply(event: JobEventBody | ({ type: string } & Record<string, unknown>)): void {
+    const body = event as JobEventBody;
+    switch (body.type) {
+      case 'regression-finish':
+        this.#regressionRan = true;
+        if (body.base) this.#base = body.base;
+        if (body.candidate) this.#candidates.set(body.candidate.index, body.candidate);
+        return;
+      case 'repro-test-finish':
+        this.#reproductionRan = true;
+        this.#tests.set(body.writer, body.test);
+        return;
+      case 'matrix-cell-finish':
+        this.#reproductionRan = true;
+        this.#cells.push(body.cell);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Valid generated tests, by writer number. */
+  validWriters(): number[] {
+    return [...this.#tests.values()].filter((test) => test.valid).map((test) => test.writer).sort((a, b) => a - b);
+  }
+
+  /** What selection reads for candidate `index`; undefined when no check produced anything for it. */
+  forCandidate(index: number): CandidateChecks | undefined {
+    const regression = this.#candidates.get(index);
+    const valid = new Set(this.validWriters());
+    const cells = this.#cells.filter((cell) => cell.index === index && valid.has(cell.writer));
+    if (!regression && cells.length === 0) return undefined;
+    return {
+      regressions: regression && regression.status === 'checked' ? regression.regressions.length : null,
+      repro_passed: cells.filter((cell) => cell.outcome === 'passed').length,
+      repro_total: cells.length,
+    };
+  }
+
+  /** The matrix rows: per candidate, valid tests passed / run. */
+  matrixRows(): Array<{ index: number; passed: number; total: number }> {
+    const indexes = [...new Set(this.#cells.map((cell) => cell.index))].sort((a, b) => a - b);
+    return indexes.map((index) => {
+      const checks = this.forCandidate(index)!;
+      return { index, passed: checks.repro_passed, total: checks.repro_total };
+    });
+  }
+
+  view(): ChecksEvidence {
+    const tests = [...this.#tests.values()].sort((a, b) => a.writer - b.writer);
+    const candidates = [...this.#candidates.values()].sort((a, b) => a.index - b.index);
+    const sandboxMs =
+      (this.#base?.duration_ms ?? 0) +
+      candidates.reduce((sum, c) => sum + c.duration_ms, 0) +
+      tests.reduce((sum, t) => sum + t.sandbox_ms, 0) +
+      this.#cells.reduce((sum, cell) => sum + cell.duration_ms, 0);
+    return {
+      regression: this.#regressionRan ? { base: this.#base, candidates } : null,
+      reproduction: this.#reproductionRan ? { tests, matrix: [...this.#cells].sort((a, b) => a.index - b.index || a.writer - b.writer) } : null,
+      cost: {
+        sandbox_ms: sandboxMs,
+        policy_tokens: tests.reduce((sum, t) => sum + t.tokens, 0),
+        policy_calls: tests.reduce((sum, t) => sum + t.policy_calls, 0),
+      },
+    };
+  }
+}

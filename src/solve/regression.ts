@@ -1,0 +1,162 @@
+/**
+ * Stage: the regression check (verify.regression). Starts with the job: the repository's test
+ * suite is found and run twice on the base commit in two sandboxes (flaky tests: different
+ * outcomes), while the rollouts run. Then each finished candidate's patch runs the same suite in
+ * its own sandbox (an overlay of the shared base snapshot plus the patch, never a fresh clone);
+ * tests that passed on base and fail with it are its regressions. When the whole suite does not
+ * fit `budget_s` on base, each candidate runs only the tests related to the files it changes,
+ * against base runs of those same tests.
+ */
+import { toWinnowerError } from '../errors.js';
+import type { Sandbox } from '../sandbox/types.js';
+import type { CandidateRegressions, RegressionBase } from '../types/checks.js';
+import { compareBaseRuns, findRegressions, type BaseOutcomes } from '../verify/regression.js';
+import { runSuite, type SuiteRun } from '../verify/run-suite.js';
+import { patchedFiles } from '../verify/test-command.js';
+import { findTestSuite, relatedTestFiles, type TestSuite } from '../verify/test-suite.js';
+import type { SolveContext, Slot } from './solve-context.js';
+
+interface BaseState {
+  suite: TestSuite;
+  scope: 'full' | 'related';
+  /** Base outcomes by command (the full suite's, or related subsets' as they are asked for). */
+  outcomes: Map<string, Promise<BaseOutcomes>>;
+}
+
+export interface RegressionStage {
+  /** Checks one finished candidate (after the base runs); records and emits its regressions. */
+  check(slot: Slot): Promise<void>;
+}
+
+/** Whether the check runs for this job: verification on and the check not turned off. */
+export function regressionEnabled(context: SolveContext): boolean {
+  return context.verifying && context.request.verify.regression.enabled;
+}
+
+/** Opens a sandbox at the base commit within the budget, runs `work` in it, closes it. */
+async function inSandbox<T>(context: SolveContext, work: (sandbox: Sandbox) => Promise<T>): Promise<T> {
+  return context.budget.hold(async () => {
+    const sandbox = await context.deps.sandboxes.create(context.spec, { signal: context.hooks.signal });
+    try {
+      return await work(sandbox);
+    } finally {
+      await sandbox.close().catch(() => undefined);
+    }
+  });
+}
+
+export function startRegression(context: SolveContext): RegressionStage {
+  const options = context.request.verify.regression;
+  const timeoutMs = options.budget_s * 1000;
+  const signal = context.hooks.signal;
+  const given = options.test_command ?? context.request.verify.test_command;
+
+  const twoRuns = async (suite: TestSuite, command: string, first?: Promise<SuiteRun>): Promise<[SuiteRun, SuiteRun]> =>
+    Promise.all([first ?? inSandbox(context, (sandbox) => runSuite(sandbox, command, suite.parser, { timeoutMs, signal })), inSandbox(context, (sandbox) => runSuite(sandbox, command, suite.parser, { timeoutMs, signal }))]);
+
+  const base: Promise<BaseState | undefined> = (async () => {
+    const started = Date.now();
+    let detectedSuite: TestSuite | undefined;
+    const record = (fields: Omit<RegressionBase, 'duration_ms'>, sandboxMs: number): void => {
+      context.emit({ type: 'regression-finish', index: null, base: { ...fields, duration_ms: sandboxMs } });
+    };
+    try {
+      // The first run shares the probe's sandbox; the second starts as soon as the suite is known.
+      let resolveSuite!: (suite: TestSuite | undefined) => void;
+      const suiteKnown = new Promise<TestSuite | undefined>((resolve) => (resolveSuite = resolve));
+      const first = inSandbox(context, async (sandbox) => {
+        const suite = await findTestSuite(sandbox, given, { signal }).catch((error: unknown) => {
+          resolveSuite(undefined);
+          throw error;
+        });
+        resolveSuite(suite);
+        return suite ? runSuite(sandbox, suite.command, suite.parser, { timeoutMs, signal }) : undefined;
+      });
+      detectedSuite = await suiteKnown;
+      if (!detectedSuite) {
+        await first;
+        record({ runner: 'none', command: '', scope: 'full', passed: 0, flaky: [], error: 'no test suite found (set verify.regression.test_command)' }, Date.now() - started);
+        return undefined;
+      }
+      const suite = detectedSuite;
+      const [a, b] = await twoRuns(suite, suite.command, first.then((run) => run!));
+      const fits = !a.timed_out && !b.timed_out;
+      if (fits && a.tests.size === 0 && (a.exit_code === 126 || a.exit_code === 127)) {
+        record({ runner: suite.runner, command: suite.command, scope: 'full', passed: 0, flaky: [], error: `the test command could not be started (exit ${a.exit_code})` }, a.duration_ms + b.duration_ms);
+        return undefined;
+      }
+      const outcomes = compareBaseRuns(a.tests, b.tests);
+      const state: BaseState = { suite, scope: fits ? 'full' : 'related', outcomes: new Map() };
+      if (fits) state.outcomes.set(suite.command, Promise.resolve(outcomes));
+      record({ runner: suite.runner, command: suite.command, scope: state.scope, passed: fits ? outcomes.passed.size : 0, flaky: fits ? outcomes.flaky : [] }, a.duration_ms + b.duration_ms);
+      return state;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const failure = toWinnowerError(error);
+      record({ runner: detectedSuite?.runner ?? 'none', command: detectedSuite?.command ?? '', scope: 'full', passed: 0, flaky: [], error: `${failure.code}: ${failure.message}` }, Date.now() - started);
+      return undefined;
+    }
+  })();
+  // Awaited by the candidates; a job cancelled before any candidate finished must not leave it unhandled.
+  base.catch(() => undefined);
+
+  const baseFor = (state: BaseState, command: string): Promise<BaseOutcomes> => {
+    let outcomes = state.outcomes.get(command);
+    if (!outcomes) {
+      outcomes = twoRuns(state.suite, command).then(([a, b]) => compareBaseRuns(a.tests, b.tests));
+      state.outcomes.set(command, outcomes);
+    }
+    return outcomes;
+  };
+
+  return {
+    async check(slot) {
+      const trajectory = slot.trajectory;
+      if (!trajectory || signal.aborted) return;
+      const state = await base;
+      if (!state) return;
+      const started = Date.now();
+      const result: CandidateRegressions = { index: slot.index, trajectory_id: trajectory.id, status: 'checked', regressions: [], compared: 0, scope: state.scope, timed_out: false, duration_ms: 0 };
+      let candidateRun: { command: string; run: SuiteRun } | undefined;
+      try {
+        await inSandbox(context, async (sandbox) => {
+          try {
+            await sandbox.applyPatch(trajectory.patch, { signal });
+          } catch (error) {
+            if (signal.aborted) throw error;
+            result.status = 'apply_failed';
+            result.error = toWinnowerError(error).message;
+            return;
+          }
+          let command = state.suite.command;
+          if (state.scope === 'related') {
+            const related = await relatedTestFiles(sandbox, state.suite, patchedFiles(trajectory.patch), { signal });
+            const subset = related.length ? state.suite.forFiles(related) : undefined;
+            if (!subset) {
+              result.error = 'the whole suite does not fit verify.regression.budget_s and no related tests were found';
+              return;
+            }
+            command = subset;
+          }
+          candidateRun = { command, run: await runSuite(sandbox, command, state.suite.parser, { timeoutMs, signal }) };
+        });
+        // Base runs of a related subset start only after the candidate's sandbox is closed: a
+        // slot is never held while waiting for another (no deadlock under max_sandboxes).
+        if (candidateRun) {
+          const { command, run } = candidateRun;
+          const found = findRegressions(await baseFor(state, command), run.tests, run.timed_out);
+          result.regressions = found.regressions;
+          result.compared = found.compared;
+          result.timed_out = run.timed_out;
+        }
+      } catch (error) {
+        if (signal.aborted) throw error;
+        const failure = toWinnowerError(error);
+        result.status = 'error';
+        result.error = `${failure.code}: ${failure.message}`;
+      }
+      result.duration_ms = Date.now() - started;
+      context.emit({ type: 'regression-finish', index: slot.index, candidate: result });
+    },
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * Stage: reproduction tests (verify.reproduction). Starts with the job, beside the candidate
+ * rollouts: `n` test-writer rollouts by the job's policy (config/agents/test-writer.yaml, or a
+ * harness), each in its own sandbox, each asked for one new test file reproducing the issue. A
+ * test counts only when it fails on the base commit (in a fresh sandbox); one that passes there or
+ * errors for an unrelated reason is discarded, with the reason. Then each finished candidate runs
+ * every valid test, one fresh sandbox per cell (base snapshot overlay + the candidate's patch + the
+ * test file): the pass matrix. The writers never see the candidates; a test never overwrites a file.
+ */
+import { loadAgentConfig } from '../candidates/agent-config.js';
+import { toWinnowerError } from '../errors.js';
+import type { Sandbox } from '../sandbox/types.js';
+import type { GeneratedTest, MatrixCell } from '../types/checks.js';
+import type { Trajectory } from '../types/index.js';
+import { extractTestFile, runTestFile } from '../verify/reproduction-test.js';
+import { tailOf } from '../verify/verify-candidate.js';
+import { prepareRollout } from './prepare-rollout.js';
+import type { SolveContext, Slot } from './solve-context.js';
+import type { SolveRequest } from './solve-request.js';
+
+export interface ReproductionStage {
+  /** Runs every valid test against one finished candidate (after the writers are done). */
+  check(slot: Slot): Promise<void>;
+  /** Emits `matrix-finish` with the whole matrix. */
+  finish(): void;
+}
+
+interface ValidTest {
+  writer: number;
+  file: string;
+  content: string;
+}
+
+const SHOWN_CONTENT_BYTES = 16 * 1024;
+
+/** The request a writer's rollout is prepared from: the job's, with the writer's agent, harness, policy and limits. */
+function writerRequest(request: SolveRequest): SolveRequest {
+  const options = request.verify.reproduction!;
+  return {
+    ...request,
+    policy: options.policy ?? request.policy,
+    agent: {
+      ...request.agent,
+      config: options.agent,
+      harness: options.harness ?? request.agent.harness,
+      time_limit_s: options.budget_s,
+      ...(options.step_limit ? { step_limit: options.step_limit } : {}),
+    },
+  };
+}
+
+export function startReproduction(context: SolveContext): ReproductionStage {
+  const options = context.request.verify.reproduction!;
+  const signal = context.hooks.signal;
+  // The writers stop with the job or the stop rule (their tests are no longer needed then).
+  const writerSignal = context.signal;
+  const request = writerRequest(context.request);
+  const agentConfig = loadAgentConfig(options.agent, { time_limit_s: options.budget_s, ...(options.step_limit ? { step_limit: options.step_limit } : {}) });
+  const testTimeoutMs = options.timeout_s * 1000;
+
+  const writeOne = async (writer: number): Promise<ValidTest | undefined> => {
+    const started = Date.now();
+    const record: GeneratedTest = { writer, trajectory_id: `${context.jobId}/test-writer/${writer}`, file: null, content: null, base_outcome: null, valid: false, discard_reason: null, base_log_tail: '', tokens: 0, policy_calls: 0, sandbox_ms: 0 };
+    let valid: ValidTest | undefined;
+    try {
+      const trajectory = await context.budget.hold(async (): Promise<Trajectory> => {
+        const prepared = await prepareRollout(context.deps, request, { task: context.task, agentConfig, trajectoryId: record.trajectory_id, index: writer, signal: writerSignal, onStep: () => undefined });
+        let sandbox: Sandbox | undefined;
+        try {
+          sandbox = await context.deps.sandboxes.create(prepared.mounts.length ? { ...context.spec, mounts: prepared.mounts } : context.spec, { signal: writerSignal });
+          return await prepared.run(sandbox);
+        } finally {
+          await sandbox?.close().catch(() => undefined);
+          await prepared.close().catch(() => undefined);
+        }
+      });
+      record.tokens = (trajectory.usage?.prompt_tokens ?? 0) + (trajectory.usage?.completion_tokens ?? 0);
+      record.policy_calls = trajectory.usage?.calls ?? 0;
+      if (trajectory.exit === 'cancelled' || trajectory.exit === 'error' || trajectory.exit === 'timeout') {
+        record.discard_reason = `the test writer ended with ${trajectory.exit}${trajectory.exit_raw ? `: ${trajectory.exit_raw}` : ''}`;
+      } else {
+        const extracted = extractTestFile(trajectory.patch);
+        if ('discard' in extracted) record.discard_reason = extracted.discard;
+        else {
+          record.file = extracted.file;
+          record.content = extracted.content.length > SHOWN_CONTENT_BYTES ? tailOf(extracted.content, SHOWN_CONTENT_BYTES) : extracted.content;
+          const run = await context.budget.hold(async () => {
+            const sandbox = await context.deps.sandboxes.create(context.spec, { signal });
+            try {
+              return await runTestFile(sandbox, extracted, { timeoutMs: testTimeoutMs, signal });
+            } finally {
+              await sandbox.close().catch(() => undefined);
+            }
+          });
+          record.base_log_tail = tailOf(run.log_tail, 2048);
+          record.base_outcome = run.outcome === 'conflict' ? null : run.outcome;
+          if (run.outcome === 'failed') {
+            record.valid = true;
+            valid = { writer, ...extracted };
+          } else if (run.outcome === 'passed') record.discard_reason = 'passes on the base commit: it does not reproduce the issue';
+          else if (run.outcome === 'conflict') record.discard_reason = `overwrites a repository file (${extracted.file})`;
+          else record.discard_reason = `fails on the base commit for an unrelated reason: ${run.reason ?? 'error'}`;
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const failure = toWinnowerError(error);
+      record.discard_reason = `the test writer failed: ${failure.code}: ${failure.message}`;
+    }
+    record.sandbox_ms = Date.now() - started;
+    context.emit({ type: 'repro-test-finish', writer, test: record });
+    return valid;
+  };
+
+  const tests = Promise.all(Array.from({ length: options.n }, (_, writer) => writeOne(writer))).then((all) => all.filter((test): test is ValidTest => test !== undefined));
+  tests.catch(() => undefined);
+
+  const runCell = async (slot: Slot, test: ValidTest): Promise<void> => {
+    const trajectory = slot.trajectory!;
+    const started = Date.now();
+    const outcome = await context.budget.hold(async (): Promise<MatrixCell['outcome']> => {
+      const sandbox = await context.deps.sandboxes.create(context.spec, { signal });
+      try {
+        try {
+          await sandbox.applyPatch(trajectory.patch, { signal });
+        } catch (error) {
+          if (signal.aborted) throw error;
+          return 'apply_failed';
+        }
+        return (await runTestFile(sandbox, test, { timeoutMs: testTimeoutMs, signal })).outcome;
+      } finally {
+        await sandbox.close().catch(() => undefined);
+      }
+    }).catch((error: unknown): MatrixCell['outcome'] => {
+      if (signal.aborted) throw error;
+      return 'error';
+    });
+    context.emit({ type: 'matrix-cell-finish', cell: { index: slot.index, writer: test.writer, outcome, duration_ms: Date.now() - started } });
+  };
+
+  return {
+    async check(slot) {
+      if (!slot.trajectory || signal.aborted) return;
+      const valid = await tests;
+      await Promise.all(valid.map((test) => runCell(slot, test)));
+    },
+    finish() {
+      context.emit({ type: 'matrix-finish', tests: context.evidence.validWriters(), rows: context.evidence.matrixRows() });
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * Execution evidence a solve job gathers without a test list (issue 20), as it appears in the job
+ * JSON (`result.checks`, the `regression-finish` / `repro-test-finish` / `matrix-cell-finish` /
+ * `matrix-finish` events) and as selection reads it. docs/verify.md documents every field.
+ */
+import type { TestStatus } from './verify.js';
+
+/** The repository's own test suite on the base commit, run twice to find flaky tests. */
+export interface RegressionBase {
+  /** The runner found (pytest, unittest, django, sympy, npm, go, cargo, or `given` for verify.regression.test_command). */
+  runner: string;
+  command: string;
+  /** `full`: the whole suite fit verify.regression.budget_s; `related`: only tests related to each patch's files. */
+  scope: 'full' | 'related';
+  /** Tests that passed in both base runs: the ones a candidate can break. */
+  passed: number;
+  /** Tests with different outcomes in the two base runs: ignored, listed here. */
+  flaky: string[];
+  duration_ms: number;
+  /** Set when the base suite could not be run (no runner found, the command failed to start): no regressions are checked. */
+  error?: string;
+}
+
+/** One test that passed on base and does not with the candidate. */
+export interface Regression {
+  test: string;
+  base: 'passed';
+  candidate: TestStatus;
+}
+
+export interface CandidateRegressions {
+  index: number;
+  trajectory_id: string;
+  /** `checked`: the suite ran with the patch; `apply_failed`/`error`: it did not, and `regressions` is empty. */
+  status: 'checked' | 'apply_failed' | 'error';
+  regressions: Regression[];
+  /** Tests compared (passed on base, not flaky, run with the candidate). */
+  compared: number;
+  scope: 'full' | 'related';
+  timed_out: boolean;
+  duration_ms: number;
+  error?: string;
+}
+
+/** The outcome of a test file run: `error` is a failure for an unrelated reason (import, syntax, no test collected). */
+export type TestFileOutcome = 'passed' | 'failed' | 'error';
+
+/** One test written by a test-writer rollout (verify.reproduction). */
+export interface GeneratedTest {
+  /** The test writer's number, 0..n-1; the matrix's column key. */
+  writer: number;
+  trajectory_id: string;
+  /** The new test file's path in the repository, or null when the writer produced none. */
+  file: string | null;
+  /** Its content (capped), for the record. */
+  content: string | null;
+  /** How it ran on the base commit; null when it never ran. */
+  base_outcome: TestFileOutcome | null;
+  /** Counts in the matrix only when it fails on base for the issue's reason. */
+  valid: boolean;
+  /** Why it does not count (passes on base, errors on base, no test file, the writer failed...). */
+  discard_reason: string | null;
+  /** A short excerpt of the base run's log. */
+  base_log_tail: string;
+  tokens: number;
+  policy_calls: number;
+  /** Sandbox time of the writer's rollout and of the base run. */
+  sandbox_ms: number;
+}
+
+/** One cell of the pass matrix: candidate `index` × generated test `writer`. */
+export interface MatrixCell {
+  index: number;
+  writer: number;
+  /** `conflict`: the candidate's patch creates the test's path; the test was not run (it never overwrites a file). */
+  outcome: TestFileOutcome | 'apply_failed' | 'conflict';
+  duration_ms: number;
+}
+
+/** Per candidate, what selection reads. */
+export interface CandidateChecks {
+  /** Regressions found; null when the regression check did not run for the candidate. */
+  regressions: number | null;
+  /** Valid reproduction tests this candidate passes / valid tests run against it; total 0 when there are none. */
+  repro_passed: number;
+  repro_total: number;
+}
+
+export interface ChecksCost {
+  /** Sandbox time of the checks (base runs, candidate runs, test writers, matrix cells), summed. */
+  sandbox_ms: number;
+  /** Policy tokens and calls of the test writers. */
+  policy_tokens: number;
+  policy_calls: number;
+}
+
+export interface ChecksEvidence {
+  regression: { base: RegressionBase | null; candidates: CandidateRegressions[] } | null;
+  reproduction: { tests: GeneratedTest[]; matrix: MatrixCell[] } | null;
+  cost: ChecksCost;
+}
