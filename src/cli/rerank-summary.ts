@@ -6,8 +6,13 @@ export const EXIT_UNSCORED = 3;
 
 const NAMED_INSTANCES = 5;
 
-export function rerankSummary(result: Pick<RerankBatchResult, 'candidates' | 'warnings' | 'unscored'>): string[] {
+export function rerankSummary(result: Pick<RerankBatchResult, 'candidates' | 'warnings' | 'unscored'> & Partial<Pick<RerankBatchResult, 'noneUsable'>>): string[] {
   const lines = result.warnings.map((warning) => `rerank: warning: ${warning.message}`);
+  const none = result.noneUsable ?? [];
+  if (none.length > 0) {
+    lines.push(`rerank: ${none.length} instance(s) have no usable candidate; their predictions have an empty model_patch and a no_patch_reason:`);
+    for (const entry of none.slice(0, NAMED_INSTANCES)) lines.push(`  ${entry.instance_id}: ${entry.reason}`);
+  }
   const { unscored } = result;
   if (unscored.candidates === 0) return lines;
   lines.push(`rerank: ${describeUnscored(unscored, { of: result.candidates, names: NAMED_INSTANCES })}; first reasons:`);

@@ -67,6 +67,8 @@ export interface RerankBatchResult {
   warnings: RerankWarning[];
   /** Candidates of this run that have no score, and why. */
   unscored: Unscored;
+  /** Instances of this run none of whose candidates is usable (empty model_patch), with the selection's reason. */
+  noneUsable: Array<{ instance_id: string; reason: string }>;
   timings: Record<string, number>;
 }
 
@@ -191,6 +193,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   }
 
   const selections: Selection[] = [];
+  const noneUsable: RerankBatchResult['noneUsable'] = [];
   const scoreLines: ScoreLine[] = [...previous];
   const todo = [...byInstance.keys()].filter((id) => !done.has(id));
   const limit = pLimit(options.concurrency ?? 4);
@@ -223,7 +226,11 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
         }));
         // Scores first, then the prediction: an instance counts as done only when both are written.
         await scoresFile.append(lines.map((line) => JSON.stringify(line)));
-        await outFile.append([JSON.stringify({ instance_id: instanceId, model_name_or_path: modelNameFor(options.strategy), model_patch: chosen?.patch ?? '' })]);
+        // No usable candidate: an empty model_patch (the SWE-bench harness counts it as an empty
+        // patch, unresolved) and the reason beside it, which the harness ignores.
+        const prediction = { instance_id: instanceId, model_name_or_path: modelNameFor(options.strategy), model_patch: chosen?.patch ?? '', ...(chosen ? {} : { no_patch_reason: selection.reason }) };
+        await outFile.append([JSON.stringify(prediction)]);
+        if (!chosen) noneUsable.push({ instance_id: instanceId, reason: selection.reason });
         selections.push(selection);
         pushAll(scoreLines, lines);
         finished += 1;
@@ -253,6 +260,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     issues,
     warnings,
     unscored: unscoredOf(scoreLines),
+    noneUsable: noneUsable.sort((a, b) => (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0)),
     timings,
   };
   // An instance with an unlabelled candidate has no known mean@1 or pass@N, nor selected@1 when
