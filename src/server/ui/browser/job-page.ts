@@ -26,6 +26,8 @@ interface State {
   rollouts: Map<number, RolloutTimes>;
   n: number;
   notice?: string;
+  /** Purge was clicked once; the next click deletes (kept across redraws). */
+  purgeArmed?: boolean;
 }
 
 const isRecord = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -128,7 +130,7 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
         'span',
         { class: 'actions' },
         source.cancel && running ? h('button', { id: 'cancel', onclick: () => void actions.cancel() }, 'Cancel') : null,
-        source.purge && !running ? purgeButton(actions) : null,
+        source.purge && !running ? purgeButton(state, actions) : null,
       ),
     ),
     state.notice ? h('p', { class: 'notice', id: 'notice' }, state.notice) : null,
@@ -157,13 +159,13 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
   ];
 }
 
-function purgeButton(actions: Actions): HTMLElement {
+function purgeButton(state: State, actions: Actions): HTMLElement {
   // Two clicks, no dialog: the first arms the button.
-  const button = h('button', { id: 'purge', class: 'danger' }, 'Purge') as HTMLButtonElement;
+  const button = h('button', { id: 'purge', class: 'danger' }, state.purgeArmed ? 'Purge: click again to delete this job' : 'Purge') as HTMLButtonElement;
   button.addEventListener('click', () => {
-    if (button.dataset.armed) void actions.purge();
+    if (state.purgeArmed) void actions.purge();
     else {
-      button.dataset.armed = 'yes';
+      state.purgeArmed = true;
       button.textContent = 'Purge: click again to delete this job';
     }
   });
