@@ -33,6 +33,10 @@ export const WinnowerConfig = z.strictObject({
       data_dir: z.string().default('.winnower'),
       /** Folders a request's host repository (repo.path, a file:// or bare-path repo.url) must lie under; empty = any the server can read (local use). */
       repo_roots: z.array(z.string().min(1)).default([]),
+      /** Hosts a request's policy.url may name (src/server/outbound-hosts.ts); empty = any (local use). */
+      policy_hosts: z.array(z.string().min(1)).default([]),
+      /** Hosts a request's repo.url may be cloned from; empty = any (local use). */
+      repo_hosts: z.array(z.string().min(1)).default([]),
       /** Jobs running at once; more wait as `queued`. */
       max_running_jobs: z.number().int().min(1).max(1024).default(4),
       /** Rate limit per key, queued-job cap, candidate and trajectory caps (src/server/limits-config.ts). */
@@ -115,6 +119,8 @@ export function configFromEnv(rawEnv: NodeJS.ProcessEnv): Json {
       api_keys: list(env.WINNOWER_API_KEYS),
       data_dir: env.WINNOWER_DATA_DIR,
       repo_roots: list(env.WINNOWER_REPO_ROOTS),
+      policy_hosts: list(env.WINNOWER_POLICY_HOSTS),
+      repo_hosts: list(env.WINNOWER_REPO_HOSTS),
       max_running_jobs: int(env.WINNOWER_MAX_JOBS),
       ui: env.WINNOWER_UI === undefined ? undefined : env.WINNOWER_UI !== 'false',
       limits: { rate_per_minute: int(env.WINNOWER_RATE_PER_MINUTE), max_queued_jobs: int(env.WINNOWER_MAX_QUEUED_JOBS) },

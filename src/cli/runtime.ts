@@ -50,6 +50,8 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     bodyLimitBytes: config.server.body_limit_bytes,
     requestTimeoutMs: config.server.request_timeout_s * 1000,
     repoRoots: config.server.repo_roots,
+    policyHosts: config.server.policy_hosts,
+    repoHosts: config.server.repo_hosts,
     limits,
     metrics,
     logger: options.logger ?? loggerOptions(config.log_level, config.log_format),

@@ -36,6 +36,9 @@ export interface AppDeps {
   requestTimeoutMs?: number;
   /** Folders a request's host repository (repo.path, file:// URL) must lie under; empty = any (local use). */
   repoRoots?: string[];
+  /** Hosts a request's policy.url and repo.url may name (server.policy_hosts, server.repo_hosts); empty = any. */
+  policyHosts?: string[];
+  repoHosts?: string[];
   /** pino options, or false for silence (tests). */
   logger?: boolean | Record<string, unknown>;
   /** Rate limit, queue and size caps (server.limits); the defaults when absent. */
@@ -56,6 +59,8 @@ export interface AppContext {
   limits: LimitsConfig;
   closing: () => boolean;
   repoRoots: string[];
+  policyHosts: string[];
+  repoHosts: string[];
 }
 
 declare module 'fastify' {
@@ -84,7 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   metrics.watch({ jobsByStatus: () => deps.store.countJobsByStatus(), queuedJobs: () => deps.jobs.queued, openSandboxes: openSandboxCount });
   let closing = false;
   const limits = deps.limits ?? DEFAULT_LIMITS;
-  app.decorate('winnower', { jobs: deps.jobs, store: deps.store, solveDeps: deps.solveDeps, metrics, limits, closing: () => closing, repoRoots: deps.repoRoots ?? [] });
+  app.decorate('winnower', { jobs: deps.jobs, store: deps.store, solveDeps: deps.solveDeps, metrics, limits, closing: () => closing, repoRoots: deps.repoRoots ?? [], policyHosts: deps.policyHosts ?? [], repoHosts: deps.repoHosts ?? [] });
   installRequestId(app);
   app.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000);

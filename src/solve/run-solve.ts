@@ -8,6 +8,8 @@
  * The stages share one SolveContext (solve-context.ts) and one sandbox budget (sandbox-budget.ts);
  * the checks' evidence is built from their events (evidence.ts), so an interrupted job keeps it.
  */
+import { resolvePolicyOptions } from '../candidates/policy-factory.js';
+import { checkPolicyReachable } from '../candidates/policy-reachability.js';
 import type { ChecksEvidence, Selection } from '../types/index.js';
 import type { JobEventBody } from './events.js';
 import { candidateSummary, chosenView, usageTotals, type ChosenView, type SolveCandidateSummary } from './result-view.js';
@@ -50,6 +52,8 @@ export async function runSolve(
   const waves = request.waves ?? [request.n];
   const verifyLane = verificationLane(context);
   hooks.emit({ type: 'job-start', n: request.n, waves });
+  // One look at the policy server before n sandboxes are made for it (src/candidates/policy-reachability.ts).
+  await checkPolicyReachable(resolvePolicyOptions(request.policy, deps.policyDefaults ?? {}), { field: request.policy ? 'body.policy.url' : 'policy.url', signal: hooks.signal });
   const regression = regressionEnabled(context) ? startRegression(context) : undefined;
   const reproduction = context.verifying && request.verify.reproduction ? startReproduction(context) : undefined;
 

@@ -8,6 +8,7 @@ import { defaultStrategy, select } from '../../rerank/select/index.js';
 import { MAX_TIMEOUT_S } from '../../solve/solve-request.js';
 import { checkImageAccess, checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
+import { checkRepoUrl } from '../repo-url.js';
 import { COMMON_ERRORS, errorResponses, RerankResponse, ScoreResponse } from '../api-schemas.js';
 import { MAX_CANDIDATES_CAP } from '../limits-config.js';
 import { checkPatchPaths } from '../patch-paths.js';
@@ -117,6 +118,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const trajectories = asTrajectories(body);
     await checkBodyScoring(scorer, body);
     if (body.verify) {
+      checkRepoUrl(task.repo?.url, 'body.task.repo.url', app.winnower.repoHosts);
       await checkRepoAccess(task.repo, app.winnower.repoRoots, 'body.task.repo');
       await checkImageAccess(task.image, app.winnower.repoRoots, 'body.task.image');
       if (task.image === undefined) await checkLocalRepo({ path: task.repo?.path, commit: task.repo?.base_commit }, { path: 'body.task.repo.path', commit: 'body.task.repo.base_commit' });

@@ -10,6 +10,8 @@ import { jobView } from '../job-view.js';
 import { checkPatchPaths } from '../patch-paths.js';
 import { checkImageAccess, checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
+import { checkPolicyHost } from '../outbound-hosts.js';
+import { checkRepoUrl } from '../repo-url.js';
 import { redactRequest } from '../redact-request.js';
 import { checkIdentifier } from '../request-caps.js';
 import { inBody } from '../request-field.js';
@@ -26,9 +28,13 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const { jobs, solveDeps, store, repoRoots } = app.winnower;
+      const { jobs, solveDeps, store, repoRoots, policyHosts, repoHosts } = app.winnower;
       const body = request.body;
       checkIdentifier(body.instance_id, 'body.instance_id');
+      checkRepoUrl(body.repo?.url, 'body.repo.url', repoHosts);
+      checkPolicyHost(body.policy?.kind === 'replay' ? undefined : body.policy?.url, policyHosts, 'body.policy.url');
+      const writers = body.verify.reproduction?.policy;
+      checkPolicyHost(writers?.kind === 'replay' ? undefined : writers?.url, policyHosts, 'body.verify.reproduction.policy.url');
       if (body.verify.test_patch) checkPatchPaths(body.verify.test_patch, 'body.verify.test_patch');
       await checkRepoAccess(body.repo, repoRoots, 'body.repo');
       await checkImageAccess(body.image, repoRoots, 'body.image');

@@ -1,0 +1,67 @@
+/**
+ * A job whose policy server cannot be reached fails once, at once, naming policy.url, before any
+ * rollout or sandbox (defects-found.md D8: all 8 rollouts started and each failed on ECONNREFUSED).
+ * A server that answers at all, even 404 to GET /models, counts as reachable.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer as createHttpServer } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkPolicyReachable } from '../../src/candidates/policy-reachability.js';
+import { gitRepo } from '../server/git-repo.js';
+import { startTestApp, type TestApp } from '../server/test-app.js';
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const openai = (url: string) => ({ kind: 'openai' as const, url, model: 'm', temperature: 0.7, top_p: 1, max_tokens: 16, mode: 'tools' as const, timeout_s: 30 });
+
+describe('policy reachability', () => {
+  let server: TestApp;
+  let scratch: string;
+
+  beforeAll(async () => {
+    server = await startTestApp();
+    scratch = mkdtempSync(join(tmpdir(), 'wnw-reach-'));
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('fails the job with one error naming policy.url, and starts no rollout', async () => {
+    const port = await closedPort();
+    const repo = gitRepo(join(scratch, 'repo'));
+    const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: { issue: 'x', repo: { path: repo }, n: 8, policy: { kind: 'openai', url: `http://127.0.0.1:${port}/v1`, model: 'm' } } });
+    expect(response.statusCode).toBe(200);
+    const job = response.json();
+    expect(job.status).toBe('failed');
+    expect(job.error.code).toBe('WNW_ERR_POLICY_UPSTREAM');
+    expect(job.error.message).toContain('body.policy.url');
+    expect(job.error.message).toContain(`127.0.0.1:${port}`);
+    expect(job.error.message).toContain('ECONNREFUSED');
+    // No rollout ran, so none failed on its own.
+    expect(server.store.listCandidates(job.id).filter((candidate) => candidate.status === 'failed')).toEqual([]);
+  });
+
+  it('counts any HTTP answer as reachable, and a refused connection or unknown host as not', async () => {
+    const http = createHttpServer((_request, response) => response.writeHead(404).end('not found'));
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = http.address() as AddressInfo;
+      await expect(checkPolicyReachable(openai(`http://127.0.0.1:${port}/v1`), { field: 'policy.url' })).resolves.toBeUndefined();
+    } finally {
+      await new Promise((resolve) => http.close(resolve));
+    }
+    await expect(checkPolicyReachable(openai(`http://127.0.0.1:${await closedPort()}/v1`), { field: 'policy.url' })).rejects.toMatchObject({ code: 'WNW_ERR_POLICY_UPSTREAM', details: { field: 'policy.url' } });
+    await expect(checkPolicyReachable(openai('http://no-such-host.invalid/v1'), { field: 'policy.url' })).rejects.toMatchObject({ code: 'WNW_ERR_POLICY_UPSTREAM' });
+  });
+});
