@@ -6,8 +6,11 @@ export type JobEventBody =
   | { type: 'rollout-start'; index: number; wave: number }
   | { type: 'rollout-finish'; index: number; status: 'finished' | 'failed' | 'cancelled'; exit: string; steps: number; patch_bytes: number; error?: string }
   | { type: 'rollout-skip'; index: number; reason: string }
+  /** A finished candidate whose patch can never be chosen (no patch, unparseable, refused by the patch rules): not scored or tested. */
+  | { type: 'candidate-unusable'; index: number; kind: string; reason: string }
   | { type: 'score-available'; index: number; value: number | null; error?: string }
-  | { type: 'verify-finish'; index: number; status: string; resolved: boolean }
+  /** `other_failures`: set when tests the task does not name failed, or the command exited non-zero with every named test passed. */
+  | { type: 'verify-finish'; index: number; status: string; resolved: boolean; exit_code?: number | null; other_failures?: string }
   | { type: 'stop-rule'; index: number; reason: string }
   /** The regression check: `index` null for the base commit's runs (with `base`), else a candidate's (with `candidate`). */
   | { type: 'regression-finish'; index: number | null; base?: RegressionBase; candidate?: CandidateRegressions }

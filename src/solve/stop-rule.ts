@@ -3,6 +3,7 @@
  * job: then the rollouts still running are cancelled and waves not started are skipped.
  */
 import type { CandidateChecks, Score, VerifyResult } from '../types/index.js';
+import { otherTestsFailed } from '../verify/other-failures.js';
 import type { SolveContext, Slot } from './solve-context.js';
 import type { StopRule } from './solve-request.js';
 
@@ -13,6 +14,8 @@ import type { StopRule } from './solve-request.js';
 export function stopRuleMet(rule: StopRule | null, score: Score | undefined, verify: VerifyResult | undefined, verifying: boolean, checks?: CandidateChecks): string | undefined {
   if (!rule) return undefined;
   if (!score || score.value < rule.min_value) return undefined;
+  // Never on a patch that did not apply, nor on one whose other tests failed (src/verify/other-failures.ts).
+  if (verify && (verify.status === 'apply_failed' || otherTestsFailed(verify))) return undefined;
   if (rule.require_resolved && verifying && verify && !verify.resolved) return undefined;
   if (rule.require_resolved && verifying && !verify && !checks) return undefined;
   if (rule.require_checks && (!checks || checks.regressions === null || checks.regressions > 0 || checks.repro_passed < checks.repro_total)) return undefined;

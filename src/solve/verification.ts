@@ -5,7 +5,9 @@
  * the candidate, never a failed job.
  */
 import { toWinnowerError } from '../errors.js';
+import { describeOtherFailures } from '../verify/other-failures.js';
 import { verifyCandidate } from '../verify/verify-candidate.js';
+import { unusablePatch } from './scoring.js';
 import type { SolveContext, Slot } from './solve-context.js';
 
 /** Whether the request gives tests to verify against (a test command or test ids); without them only the checks run. */
@@ -22,7 +24,8 @@ export function verificationLane(context: SolveContext): <T>(work: () => Promise
 export async function verifySlot(context: SolveContext, slot: Slot, lane: <T>(work: () => Promise<T>) => Promise<T>): Promise<void> {
   const { deps, request, hooks } = context;
   const trajectory = slot.trajectory;
-  if (!context.verifying || !trajectory || hooks.signal.aborted) return;
+  // A patch that can never be chosen is not worth a sandbox (the scoring stage announced it).
+  if (!context.verifying || !trajectory || hooks.signal.aborted || unusablePatch(slot)) return;
   slot.verify = await lane(() =>
     context.budget.hold(async () => {
       const sandbox = await deps.sandboxes.create(context.spec, { signal: hooks.signal });
@@ -37,5 +40,7 @@ export async function verifySlot(context: SolveContext, slot: Slot, lane: <T>(wo
     slot.error = { code: failure.code, message: `verification failed: ${failure.message}` };
     return undefined;
   });
-  if (slot.verify) hooks.emit({ type: 'verify-finish', index: slot.index, status: slot.verify.status, resolved: slot.verify.resolved });
+  if (!slot.verify) return;
+  const otherFailures = describeOtherFailures(slot.verify);
+  hooks.emit({ type: 'verify-finish', index: slot.index, status: slot.verify.status, resolved: slot.verify.resolved, exit_code: slot.verify.exit_code, ...(otherFailures ? { other_failures: otherFailures } : {}) });
 }

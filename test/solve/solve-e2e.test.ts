@@ -59,9 +59,13 @@ describe.skipIf(!hasBubblewrap())('POST /solve end to end (local sandboxes, ONNX
       for (const candidate of job.candidates) {
         expect(candidate.status).toBe('finished');
         expect(candidate.exit).toBe('submitted');
+        if (candidate.index === 3) continue;
         expect(candidate.value).toBeGreaterThan(0);
         expect(candidate.value).toBeLessThan(1);
       }
+      // No patch: never scored or tested (issue 18 item 4), and last.
+      expect(byIndex[3]).toMatchObject({ value: null, verify: null });
+      expect(job.result.selection.ranking.at(-1)).toMatchObject({ trajectory_id: byIndex[3].trajectory_id, unusable: { kind: 'empty' } });
       expect(job.result.selection.strategy).toBe('hybrid');
       expect(job.result.rollouts).toMatchObject({ planned: 4, finished: 4, failed: 0 });
       // Distinct seeds per rollout reached the policy.
