@@ -13,12 +13,14 @@ import { BUILTIN_HARNESS } from '../harness/harness-definition.js';
 import { loadConfig } from '../config.js';
 import { prepareDemoRepo } from './demo-repo.js';
 import { demoDir, demoHarnessRecordings, demoRecordings, demoSolveBody } from './demo-task.js';
-import { formatEvent, renderCandidates, renderOutcome, type JobView } from './job-output.js';
+import { formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
 import { positiveInt } from './parse-options.js';
 import { createRuntime } from './runtime.js';
 
 interface DemoFlags {
   n?: number;
+  /** False with --no-given-tests: no test list; the regression check and reproduction tests decide. */
+  givenTests?: boolean;
   harness?: string;
   stopRule?: boolean;
   keep?: boolean;
@@ -69,6 +71,7 @@ export function registerDemoCommand(program: Command): void {
     .option('--n <n>', 'rollouts (the four recordings are reused round-robin)', positiveInt)
     .option('--stop-rule', 'stop once a candidate passes its tests (rollouts in waves of 2); no value threshold, as the bundled model is untrained')
     .option('--keep', 'keep the temporary repository and job database')
+    .option('--no-given-tests', 'give no test list: the regression check and 3 reproduction tests written by recorded test writers (examples/demo/test-writers) decide, and the pass matrix is printed')
     .option('--harness <name>', 'run each rollout with a harness CLI (e.g. pi, when installed) instead of the built-in agent')
     .action(async (flags: DemoFlags) => {
       const started = Date.now();
@@ -101,8 +104,19 @@ export function registerDemoCommand(program: Command): void {
         if (description.workspace || limits) console.log(`           workspaces: ${String(description.workspace ?? '?')}; limits: ${limits || 'none'}`);
         console.log(`  scorer:  ${runtime.scorer.backend} ${runtime.scorer.model}`);
         const address = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
+        const givenTests = flags.givenTests !== false;
+        const writers = Object.values(demoRecordings(join(demoDir(), 'test-writers')));
+        const noTestList = {
+          // No FAIL_TO_PASS/PASS_TO_PASS, no test command: the suite is found, the tests are written.
+          verify: {
+            enabled: true,
+            timeout_s: 60,
+            reproduction: { n: 3, budget_s: 120, timeout_s: 60, ...(realPolicy ? {} : { policy: { kind: 'replay', recordings: writers } }) },
+          },
+        };
         const body = demoSolveBody(repo, { verifyTimeoutS: 60, agent: { time_limit_s: 120, ...(harness ? { harness } : {}) } }, {
           n,
+          ...(givenTests ? {} : noTestList),
           ...(realPolicy ? {} : { policy: { kind: 'replay', recordings } }),
           ...(flags.stopRule ? { stop_rule: { min_value: 0, require_resolved: true }, waves: Array.from({ length: Math.ceil(n / 2) }, (_, i) => Math.min(2, n - 2 * i)) } : {}),
         });
@@ -113,7 +127,7 @@ export function registerDemoCommand(program: Command): void {
           process.exitCode = 1;
           return;
         }
-        console.log(`\nPOST /solve → job ${answer.job_id} (n=${n}, verification on)\n`);
+        console.log(`\nPOST /solve → job ${answer.job_id} (n=${n}, ${givenTests ? 'verification on, with the task\'s test list' : 'no test list: regression check and 3 reproduction tests'})\n`);
 
         await followEvents(`${address}/jobs/${answer.job_id}/events`, (type, data) => {
           const line = formatEvent(type, data);
@@ -134,6 +148,8 @@ export function registerDemoCommand(program: Command): void {
               realPolicy ? c.status : recordings[c.index % recordings.length]!.source.replace(/^recorded-/, '') + (c.status === 'finished' ? '' : ` (${c.status})`),
             ),
         );
+        const checks = renderChecks(job, (c) => (realPolicy ? c.status : recordings[c.index % recordings.length]!.source.replace(/^recorded-/, '')));
+        if (checks) console.log(`\n${checks}`);
         console.log(`\n${renderOutcome(job)}`);
         console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       } finally {

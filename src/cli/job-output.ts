@@ -22,6 +22,7 @@ export interface JobView {
     selection?: { ranking: Array<{ trajectory_id: string; unusable?: { kind: string } | null }> };
     rollouts: Record<string, number>;
     compute: Record<string, number>;
+    checks?: ChecksView;
   } | null;
   error: { code: string; message: string } | null;
 }
@@ -42,10 +43,25 @@ export function formatEvent(type: string, data: Record<string, unknown>): string
     'score-available': () => `candidate ${data.index} value ${typeof data.value === 'number' ? data.value.toFixed(3) : 'n/a'}`,
     'verify-finish': () => `candidate ${data.index} tests: ${data.status}${data.other_failures ? ` (${data.other_failures})` : ''}`,
     'stop-rule': () => `stop rule met by candidate ${data.index}: ${data.reason}`,
+    'regression-finish': () => regressionLine(data),
+    'repro-test-finish': () => {
+      const test = data.test as { file: string | null; valid: boolean; discard_reason: string | null };
+      return `reproduction test ${data.writer}${test.file ? ` (${test.file})` : ''}: ${test.valid ? 'fails on base: valid' : `discarded: ${test.discard_reason}`}`;
+    },
+    'matrix-finish': () => `pass matrix: ${(data.rows as Array<{ index: number; passed: number; total: number }>).map((row) => `candidate ${row.index} ${row.passed}/${row.total}`).join(', ') || 'no valid reproduction test'}`,
     selection: () => `selected candidate ${data.chosen_index ?? 'none'}: ${data.reason}`,
     'job-finish': () => `job ${data.status}${data.error ? `: ${data.error}` : ''}`,
   };
   return lines[type]?.();
+}
+
+function regressionLine(data: Record<string, unknown>): string {
+  const base = data.base as { command: string; passed: number; flaky: string[]; error?: string } | undefined;
+  if (base) return base.error ? `regression check: not run: ${base.error}` : `regression check: base commit ran \`${base.command}\` twice: ${base.passed} tests pass, ${base.flaky.length} flaky`;
+  const candidate = data.candidate as { status: string; regressions: unknown[]; error?: string } | undefined;
+  if (!candidate) return 'regression check';
+  if (candidate.status !== 'checked') return `candidate ${data.index} regression check: ${candidate.status}${candidate.error ? `: ${candidate.error}` : ''}`;
+  return `candidate ${data.index} regression check: ${candidate.regressions.length} regression${candidate.regressions.length === 1 ? '' : 's'}`;
 }
 
 function table(rows: string[][]): string {
@@ -89,6 +105,63 @@ export function renderCandidates(job: JobView, nameHeader: string, nameOf: (cand
       chosen?.index === c.index ? '  ✔' : '',
     ]),
   ]);
+}
+
+/** The part of `result.checks` (src/types/checks.ts) the terminal shows. */
+export interface ChecksView {
+  regression: {
+    base: { runner: string; command: string; scope: string; passed: number; flaky: string[]; error?: string } | null;
+    candidates: Array<{ index: number; status: string; regressions: Array<{ test: string; candidate: string }>; error?: string }>;
+  } | null;
+  reproduction: {
+    tests: Array<{ writer: number; file: string | null; base_outcome: string | null; valid: boolean; discard_reason: string | null }>;
+    matrix: Array<{ index: number; writer: number; outcome: string }>;
+  } | null;
+  cost: { sandbox_ms: number; policy_tokens: number; policy_calls: number };
+}
+
+const CELL: Record<string, string> = { passed: 'pass', failed: 'FAIL', error: 'error', apply_failed: 'no patch', conflict: 'conflict' };
+
+/**
+ * The execution checks under the candidates table: the regression check's base runs, every
+ * generated reproduction test (valid, or why discarded), and the pass matrix — one row per
+ * candidate with its regressions and its outcome on each valid test, the chosen row marked.
+ */
+export function renderChecks(job: JobView, nameOf: (candidate: CandidateView) => string): string {
+  const checks = job.result?.checks;
+  if (!checks || (!checks.regression && !checks.reproduction)) return '';
+  const lines: string[] = [];
+  const base = checks.regression?.base;
+  if (checks.regression) {
+    if (!base) lines.push('regression check: did not finish');
+    else if (base.error) lines.push(`regression check: not run: ${base.error}`);
+    else lines.push(`regression check: \`${base.command}\` (${base.runner}, ${base.scope} suite) on the base commit twice: ${base.passed} tests pass, ${base.flaky.length} flaky${base.flaky.length ? ` (ignored: ${base.flaky.join(', ')})` : ''}`);
+  }
+  const tests = checks.reproduction?.tests ?? [];
+  const valid = tests.filter((test) => test.valid);
+  if (checks.reproduction) {
+    lines.push(`reproduction tests: ${tests.length} written, ${valid.length} valid (fail on the base commit)`);
+    for (const test of tests) lines.push(`  test ${test.writer}  ${test.file ?? '(no file)'}: ${test.valid ? 'fails on base: valid' : `discarded: ${test.discard_reason}`}`);
+  }
+  const regressionsOf = new Map((checks.regression?.candidates ?? []).map((c) => [c.index, c]));
+  const cellOf = (index: number, writer: number) => checks.reproduction?.matrix.find((cell) => cell.index === index && cell.writer === writer)?.outcome;
+  const chosen = job.result?.chosen;
+  const rows = job.candidates.map((c) => {
+    const regression = regressionsOf.get(c.index);
+    const regressionText = !regression ? '—' : regression.status !== 'checked' ? regression.status.replace('_', ' ') : String(regression.regressions.length);
+    const cells = valid.map((test) => {
+      const outcome = cellOf(c.index, test.writer);
+      return outcome ? (CELL[outcome] ?? outcome) : '—';
+    });
+    const passed = valid.filter((test) => cellOf(c.index, test.writer) === 'passed').length;
+    return [String(c.index), nameOf(c), regressionText, ...cells, valid.length ? `${passed}/${valid.length}` : '—', chosen?.index === c.index ? '  ✔ chosen' : ''];
+  });
+  lines.push('', 'pass matrix (regressions: tests that passed on base and fail with the patch; test k: a valid reproduction test):');
+  lines.push(table([['candidate', 'name', 'regressions', ...valid.map((test) => `test ${test.writer}`), 'reproduction', 'chosen'], ...rows]));
+  const broken = [...regressionsOf.values()].filter((c) => c.regressions.length > 0);
+  for (const c of broken) lines.push(`  candidate ${c.index} regressions: ${c.regressions.map((r) => `${r.test} (${r.candidate})`).join(', ')}`);
+  lines.push(`checks cost: ${(checks.cost.sandbox_ms / 1000).toFixed(1)} sandbox-seconds, ${checks.cost.policy_tokens} policy tokens in ${checks.cost.policy_calls} calls`);
+  return lines.join('\n');
 }
 
 /** Rollout counts, compute saved and the chosen patch. */

@@ -36,7 +36,7 @@ export function regressionEnabled(context: SolveContext): boolean {
 /** Opens a sandbox at the base commit within the budget, runs `work` in it, closes it. */
 async function inSandbox<T>(context: SolveContext, work: (sandbox: Sandbox) => Promise<T>): Promise<T> {
   return context.budget.hold(async () => {
-    const sandbox = await context.deps.sandboxes.create(context.spec, { signal: context.hooks.signal });
+    const sandbox = await context.deps.sandboxes.create(context.spec, { signal: context.checksSignal });
     try {
       return await work(sandbox);
     } finally {
@@ -48,7 +48,7 @@ async function inSandbox<T>(context: SolveContext, work: (sandbox: Sandbox) => P
 export function startRegression(context: SolveContext): RegressionStage {
   const options = context.request.verify.regression;
   const timeoutMs = options.budget_s * 1000;
-  const signal = context.hooks.signal;
+  const signal = context.checksSignal;
   const given = options.test_command ?? context.request.verify.test_command;
 
   const twoRuns = async (suite: TestSuite, command: string, first?: Promise<SuiteRun>): Promise<[SuiteRun, SuiteRun]> =>
@@ -64,7 +64,7 @@ export function startRegression(context: SolveContext): RegressionStage {
       // The first run shares the probe's sandbox; the second starts as soon as the suite is known.
       let resolveSuite!: (suite: TestSuite | undefined) => void;
       const suiteKnown = new Promise<TestSuite | undefined>((resolve) => (resolveSuite = resolve));
-      const first = inSandbox(context, async (sandbox) => {
+      const first: Promise<SuiteRun | undefined> = inSandbox(context, async (sandbox) => {
         const suite = await findTestSuite(sandbox, given, { signal }).catch((error: unknown) => {
           resolveSuite(undefined);
           throw error;
@@ -72,6 +72,8 @@ export function startRegression(context: SolveContext): RegressionStage {
         resolveSuite(suite);
         return suite ? runSuite(sandbox, suite.command, suite.parser, { timeoutMs, signal }) : undefined;
       });
+      // A sandbox that cannot be created: the suite is unknown, and `await first` below says why.
+      first.catch(() => resolveSuite(undefined));
       detectedSuite = await suiteKnown;
       if (!detectedSuite) {
         await first;
@@ -99,6 +101,7 @@ export function startRegression(context: SolveContext): RegressionStage {
   })();
   // Awaited by the candidates; a job cancelled before any candidate finished must not leave it unhandled.
   base.catch(() => undefined);
+  context.background.push(base);
 
   const baseFor = (state: BaseState, command: string): Promise<BaseOutcomes> => {
     let outcomes = state.outcomes.get(command);
@@ -112,7 +115,8 @@ export function startRegression(context: SolveContext): RegressionStage {
   return {
     async check(slot) {
       const trajectory = slot.trajectory;
-      if (!trajectory || signal.aborted) return;
+      // An empty patch changes nothing: there is nothing to check (and it cannot be chosen).
+      if (!trajectory || trajectory.patch.trim() === '' || signal.aborted) return;
       const state = await base;
       if (!state) return;
       const started = Date.now();

@@ -51,9 +51,9 @@ function writerRequest(request: SolveRequest): SolveRequest {
 
 export function startReproduction(context: SolveContext): ReproductionStage {
   const options = context.request.verify.reproduction!;
-  const signal = context.hooks.signal;
+  const signal = context.checksSignal;
   // The writers stop with the job or the stop rule (their tests are no longer needed then).
-  const writerSignal = context.signal;
+  const writerSignal = AbortSignal.any([context.signal, context.checksSignal]);
   const request = writerRequest(context.request);
   const agentConfig = loadAgentConfig(options.agent, { time_limit_s: options.budget_s, ...(options.step_limit ? { step_limit: options.step_limit } : {}) });
   const testTimeoutMs = options.timeout_s * 1000;
@@ -114,6 +114,7 @@ export function startReproduction(context: SolveContext): ReproductionStage {
 
   const tests = Promise.all(Array.from({ length: options.n }, (_, writer) => writeOne(writer))).then((all) => all.filter((test): test is ValidTest => test !== undefined));
   tests.catch(() => undefined);
+  context.background.push(tests);
 
   const runCell = async (slot: Slot, test: ValidTest): Promise<void> => {
     const trajectory = slot.trajectory!;
@@ -140,7 +141,7 @@ export function startReproduction(context: SolveContext): ReproductionStage {
 
   return {
     async check(slot) {
-      if (!slot.trajectory || signal.aborted) return;
+      if (!slot.trajectory || slot.trajectory.patch.trim() === '' || signal.aborted) return;
       const valid = await tests;
       await Promise.all(valid.map((test) => runCell(slot, test)));
     },

@@ -66,7 +66,14 @@ export async function runSolve(
     applyStopRule(context, slot);
   };
 
-  await runRolloutWaves(context, waves, evaluate);
+  try {
+    await runRolloutWaves(context, waves, evaluate);
+  } finally {
+    // Checks still running (every rollout failed, the job was cancelled) stop with the job, and
+    // their sandboxes are closed before it returns.
+    context.endChecks();
+    await Promise.allSettled(context.background);
+  }
   hooks.signal.throwIfAborted();
   reproduction?.finish();
   throwIfAllFailed(context);

@@ -42,6 +42,14 @@ export interface SolveContext {
   hooks: SolveHooks;
   /** The job's signal and the stop rule's: what rollouts stop on. Checks after a rollout use `hooks.signal`. */
   signal: AbortSignal;
+  /**
+   * What the checks (regression base runs, test writers, matrix cells) stop on: the job's signal,
+   * and the end of the job (`endChecks`), so none of them outlives it.
+   */
+  checksSignal: AbortSignal;
+  endChecks(): void;
+  /** Work the checks run beside the rollouts; the job waits for it to settle before it returns. */
+  background: Array<Promise<unknown>>;
   /** The value model when scoring is on. */
   scorer?: Scorer;
   verifying: boolean;
@@ -79,6 +87,7 @@ export function taskFromRequest(request: SolveRequest): Task {
 export function createSolveContext(deps: SolveDeps, jobId: string, request: SolveRequest, hooks: SolveHooks): SolveContext {
   const task = taskFromRequest(request);
   const stopController = new AbortController();
+  const checksController = new AbortController();
   const slots: Slot[] = Array.from({ length: request.n }, (_, index) => ({ index, status: 'pending' }));
   const count = (status: CandidateStatus) => slots.filter((slot) => slot.status === status).length;
   const context: SolveContext = {
@@ -94,6 +103,9 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
     }),
     hooks,
     signal: AbortSignal.any([hooks.signal, stopController.signal]),
+    checksSignal: AbortSignal.any([hooks.signal, checksController.signal]),
+    endChecks: () => checksController.abort(new Error('the job ended')),
+    background: [],
     ...(request.scoring.enabled && deps.scorer ? { scorer: deps.scorer } : {}),
     verifying: request.verify.enabled,
     slots,

@@ -67,13 +67,29 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
     expect(events[0]!.data).toMatchObject({ n: 2, waves: [2] });
     expect(types.slice(-2)).toEqual(['selection', 'job-finish']);
     expect([...types].sort()).toEqual(
-      ['job-start', 'rollout-start', 'rollout-start', 'rollout-finish', 'rollout-finish', 'score-available', 'score-available', 'verify-finish', 'verify-finish', 'selection', 'job-finish'].sort(),
+      [
+        'job-start',
+        'rollout-start',
+        'rollout-start',
+        'rollout-finish',
+        'rollout-finish',
+        'score-available',
+        'score-available',
+        'verify-finish',
+        'verify-finish',
+        // The regression check (on by default with verification): the base commit's runs, then each candidate's.
+        'regression-finish',
+        'regression-finish',
+        'regression-finish',
+        'selection',
+        'job-finish',
+      ].sort(),
     );
     // Both rollouts start before either finishes (one wave of two), and each candidate's events follow its life.
     expect(types.slice(1, 3)).toEqual(['rollout-start', 'rollout-start']);
     for (const index of [0, 1]) {
       const own = events.filter((event) => event.data.index === index).map((event) => event.event);
-      expect(own).toEqual(['rollout-start', 'rollout-finish', 'score-available', 'verify-finish']);
+      expect(own).toEqual(['rollout-start', 'rollout-finish', 'score-available', 'verify-finish', 'regression-finish']);
     }
     const byType = (type: string, index: number) => events.find((event) => event.event === type && event.data.index === index)!.data;
     expect(byType('rollout-finish', 0)).toMatchObject({ status: 'finished', exit: 'submitted' });
@@ -134,6 +150,8 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
       waves: [1, 1],
       stop_rule: { min_value: 0, require_resolved: true },
       policy: { kind: 'replay', recordings: [withPause(correct, 0.5), wrong] },
+      // The given tests only: the regression check's base runs would interleave their events.
+      verify: { ...(solveBody(world.repo).verify as object), regression: { enabled: false } },
     });
     const { events } = await readSse(`${base}/jobs/${jobId}/events`);
     expect(events.map((event) => event.event)).toEqual([

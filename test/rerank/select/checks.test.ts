@@ -1,0 +1,50 @@
+/**
+ * Execution checks in selection (issue 20): without any test list, a candidate that breaks no
+ * test that passed on base and passes the most valid reproduction tests comes first; the value
+ * model (or the learned score) only breaks ties, and the reason names the checks.
+ */
+import { describe, expect, it } from 'vitest';
+import { select, SIGNALS, type Candidate, type LearnedSelector } from '../../../src/rerank/select/index.js';
+import type { CandidateChecks } from '../../../src/types/index.js';
+import { FIX_A, candidate } from './fixtures.js';
+
+const variant = (n: number): string => FIX_A.replace('+    return a + b', `+    return a + b + ${n}`);
+const checked = (id: string, n: number, value: number, checks: CandidateChecks): Candidate => ({ ...candidate(id, variant(n), value), checks });
+
+/** The demo's shape: the value model prefers the wrong fixes. */
+const pool = (): Candidate[] => [
+  checked('breaks-tests', 1, 0.9, { regressions: 2, repro_passed: 2, repro_total: 2 }),
+  checked('plausible-wrong', 2, 0.8, { regressions: 0, repro_passed: 1, repro_total: 2 }),
+  checked('correct', 3, 0.4, { regressions: 0, repro_passed: 2, repro_total: 2 }),
+];
+
+describe('selection with regressions and reproduction tests', () => {
+  it('value alone picks wrong; hybrid with the checks picks the fix that breaks nothing and passes every test', () => {
+    expect(select('value', pool()).chosen).toBe('breaks-tests');
+    const selection = select('hybrid', pool());
+    expect(selection.chosen).toBe('correct');
+    expect(selection.degraded_to).toBeNull();
+    expect(selection.reason).toMatch(/breaks no test, passes 2\/2 reproduction tests/);
+    expect(selection.reason).toMatch(/breaks-tests \(breaks 2 tests \(regression\), passes 2\/2 reproduction tests\).* had a higher value but worse checks/);
+    expect(selection.ranking.map((entry) => entry.trajectory_id)).toEqual(['correct', 'plausible-wrong', 'breaks-tests']);
+  });
+
+  it('the value model breaks a tie on the checks', () => {
+    const tied = [checked('a', 1, 0.3, { regressions: 0, repro_passed: 1, repro_total: 1 }), checked('b', 2, 0.7, { regressions: 0, repro_passed: 1, repro_total: 1 })];
+    const selection = select('hybrid', tied);
+    expect(selection.chosen).toBe('b');
+    expect(selection.reason).toMatch(/2 candidates tied on the checks; value broke the tie/);
+  });
+
+  it('learned: the checks come before the learned score', () => {
+    const selector: LearnedSelector = { format: 'winnower-selector-1', signals: SIGNALS.map((name) => ({ name, mean: 0, std: 1, weight: name === 'value_rel' ? 1 : 0, learned: true })) };
+    const selection = select('learned', pool(), { selector });
+    expect(selection.chosen).toBe('correct');
+    expect(selection.reason).toMatch(/checks: breaks no test/);
+  });
+
+  it('without checks the order is what it was', () => {
+    const plain = pool().map(({ checks: _checks, ...rest }) => rest);
+    expect(select('hybrid', plain).chosen).toBe('breaks-tests');
+  });
+});
