@@ -24,6 +24,8 @@ export type Fault =
 export interface Reply {
   status: number;
   json: unknown;
+  /** Never answer this request (a server that hangs on it), whatever status and json say. */
+  hang?: boolean;
 }
 
 export type Route = (body: unknown, request: RecordedRequest) => Reply;
@@ -150,7 +152,8 @@ export class FakeHttpServer {
       }
       // Routes are POST by path, or `GET /path` for the probes clients send first.
       const route = request.method === 'POST' ? this.#routes[recorded.path] : this.#routes[`${recorded.method} ${recorded.path}`];
-      const reply = route ? route(body, recorded) : { status: 404, json: { detail: 'Not Found' } };
+      const reply: Reply = route ? route(body, recorded) : { status: 404, json: { detail: 'Not Found' } };
+      if (reply.hang) return;
       response.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
     } finally {
       this.inFlight -= 1;

@@ -8,9 +8,17 @@
  *   the activation follows `problem_type` (sigmoid for multi-label or one label, softmax otherwise)
  *   unless `use_activation: false`;
  * - `POST /score` `{model, queries, documents}` for one-label heads (`text_1`/`text_2` refused).
+ * What a real vLLM did (value-models-2026.md §1.7), reproduced here:
+ * - `truncate_prompt_tokens` equal to `max_model_len` never answers (one less works);
+ * - `/score` takes text only: token ids answer 400 "Input should be a valid string" (pydantic's
+ *   message for each alternative of the field's type); query and document are tokenized apart;
+ * - `/score` clamps its probability to [1e-6, 1 − 1e-6], so every logit beyond ±13.8155 ties;
+ * - text is counted at `charsPerToken` characters a token (default 4), which a client's estimate
+ *   without the model's tokenizer may miss by some percent either way.
  * `legacy` makes it a server from before `use_activation` (refused as an extra input, activation
- * always on). Scores come from `fakeLogit` of what was received; results come back in reverse
- * order so clients must read `index`. Prefill is counted (`prefill`), with a prefix cache when asked.
+ * always on). Scores come from `fakeLogit` of what was received (times `logitScale`); results come
+ * back in reverse order so clients must read `index`. Prefill is counted (`prefill`), with a
+ * prefix cache when asked.
  */
 import { FakeHttpServer, fakeLogit, fixture, type Reply } from './fake-http-server.js';
 import { PrefillCounter } from './prefill-counter.js';
@@ -28,7 +36,14 @@ export interface FakeVllmOptions {
   legacy?: boolean;
   /** Automatic prefix caching, for prefill counts. */
   prefixCache?: boolean;
+  /** Characters per token when counting a text input (default 4). */
+  charsPerToken?: number;
+  /** Multiplies every logit (default 1: logits in [-4, 4]); large values reach /score's clamp. */
+  logitScale?: number;
 }
+
+/** `/score` clamps its probability to [1e-6, 1 − 1e-6]: a logit of ±ln(1e6) = ±13.8155 at most. */
+export const SCORE_CLAMP = 1e-6;
 
 /** Fields of vLLM's `/classify` request (vllm/entrypoints/pooling/base/protocol.py); anything else is refused. */
 const CLASSIFY_FIELDS = new Set([
@@ -44,7 +59,15 @@ function invalid(message: string, param: string | null = null): Reply {
   return { status: 400, json: { error: { message, type: 'BadRequestError', param, code: 400 } } };
 }
 
-const tokensOf = (prompt: number[] | string) => (typeof prompt === 'string' ? Math.ceil(prompt.length / 4) : prompt.length);
+/** pydantic's refusal of token ids in a `str | list[str]` field (vLLM's /score `queries` / `documents`). */
+function notAString(field: string, input: unknown): Reply {
+  const shown = JSON.stringify(input).slice(0, 60);
+  const errors = [
+    `{'type': 'string_type', 'loc': ('body', '${field}', 'str'), 'msg': 'Input should be a valid string', 'input': ${shown}}`,
+    `{'type': 'string_type', 'loc': ('body', '${field}', 'list[str]', 0), 'msg': 'Input should be a valid string', 'input': ${shown}}`,
+  ];
+  return invalid(`[${errors.join(', ')}]`, field);
+}
 
 export class FakeVllm extends FakeHttpServer {
   readonly model: string;
@@ -56,6 +79,8 @@ export class FakeVllm extends FakeHttpServer {
   readonly prefill: PrefillCounter;
   /** A request carrying a prompt this matches is refused with a plain 400 (a batch-level failure). */
   refuse: ((prompt: number[] | string) => boolean) | undefined;
+  charsPerToken: number;
+  logitScale: number;
 
   constructor(options: FakeVllmOptions = {}) {
     super({
@@ -70,14 +95,21 @@ export class FakeVllm extends FakeHttpServer {
     this.maxModelLen = options.maxModelLen ?? 32_768;
     this.legacy = options.legacy ?? false;
     this.prefill = new PrefillCounter(options.prefixCache ?? false);
+    this.charsPerToken = options.charsPerToken ?? 4;
+    this.logitScale = options.logitScale ?? 1;
+  }
+
+  /** Tokens the server counts for a prompt: its length in ids, or the text at `charsPerToken`. */
+  tokensOf(prompt: number[] | string): number {
+    return typeof prompt === 'string' ? Math.ceil(prompt.length / this.charsPerToken) : prompt.length;
   }
 
   /** The head's raw outputs for a prompt: output 0 (or YES of a two-way head) carries `fakeLogit`. */
   logits(prompt: number[] | string): number[] {
-    const logit = fakeLogit(prompt);
+    const logit = fakeLogit(prompt) * this.logitScale;
     if (this.twoWay) return [-logit / 2, logit / 2];
     const key = typeof prompt === 'string' ? prompt : prompt.join(',');
-    return [logit, ...Array.from({ length: this.numLabels - 1 }, (_, index) => fakeLogit(`${key}#${index + 1}`))];
+    return [logit, ...Array.from({ length: this.numLabels - 1 }, (_, index) => fakeLogit(`${key}#${index + 1}`) * this.logitScale)];
   }
 
   /** vLLM's default activation: sigmoid for multi-label or one-label heads, softmax over the classes otherwise. */
@@ -113,6 +145,8 @@ export class FakeVllm extends FakeHttpServer {
     if (Number.isInteger(truncate) && truncate > this.maxModelLen) {
       return invalid(`truncate_prompt_tokens value (${truncate}) is greater than max_model_len (${this.maxModelLen}). Please, select a smaller truncation size.`, 'truncate_prompt_tokens');
     }
+    // Seen on a real vLLM (8000 of 8000): the request is never answered; 7999 works.
+    if (truncate === this.maxModelLen) return { status: 200, json: null, hang: true };
     if (body.truncation_side !== undefined && body.truncation_side !== null && body.truncation_side !== 'left' && body.truncation_side !== 'right') {
       return invalid("truncation_side must be 'left' or 'right'", 'truncation_side');
     }
@@ -123,11 +157,11 @@ export class FakeVllm extends FakeHttpServer {
   #fit(prompt: number[] | string, body: any): number[] | string | Reply {
     const limit: number | undefined = Number.isInteger(body.truncate_prompt_tokens) && body.truncate_prompt_tokens > 0 ? body.truncate_prompt_tokens : undefined;
     let fitted = prompt;
-    if (limit !== undefined && tokensOf(prompt) > limit) {
-      const keep = typeof prompt === 'string' ? limit * 4 : limit;
+    if (limit !== undefined && this.tokensOf(prompt) > limit) {
+      const keep = typeof prompt === 'string' ? limit * this.charsPerToken : limit;
       fitted = body.truncation_side === 'left' ? prompt.slice(prompt.length - keep) : prompt.slice(0, keep);
     }
-    const tokens = tokensOf(fitted);
+    const tokens = this.tokensOf(fitted);
     if (tokens > this.maxModelLen) {
       const error = fixture('vllm', 'error-400');
       error.error.message = `This model's maximum context length is ${this.maxModelLen} tokens. However, you requested ${tokens} tokens in the input for classification. Please reduce the length of the input.`;
@@ -160,7 +194,7 @@ export class FakeVllm extends FakeHttpServer {
       const top = logits.indexOf(Math.max(...logits));
       return { index, label: this.twoWay ? (top === 1 ? 'YES' : 'NO') : `LABEL_${top}`, probs, num_classes: probs.length };
     });
-    const tokens = fitted.reduce((sum, prompt) => sum + tokensOf(prompt), 0);
+    const tokens = fitted.reduce((sum, prompt) => sum + this.tokensOf(prompt), 0);
     return {
       status: 200,
       json: { ...template, model: this.model, data: data.reverse(), usage: { ...template.usage, prompt_tokens: tokens, total_tokens: tokens } },
@@ -172,21 +206,31 @@ export class FakeVllm extends FakeHttpServer {
     if (refused) return refused;
     if (this.numLabels !== 1) return invalid('The Score API is only enabled for models with num_labels == 1.');
     const { queries, documents } = body;
-    const asList = (value: unknown): Array<number[] | string> | undefined =>
-      typeof value === 'string' || isIds(value) ? [value] : Array.isArray(value) && value.length > 0 && (value.every((item) => typeof item === 'string') || value.every(isIds)) ? value : undefined;
-    const queryList = asList(queries);
-    const documentList = Array.isArray(documents) && documents.length > 0 && documents.every((item) => typeof item === 'string' || Array.isArray(item)) ? (documents as Array<number[] | string>) : asList(documents);
-    if (!queryList || !documentList) return invalid('queries and documents must be strings, lists of strings or token ids', 'queries');
+    // `queries: str | list[str]`, `documents: str | list[str] | ...`: token ids fail validation.
+    const strings = (value: unknown): string[] | undefined =>
+      typeof value === 'string' ? [value] : Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string') ? value : undefined;
+    const queryList = strings(queries);
+    if (!queryList) return notAString('queries', queries);
+    const documentList = strings(documents);
+    if (!documentList) return notAString('documents', documents);
     if (queryList.length !== 1 && queryList.length !== documentList.length) return invalid('queries must be one item or as many as documents', 'queries');
     const data: Array<{ index: number; object: string; score: number }> = [];
     let tokens = 0;
     for (const [index, document] of documentList.entries()) {
       const query = queryList.length === 1 ? queryList[0]! : queryList[index]!;
-      const prompt = typeof query === 'string' && typeof document === 'string' ? query + document : [...(query as number[]), ...(document as number[])];
-      const result = this.#fit(prompt, body);
-      if (!Array.isArray(result) && typeof result !== 'string') return result;
-      tokens += this.prefill.add(result);
-      data.push({ index, object: 'score', score: this.activate(this.logits(result))[0]! });
+      // Query and document are tokenized apart, then joined.
+      const count = this.tokensOf(query) + this.tokensOf(document);
+      if (count > this.maxModelLen) {
+        const error = fixture('vllm', 'error-400');
+        error.error.message = `This model's maximum context length is ${this.maxModelLen} tokens. However, you requested ${count} tokens in the input for score. Please reduce the length of the input.`;
+        return { status: 400, json: error };
+      }
+      const prompt = query + document;
+      if (this.refuse?.(prompt)) return invalid('input refused by the test', 'documents');
+      this.prefill.add(prompt);
+      tokens += count;
+      const probability = this.activate(this.logits(prompt))[0]!;
+      data.push({ index, object: 'score', score: Math.min(1 - SCORE_CLAMP, Math.max(SCORE_CLAMP, probability)) });
     }
     const template = fixture('vllm', 'score');
     return { status: 200, json: { ...template, model: this.model, data: data.reverse(), usage: { ...template.usage, prompt_tokens: tokens, total_tokens: tokens } } };

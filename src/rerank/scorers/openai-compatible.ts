@@ -56,6 +56,11 @@ export interface HttpScorerDefinition {
   probe?(client: HttpClient, signal: AbortSignal | undefined): Promise<void>;
   /** The endpoint for one batch (inputs all carry ids, or not). */
   endpoint(inputs: ScoreInput[]): ScoreEndpoint<any>;
+  /**
+   * A second look at a batch's outputs, able to ask another endpoint for some inputs (vLLM's
+   * `/score` saturates: its clamped scores are asked again on `/classify` for the raw logit).
+   */
+  refine?(outputs: ScoreOutput[], inputs: ScoreInput[], ask: (endpoint: ScoreEndpoint<any>, inputs: ScoreInput[]) => Promise<ScoreOutput[]>): Promise<ScoreOutput[]>;
 }
 
 /** Keeps the response type of an endpoint literal while checking its shape. */
@@ -84,6 +89,36 @@ export function tooLongOutput(error: WinnowerError, tokens: number | undefined):
       details: { ...error.details, ...(tokens === undefined ? {} : { tokens }) },
     }),
   };
+}
+
+/** The server's own words in an error body: `error.message`, `message` or `detail`, else the body. */
+export function serverMessage(body: unknown): string {
+  const text = String(body ?? '');
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
+    const message = typeof parsed.error === 'object' ? parsed.error?.message : parsed.error ?? parsed.message ?? parsed.detail;
+    if (message !== undefined) return typeof message === 'string' ? message : JSON.stringify(message);
+  } catch {
+    // not JSON: the text itself
+  }
+  return text;
+}
+
+/**
+ * A request the server refused as invalid (400, 422), one of several a batch was split into: the
+ * inputs it carried are unscored with the server's message, the other requests' are scored.
+ */
+function isRefusedRequest(error: unknown): error is WinnowerError {
+  return WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SCORE_UPSTREAM' && (error.details.status === 400 || error.details.status === 422);
+}
+
+function refusedOutputs(error: WinnowerError, path: string, count: number): ScoreOutput[] {
+  const message = serverMessage(error.details.body).slice(0, 500);
+  const refused = wnwError('WNW_ERR_SCORE_UPSTREAM', `the value model server refused the ${path} request for this candidate (${String(error.details.status)}): ${message}`, {
+    cause: error,
+    details: { ...error.details },
+  });
+  return Array.from({ length: count }, () => ({ value: Number.NaN, raw: Number.NaN, error: refused }));
 }
 
 /** Log-probability given to a label the server did not list among its top tokens. */
@@ -177,13 +212,17 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
    * One request; when the server refuses it as too long, a request of several inputs is split
    * into one request per input, so only the inputs that are too long themselves go unscored.
    */
-  async function sendOrSplit(endpoint: ScoreEndpoint<any>, group: ScoreInput[], signal: AbortSignal): Promise<ScoreOutput[]> {
+  async function sendOrSplit(endpoint: ScoreEndpoint<any>, group: ScoreInput[], signal: AbortSignal, oneOfSeveral = false): Promise<ScoreOutput[]> {
     try {
       return await send(endpoint, group, signal);
     } catch (error) {
-      if (!isContextLengthError(error)) throw error;
+      if (!isContextLengthError(error)) {
+        // One request of several refused: its candidates fail with the server's reason, the rest go on.
+        if (oneOfSeveral && isRefusedRequest(error)) return refusedOutputs(error, endpoint.path, group.length);
+        throw error;
+      }
       if (group.length === 1) return [tooLongOutput(error as WinnowerError, group[0]!.inputIds?.length)];
-      return (await Promise.all(group.map((input) => sendOrSplit(endpoint, [input], signal)))).flat();
+      return (await Promise.all(group.map((input) => sendOrSplit(endpoint, [input], signal, true)))).flat();
     }
   }
 
@@ -199,14 +238,15 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
     const siblings = new AbortController();
     const signal = callSignal ? AbortSignal.any([callSignal, siblings.signal]) : siblings.signal;
     try {
+      const several = groups.length > 1;
       if (endpoint.fallback && !confirmed.has(endpoint.path)) {
         // Probe with one request before sending the rest where a 404 would only repeat.
-        const first = await sendOrSplit(endpoint, groups[0]!, signal);
+        const first = await sendOrSplit(endpoint, groups[0]!, signal, several);
         confirmed.add(endpoint.path);
-        const rest = await Promise.all(groups.slice(1).map((group) => sendOrSplit(endpoint, group, signal)));
+        const rest = await Promise.all(groups.slice(1).map((group) => sendOrSplit(endpoint, group, signal, several)));
         return [first, ...rest].flat();
       }
-      return (await Promise.all(groups.map((group) => sendOrSplit(endpoint, group, signal)))).flat();
+      return (await Promise.all(groups.map((group) => sendOrSplit(endpoint, group, signal, several)))).flat();
     } catch (error) {
       siblings.abort();
       if (callSignal?.aborted) throw wnwError('WNW_ERR_OP_ABORTED', 'scoring cancelled', { cause: callSignal.reason });
@@ -230,7 +270,8 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
       if (inputs.length === 0) return [];
       await probe(options.signal);
       const prepared = await withIds(inputs, settings.tokenizer);
-      return run(resolve(definition.endpoint(prepared)), prepared, options.signal);
+      const outputs = await run(resolve(definition.endpoint(prepared)), prepared, options.signal);
+      return definition.refine ? definition.refine(outputs, prepared, (endpoint, subset) => run(endpoint, subset, options.signal)) : outputs;
     },
     async close() {
       closed = true;

@@ -5,7 +5,10 @@
  * one-label head, with an instance's shared prefix as the query. Before the first request the
  * server is probed (`GET /v1/models`, then a tiny `/classify`) for what it serves and accepts,
  * rather than trusting a version string. Only configuration and response mapping live here;
- * `openai-compatible.ts` does the calling.
+ * `openai-compatible.ts` does the calling. What a real vLLM showed (value-models-2026.md §1.7):
+ * `/score` takes text only (token ids: 400 "Input should be a valid string") and clamps its
+ * probability at 1e-6 from 0 and 1 (logits beyond ±13.8155 tie), and `truncate_prompt_tokens`
+ * equal to `max_model_len` never answers.
  */
 import { z } from 'zod';
 import { WinnowerError, wnwError } from '../../errors.js';
@@ -62,6 +65,21 @@ export interface VllmFeatures {
 
 const ids = (inputs: ScoreInput[]) => inputs.every((input) => input.inputIds);
 
+/**
+ * Tokens kept free below the server's `max_model_len` when winnower asks it to truncate: a
+ * `truncate_prompt_tokens` equal to the limit never answers, and the room holds a chat template's
+ * end-of-turn (`<|im_end|>\n`: 2 Qwen tokens) and special tokens a server adds.
+ */
+export const SERVER_LIMIT_MARGIN = 8;
+
+/** `/score` clamps its probability to [1e-6, 1 − 1e-6] (a logit of ±13.8155). */
+export const SCORE_CLAMP = 1e-6;
+/** A `/score` value this close to the clamp says nothing about how strong the candidate is. */
+const isClamped = (value: number) => value <= SCORE_CLAMP * 1.001 || value >= 1 - SCORE_CLAMP * 1.001;
+
+/** Inputs without their ids: `/score` takes text only. */
+const asText = (inputs: readonly ScoreInput[]): ScoreInput[] => inputs.map(({ inputIds: _ids, ...input }) => input);
+
 /** A 400 saying the request field `use_activation` is not known (a server from before it existed). */
 function rejectsUseActivation(error: unknown): boolean {
   if (!WinnowerError.isInstance(error) || error.code !== 'WNW_ERR_SCORE_UPSTREAM' || error.details.status !== 400) return false;
@@ -91,12 +109,17 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
     });
   }
 
+  /** The cut asked of the server: the budget, and always below its max_model_len by the margin. */
+  function truncation(): number {
+    return Math.max(1, Math.min(maxInputTokens, (features.maxModelLen ?? maxInputTokens) - SERVER_LIMIT_MARGIN));
+  }
+
   function classifyBody(inputs: ScoreInput[]): Record<string, unknown> {
     return {
       model: settings.model,
       input: ids(inputs) ? inputs.map((input) => input.inputIds) : inputs.map((input) => input.text),
       ...(features.useActivation ? { use_activation: false } : {}),
-      ...(settings.serverTruncation ? { truncate_prompt_tokens: maxInputTokens, truncation_side: settings.serverTruncation } : {}),
+      ...(settings.serverTruncation ? { truncate_prompt_tokens: truncation(), truncation_side: settings.serverTruncation } : {}),
     };
   }
 
@@ -117,16 +140,42 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
 
   const score = defineEndpoint({
     path: '/score',
-    // An instance's candidates share the system prompt and issue: sent once, as the query.
-    group: (inputs) => groupBySharedPrefix(inputs, { minSharedTokens: 32, maxItems: 64 }).map((group) => group.inputs),
+    // An instance's candidates share the system prompt and issue: sent once, as the query. /score
+    // takes text only, split after a newline (the server tokenizes query and document apart).
+    group: (inputs) => {
+      let start = 0;
+      return groupBySharedPrefix(asText(inputs), { minSharedTokens: 32, maxItems: 64 }).map((group) => inputs.slice(start, (start += group.inputs.length)));
+    },
     body: (inputs) => {
-      const [group] = groupBySharedPrefix(inputs, { minSharedTokens: 0, maxItems: inputs.length });
+      const [group] = groupBySharedPrefix(asText(inputs), { minSharedTokens: 0, maxItems: inputs.length });
       return { model: settings.model, queries: group!.query, documents: group!.items };
     },
     response: ScoreResponse,
     // `/score` applies the one-label head's sigmoid: its score is the probability.
     map: (response) => [...response.data].sort((a, b) => a.index - b.index).map(({ score: value }) => ({ value, raw: logit(value) })),
   });
+
+  /**
+   * `/score`'s clamp makes strong candidates tie: those at the clamp are asked again on
+   * `/classify` (same server, same head) for the raw logit. Should that fail, the clamped scores stand.
+   */
+  async function unclamp(outputs: ScoreOutput[], inputs: ScoreInput[], ask: (endpoint: typeof classify, inputs: ScoreInput[]) => Promise<ScoreOutput[]>): Promise<ScoreOutput[]> {
+    if (settings.endpoint !== 'score') return outputs;
+    const clamped = outputs.flatMap((output, index) => (!output.error && isClamped(output.value) ? [index] : []));
+    if (clamped.length === 0) return outputs;
+    let raw: ScoreOutput[];
+    try {
+      raw = await ask(classify, clamped.map((index) => inputs[index]!));
+    } catch {
+      return outputs;
+    }
+    const refined = [...outputs];
+    clamped.forEach((index, position) => {
+      const output = raw[position];
+      if (output && !output.error) refined[index] = output;
+    });
+    return refined;
+  }
 
   async function probe(client: HttpClient, signal: AbortSignal | undefined): Promise<void> {
     if (settings.probe === false) return;
@@ -167,6 +216,6 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
     mapClassify(response);
   }
 
-  const scorer = createHttpScorer({ ...settings, maxInputTokens }, { backend: 'vllm', probe, endpoint: () => (settings.endpoint === 'score' ? score : classify) });
+  const scorer = createHttpScorer({ ...settings, maxInputTokens }, { backend: 'vllm', probe, endpoint: () => (settings.endpoint === 'score' ? score : classify), refine: unclamp });
   return Object.assign(scorer, { features });
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OPENHANDS_CRITIC_LABELS, resolveHead } from '../../../../src/rerank/scorers/head.js';
-import { createVllmScorer, type VllmSettings } from '../../../../src/rerank/scorers/vllm.js';
+import { createVllmScorer, SCORE_CLAMP, SERVER_LIMIT_MARGIN, type VllmSettings } from '../../../../src/rerank/scorers/vllm.js';
 import type { ScoreInput, Scorer } from '../../../../src/rerank/scorers/types.js';
 import { fakeLogit } from '../../../fakes/fake-http-server.js';
 import { FakeVllm, startFakeVllm, type FakeVllmOptions } from '../../../fakes/fake-vllm.js';
@@ -30,6 +30,15 @@ runScorerContract({
 function sharedPrefixInputs(count: number): ScoreInput[] {
   const prefix = Array.from({ length: 40 }, (_, position) => 500 + position);
   return Array.from({ length: count }, (_, index) => ({ key: `c-${index}`, text: `c ${index}`, inputIds: [...prefix, 9000 + index, 9100 + index, 9200] }));
+}
+
+/** An instance's candidates as text (and ids, as the client tokenizer gives them): a shared system prompt and issue, then each trajectory. */
+function sharedPrefixTexts(count: number, instance = 'django__django-15202', offset = 0): ScoreInput[] {
+  const prefix = `<|im_start|>system\nYou judge patches for ${instance}.<|im_end|>\n<|im_start|>user\n${'The issue text, long enough to share. '.repeat(6)}<|im_end|>\n`;
+  return Array.from({ length: count }, (_, index) => {
+    const text = `${prefix}<|im_start|>assistant\ncandidate ${offset + index} edits file_${offset + index}.py<|im_end|>\n`;
+    return { key: `${instance}-${offset + index}`, text, inputIds: Array.from(text, (char) => char.charCodeAt(0)) };
+  });
 }
 
 describe('vLLM scorer against a fake of current vLLM', () => {
@@ -176,30 +185,87 @@ describe('vLLM scorer against a fake of current vLLM', () => {
       expect(server.bodies('/classify').map((body) => body.input.length)).toEqual([3, 1, 1, 1]);
     });
 
-    it('lets the server cut it when serverTruncation is set, keeping the end', async () => {
+    it('lets the server cut it when serverTruncation is set, keeping the end, a margin below the budget when the server limit is unknown', async () => {
       server.maxModelLen = 20;
       const [input] = idInputs(1, 30);
       const [output] = await make({ serverTruncation: 'left', maxInputTokens: 20 }).score([input!]);
-      expect(server.bodies('/classify')[0]).toMatchObject({ truncate_prompt_tokens: 20, truncation_side: 'left' });
-      expect(output!.raw).toBe(fakeLogit(input!.inputIds!.slice(-20)));
+      expect(server.bodies('/classify')[0]).toMatchObject({ truncate_prompt_tokens: 20 - SERVER_LIMIT_MARGIN, truncation_side: 'left' });
+      expect(output!.raw).toBe(fakeLogit(input!.inputIds!.slice(-(20 - SERVER_LIMIT_MARGIN))));
+    });
+
+    it('never asks for a truncation equal to max_model_len, which a real vLLM never answers (issue 24 item 2)', async () => {
+      server.maxModelLen = 8000;
+      // The fake hangs as the real server did: 8000 of 8000 gets no answer, 7999 does.
+      const hung = await fetch(`${server.url}/classify`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, input: [[1, 2, 3]], truncate_prompt_tokens: 8000 }), signal: AbortSignal.timeout(300),
+      }).catch((error: unknown) => error);
+      expect(hung).toBeInstanceOf(Error);
+      const answered = await fetch(`${server.url}/classify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, input: [[1, 2, 3]], truncate_prompt_tokens: 7999 }) });
+      expect(answered.status).toBe(200);
+
+      // The shipped critic config set maxInputTokens to the server's limit.
+      const [input] = idInputs(1, 9000);
+      const [output] = await make({ serverTruncation: 'left', maxInputTokens: 8000, probe: true, timeoutMs: 3_000, retries: 0 }).score([input!]);
+      const sent = server.bodies('/classify').at(-1)!;
+      expect(sent.truncate_prompt_tokens).toBe(8000 - SERVER_LIMIT_MARGIN);
+      expect(output!.raw).toBe(fakeLogit(input!.inputIds!.slice(-(8000 - SERVER_LIMIT_MARGIN))));
     });
   });
 
   describe('/score with queries and documents', () => {
-    it("sends an instance's shared prefix once as the query and scores each candidate as query + document", async () => {
-      const inputs = sharedPrefixInputs(4);
+    it("sends an instance's shared prefix once as the query, as text even when the inputs carry ids, and scores each candidate as query + document", async () => {
+      const inputs = sharedPrefixTexts(4);
       const outputs = await make({ endpoint: 'score' }).score(inputs);
-      const [body] = server.bodies('/score');
-      expect(server.bodies('/score')).toHaveLength(1);
-      expect(body.queries).toEqual(inputs[0]!.inputIds!.slice(0, 40));
-      expect(body.documents).toEqual(inputs.map((input) => input.inputIds!.slice(40)));
+      const bodies = server.bodies('/score');
+      expect(bodies).toHaveLength(1);
+      const [body] = bodies;
+      // Split just after the last newline the candidates share.
+      const shared = inputs[0]!.text.indexOf('candidate 0');
+      expect(body.queries).toBe(inputs[0]!.text.slice(0, shared));
+      expect(body.documents).toEqual(inputs.map((input) => input.text.slice(shared)));
       expect(body).not.toHaveProperty('text_1');
-      inputs.forEach((input, index) => expect(outputs[index]!.value).toBeCloseTo(sigmoid(fakeLogit(input.inputIds!)), 9));
+      inputs.forEach((input, index) => expect(outputs[index]!.value).toBeCloseTo(sigmoid(fakeLogit(input.text)), 9));
+    });
+
+    it('is refused by the fake, as by vLLM, when queries or documents are token ids (issue 24 item 3)', async () => {
+      const response = await fetch(`${server.url}/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, queries: [1, 2, 3], documents: [[4], [5]] }) });
+      expect(response.status).toBe(400);
+      expect(await response.text()).toContain('Input should be a valid string');
+    });
+
+    it("fails only the candidates of a request the server refuses, with the server's message, and scores the other requests", async () => {
+      const first = sharedPrefixTexts(2, 'django__django-15202');
+      const second = sharedPrefixTexts(2, 'sympy__sympy-20590', 2);
+      server.refuse = (prompt) => typeof prompt === 'string' && prompt.includes('sympy__sympy-20590');
+      const outputs = await make({ endpoint: 'score' }).score([...first, ...second]);
+      expect(server.bodies('/score')).toHaveLength(2);
+      first.forEach((input, index) => expect(outputs[index]!.value).toBeCloseTo(sigmoid(fakeLogit(input.text)), 9));
+      for (const output of outputs.slice(2)) {
+        expect(output.error).toMatchObject({ code: 'WNW_ERR_SCORE_UPSTREAM', details: { status: 400 } });
+        expect(output.error!.message).toContain('refused the /score request for this candidate (400): input refused by the test');
+      }
+    });
+
+    it("asks /classify for the raw logit of candidates at /score's clamp, so strong candidates do not tie (issue 24 item 6)", async () => {
+      server.logitScale = 10; // logits up to ±40: beyond the clamp at ±13.8155
+      const inputs = sharedPrefixTexts(12);
+      const strong = inputs.filter((input) => server.logits(input.text)[0]! > 14).slice(0, 2);
+      expect(strong).toHaveLength(2);
+      // What the fake's /score alone gives: both at the clamp.
+      const direct = await fetch(`${server.url}/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, queries: '', documents: strong.map((input) => input.text) }) });
+      const scores = ((await direct.json()) as { data: Array<{ score: number }> }).data.map((item) => item.score);
+      expect(scores).toEqual([1 - SCORE_CLAMP, 1 - SCORE_CLAMP]);
+
+      const outputs = await make({ endpoint: 'score' }).score(strong);
+      expect(outputs.map((output) => output.raw)).toEqual(strong.map((input) => server.logits(input.inputIds!)[0]));
+      expect(outputs[0]!.raw).not.toBe(outputs[1]!.raw);
+      expect(server.bodies('/classify')).toHaveLength(1);
     });
 
     it('is refused by the server for a head of several labels', async () => {
       server.numLabels = 27;
-      const error = await rejection(make({ endpoint: 'score' }).score(sharedPrefixInputs(2)));
+      const error = await rejection(make({ endpoint: 'score' }).score(sharedPrefixTexts(2)));
       expect(error.details).toMatchObject({ status: 400 });
       expect(error.message).toContain('num_labels == 1');
     });
