@@ -1,4 +1,5 @@
 /** `winnower rerank`: N candidate files per SWE-bench instance → one predictions file, scores and a report. */
+import { dirname, join, relative } from 'node:path';
 import { Command, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { DEFAULT_MODEL_DIR } from '../config.js';
@@ -6,6 +7,8 @@ import { rerankBatch } from '../rerank/rerank-batch.js';
 import { createScorer } from '../rerank/scorers/registry.js';
 import { defaultStrategy } from '../rerank/select/index.js';
 import { Strategy } from '../types/selection.js';
+import { loadSavedRuns } from '../server/ui/saved-runs.js';
+import { writeSavedSite } from '../server/ui/saved-site.js';
 import { positiveInt } from './parse-options.js';
 import { printMetrics } from './print-metrics.js';
 import { EXIT_UNSCORED, rerankExitCode, rerankSummary } from './rerank-summary.js';
@@ -63,7 +66,7 @@ export function registerRerankCommand(program: Command): void {
     .addOption(new Option('--strategy <name>', 'selection strategy (default: learned when the model folder has a selector, else value)').choices(Strategy.options))
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
-    .option('--report <file>', 'Markdown report; the HTML twin is written beside it')
+    .option('--report <file>', 'Markdown report; the HTML twin is written beside it, and the web inspector\'s pages for the run in <report>.inspect/ (winnower inspect)')
     .option('--skip-invalid', 'report malformed input records and go on instead of stopping')
     .option('--strict', 'stop, instead of warning, when candidates have no task record in --tasks')
     .option('--concurrency <n>', 'instances scored at once', positiveInt, 4)
@@ -88,6 +91,8 @@ export function registerRerankCommand(program: Command): void {
       const tty = flags.progress && process.stderr.isTTY;
       const bar = tty ? new SingleBar({ format: 'rerank [{bar}] {value}/{total} instances | {eta_formatted} left | {instance}', hideCursor: true }, Presets.shades_classic) : undefined;
       let lastLog = 0;
+      // The report links to the inspector's pages of this run, written beside it once scored.
+      const inspectDir = flags.report ? `${flags.report.replace(/\.md$/i, '')}.inspect` : undefined;
       try {
         const result = await rerankBatch({
           candidates: flags.candidates,
@@ -102,6 +107,7 @@ export function registerRerankCommand(program: Command): void {
           out: flags.out,
           scores: flags.scores ?? flags.out.replace(/(\.jsonl)?$/, '.scores.jsonl'),
           report: flags.report,
+          ...(inspectDir ? { inspector: relative(dirname(flags.report!), join(inspectDir, 'index.html')) } : {}),
           onInvalid: flags.skipInvalid ? 'skip' : 'fail',
           strict: flags.strict ?? false,
           concurrency: flags.concurrency,
@@ -120,6 +126,10 @@ export function registerRerankCommand(program: Command): void {
         bar?.stop();
         console.log(`${result.instances} instances (${result.resumed} resumed), ${result.candidates} candidates → ${result.predictions}`);
         console.log(`scores: ${result.scores}${result.report ? `; report: ${result.report.markdown}, ${result.report.html}` : ''}`);
+        if (inspectDir) {
+          const site = writeSavedSite(inspectDir, (await loadSavedRuns([result.scores, ...flags.candidates], { sourceFrom: flags.sourceFrom })).jobs, 'winnower rerank');
+          console.log(`inspector: ${site.index} (${site.jobs} instances; or \`winnower inspect ${result.scores} <candidates> --serve\`)`);
+        }
         if (result.metrics) printMetrics(result.metrics);
         else console.log('no labels: metrics need --labels or candidates that carry `resolved`');
         for (const line of rerankSummary(result)) console.error(line);

@@ -33,6 +33,8 @@ export interface RerankBatchOptions {
   out: string;
   scores: string;
   report?: string;
+  /** The inspector's index page for this run, relative to the report (the report links to it). */
+  inspector?: string;
   onInvalid?: 'skip' | 'fail';
   /** Stop on what is otherwise a warning: candidates of an instance that has no task record. */
   strict?: boolean;
@@ -289,6 +291,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
           template: [...new Set(scores.map((score) => score.template))].join(', ') || (options.template ?? DEFAULT_TEMPLATE),
           files: [...options.candidates, ...(options.tasks ?? []), ...(options.labels ?? [])],
           timings,
+          ...(options.inspector ? { inspector: options.inspector } : {}),
           notes: [
             ...(done.size ? [`resumed: ${done.size} instance(s) taken from the previous run`] : []),
             ...(issues.length ? [`${issues.length} input issue(s) skipped`] : []),

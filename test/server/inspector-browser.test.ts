@@ -65,14 +65,14 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
     await page.evaluate('window.__sameDocument = true');
     // A rollout row turns finished while the job still runs, in the same document (no reload).
     await page.waitForFunction(
-      () => document.querySelector('#rollouts tr[data-status="finished"]') !== null && document.querySelector('#job-status')?.textContent === 'running',
+      `document.querySelector('#rollouts tr[data-status="finished"]') !== null && document.querySelector('#job-status')?.textContent === 'running'`,
       { timeout: 240_000, polling: 100 },
     );
     const during = await rowStatuses(page);
     expect(during).not.toEqual(first);
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
 
-    await page.waitForFunction(() => document.querySelector('#job-status')?.textContent === 'succeeded', { timeout: 240_000 });
+    await page.waitForFunction(`document.querySelector('#job-status')?.textContent === 'succeeded'`, { timeout: 240_000 });
     await page.waitForSelector('#rollouts tr.chosen');
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
     const final = await rowStatuses(page);
@@ -108,12 +108,12 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
     expect(await jobStatus(page)).toMatch(/^(queued|running)$/);
     // Through the DOM: the page redraws on every event, so a held element handle can go stale.
     await page.$eval('#cancel', (button) => (button as unknown as { click(): void }).click());
-    await page.waitForFunction(() => document.querySelector('#job-status')?.textContent === 'cancelled', { timeout: 120_000 });
+    await page.waitForFunction(`document.querySelector('#job-status')?.textContent === 'cancelled'`, { timeout: 120_000 });
     expect(((await (await fetch(`${base}/jobs/${id}`)).json()) as { status: string }).status).toBe('cancelled');
     // A finished job offers purge instead; two clicks delete it.
     await page.waitForSelector('#purge');
     await page.$eval('#purge', (button) => (button as unknown as { click(): void }).click());
-    await page.waitForFunction(() => document.querySelector('#purge')?.textContent?.includes('click again'));
+    await page.waitForFunction(`document.querySelector('#purge')?.textContent?.includes('click again')`);
     await page.$eval('#purge', (button) => (button as unknown as { click(): void }).click());
     await page.waitForSelector('#jobs, #no-jobs');
     expect((await fetch(`${base}/jobs/${id}`)).status).toBe(404);
@@ -135,7 +135,7 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
 
       await page.type('#api-key', 'not-the-key-000');
       await page.click('#api-key-submit');
-      await page.waitForFunction(() => document.querySelector('#key-form')?.textContent?.includes('not accepted'));
+      await page.waitForFunction(`document.querySelector('#key-form')?.textContent?.includes('not accepted')`);
 
       await page.type('#api-key', KEY);
       await page.click('#api-key-submit');

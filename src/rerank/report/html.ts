@@ -24,6 +24,7 @@ export function renderHtmlReport(input: ReportInput): string {
     body.push(`<tr><th>${label}</th><td>${value}</td></tr>`);
   }
   body.push('</table>');
+  if (run.inspector) body.push(`<p>Every instance's candidates, trajectories and diffs: <a href="${h(run.inspector)}">open the inspector</a> (<code>winnower inspect</code>).</p>`);
   if (run.notes?.length) body.push(`<ul>${run.notes.map((note) => `<li>${h(note)}</li>`).join('')}</ul>`);
 
   body.push('<h2>Results</h2>', '<table>', `<tr><th>scope</th>${METRIC_COLUMNS.map((column) => `<th class="num">${column}</th>`).join('')}</tr>`);

@@ -13,6 +13,7 @@ export function renderMarkdownReport(input: ReportInput): string {
   out.push(`| files | ${run.files.length ? run.files.map(md).join('<br>') : DASH} |`);
   const timings = Object.entries(run.timings).map(([phase, ms]) => `${md(phase)} ${duration(ms)}`);
   out.push(`| timings | ${timings.length ? timings.join(', ') : DASH} |`, '');
+  if (run.inspector) out.push(`Every instance's candidates, trajectories and diffs: [open the inspector](${encodeURI(run.inspector)}) (\`winnower inspect\`).`, '');
   for (const note of run.notes ?? []) out.push(`- ${md(note)}`);
   if (run.notes?.length) out.push('');
 

@@ -16,6 +16,8 @@ export interface RunInfo {
   timings: Record<string, number>;
   /** Free-form notes shown under the run table: degradations, skipped inputs. */
   notes?: string[];
+  /** The web inspector's pages for this run (`winnower inspect`), relative to the report. */
+  inspector?: string;
 }
 
 /** One instance's outcome. */

@@ -6,7 +6,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { wnwError } from '../../errors.js';
-import { expandInputs, importTrajectoryFiles, isGlob } from '../../rerank/importers/index.js';
+import { expandInputs } from '../../rerank/importers/index.js';
+import { importRuns, namedInput } from '../../rerank/importers/import-runs.js';
 import type { Trajectory } from '../../types/index.js';
 
 export type JobJson = Record<string, unknown> & { job_id: string; candidates: Array<Record<string, unknown>> };
@@ -51,42 +52,49 @@ function jsonValues(file: string): unknown[] | undefined {
 const isJobView = (value: unknown): value is JobJson => isRecord(value) && typeof value.job_id === 'string' && Array.isArray(value.candidates);
 const isScoreLine = (value: unknown): value is ScoreLine => isRecord(value) && typeof value.instance_id === 'string' && typeof value.trajectory_id === 'string' && 'chosen' in value && 'score' in value;
 
-export async function loadSavedRuns(paths: readonly string[]): Promise<SavedRuns> {
-  const files = await expandInputs([...paths]);
-  if (files.length === 0) throw wnwError('WNW_ERR_INPUT_NOT_FOUND', `nothing to inspect in ${paths.join(', ')}`, { details: { field: 'paths' } });
+/**
+ * `arguments_` as `winnower rerank --candidates` takes them (files, folders, globs, `NAME=PATH`
+ * naming a run), plus saved jobs and scores files, told apart by their content. Trajectories are
+ * named by rerank's own rule (`importRuns`, `sourceFrom` as its --source-from), so their ids are the
+ * ones in its scores file.
+ */
+export async function loadSavedRuns(arguments_: readonly string[], options: { sourceFrom?: 'record' | 'file' } = {}): Promise<SavedRuns> {
   const read: SavedRuns['read'] = { jobs: [], scores: [], trajectories: [] };
   const jobs: JobJson[] = [];
   const scores: ScoreLine[] = [];
-  for (const file of files) {
-    const values = jsonValues(file);
-    if (values?.length && values.every(isJobView)) {
-      jobs.push(...values);
-      read.jobs.push(file);
-    } else if (values?.length && values.every(isScoreLine)) {
-      scores.push(...values);
-      read.scores.push(file);
-    } else read.trajectories.push(file);
+  const trajectoryArguments: string[] = [];
+  for (const argument of arguments_) {
+    if (namedInput(argument).name !== undefined) {
+      trajectoryArguments.push(argument);
+      continue;
+    }
+    const files = await expandInputs([argument]);
+    if (files.length === 0) throw wnwError('WNW_ERR_INPUT_NOT_FOUND', `nothing to inspect in ${argument}`, { details: { field: 'paths', path: argument } });
+    const kinds = files.map((file) => {
+      const values = jsonValues(file);
+      return values?.length && values.every(isJobView) ? { file, jobs: values } : values?.length && values.every(isScoreLine) ? { file, scores: values } : { file };
+    });
+    if (kinds.every((kind) => kind.jobs || kind.scores)) {
+      for (const kind of kinds) {
+        if (kind.jobs) (jobs.push(...kind.jobs), read.jobs.push(kind.file));
+        if (kind.scores) (scores.push(...kind.scores), read.scores.push(kind.file));
+      }
+    } else trajectoryArguments.push(argument);
   }
   let trajectories: Trajectory[] = [];
-  if (read.trajectories.length) {
-    // Named as `winnower rerank` names them (after the file when several files are given, a glob
-    // counting as the files it matches), so their ids are the ones in its scores file.
-    const trajectoryFiles = new Set(read.trajectories);
-    let count = 0;
-    for (const path of paths) {
-      const matched = (await expandInputs([path])).filter((file) => trajectoryFiles.has(file));
-      count += isGlob(path) ? matched.length : matched.length > 0 ? 1 : 0;
-    }
-    const imported = await importTrajectoryFiles(read.trajectories, { sourceFrom: count > 1 ? 'file' : 'record', onInvalid: 'skip' });
+  if (trajectoryArguments.length) {
+    const imported = await importRuns(trajectoryArguments, { flag: 'paths', onInvalid: 'skip', ...(options.sourceFrom ? { sourceFrom: options.sourceFrom } : {}) });
     trajectories = imported.items;
+    read.trajectories.push(...trajectoryArguments);
     if (trajectories.length === 0 && imported.issues.length) {
       const first = imported.issues[0]!;
       throw wnwError('WNW_ERR_INPUT_FORMAT', `${first.file}: neither a saved job, a rerank scores file nor trajectories: ${first.message}`, { details: { field: 'paths', file: first.file } });
     }
   }
-  const modified = (list: string[]) => new Date(Math.max(0, ...list.map((file) => statSync(file).mtimeMs))).toISOString();
+  const now = new Date().toISOString();
+  const modified = (list: string[]) => (list.length ? new Date(Math.max(...list.map((file) => statSync(file).mtimeMs))).toISOString() : now);
   if (scores.length) jobs.push(...rerankJobs(scores, trajectories, modified(read.scores)));
-  else if (trajectories.length) jobs.push(...trajectoryJobs(trajectories, modified(read.trajectories)));
+  else if (trajectories.length) jobs.push(...trajectoryJobs(trajectories, now));
   return { jobs, read };
 }
 

@@ -10,7 +10,7 @@ import { badge, duration, fixed, h, replaceChildren, time, type Child } from './
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
 /** Candidate fields this page draws by name; any other non-empty field is drawn generically. */
-const KNOWN_CANDIDATE_FIELDS = new Set(['index', 'status', 'trajectory_id', 'exit', 'steps', 'usage', 'patch', 'value', 'score', 'verify', 'error', 'trajectory']);
+const KNOWN_CANDIDATE_FIELDS = new Set(['index', 'status', 'trajectory_id', 'exit', 'steps', 'usage', 'patch', 'value', 'score', 'verify', 'error', 'trajectory', 'source', 'resolved']);
 const KNOWN_RESULT_FIELDS = new Set(['instance_id', 'chosen', 'selection', 'candidates', 'rollouts', 'compute', 'partial', 'reason']);
 const REFRESH_WHILE_RUNNING_MS = 2000;
 
@@ -117,6 +117,9 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
   const n = Math.max(state.n, num(progress.rollouts_total) ?? 0, candidates.length, ...[...state.rollouts.keys()].map((index) => index + 1));
   const byIndex = new Map(candidates.map((candidate) => [num(candidate.index) ?? -1, candidate]));
   const running = !TERMINAL.includes(status);
+  const evidence = evidenceByIndex(result);
+  const withSource = candidates.some((candidate) => typeof candidate.source === 'string');
+  const isSolve = job.kind === 'solve';
   const took = (running ? Date.now() : Date.parse(String(job.updated_at))) - Date.parse(String(job.created_at));
   return [
     h('nav', { class: 'crumbs' }, h('a', { href: source.links.list() }, 'jobs'), ' / ', id),
@@ -125,7 +128,7 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
       { class: 'top' },
       h('h1', {}, `job ${id}`),
       badge(status, 'job-status'),
-      h('span', { class: 'muted' }, `${String(job.kind ?? '')} · ${result?.instance_id ?? ''} · created ${time(job.created_at)} · ${running ? 'running for' : 'took'} ${duration(took)}`),
+      h('span', { class: 'muted' }, `${String(job.kind ?? '')} · ${String(result?.instance_id ?? '')} · created ${time(job.created_at)}${isSolve ? ` · ${running ? 'running for' : 'took'} ${duration(took)}` : ''}`),
       h(
         'span',
         { class: 'actions' },
@@ -143,8 +146,8 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
       h(
         'table',
         { id: 'rollouts', class: 'list' },
-        h('thead', {}, h('tr', {}, ['#', 'status', 'steps', 'tokens', 'elapsed', 'exit', 'patch', 'value', 'tests', 'F2P', 'P2P', 'evidence', ''].map((name) => h('th', {}, name)))),
-        h('tbody', {}, Array.from({ length: n }, (_, index) => rolloutRow(index, byIndex.get(index), state.rollouts.get(index), chosen, source, id))),
+        h('thead', {}, h('tr', {}, ['#', ...(withSource ? ['source'] : []), 'status', 'steps', 'tokens', 'elapsed', 'exit', 'patch', 'value', 'tests', 'F2P', 'P2P', 'evidence', ''].map((name) => h('th', {}, name)))),
+        h('tbody', {}, Array.from({ length: n }, (_, index) => rolloutRow(index, byIndex.get(index), state.rollouts.get(index), chosen, source, id, evidence.get(index), withSource))),
       ),
     ),
     selection ? rankingSection(selection, candidates, source, id) : null,
@@ -184,14 +187,14 @@ function outcome(state: State, result: Json | null, selection: Json | null, chos
   } else if (picked) rows.push(['why', String(picked.reason ?? '')]);
   if (result?.reason) rows.push(['note', String(result.reason)]);
   if (result?.partial) rows.push(['partial', 'the job was interrupted: the choice is the best of the candidates that had finished']);
-  rows.push(['stop rule', stops.length ? stops.map((event) => `candidate ${String(event.index)}: ${String(event.reason)}`).join('; ') : 'not met (or not set)']);
+  if (state.job.kind === 'solve') rows.push(['stop rule', stops.length ? stops.map((event) => `candidate ${String(event.index)}: ${String(event.reason)}`).join('; ') : 'not met (or not set)']);
   if (result && isRecord(result.rollouts)) rows.push(['rollouts', Object.entries(result.rollouts).map(([name, count]) => `${name} ${String(count)}`).join(', ')]);
   if (result && isRecord(result.compute)) rows.push(['compute', valueTree(result.compute)]);
   if (!result) rows.push(['result', state.job.status === 'running' || state.job.status === 'queued' ? 'not yet' : 'none']);
   return h('table', { class: 'kv' }, rows.map(([name, value]) => h('tr', {}, h('th', {}, name), h('td', {}, value))));
 }
 
-function rolloutRow(index: number, candidate: Json | undefined, times: RolloutTimes | undefined, chosen: Json | null, source: DataSource, id: string): HTMLElement {
+function rolloutRow(index: number, candidate: Json | undefined, times: RolloutTimes | undefined, chosen: Json | null, source: DataSource, id: string, elsewhere: Json | undefined, withSource: boolean): HTMLElement {
   // The stored status once the job was read after the event; the event's until then.
   const stored = candidate ? String(candidate.status) : 'pending';
   const status = times?.status && (stored === 'pending' || (stored === 'running' && times.status !== 'running')) ? times.status : stored;
@@ -207,12 +210,16 @@ function rolloutRow(index: number, candidate: Json | undefined, times: RolloutTi
         : '—';
   const patch = typeof candidate?.patch === 'string' ? candidate.patch : null;
   const value = num(candidate?.value);
-  const extras = candidate ? Object.entries(candidate).filter(([key, item]) => !KNOWN_CANDIDATE_FIELDS.has(key) && item !== null && item !== undefined && !(Array.isArray(item) && item.length === 0)) : [];
+  const extras = [
+    ...(candidate ? Object.entries(candidate).filter(([key, item]) => !KNOWN_CANDIDATE_FIELDS.has(key) && item !== null && item !== undefined && !(Array.isArray(item) && item.length === 0)) : []),
+    ...Object.entries(elsewhere ?? {}),
+  ];
   const isChosen = chosen !== null && num(chosen.index) === index;
   return h(
     'tr',
     { 'data-index': index, 'data-status': status, class: isChosen ? 'chosen' : null },
     h('td', {}, h('a', { href: source.links.candidate(id, index) }, String(index))),
+    withSource ? h('td', {}, String(candidate?.source ?? '—')) : null,
     h('td', { class: 'status' }, badge(status), status === 'running' ? h('span', { class: 'spinner', title: 'running' }) : null),
     h('td', { class: 'num steps' }, candidate?.steps === null || candidate?.steps === undefined ? '—' : String(candidate.steps)),
     h('td', { class: 'num' }, tokens === null ? '—' : tokens.toLocaleString()),
@@ -220,12 +227,45 @@ function rolloutRow(index: number, candidate: Json | undefined, times: RolloutTi
     h('td', {}, String(candidate?.exit ?? '—')),
     h('td', { class: 'num' }, patch === null ? '—' : patch === '' ? 'empty' : `${patch.split('\n').filter((line) => /^[+-](?![+-]{2} )/.test(line)).length} lines`),
     h('td', { class: 'num' }, value === null ? '—' : h('span', { class: 'value' }, h('meter', { min: 0, max: 1, value }), ` ${fixed(value)}`)),
-    h('td', {}, verify ? badge(String(verify.status)) : '—'),
+    // Without a test run here, a label given to the run (rerank --labels) stands in, marked as such.
+    h('td', {}, verify ? badge(String(verify.status)) : typeof candidate?.resolved === 'boolean' ? [badge(candidate.resolved ? 'resolved' : 'unresolved'), h('span', { class: 'muted' }, ' label')] : '—'),
     h('td', { class: 'num' }, verify ? tally(verify.fail_to_pass) : '—'),
     h('td', { class: 'num' }, verify ? tally(verify.pass_to_pass) : '—'),
-    h('td', { class: 'evidence' }, extras.length ? h('details', { 'data-key': `extra-${index}` }, h('summary', {}, extras.map(([key]) => key).join(', ')), valueTree(Object.fromEntries(extras))) : candidate?.error && isRecord(candidate.error) ? h('span', { class: 'error' }, String(candidate.error.message ?? '')) : ''),
+    h('td', { class: 'evidence' }, extras.length ? h('details', { 'data-key': `extra-${index}` }, h('summary', {}, extras.map(([key, item]) => evidenceLabel(key, item)).join(', ')), valueTree(Object.fromEntries(extras))) : candidate?.error && isRecord(candidate.error) ? h('span', { class: 'error' }, String(candidate.error.message ?? '')) : ''),
     h('td', {}, isChosen ? h('span', { class: 'chosen-mark', title: 'chosen' }, '✔ chosen') : ''),
   );
+}
+
+/**
+ * Per-candidate evidence kept elsewhere in the result (e.g. `checks.regression.candidates[i]`):
+ * any list of objects with an `index` is spread over the rows it names, by its path.
+ */
+function evidenceByIndex(result: Json | null): Map<number, Json> {
+  const out = new Map<number, Json>();
+  const walk = (value: unknown, path: string, depth: number) => {
+    if (depth > 4 || !isRecord(value)) return;
+    for (const [key, item] of Object.entries(value)) {
+      if (depth === 0 && KNOWN_RESULT_FIELDS.has(key)) continue;
+      const here = path ? `${path}.${key}` : key;
+      if (Array.isArray(item) && item.length && item.every((entry) => isRecord(entry) && Number.isInteger(entry.index))) {
+        for (const entry of item as Json[]) {
+          const { index, trajectory_id: _id, ...rest } = entry;
+          const row = out.get(index as number) ?? {};
+          row[here] = rest;
+          out.set(index as number, row);
+        }
+      } else walk(item, here, depth + 1);
+    }
+  };
+  walk(result, '', 0);
+  return out;
+}
+
+/** `checks.regression.candidates` with 2 regressions → `regression: 2 broken`; otherwise the field's own name. */
+function evidenceLabel(key: string, value: unknown): string {
+  const name = key.split('.').filter((part) => part !== 'candidates' && part !== 'checks').at(-1) ?? key;
+  if (isRecord(value) && Array.isArray(value.regressions)) return `${name}: ${value.regressions.length ? `${value.regressions.length} broken` : 'none broken'}`;
+  return name;
 }
 
 function rankingSection(selection: Json, candidates: Json[], source: DataSource, id: string): HTMLElement {

@@ -1,0 +1,188 @@
+/**
+ * `winnower inspect` as a user runs it (the real CLI in a child process), its pages opened in a
+ * real headless browser (Debian's chromium): a saved `winnower solve --out` job from disk, a
+ * `winnower rerank` run served with --serve and linked from the rerank report, and hostile
+ * trajectory text and patches drawn as text, never run.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
+import { DEMO_DIR, demoTask, hasBubblewrap } from '../solve/helpers.js';
+import { hasChromium, launchBrowser, type TestBrowser } from '../support/browser.js';
+import { runCli } from '../support/cli.js';
+import { REPO_ROOT } from '../support/shared-data.js';
+
+const count = (page: Page, selector: string) => page.$$eval(selector, (nodes) => nodes.length);
+const text = (page: Page, selector: string) => page.$eval(selector, (node) => node.textContent ?? '');
+
+describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
+  let dir: string;
+  let browser: TestBrowser;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'wnw-inspect-'));
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.skipIf(!hasBubblewrap())('[browser] opens a saved `winnower solve --out` job from disk: the list, the job and a candidate with its trajectory and diff', async () => {
+    const repo = prepareDemoRepo(join(DEMO_DIR, 'repo'));
+    try {
+      const task = demoTask();
+      const job = join(dir, 'job.json');
+      const solved = await runCli(
+        [
+          'solve', '--repo', repo, '--issue', task.problem_statement, '--n', '2',
+          '--replay', join(DEMO_DIR, 'trajectories/plausible-wrong-fix.json'), '--replay', join(DEMO_DIR, 'trajectories/correct-fix.json'),
+          '--test-command', task.test_command, ...task.fail_to_pass.flatMap((id) => ['--fail-to-pass', id]), ...task.pass_to_pass.flatMap((id) => ['--pass-to-pass', id]),
+          '--test-patch', join(DEMO_DIR, 'test_patch.diff'), '--out', job,
+        ],
+        { env: { WINNOWER_POLICY_URL: '' } },
+      );
+      expect(solved.code, solved.stderr).toBe(0);
+      const saved = JSON.parse(readFileSync(job, 'utf8')) as { job_id: string; result: { chosen: { index: number } } };
+      const site = join(dir, 'solve-site');
+      const inspected = await runCli(['inspect', job, '--out', site]);
+      expect(inspected.code, inspected.stderr).toBe(0);
+      expect(inspected.stdout).toContain('1 job(s), 2 candidate(s) from 1 job file(s)');
+
+      const page = await browser.page();
+      await page.goto(`file://${site}/index.html`);
+      await page.waitForSelector(`#jobs tr[data-job="${saved.job_id}"]`);
+      await page.click(`#jobs tr[data-job="${saved.job_id}"] a`);
+      await page.waitForSelector('#rollouts');
+      expect(await count(page, '#rollouts tbody tr')).toBe(2);
+      expect(await page.$eval('#rollouts tr.chosen', (row) => row.getAttribute('data-index'))).toBe(String(saved.result.chosen.index));
+      await page.click('#rollouts tr.chosen a');
+      await page.waitForSelector('#trajectory');
+      expect(await count(page, '#trajectory li.step')).toBe(6);
+      expect(await text(page, '#trajectory')).toContain('cat durations.py');
+      expect(await count(page, '#diff .d2h-file-side-diff')).toBe(2);
+      expect(await text(page, '#log-tail')).toContain('OK');
+      // The page carries its policy itself (no response headers from disk), and nothing broke it.
+      expect(await page.content()).toContain('http-equiv="Content-Security-Policy"');
+      expect(browser.problems).toEqual([]);
+      await page.close();
+    } finally {
+      rmSync(dirname(repo), { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  it('[browser] `winnower rerank --report` links its report to the inspector, and `winnower inspect --serve` serves the run', async () => {
+    const out = join(dir, 'rerank');
+    const runs = join(REPO_ROOT, 'examples/rerank-sample/runs');
+    const reranked = await runCli([
+      'rerank', '--candidates', join(runs, '*.jsonl'), '--source-from', 'file', '--labels', `correct-fix=${join(runs, 'correct-fix.results.json')}`,
+      '--labels', `gives-up=${join(runs, 'gives-up.results.json')}`, '--labels', `plausible-wrong-fix=${join(runs, 'plausible-wrong-fix.results.json')}`,
+      '--labels', `breaks-other-tests=${join(runs, 'breaks-other-tests.results.json')}`, '--tasks', join(REPO_ROOT, 'examples/rerank-sample/tasks.jsonl'),
+      '--out', join(out, 'predictions.jsonl'), '--report', join(out, 'report.md'), '--no-progress',
+    ]);
+    expect(reranked.code, reranked.stderr).toBe(0);
+    expect(reranked.stdout).toContain(`inspector: ${join(out, 'report.inspect', 'index.html')}`);
+    expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('<a href="report.inspect/index.html">open the inspector</a>');
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('(report.inspect/index.html)');
+
+    const page = await browser.page();
+    // The pages the report links to.
+    await page.goto(`file://${join(out, 'report.html')}`);
+    await page.click('a[href="report.inspect/index.html"]');
+    await page.waitForSelector('#jobs tr[data-job="durations-1"]');
+
+    // The same run, served on a local port.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'inspect', join(out, 'predictions.scores.jsonl'), join(runs, '*.jsonl'), '--source-from', 'file', '--serve', '--port', '0', '--out', join(dir, 'served')], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let output = '';
+        const timer = setTimeout(() => reject(new Error(`inspect --serve did not start: ${output}`)), 60_000);
+        child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stdout!.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const match = / at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output);
+          if (match) (clearTimeout(timer), resolve(match[1]!));
+        });
+        child.on('exit', () => reject(new Error(`inspect --serve exited: ${output}`)));
+      });
+      const index = await fetch(url);
+      expect(index.status).toBe(200);
+      expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect((await fetch(`${url}..%2f..%2f..%2fetc%2fpasswd`)).status).toBe(404);
+
+      await page.goto(`${url}jobs/durations-1.html`);
+      await page.waitForSelector('#rollouts');
+      const sources = await page.$$eval('#rollouts tbody tr', (rows) => rows.map((row) => row.children[1]!.textContent));
+      expect([...sources].sort()).toEqual(['breaks-other-tests', 'correct-fix', 'gives-up', 'plausible-wrong-fix']);
+      const scores = readFileSync(join(out, 'predictions.scores.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { source: string; chosen: boolean });
+      const chosenSource = scores.find((line) => line.chosen)!.source;
+      expect(await page.$eval('#rollouts tr.chosen', (row) => row.children[1]!.textContent)).toBe(chosenSource);
+      // The labels given to the run stand in for tests.
+      expect(await page.$$eval('#rollouts tbody tr', (rows) => rows.filter((row) => row.textContent!.includes('label')).length)).toBe(4);
+      await page.click('#rollouts tr.chosen a');
+      await page.waitForSelector('#diff');
+      expect(await count(page, '#diff .d2h-file-side-diff')).toBe(2);
+      expect(await text(page, '#trajectory')).toContain('patch-only');
+      expect(browser.problems).toEqual([]);
+    } finally {
+      child.kill('SIGTERM');
+      await page.close();
+    }
+  }, 300_000);
+
+  it('[browser] draws hostile trajectory text, patches, file names and job ids as text: nothing runs, nothing loads', async () => {
+    const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
+    const patch = [
+      'diff --git a/x"><img src=x onerror=window.__xss=3>.py b/x"><img src=x onerror=window.__xss=3>.py',
+      '--- a/x"><img src=x onerror=window.__xss=3>.py',
+      '+++ b/x"><img src=x onerror=window.__xss=3>.py',
+      '@@ -1 +1 @@',
+      `-a = "${hostile}"`,
+      `+a = "</script>${hostile}"`,
+      '',
+    ].join('\n');
+    const trajectory = {
+      id: 'evil/0', instance_id: 'evil', source: hostile, patch, exit: 'submitted', meta: {},
+      messages: [
+        { role: 'user', content: hostile },
+        { role: 'assistant', content: hostile, reasoning: hostile, tool_calls: [{ id: 'c1', type: 'function', function: { name: hostile, arguments: JSON.stringify({ command: hostile }) } }] },
+        { role: 'tool', tool_call_id: 'c1', content: `${hostile}\n`.repeat(40) },
+      ],
+    };
+    const job = {
+      job_id: `"><img src=x onerror=window.__xss=4>`, kind: 'solve', status: 'succeeded', progress: {}, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:01Z', error: null,
+      candidates: [{ index: 0, status: 'finished', trajectory_id: 'evil/0', exit: 'submitted', steps: 1, patch, value: 0.5, score: null, error: { code: hostile, message: hostile },
+        verify: { status: 'resolved', tests: { [hostile]: 'passed' }, fail_to_pass: { passed: 1, failed: 0, missing: 0 }, pass_to_pass: { passed: 0, failed: 0, missing: 0 }, applied: true, log_tail: hostile, parser: hostile, exit_code: 0, duration_ms: 1 },
+        [hostile]: { [hostile]: hostile }, link: 'javascript:window.__xss=5', trajectory }],
+      result: { instance_id: hostile, chosen: { index: 0, trajectory_id: 'evil/0', patch, value: 0.5, verify_status: 'resolved' }, selection: { strategy: 'value', chosen: 'evil/0', reason: hostile, ranking: [{ trajectory_id: 'evil/0', rank: 1, value: 0.5, key: [0.5], reasons: [hostile] }] }, repro_matrix: { [hostile]: { [hostile]: 'passed' } }, [hostile]: hostile },
+    };
+    const file = join(dir, 'evil.json');
+    writeFileSync(file, JSON.stringify(job));
+    const site = join(dir, 'evil-site');
+    const inspected = await runCli(['inspect', file, '--out', site]);
+    expect(inspected.code, inspected.stderr).toBe(0);
+
+    const page = await browser.page();
+    const requests: string[] = [];
+    page.on('request', (request) => requests.push(request.url()));
+    await page.goto(`file://${site}/index.html`);
+    await page.waitForSelector('#jobs');
+    await page.click('#jobs tbody a');
+    await page.waitForSelector('#rollouts');
+    expect(await text(page, '#app')).toContain(hostile);
+    expect(await count(page, '.grid td.cell.pass')).toBe(1);
+    await page.click('#rollouts tbody a');
+    await page.waitForSelector('#trajectory');
+    expect(await text(page, '#trajectory')).toContain(hostile);
+    expect(await text(page, '#diff')).toContain('onerror=window.__xss=3');
+    for (const opened of await page.$$('details')) await opened.evaluate((node) => node.setAttribute('open', ''));
+    expect(await count(page, '#app img, #app script, #app iframe')).toBe(0);
+    expect(await page.evaluate('window.__xss')).toBeUndefined();
+    expect(requests.filter((url) => !url.startsWith('file://'))).toEqual([]);
+    expect(browser.problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+});
