@@ -33,6 +33,9 @@ describe.skipIf(!hasBubblewrap())('winnower demo', () => {
     expect(stdout).toContain('chosen patch');
     // Nested sandbox limits are spelled out (defects-found.md D13: `allSandboxes: [object Object]`).
     expect(stdout).not.toContain('[object Object]');
+    // Issue 18 item 4: the empty patch (gives-up) shows no value above the others: it is neither scored nor tested.
+    expect(stdout.split('\n').find((line) => /^\d+\s+gives-up\s/.test(line))).toMatch(/^\d+\s+gives-up\s+\d+\s+—\s+no patch\s/);
+    expect(stdout).toMatch(/candidate \d+: no patch, not scored or tested/);
   }, 120_000);
 
   it('says why when the job fails, without a Node stack trace', async () => {
