@@ -14,6 +14,7 @@ const required = [
   ['[images]', 'skopeo, umoci and a loopback registry', true],
   ['[harness-cli]', 'the pi and claude-code CLIs (.ci/harnesses.sh)', true],
   ['[docker-engine]', process.env.WINNOWER_DOCKER_HOST || 'no engine', Boolean(process.env.WINNOWER_DOCKER_HOST)],
+  ['[browser]', "Debian's chromium (/usr/bin/chromium)", true],
 ];
 let failed = false;
 for (const [tag, provided, mustRun] of required) {
