@@ -9,7 +9,7 @@ import { loadHarnessDefinitions } from '../harness/harness-definition.js';
 import { loadConfig } from '../config.js';
 import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
 import { importTrajectories } from '../rerank/importers/index.js';
-import { formatEvent, renderCandidates, renderOutcome, type JobView } from './job-output.js';
+import { formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
 import { positiveInt, positiveNumber } from './parse-options.js';
 import { checkLocalRepo } from '../server/repo-check.js';
 import { createRuntime } from './runtime.js';
@@ -40,6 +40,11 @@ interface SolveFlags {
   failToPass?: string[];
   passToPass?: string[];
   testPatch?: string;
+  checks?: boolean;
+  /** False with --no-regression. */
+  regression?: boolean;
+  reproduction?: number;
+  writerReplay?: string[];
   stopAt?: number;
   strategy?: string;
   stepLimit?: number;
@@ -73,6 +78,10 @@ export function registerSolveCommand(program: Command): void {
     .option('--fail-to-pass <id>', 'a test that must go from failing to passing (repeatable)', collect)
     .option('--pass-to-pass <id>', 'a test that must keep passing (repeatable)', collect)
     .option('--test-patch <file>', 'a diff adding the tests, applied before running them')
+    .option('--checks', 'verify without a test list: the regression check (the repository\'s own tests on the base commit and with each candidate)')
+    .option('--no-regression', 'skip the regression check')
+    .option('--reproduction <n>', 'n test-writer rollouts by the same policy write reproduction tests; every candidate runs every valid one (implies --checks)', positiveInt)
+    .option('--writer-replay <files...>', 'replay these recorded test writers instead of calling the policy for them (with --reproduction)')
     .option('--stop-at <value>', 'stop once a candidate passes its tests with at least this value', positiveNumber)
     .option('--strategy <name>', 'value | consensus | hybrid (default: hybrid with tests, value without)')
     .option('--step-limit <n>', 'agent steps per rollout (a harness: its model calls)', positiveInt)
@@ -88,7 +97,13 @@ export function registerSolveCommand(program: Command): void {
         overrides: { policy: { url: flags.policyUrl, model: flags.policyModel, api_key: flags.policyKey, mode: flags.policyMode }, log_level: 'warn' },
       });
       const recordings = flags.replay ? (await importTrajectories(flags.replay, { sourceFrom: 'file' })).items : undefined;
-      const verifying = Boolean(flags.testCommand || flags.failToPass?.length || flags.passToPass?.length);
+      const givenTests = Boolean(flags.testCommand || flags.failToPass?.length || flags.passToPass?.length);
+      const verifying = givenTests || Boolean(flags.checks || flags.reproduction);
+      const writers = flags.writerReplay ? (await importTrajectories(flags.writerReplay, { sourceFrom: 'file' })).items : undefined;
+      const checks = {
+        ...(flags.regression === false ? { regression: { enabled: false } } : {}),
+        ...(flags.reproduction ? { reproduction: { n: flags.reproduction, ...(writers ? { policy: { kind: 'replay', recordings: writers } } : {}) } } : {}),
+      };
       const body = {
         instance_id: flags.instanceId,
         issue,
@@ -112,6 +127,7 @@ export function registerSolveCommand(program: Command): void {
               fail_to_pass: flags.failToPass ?? [],
               pass_to_pass: flags.passToPass ?? [],
               ...(flags.testPatch ? { test_patch: readFileSync(flags.testPatch, 'utf8') } : {}),
+              ...checks,
             }
           : { enabled: false },
         ...(flags.stopAt !== undefined ? { stop_rule: { min_value: flags.stopAt, require_resolved: verifying } } : {}),
@@ -144,7 +160,8 @@ export function registerSolveCommand(program: Command): void {
         const job = (await runtime.app.inject({ method: 'GET', url: `/jobs/${answer.job_id}?trajectories=true` })).json() as JobView;
         if (flags.out) writeFileSync(flags.out, `${JSON.stringify(job, null, 2)}\n`);
         if (flags.patchOut && job.result?.chosen) writeFileSync(flags.patchOut, job.result.chosen.patch);
-        console.log(`\n${renderCandidates(job, 'status', (c) => c.status)}\n\n${renderOutcome(job)}`);
+        const evidence = renderChecks(job, (c) => c.status);
+        console.log(`\n${renderCandidates(job, 'status', (c) => c.status)}${evidence ? `\n\n${evidence}` : ''}\n\n${renderOutcome(job)}`);
         if (job.status !== 'succeeded') process.exitCode = 1;
       } finally {
         await runtime.close();
