@@ -20,7 +20,7 @@ export function registerHarnessCommand(program: Command): void {
       console.log(`harness folder: ${catalog.installDir}`);
       for (const status of catalog.list()) {
         const what = status.package ? `${status.package}@${status.version}` : status.source;
-        console.log(`${status.available ? 'ready  ' : 'missing'}  ${status.name.padEnd(12)} ${status.protocol.padEnd(19)} ${what}${status.available ? '' : `  → ${status.install_command}`}`);
+        console.log(`${status.available ? 'ready  ' : 'missing'}  ${status.name.padEnd(12)} ${status.protocol.padEnd(19)} ${what}${status.available ? '' : `  → ${status.install_command ?? status.reason}`}`);
       }
     });
 

@@ -4,6 +4,7 @@
  * install command for those that cannot run; `resolve()` is what a rollout uses.
  */
 import { wnwError } from '../errors.js';
+import { findBlocker, sandboxUser, type Blocker } from '../sandbox/reachable.js';
 import { BUILTIN_HARNESS, loadHarnessDefinitions, type HarnessDefinition } from './harness-definition.js';
 import { defaultHarnessDir, harnessInstall, type HarnessInstall } from './harness-install.js';
 
@@ -40,15 +41,18 @@ export function createHarnessCatalog(options: { definitionsDir?: string; install
   const installDir = options.installDir ?? defaultHarnessDir();
   const status = (definition: HarnessDefinition): HarnessStatus => {
     const install = harnessInstall(definition, installDir);
+    const closed = unreachable(install);
     const { source } = definition;
+    const what = source.kind === 'npm' ? `${source.package}@${source.version}` : source.bin;
     return {
       name: definition.name,
       description: definition.description,
       protocol: definition.protocol,
       source: source.kind,
       ...(source.kind === 'npm' ? { package: source.package, version: source.version } : {}),
-      available: install.installed,
-      ...(install.installed ? {} : { reason: `${source.kind === 'npm' ? `${source.package}@${source.version}` : source.bin} is not installed on this server`, install_command: install.installCommand }),
+      available: install.installed && !closed,
+      ...(!install.installed ? { reason: `${what} is not installed on this server`, install_command: install.installCommand } : {}),
+      ...(closed ? { reason: closedReason(what, closed) } : {}),
     };
   };
   return {
@@ -68,7 +72,19 @@ export function createHarnessCatalog(options: { definitionsDir?: string; install
           details: { field, install_command: install.installCommand },
         });
       }
+      const closed = unreachable(install);
+      if (closed) throw wnwError('WNW_ERR_HARNESS_MISSING', `harness "${name}": ${closedReason(name, closed)}`, { details: { field } });
       return { definition, install };
     },
   };
+}
+
+/** As root, sandboxes run as another uid, which must pass through every folder above an install (a mode-0700 folder stops bwrap). */
+function unreachable(install: HarnessInstall): Blocker | undefined {
+  return install.installed && install.folder ? findBlocker(install.folder, sandboxUser(), 'rx') : undefined;
+}
+
+// No host path: this reaches API clients (GET /harnesses, a 400's message); `winnower harness list` prints the folder.
+function closedReason(what: string, closed: Blocker): string {
+  return `${what} is installed, but sandboxes cannot reach it: the harness folder, or a folder above it, is mode ${closed.mode.toString(8).padStart(3, '0')}, closed to the sandbox user; run chmod o+${closed.missing} on it, or set WINNOWER_HARNESS_DIR to a folder every user can pass through`;
 }

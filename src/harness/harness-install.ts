@@ -5,10 +5,11 @@
  * and root's home is closed to other users), else ~/.cache/winnower/harnesses.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { wnwError } from '../errors.js';
+import { describeBlocker, findBlocker, makeDirs, sandboxUser } from '../sandbox/reachable.js';
 import type { HarnessDefinition } from './harness-definition.js';
 
 export function defaultHarnessDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -50,17 +51,23 @@ export async function installHarness(definition: HarnessDefinition, dir: string,
   const install = harnessInstall(definition, dir);
   const folder = install.folder!;
   if (install.installed) return { folder, fresh: false };
-  mkdirSync(folder, { recursive: true, mode: 0o755 });
-  if (!existsSync(join(folder, 'package.json'))) writeFileSync(join(folder, 'package.json'), '{ "private": true }\n');
+  // The sandbox user reads the install: folders 0755 and npm under umask 022, whatever ours is.
+  makeDirs(folder, 0o755);
+  if (!existsSync(join(folder, 'package.json'))) writeFileSync(join(folder, 'package.json'), '{ "private": true }\n', { mode: 0o644 });
   const args = ['install', '--prefix', folder, '--no-audit', '--no-fund', '--save-exact', `${source.package}@${source.version}`];
   options.log?.(`npm ${args.join(' ')}`);
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn('npm', args, { stdio: ['ignore', 'inherit', 'inherit'], cwd: folder });
+    const child = spawn('sh', ['-c', 'umask 022 && exec npm "$@"', 'npm', ...args], { stdio: ['ignore', 'inherit', 'inherit'], cwd: folder });
     child.on('error', reject);
     child.on('exit', resolve);
   });
   if (code !== 0 || !harnessInstall(definition, dir).installed) {
     throw wnwError('WNW_ERR_CFG_INVALID', `npm could not install ${source.package}@${source.version} into ${folder} (exit ${code})`, { details: { package: source.package } });
+  }
+  const closed = findBlocker(folder, sandboxUser(), 'rx');
+  if (closed) {
+    const { where, fix } = describeBlocker(closed);
+    options.log?.(`warning: sandboxes cannot reach ${folder}: the sandbox user cannot pass through ${where}; run \`${fix}\` or set WINNOWER_HARNESS_DIR to a folder every user can pass through`);
   }
   return { folder, fresh: true };
 }

@@ -1,14 +1,14 @@
 /**
  * One rollout of a third-party agent CLI. Before the sandbox exists: start the rollout's
  * recording proxy and name the mounts (the proxy's socket folder read-write; the CLI's install
- * folder, the node runtime and the loopback forwarder read-only). In the sandbox: write the
+ * folder, the node runtime and the loopback forwarder read-only; all but the install folder in
+ * the runtime folder of harness-runtime.ts, which the sandbox user can reach). In the sandbox: write the
  * harness's config files and the issue file under a private HOME in /tmp, then run the forwarder
  * and the harness in ONE exec (each exec has its own network namespace, so the forwarder must
  * share the harness's). A budget, an upstream failure, the time limit or a cancel kills the whole
  * exec; the trajectory comes from the recording, stored after every exchange, the patch from
  * the sandbox's diff.
  */
-import { join } from 'node:path';
 import { toWinnowerError, wnwError, type WinnowerError } from '../errors.js';
 import type { Sandbox, SandboxMount } from '../sandbox/types.js';
 import type { Task, Trajectory } from '../types/index.js';
@@ -17,8 +17,8 @@ import type { PolicyOptions } from '../candidates/policy-options.js';
 import { startRecordingProxy, type ProxyStop, type RecordingProxy } from '../proxy/recording-proxy.js';
 import { createUpstream } from '../proxy/upstream.js';
 import type { ResolvedHarness } from './harness-catalog.js';
-import { harnessesDir } from './harness-definition.js';
 import { HARNESS_MOUNT } from './harness-install.js';
+import { harnessRuntime } from './harness-runtime.js';
 import { harnessTrajectory, type HarnessOutcome } from './harness-trajectory.js';
 
 /** Where things appear inside the sandbox. */
@@ -65,6 +65,8 @@ const tail = (text: string): string => (text.length > TAIL_CHARS ? text.slice(-T
 
 export async function prepareHarnessRollout(options: HarnessRolloutOptions): Promise<HarnessRollout> {
   const { definition, install } = options.harness;
+  // Files the sandbox binds, where its user can reach them whatever folder holds this checkout.
+  const runtime = harnessRuntime();
   const limits = { ...definition.limits, ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined)) };
   const stopController = new AbortController();
   const signal = AbortSignal.any([options.signal, stopController.signal]);
@@ -84,6 +86,7 @@ export async function prepareHarnessRollout(options: HarnessRolloutOptions): Pro
       onExchange: () => options.onStep?.(harnessTrajectory(proxy, context, { exit: 'unknown', exitRaw: '', patch: '', meta: {} })),
       // A budget or an upstream failure ends the rollout now: the harness would only retry.
       onStop: (stop: ProxyStop) => stopController.abort(new Error(stop.detail)),
+      socketParent: runtime.dir,
     });
   } catch (error) {
     await upstream.close();
@@ -92,8 +95,8 @@ export async function prepareHarnessRollout(options: HarnessRolloutOptions): Pro
 
   const mounts: SandboxMount[] = [
     { source: proxy.socketDir, target: SOCKET_MOUNT, readOnly: false },
-    { source: process.execPath, target: NODE_MOUNT },
-    { source: join(harnessesDir(), 'loopback-forwarder.mjs'), target: FORWARDER_MOUNT },
+    { source: runtime.node, target: NODE_MOUNT },
+    { source: runtime.forwarder, target: FORWARDER_MOUNT },
     ...(install.folder ? [{ source: install.folder, target: HARNESS_MOUNT }] : []),
   ];
 

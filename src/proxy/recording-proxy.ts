@@ -62,6 +62,8 @@ export interface RecordingProxyOptions {
   onExchange?: (exchange: RecordedExchange, request: Json) => void;
   /** Once, when a budget or an upstream failure ends the rollout. */
   onStop?: (stop: ProxyStop) => void;
+  /** Folder the socket's folder is made in: one the sandbox user can pass through (default TMPDIR). */
+  socketParent?: string;
 }
 
 export interface RecordingProxy {
@@ -99,7 +101,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
   const { protocol, upstream, budget } = options;
   const spec = PROTOCOLS[protocol];
   const token = `wnw-rollout-${randomBytes(24).toString('hex')}`;
-  const socketDir = mkdtempSync(join(tmpdir(), 'wnw-proxy-'));
+  const socketDir = mkdtempSync(join(options.socketParent ?? tmpdir(), 'wnw-proxy-'));
   // The sandbox user is not the server's: it must reach (x) the folder and write (connect) the socket.
   chmodSync(socketDir, 0o755);
   const socketName = 'proxy.sock';

@@ -12,7 +12,7 @@
  * Entries outlive the process; nothing is evicted (remove a folder to drop an image).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chown, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { abortedError, wnwError, WinnowerError } from '../../errors.js';
@@ -22,6 +22,7 @@ import { isAlive } from '../providers/local-limits.js';
 import { removeTree, type Owner } from '../providers/local-overlay.js';
 import { readLayoutConfig, type ImageConfig } from './image-config.js';
 import type { ImageReference } from './image-reference.js';
+import { makeDirs } from '../reachable.js';
 import { runTool, skopeoError, sourceFlags, type ImageTools, type RegistrySettings } from './image-tools.js';
 
 export interface CachedImage {
@@ -64,7 +65,7 @@ export class ImageCache {
 
   /** Opens (creates) the cache folder and removes unpacks left by processes that died. */
   static async open(options: ImageCacheOptions): Promise<ImageCache> {
-    await mkdir(options.cacheDir, { recursive: true, mode: 0o711 });
+    makeDirs(options.cacheDir, 0o711);
     for (const entry of await readdir(options.cacheDir).catch(() => [])) {
       const match = /^\.tmp-(\d+)-[0-9a-f]+$/.exec(entry);
       if (match && !isAlive(Number(match[1]))) await removeTree(join(options.cacheDir, entry)).catch(() => undefined);
@@ -134,7 +135,8 @@ export class ImageCache {
     const layout = join(tmp, 'layout');
     const rootfs = join(tmp, 'rootfs');
     try {
-      await mkdir(tmp, { mode: 0o711 });
+      await mkdir(tmp);
+      await chmod(tmp, 0o711);
       if (owner) await chown(tmp, owner.uid, owner.gid);
       const copy = await runTool(tools.skopeo, ['copy', '--quiet', ...sourceFlags(ref, this.options, 'copy'), '--', ref.skopeo, `oci:${layout}:${TAG}`], {
         signal,

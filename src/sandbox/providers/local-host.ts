@@ -4,10 +4,11 @@
  * support. Also builds the launch chain every sandboxed process goes through.
  */
 import { randomBytes } from 'node:crypto';
-import { access, constants, mkdtemp, chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
+import { access, constants, mkdtemp, chmod, lstat, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { wnwError } from '../../errors.js';
+import { describeBlocker, findBlocker, firstReachable, makeDirs, userLabel, type PathUser } from '../reachable.js';
 import { baseSandboxEnv, bwrapArgs, detectRootLayout, type RootEntry } from './local-bwrap-args.js';
 import { isAlive, LocalCgroups, type SandboxLimits } from './local-limits.js';
 import { createOverlayWorkspace, makeOwnedDirs, removeTree, type Owner, type WorkspaceMode } from './local-overlay.js';
@@ -50,6 +51,8 @@ export interface LocalHost {
   shell: string;
   /** The provider's own folder (mode 0711): snapshots/ and sandboxes/. */
   rootDir: string;
+  /** Set when the temp folder was closed to the sandbox user and rootDir went elsewhere: why (a start-up warning). */
+  rootDirNote: string | undefined;
   cgroups: LocalCgroups;
   workspaceMode: WorkspaceMode;
   /** Why overlay is not used, when it is not. */
@@ -75,13 +78,13 @@ export async function detectLocalHost(options: LocalHostOptions): Promise<LocalH
       throw wnwError('WNW_ERR_CFG_INVALID', 'sandbox.local.uid/gid: sandboxes never run as root; pick an unprivileged uid', { details: { field: 'uid' } });
     }
   }
-  const parent = options.rootDir ?? tmpdir();
+  const { parent, note } = rootParent(options.rootDir, dropTo ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
   await removeStaleRootDirs(parent);
   const rootDir = await mkdtemp(join(parent, `winnower-local-${process.pid}-`));
   if (/[,:\\]/.test(rootDir)) throw wnwError('WNW_ERR_CFG_INVALID', `rootDir ${rootDir}: overlay paths cannot contain ',', ':' or '\\'`, { details: { field: 'rootDir' } });
   await chmod(rootDir, 0o711);
-  await mkdir(join(rootDir, 'snapshots'), { mode: 0o711 });
-  await mkdir(join(rootDir, 'sandboxes'), { mode: 0o711 });
+  makeDirs(join(rootDir, 'snapshots'), 0o711);
+  makeDirs(join(rootDir, 'sandboxes'), 0o711);
   const host: LocalHost = {
     bwrap,
     unshare,
@@ -97,6 +100,7 @@ export async function detectLocalHost(options: LocalHostOptions): Promise<LocalH
     rootLayout: await detectRootLayout(),
     shell: (await isExecutable('/usr/bin/bash')) || (await isExecutable('/bin/bash')) ? 'bash' : 'sh',
     rootDir,
+    rootDirNote: note,
     cgroups: await LocalCgroups.create({ maxTotalProcesses: options.maxTotalProcesses, maxTotalMemoryMb: options.maxTotalMemoryMb }),
     workspaceMode: 'copy',
     overlayProblem: undefined,
@@ -109,6 +113,35 @@ export async function detectLocalHost(options: LocalHostOptions): Promise<LocalH
     throw error;
   }
   return host;
+}
+
+/**
+ * Where the provider's folder goes: sandbox.settings.rootDir, else the temp folder, else /tmp or
+ * /var/tmp: a folder the sandbox user can pass through, since every workspace, snapshot and
+ * private /tmp of a sandbox lives below it (a TMPDIR under a mode-0700 folder would stop bwrap
+ * with "Can't find source path ...: Permission denied").
+ */
+function rootParent(configured: string | undefined, user: PathUser): { parent: string; note?: string } {
+  const who = userLabel(user);
+  if (configured !== undefined) {
+    const blocker = findBlocker(configured, user, 'x');
+    if (!blocker) return { parent: configured };
+    const { where, fix } = describeBlocker(blocker);
+    throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.rootDir ${configured}: ${who} cannot pass through ${where}, so no sandbox could reach its files; run \`${fix}\`, or pick a folder every user can pass through`, {
+      details: { field: 'sandbox.settings.rootDir', folder: blocker.folder },
+    });
+  }
+  const temp = tmpdir();
+  const { dir, passedOver } = firstReachable([temp, '/tmp', '/var/tmp'], user);
+  const closed = passedOver[0];
+  const described = closed ? describeBlocker(closed.blocker) : undefined;
+  if (!dir) {
+    throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `the local sandbox provider has no folder ${who} can reach: it cannot pass through ${described!.where}, above the temp folder ${temp}; run \`${described!.fix}\`, or set sandbox.settings.rootDir (or TMPDIR) to a folder every user can pass through`, {
+      details: { folder: closed!.blocker.folder },
+    });
+  }
+  if (!described) return { parent: dir };
+  return { parent: dir, note: `the temp folder ${closed!.dir} is out of reach of ${who}: it cannot pass through ${described.where}; sandbox files go under ${dir} instead (run \`${described.fix}\`, or set sandbox.settings.rootDir, to choose)` };
 }
 
 /**
@@ -136,7 +169,7 @@ async function probe(host: LocalHost, workspace: 'auto' | 'overlay' | 'copy'): P
     const result = await runOneOff(host, lower, 'true');
     if (result.exitCode !== 0) {
       const why = tail(result.stderr.toString());
-      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `bubblewrap cannot create a sandbox on this host${why ? `: ${why}` : ''} (unprivileged user namespaces must be enabled: sysctl kernel.unprivileged_userns_clone=1)`);
+      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `bubblewrap cannot create a sandbox on this host${why ? `: ${why}` : ''}${probeHint(why, host)}`);
     }
     if (workspace === 'copy') {
       host.overlayProblem = 'copy workspaces requested by configuration';
@@ -154,6 +187,14 @@ async function probe(host: LocalHost, workspace: 'auto' | 'overlay' | 'copy'): P
     await removeTree(join(probeDir, 'sandbox')).catch(() => undefined);
     await removeTree(probeDir);
   }
+}
+
+/** What a failed probe most likely means: a path the sandbox user cannot reach, or no user namespaces. */
+function probeHint(why: string, host: LocalHost): string {
+  const source = /Can't find source path (.+?): Permission denied/.exec(why);
+  if (source) return ` (uid ${host.hostUid}, which sandboxes run as, cannot reach ${source[1]}: every folder above it must let other users pass, chmod o+x)`;
+  if (/namespace|uid map|setgroups|Operation not permitted/i.test(why)) return ' (unprivileged user namespaces must be enabled: sysctl kernel.unprivileged_userns_clone=1)';
+  return '';
 }
 
 export interface LaunchParts {

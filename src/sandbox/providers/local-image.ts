@@ -5,8 +5,7 @@
  * `testbed`) and the shell. Looked up once per image and directory and shared by its sandboxes.
  */
 import { homedir } from 'node:os';
-import { stat } from 'node:fs/promises';
-import { dirname, join, posix, resolve } from 'node:path';
+import { join, posix } from 'node:path';
 import { z } from 'zod';
 import { abortedError, wnwError } from '../../errors.js';
 import { SharedTaskMap } from '../../util/shared-task.js';
@@ -15,6 +14,7 @@ import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from '../images
 import type { ImageConfig } from '../images/image-config.js';
 import { parseImageReference } from '../images/image-reference.js';
 import { findImageTools, type ImageToolSettings, type RegistrySettings } from '../images/image-tools.js';
+import { describeBlocker, findBlocker, type PathUser } from '../reachable.js';
 import { baseSandboxEnv } from './local-bwrap-args.js';
 import { runHostCommand, tail } from './local-host-command.js';
 import { runOneOff, type LocalHost, type OneOffOptions } from './local-host.js';
@@ -150,7 +150,7 @@ export class LocalImages {
     this.#cache ??= (async () => {
       const tools = await findImageTools(this.settings);
       const cacheDir = this.settings.imageCacheDir ?? defaultImageCacheDir();
-      if (this.host.owner) await checkReachable(cacheDir, this.host.owner.uid);
+      if (this.host.owner) checkReachable(cacheDir, this.host.owner);
       return ImageCache.open({
         cacheDir,
         tools,
@@ -265,16 +265,13 @@ export function withImageEnv(imageEnv: Record<string, string>): Record<string, s
  * As root, umoci and the overlay run as the sandbox user, which must be able to pass through every
  * folder above the cache (a mode-0700 home or temp folder would stop it with "permission denied").
  */
-async function checkReachable(dir: string, uid: number): Promise<void> {
-  for (let folder = dirname(resolve(dir)); ; folder = dirname(folder)) {
-    const info = await stat(folder).catch(() => undefined);
-    if (info && !(info.mode & 0o001) && info.uid !== uid) {
-      throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.imageCacheDir ${dir}: the sandbox user (uid ${uid}) cannot pass through ${folder} (mode ${(info.mode & 0o777).toString(8)}); pick a cache folder under folders every user can traverse`, {
-        details: { field: 'sandbox.settings.imageCacheDir', folder },
-      });
-    }
-    if (folder === dirname(folder)) return;
-  }
+function checkReachable(dir: string, owner: PathUser): void {
+  const blocker = findBlocker(dir, owner, 'x');
+  if (!blocker) return;
+  const { where, fix } = describeBlocker(blocker);
+  throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.imageCacheDir ${dir}: the sandbox user (uid ${owner.uid}) cannot pass through ${where}; run \`${fix}\`, or pick a cache folder under folders every user can traverse`, {
+    details: { field: 'sandbox.settings.imageCacheDir', folder: blocker.folder },
+  });
 }
 
 function isMountedOver(dir: string): boolean {

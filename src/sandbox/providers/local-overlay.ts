@@ -12,8 +12,9 @@
  * needs root and loop devices.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, chown, lstat, mkdir, rm, statfs } from 'node:fs/promises';
+import { chmod, chown, lstat, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirs } from '../reachable.js';
 import { HOST_PATH, runHostCommand, tail } from './local-host-command.js';
 
 export type WorkspaceMode = 'overlay' | 'copy';
@@ -97,10 +98,10 @@ const HOLDER_SCRIPT = [
 ].join('\n');
 const HOLDER_START_TIMEOUT_MS = 60_000;
 
-/** Creates folders owned by the sandbox user. */
+/** Creates folders owned by the sandbox user (missing folders above them get `mode` too, whatever the umask). */
 export async function makeOwnedDirs(dirs: string[], owner: Owner | undefined, mode = 0o755): Promise<void> {
   for (const dir of dirs) {
-    await mkdir(dir, { recursive: true, mode });
+    makeDirs(dir, mode);
     await chmod(dir, mode);
     if (owner) await chown(dir, owner.uid, owner.gid);
   }

@@ -4,13 +4,14 @@
  * A URL is cloned here, on the host side, never from inside a sandbox.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { abortedError, throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import type { RepoSource } from '../../types/task.js';
 import { redactUrlCredentials } from '../../util/redact-url.js';
 import { SharedTaskMap } from '../../util/shared-task.js';
 import { hostGitEnv, revParseCommitArgs, runHostCommand, tail, type HostCommandResult } from './local-host-command.js';
+import { makeDirs } from '../reachable.js';
 import { removeTree, type Owner } from './local-overlay.js';
 
 // git drops GIT_CONFIG_* for the upload-pack it runs on a local source repository, whose owner
@@ -86,7 +87,7 @@ export class SnapshotStore {
     this.#dirs.add(dir);
     const treeDir = join(dir, 'tree');
     try {
-      await mkdir(dir, { recursive: true, mode: 0o711 });
+      makeDirs(dir, 0o711);
       const { commit, source } = repo.path !== undefined ? await this.#cloneLocal(repo.path, repo.base_commit, treeDir, signal) : await this.#cloneUrl(repo.url!, repo.base_commit, treeDir, signal);
       await this.#git(['checkout', '--quiet', '--detach', commit], treeDir, `checking out ${commit} of ${source}`, signal);
       await this.#git(['remote', 'remove', 'origin'], treeDir, 'removing the origin remote', signal);

@@ -11,13 +11,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import { closeEach, onProcessExit } from '../lifecycle.js';
 import { patchPolicy, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
 import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
 import { checkMounts } from '../mounts.js';
+import { describeBlocker, findBlocker, userLabel } from '../reachable.js';
 import { checkEnv } from './local-bwrap-args.js';
 import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './local-host.js';
 import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
@@ -116,6 +117,7 @@ class LocalProvider implements SandboxProvider {
     throwIfAborted(options.signal);
     const limits = this.#checkSpec(spec);
     const { host, snapshots, images } = await this.#init();
+    if (spec.mounts) checkMountsReachable(spec.mounts, host);
     // An image holds its repository; otherwise a base snapshot of spec.repo is the lower layer.
     const base = spec.image ? await images.base(spec.image, spec.workdir, options.signal) : undefined;
     const snapshot = base ? undefined : await snapshots.get(spec.repo!, options.signal);
@@ -134,7 +136,8 @@ class LocalProvider implements SandboxProvider {
     let workspace: Workspace | undefined;
     let sandbox: LocalSandbox | undefined;
     try {
-      await mkdir(dir, { mode: 0o711 });
+      await mkdir(dir);
+      await chmod(dir, 0o711);
       cgroup = await host.cgroups.createSandboxGroup(id, limits);
       const tools = { unshare: host.unshare, owner: host.owner };
       workspace =
@@ -235,6 +238,7 @@ class LocalProvider implements SandboxProvider {
     const images = new LocalImages(host, this.#settings);
     const description = describeHost(host, this.#settings);
     this.#logger.info('local sandbox provider ready', description);
+    if (host.rootDirNote) this.#logger.warn(host.rootDirNote);
     if (host.workspaceMode === 'copy') {
       this.#logger.warn(`local sandboxes copy the base snapshot instead of mounting an overlay (${host.overlayProblem}); creation is slower`);
     }
@@ -275,6 +279,22 @@ function repoWorkdir(spec: SandboxSpec): string {
     throw wnwError('WNW_ERR_INPUT_INVALID', `spec.workdir: ${spec.workdir} must be an absolute path outside the system folders`, { details: { field: 'workdir' } });
   }
   return workdir;
+}
+
+/**
+ * bwrap binds each mount as the sandbox's uid, which must pass through every folder above the
+ * source: one it cannot pass is named here, with the fix, rather than bwrap's "Permission denied".
+ */
+function checkMountsReachable(mounts: NonNullable<SandboxSpec['mounts']>, host: LocalHost): void {
+  const user = host.dropTo ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  mounts.forEach((mount, index) => {
+    const blocker = findBlocker(mount.source, user);
+    if (!blocker) return;
+    const { where, fix } = describeBlocker(blocker);
+    throw wnwError('WNW_ERR_SBX_CREATE', `spec.mounts[${index}]: ${userLabel(user)} cannot reach ${mount.source}: it cannot pass through ${where}; run \`${fix}\`, or keep the file under folders every user can pass through`, {
+      details: { field: `spec.mounts[${index}]`, folder: blocker.folder },
+    });
+  });
 }
 
 /** The disk caps of every sandbox, from the settings (WNW_ERR_CFG_INVALID naming a bad one). */
