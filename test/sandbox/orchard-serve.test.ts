@@ -1,12 +1,14 @@
 /**
  * `winnower sandbox serve` (src/sandbox/serve) backed by the local bubblewrap provider:
  * - the loop test: winnower's own orchard provider passes the sandbox conformance suite against it;
- * - an SDK-shaped client (test/support/orchard-sdk-client.ts) runs Orchard's basic flow and its
- *   documented error cases against it;
+ * - doubles of Orchard's sync and async SDK clients (test/support/orchard-sdk-client.ts) run every
+ *   call shape of §19 against it, JSON nulls included, and its documented error cases;
  * - the wire rules of shared/design/orchard-real-behaviour.md §19.1 and the TTL/heartbeat semantics of §10;
  * - the same API mounted in `winnower serve` under a prefix.
  */
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +24,7 @@ import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { buildApp } from '../../src/server/app.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
-import { OrchardSdkClient, SdkHttpError } from '../support/orchard-sdk-client.js';
+import { AsyncOrchardSdkClient, OrchardSdkClient, SdkHttpError } from '../support/orchard-sdk-client.js';
 import { makeContractRepo, runSandboxContract } from './contract.js';
 import { bwrapMissing, tempDir } from './local-helpers.js';
 import { imageToolsMissing, writeTinyImage } from './local-image-helpers.js';
@@ -81,86 +83,159 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
     },
   });
 
-  describe('an SDK-shaped client', () => {
-    let sdk: OrchardSdkClient;
+  describe.each([
+    ['SandboxClient', OrchardSdkClient],
+    ['AsyncSandboxClient', AsyncOrchardSdkClient],
+  ] as const)('Orchard SDK call shapes: %s', (name, Client) => {
+    let sdk: OrchardSdkClient | AsyncOrchardSdkClient;
     beforeAll(() => {
-      sdk = new OrchardSdkClient(base, KEY);
+      sdk = new Client(base, KEY);
     });
     afterAll(async () => sdk.close());
 
-    it('runs create → exec → files → patch → delete', async () => {
-      const id = await sdk.createSandbox('python:3.11-slim', { timeout: 120 });
-      const hello = await sdk.exec(id, `python3 -c 'print("hello from", 6 * 7)'`);
-      expect(hello).toMatchObject({ status: 'succeeded', exit_code: 0, stdout: 'hello from 42\n', stderr: '', sandbox_id: id });
-      expect(await sdk.exec(id, 'echo "$GREETING"; pwd', { env: { GREETING: 'hi there' } })).toMatchObject({ stdout: 'hi there\n/workspace\n' });
-      expect(await sdk.exec(id, 'echo oops >&2; exit 3')).toMatchObject({ status: 'failed', exit_code: 3, stderr: 'oops\n' });
+    it('health; create sends image and block_network only, then waits with the answered timeout', async () => {
+      expect(await sdk.health()).toEqual({ status: 'healthy' });
+      const sandbox = await sdk.createSandbox('python:3.11-slim');
+      expect(sdk.bodies.at(-1)).toEqual({ path: '/sandboxes', text: '{"image":"python:3.11-slim","block_network":true}' });
+      expect(sdk.sent.at(-1)).toBe(`GET /sandboxes/${sandbox.sandboxId}/wait?timeout=3600`);
+      expect(sandbox).toMatchObject({ namespace: 'winnower', image: 'python:3.11-slim', blockNetwork: true });
+      await sandbox.delete();
+    });
 
-      expect(await sdk.writeFile(id, '/workspace/test.txt', 'hello\n')).toEqual({ success: true, path: '/workspace/test.txt', size: 6 });
+    it('create with sandbox_id, cpu, memory and timeout: cpu and memory echoed as given', async () => {
+      const id = `given-${name.toLowerCase()}`;
+      const sandbox = await sdk.createSandbox('python:3.11-slim', { sandboxId: id, cpu: '2000m', memory: '512Mi', timeout: 120 });
+      expect(sandbox.sandboxId).toBe(id);
+      expect(sdk.sent).toContain(`GET /sandboxes/${id}/wait?timeout=120`);
+      expect(await sdk.getSandbox(id)).toMatchObject({ sandboxId: id, image: 'python:3.11-slim' });
+      expect(await sdk.request('GET', `/sandboxes/${id}`)).toMatchObject({ cpu: '2000m', memory: '512Mi', ready: true, status: 'ready' });
+      await sandbox.delete();
+    });
+
+    it('exec sends timeout_seconds, cwd and env as null when unset, with wait:true, and gets the finished job', async () => {
+      const sandbox = await sdk.createSandbox('python:3.11-slim');
+      const job = await sandbox.exec('echo hi; pwd');
+      expect(sdk.bodies.at(-1)?.text).toBe('{"command":"echo hi; pwd","timeout_seconds":null,"cwd":null,"env":null,"login_shell":false,"wait":true}');
+      expect(job).toMatchObject({ status: 'succeeded', exit_code: 0, stdout: 'hi\n/workspace\n', stderr: '', sandbox_id: sandbox.sandboxId, error: null });
+      expect(sdk.sent.filter((line) => line.endsWith('/exec'))).toHaveLength(1);
+      expect(await sandbox.exec('echo oops >&2; exit 3')).toMatchObject({ status: 'failed', exit_code: 3, stderr: 'oops\n' });
+      await sandbox.delete();
+    });
+
+    it('exec with timeout, cwd, env, login_shell and a list command', async () => {
+      const sandbox = await sdk.createSandbox('python:3.11-slim');
+      expect(await sandbox.exec('echo "$GREETING"; pwd', { env: { GREETING: 'hi there' }, cwd: '/tmp', timeout: 30 })).toMatchObject({ stdout: 'hi there\n/tmp\n' });
+      expect(JSON.parse(sdk.bodies.at(-1)!.text)).toEqual({ command: 'echo "$GREETING"; pwd', timeout_seconds: 30, cwd: '/tmp', env: { GREETING: 'hi there' }, login_shell: false, wait: true });
+      const login = await sandbox.exec(`shopt -q login_shell && echo login; python3 -c 'raise ValueError("boom")'`, { loginShell: true });
+      expect(login.stdout).toBe('login\n');
+      expect(login.stderr).toMatch(/^Traceback \(most recent call last\):\n[^]*ValueError: boom\n$/);
+      expect((await sandbox.exec(['python3', '-c', 'print("hi there")'])).stdout).toBe('hi there\n');
+      const timedOut = await sandbox.exec('echo started; sleep 30', { timeout: 1 });
+      expect(timedOut).toMatchObject({ status: 'failed', exit_code: 124, stdout: 'started\n', error: 'Command timed out after 1s' });
+      expect((await sandbox.exec('echo alive')).stdout).toBe('alive\n');
+      await sandbox.delete();
+    });
+
+    it('exec(wait=False) still POSTs wait:true first and returns the finished job', async () => {
+      const sandbox = await sdk.createSandbox('python:3.11-slim');
+      const job = await sandbox.exec('echo later', { wait: false });
+      expect(JSON.parse(sdk.bodies.at(-1)!.text)).toMatchObject({ wait: true, timeout_seconds: null });
+      expect(job).toMatchObject({ status: 'succeeded', stdout: 'later\n' });
+      await sandbox.delete();
+    });
+
+    it('after an error on the wait:true POST, POSTs again without wait (nulls kept) and polls GET /jobs every 0.1 s', async () => {
+      let failed = false;
+      const flaky = new Client(base, KEY, {
+        fault: (method, path, body) => {
+          if (failed || method !== 'POST' || !path.endsWith('/exec') || (body as { wait?: boolean }).wait !== true) return undefined;
+          failed = true;
+          return new Error('ReadTimeout');
+        },
+      });
+      try {
+        const sandbox = await flaky.createSandbox('python:3.11-slim');
+        const job = await sandbox.exec('sleep 0.5; echo polled');
+        expect(job).toMatchObject({ status: 'succeeded', stdout: 'polled\n' });
+        expect(flaky.bodies.at(-1)?.text).toBe('{"command":"sleep 0.5; echo polled","timeout_seconds":null,"cwd":null,"env":null,"login_shell":false}');
+        expect(flaky.sent.filter((line) => line.startsWith('GET /jobs/')).length).toBeGreaterThanOrEqual(2);
+        // wait=False through the fallback: the queued JobResult the SDK builds itself, then GET /jobs.
+        failed = false;
+        const queued = await sandbox.exec('echo queued', { wait: false });
+        expect(queued).toMatchObject({ status: 'queued', command: 'echo queued', sandbox_id: sandbox.sandboxId });
+        await expect.poll(async () => (await sandbox.getJob(queued.job_id)).status).toBe('succeeded');
+      } finally {
+        await flaky.close();
+      }
+    });
+
+    it('upload_content, download_content and list_files (default /)', async () => {
+      const sandbox = await sdk.createSandbox('python:3.11-slim');
+      expect(await sandbox.uploadContent('hello\n', '/workspace/test.txt')).toEqual({ success: true, path: '/workspace/test.txt', size: 6 });
       const bytes = Uint8Array.from([0, 1, 2, 254, 255]);
-      await sdk.writeFile(id, '/tmp/deep/blob.bin', bytes);
-      expect(await sdk.readFile(id, '/tmp/deep/blob.bin')).toEqual(Buffer.from(bytes));
-      const listed = await sdk.listFiles(id);
+      await sandbox.uploadContent(bytes, '/tmp/deep/blob bin');
+      expect(sdk.sent.at(-1)).toBe(`POST /sandboxes/${sandbox.sandboxId}/files`);
+      expect(await sandbox.downloadContent('/tmp/deep/blob bin')).toEqual(Buffer.from(bytes));
+      expect(sdk.sent.at(-1)).toBe(`GET /sandboxes/${sandbox.sandboxId}/files?path=%2Ftmp%2Fdeep%2Fblob+bin`);
+      expect((await sandbox.listFiles()).map((file) => file.name)).toEqual(expect.arrayContaining(['tmp', 'usr', 'workspace']));
+      const listed = await sandbox.listFiles('/workspace');
       expect(listed.map((file) => file.name)).toEqual(expect.arrayContaining(['README.md', 'src', 'test.txt']));
       expect(listed.find((file) => file.name === 'test.txt')).toMatchObject({ type: 'file', size: 6, modified: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/) });
-      expect(listed.find((file) => file.name === 'src')?.type).toBe('directory');
+      const missing = await sandbox.downloadContent('/workspace/nope.txt').catch((error: SdkHttpError) => error);
+      expect(missing).toMatchObject({ status: 404, body: { detail: 'File not found: /workspace/nope.txt' } });
+      await sandbox.delete();
+    });
 
-      const patched = await sdk.applyPatch(id, '--- test.txt\n+++ test.txt\n@@ -1 +1 @@\n-hello\n+goodbye\n');
-      expect(patched).toMatchObject({ success: true, exit_code: 0, error: null });
-      expect((await sdk.readFile(id, '/workspace/test.txt')).toString()).toBe('goodbye\n');
-      // A line PATCH_EOF in the patch does not cut it short (Orchard's heredoc would).
-      expect(await sdk.applyPatch(id, '--- test.txt\n+++ test.txt\n@@ -1 +1,2 @@\n goodbye\n+PATCH_EOF\n')).toMatchObject({ success: true });
-      const failed = await sdk.applyPatch(id, '--- nope.txt\n+++ nope.txt\n@@ -1 +1 @@\n-a\n+b\n');
+    it('apply_patch in /workspace with bare headers; a PATCH_EOF line does not cut it short', async () => {
+      const sandbox = await sdk.createSandbox('python:3.11-slim');
+      await sandbox.uploadContent('hello\n', '/workspace/test.txt');
+      expect(await sandbox.applyPatch('--- test.txt\n+++ test.txt\n@@ -1 +1 @@\n-hello\n+goodbye\n')).toMatchObject({ success: true, exit_code: 0, error: null });
+      expect(sdk.bodies.at(-1)?.text).toMatch(/"timeout_seconds":30\}$/);
+      expect((await sandbox.downloadContent('/workspace/test.txt')).toString()).toBe('goodbye\n');
+      expect(await sandbox.applyPatch('--- test.txt\n+++ test.txt\n@@ -1 +1,2 @@\n goodbye\n+PATCH_EOF\n')).toMatchObject({ success: true });
+      const failed = await sandbox.applyPatch('--- nope.txt\n+++ nope.txt\n@@ -1 +1 @@\n-a\n+b\n');
       expect(failed).toMatchObject({ success: false, exit_code: 1 });
       expect(failed.stderr).toContain('nope.txt');
-
-      expect(await sdk.heartbeat(id)).toEqual({ status: 'ok', sandbox_id: id });
-      expect(await sdk.deleteSandbox(id)).toEqual({ status: 'deleted', sandbox_id: id });
-      expect(await httpStatus(sdk.request('GET', `/sandboxes/${id}`))).toBe(404);
+      await sandbox.delete();
     });
 
-    it('answers the documented errors: 404 unknown sandbox, job and file; 400 not a file; 401 and 403', async () => {
-      expect(await httpStatus(sdk.exec('no-such-sandbox', 'true'))).toBe(404);
-      expect(await httpStatus(sdk.request('GET', '/jobs/no-such-job'))).toBe(404);
-      const id = await sdk.createSandbox('python:3.11-slim');
-      const missing = await sdk.request('GET', `/sandboxes/${id}/files?path=/workspace/nope.txt`).catch((error: SdkHttpError) => error);
-      expect(missing).toMatchObject({ status: 404, body: { detail: 'File not found: /workspace/nope.txt' } });
-      expect(await sdk.request('GET', `/sandboxes/${id}/files?path=/workspace/src`).catch((error: SdkHttpError) => error)).toMatchObject({ status: 400, body: { detail: 'Not a file: /workspace/src' } });
-      expect(await sdk.request('GET', `/sandboxes/${id}/files/list?path=/workspace/nope`).catch((error: SdkHttpError) => error)).toMatchObject({ status: 404, body: { detail: 'Path not found: /workspace/nope' } });
-      expect(await httpStatus(new OrchardSdkClient(base, 'wrong').request('GET', `/sandboxes/${id}`))).toBe(403);
-      expect(await httpStatus(new OrchardSdkClient(base, undefined).request('GET', `/sandboxes/${id}`))).toBe(401);
-      expect(await new OrchardSdkClient(base, undefined).request('GET', '/health')).toEqual({ status: 'healthy' });
-      await sdk.deleteSandbox(id);
-    });
-
-    it('keeps the sandbox alive after a timeout (124 and the note), quotes list commands, polls wait:false jobs', async () => {
-      const id = await sdk.createSandbox('python:3.11-slim');
-      const timedOut = await sdk.exec(id, 'echo started; sleep 30', { timeout: 1 });
-      expect(timedOut).toMatchObject({ status: 'failed', exit_code: 124, stdout: 'started\n', error: 'Command timed out after 1s' });
-      expect(timedOut.stderr).toMatch(/Command timed out after 1s and was killed$/);
-      expect((await sdk.exec(id, ['python3', '-c', 'print("hi there")'])).stdout).toBe('hi there\n');
-      const queued = await sdk.request('POST', `/sandboxes/${id}/exec`, { command: 'sleep 0.3; echo later' });
-      expect(queued).toEqual({ job_id: expect.any(String), status: 'queued' });
-      const waited = await sdk.request('GET', `/jobs/${queued.job_id}/wait?timeout=10`);
-      expect(waited).toMatchObject({ status: 'succeeded', stdout: 'later\n' });
-      await sdk.deleteSandbox(id);
+    it('heartbeat, delete, and DELETE of every tracked sandbox at exit (a reaped one still answers deleted)', async () => {
+      const client = new Client(base, KEY);
+      const sandbox = await client.createSandbox('python:3.11-slim');
+      const other = await client.createSandbox('python:3.11-slim');
+      await sandbox.heartbeat();
+      expect(client.sent.at(-1)).toBe(`POST /sandboxes/${sandbox.sandboxId}/heartbeat`);
+      await sandbox.delete();
+      expect(sandbox.deleted).toBe(true);
+      await expect(sandbox.exec('true')).rejects.toThrow(/Sandbox has been deleted/);
+      expect(await httpStatus(client.request('GET', `/sandboxes/${sandbox.sandboxId}`))).toBe(404);
+      // The SDK's `with` block DELETEs a sandbox the server may already have removed: still 200.
+      expect(await client.request('DELETE', `/sandboxes/${sandbox.sandboxId}`)).toEqual({ status: 'deleted', sandbox_id: sandbox.sandboxId });
+      await client.close();
+      expect(client.sent.at(-1)).toBe(`DELETE /sandboxes/${other.sandboxId}`);
+      expect(await httpStatus(client.request('GET', `/sandboxes/${other.sandboxId}`))).toBe(404);
     });
 
     it('serialises the execs of one sandbox and runs sandboxes side by side (3 sandboxes × 4 execs)', async () => {
-      const ids = await Promise.all([1, 2, 3].map(() => sdk.createSandbox('python:3.11-slim')));
-      const runs = await Promise.all(ids.map((id) => Promise.all([1, 2, 3, 4].map((n) => sdk.exec(id, `s=$(date +%s%N); sleep 0.1; echo $s $(date +%s%N) ${n}`)))));
+      const sandboxes = await Promise.all([1, 2, 3].map(() => sdk.createSandbox('python:3.11-slim')));
+      const runs = await Promise.all(sandboxes.map((sandbox) => Promise.all([1, 2, 3, 4].map((n) => sandbox.exec(`s=$(date +%s%N); sleep 0.1; echo $s $(date +%s%N) ${n}`)))));
       for (const jobs of runs) {
         const spans = jobs.map((job) => job.stdout.trim().split(' ').map(Number)).sort((a, b) => a[0]! - b[0]!);
         for (let index = 1; index < spans.length; index++) expect(spans[index]![0]!).toBeGreaterThanOrEqual(spans[index - 1]![1]!);
       }
-      await Promise.all(ids.map((id) => sdk.deleteSandbox(id)));
+      await Promise.all(sandboxes.map((sandbox) => sandbox.delete()));
     });
 
-    it('runs login_shell commands in a login bash, stderr whole', async () => {
-      const id = await sdk.createSandbox('python:3.11-slim');
-      const job = await sdk.exec(id, `shopt -q login_shell && echo login; python3 -c 'raise ValueError("boom")'`, { loginShell: true });
-      expect(job.stdout).toBe('login\n');
-      expect(job.stderr).toMatch(/^Traceback \(most recent call last\):\n[^]*ValueError: boom\n$/);
-      await sdk.deleteSandbox(id);
+    it('answers the documented errors: 404 unknown sandbox and job; 400 not a file; 401 and 403', async () => {
+      const sandbox = await sdk.createSandbox('python:3.11-slim');
+      expect(await httpStatus(sdk.request('POST', '/sandboxes/no-such-sandbox/exec', { json: { command: 'true', wait: true } }))).toBe(404);
+      expect(await httpStatus(sandbox.getJob('no-such-job'))).toBe(404);
+      expect(await sdk.request('GET', `/sandboxes/${sandbox.sandboxId}/files`, { params: { path: '/workspace/src' } }).catch((error: SdkHttpError) => error)).toMatchObject({ status: 400, body: { detail: 'Not a file: /workspace/src' } });
+      expect(await sandbox.listFiles('/workspace/nope').catch((error: SdkHttpError) => error)).toMatchObject({ status: 404, body: { detail: 'Path not found: /workspace/nope' } });
+      expect(await httpStatus(new Client(base, 'wrong').request('GET', `/sandboxes/${sandbox.sandboxId}`))).toBe(403);
+      expect(await httpStatus(new Client(base, undefined).request('GET', `/sandboxes/${sandbox.sandboxId}`))).toBe(401);
+      expect(await new Client(base, undefined).health()).toEqual({ status: 'healthy' });
+      await sandbox.delete();
     });
   });
 
@@ -176,8 +251,60 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       const deleted = await raw(base, 'DELETE', `/sandboxes/${id}`);
       expect(deleted.headers.get('content-type')).toMatch(/^application\/json/);
       expect(deleted.headers.get('x-request-id')).toBeTruthy();
-      expect((await raw(base, 'DELETE', '/sandboxes/never-was')).json).toEqual({ status: 'deleted', sandbox_id: 'never-was' });
       expect((await raw(base, 'GET', '/nope')).json).toEqual({ detail: 'Not Found' });
+    });
+
+    it('DELETE: 404 for an id this server never had; 200 deleted again for one it deleted (Orchard answers 200 for any id)', async () => {
+      expect(await raw(base, 'DELETE', '/sandboxes/never-was')).toMatchObject({ status: 404, json: { detail: 'Sandbox never-was not found' } });
+      const { sandbox_id: id } = (await raw(base, 'POST', '/sandboxes', '{"image":"x"}')).json;
+      expect((await raw(base, 'DELETE', `/sandboxes/${id}`)).json).toEqual({ status: 'deleted', sandbox_id: id });
+      expect(await raw(base, 'DELETE', `/sandboxes/${id}`)).toMatchObject({ status: 200, json: { status: 'deleted', sandbox_id: id } });
+    });
+
+    it('null wherever Orchard takes None (exec timeout_seconds, cwd, env; create sandbox_id, cpu, memory, timeout); a null elsewhere says so, an absent field says "Field required"', async () => {
+      const created = await raw(base, 'POST', '/sandboxes', '{"image":"x","sandbox_id":null,"cpu":null,"memory":null,"timeout":null}');
+      expect(created).toMatchObject({ status: 200, json: { timeout: 3600, status: 'pending' } });
+      const id = created.json.sandbox_id as string;
+      const job = await raw(base, 'POST', `/sandboxes/${id}/exec`, '{"command":"echo $0; pwd","timeout_seconds":null,"cwd":null,"env":null,"login_shell":false,"wait":true}');
+      expect(job).toMatchObject({ status: 200, json: { status: 'succeeded', stdout: 'bash\n/workspace\n' } });
+      const badNull = await raw(base, 'POST', `/sandboxes/${id}/exec`, '{"command":"true","login_shell":null}');
+      expect(badNull).toMatchObject({ status: 422, json: { detail: [{ type: 'null_not_allowed', loc: ['body', 'login_shell'], msg: 'null is not allowed: expected boolean' }] } });
+      const absent = await raw(base, 'POST', `/sandboxes/${id}/exec`, '{"cwd":null}');
+      expect(absent.json.detail).toEqual([{ type: 'missing', loc: ['body', 'command'], msg: 'Field required' }]);
+      expect((await raw(base, 'POST', '/sandboxes', '{"image":null}')).json.detail[0]).toMatchObject({ loc: ['body', 'image'], msg: 'null is not allowed: expected string' });
+      await raw(base, 'DELETE', `/sandboxes/${id}`);
+    });
+
+    it('a NUL byte in a path, command, cwd or env: 400 naming the field, never an internal command', async () => {
+      const { sandbox_id: id } = (await raw(base, 'POST', '/sandboxes', '{"image":"x"}')).json;
+      await raw(base, 'GET', `/sandboxes/${id}/wait?timeout=60`);
+      const cases: [string, string, string | undefined, string][] = [
+        ['POST', `/sandboxes/${id}/files`, '{"path":"/workspace/a\\u0000b","content":"eA=="}', 'body.path'],
+        ['GET', `/sandboxes/${id}/files?path=%2Fworkspace%2Fa%00b`, undefined, 'query.path'],
+        ['GET', `/sandboxes/${id}/files/list?path=%2Fa%00b`, undefined, 'query.path'],
+        ['POST', `/sandboxes/${id}/exec`, '{"command":"echo a\\u0000b","wait":true}', 'body.command'],
+        ['POST', `/sandboxes/${id}/exec`, '{"command":["echo","a\\u0000b"],"wait":true}', 'body.command.1'],
+        ['POST', `/sandboxes/${id}/exec`, '{"command":"true","cwd":"/tmp\\u0000x","wait":true}', 'body.cwd'],
+        ['POST', `/sandboxes/${id}/exec`, '{"command":"true","env":{"A":"x\\u0000y"},"wait":true}', 'body.env.A'],
+      ];
+      for (const [method, path, body, field] of cases) {
+        const answer = await raw(base, method, path, body);
+        expect(answer, `${method} ${path}`).toMatchObject({ status: 400, json: { detail: `${field} must not contain a NUL byte` } });
+        expect(answer.text).not.toMatch(/mkdir|dirname|cat >|args\[/);
+      }
+      await raw(base, 'DELETE', `/sandboxes/${id}`);
+    });
+
+    it('exec timeouts: 0 or less, or past the sandbox\'s remaining lifetime, are 422 naming timeout_seconds', async () => {
+      const short = await serve({ ttlS: 600 });
+      const { sandbox_id: id } = (await raw(short, 'POST', '/sandboxes', '{"image":"x"}')).json;
+      for (const timeout of [0, -5, 1e12, 601]) {
+        const answer = await raw(short, 'POST', `/sandboxes/${id}/exec`, JSON.stringify({ command: 'true', timeout_seconds: timeout, wait: true }));
+        expect(answer.status, String(timeout)).toBe(422);
+        expect(answer.json.detail[0].loc).toEqual(['body', 'timeout_seconds']);
+      }
+      expect((await raw(short, 'POST', `/sandboxes/${id}/apply_patch`, '{"patch":"","timeout_seconds":100000}')).status).toBe(422);
+      expect(await raw(short, 'POST', `/sandboxes/${id}/exec`, '{"command":"echo ok","timeout_seconds":60,"wait":true}')).toMatchObject({ status: 200, json: { stdout: 'ok\n' } });
     });
 
     it('422 in pydantic shape for a missing image, a fractional timeout or a bad sandbox id; a body without content type is JSON too', async () => {
@@ -216,6 +343,40 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
     });
   });
 
+  describe('reads and outputs are bounded (bytes, time, the client)', () => {
+    it('GET /files of an endless file (/dev/zero) answers 413 at the read cap instead of reading until the timeout', async () => {
+      const sandbox = await new OrchardSdkClient(base, KEY).createSandbox('x');
+      const answer = await raw(base, 'GET', `/sandboxes/${sandbox.sandboxId}/files?path=%2Fdev%2Fzero`);
+      expect(answer).toMatchObject({ status: 413, json: { detail: expect.stringMatching(/^File \/dev\/zero is larger than this server's read limit \(\d+ bytes\)$/) } });
+      await sandbox.delete();
+    });
+
+    it('a read that blocks (a FIFO with no writer) is killed when the client leaves', async () => {
+      const sandbox = await new OrchardSdkClient(base, KEY).createSandbox('x');
+      const fifo = `/tmp/wnw-fifo-${process.pid}-${Date.now()}`;
+      expect((await sandbox.exec(`mkfifo ${fifo}`)).exit_code).toBe(0);
+      const reader = (): string => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((line) => line.includes(fifo) && !line.includes('ps -eo')).join('\n');
+      // node:http, whose destroy() closes the connection at once (an aborted fetch leaves undici's pool holding one).
+      const { port } = new URL(base);
+      const request = httpGet({ host: '127.0.0.1', port, path: `/sandboxes/${sandbox.sandboxId}/files?path=${encodeURIComponent(fifo)}`, headers: { 'x-api-key': KEY } });
+      request.on('error', () => undefined);
+      await expect.poll(reader, { timeout: 20_000 }).not.toBe('');
+      request.destroy();
+      await expect.poll(reader, { timeout: 20_000 }).toBe('');
+      await sandbox.delete();
+    });
+
+    it('an exec whose output passes the cap is killed there: the job fails with the capped output and says why', async () => {
+      const capped = await serve({ maxOutputBytes: 64 * 1024 });
+      const sandbox = await new OrchardSdkClient(capped, KEY).createSandbox('x');
+      const job = await sandbox.exec('echo start >&2; yes', { timeout: 600 });
+      expect(job).toMatchObject({ status: 'failed', exit_code: null, stderr: 'start\n', error: "Output passed the server's cap of 65536 bytes per stream; the command was killed" });
+      expect(Buffer.byteLength(job.stdout)).toBe(64 * 1024);
+      expect(await sandbox.exec('echo still here')).toMatchObject({ stdout: 'still here\n' });
+      await sandbox.delete();
+    });
+  });
+
   describe('TTL and heartbeats (Orchard semantics)', () => {
     it('a sandbox that sent a heartbeat is reaped after a gap; one that never did lives until the TTL', async () => {
       // The TTL leaves room for two creates and the heartbeat reaping on a loaded machine.
@@ -223,11 +384,13 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       const sdk = new OrchardSdkClient(reaping, KEY);
       const beating = await sdk.createSandbox('x');
       const silent = await sdk.createSandbox('x');
-      await sdk.heartbeat(beating);
-      await expect.poll(async () => httpStatus(sdk.request('GET', `/sandboxes/${beating}`)), { timeout: 5_000 }).toBe(404);
-      expect(await httpStatus(sdk.request('GET', `/sandboxes/${silent}`))).toBe('no error');
-      await expect.poll(async () => httpStatus(sdk.request('GET', `/sandboxes/${silent}`)), { timeout: 20_000, interval: 250 }).toBe(404);
-      expect(await httpStatus(sdk.exec(silent, 'true'))).toBe(404);
+      await beating.heartbeat();
+      await expect.poll(async () => httpStatus(sdk.request('GET', `/sandboxes/${beating.sandboxId}`)), { timeout: 5_000 }).toBe(404);
+      expect(await httpStatus(sdk.request('GET', `/sandboxes/${silent.sandboxId}`))).toBe('no error');
+      await expect.poll(async () => httpStatus(sdk.request('GET', `/sandboxes/${silent.sandboxId}`)), { timeout: 20_000, interval: 250 }).toBe(404);
+      expect(await httpStatus(silent.exec('true'))).toBe(404);
+      // The SDK's `with` block then DELETEs it: a reaped sandbox is still answered `deleted`.
+      await silent.delete();
     }, 30_000);
   });
 
@@ -274,9 +437,9 @@ describe.skipIf(imagesMissing)(`[images] winnower sandbox serve without --repo: 
     const base = await serve({ provider: withImages, repo: undefined });
     const sdk = new OrchardSdkClient(base, KEY);
     try {
-      const id = await sdk.createSandbox(image!.reference, { timeout: 300 });
-      expect(await sdk.exec(id, 'pwd; git rev-parse HEAD')).toMatchObject({ exit_code: 0, stdout: `/testbed\n${image!.baseCommit}\n` });
-      await expect(sdk.createSandbox(`oci:${join(scratch.dir, 'nowhere')}:v1`)).rejects.toThrow(/RuntimeError: WNW_ERR_SBX_/);
+      const sandbox = await sdk.createSandbox(image!.reference, { timeout: 300 });
+      expect(await sandbox.exec('pwd; git rev-parse HEAD')).toMatchObject({ exit_code: 0, stdout: `/testbed\n${image!.baseCommit}\n` });
+      await expect(sdk.createSandbox(`oci:${join(scratch.dir, 'nowhere')}:v1`)).rejects.toThrow(/RuntimeError: Sandbox sbx-[0-9a-f]+ failed: WNW_ERR_SBX_IMAGE: /);
     } finally {
       await sdk.close();
     }

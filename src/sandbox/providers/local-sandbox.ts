@@ -102,10 +102,12 @@ export class LocalSandbox extends BaseSandbox {
 
   protected async doReadFile(path: string, options: CallOptions): Promise<Uint8Array> {
     const target = shellQuote(this.#resolve(path));
-    const script = `if [ -d ${target} ]; then echo "is a directory" >&2; exit 21; fi; [ -e ${target} ] || { echo "no such file" >&2; exit 2; }; exec cat -- ${target}`;
-    const result = await this.#internal(script, { signal: options.signal, maxOutputBytes: this.#parts.maxTransferBytes });
+    const limit = this.#parts.maxTransferBytes;
+    // head stops one byte past the cap, so an endless file (/dev/zero) ends the read instead of running to the timeout.
+    const script = `if [ -d ${target} ]; then echo "is a directory" >&2; exit 21; fi; [ -e ${target} ] || { echo "no such file" >&2; exit 2; }; exec head -c ${limit + 1} -- ${target}`;
+    const result = await this.#internal(script, { signal: options.signal, maxOutputBytes: limit });
+    if (result.stdout.truncated) throw wnwError('WNW_ERR_SBX_FILE', `${path} is larger than ${limit} bytes`, { details: { path, sandbox: this.id, limit_bytes: limit } });
     if (result.exitCode !== 0) throw fileError('read', path, result);
-    if (result.stdout.truncated) throw wnwError('WNW_ERR_SBX_FILE', `${path} is larger than ${this.#parts.maxTransferBytes} bytes`, { details: { path, sandbox: this.id } });
     return new Uint8Array(result.stdout.toBuffer());
   }
 
@@ -222,7 +224,9 @@ export class LocalSandbox extends BaseSandbox {
     try {
       result = await child.result;
     } catch (error) {
-      throw wnwError('WNW_ERR_SBX_EXEC', `could not start the sandbox process: ${(error as Error).message}`, { cause: error, details: { sandbox: this.id } });
+      // Node's message quotes the whole argv (the internal script included): keep only its first sentence.
+      const why = (error as Error).message.split(/\. Received\b/)[0];
+      throw wnwError('WNW_ERR_SBX_EXEC', `could not start the sandbox process: ${why}`, { cause: error, details: { sandbox: this.id } });
     } finally {
       this.#running.delete(child);
     }
@@ -258,6 +262,7 @@ export class LocalSandbox extends BaseSandbox {
 
   /** A path relative to the workdir, or absolute inside the sandbox. */
   #resolve(path: string): string {
+    if (path.includes('\0')) throw wnwError('WNW_ERR_INPUT_INVALID', 'a sandbox path must not contain a NUL byte', { details: { sandbox: this.id } });
     return posix.resolve(this.workdir, path);
   }
 }

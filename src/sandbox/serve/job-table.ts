@@ -4,10 +4,13 @@
  * process tree at the timeout and caps the output). Unlike the real Orchard Env, a timeout
  * leaves the sandbox alive: the job fails with exit 124 and the agent's note on stderr.
  * Accepting a job never fails afterwards, so the SDK's resubmit-on-error never runs a command twice.
+ * Output is capped per stream, and a command that passes the cap is killed at once. A job outlives
+ * the request that submitted it (the SDK polls `wait: false` jobs), so a client's disconnect does
+ * not kill it: its timeout (at most the sandbox's lifetime) and the cap bound it.
  */
 import { randomUUID } from 'node:crypto';
 import { WinnowerError } from '../../errors.js';
-import { shellQuote } from '../base-sandbox.js';
+import { CappedBuffer, shellQuote } from '../base-sandbox.js';
 import { loginShellCommand, stripNoTtyNoise } from '../providers/orchard-command.js';
 import type { ExecRequest, JobView } from './orchard-shapes.js';
 import type { SandboxEntry } from './sandbox-table.js';
@@ -77,28 +80,49 @@ export class JobTable {
     view.status = 'running';
     view.started_at = Date.now() / 1000;
     const script = request.login_shell ? loginShellCommand(view.command) : view.command;
+    // A command that passes the cap is killed there, not left running to its timeout (`yes`, `cat /dev/zero`):
+    // the provider keeps one byte more than the cap, so reaching it means there was more.
+    const cap = this.#maxOutputBytes;
+    const overCap = new AbortController();
+    const seen = { stdout: new CappedBuffer(cap), stderr: new CappedBuffer(cap) };
     try {
       const result = await sandbox.exec(script, {
         // Orchard's working directory is /workspace, where --repo puts the checkout; an image's sandbox has its own.
         cwd: request.cwd ?? sandbox.workdir,
         ...(request.env ? { env: request.env } : {}),
         timeoutMs: request.timeout_seconds * 1000,
-        maxOutputBytes: this.#maxOutputBytes,
-        signal: entry.abort.signal,
+        maxOutputBytes: cap + 1,
+        signal: AbortSignal.any([entry.abort.signal, overCap.signal]),
+        onOutput: (stream, chunk) => {
+          seen[stream].push(Buffer.from(chunk));
+          if (seen[stream].truncated) overCap.abort();
+        },
       });
-      view.stdout = result.stdout;
-      view.stderr = request.login_shell ? stripNoTtyNoise(result.stderr) : result.stderr;
-      view.truncated = result.truncated;
+      view.stdout = clip(result.stdout, cap);
+      view.stderr = clip(request.login_shell ? stripNoTtyNoise(result.stderr) : result.stderr, cap);
+      view.truncated = result.truncated || seen.stdout.truncated || seen.stderr.truncated;
       if (result.timedOut) {
         view.stderr += `\nCommand timed out after ${request.timeout_seconds}s and was killed`;
         return finish(view, { exit_code: 124, error: `Command timed out after ${request.timeout_seconds}s` });
       }
       return finish(view, { exit_code: result.exitCode, error: result.exitCode === null ? 'Command was killed' : null });
     } catch (error) {
+      if (overCap.signal.aborted && !entry.deleted) {
+        view.stdout = seen.stdout.toString();
+        view.stderr = seen.stderr.toString();
+        view.truncated = true;
+        return finish(view, { exit_code: null, error: `Output passed the server's cap of ${cap} bytes per stream; the command was killed` });
+      }
       const message = WinnowerError.isInstance(error) ? `${error.code}: ${error.message}` : String(error);
       return finish(view, { exit_code: null, error: entry.deleted ? `Sandbox ${view.sandbox_id} was deleted` : message });
     }
   }
+}
+
+/** At most `cap` bytes of `text` (a provider that cannot stream returns one byte more than asked). */
+function clip(text: string, cap: number): string {
+  const bytes = Buffer.from(text);
+  return bytes.length <= cap ? text : bytes.subarray(0, cap).toString('utf8');
 }
 
 function finish(view: JobView, result: { exit_code: number | null; error: string | null }): void {

@@ -18,8 +18,8 @@ import { WinnowerError } from '../../errors.js';
 import { shellQuote } from '../base-sandbox.js';
 import type { Sandbox } from '../types.js';
 import { JobTable, type JobTableOptions } from './job-table.js';
-import { ApplyPatchRequest, CreateRequest, ExecRequest, PathQuery, validationDetail, WaitQuery, WriteFileRequest } from './orchard-shapes.js';
-import { SandboxTable, type SandboxTableOptions } from './sandbox-table.js';
+import { ApplyPatchRequest, CreateRequest, ExecRequest, NUL_MESSAGE, nulField, PathQuery, validationDetail, WaitQuery, WriteFileRequest } from './orchard-shapes.js';
+import { SandboxTable, type SandboxEntry, type SandboxTableOptions } from './sandbox-table.js';
 
 export interface OrchardEnvApiOptions extends SandboxTableOptions, JobTableOptions {
   /** Required as `X-API-Key` when set. */
@@ -28,6 +28,8 @@ export interface OrchardEnvApiOptions extends SandboxTableOptions, JobTableOptio
   bodyLimitBytes?: number;
   /** How long an exec waits for a sandbox still starting before 404 "agent not ready" (default 15 s, as Orchard). */
   agentWaitMs?: number;
+  /** Longest a file read may take before 504 (default 60 s); its size is capped by the provider. */
+  fileTimeoutMs?: number;
 }
 
 /** The longest a `/wait` holds a request open. */
@@ -45,6 +47,7 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
   const table = new SandboxTable(options);
   const jobs = new JobTable(options);
   const agentWaitMs = options.agentWaitMs ?? 15_000;
+  const fileTimeoutMs = options.fileTimeoutMs ?? 60_000;
   const bodyLimit = options.bodyLimitBytes ?? 128 * 1024 * 1024;
   table.onReap = (id, reason) => app.log.info({ sandbox: id, reason }, 'sandbox reaped');
   app.addHook('onClose', async () => table.close());
@@ -114,10 +117,17 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     return entry.view;
   });
 
-  app.delete<{ Params: { id: string } }>('/sandboxes/:id', async (request) => {
+  app.delete<{ Params: { id: string } }>('/sandboxes/:id', async (request, reply) => {
+    const id = request.params.id;
     // The record is gone either way; a backing sandbox that fails to close is the server's problem, not the client's.
-    await table.delete(request.params.id).catch((error: unknown) => request.log.error({ err: error, sandbox: request.params.id }, 'closing a deleted sandbox failed'));
-    return { status: 'deleted', sandbox_id: request.params.id };
+    const held = await table.delete(id).catch((error: unknown) => {
+      request.log.error({ err: error, sandbox: id }, 'closing a deleted sandbox failed');
+      return true;
+    });
+    // Orchard answers 200 for any id; we answer 404 for an id this server never had, and 200 again for one
+    // it deleted or reaped (the SDK's `with` block and exit cleanup DELETE sandboxes the TTL may have taken).
+    if (!held && !table.wasDeleted(id)) return sandboxNotFound(reply, id);
+    return { status: 'deleted', sandbox_id: id };
   });
 
   app.post<{ Params: { id: string } }>('/sandboxes/:id/heartbeat', async (request, reply) => {
@@ -132,6 +142,7 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     if (!body) return reply;
     const entry = table.get(request.params.id);
     if (!entry) return sandboxNotFound(reply, request.params.id);
+    if (!withinLifetime(entry, body.timeout_seconds, reply)) return reply;
     if (!(await table.waitSettled(entry, agentWaitMs)) || !entry.sandbox || entry.deleted) {
       return reply.code(404).send({ detail: `Sandbox ${entry.view.sandbox_id} agent not ready` });
     }
@@ -173,10 +184,16 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     const sandbox = readySandbox(request, reply);
     if (!sandbox) return reply;
     if (!query.path) return reply.code(422).send({ detail: [{ type: 'missing', loc: ['query', 'path'], msg: 'Field required' }] });
+    // Bounded in bytes by the provider's transfer cap, in time here, and dropped with the client.
+    const tooSlow = AbortSignal.timeout(fileTimeoutMs);
     try {
-      const content = Buffer.from(await sandbox.readFile(query.path));
+      const content = Buffer.from(await sandbox.readFile(query.path, { signal: AbortSignal.any([tooSlow, clientGone(reply)]) }));
       return { path: query.path, content: content.toString('base64'), size: content.length };
     } catch (error) {
+      if (tooSlow.aborted) return reply.code(504).send({ detail: `Reading ${query.path} took longer than ${fileTimeoutMs / 1000}s; the read was stopped` });
+      if (WinnowerError.isInstance(error) && typeof error.details.limit_bytes === 'number') {
+        return reply.code(413).send({ detail: `File ${query.path} is larger than this server's read limit (${error.details.limit_bytes} bytes)` });
+      }
       if (!WinnowerError.isInstance(error) || error.code !== 'WNW_ERR_SBX_FILE') throw error;
       const kind = await pathKind(sandbox, query.path);
       if (kind === 'missing') return reply.code(404).send({ detail: `File not found: ${query.path}` });
@@ -200,6 +217,8 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
   app.post<{ Params: { id: string } }>('/sandboxes/:id/apply_patch', async (request, reply) => {
     const body = parse(ApplyPatchRequest, request.body, 'body', reply);
     if (!body) return reply;
+    const entry = table.get(request.params.id);
+    if (entry && !withinLifetime(entry, body.timeout_seconds, reply)) return reply;
     const sandbox = readySandbox(request, reply);
     if (!sandbox) return reply;
     // As Orchard: `git apply` in the working directory (/workspace with a repo); the patch goes in on stdin, so no line of it can end it early.
@@ -207,6 +226,16 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     const timedOut = result.timedOut ? `Patch application timed out after ${body.timeout_seconds}s` : null;
     return { success: result.exitCode === 0, stdout: result.stdout, stderr: result.stderr, exit_code: result.timedOut ? 124 : result.exitCode, error: timedOut ?? (result.exitCode === 0 ? null : 'git apply failed') };
   });
+
+  /** False after answering 422 when `timeoutS` runs past the sandbox's TTL. */
+  function withinLifetime(entry: SandboxEntry, timeoutS: number, reply: FastifyReply): boolean {
+    const remaining = Math.floor(table.remainingLifetimeS(entry));
+    if (timeoutS <= remaining) return true;
+    void reply.code(422).send({
+      detail: [{ type: 'less_than_equal', loc: ['body', 'timeout_seconds'], msg: `Input should be less than or equal to ${remaining}: the seconds left before the sandbox's TTL removes it` }],
+    });
+    return false;
+  }
 
   function readySandbox(request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply): Sandbox | undefined {
     const entry = table.get(request.params.id);
@@ -222,6 +251,15 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
   }
 }
 
+/** Aborts when the client leaves before the answer is sent. */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return controller.signal;
+}
+
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
@@ -230,11 +268,17 @@ function sandboxNotFound(reply: FastifyReply, id: string): FastifyReply {
   return reply.code(404).send({ detail: `Sandbox ${id} not found` });
 }
 
-/** The parsed value, or undefined after answering 422 in pydantic's shape. */
+/**
+ * The parsed value, or undefined after answering: 400 naming the field for a NUL byte (no sandbox
+ * process could be given it), else 422 in pydantic's shape.
+ */
 function parse<T>(schema: z.ZodType<T>, value: unknown, where: 'body' | 'query', reply: FastifyReply): T | undefined {
-  const parsed = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
+  const input = value ?? (where === 'body' ? undefined : {});
+  const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  void reply.code(422).send(validationDetail(parsed.error, where));
+  const nul = nulField(parsed.error, where);
+  if (nul) void reply.code(400).send({ detail: `${nul} ${NUL_MESSAGE}` });
+  else void reply.code(422).send(validationDetail(parsed.error, where, input));
   return undefined;
 }
 

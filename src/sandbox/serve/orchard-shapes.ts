@@ -8,31 +8,42 @@ import { z } from 'zod';
 /** DNS-1123 label, as Kubernetes requires of a pod name (Orchard does not check; we do). */
 const SANDBOX_ID = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
+/** A string the sandbox can be given: NUL ends a C string, so no path, command or cwd may hold one (400 naming the field). */
+export const NUL_MESSAGE = 'must not contain a NUL byte';
+const text = () => z.string().refine((value) => !value.includes('\0'), NUL_MESSAGE);
+
+/**
+ * Optional fields are `X | None = None` in Orchard's pydantic models: absent and `null` both mean
+ * "not given" (the SDK always sends `timeout_seconds`, `cwd` and `env`, as null when unset).
+ */
+const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined);
+
 export const CreateRequest = z.object({
-  image: z.string().min(1),
+  image: text().min(1),
   block_network: z.boolean().default(true),
-  sandbox_id: z.string().regex(SANDBOX_ID, 'a DNS-1123 label: lowercase letters, digits and -, at most 63').optional(),
-  cpu: z.string().regex(/^\d+(\.\d+)?m?$/, 'cores ("4", "0.5") or millicores ("2000m")').optional(),
-  memory: z.string().regex(/^\d+(\.\d+)?(Ki|Mi|Gi|Ti|K|M|G|T)?$/, 'a Kubernetes quantity ("16Gi", "512Mi")').optional(),
-  /** Seconds the sandbox may take to become ready; an integer, as pydantic v2 requires. */
-  timeout: z.number().int().positive().default(3600),
+  sandbox_id: optional(z.string().regex(SANDBOX_ID, 'a DNS-1123 label: lowercase letters, digits and -, at most 63')),
+  cpu: optional(z.string().regex(/^\d+(\.\d+)?m?$/, 'cores ("4", "0.5") or millicores ("2000m")')),
+  memory: optional(z.string().regex(/^\d+(\.\d+)?(Ki|Mi|Gi|Ti|K|M|G|T)?$/, 'a Kubernetes quantity ("16Gi", "512Mi")')),
+  /** Seconds the sandbox may take to become ready; an integer, as pydantic v2 requires (absent or null: 3600). */
+  timeout: optional(z.number().int().positive()).transform((value) => value ?? 3600),
 });
 export type CreateRequest = z.infer<typeof CreateRequest>;
 
 export const ExecRequest = z.object({
-  command: z.union([z.string(), z.array(z.string())]),
-  timeout_seconds: z.number().int().positive().default(300),
-  cwd: z.string().optional(),
-  env: z.record(z.string(), z.string()).optional(),
+  command: z.union([text(), z.array(text())]),
+  /** Absent or null: 300 s, as Orchard. At most the sandbox's remaining lifetime (checked by the route). */
+  timeout_seconds: optional(z.number().int().positive()).transform((value) => value ?? 300),
+  cwd: optional(text()),
+  env: optional(z.record(text(), text())),
   login_shell: z.boolean().default(false),
   wait: z.boolean().default(false),
 });
 export type ExecRequest = z.infer<typeof ExecRequest>;
 
 export const WriteFileRequest = z.object({
-  path: z.string().min(1),
+  path: text().min(1),
   content: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64'),
-  mode: z.string().regex(/^0?[0-7]{3,4}$/, 'octal, e.g. "0755"').optional(),
+  mode: optional(z.string().regex(/^0?[0-7]{3,4}$/, 'octal, e.g. "0755"')),
 });
 
 export const ApplyPatchRequest = z.object({
@@ -42,17 +53,48 @@ export const ApplyPatchRequest = z.object({
 
 /** `?timeout=N` of the wait routes: whole or fractional seconds, bounded. */
 export const WaitQuery = z.object({ timeout: z.coerce.number().nonnegative().max(86_400).optional() });
-export const PathQuery = z.object({ path: z.string().min(1).optional() });
+export const PathQuery = z.object({ path: text().min(1).optional() });
 
-/** pydantic's 422 body: `{detail: [{type, loc, msg, input}]}`. */
-export function validationDetail(error: z.ZodError, where: 'body' | 'query'): { detail: { type: string; loc: (string | number)[]; msg: string }[] } {
+export interface ValidationItem {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+}
+
+/**
+ * pydantic's 422 body: `{detail: [{type, loc, msg}]}`. "Field required" only for a field that is
+ * absent; a field present as `null` where null is not accepted says so.
+ */
+export function validationDetail(error: z.ZodError, where: 'body' | 'query', input: unknown): { detail: ValidationItem[] } {
   return {
-    detail: error.issues.map((issue) => ({
-      type: issue.code === 'invalid_type' && issue.input === undefined ? 'missing' : issue.code,
-      loc: [where, ...issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part))],
-      msg: issue.input === undefined && issue.code === 'invalid_type' ? 'Field required' : issue.message,
-    })),
+    detail: error.issues.map((issue) => {
+      const path = issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part));
+      const given = valueAt(input, path);
+      const typeIssue = issue.code === 'invalid_type' || issue.code === 'invalid_union';
+      const missing = typeIssue && given === undefined;
+      const isNull = typeIssue && given === null;
+      return {
+        type: missing ? 'missing' : isNull ? 'null_not_allowed' : issue.code,
+        loc: [where, ...path],
+        msg: missing ? 'Field required' : isNull ? `null is not allowed: expected ${'expected' in issue ? String(issue.expected) : 'a string or a list of strings'}` : issue.message,
+      };
+    }),
   };
+}
+
+/** The field that names a NUL byte, as `body.path`, when that is what failed; undefined otherwise. */
+export function nulField(error: z.ZodError, where: 'body' | 'query'): string | undefined {
+  const issue = error.issues.find((candidate) => candidate.message === NUL_MESSAGE);
+  return issue ? [where, ...issue.path.map(String)].join('.') : undefined;
+}
+
+function valueAt(input: unknown, path: (string | number)[]): unknown {
+  let value = input;
+  for (const part of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string | number, unknown>)[part];
+  }
+  return value;
 }
 
 /** "4" → 4, "2000m" → 2 (cores). */

@@ -44,11 +44,16 @@ export interface SandboxEntry {
   readonly createTimeoutS: number;
 }
 
+/** How many deleted ids are remembered for DELETE's answer. */
+const GONE_KEPT = 10_000;
+
 export type ReapReason = 'ttl' | 'heartbeat' | 'pending';
 
 export class SandboxTable {
   readonly #options: Required<Omit<SandboxTableOptions, 'repo'>> & Pick<SandboxTableOptions, 'repo'>;
   readonly #entries = new Map<string, SandboxEntry>();
+  /** Ids deleted or reaped, oldest first (a DELETE of one of them is still answered `deleted`). */
+  readonly #gone = new Set<string>();
   readonly #sweeper: NodeJS.Timeout | undefined;
   /** Called with each sandbox the sweep removed (for the log). */
   onReap: ((id: string, reason: ReapReason) => void) | undefined;
@@ -118,6 +123,7 @@ export class SandboxTable {
       createTimeoutS: request.timeout,
     };
     this.#entries.set(id, entry);
+    this.#gone.delete(id);
     void this.#start(entry, this.#spec(request, id)).finally(settle);
     return view;
   }
@@ -139,14 +145,30 @@ export class SandboxTable {
     if (entry.view.status === 'ready') entry.lastHeartbeat = Date.now() / 1000;
   }
 
-  /** Removes the sandbox: aborts its create and its commands, closes it. Unknown ids are fine. */
-  async delete(id: string): Promise<void> {
+  /** Seconds left before the TTL removes the sandbox (an exec may not be given longer). */
+  remainingLifetimeS(entry: SandboxEntry, now = Date.now() / 1000): number {
+    return Math.max(0, this.#options.ttlS - (now - entry.view.created_at));
+  }
+
+  /** Whether `id` named a sandbox of this server that was deleted or reaped (recently: the last GONE_KEPT). */
+  wasDeleted(id: string): boolean {
+    return this.#gone.has(id);
+  }
+
+  /**
+   * Removes the sandbox: aborts its create and its commands, closes it. False for an id this server
+   * does not hold (never created, or already deleted: `wasDeleted` tells which).
+   */
+  async delete(id: string): Promise<boolean> {
     const entry = this.#entries.get(id);
-    if (!entry) return;
+    if (!entry) return false;
     this.#entries.delete(id);
+    this.#gone.add(id);
+    if (this.#gone.size > GONE_KEPT) this.#gone.delete(this.#gone.values().next().value!);
     entry.deleted = true;
     entry.abort.abort();
     await entry.sandbox?.close();
+    return true;
   }
 
   /** One cleanup pass: TTL, heartbeat gaps of enrolled sandboxes, sandboxes that never got ready. */
