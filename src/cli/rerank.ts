@@ -63,7 +63,7 @@ export function registerRerankCommand(program: Command): void {
     .option('--api-key <key>', 'API key of the scoring server (also WINNOWER_SCORER_KEY)')
     .option('--template <name>', 'serialization template (judge-v1, patch-v1, openhands-critic-v1, ...)')
     .option('--budget <tokens>', 'token budget per input (default: the model limit)', positiveInt)
-    .addOption(new Option('--strategy <name>', 'selection strategy (default: learned when the model folder has a selector, else value)').choices(Strategy.options))
+    .addOption(new Option('--strategy <name>', 'selection strategy (default: the model folder\'s default_strategy, learned or robust, when it has a selector; else value)').choices(Strategy.options))
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
     .option('--report <file>', 'Markdown report; the HTML twin is written beside it, and the web inspector\'s pages for the run in <report>.inspect/ (winnower inspect)')

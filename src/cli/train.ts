@@ -13,6 +13,8 @@ interface TrainFlags {
   seed: number;
   validation: number;
   holdoutRepos?: string[];
+  holdoutSources?: string[];
+  sourceCheck: boolean;
   permissiveOnly?: boolean;
   skipInvalid?: boolean;
   vocab: number;
@@ -43,6 +45,8 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
     .option('--seed <n>', 'seed of the split, the initialisation and the shuffles', positiveInt, TRAIN_DEFAULTS.seed)
     .option('--validation <fraction>', 'share of instances held out for validation', fraction, TRAIN_DEFAULTS.validationFraction)
     .option('--holdout-repos <repos>', 'validate on these repositories instead (comma-separated owner/name)', list)
+    .option('--holdout-sources <sources>', 'validate on the pools of these sources instead, training on none of them (comma-separated run names or families, e.g. acr)', list)
+    .option('--no-source-check', 'skip the leave-one-source-out check (then the folder\'s default strategy is robust)')
     .option('--permissive-only', 'train only on rows whose "permissive" field is true (a model you may ship)')
     .option('--skip-invalid', 'skip malformed input records instead of stopping')
     .option('--vocab <n>', 'tokenizer vocabulary size', positiveInt, TRAIN_DEFAULTS.vocabSize)
@@ -69,6 +73,8 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
         seed: flags.seed,
         validationFraction: flags.validation,
         holdoutRepos: flags.holdoutRepos,
+        holdoutSources: flags.holdoutSources,
+        sourceCheck: flags.sourceCheck ? 'loso' : 'none',
         permissiveOnly: flags.permissiveOnly,
         onInvalid: flags.skipInvalid ? 'skip' : 'fail',
         vocabSize: flags.vocab,
@@ -96,10 +102,11 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
       });
       bar?.stop();
       if (flags.json) {
-        console.log(JSON.stringify({ out: result.outDir, seconds: result.seconds, epochs: result.epochs, calibration: result.calibration, train_candidates: result.trainCandidates, validation_candidates: result.validationCandidates, export_max_diff: result.exportMaxDiff, validation: result.tables }));
+        console.log(JSON.stringify({ out: result.outDir, seconds: result.seconds, epochs: result.epochs, calibration: result.calibration, train_candidates: result.trainCandidates, validation_candidates: result.validationCandidates, export_max_diff: result.exportMaxDiff, validation: result.tables, default_strategy: result.selector.default_strategy, default_reason: result.selector.default_reason, verdicts: result.verdicts }));
         return;
       }
       console.log(result.table || '(no validation split)');
+      console.log(`default strategy: ${result.selector.default_strategy} (${result.selector.default_reason})`);
       console.log(`wrote ${result.outDir} in ${result.seconds.toFixed(1)} s (${result.trainCandidates} training candidates, ${result.epochs} epoch(s))`);
     });
 }

@@ -40,6 +40,12 @@ export interface SelectorRow {
   selected_at_1: Interval;
   headroom_closed: Interval;
   auc: Interval | null;
+  /**
+   * Within-pool AUC over usable (non-empty) candidates: the share of (resolved, unresolved) pairs
+   * of one pool that the selector's ranking score orders right, ties counting half; null for a
+   * selector with no score per candidate (random). Optional in tables stored before it existed.
+   */
+  within_auc?: Interval | null;
   ece: number | null;
 }
 
@@ -61,6 +67,58 @@ function extremes(usable: EvalCandidate[], key: (c: EvalCandidate) => number): E
   if (usable.length === 0) return [];
   const best = Math.max(...usable.map(key));
   return usable.filter((c) => key(c) === best);
+}
+
+/**
+ * The per-candidate ranking score a selector orders a pool's usable candidates by (higher first),
+ * or null when it has none (random). Model selectors use their values.
+ */
+export function poolScores(pool: EvalPool, selector: string): Array<number | null> | null {
+  switch (selector) {
+    case 'random':
+      return null;
+    case 'longest':
+      return pool.candidates.map((c) => c.changedLines);
+    case 'shortest':
+      return pool.candidates.map((c) => -c.changedLines);
+    case 'majority': {
+      const sizes = new Map<string, number>();
+      for (const c of pool.candidates) if (c.usable) sizes.set(c.clusterKey!, (sizes.get(c.clusterKey!) ?? 0) + 1);
+      return pool.candidates.map((c) => (c.usable ? sizes.get(c.clusterKey!)! : null));
+    }
+  }
+  return pool.values[selector] ?? null;
+}
+
+/** Concordant and total (resolved, unresolved) pairs of usable candidates within one pool. */
+function withinPairs(pool: EvalPool, selector: string): { concordant: number; pairs: number } | null {
+  const scores = poolScores(pool, selector);
+  if (!scores) return null;
+  const usable = pool.candidates.map((c, i) => ({ c, v: scores[i] })).filter((x) => x.c.usable && x.v !== null && x.v !== undefined);
+  let concordant = 0;
+  let pairs = 0;
+  for (const good of usable) {
+    if (!good.c.resolved) continue;
+    for (const bad of usable) {
+      if (bad.c.resolved) continue;
+      pairs++;
+      concordant += good.v! > bad.v! ? 1 : good.v! === bad.v! ? 0.5 : 0;
+    }
+  }
+  return { concordant, pairs };
+}
+
+/** Within-pool AUC over `pools` (see SelectorRow.within_auc); null without any mixed pair. */
+export function withinPoolAuc(pools: EvalPool[], selector: string): number | null {
+  let concordant = 0;
+  let pairs = 0;
+  for (const pool of pools) {
+    const counted = withinPairs(pool, selector);
+    if (!counted) return null;
+    concordant += counted.concordant;
+    pairs += counted.pairs;
+  }
+  return pairs ? concordant / pairs : null;
 }
 
 /** Expected selected@1 of one selector on one pool. */
@@ -165,11 +223,23 @@ export function evaluateScope(scope: string, pools: EvalPool[], options: Evaluat
       auc = { value: rocAuc(pts), low: quantile(aucs, 0.025), high: quantile(aucs, 0.975) };
       ece = expectedCalibrationError(pts);
     }
+    let within: Interval | null = null;
+    const withinPoint = n ? withinPoolAuc(pools, selector) : null;
+    if (withinPoint !== null) {
+      const draws: number[] = [];
+      for (const sample of samples.slice(0, Math.min(samples.length, 300))) {
+        const a = withinPoolAuc(sample.map((i) => pools[i]!), selector);
+        if (a !== null) draws.push(a);
+      }
+      draws.sort((a, b) => a - b);
+      within = { value: withinPoint, low: quantile(draws, 0.025), high: quantile(draws, 0.975) };
+    }
     return {
       selector,
       selected_at_1: { value: point, low: quantile(sel, 0.025), high: quantile(sel, 0.975) },
       headroom_closed: { value: headroom, low: quantile(head, 0.025), high: quantile(head, 0.975) },
       auc,
+      within_auc: within,
       ece,
     };
   });
@@ -183,15 +253,38 @@ export function evaluateScope(scope: string, pools: EvalPool[], options: Evaluat
   };
 }
 
-/** All pools, the mixed-label ones, and each benchmark. */
-export function evaluateAll(pools: EvalPool[], options: EvaluateOptions): ScopeTable[] {
+/** All pools, the mixed-label ones, and each benchmark; `prefix` names the split ("held-out instances: "). */
+export function evaluateAll(pools: EvalPool[], options: EvaluateOptions, prefix = ''): ScopeTable[] {
   const mixed = pools.filter((pool) => pool.candidates.some((c) => c.resolved) && pool.candidates.some((c) => !c.resolved));
   const benchmarks = [...new Set(pools.map((pool) => pool.benchmark))].sort();
   return [
-    evaluateScope('all', pools, options),
-    evaluateScope('mixed-label', mixed, options),
-    ...(benchmarks.length > 1 ? benchmarks.map((b) => evaluateScope(`benchmark ${b}`, pools.filter((pool) => pool.benchmark === b), options)) : []),
+    evaluateScope(`${prefix}all`, pools, options),
+    evaluateScope(`${prefix}mixed-label`, mixed, options),
+    ...(benchmarks.length > 1 ? benchmarks.map((b) => evaluateScope(`${prefix}benchmark ${b}`, pools.filter((pool) => pool.benchmark === b), options)) : []),
   ];
+}
+
+/** The trivial selector with the highest selected@1 in `table` (ties: the first listed). */
+export function bestTrivial(table: ScopeTable): SelectorRow | null {
+  let best: SelectorRow | null = null;
+  for (const row of table.rows) {
+    if (!(TRIVIAL_SELECTORS as readonly string[]).includes(row.selector) || row.selected_at_1.value === null) continue;
+    if (!best || row.selected_at_1.value > best.selected_at_1.value!) best = row;
+  }
+  return best;
+}
+
+/**
+ * Whether `selector`'s selected@1 in `table` is above the best trivial selector's (`strict`), or
+ * at or above it. A selector that only ties the best trivial one (e.g. a learned selector with no
+ * weight left, ranking by its smaller-patch tie-break) does not beat it.
+ */
+export function beatsTrivial(table: ScopeTable, selector: string, strict = true): boolean {
+  const row = table.rows.find((r) => r.selector === selector);
+  const best = bestTrivial(table);
+  if (!row || !best || row.selected_at_1.value === null) return false;
+  const margin = row.selected_at_1.value - best.selected_at_1.value!;
+  return strict ? margin > 1e-9 : margin >= -1e-9;
 }
 
 const pct = (x: number | null) => (x === null ? '  n/a' : `${(100 * x).toFixed(1)}`);
@@ -204,9 +297,10 @@ export function formatTables(tables: ScopeTable[]): string {
     .map((table) => {
       const head = `### ${table.scope}: ${table.pools} pools, ${table.candidates} candidates, mean@1 ${pct(table.mean_at_1)}%, pass@N ${pct(table.pass_at_n)}%\n\n`;
       const rows = table.rows.map(
-        (row) => `| ${row.selector} | ${interval(row.selected_at_1, pct)} | ${interval(row.headroom_closed, pct)} | ${row.auc ? interval(row.auc, num) : ''} | ${row.ece === null ? '' : num(row.ece)} |`,
+        (row) =>
+          `| ${row.selector} | ${interval(row.selected_at_1, pct)} | ${interval(row.headroom_closed, pct)} | ${row.within_auc ? interval(row.within_auc, num) : ''} | ${row.auc ? interval(row.auc, num) : ''} | ${row.ece === null ? '' : num(row.ece)} |`,
       );
-      return `${head}| selector | selected@1 % [95% CI] | headroom closed % [95% CI] | AUC [95% CI] | ECE |\n|---|---|---|---|---|\n${rows.join('\n')}\n`;
+      return `${head}| selector | selected@1 % [95% CI] | headroom closed % [95% CI] | within-pool AUC [95% CI] | AUC [95% CI] | ECE |\n|---|---|---|---|---|---|\n${rows.join('\n')}\n`;
     })
     .join('\n');
 }

@@ -21,6 +21,20 @@ export interface DataSource {
   runs: string[];
 }
 
+/** Whether the learned selector and the robust default reach the best trivial selector on one split. */
+export interface SplitVerdict {
+  split: string;
+  /** Training saw none of the sources validated on. */
+  source_held_out: boolean;
+  pools: number;
+  best_trivial: string;
+  best_trivial_selected: number | null;
+  learned_selected: number | null;
+  robust_selected: number | null;
+  learned_beats_trivial: boolean;
+  robust_reaches_trivial: boolean;
+}
+
 export interface ModelCardInput {
   outDir: string;
   space: FeatureSpace;
@@ -36,9 +50,10 @@ export interface ModelCardInput {
   trainCandidates: number;
   validationCandidates: number;
   tables: ScopeTable[];
+  verdicts: SplitVerdict[];
   command: string;
   seconds: number;
-  options: { permissiveOnly?: boolean; holdoutRepos?: string[]; validationFraction?: number };
+  options: { permissiveOnly?: boolean; holdoutRepos?: string[]; holdoutSources?: string[]; validationFraction?: number };
 }
 
 export async function writeModelCard(input: ModelCardInput): Promise<void> {
@@ -76,14 +91,21 @@ export async function writeModelCard(input: ModelCardInput): Promise<void> {
         train_candidates: input.trainCandidates,
         validation_candidates: input.validationCandidates,
         permissive_only: input.options.permissiveOnly ?? false,
-        split: input.options.holdoutRepos?.length ? { holdout_repos: input.options.holdoutRepos } : { by: 'instance', validation_fraction: input.options.validationFraction ?? 0.2 },
+        split: input.options.holdoutSources?.length
+          ? { holdout_sources: input.options.holdoutSources }
+          : input.options.holdoutRepos?.length
+            ? { holdout_repos: input.options.holdoutRepos }
+            : { by: 'instance', validation_fraction: input.options.validationFraction ?? 0.2 },
         seconds: Math.round(input.seconds * 10) / 10,
       },
       selector: {
         file: 'selector.json',
         how: 'listwise softmax over each training pool with both outcomes, on out-of-fold values; signals the data never varied keep a stated prior (learned: false)',
         weights: Object.fromEntries(input.selector.signals.map((s) => [s.name, { weight: Math.round(s.weight * 1000) / 1000, learned: s.learned }])),
+        default_strategy: input.selector.default_strategy ?? null,
+        default_reason: input.selector.default_reason ?? null,
       },
+      beats_best_trivial: input.verdicts,
       data: input.sources,
       validation: input.tables,
     },
@@ -116,6 +138,10 @@ ${input.command}
 |---|---|---|---|---|
 ${sources}
 
+## Default strategy
+
+${defaultSection(input)}
+
 ## Selector weights
 
 | signal | weight | |
@@ -126,4 +152,17 @@ ${weights}
 
 ${input.tables.length ? formatTables(input.tables) : '(no validation split)'}
 `;
+}
+
+function defaultSection(input: ModelCardInput): string {
+  const strategy = input.selector.default_strategy ?? 'learned';
+  const rows = input.verdicts
+    .map((v) => `| ${v.split} | ${v.source_held_out ? 'yes' : 'no'} | ${v.pools} | ${v.best_trivial} ${pctOf(v.best_trivial_selected)} | ${pctOf(v.learned_selected)} (${v.learned_beats_trivial ? 'beats it' : 'does not beat it'}) | ${pctOf(v.robust_selected)} (${v.robust_reaches_trivial ? 'at or above' : 'below'}) |`)
+    .join('\n');
+  const table = rows ? `\n\n| split | sources unseen | pools | best trivial selector, selected@1 % | learned selector | robust |\n|---|---|---|---|---|---|\n${rows}` : '';
+  return `A request that names no strategy gets **${strategy}**: ${input.selector.default_reason ?? 'written before the check existed'}.${table}`;
+}
+
+function pctOf(x: number | null): string {
+  return x === null ? 'n/a' : (100 * x).toFixed(1);
 }

@@ -34,3 +34,56 @@ export function splitByInstance<T extends Splittable>(items: T[], options: Split
   for (const item of items) (isValidation(item, options) ? validation : train).push(item);
   return { train, validation };
 }
+
+/** A run's family: the part of its source name before the first `/` (`acr/acr-run-1` → `acr`). */
+export function sourceFamily(source: string): string {
+  const slash = source.indexOf('/');
+  return slash > 0 ? source.slice(0, slash) : source;
+}
+
+/** Whether `source` is one of `names`, or a run of a family named there. */
+export function matchesSource(source: string, names: readonly string[]): boolean {
+  return names.some((name) => source === name || sourceFamily(source) === name || source.startsWith(`${name}/`));
+}
+
+export interface SourceSplittable extends Splittable {
+  trajectory: { instance_id: string; source: string };
+  pool: string;
+}
+
+/**
+ * Source-held-out split: every pool holding a candidate of a held-out source goes to validation
+ * whole (the held-out agents' candidates beside whatever else ran on those instances), and the
+ * training side keeps only the other pools. Training therefore never sees a held-out source, nor
+ * an instance validated on. When the held-out sources ran on every instance (nothing would be
+ * left to train on), the instances are halved by a seeded hash instead: one half validates, the
+ * other half trains on the candidates of the other sources only.
+ */
+export function splitBySource<T extends SourceSplittable>(items: T[], holdout: readonly string[], seed = 1): { train: T[]; validation: T[] } {
+  const held = new Set(items.filter((item) => matchesSource(item.trajectory.source, holdout)).map((item) => item.pool));
+  const train: T[] = [];
+  const validation: T[] = [];
+  const everywhere = items.every((item) => held.has(item.pool));
+  for (const item of items) {
+    if (!everywhere) (held.has(item.pool) ? validation : train).push(item);
+    else if (hash32(item.trajectory.instance_id, seed ^ 0x5bd1e995) / 2 ** 32 < 0.5) validation.push(item);
+    else if (!matchesSource(item.trajectory.source, holdout)) train.push(item);
+  }
+  return { train, validation };
+}
+
+/**
+ * The source families a leave-one-source-out evaluation rotates over: those whose held-out pools
+ * include at least one with both outcomes (a family with none gives no selection to measure).
+ */
+export function rotatingSources<T extends SourceSplittable & { resolved: boolean }>(items: T[]): string[] {
+  const outcomes = new Map<string, Set<boolean>>();
+  for (const item of items) {
+    const set = outcomes.get(item.pool) ?? new Set<boolean>();
+    set.add(item.resolved);
+    outcomes.set(item.pool, set);
+  }
+  const families = new Set<string>();
+  for (const item of items) if (outcomes.get(item.pool)!.size === 2) families.add(sourceFamily(item.trajectory.source));
+  return [...families].sort();
+}

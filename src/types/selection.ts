@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-export const Strategy = z.enum(['value', 'consensus', 'hybrid', 'learned']);
+export const Strategy = z.enum(['value', 'consensus', 'hybrid', 'learned', 'robust']);
 export type Strategy = z.infer<typeof Strategy>;
 
 /** One candidate's place in a selection and why it is there. */

@@ -60,7 +60,7 @@ describe('winnower train on a synthetic pool whose label is one token', () => {
       expect.objectContaining({ origin: 'acme/synthetic', license: 'MIT', permissive: true, candidates: 240, instances: 80 }),
       expect.objectContaining({ origin: 'acme/synthetic', license: 'MIT', permissive: false, candidates: 80, instances: 80 }),
     ]);
-    expect(config.winnower.validation[0].rows.map((row: { selector: string }) => row.selector)).toEqual(['random', 'longest', 'shortest', 'majority', 'untrained model', 'trained model', 'learned selector']);
+    expect(config.winnower.validation[0].rows.map((row: { selector: string }) => row.selector)).toEqual(['random', 'longest', 'shortest', 'majority', 'untrained model', 'trained model', 'learned selector', 'robust']);
     expect(readFileSync(join(first.outDir, 'README.md'), 'utf8')).toContain('| acme/synthetic | MIT | yes | 240 | 80 |');
   });
 

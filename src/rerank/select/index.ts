@@ -8,16 +8,20 @@ import { rankByConsensus } from './consensus.js';
 import { rankHybrid } from './hybrid.js';
 import { rankLearned, type LearnedSelector } from './learned.js';
 import { prepare } from './prepare.js';
+import { rankRobust } from './robust.js';
 import { gate } from './usable-gate.js';
 import type { Candidate, SelectOptions } from './types.js';
 import { rankByValue } from './value.js';
 
 /**
  * The strategy used when a request names none: hybrid when tests run (their outcome is the
- * strongest evidence), learned when the value model came with a learned selector, else value.
+ * strongest evidence); else the model folder's default (`default_strategy` in selector.json:
+ * `learned` only when `winnower train` found it beats every trivial selector on sources it never
+ * saw, else `robust`; `learned` for a selector.json written before the field existed); value
+ * when the folder has no selector.
  */
 export function defaultStrategy(verifying: boolean, scorer?: { selector?: LearnedSelector }): Strategy {
-  return verifying ? 'hybrid' : scorer?.selector ? 'learned' : 'value';
+  return verifying ? 'hybrid' : scorer?.selector ? (scorer.selector.default_strategy ?? 'learned') : 'value';
 }
 
 /**
@@ -47,6 +51,8 @@ function rankWith(strategy: Strategy, candidates: Candidate[], options: SelectOp
       return rankHybrid(instance);
     case 'learned':
       return rankLearned(instance, options.selector ? { selector: options.selector, task: options.task } : undefined);
+    case 'robust':
+      return rankRobust(instance, options.task);
   }
 }
 
@@ -57,5 +63,6 @@ export { selectHybrid, VERIFY_TIER } from './hybrid.js';
 export { patchShape, type PatchShape, type FileDiff, type HunkLine } from './patch-shape.js';
 export { normalizePatch, type NormalizedPatch } from './normalize-patch.js';
 export { unusableOf } from './usable-gate.js';
+export { rankRobust, robustScore, ROBUST_WEIGHTS } from './robust.js';
 export { LearnedSelector, loadSelector, contributions, SELECTOR_FILE, SELECTOR_FORMAT } from './learned.js';
 export { SIGNALS, TRAJECTORY_SIGNALS, VERIFY_SIGNALS, computeSignals, isTestPath, type SignalName, type Signals } from './signals.js';

@@ -24,6 +24,14 @@ export const LearnedSelector = z.strictObject({
       learned: z.boolean(),
     }),
   ),
+  /**
+   * The strategy a request without one gets: `learned` only when `winnower train` found the
+   * learned selector above the best trivial selector on sources held out of training, else
+   * `robust`; absent in files written before it existed (then `learned`).
+   */
+  default_strategy: z.enum(['learned', 'robust']).optional(),
+  /** Why `default_strategy` is what it is, in one sentence. */
+  default_reason: z.string().optional(),
 });
 export type LearnedSelector = z.infer<typeof LearnedSelector>;
 

@@ -1,0 +1,56 @@
+/**
+ * `robust`: the zero-shot default, built only from evidence that holds on agents no model saw.
+ * Order: usable patch first; then the test outcome when verification ran (hybrid's tiers); then
+ * agreement with the other candidates (mean Jaccard overlap of changed lines plus of touched
+ * files, `signals.ts`), plus a prior for a trajectory whose last test run passed; then smaller
+ * patch, then id. No value model and no style signal (size, test edits, debug output) takes part:
+ * those separate the systems a model was trained on, not good patches from bad ones, and on
+ * sources held out of training they rank worse than a random pick (bench/results/train-sources.md).
+ * With two candidates agreement is symmetric, so the choice falls to the smaller patch.
+ */
+import type { Selection, Task } from '../../types/index.js';
+import { withChecks } from './checks.js';
+import { VERIFY_TIER } from './hybrid.js';
+import { quantize, type Prepared, type PreparedInstance } from './prepare.js';
+import { assemble, formatValue, type Ordering } from './rank.js';
+import { computeSignals, type Signals } from './signals.js';
+
+/**
+ * Weights on raw signals. Agreement of lines and of files weigh the same (chosen by
+ * leave-one-source-out: bench/results/train-sources.md); the trajectory prior is not in any
+ * patch-only training data and is stated, not fitted.
+ */
+export const ROBUST_WEIGHTS = { line_agreement: 1, file_agreement: 1, traj_last_test_passed: 0.25 } as const;
+
+/** The robust score of one candidate's signals (higher is better). */
+export function robustScore(signals: Signals): number {
+  return (
+    ROBUST_WEIGHTS.line_agreement * signals.line_agreement +
+    ROBUST_WEIGHTS.file_agreement * signals.file_agreement +
+    ROBUST_WEIGHTS.traj_last_test_passed * signals.traj_last_test_passed
+  );
+}
+
+const tier = (p: Prepared): number => VERIFY_TIER[p.verify ?? 'none'];
+
+/** Ranks by verification, then agreement, then smaller patch; see the module comment. */
+export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'problem_statement'>, requested: 'robust' | 'learned' = 'robust', fallback?: string): Selection {
+  const signals = computeSignals(instance, task);
+  const score = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, quantize(robustScore(signals[i]!))]));
+  const own: Ordering = {
+    strategy: 'robust',
+    key: (p) => [Number(p.usable), tier(p), score.get(p)!, -p.changedLines],
+    primary: 3,
+    tieSubject: 'test outcome and agreement',
+    tieBreaks: ['smaller patch'],
+    reasons: (p) => (p.usable ? [`agreement ${formatValue(score.get(p)!)}`] : []),
+    why(chosen, ranked) {
+      const usable = ranked.filter((p) => p.usable);
+      const tested = chosen.verify ? `tests: ${chosen.verify.replace('_', ' ')}, ` : '';
+      const distinct = new Set(usable.map((p) => score.get(p))).size;
+      if (usable.length > 1 && distinct === 1) return `chose ${chosen.id}: ${tested}all ${usable.length} usable candidates agree equally with the others, so the smaller patch won`;
+      return `chose ${chosen.id}: ${tested}highest agreement with the other candidates (${formatValue(score.get(chosen)!)}) of ${usable.length} usable`;
+    },
+  };
+  return assemble(instance, requested, withChecks(own, instance, 1), fallback);
+}

@@ -1,0 +1,40 @@
+/**
+ * One validation pool as the evaluation table sees it: each candidate's label and shape, the
+ * trained model's values, and what the learned and robust strategies choose (with their scores,
+ * for the within-pool AUC), computed through the same selection code that serves requests.
+ */
+import { computeSignals, contributions, robustScore, type Candidate, type LearnedSelector } from '../rerank/select/index.js';
+import { rankLearned } from '../rerank/select/learned.js';
+import { prepare } from '../rerank/select/prepare.js';
+import { rankRobust } from '../rerank/select/robust.js';
+import type { Score } from '../types/index.js';
+import type { LabelledCandidate } from './dataset.js';
+import type { EvalPool } from './evaluate.js';
+
+export const TRAINED = 'trained model';
+export const UNTRAINED = 'untrained model';
+export const LEARNED = 'learned selector';
+export const ROBUST = 'robust';
+
+/** The pool of `members` (one pool's candidates) given each one's score (undefined: not scored). */
+export function evalPool(members: LabelledCandidate[], scores: Array<Score | undefined>, selector: LearnedSelector, extraValues: Record<string, Array<number | null>> = {}): EvalPool {
+  const task = members[0]!.task;
+  const candidates: Candidate[] = members.map((c, i) => ({ trajectory: c.trajectory, ...(scores[i] ? { score: scores[i] } : {}) }));
+  const prepared = prepare(candidates, members[0]!.trajectory.instance_id);
+  const signals = computeSignals(prepared, task);
+  const learned = rankLearned(prepared, { selector, task });
+  const robust = rankRobust(prepared, task);
+  return {
+    pool: members[0]!.pool,
+    benchmark: members[0]!.benchmark,
+    candidates: prepared.candidates.map((p, i) => ({ id: p.id, resolved: members[i]!.resolved, usable: p.usable, changedLines: p.changedLines, clusterKey: p.normalized?.key ?? null })),
+    values: {
+      [TRAINED]: scores.map((s) => s?.value ?? null),
+      ...extraValues,
+      [LEARNED]: signals.map((s) => contributions(selector, s).total),
+      // The robust ranking's own order: agreement, then the smaller patch (a tie-break too small to reorder agreement).
+      [ROBUST]: signals.map((s, i) => robustScore(s) - 1e-6 * Math.log1p(prepared.candidates[i]!.changedLines)),
+    },
+    chosen: { [LEARNED]: learned.chosen, [ROBUST]: robust.chosen },
+  };
+}
