@@ -51,7 +51,8 @@ async function start(): Promise<void> {
     }
     try {
       await show(app, source, route);
-      if (keyRequired) app.prepend(h('p', { class: 'key-note' }, h('button', { id: 'forget-key', onclick: () => { forgetKey(); location.reload(); } }, 'Forget the API key')));
+      // Outside #app, which each page redraws.
+      if (keyRequired && !document.getElementById('forget-key')) app.before(h('p', { class: 'key-note' }, h('button', { id: 'forget-key', onclick: () => { forgetKey(); location.reload(); } }, 'Forget the API key')));
     } catch (error) {
       if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
         forgetKey();
