@@ -135,7 +135,8 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
     const jobId = await postSolve({ n: 1, policy: { kind: 'replay', recordings: [slow] }, verify: { enabled: false } });
     const { events } = await readSse(`${base}/jobs/${jobId}/events`, { 'last-event-id': '1' });
     expect(events[0]!.id).toBe(2);
-    expect(events.map((event) => event.event)).toEqual(['rollout-finish', 'score-available', 'selection', 'job-finish']);
+    // The rollout changes nothing: no patch, so it is announced unusable instead of scored (issue 18 item 4).
+    expect(events.map((event) => event.event)).toEqual(['rollout-finish', 'candidate-unusable', 'selection', 'job-finish']);
   }, 60_000);
 
   it('answers 404 for the events of an unknown job', async () => {
