@@ -16,6 +16,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_SCORE_UPSTREAM: { status: 502, message: 'value model server failed' },
   WNW_ERR_SCORE_RESPONSE: { status: 502, message: 'value model server sent a malformed response' },
   WNW_ERR_SCORE_TIMEOUT: { status: 504, message: 'value model request timed out' },
+  WNW_ERR_SCORE_UNAVAILABLE: { status: 503, message: 'value model is not answering (readiness probe)' },
   WNW_ERR_SCORE_BACKEND: { status: 400, message: 'unknown scorer backend' },
   WNW_ERR_SCORE_TEMPLATE: { status: 400, message: 'unknown or invalid serialization template' },
   WNW_ERR_SCORE_TOO_LONG: { status: 422, message: 'input is longer than the value model accepts' },

@@ -13,10 +13,10 @@ import type { PolicyOptions } from './policy-options.js';
 /** Long enough for a TLS handshake across a continent, short enough that a job with a dead policy fails in seconds. */
 export const REACHABILITY_TIMEOUT_MS = 10_000;
 
-/** Error codes of a failure to connect, as undici and Node raise them. */
+/** Error codes of a failure to connect, as undici and Node raise them; a connection reset after it was made is not one (the server is there). */
 const CONNECT_FAILURES = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'EPROTO',
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'EPROTO',
 ]);
 
 function connectFailure(error: unknown): string | undefined {

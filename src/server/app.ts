@@ -18,6 +18,7 @@ import { installErrorHandler } from './error-handler.js';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './framework-errors.js';
 import { openapiOptions } from './openapi.js';
 import { requestTimeoutOptions } from './request-timeout.js';
+import { createScorerReadiness, type ScorerProbeOptions, type ScorerReadiness } from './scorer-readiness.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { harnessRoutes } from './routes/harnesses.js';
@@ -36,6 +37,8 @@ export interface AppDeps {
   requestTimeoutMs?: number;
   /** Folders a request's host repository (repo.path, file:// URL) must lie under; empty = any (local use). */
   repoRoots?: string[];
+  /** The scorer's readiness probe: how long a verdict holds and its deadline (src/server/scorer-readiness.ts). */
+  scorerProbe?: ScorerProbeOptions;
   /** Hosts a request's policy.url and repo.url may name (server.policy_hosts, server.repo_hosts); empty = any. */
   policyHosts?: string[];
   repoHosts?: string[];
@@ -61,6 +64,8 @@ export interface AppContext {
   repoRoots: string[];
   policyHosts: string[];
   repoHosts: string[];
+  /** Whether the scorer answers (/readyz, and /score's fast failure); absent without a scorer. */
+  scorerReadiness?: ScorerReadiness;
 }
 
 declare module 'fastify' {
@@ -89,7 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   metrics.watch({ jobsByStatus: () => deps.store.countJobsByStatus(), queuedJobs: () => deps.jobs.queued, openSandboxes: openSandboxCount });
   let closing = false;
   const limits = deps.limits ?? DEFAULT_LIMITS;
-  app.decorate('winnower', { jobs: deps.jobs, store: deps.store, solveDeps: deps.solveDeps, metrics, limits, closing: () => closing, repoRoots: deps.repoRoots ?? [], policyHosts: deps.policyHosts ?? [], repoHosts: deps.repoHosts ?? [] });
+  app.decorate('winnower', { jobs: deps.jobs, store: deps.store, solveDeps: deps.solveDeps, metrics, limits, closing: () => closing, repoRoots: deps.repoRoots ?? [], policyHosts: deps.policyHosts ?? [], repoHosts: deps.repoHosts ?? [], scorerReadiness: deps.solveDeps.scorer ? createScorerReadiness(deps.solveDeps.scorer, deps.scorerProbe) : undefined });
   installRequestId(app);
   app.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000);

@@ -72,7 +72,7 @@ describe('scorer faults', () => {
     expect(response.json().scores.map((entry: { error?: { code: string } }) => entry.error?.code)).toEqual(['WNW_ERR_SCORE_TIMEOUT', 'WNW_ERR_SCORE_TIMEOUT']);
   });
 
-  it('the scorer down: WNW_ERR_SCORE_UPSTREAM naming the address, a degraded /rerank, readiness unaffected', async () => {
+  it('the scorer down: WNW_ERR_SCORE_UPSTREAM naming the address, a degraded /rerank, /readyz 503 naming the scorer, then /score 503 at once', async () => {
     const down = await startFakeVllm();
     const address = down.url;
     await down.close();
@@ -84,7 +84,13 @@ describe('scorer faults', () => {
       const reranked = (await other.app.inject({ method: 'POST', url: '/rerank', payload: { task, candidates } })).json();
       expect(reranked.selection.degraded_to).toBe('consensus');
       expect(reranked.chosen_patch).toContain('diff --git');
-      expect((await other.app.inject('/readyz')).statusCode).toBe(200);
+      // Readiness probes the scorer (issue 18 item 11): a load balancer stops sending this instance work.
+      const ready = await other.app.inject('/readyz');
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json()).toMatchObject({ status: 'scorer-unavailable', scorer: { ok: false, error: { code: 'WNW_ERR_SCORE_UPSTREAM' } } });
+      const again = await other.app.inject({ method: 'POST', url: '/score', payload: { task, candidates } });
+      expect(again.statusCode).toBe(503);
+      expect(again.json().error.code).toBe('WNW_ERR_SCORE_UNAVAILABLE');
     } finally {
       await other.close();
       await dead.close();

@@ -17,7 +17,7 @@ import { JobManager, type JobManagerOptions } from '../../src/solve/job-manager.
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import type { JobStore } from '../../src/store/types.js';
 
-export interface TestAppOptions extends Pick<AppDeps, 'apiKeys' | 'repoRoots' | 'bodyLimitBytes' | 'requestTimeoutMs' | 'limits' | 'metrics' | 'logger' | 'policyHosts' | 'repoHosts'> {
+export interface TestAppOptions extends Pick<AppDeps, 'apiKeys' | 'repoRoots' | 'bodyLimitBytes' | 'requestTimeoutMs' | 'limits' | 'metrics' | 'logger' | 'policyHosts' | 'repoHosts' | 'scorerProbe'> {
   /** 'bundled': the default ONNX model, opened here and closed by `close()`; a Scorer: the caller's, left open; absent: none. */
   scorer?: 'bundled' | Scorer;
   /** The job manager's options (queue cap, event hook); the metrics' event hook is added when `metrics` is given. */

@@ -3,9 +3,19 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { openSandboxCount } from '../../sandbox/lifecycle.js';
 
+const ScorerState = z.looseObject({
+  backend: z.string(),
+  model: z.string(),
+  /** The last probe's verdict (kept a few seconds): one line scored within its deadline, a probability back. */
+  ok: z.boolean(),
+  probe_ms: z.number(),
+  checked_at: z.string(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+});
+
 const Readiness = z
-  .looseObject({ status: z.enum(['ready', 'shutting-down']), scorer: z.looseObject({ backend: z.string(), model: z.string() }).nullable(), sandbox: z.string(), open_sandboxes: z.number().int() })
-  .describe('Whether the server takes work: 200 ready, 503 shutting down');
+  .looseObject({ status: z.enum(['ready', 'shutting-down', 'scorer-unavailable']), scorer: ScorerState.nullable(), sandbox: z.string(), open_sandboxes: z.number().int() })
+  .describe('Whether the server takes work: 200 ready; 503 shutting down, or the scorer did not answer its probe (hung, failing, or answering garbage)');
 
 /** Probes and scrapes arrive every few seconds: their requests log only warnings and errors, not a line each. */
 const QUIET = 'warn';
@@ -15,11 +25,22 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get('/healthz', { logLevel: QUIET, schema: { security: [], response: { 200: z.object({ status: z.literal('ok') }).describe('The process is up') } } }, async () => ({ status: 'ok' as const }));
 
   app.get('/readyz', { logLevel: QUIET, schema: { security: [], response: { 200: Readiness, 503: Readiness } } }, async (_request, reply) => {
-    const { solveDeps, closing } = app.winnower;
-    const ready = !closing();
-    return reply.status(ready ? 200 : 503).send({
-      status: ready ? 'ready' : 'shutting-down',
-      scorer: solveDeps.scorer ? { backend: solveDeps.scorer.backend, model: solveDeps.scorer.model } : null,
+    const { solveDeps, closing, scorerReadiness } = app.winnower;
+    const verdict = solveDeps.scorer && scorerReadiness ? await scorerReadiness.check() : undefined;
+    const status = closing() ? 'shutting-down' : verdict && !verdict.ok ? 'scorer-unavailable' : 'ready';
+    return reply.status(status === 'ready' ? 200 : 503).send({
+      status,
+      scorer:
+        solveDeps.scorer && verdict
+          ? {
+              backend: solveDeps.scorer.backend,
+              model: solveDeps.scorer.model,
+              ok: verdict.ok,
+              probe_ms: verdict.ms,
+              checked_at: verdict.checked_at,
+              error: verdict.ok ? null : { code: verdict.code, message: verdict.reason },
+            }
+          : null,
       sandbox: solveDeps.sandboxes.name,
       open_sandboxes: openSandboxCount(),
     });

@@ -91,12 +91,14 @@ function abortOnDisconnect(response: ServerResponse): AbortSignal {
 }
 
 export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.post('/score', { schema: { body: ScoreBody, response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } }, async (request, reply) => {
+  app.post('/score', { schema: { body: ScoreBody, response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS) } } }, async (request, reply) => {
     const { scorer } = app.winnower.solveDeps;
     if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
     checkCandidateCaps(request.body.candidates, app.winnower.limits, bodyBytes(request.headers));
     const trajectories = asTrajectories(request.body);
     await checkBodyScoring(scorer, request.body);
+    // A scorer the readiness probe found hung or failing: 503 now, not every candidate's own timeout.
+    await app.winnower.scorerReadiness?.throwIfDown();
     const signal = abortOnDisconnect(reply.raw);
     const results = await scoreCandidates(scorer, request.body.task, trajectories, {
       template: request.body.template,

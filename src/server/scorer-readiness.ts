@@ -1,0 +1,59 @@
+/**
+ * Whether the server's scorer answers, as readiness and /score see it: one probe
+ * (src/rerank/scorers/probe.ts) at a time, its verdict kept for `ttlMs`. `/readyz` (which a
+ * load balancer or kubelet polls) probes when its verdict is stale. `/score` never probes a scorer
+ * believed up, so scoring adds no probes (nor their batches to the metrics); once a probe has found
+ * the scorer down, requests fail at once (503) instead of each waiting out the scorer's own
+ * deadline, and past the TTL the next request probes again first, so recovery is seen.
+ */
+import { wnwError } from '../errors.js';
+import { probeScorer, type ProbeResult } from '../rerank/scorers/probe.js';
+import type { Scorer } from '../rerank/scorers/types.js';
+
+export interface ScorerProbeOptions {
+  /** How long a verdict holds (default 5 s). */
+  ttlMs?: number;
+  /** The probe's deadline (default 5 s): a scorer that cannot score one line in that time is not ready. */
+  timeoutMs?: number;
+}
+
+export type ScorerVerdict = ProbeResult & { checked_at: string };
+
+export interface ScorerReadiness {
+  /** A verdict no older than the TTL, probing when there is none. */
+  check(): Promise<ScorerVerdict>;
+  /** Throws WNW_ERR_SCORE_UNAVAILABLE when the scorer is known to be down (see the file comment). */
+  throwIfDown(): Promise<void>;
+}
+
+export function createScorerReadiness(scorer: Scorer, options: ScorerProbeOptions = {}): ScorerReadiness {
+  const ttlMs = options.ttlMs ?? 5_000;
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  let last: { verdict: ScorerVerdict; at: number } | undefined;
+  let running: Promise<ScorerVerdict> | undefined;
+
+  const fresh = () => last !== undefined && performance.now() - last.at < ttlMs;
+  const probe = (): Promise<ScorerVerdict> => {
+    running ??= probeScorer(scorer, { timeoutMs })
+      .then((result) => {
+        const verdict = { ...result, checked_at: new Date().toISOString() };
+        last = { verdict, at: performance.now() };
+        return verdict;
+      })
+      .finally(() => (running = undefined));
+    return running;
+  };
+
+  return {
+    check: () => (fresh() ? Promise.resolve(last!.verdict) : probe()),
+    async throwIfDown() {
+      if (last === undefined || last.verdict.ok) return;
+      const verdict = fresh() ? last.verdict : await probe();
+      if (!verdict.ok) {
+        throw wnwError('WNW_ERR_SCORE_UNAVAILABLE', `the value model is not answering (${verdict.code}: ${verdict.reason}, checked ${verdict.checked_at}); retry later`, {
+          details: { probe: verdict },
+        });
+      }
+    },
+  };
+}

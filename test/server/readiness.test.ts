@@ -1,0 +1,72 @@
+/**
+ * Readiness includes one cheap scorer probe (defects-found.md D10: /readyz said ready while the vLLM
+ * scorer hung or answered garbage, and every /score then waited out the scorer's 60 s deadline).
+ * The scorer here keeps a 60 s deadline of its own: /score answering at all within the test's
+ * time means it failed fast on the probe's verdict.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScorer } from '../../src/rerank/scorers/registry.js';
+import type { Scorer } from '../../src/rerank/scorers/types.js';
+import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';
+import { startTestApp, type TestApp } from './test-app.js';
+
+const scoreBody = { task: { instance_id: 'i', problem_statement: 'x' }, candidates: [{ id: 'a', messages: [{ role: 'assistant', content: 'done' }] }] };
+
+describe('readiness with a scorer probe', () => {
+  let vllm: FakeVllm;
+  let scorer: Scorer;
+  let server: TestApp;
+
+  beforeAll(async () => {
+    vllm = await startFakeVllm();
+    scorer = await createScorer({ backend: 'vllm', model: vllm.model, urls: [vllm.url], retries: 0, timeoutMs: 60_000, cacheEntries: 0, batching: false });
+    // Warm: the first call also reads the server's /v1/models.
+    await scorer.score([{ key: 'warm', text: 'warm' }]);
+    // Every check probes afresh (ttl 0), so each step below sees the fake's current behaviour.
+    server = await startTestApp({ scorer, scorerProbe: { ttlMs: 0, timeoutMs: 2_000 } });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await scorer?.close();
+    await vllm?.close();
+  });
+
+  it('is ready while the scorer answers', async () => {
+    const ready = await server.app.inject('/readyz');
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toMatchObject({ status: 'ready', scorer: { backend: 'vllm', ok: true, error: null } });
+  });
+
+  it('is not ready while the scorer hangs, and /score then fails at once with 503', async () => {
+    vllm.hang(1000);
+    try {
+      const ready = await server.app.inject('/readyz');
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json()).toMatchObject({ status: 'scorer-unavailable', scorer: { ok: false, error: { code: 'WNW_ERR_SCORE_TIMEOUT' } } });
+      const score = await server.app.inject({ method: 'POST', url: '/score', payload: scoreBody });
+      expect(score.statusCode).toBe(503);
+      expect(score.json().error.code).toBe('WNW_ERR_SCORE_UNAVAILABLE');
+    } finally {
+      vllm.faults.length = 0;
+    }
+  });
+
+  it('is not ready while the scorer answers garbage', async () => {
+    vllm.malformed(1000, '{"data": [{"index": 0, "probs": "not numbers"}]}');
+    try {
+      const ready = await server.app.inject('/readyz');
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json()).toMatchObject({ status: 'scorer-unavailable', scorer: { ok: false, error: { code: 'WNW_ERR_SCORE_RESPONSE' } } });
+    } finally {
+      vllm.faults.length = 0;
+    }
+  });
+
+  it('is ready again, and scores, once the scorer answers again', async () => {
+    expect((await server.app.inject('/readyz')).statusCode).toBe(200);
+    const score = await server.app.inject({ method: 'POST', url: '/score', payload: scoreBody });
+    expect(score.statusCode).toBe(200);
+    expect(typeof score.json().scores[0].value).toBe('number');
+  });
+});
