@@ -35,7 +35,7 @@ describe.skipIf(!hasBubblewrap())('winnower solve', () => {
     expect(stderr).toContain('rollout 0 started');
     expect(stderr).toContain('job succeeded');
     expect(code).toBe(0);
-    expect(stdout).toMatch(/1\s+finished\s+6\s+\S+\s+resolved\s+3\/3\s+5\/5\s+✔/);
+    expect(stdout).toMatch(/1\s+finished\s+6\s+\S+\s+resolved\s+3\/3\s+5\/5\s+none\s+✔/);
     const job = JSON.parse(readFileSync(out, 'utf8'));
     expect(job.status).toBe('succeeded');
     expect(job.result.chosen.index).toBe(1);
