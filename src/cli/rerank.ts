@@ -3,6 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { Command, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { DEFAULT_MODEL_DIR } from '../config.js';
+import { wnwError } from '../errors.js';
 import { rerankBatch } from '../rerank/rerank-batch.js';
 import { createScorer } from '../rerank/scorers/registry.js';
 import { defaultStrategy } from '../rerank/select/index.js';
@@ -57,12 +58,12 @@ export function registerRerankCommand(program: Command): void {
     .option('--url <base>', 'scoring server base URL (repeatable: load is spread over them)', collect)
     .option('--tokenizer <path>', 'tokenizer.json (or folder) for server backends, to count the budget client-side')
     .option('--chat-template <path>', "the model's chat template for chat templates (openhands-critic-v1): a tokenizer_config.json, chat_template.jinja or their folder (default: the --tokenizer folder's)")
-    .option('--head-labels <table|names>', 'a multi-label head: a known label table (openhands-critic) or its label names, comma-separated, in output order')
+    .option('--head-labels <table|names>', 'a multi-label head: a known label table (openhands-critic) or its label names, comma-separated, in output order (default: the head --template implies; openhands-critic-v1 implies openhands-critic, success index 0)')
     .option('--label-index <n>', 'output of the multi-label head read as success (default 0)', (value: string) => Number.parseInt(value, 10))
     .addOption(new Option('--activation <name>', "multi-label head activation (default auto: the model's problem_type, else the table's)").choices(['sigmoid', 'softmax', 'auto']))
     .option('--api-key <key>', 'API key of the scoring server (also WINNOWER_SCORER_KEY)')
-    .option('--template <name>', 'serialization template (judge-v1, patch-v1, openhands-critic-v1, ...)')
-    .option('--budget <tokens>', 'token budget per input (default: the model limit)', positiveInt)
+    .option('--template <name>', 'serialization template (judge-v1, patch-v1, openhands-critic-v1, ...); openhands-critic-v1 also sets the head (--head-labels openhands-critic, --label-index 0) unless given')
+    .option('--budget <tokens>', "token budget per input, also the scorer's input limit (default: the model limit; refused when the server's max_model_len or the onnx model's limit is below it)", positiveInt)
     .addOption(new Option('--strategy <name>', 'selection strategy (default: the model folder\'s default_strategy, learned or robust, when it has a selector; else value)').choices(Strategy.options))
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
@@ -86,8 +87,18 @@ export function registerRerankCommand(program: Command): void {
         ...(flags.headLabels ? { labels: flags.headLabels.includes(',') ? flags.headLabels.split(',').map((name) => name.trim()) : flags.headLabels } : {}),
         ...(flags.labelIndex === undefined ? {} : { labelIndex: flags.labelIndex }),
         ...(flags.activation ? { activation: flags.activation } : {}),
+        // The template may imply the head (openhands-critic-v1: the critic's labels).
+        ...(flags.template ? { template: flags.template } : {}),
+        // One budget: what the serializer fits to is what the server is asked to take (an onnx model keeps its own limit).
+        ...(flags.budget !== undefined && flags.scorer !== 'onnx' ? { maxInputTokens: flags.budget } : {}),
         ...((flags.apiKey ?? process.env.WINNOWER_SCORER_KEY) ? { apiKey: flags.apiKey ?? process.env.WINNOWER_SCORER_KEY } : {}),
       });
+      if (flags.budget !== undefined && flags.budget > scorer.maxInputTokens) {
+        await scorer.close();
+        throw wnwError('WNW_ERR_CFG_INVALID', `--budget: ${flags.budget} tokens is more than ${scorer.model} takes (${scorer.maxInputTokens}); give at most ${scorer.maxInputTokens}`, {
+          details: { field: 'budget', budget: flags.budget, max: scorer.maxInputTokens },
+        });
+      }
       const tty = flags.progress && process.stderr.isTTY;
       const bar = tty ? new SingleBar({ format: 'rerank [{bar}] {value}/{total} instances | {eta_formatted} left | {instance}', hideCursor: true }, Presets.shades_classic) : undefined;
       let lastLog = 0;

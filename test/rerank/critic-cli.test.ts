@@ -52,4 +52,38 @@ describe('winnower rerank with the OpenHands critic on vLLM', () => {
       expect(line.score!.value).toBeCloseTo(1 / (1 + Math.exp(-line.score!.raw)), 12);
     }
   });
+
+  describe('on a server whose max_model_len is 8000 (issue 24 items 4 and 7)', () => {
+    let small: FakeVllm;
+    beforeAll(async () => {
+      small = await startFakeVllm({ model: 'critic', numLabels: 27, problemType: 'multi_label_classification', maxModelLen: 8_000 });
+    });
+    afterAll(async () => {
+      await small.close();
+    });
+    const rerank = (budget: string) => {
+      const out = join(mkdtempSync(join(tmpdir(), 'wnw-critic-')), 'predictions.jsonl');
+      // No --head-labels: the critic template implies the critic's head.
+      const args = ['rerank', '--candidates', `run-a=${FIXTURE}`, '--scorer', 'vllm', '--url', small.url, '--model', 'critic',
+        '--template', 'openhands-critic-v1', '--chat-template', QWEN3_TOKENIZER_CONFIG, '--budget', budget, '--out', out, '--no-progress'];
+      return { out, run: runCli(args) };
+    };
+
+    it('--budget 8000 reaches the scorer and the candidates are scored with the head the template implies', async () => {
+      const { out, run } = rerank('8000');
+      const done = await run;
+      expect(done.code, done.stderr).toBe(0);
+      const [line] = readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
+      expect(line!.error).toBeNull();
+      const sent: string = small.bodies('/classify').at(-1)!.input[0];
+      expect(line!.score!.raw).toBe(small.logits(sent)[0]);
+    });
+
+    it("--budget above the server's max_model_len is a clear error naming both", async () => {
+      const { run } = rerank('65536');
+      const done = await run;
+      expect(done.code).not.toBe(0);
+      expect(done.stderr).toContain("65536 is more than the server's max_model_len 8000");
+    });
+  });
 });

@@ -8,6 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { loadSelector, SELECTOR_FILE, type LearnedSelector } from '../select/learned.js';
 import { loadTemplate } from '../serialize/template-registry.js';
+import { isChatTemplate } from '../serialize/template-schema.js';
 import { findChatTemplate, loadChatTemplate } from '../serialize/chat-template.js';
 import { loadTokenizer, type Tokenizer } from '../tokenizer.js';
 import { LABEL_PRESETS, readProblemType, resolveHead, type HeadSettings } from './head.js';
@@ -214,6 +215,18 @@ function withAttached(scorer: Scorer, attached: Attached): Scorer {
   };
 }
 
+/**
+ * The config with the head its template implies: a template made for one model's head
+ * (openhands-critic-v1: the critic's 27 labels, success at 0) sets `labels` and `labelIndex`
+ * when the config names none. Also checks that the template exists.
+ */
+function withTemplateHead(config: ScorerConfig): ScorerConfig {
+  if (config.template === undefined) return config;
+  const template = loadTemplate(config.template);
+  if (!isChatTemplate(template) || template.head === undefined || config.labels !== undefined || config.backend === 'openai') return config;
+  return { ...config, labels: template.head.labels, labelIndex: config.labelIndex ?? template.head.label_index };
+}
+
 /** Backend names `createScorer` accepts. */
 export const SCORER_BACKENDS = Object.keys(BACKENDS) as Array<ScorerConfig['backend']>;
 
@@ -231,8 +244,7 @@ export async function createScorer(config: ScorerConfigInput, options: { observe
     const field = ['scorer', ...issue.path.map(String)].join('.');
     throw wnwError('WNW_ERR_CFG_INVALID', `${field}: ${issue.message}`, { cause: parsed.error, details: { field } });
   }
-  const resolved = parsed.data;
-  if (resolved.template !== undefined) loadTemplate(resolved.template);
+  const resolved = withTemplateHead(parsed.data);
   const chatTemplate = resolved.chatTemplate !== undefined
     ? loadChatTemplate(resolved.chatTemplate)
     : findChatTemplate(resolved.tokenizer ?? (resolved.backend === 'onnx' ? resolved.model : undefined));

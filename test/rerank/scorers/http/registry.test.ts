@@ -96,6 +96,18 @@ describe('scorer registry', () => {
     expect(scorer.chatTemplate).toContain('<|im_start|>');
   });
 
+  it('takes the head the template implies when no labels are given: openhands-critic-v1 → the critic table, success at 0 (issue 24 item 7)', async () => {
+    const server = keep(await startFakeVllm({ model: 'critic', numLabels: 27 }));
+    const scorer = await create({ backend: 'vllm', model: 'critic', urls: [server.url], template: 'openhands-critic-v1', chatTemplate: QWEN3_TOKENIZER_CONFIG });
+    const [input] = textInputs(1);
+    const [output] = await scorer.score([input!]);
+    expect(output!.raw).toBe(server.logits(input!.text)[0]);
+    // Labels given win over the template's.
+    const one = keep(await startFakeVllm({ model: 'custom', numLabels: 1 }));
+    const custom = await create({ backend: 'vllm', model: 'custom', urls: [one.url], template: 'openhands-critic-v1', labels: ['success'], chatTemplate: QWEN3_TOKENIZER_CONFIG });
+    expect((await custom.score([input!]))[0]!.raw).toBe(one.logits(input!.text)[0]);
+  });
+
   it("picks the activation from problem_type in the tokenizer folder's config.json", async () => {
     const folder = mkdtempSync(join(tmpdir(), 'wnw-head-'));
     writeFileSync(join(folder, 'config.json'), JSON.stringify({ problem_type: 'single_label_classification' }));
