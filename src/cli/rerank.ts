@@ -41,6 +41,7 @@ interface RerankFlags {
   strict?: boolean;
   concurrency: number;
   progress: boolean;
+  inspector: boolean;
 }
 
 export function registerRerankCommand(program: Command): void {
@@ -72,6 +73,7 @@ export function registerRerankCommand(program: Command): void {
     .option('--strict', 'stop, instead of warning, when candidates have no task record in --tasks')
     .option('--concurrency <n>', 'instances scored at once', positiveInt, 4)
     .option('--no-progress', 'no progress bar and no progress lines')
+    .option('--no-inspector', "with --report: don't write the inspector's pages beside it (they re-read the candidate files)")
     .addHelpText(
       'after',
       `\nExit status: 0 done; 2 invalid input (the file, line and field are named; with --strict also candidates without a task record);\n` +
@@ -103,7 +105,7 @@ export function registerRerankCommand(program: Command): void {
       const bar = tty ? new SingleBar({ format: 'rerank [{bar}] {value}/{total} instances | {eta_formatted} left | {instance}', hideCursor: true }, Presets.shades_classic) : undefined;
       let lastLog = 0;
       // The report links to the inspector's pages of this run, written beside it once scored.
-      const inspectDir = flags.report ? `${flags.report.replace(/\.md$/i, '')}.inspect` : undefined;
+      const inspectDir = flags.report && flags.inspector ? `${flags.report.replace(/\.md$/i, '')}.inspect` : undefined;
       try {
         const result = await rerankBatch({
           candidates: flags.candidates,

@@ -10,7 +10,7 @@ const SHUTDOWN_LIMIT_MS = 20_000;
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('run the HTTP API (POST /solve, /rerank, /score; GET /jobs/:id)')
+    .description('run the HTTP API (POST /solve, /rerank, /score; GET /jobs/:id) and the web inspector at /ui (server.ui)')
     .option('-c, --config <file>', 'YAML or JSON config file (also WINNOWER_CONFIG)')
     .option('--host <host>', 'listen address')
     .option('--port <port>', 'listen port', port)
