@@ -51,6 +51,8 @@ export function registerServeCommand(program: Command): void {
       // `on`, not `once`: the sandbox registry's handler exits by itself when it sees no other listener.
       process.on('SIGINT', () => void stop('SIGINT'));
       process.on('SIGTERM', () => void stop('SIGTERM'));
-      await app.listen({ host: config.server.host, port: config.server.port });
+      const address = await app.listen({ host: config.server.host, port: config.server.port });
+      // Whatever the log level or format: one plain line saying the server is up and where.
+      process.stderr.write(`winnower: listening on ${address} (POST /solve, /rerank, /score; GET /readyz, /openapi.json)\n`);
     });
 }
