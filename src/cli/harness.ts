@@ -26,7 +26,7 @@ export function registerHarnessCommand(program: Command): void {
 
   harness
     .command('install')
-    .description('install the pinned CLI of each named harness from the npm registry (kept while that version is there)')
+    .description('install the pinned CLI of each named harness from the npm registry (kept while that version is there) into WINNOWER_HARNESS_DIR, else /var/cache/winnower/harnesses as root, else ~/.cache/winnower/harnesses')
     .argument('<names...>', 'harness names, e.g. pi claude-code')
     .action(async (names: string[]) => {
       const definitions = loadHarnessDefinitions().external;

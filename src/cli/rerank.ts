@@ -55,7 +55,7 @@ export function registerRerankCommand(program: Command): void {
     .option('--format <name>', 'force the candidate format instead of detecting it')
     .addOption(new Option('--source-from <how>', 'name each candidate source after the record or the file (default: file when the candidates are several files)').choices(['record', 'file']))
     .addOption(new Option('--scorer <backend>', 'value model backend').choices(['onnx', 'sglang', 'vllm', 'openai']).default('onnx'))
-    .option('--model <folder|name>', 'model folder (onnx) or served model name; default: the bundled tiny model')
+    .option('--model <folder|name>', 'model folder (onnx) or served model name; default (onnx): the bundled trained model, models/winnower-value')
     .option('--url <base>', 'scoring server base URL (repeatable: load is spread over them)', collect)
     .option('--tokenizer <path>', 'tokenizer.json (or folder) for server backends, to count the budget client-side')
     .option('--chat-template <path>', "the model's chat template for chat templates (openhands-critic-v1): a tokenizer_config.json, chat_template.jinja or their folder (default: the --tokenizer folder's)")
