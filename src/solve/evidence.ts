@@ -60,6 +60,11 @@ export class CheckEvidence {
     };
   }
 
+  /** The writers whose test already has a cell for candidate `index`. */
+  cellsOf(index: number): number[] {
+    return this.#cells.filter((cell) => cell.index === index).map((cell) => cell.writer);
+  }
+
   /** The matrix rows: per candidate, valid tests passed / run. */
   matrixRows(): Array<{ index: number; passed: number; total: number }> {
     const indexes = [...new Set(this.#cells.map((cell) => cell.index))].sort((a, b) => a - b);

@@ -4,8 +4,10 @@
  * harness), each in its own sandbox, each asked for one new test file reproducing the issue. A
  * test counts only when it fails on the base commit (in a fresh sandbox); one that passes there or
  * errors for an unrelated reason is discarded, with the reason. Then each finished candidate runs
- * every valid test, one fresh sandbox per cell (base snapshot overlay + the candidate's patch + the
- * test file): the pass matrix. The writers never see the candidates; a test never overwrites a file.
+ * every valid test: the pass matrix. A candidate's row runs in its prepared workspace (one sandbox:
+ * base snapshot overlay + its patch), reset to that state before each test; without a git
+ * checkout to reset with, each cell gets a fresh sandbox. The writers never see the candidates; a
+ * test never overwrites a file.
  */
 import { loadAgentConfig } from '../candidates/agent-config.js';
 import { toWinnowerError } from '../errors.js';
@@ -139,11 +141,59 @@ export function startReproduction(context: SolveContext): ReproductionStage {
     context.emit({ type: 'matrix-cell-finish', cell: { index: slot.index, writer: test.writer, outcome, duration_ms: Date.now() - started } });
   };
 
+  /**
+   * The candidate's prepared workspace: one sandbox (base snapshot overlay + its patch, committed
+   * there), each test run from a reset to that commit. False when the workdir is not a git
+   * checkout: then every cell not yet recorded gets a fresh sandbox of its own (`runCell`).
+   */
+  const runRow = async (slot: Slot, valid: ValidTest[]): Promise<boolean> =>
+    context.budget.hold(async () => {
+      const trajectory = slot.trajectory!;
+      const sandbox = await context.deps.sandboxes.create(context.spec, { signal });
+      try {
+        const applyStarted = Date.now();
+        try {
+          await sandbox.applyPatch(trajectory.patch, { signal });
+        } catch (error) {
+          if (signal.aborted) throw error;
+          for (const test of valid) context.emit({ type: 'matrix-cell-finish', cell: { index: slot.index, writer: test.writer, outcome: 'apply_failed', duration_ms: Date.now() - applyStarted } });
+          return true;
+        }
+        const git = (command: string) => sandbox.exec(`git -c user.name=winnower -c user.email=winnower@localhost ${command}`, { timeoutMs: 120_000, signal });
+        const committed = await git('add -A && git -c user.name=winnower -c user.email=winnower@localhost commit -q --no-verify --allow-empty -m candidate');
+        if (committed.exitCode !== 0) return false;
+        for (const test of valid) {
+          const started = Date.now();
+          const outcome = await runTestFile(sandbox, test, { timeoutMs: testTimeoutMs, signal })
+            .then((run) => run.outcome)
+            .catch((error: unknown): MatrixCell['outcome'] => {
+              if (signal.aborted) throw error;
+              return 'error';
+            });
+          // Back to the candidate's prepared state: the test file and whatever the run wrote go away.
+          const reset = await git('reset -q --hard && git clean -fdq');
+          context.emit({ type: 'matrix-cell-finish', cell: { index: slot.index, writer: test.writer, outcome, duration_ms: Date.now() - started } });
+          if (reset.exitCode !== 0) throw new Error(`could not reset the workspace after a test: ${reset.stdout}${reset.stderr}`);
+        }
+        return true;
+      } finally {
+        await sandbox.close().catch(() => undefined);
+      }
+    });
+
   return {
     async check(slot) {
       if (!slot.trajectory || slot.trajectory.patch.trim() === '' || signal.aborted) return;
       const valid = await tests;
-      await Promise.all(valid.map((test) => runCell(slot, test)));
+      if (valid.length === 0) return;
+      const done = await runRow(slot, valid).catch((error: unknown) => {
+        if (signal.aborted) throw error;
+        return false;
+      });
+      if (done) return;
+      // Cells not recorded yet (no git checkout, a reset that failed): each in a fresh sandbox.
+      const recorded = new Set(context.evidence.cellsOf(slot.index));
+      await Promise.all(valid.filter((test) => !recorded.has(test.writer)).map((test) => runCell(slot, test)));
     },
     finish() {
       context.emit({ type: 'matrix-finish', tests: context.evidence.validWriters(), rows: context.evidence.matrixRows() });

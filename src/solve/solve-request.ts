@@ -31,6 +31,7 @@ export const RegressionOptions = z.strictObject({
   /** Time for one run of the whole suite; when the base run does not fit, only the tests related to each patch run. */
   budget_s: z.number().positive().max(MAX_TIMEOUT_S).default(600),
 });
+export type RegressionOptions = z.infer<typeof RegressionOptions>;
 
 /**
  * Reproduction tests: `n` test-writer rollouts by the job's policy (or `policy`), each writing one

@@ -49,7 +49,12 @@ export function extractTestFile(patch: string): ExtractedTest {
 function commandFor(file: string): string {
   if (file.endsWith('.js') || file.endsWith('.mjs') || file.endsWith('.cjs')) return `node --test ${shellWord(file)}`;
   const module = file.replace(/\.py$/, '').replace(/\//g, '.');
-  return `if python3 -c "import pytest" >/dev/null 2>&1; then python3 -m pytest -rA --tb=short -p no:cacheprovider ${shellWord(file)}; else python3 -m unittest -v ${shellWord(module)}; fi`;
+  // pytest first; unittest only when pytest is not installed (no separate probe: one interpreter start).
+  return [
+    `out=$(python3 -m pytest -rA --tb=short -p no:cacheprovider ${shellWord(file)} 2>&1); rc=$?`,
+    `if [ "$rc" -eq 1 ] && printf '%s' "$out" | grep -q 'No module named pytest'; then exec python3 -m unittest -v ${shellWord(module)}; fi`,
+    `printf '%s\n' "$out"; exit "$rc"`,
+  ].join('\n');
 }
 
 export interface TestFileRun {
@@ -63,10 +68,10 @@ export interface TestFileRun {
 /** Writes `test` into `sandbox` (never over an existing file) and runs it. */
 export async function runTestFile(sandbox: Sandbox, test: { file: string; content: string }, options: { timeoutMs: number; signal?: AbortSignal }): Promise<TestFileRun> {
   const started = performance.now();
-  const exists = await sandbox.exec(`test -e ${shellWord(test.file)} || test -L ${shellWord(test.file)}`, { timeoutMs: 30_000, ...(options.signal ? { signal: options.signal } : {}) });
+  const path = shellWord(test.file);
+  const exists = await sandbox.exec(`if [ -e ${path} ] || [ -L ${path} ]; then echo exists; else mkdir -p -- "$(dirname ${path})"; fi`, { timeoutMs: 30_000, ...(options.signal ? { signal: options.signal } : {}) });
   throwIfAborted(options.signal);
-  if (exists.exitCode === 0) return { outcome: 'conflict', reason: `${test.file} already exists here; a generated test never overwrites a file`, log_tail: '', duration_ms: Math.round(performance.now() - started) };
-  await sandbox.exec(`mkdir -p -- "$(dirname ${shellWord(test.file)})"`, { timeoutMs: 30_000, ...(options.signal ? { signal: options.signal } : {}) });
+  if (exists.stdout.trim() === 'exists') return { outcome: 'conflict', reason: `${test.file} already exists here; a generated test never overwrites a file`, log_tail: '', duration_ms: Math.round(performance.now() - started) };
   await sandbox.writeFile(test.file, test.content, options.signal ? { signal: options.signal } : {});
   const file = test.file;
   const parser = file.endsWith('.py') ? 'pytest' : 'exit-code';
