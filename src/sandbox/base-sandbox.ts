@@ -39,8 +39,14 @@ export abstract class BaseSandbox implements Sandbox {
   /** Whether doExec calls `onOutput` as output arrives; otherwise exec calls it once at the end. */
   protected readonly streamsOutput: boolean = false;
 
+  /** Whether doExec feeds `input` to the command as it arrives. */
+  protected readonly streamsInput: boolean = false;
+
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertOpen();
+    if (options.input && !this.streamsInput) {
+      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', `the ${this.provider} provider cannot stream a command's stdin (an interactive session)`, { details: { sandbox: this.id } });
+    }
     const result = await this.doExec(command, {
       ...options,
       timeoutMs: options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,

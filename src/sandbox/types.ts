@@ -53,6 +53,11 @@ export interface ExecOptions {
   /** Data written to the command's stdin. */
   stdin?: string;
   /**
+   * Stdin fed as it arrives, for an interactive session (`sandbox serve`'s PTY); ends the command's
+   * stdin when it ends. Providers that cannot stream stdin refuse it (WNW_ERR_SBX_UNSUPPORTED).
+   */
+  input?: NodeJS.ReadableStream;
+  /**
    * Called with output as it arrives, within the cap (for a CLI that shows a command's progress).
    * Providers that cannot stream call it once per stream when the command ends.
    */

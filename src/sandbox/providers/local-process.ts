@@ -13,7 +13,8 @@ import { SECCOMP_FD, seccompProgram } from './local-seccomp.js';
 
 export interface SandboxProcessRequest {
   argv: string[];
-  stdin?: Uint8Array | string;
+  /** Written to stdin and closed; a stream is piped as it arrives (an interactive session). */
+  stdin?: Uint8Array | string | NodeJS.ReadableStream;
   /** Written to fd 4 (a long command that does not fit in argv). */
   fd4?: string;
   timeoutMs: number;
@@ -134,7 +135,10 @@ export class SandboxProcess {
       });
       child.on('close', finish);
       const stdin = child.stdio[0];
-      if (request.stdin !== undefined && stdin && 'end' in stdin) stdin.end(request.stdin);
+      if (request.stdin !== undefined && stdin && 'end' in stdin) {
+        if (typeof request.stdin === 'string' || request.stdin instanceof Uint8Array) stdin.end(request.stdin);
+        else request.stdin.pipe(stdin);
+      }
       const fd4 = child.stdio[4];
       if (request.fd4 !== undefined && fd4 && 'end' in fd4) fd4.end(request.fd4);
       const filterFd = (child.stdio as ReadonlyArray<unknown>)[SECCOMP_FD] as Writable | null | undefined;

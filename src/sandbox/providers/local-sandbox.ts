@@ -39,6 +39,7 @@ interface RunOptions {
   cwd?: string;
   env?: Record<string, string>;
   stdin?: Uint8Array | string;
+  input?: NodeJS.ReadableStream;
   timeoutMs: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
@@ -51,6 +52,7 @@ const FILE_OP_TIMEOUT_MS = 120_000;
 
 export class LocalSandbox extends BaseSandbox {
   protected override readonly streamsOutput = true;
+  protected override readonly streamsInput = true;
   readonly provider = 'local';
   readonly id: string;
   readonly workdir: string;
@@ -212,7 +214,7 @@ export class LocalSandbox extends BaseSandbox {
     });
     const child = new SandboxProcess({
       argv,
-      stdin: options.stdin,
+      stdin: options.input ?? options.stdin,
       fd4: long ? command : undefined,
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.maxOutputBytes,

@@ -12,6 +12,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { posix } from 'node:path';
+import websocket from '@fastify/websocket';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { WinnowerError } from '../../errors.js';
@@ -19,6 +20,7 @@ import { shellQuote } from '../base-sandbox.js';
 import type { Sandbox } from '../types.js';
 import { JobTable, type JobTableOptions } from './job-table.js';
 import { ApplyPatchRequest, CreateRequest, ExecRequest, NUL_MESSAGE, nulField, PathQuery, validationDetail, WaitQuery, WriteFileRequest } from './orchard-shapes.js';
+import { PtySession, parseInit, type PtyServerFrame } from './pty-session.js';
 import { SandboxTable, type SandboxEntry, type SandboxTableOptions } from './sandbox-table.js';
 
 export interface OrchardEnvApiOptions extends SandboxTableOptions, JobTableOptions {
@@ -87,6 +89,20 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     return reply.code(500).send({ error: 'Internal server error', detail: String(error.message), request_id: request.id });
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not Found' }));
+
+  // The PTY WebSocket. A client offering `Sec-WebSocket-Protocol: api_key.<key>` gets that protocol back (a
+  // browser refuses a handshake that answers none).
+  await app.register(websocket, {
+    options: { maxPayload: 4 * 1024 * 1024, handleProtocols: (protocols: Set<string>) => [...protocols].find((protocol) => protocol.startsWith('api_key.')) ?? false },
+  });
+  app.get<{ Params: { id: string } }>('/sandboxes/:id/exec/pty', { websocket: true, config: { orchardOpen: true } }, (socket, request) => {
+    // Orchard closes with these codes before accepting; we accept first so that every client sees the code.
+    if (key && !ptyKeyAccepted(request, key)) return socket.close(4401, 'Unauthorized');
+    const entry = table.get(request.params.id);
+    if (!entry) return socket.close(4404, `Sandbox ${request.params.id} not found`);
+    if (entry.view.status !== 'ready' || !entry.sandbox || entry.deleted) return socket.close(4409, `Sandbox ${entry.view.sandbox_id} is not ready`);
+    servePty(socket, entry, entry.sandbox, Math.floor(table.remainingLifetimeS(entry) * 1000));
+  });
 
   app.get('/', { config: { orchardOpen: true } }, async () => ({ service: 'winnower sandbox serve (Orchard Env API)', version: VERSION, status: 'running' }));
   app.get('/health', { config: { orchardOpen: true } }, async () => ({ status: 'healthy' }));
@@ -249,6 +265,72 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     }
     return entry.sandbox;
   }
+}
+
+/** The part of a `ws` WebSocket the PTY route uses. */
+interface PtySocket {
+  readonly readyState: number;
+  readonly OPEN: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  on(event: 'message', listener: (data: Buffer, isBinary: boolean) => void): void;
+  on(event: 'close', listener: () => void): void;
+}
+
+/** `X-API-Key`, `?api_key=` or `Sec-WebSocket-Protocol: api_key.<key>` (the three forms Orchard's clients use). */
+function ptyKeyAccepted(request: FastifyRequest, key: Buffer): boolean {
+  const header = request.headers['x-api-key'];
+  const query = (request.query as Record<string, unknown> | undefined)?.api_key;
+  const protocols = String(request.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((protocol) => protocol.trim())
+    .filter((protocol) => protocol.startsWith('api_key.'))
+    .map((protocol) => protocol.slice('api_key.'.length));
+  const given = [typeof header === 'string' ? header : undefined, typeof query === 'string' ? query : undefined, ...protocols];
+  return given.some((candidate) => candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), key));
+}
+
+/** Runs one PTY session over the socket: init within 10 s, then frames both ways until exit, error or the client leaves. */
+function servePty(socket: PtySocket, entry: SandboxEntry, sandbox: Sandbox, timeoutMs: number): void {
+  let session: PtySession | undefined;
+  const send = (frame: PtyServerFrame): void => {
+    if (socket.readyState !== socket.OPEN) return;
+    socket.send(JSON.stringify(frame));
+    // As the agent: the socket closes after `exit` (normally) or `error` (4500).
+    if (frame.type === 'exit') socket.close(1000);
+    if (frame.type === 'error') socket.close(4500, frame.message.slice(0, 120));
+  };
+  const refuse = (message: string): void => {
+    socket.send(JSON.stringify({ type: 'error', message }));
+    socket.close(4400, message.slice(0, 120));
+  };
+  const initTimer = setTimeout(() => refuse('init timeout'), 10_000);
+  socket.on('message', (data: Buffer, isBinary: boolean) => {
+    let frame: unknown;
+    try {
+      frame = JSON.parse(data.toString('utf8'));
+    } catch {
+      if (!session) refuse('bad init frame: not JSON');
+      return;
+    }
+    if (!session) {
+      clearTimeout(initTimer);
+      const init = isBinary ? 'init must be a text frame' : parseInit(frame);
+      if (typeof init === 'string') return refuse(`bad init frame: ${init}`);
+      if (entry.deleted) return refuse(`Sandbox ${entry.view.sandbox_id} was deleted`);
+      session = new PtySession({ sandbox, init, timeoutMs, send });
+      return;
+    }
+    const message = frame as Record<string, unknown>;
+    if (message.type === 'stdin' && typeof message.data === 'string') session.write(Buffer.from(message.data, 'base64'));
+    else if (message.type === 'signal') session.signal(message.sig ?? 'TERM');
+    else if (message.type === 'resize') session.resize(message.rows, message.cols);
+    else if (message.type === 'close') session.close();
+  });
+  socket.on('close', () => {
+    clearTimeout(initTimer);
+    session?.abandon();
+  });
 }
 
 /** Aborts when the client leaves before the answer is sent. */

@@ -1,0 +1,220 @@
+/**
+ * One PTY session of `winnower sandbox serve` (`WS /sandboxes/{id}/exec/pty`), speaking the frame
+ * protocol of Orchard's in-pod agent (shared/design/orchard-real-behaviour.md §19.3a): the client's
+ * `init` (once), `stdin` (base64), `signal`, `resize`, `close`; the server's `ready {pid}`,
+ * `stdout` (base64, stdout and stderr merged as a terminal does), `exit {code}`, `error`.
+ *
+ * The terminal is a real pseudo-terminal inside the sandbox, made by util-linux `script` (present in
+ * Debian/Ubuntu images through bsdutils, and on the host /usr of repository sandboxes): the command
+ * runs as a session leader with the pty as its controlling terminal, so `isatty`, job control,
+ * window size and ^C behave as on the real agent. We use `script` rather than a PTY module on the
+ * host because the pty must live in the sandbox's own /dev/pts (a host pty handed to the sandbox
+ * would be a host device), and the npm PTY modules build native code. The session is one streaming
+ * exec of the provider: stdin goes in as it arrives; a small controller beside `script` applies
+ * `resize` (stty + SIGWINCH) and `signal` (kill of the command's process group) that the server
+ * writes to a FIFO in the sandbox's /tmp with short execs. Ending the session (exit, `close`, the
+ * client leaving) never ends the sandbox.
+ */
+import { PassThrough } from 'node:stream';
+import { shellQuote } from '../base-sandbox.js';
+import type { Sandbox } from '../types.js';
+
+export const PTY_SIGNALS = ['TERM', 'KILL', 'INT', 'HUP', 'QUIT'] as const;
+export type PtySignal = (typeof PTY_SIGNALS)[number];
+
+export interface PtyInit {
+  cmd: string[];
+  env: Record<string, string>;
+  cwd: string | undefined;
+  rows: number;
+  cols: number;
+  loginShell: boolean;
+}
+
+/** What the session sends to the client (the route turns these into JSON text frames). */
+export type PtyServerFrame = { type: 'ready'; pid: number } | { type: 'stdout'; data: string } | { type: 'exit'; code: number } | { type: 'error'; message: string };
+
+/** Control lines the sandbox side writes to stderr, prefixed with ASCII RS so no program output is taken for one. */
+const CONTROL = '\x1e';
+
+/** The init frame, checked as the agent checks it; a string is the reason it is refused. */
+export function parseInit(frame: unknown): PtyInit | string {
+  if (!isRecord(frame) || frame.type !== 'init') return 'first frame must be type=init';
+  const { cmd, env, cwd, rows, cols, login_shell: loginShell } = frame;
+  if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((part) => typeof part === 'string')) return 'cmd must be a non-empty list of strings';
+  if (env !== undefined && env !== null && (!isRecord(env) || !Object.values(env).every((value) => typeof value === 'string'))) return 'env must be an object of strings or null';
+  if (cwd !== undefined && cwd !== null && typeof cwd !== 'string') return 'cwd must be a string or null';
+  const strings = [...(cmd as string[]), ...Object.entries((env as Record<string, string> | null) ?? {}).flat(), ...(typeof cwd === 'string' ? [cwd] : [])];
+  if (strings.some((value) => value.includes('\0'))) return 'cmd, env and cwd must not contain a NUL byte';
+  return {
+    cmd: cmd as string[],
+    env: (env as Record<string, string> | null | undefined) ?? {},
+    cwd: typeof cwd === 'string' && cwd !== '' ? cwd : undefined,
+    rows: windowSize(rows, 24),
+    cols: windowSize(cols, 80),
+    loginShell: loginShell === true,
+  };
+}
+
+export interface PtySessionOptions {
+  sandbox: Sandbox;
+  init: PtyInit;
+  /** Longest the session may run (the sandbox's remaining lifetime). */
+  timeoutMs: number;
+  /** Output past this many bytes ends the session (default 64 MiB). */
+  maxOutputBytes?: number;
+  send(frame: PtyServerFrame): void;
+}
+
+export class PtySession {
+  readonly #options: PtySessionOptions;
+  readonly #stdin = new PassThrough();
+  readonly #abort = new AbortController();
+  /** The session's folder in the sandbox's /tmp (control FIFO, pid, tty), once the sandbox side reports it. */
+  #dir: string | undefined;
+  #pending = '';
+  #control: Promise<unknown> = Promise.resolve();
+  #ended = false;
+  readonly done: Promise<void>;
+
+  constructor(options: PtySessionOptions) {
+    this.#options = options;
+    this.done = this.#run();
+  }
+
+  /** Bytes typed by the client. */
+  write(data: Buffer): void {
+    if (!this.#ended && data.length > 0) this.#stdin.write(data);
+  }
+
+  /** TIOCSWINSZ by `stty` on the session's tty, then SIGWINCH to its process group (best effort, as the agent). */
+  resize(rows: unknown, cols: unknown): void {
+    const r = windowSize(rows, 0);
+    const c = windowSize(cols, 0);
+    if (r > 0 && c > 0) this.#controlLine(`resize ${r} ${c}`);
+  }
+
+  /** A signal to the command's process group; an unknown name is TERM, as the agent. */
+  signal(name: unknown): void {
+    const upper = typeof name === 'string' ? name.toUpperCase() : 'TERM';
+    this.#controlLine(`signal ${(PTY_SIGNALS as readonly string[]).includes(upper) ? upper : 'TERM'}`);
+  }
+
+  /** The client's `close`: SIGTERM to the command, as the agent; `exit` follows when it is reaped. */
+  close(): void {
+    this.signal('TERM');
+    this.#stdin.end();
+  }
+
+  /** The client left: the whole session's process tree is killed (the sandbox stays). */
+  abandon(): void {
+    this.#ended = true;
+    this.#abort.abort();
+    this.#stdin.end();
+  }
+
+  #controlLine(line: string): void {
+    const dir = this.#dir;
+    if (!dir || this.#ended) return;
+    // Each line is a short exec of its own (the session's shell is busy running the terminal); in order.
+    this.#control = this.#control.then(() =>
+      this.#options.sandbox.exec(`[ -p ${shellQuote(`${dir}/ctl`)} ] && printf '%s\\n' ${shellQuote(line)} > ${shellQuote(`${dir}/ctl`)}`, { cwd: '/', timeoutMs: 10_000 }).catch(() => undefined),
+    );
+  }
+
+  async #run(): Promise<void> {
+    const { sandbox, init, send } = this.#options;
+    const maxOutputBytes = this.#options.maxOutputBytes ?? 64 * 1024 * 1024;
+    let error: string | undefined;
+    try {
+      const result = await sandbox.exec(sessionScript({ ...init, cwd: init.cwd ?? sandbox.workdir }), {
+        cwd: '/',
+        env: { TERM: 'xterm-256color', ...init.env },
+        input: this.#stdin,
+        timeoutMs: this.#options.timeoutMs,
+        maxOutputBytes,
+        signal: this.#abort.signal,
+        onOutput: (stream, chunk) => {
+          if (stream === 'stdout') send({ type: 'stdout', data: Buffer.from(chunk).toString('base64') });
+          else error = this.#stderr(Buffer.from(chunk).toString('utf8')) ?? error;
+        },
+      });
+      this.#ended = true;
+      if (error) return send({ type: 'error', message: error });
+      if (result.truncated) return send({ type: 'error', message: `the session's output passed the server's cap of ${maxOutputBytes} bytes` });
+      if (result.timedOut) return send({ type: 'error', message: `the session outlived its sandbox's lifetime (${Math.round(this.#options.timeoutMs / 1000)} s left at its start)` });
+      send({ type: 'exit', code: result.exitCode ?? -1 });
+    } catch (failure) {
+      this.#ended = true;
+      if (!this.#abort.signal.aborted) send({ type: 'error', message: (failure as Error).message });
+    } finally {
+      this.#stdin.end();
+    }
+  }
+
+  /** Reads the sandbox side's control lines (session folder, ready, failures); anything else is terminal output. */
+  #stderr(text: string): string | undefined {
+    this.#pending += text;
+    let failure: string | undefined;
+    let newline: number;
+    while ((newline = this.#pending.indexOf('\n')) >= 0) {
+      const line = this.#pending.slice(0, newline);
+      this.#pending = this.#pending.slice(newline + 1);
+      if (!line.startsWith(CONTROL)) {
+        this.#options.send({ type: 'stdout', data: Buffer.from(`${line}\n`).toString('base64') });
+        continue;
+      }
+      const [what, ...rest] = line.slice(1).split(' ');
+      if (what === 'dir' && /^\/tmp\/\.wnw-pty\.[A-Za-z0-9]+$/.test(rest[0] ?? '')) this.#dir = rest[0];
+      else if (what === 'ready') this.#options.send({ type: 'ready', pid: Number(rest[0]) });
+      else if (what === 'error') failure = rest.join(' ');
+    }
+    return failure;
+  }
+}
+
+/**
+ * The sandbox side, in POSIX sh plus `script`, `stty`, `mkfifo`, `mktemp`: a session folder with the
+ * control FIFO; `script` running the command under a new pty (the inner shell records its pid and
+ * tty, sets the window size, then execs the command); a controller that reports `ready <pid>` and
+ * applies control lines. Exit status: the command's (128+N when a signal killed it).
+ */
+export function sessionScript(init: PtyInit): string {
+  const argv = init.loginShell ? ['bash', '--login', '-i', '-c', `if [ -f ~/.bashrc ]; then . ~/.bashrc; fi; ${init.cmd.map(shellQuote).join(' ')}`] : init.cmd;
+  // As the agent: a cwd that is not a directory means /.
+  const cwd = `cd -- ${shellQuote(init.cwd ?? '/')} 2>/dev/null || cd /`;
+  const inner = `echo $$ > "$WNW_PTY/pid"; tty > "$WNW_PTY/tty"; stty rows ${init.rows} cols ${init.cols} 2>/dev/null; ${cwd}; exec ${argv.map(shellQuote).join(' ')}`;
+  return [
+    `command -v script >/dev/null 2>&1 || { printf '${CONTROL}error this sandbox has no util-linux script, which sandbox serve uses to make the pseudo-terminal\\n' >&2; exit 127; }`,
+    `WNW_PTY=$(mktemp -d /tmp/.wnw-pty.XXXXXXXX) && mkfifo "$WNW_PTY/ctl" || { printf '${CONTROL}error cannot make the session folder in /tmp\\n' >&2; exit 125; }`,
+    'export WNW_PTY',
+    `trap 'rm -rf "$WNW_PTY"' EXIT`,
+    `printf '${CONTROL}dir %s\\n' "$WNW_PTY" >&2`,
+    '(',
+    '  exec 3<>"$WNW_PTY/ctl" </dev/null',
+    '  while [ ! -s "$WNW_PTY/pid" ]; do sleep 0.02; done',
+    '  sleep 0.02; pid=$(cat "$WNW_PTY/pid")',
+    `  printf '${CONTROL}ready %s\\n' "$pid" >&2`,
+    '  while read -r what a b <&3; do',
+    '    case $what in',
+    '      resize) stty -F "$(cat "$WNW_PTY/tty")" rows "$a" cols "$b" 2>/dev/null; kill -WINCH -- "-$pid" 2>/dev/null ;;',
+    '      signal) kill -s "$a" -- "-$pid" 2>/dev/null || kill -s "$a" "$pid" 2>/dev/null ;;',
+    '    esac',
+    '  done',
+    ') &',
+    'controller=$!',
+    `SHELL=/bin/sh script -qfec ${shellQuote(inner)} /dev/null`,
+    'status=$?',
+    'kill "$controller" 2>/dev/null',
+    'exit $status',
+  ].join('\n');
+}
+
+function windowSize(value: unknown, fallback: number): number {
+  const number = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN;
+  return Number.isInteger(number) && number > 0 && number <= 10_000 ? number : fallback;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
