@@ -43,6 +43,8 @@ describe.skipIf(!hasBubblewrap())('winnower demo', () => {
     const { code, stderr } = await runDemo({ WINNOWER_POLICY_URL: `http://127.0.0.1:${closed}/v1`, WINNOWER_POLICY_MODEL: 'm' });
     expect(code).toBe(1);
     expect(stderr).toContain('winnower demo: job failed');
+    // One reason naming the setting and the address, before any rollout (the policy reachability check).
+    expect(stderr).toContain(`policy.url: the policy server at http://127.0.0.1:${closed}/v1 cannot be reached`);
     expect(stderr).not.toMatch(/^\s+at /m);
   }, 120_000);
 });
