@@ -133,6 +133,41 @@ describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
     }
   }, 300_000);
 
+  it('[browser] draws evidence it does not know by name: per-candidate checks in their rows, a matrix of cells as a grid, other fields as trees', async () => {
+    const candidate = (index: number, extra: Record<string, unknown> = {}) => ({ index, status: 'finished', trajectory_id: `j/${index}`, exit: 'submitted', steps: 3, patch: '', value: 0.5, score: null, verify: null, error: null, ...extra });
+    const job = {
+      job_id: 'evidence-1', kind: 'solve', status: 'succeeded', progress: {}, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:09Z', error: null,
+      candidates: [candidate(0, { config: { policy: 'model-a', temperature: 0.7 } }), candidate(1, { other_tests_failed: ['tests/test_b.py::test_y'] })],
+      result: {
+        instance_id: 't', chosen: null, reason: 'none usable: every patch failed to apply',
+        checks: {
+          regression: { base: { passed: 5 }, candidates: [{ index: 0, regressions: [{ test: 'tests/test_a.py::test_x', base: 'passed', candidate: 'failed' }] }, { index: 1, regressions: [] }] },
+          reproduction: { tests: [{ writer: 0, valid: true }, { writer: 2, valid: true }], matrix: [{ index: 0, writer: 0, outcome: 'passed' }, { index: 0, writer: 2, outcome: 'failed' }, { index: 1, writer: 0, outcome: 'failed' }, { index: 1, writer: 2, outcome: 'failed' }] },
+        },
+        scored_by: { model: 'winnower-value', selector: 'robust' },
+      },
+    };
+    const file = join(dir, 'evidence.json');
+    writeFileSync(file, JSON.stringify(job));
+    const site = join(dir, 'evidence-site');
+    expect((await runCli(['inspect', file, '--out', site])).code).toBe(0);
+    const page = await browser.page();
+    await page.goto(`file://${site}/jobs/evidence-1.html`);
+    await page.waitForSelector('#rollouts');
+    expect(await text(page, '#rollouts tr[data-index="0"] .evidence')).toContain('regression: 1 broken');
+    expect(await text(page, '#rollouts tr[data-index="0"] .evidence')).toContain('config');
+    expect(await text(page, '#rollouts tr[data-index="1"] .evidence')).toContain('other_tests_failed');
+    expect(await text(page, '#chosen')).toBe('none');
+    expect(await text(page, '#app')).toContain('none usable: every patch failed to apply');
+    // The matrix: 2 candidates × 2 tests, one pass.
+    expect(await count(page, '.matrix .grid tbody tr')).toBe(2);
+    expect(await count(page, '.matrix .grid td.cell')).toBe(4);
+    expect(await count(page, '.matrix .grid td.cell.pass')).toBe(1);
+    expect(await text(page, '#result-extra')).toContain('robust');
+    expect(browser.problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
   it('[browser] draws hostile trajectory text, patches, file names and job ids as text: nothing runs, nothing loads', async () => {
     const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
     const patch = [

@@ -87,8 +87,19 @@ export function matrixCells(value: unknown): { rows: string[]; columns: string[]
       return { rows: entries.map(([key]) => key), columns, cell: (r, c) => (entries[r]![1] as Json)[columns[c]!] };
     }
   }
-  // [{id, cells: {...}}]
-  if (Array.isArray(value) && value.length && value.every(isRecord)) return matrixCells({ rows: value });
+  if (Array.isArray(value) && value.length && value.every(isRecord)) {
+    // One record per cell: [{index, writer|test, outcome}, ...]
+    const rowKey = ['index', 'candidate', 'row'].find((key) => value.every((cell) => typeof cell[key] === 'number' || typeof cell[key] === 'string'));
+    const columnKey = ['writer', 'test', 'test_id', 'column'].find((key) => value.every((cell) => typeof cell[key] === 'number' || typeof cell[key] === 'string'));
+    if (rowKey && columnKey) {
+      const rows = [...new Set(value.map((cell) => String(cell[rowKey])))];
+      const columns = [...new Set(value.map((cell) => String(cell[columnKey])))];
+      const at = new Map(value.map((cell) => [`${String(cell[rowKey])}\u0000${String(cell[columnKey])}`, cell]));
+      return { rows, columns, cell: (r, c) => at.get(`${rows[r]}\u0000${columns[c]}`) };
+    }
+    // [{id, cells: {...}}]
+    return matrixCells({ rows: value });
+  }
   return undefined;
 }
 

@@ -245,13 +245,15 @@ function evidenceByIndex(result: Json | null): Map<number, Json> {
   const walk = (value: unknown, path: string, depth: number) => {
     if (depth > 4 || !isRecord(value)) return;
     for (const [key, item] of Object.entries(value)) {
-      if (depth === 0 && KNOWN_RESULT_FIELDS.has(key)) continue;
+      // Known fields are drawn by name, matrices as grids.
+      if ((depth === 0 && KNOWN_RESULT_FIELDS.has(key)) || /matrix|grid/i.test(key)) continue;
       const here = path ? `${path}.${key}` : key;
       if (Array.isArray(item) && item.length && item.every((entry) => isRecord(entry) && Number.isInteger(entry.index))) {
         for (const entry of item as Json[]) {
           const { index, trajectory_id: _id, ...rest } = entry;
           const row = out.get(index as number) ?? {};
-          row[here] = rest;
+          // Several entries for one candidate under one path become a list.
+          row[here] = here in row ? [...(Array.isArray(row[here]) ? (row[here] as unknown[]) : [row[here]]), rest] : rest;
           out.set(index as number, row);
         }
       } else walk(item, here, depth + 1);
