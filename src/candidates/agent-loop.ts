@@ -71,11 +71,12 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
 
   const runAction = async (action: Action): Promise<boolean> => {
     const result = await sandbox.exec(action.command, { timeoutMs: limits.command_timeout_s * 1000, signal: turnSignal });
-    const output = elideMiddle(result.stdout + result.stderr, limits.output_head_chars, limits.output_tail_chars);
+    // The sandbox's note (killed for lack of memory, a full disk) is a line of its own after the output.
+    const output = elideMiddle(result.stdout + result.stderr, limits.output_head_chars, limits.output_tail_chars) + (result.note ? `\n[sandbox] ${result.note}` : '');
     const content = result.timedOut
       ? renderTemplate(config.timeout_template, { timeout_s: limits.command_timeout_s, output }, 'timeout_template')
       : renderTemplate(config.observation_template, { exit_code: result.exitCode ?? 'killed', output }, 'observation_template');
-    const meta = { exit_code: result.exitCode, timed_out: result.timedOut, truncated: result.truncated, duration_ms: result.durationMs, observation: true };
+    const meta = { exit_code: result.exitCode, timed_out: result.timedOut, truncated: result.truncated, duration_ms: result.durationMs, observation: true, ...(result.note ? { note: result.note } : {}) };
     messages.push(action.toolCallId ? { role: 'tool', tool_call_id: action.toolCallId, name: 'bash', content, meta } : { role: 'user', content, meta });
     return result.stdout.trimStart().split('\n')[0]?.trim() === config.submit_sentinel;
   };

@@ -72,6 +72,11 @@ export interface ExecResult {
   timedOut: boolean;
   truncated: boolean;
   durationMs: number;
+  /**
+   * One line on how the command ended that its output does not say, for the agent to read (local
+   * provider: killed for lack of memory, a SIGKILL, a disk cap reached); absent when there is none.
+   */
+  note?: string;
 }
 
 export interface FileEntry {

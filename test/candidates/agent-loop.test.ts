@@ -283,6 +283,32 @@ describe.skipIf(!bwrap)(`runAgent in a local sandbox${bwrap ? '' : ' (skipped: b
     expect(ms).toBeLessThan(8_000);
   });
 
+  it('shows the agent an out-of-memory kill and a full disk as a note after the output, and goes on', async (context) => {
+    const small = createLocalProvider({ diskMb: 20, logger: { info: () => undefined, warn: () => undefined } });
+    try {
+      const memory = String(((await small.describe()).limits as Record<string, unknown>).memory);
+      if (!memory.startsWith('cgroup')) context.skip(`no cgroup memory controller on this host (${memory})`);
+      const sandbox = await small.create({ repo: { path: repo }, memoryMb: 64 });
+      try {
+        const policy = new ScriptedPolicy([`python3 -c 'x = bytearray(300 * 1024 * 1024)'`, 'head -c 100M /dev/zero > big.bin', 'rm big.bin', fix, SUBMIT]);
+        const config = loadAgentConfig('default', { time_limit_s: 60, command_timeout_s: 20 });
+        const trajectory = await runAgent({ policy, sandbox, task, config, trajectoryId: 'job/0' });
+        // A full workspace used to end the rollout with WNW_ERR_SBX_DISK.
+        expect(trajectory.exit).toBe('submitted');
+        const [oom, full] = trajectory.messages.filter((message) => message.role === 'tool');
+        expect(oom!.content).toBe('<returncode>137</returncode>\n<output>\n\n[sandbox] killed: out of memory (memory cap 64 MiB)\n</output>\n');
+        expect(oom!.meta).toMatchObject({ exit_code: 137, note: 'killed: out of memory (memory cap 64 MiB)' });
+        expect(full!.content).toContain('No space left on device');
+        expect(full!.content).toContain('[sandbox] disk full: the 20 MiB cap of the workspace (/workspace) is reached');
+        expect(trajectory.patch).toContain('+    return "hello"');
+      } finally {
+        await sandbox.close();
+      }
+    } finally {
+      await small.close();
+    }
+  });
+
   it('records a policy failure: exit error with meta.error.code, patch kept', async () => {
     const policy = new ScriptedPolicy([
       fix,

@@ -1,7 +1,8 @@
 /**
  * Disk caps of local sandboxes: the workspace's writes and /tmp + /var/tmp are capped tmpfs, so a
- * command writing past the cap gets ENOSPC, the sandbox reports WNW_ERR_SBX_DISK, and the host's
- * disk never receives the bytes. Each check looks at the host, not only at what the sandbox says.
+ * command writing past the cap gets ENOSPC and a note naming the cap (the agent sees both and goes
+ * on: it can remove files), a file write or patch past it WNW_ERR_SBX_DISK, and the host's disk
+ * never receives the bytes. Each check looks at the host, not only at what the sandbox says.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -29,14 +30,21 @@ describe.skipIf(bwrapMissing)('local sandbox disk caps', () => {
   });
 
   for (const workspace of ['auto', 'copy'] as const) {
-    it(`stops the workspace's writes at diskMb (${workspace === 'auto' ? 'overlay' : 'copy'}): WNW_ERR_SBX_DISK, nothing on the host's disk`, { timeout: 60_000 }, async () => {
+    it(`stops the workspace's writes at diskMb (${workspace === 'auto' ? 'overlay' : 'copy'}): ENOSPC and a note, nothing on the host's disk`, { timeout: 60_000 }, async () => {
       const provider = make({ diskMb: 20, tmpMb: 20, workspace });
       const rootDir = String((await provider.describe()).rootDir);
       const sandbox = await provider.create(spec);
       try {
-        const error = await expectCode(sandbox.exec('head -c 100M /dev/zero > big.bin'), 'WNW_ERR_SBX_DISK');
+        const full = await sandbox.exec('head -c 100M /dev/zero > big.bin');
+        expect(full.exitCode).not.toBe(0);
+        expect(full.stderr).toContain('No space left on device');
+        expect(full.note).toBe('disk full: the 20 MiB cap of the workspace (/workspace) is reached (sandbox.settings.diskMb); writes fail with "No space left on device" until files are removed');
+        // A file write of ours past the cap is an error naming it.
+        const error = await expectCode(sandbox.writeFile('more.bin', new Uint8Array(MIB)), 'WNW_ERR_SBX_DISK');
         expect(error.details).toMatchObject({ area: 'workspace', capBytes: 20 * MIB });
         expect(error.message).toContain('20 MiB cap (sandbox.settings.diskMb');
+        // A later command that succeeds gets no note.
+        expect((await sandbox.exec('true')).note).toBeUndefined();
         const size = Number((await sandbox.exec('stat -c %s big.bin')).stdout);
         expect(size).toBeGreaterThan(10 * MIB);
         expect(size).toBeLessThanOrEqual(20 * MIB);
@@ -60,8 +68,9 @@ describe.skipIf(bwrapMissing)('local sandbox disk caps', () => {
     try {
       await sandbox.exec('echo kept > /tmp/kept.txt');
       expect((await sandbox.exec('cat /tmp/kept.txt')).stdout).toBe('kept\n');
-      const error = await expectCode(sandbox.exec('head -c 12M /dev/zero > /tmp/a; head -c 12M /dev/zero > /var/tmp/b'), 'WNW_ERR_SBX_DISK');
-      expect(error.details).toMatchObject({ area: 'tmp', capBytes: 20 * MIB });
+      const full = await sandbox.exec('head -c 12M /dev/zero > /tmp/a; head -c 12M /dev/zero > /var/tmp/b');
+      expect(full.stderr).toContain('No space left on device');
+      expect(full.note).toContain('disk full: the 20 MiB cap of /tmp and /var/tmp is reached (sandbox.settings.tmpMb)');
       const used = (await sandbox.exec('du -s -B1 /tmp/a /var/tmp/b | cut -f1')).stdout.trim().split('\n').map(Number);
       expect(used[0]! + used[1]!).toBeLessThanOrEqual(20 * MIB);
       expect(hostBytes(rootDir, sandbox)).toBeLessThan(MIB);
@@ -77,10 +86,8 @@ describe.skipIf(bwrapMissing)('local sandbox disk caps', () => {
     const provider = make({ diskMb: 400, tmpMb: 400 });
     const sandbox = await provider.create({ ...spec, memoryMb: 64 });
     try {
-      const tmp = await expectCode(sandbox.exec('head -c 300M /dev/zero > /tmp/big'), 'WNW_ERR_SBX_DISK');
-      expect(tmp.details).toMatchObject({ area: 'tmp', capBytes: 16 * MIB });
-      const workspace = await expectCode(sandbox.exec('head -c 300M /dev/zero > big'), 'WNW_ERR_SBX_DISK');
-      expect(workspace.details).toMatchObject({ area: 'workspace', capBytes: 32 * MIB });
+      expect((await sandbox.exec('head -c 300M /dev/zero > /tmp/big')).note).toContain('the 16 MiB cap of /tmp and /var/tmp is reached');
+      expect((await sandbox.exec('head -c 300M /dev/zero > big')).note).toContain('the 32 MiB cap of the workspace (/workspace) is reached');
       expect((await sandbox.exec('rm /tmp/big big && echo cleaned')).stdout).toBe('cleaned\n');
     } finally {
       await sandbox.close();

@@ -161,6 +161,21 @@ describe.skipIf(bwrapMissing)('local sandbox isolation', () => {
     }
   });
 
+  it('shows no host path or host environment through its pid 1 (/proc/1/environ, /proc/1/cmdline)', async () => {
+    const sandbox = await provider.create(spec);
+    try {
+      const environ = await sandbox.exec("tr '\\0' '\\n' < /proc/1/environ");
+      expect(environ.exitCode).toBe(0);
+      // Was PWD=<the server's working folder>, SHLVL and PATH of the launcher.
+      expect(environ.stdout).toBe('');
+      const cmdline = await sandbox.exec("tr '\\0' ' ' < /proc/1/cmdline");
+      expect(cmdline.stdout).toContain('bwrap --args');
+      for (const hostPath of [rootDir, process.cwd(), 'winnower-local-', '/sandboxes/']) expect(cmdline.stdout).not.toContain(hostPath);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   it('contains a fork bomb: it ends, stays under the process limit, and the host keeps working', { timeout: 30_000 }, async () => {
     const marker = 'wnw_fork_bomb_4244';
     const sandbox = await provider.create({ ...spec, maxProcesses: 64 });
@@ -186,6 +201,26 @@ describe.skipIf(bwrapMissing)('local sandbox isolation', () => {
       expect(result.stdout).not.toContain('allocated 629145600');
       expect(result.exitCode).not.toBe(0);
       expect((await sandbox.exec('echo fine')).stdout).toBe('fine\n');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('tells the agent when a command was killed for lack of memory, and when a SIGKILL was something else', async (context) => {
+    if (!limits.memory?.startsWith('cgroup')) context.skip(`no cgroup memory controller on this host (limits: ${JSON.stringify(limits)})`);
+    const sandbox = await provider.create({ ...spec, memoryMb: 64 });
+    try {
+      const killed = await sandbox.exec("python3 -c 'x = bytearray(300 * 1024 * 1024)'");
+      expect(killed.exitCode).toBe(137);
+      expect(killed.note).toBe('killed: out of memory (memory cap 64 MiB)');
+      // The shell lives on: a process of the command was killed.
+      const child = await sandbox.exec("python3 -c 'x = bytearray(300 * 1024 * 1024)'; echo after");
+      expect(child.stdout).toBe('after\n');
+      expect(child.note).toBe('a process of this command was killed: out of memory (memory cap 64 MiB)');
+      const signalled = await sandbox.exec('kill -9 $$');
+      expect(signalled.exitCode).toBe(137);
+      expect(signalled.note).toBe('exit 137: killed by SIGKILL, not for lack of memory');
+      expect((await sandbox.exec('echo fine')).note).toBeUndefined();
     } finally {
       await sandbox.close();
     }

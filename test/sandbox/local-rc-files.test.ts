@@ -44,10 +44,10 @@ describe.skipIf(bwrapMissing)('local provider launcher and shell startup files',
       const marker = join(home.dir, 'marker');
       homeWithRcFiles(home.dir, marker);
       // Node's stdio pipes are socketpairs: what made bash take this for an sshd session.
-      // The chain up to bwrap (its last word here), with cat in bwrap's place.
-      const argv = launchArgv(host, { procsFiles: [], limits: {}, holderPid: undefined, bwrap: [], program: [] });
-      expect(argv.at(-1)).toBe(host.bwrap);
-      const result = await run([...argv.slice(0, -1), '/bin/cat'], { env: { PATH: HOST_PATH, HOME: home.dir }, stdin: 'through stdin\n' });
+      // The chain up to bwrap (then `--args 6`), with cat in bwrap's place.
+      const { argv } = launchArgv(host, { procsFiles: [], limits: {}, holderPid: undefined, bwrap: [], program: [] });
+      expect(argv.slice(-3)).toEqual([host.bwrap, '--args', '6']);
+      const result = await run([...argv.slice(0, -3), '/bin/cat'], { env: { PATH: HOST_PATH, HOME: home.dir }, stdin: 'through stdin\n' });
       expect(result.stderr).not.toContain('from-bashrc');
       expect(result.stdout).toBe('through stdin\n');
       expect(existsSync(marker)).toBe(false);

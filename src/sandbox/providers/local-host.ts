@@ -12,7 +12,7 @@ import { describeBlocker, findBlocker, firstReachable, makeDirs, userLabel, type
 import { baseSandboxEnv, bwrapArgs, detectRootLayout, type RootEntry } from './local-bwrap-args.js';
 import { isAlive, LocalCgroups, type SandboxLimits } from './local-limits.js';
 import { createOverlayWorkspace, makeOwnedDirs, removeTree, type Owner, type WorkspaceMode } from './local-overlay.js';
-import { SandboxProcess, STATUS_FD, type SandboxProcessResult } from './local-process.js';
+import { ARGS_FD, SandboxProcess, STATUS_FD, type SandboxProcessResult } from './local-process.js';
 import { HOST_PATH, tail } from './local-host-command.js';
 
 export const INSTALL_HINT = 'apt-get install -y bubblewrap';
@@ -207,26 +207,42 @@ export interface LaunchParts {
 
 // Joins the sandbox's cgroups (as root, before the drop), then execs the rest of the chain.
 const JOIN_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
-// Descriptors above 5 (3: bwrap's status, 4: a long command, 5: the seccomp filter) are ones this
-// process inherited without close-on-exec (a parent's pipe or socket); neither bwrap nor the tools
-// before it close them, so they would reach every sandbox. bash closes them first (dash cannot name fds past 9).
-const CLOSE_INHERITED_FDS = 'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 5 ]; then exec {n}>&-; fi; done; ';
+// Descriptors above 6 (3: bwrap's status, 4: a long command, 5: the seccomp filter, 6: bwrap's
+// options) are ones this process inherited without close-on-exec (a parent's pipe or socket);
+// neither bwrap nor the tools before it close them, so they would reach every sandbox. bash closes
+// them first (dash cannot name fds past 9).
+const CLOSE_INHERITED_FDS = `for f in /proc/self/fd/*; do n=\${f##*/}; if [ "$n" -gt ${ARGS_FD} ]; then exec {n}>&-; fi; done; `;
 
-/** [close inherited fds, cgroup join] → [setpriv drop] → [prlimit] → [nsenter holder] → bwrap → program. */
-export function launchArgv(host: LocalHost, parts: LaunchParts): string[] {
+export interface Launch {
+  argv: string[];
+  /** bwrap's options, for SandboxProcess's ARGS_FD. */
+  bwrapArgs: Buffer;
+}
+
+/**
+ * [close inherited fds, cgroup join] → env -i → [setpriv drop] → [prlimit] → [nsenter holder] →
+ * bwrap → program. The sandbox's pid 1 is a bwrap process: `env -i` leaves it no environment (the
+ * server's PWD was in its /proc/1/environ), and its options (host paths) come through ARGS_FD, so
+ * its /proc/1/cmdline is `bwrap --args 6` and the program.
+ */
+export function launchArgv(host: LocalHost, parts: LaunchParts): Launch {
   const prlimitArgs = host.prlimit ? host.cgroups.prlimitArgs(parts.limits) : [];
   const chain = [
+    'env',
+    '-i',
     ...(host.dropTo ? [host.setpriv!, `--reuid=${host.dropTo.uid}`, `--regid=${host.dropTo.gid}`, '--clear-groups', '--'] : []),
     ...(prlimitArgs.length > 0 ? [host.prlimit!, ...prlimitArgs, '--'] : []),
     ...(parts.holderPid !== undefined ? [host.nsenter, `--target=${parts.holderPid}`, '--user', '--mount', '--preserve-credentials'] : []),
     host.bwrap,
-    ...parts.bwrap,
+    '--args',
+    String(ARGS_FD),
     ...parts.program,
   ];
+  const bwrapArgs = Buffer.from(parts.bwrap.map((arg) => `${arg}\0`).join(''));
   // --norc --noprofile: with stdin a socket (calls that pass stdin), Debian's bash takes this for
   // an sshd session and would source /etc/bash.bashrc and the server user's ~/.bashrc, as root.
-  if (host.hostBash) return [host.hostBash, '--norc', '--noprofile', '-c', CLOSE_INHERITED_FDS + JOIN_SCRIPT, 'wnw-launch', ...parts.procsFiles, '--', ...chain];
-  return parts.procsFiles.length > 0 ? ['/bin/sh', '-c', JOIN_SCRIPT, 'wnw-join', ...parts.procsFiles, '--', ...chain] : chain;
+  if (host.hostBash) return { argv: [host.hostBash, '--norc', '--noprofile', '-c', CLOSE_INHERITED_FDS + JOIN_SCRIPT, 'wnw-launch', ...parts.procsFiles, '--', ...chain], bwrapArgs };
+  return { argv: parts.procsFiles.length > 0 ? ['/bin/sh', '-c', JOIN_SCRIPT, 'wnw-join', ...parts.procsFiles, '--', ...chain] : chain, bwrapArgs };
 }
 
 export interface OneOffOptions {
@@ -258,8 +274,8 @@ export async function runOneOff(host: LocalHost, workspace: string, command: str
       statusFd: STATUS_FD,
       ...(options.image ? { imageRoot: { readOnly: options.image.readOnly } } : {}),
     });
-    const argv = launchArgv(host, { procsFiles: [], limits: {}, holderPid: undefined, bwrap, program: [options.shell ?? 'sh', '-c', command] });
-    const result = await new SandboxProcess({ argv, timeoutMs: options.timeoutMs ?? 600_000, maxOutputBytes: options.maxOutputBytes ?? 64 * 1024, signal: options.signal }).result;
+    const launch = launchArgv(host, { procsFiles: [], limits: {}, holderPid: undefined, bwrap, program: [options.shell ?? 'sh', '-c', command] });
+    const result = await new SandboxProcess({ argv: launch.argv, bwrapArgs: launch.bwrapArgs, timeoutMs: options.timeoutMs ?? 600_000, maxOutputBytes: options.maxOutputBytes ?? 64 * 1024, signal: options.signal }).result;
     return { ...result, stderrText: result.stderr.toString() };
   } finally {
     await rm(tmp, { recursive: true, force: true });

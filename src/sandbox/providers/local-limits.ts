@@ -46,6 +46,8 @@ interface ControllerHome {
 export interface SandboxCgroup {
   /** `cgroup.procs` files the exec wrapper writes its pid into. */
   readonly procsFiles: string[];
+  /** How many processes the kernel has killed in this sandbox for lack of memory; undefined without a memory group. */
+  oomKills(): Promise<number | undefined>;
   /** Kills whatever is still in the groups and removes them. */
   remove(): Promise<void>;
 }
@@ -216,7 +218,10 @@ export class LocalCgroups {
         add('cpu', 'cpu.cfs_quota_us', quota);
       } else add('cpu', 'cpu.max', `${quota} ${CPU_PERIOD_US}`);
     }
-    const group = new CgroupDirs(dirs);
+    const memory = this.#homes.get('memory');
+    // The kernel counts OOM kills per group: `oom_kill` in memory.oom_control (v1), memory.events (v2).
+    const oomFile = limits.memoryMb && memory ? join(memory.dir, id, memory.version === 1 ? 'memory.oom_control' : 'memory.events') : undefined;
+    const group = new CgroupDirs(dirs, oomFile);
     try {
       for (const dir of dirs.keys()) await mkdir(dir);
       for (const [file, value] of settings) await writeFile(file, value);
@@ -295,8 +300,18 @@ export function isAlive(pid: number): boolean {
 
 class CgroupDirs implements SandboxCgroup {
   readonly procsFiles: string[];
-  constructor(readonly dirs: Map<string, 1 | 2>) {
+  constructor(
+    readonly dirs: Map<string, 1 | 2>,
+    readonly oomFile: string | undefined,
+  ) {
     this.procsFiles = [...dirs.keys()].map((dir) => join(dir, 'cgroup.procs'));
+  }
+
+  async oomKills(): Promise<number | undefined> {
+    if (!this.oomFile) return undefined;
+    const text = await readFile(this.oomFile, 'utf8').catch(() => '');
+    const match = /^oom_kill (\d+)$/m.exec(text);
+    return match ? Number(match[1]) : undefined;
   }
 
   async remove(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * One sandboxed process: spawns the launch chain (cgroup join, privilege drop, bwrap), hands bwrap
- * the seccomp filter on fd 5, collects capped output, reads bwrap's JSON status, and kills the
- * whole tree on timeout, abort or close.
+ * the seccomp filter on fd 5 and its options on fd 6, collects capped output, reads bwrap's JSON
+ * status, and kills the whole tree on timeout, abort or close.
  * Killing the outer bwrap takes its pid namespace with it, so `setsid` and background children
  * die too, and the output pipes close (design/local-sandbox.md, pitfall 2).
  */
@@ -17,6 +17,12 @@ export interface SandboxProcessRequest {
   stdin?: Uint8Array | string | NodeJS.ReadableStream;
   /** Written to fd 4 (a long command that does not fit in argv). */
   fd4?: string;
+  /**
+   * bwrap's options, NUL-separated, written to ARGS_FD (`--args`): the sandbox's pid 1 is a bwrap
+   * process, and options on its command line (host paths of the workspace, the mounts) would show
+   * in the sandbox's /proc/1/cmdline.
+   */
+  bwrapArgs?: Buffer;
   timeoutMs: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
@@ -39,8 +45,10 @@ export interface SandboxProcessResult {
   hostExit: { code: number | null; signal: NodeJS.Signals | null };
 }
 
-/** Bwrap's status fd in the launch chain (0–2 are stdio, 4 carries long commands). */
+/** Bwrap's status fd in the launch chain (0–2 are stdio, 4 carries long commands, 5 the seccomp filter). */
 export const STATUS_FD = 3;
+/** Where bwrap reads its options from (`--args 6`). */
+export const ARGS_FD = 6;
 /**
  * After the chain exits, how long to wait for the pipes to close before giving up on them (only a
  * process that escaped the pid namespace could hold them; none is known to).
@@ -73,7 +81,7 @@ export class SandboxProcess {
       const seccomp = seccompProgram();
       const child = spawn(file!, args, {
         env: { PATH: HOST_PATH },
-        stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe', request.fd4 === undefined ? 'ignore' : 'pipe', 'pipe'],
+        stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe', request.fd4 === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });
       this.#child = child;
       if (this.#killed) child.kill('SIGKILL');
@@ -144,6 +152,9 @@ export class SandboxProcess {
       const filterFd = (child.stdio as ReadonlyArray<unknown>)[SECCOMP_FD] as Writable | null | undefined;
       // Always a pipe (empty without a filter), so no descriptor the server inherited sits at 5.
       filterFd?.end(seccomp ?? Buffer.alloc(0));
+      const argsFd = (child.stdio as ReadonlyArray<unknown>)[ARGS_FD] as Writable | null | undefined;
+      // Always a pipe too (empty without options), so nothing the server inherited sits at 6.
+      argsFd?.end(request.bwrapArgs ?? Buffer.alloc(0));
     });
   }
 }

@@ -79,12 +79,11 @@ export class LocalSandbox extends BaseSandbox {
 
   protected async doExec(command: string, options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions): Promise<ExecResult> {
     if (options.env) checkEnv(options.env, 'exec.env');
-    // An area already full was reported by the command that filled it; a later one (ls, rm) is not an error.
-    const fullBefore = new Set((await this.#usage()).filter((area) => area.full).map((area) => area.area));
+    const [usage, oomBefore] = await Promise.all([this.#usage(), this.#oomKills()]);
+    const fullBefore = new Set(usage.filter((area) => area.full).map((area) => area.area));
     const result = await this.#run(command, options);
     if (result.killed === 'abort') throw wnwError('WNW_ERR_OP_ABORTED', `exec in sandbox ${this.id} cancelled`, { cause: options.signal?.reason });
-    const full = await this.#diskFull(result, fullBefore);
-    if (full) throw full;
+    const note = await this.#endNote(result, fullBefore, oomBefore);
     return {
       exitCode: result.exitCode,
       stdout: result.stdout.toString(),
@@ -92,7 +91,36 @@ export class LocalSandbox extends BaseSandbox {
       timedOut: result.killed === 'timeout',
       truncated: result.stdout.truncated || result.stderr.truncated,
       durationMs: result.durationMs,
+      ...(note ? { note } : {}),
     };
+  }
+
+  /**
+   * What the agent should know about how a command ended that its output may not say: the kernel
+   * killed a process for lack of memory (the sandbox cgroup's OOM count went up), or a SIGKILL
+   * otherwise, or a disk cap was reached (writes failed with ENOSPC). Not errors: a full disk or an
+   * OOM kill is the agent's to handle (remove files, use less memory), so the rollout goes on.
+   */
+  async #endNote(result: SandboxProcessResult, fullBefore: Set<DiskArea>, oomBefore: number | undefined): Promise<string | undefined> {
+    const notes: string[] = [];
+    const oomAfter = await this.#oomKills();
+    const cap = this.#parts.limits.memoryMb ? ` (memory cap ${this.#parts.limits.memoryMb} MiB)` : '';
+    if (oomBefore !== undefined && oomAfter !== undefined && oomAfter > oomBefore) {
+      notes.push(result.exitCode === 137 ? `killed: out of memory${cap}` : `a process of this command was killed: out of memory${cap}`);
+    } else if (result.exitCode === 137) {
+      notes.push(oomAfter === undefined ? `exit 137: killed by SIGKILL (out of memory${cap}, or killed by another process)` : 'exit 137: killed by SIGKILL, not for lack of memory');
+    }
+    // An area already full is noted again only when the command failed (it may have hit it).
+    const full = (await this.#usage()).find((area) => area.full && (!fullBefore.has(area.area) || result.exitCode !== 0));
+    if (full) {
+      const [what, setting, capBytes] = full.area === 'workspace' ? [`the workspace (${this.workdir})`, 'diskMb', this.#parts.workspace.caps.workspaceBytes] : ['/tmp and /var/tmp', 'tmpMb', this.#parts.workspace.caps.tmpBytes];
+      notes.push(`disk full: the ${formatMib(capBytes)} cap of ${what} is reached (sandbox.settings.${setting}); writes fail with "No space left on device" until files are removed`);
+    }
+    return notes.length > 0 ? notes.join('; ') : undefined;
+  }
+
+  #oomKills(): Promise<number | undefined> {
+    return this.#parts.cgroup?.oomKills().catch(() => undefined) ?? Promise.resolve(undefined);
   }
 
   protected async doWriteFile(path: string, content: Uint8Array, options: CallOptions): Promise<void> {
@@ -205,7 +233,7 @@ export class LocalSandbox extends BaseSandbox {
     });
     const shell = this.#parts.image?.shell ?? host.shell;
     const program = long ? [shell, '-c', 'c=$(cat <&4; printf x); exec 4<&-; eval "${c%x}"'] : [shell, '-c', command];
-    const argv = launchArgv(host, {
+    const launch = launchArgv(host, {
       procsFiles: this.#parts.cgroup?.procsFiles ?? [],
       limits: this.#parts.limits,
       holderPid: workspace.holderPid,
@@ -213,7 +241,8 @@ export class LocalSandbox extends BaseSandbox {
       program,
     });
     const child = new SandboxProcess({
-      argv,
+      argv: launch.argv,
+      bwrapArgs: launch.bwrapArgs,
       stdin: options.input ?? options.stdin,
       fd4: long ? command : undefined,
       timeoutMs: options.timeoutMs,
@@ -243,7 +272,7 @@ export class LocalSandbox extends BaseSandbox {
 
   /**
    * WNW_ERR_SBX_DISK when the workspace or /tmp (both capped tmpfs, local-overlay.ts) has no byte
-   * left after a command, other than those full before it: a write there failed with ENOSPC.
+   * left after a failed file write, patch or diff (not an exec: that gets a note, #endNote).
    */
   async #diskFull(result: SandboxProcessResult, fullBefore = new Set<DiskArea>()): Promise<WinnowerError | undefined> {
     const { workspace } = this.#parts;
