@@ -92,6 +92,7 @@ async function runInSandbox(words: string[], flags: RunFlags): Promise<number> {
       note(`exit ${result.exitCode ?? 'none'} in ${result.durationMs} ms`);
       if (result.truncated) process.stderr.write('winnower: output truncated\n');
       if (result.timedOut) process.stderr.write(`winnower: command timed out after ${flags.timeout} s and was killed\n`);
+      if (result.note) process.stderr.write(`winnower: ${result.note}\n`);
       if (flags.diff) process.stdout.write(await sandbox.diff());
       return result.timedOut ? 124 : (result.exitCode ?? 1);
     } finally {

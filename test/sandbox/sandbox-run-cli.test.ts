@@ -51,6 +51,12 @@ describe.skipIf(bwrapMissing)('winnower sandbox run (local)', () => {
     expect(result.stderr).toContain('err\n');
   });
 
+  it('prints the sandbox\'s note when a command was killed (exit 137)', async () => {
+    const result = await run(['--repo', repo.dir, '--', 'kill -9 $$']);
+    expect(result.code).toBe(137);
+    expect(result.stderr).toContain('winnower: exit 137: killed by SIGKILL');
+  });
+
   it('exits 124 when the command times out', async () => {
     const result = await run(['--repo', repo.dir, '--timeout', '0.5', '--', 'sleep', '30']);
     expect(result.code).toBe(124);
