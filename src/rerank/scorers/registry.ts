@@ -37,7 +37,7 @@ export const ScorerConfig = z
     timeoutMs: z.number().int().positive().default(60_000),
     /** Extra attempts on transient server failures. */
     retries: z.number().int().nonnegative().max(10).default(2),
-    /** Largest input in tokens; default 32768 for servers, the model's own for onnx. */
+    /** Largest input in tokens, and the budget candidates are fitted to (`rerank --budget` sets it); default 32768 for servers, the model's own for onnx. A vLLM server whose max_model_len is below it is refused. */
     maxInputTokens: z.number().int().positive().optional(),
     batching: z
       .union([
@@ -70,9 +70,9 @@ export const ScorerConfig = z
      * folder's (or the onnx model folder's). Read locally, never downloaded.
      */
     chatTemplate: z.string().min(1).optional(),
-    /** The serialization template this model was trained on, used when a request or --template names none. */
+    /** The serialization template this model was trained on, used when a request or --template names none; a template that names a head (openhands-critic-v1) sets `labels` and `labelIndex` when they are absent. */
     template: z.string().min(1).optional(),
-    /** A head's endpoint: `classify` (default) or `score` (vllm: `/score` with queries/documents, one-label heads; sglang: `/v1/score` without label ids, multi-item when the server has the delimiter). */
+    /** A head's endpoint: `classify` (default) or `score` (vllm: `/score` with queries/documents as text, one-label heads, its scores clamped at 1e-6 from 0 and 1 so those at the clamp are asked again on /classify; sglang: `/v1/score` without label ids, multi-item when the server has the delimiter). */
     endpoint: z.enum(['classify', 'score']).optional(),
     /** vllm: let the server cut over-long inputs (`truncate_prompt_tokens`), keeping the end (`left`) or start (`right`). Off by default. */
     serverTruncation: z.enum(['left', 'right']).optional(),
