@@ -27,6 +27,10 @@ export function registerServeCommand(program: Command): void {
       if (config.server.repo_roots.length === 0 && config.server.host !== '127.0.0.1' && config.server.host !== 'localhost') {
         app.log.warn('listening beyond loopback with no repository roots: requests may clone any git repository this user can read; set WINNOWER_REPO_ROOTS');
       }
+      if (config.server.host !== '127.0.0.1' && config.server.host !== 'localhost') {
+        const open = [config.server.policy_hosts.length === 0 && 'server.policy_hosts (WINNOWER_POLICY_HOSTS)', config.server.repo_hosts.length === 0 && 'server.repo_hosts (WINNOWER_REPO_HOSTS)'].filter(Boolean);
+        if (open.length) app.log.warn(`listening beyond loopback without ${open.join(' or ')}: requests may make this server call any host; set them to the hosts clients may use`);
+      }
       let stopping = false;
       const stop = async (signal: string) => {
         // A second signal while shutting down exits at once, as it would have without a handler.
