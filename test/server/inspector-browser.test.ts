@@ -61,11 +61,13 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
     await page.goto(`${base}/ui/jobs/${id}`);
     await page.waitForSelector('#rollouts tbody tr');
     const first = await rowStatuses(page);
-    expect(first.some((row) => row.endsWith(':finished')), first.join(' ')).toBe(false);
+    expect(first.every((row) => row.endsWith(':finished')), first.join(' ')).toBe(false);
+    expect(await jobStatus(page)).toMatch(/^(queued|running)$/);
     await page.evaluate('window.__sameDocument = true');
     // A rollout row turns finished while the job still runs, in the same document (no reload).
+    const finishedAtFirst = first.filter((row) => row.endsWith(':finished')).length;
     await page.waitForFunction(
-      `document.querySelector('#rollouts tr[data-status="finished"]') !== null && document.querySelector('#job-status')?.textContent === 'running'`,
+      `document.querySelectorAll('#rollouts tr[data-status="finished"]').length > ${finishedAtFirst} && document.querySelector('#job-status')?.textContent === 'running'`,
       { timeout: 240_000, polling: 100 },
     );
     const during = await rowStatuses(page);

@@ -11,8 +11,15 @@ import { badge, fixed, h, replaceChildren, type Child } from './dom.js';
 const isRecord = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 const KNOWN = new Set(['index', 'status', 'trajectory_id', 'exit', 'steps', 'usage', 'patch', 'value', 'score', 'verify', 'error', 'trajectory']);
 
+const TERMINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
+const REFRESH_WHILE_RUNNING_MS = 3000;
+
 export async function candidatePage(app: HTMLElement, source: DataSource, id: string, index: number): Promise<void> {
   const job = await source.job(id, true);
+  // A rollout still running grows step by step: read it again until the job has ended.
+  if (source.mode === 'live' && !TERMINAL.includes(String(job.status))) {
+    setTimeout(() => void candidatePage(app, source, id, index).catch(() => undefined), REFRESH_WHILE_RUNNING_MS);
+  }
   const candidates = (Array.isArray(job.candidates) ? job.candidates : []).filter(isRecord);
   const candidate = candidates.find((item) => item.index === index);
   const result = isRecord(job.result) ? job.result : null;

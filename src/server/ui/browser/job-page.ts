@@ -151,7 +151,7 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
       ),
     ),
     selection ? rankingSection(selection, candidates, source, id) : null,
-    ...findMatrices(result ?? {}).map(({ path, value }) => h('section', { class: 'matrix' }, h('h2', {}, `Matrix: ${path}`), grid(value, 'candidate') ?? valueTree(value))),
+    ...matricesOf(result, state.events).map(({ path, value }) => h('section', { class: 'matrix' }, h('h2', {}, `Matrix: ${path}`), grid(value, 'candidate') ?? valueTree(value))),
     extraResultFields(result),
     h(
       'details',
@@ -160,6 +160,13 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
       h('ol', { id: 'events', start: 0 }, state.events.slice(-200).map((event) => h('li', {}, h('code', {}, String(event.type)), ' ', h('span', { class: 'muted' }, time(event.time)), ' ', eventText(event)))),
     ),
   ];
+}
+
+/** The result's matrices; while the job runs, the cells its events have reported so far. */
+function matricesOf(result: Json | null, events: JobEvent[]): Array<{ path: string; value: unknown }> {
+  const found = findMatrices(result ?? {});
+  const cells = events.flatMap((event) => (isRecord(event.cell) ? [event.cell] : []));
+  return found.length || cells.length === 0 ? found : [{ path: 'cells so far (events)', value: cells }];
 }
 
 function purgeButton(state: State, actions: Actions): HTMLElement {
