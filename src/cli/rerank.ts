@@ -11,6 +11,7 @@ import { Strategy } from '../types/selection.js';
 import { loadSavedRuns } from '../server/ui/saved-runs.js';
 import { writeSavedSite } from '../server/ui/saved-site.js';
 import { positiveInt } from './parse-options.js';
+import { crossFit } from '../train/cross-fit.js';
 import { printMetrics } from './print-metrics.js';
 import { EXIT_UNSCORED, rerankExitCode, rerankSummary } from './rerank-summary.js';
 
@@ -42,6 +43,8 @@ interface RerankFlags {
   concurrency: number;
   progress: boolean;
   inspector: boolean;
+  crossFit?: number;
+  sources?: string[];
 }
 
 export function registerRerankCommand(program: Command): void {
@@ -74,12 +77,21 @@ export function registerRerankCommand(program: Command): void {
     .option('--concurrency <n>', 'instances scored at once', positiveInt, 4)
     .option('--no-progress', 'no progress bar and no progress lines')
     .option('--no-inspector', "with --report: don't write the inspector's pages beside it (they re-read the candidate files)")
+    .option('--cross-fit <k>', 'with labels: what training on your own runs gives: learn per-configuration priors on K-1 instance folds, rank the K-th with them, for each fold; prints the table (trivial selectors beside it) and writes nothing else', positiveInt)
+    .option('--sources <names>', 'with --cross-fit: only these runs or source families (comma-separated, e.g. acr,swe-agent-gpt4)', (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((name) => name.trim()).filter(Boolean)])
     .addHelpText(
       'after',
       `\nExit status: 0 done; 2 invalid input (the file, line and field are named; with --strict also candidates without a task record);\n` +
         `${EXIT_UNSCORED} done, but an instance has no candidate that could be scored (predictions and scores are written; stderr lists the first reasons).`,
     )
     .action(async (flags: RerankFlags) => {
+      if (flags.crossFit !== undefined) {
+        if (flags.crossFit < 2) throw wnwError('WNW_ERR_INPUT_INVALID', '--cross-fit: give at least 2 folds', { details: { field: 'cross_fit' } });
+        const result = await crossFit({ rollouts: flags.candidates, labels: flags.labels, tasks: flags.tasks, sourceFrom: flags.sourceFrom, onInvalid: flags.skipInvalid ? 'skip' : 'fail', folds: flags.crossFit, sources: flags.sources });
+        console.log(result.markdown);
+        console.error(`cross-fitted ${result.table.candidates} candidates over ${result.folds} folds in ${result.seconds.toFixed(1)} s`);
+        return;
+      }
       const scorer = await createScorer({
         backend: flags.scorer,
         model: flags.model ?? (flags.scorer === 'onnx' ? DEFAULT_MODEL_DIR() : ''),

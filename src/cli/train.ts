@@ -15,6 +15,7 @@ interface TrainFlags {
   holdoutRepos?: string[];
   holdoutSources?: string[];
   sourceCheck: boolean;
+  priors: boolean;
   permissiveOnly?: boolean;
   skipInvalid?: boolean;
   vocab: number;
@@ -46,6 +47,7 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
     .option('--validation <fraction>', 'share of instances held out for validation', fraction, TRAIN_DEFAULTS.validationFraction)
     .option('--holdout-repos <repos>', 'validate on these repositories instead (comma-separated owner/name)', list)
     .option('--holdout-sources <sources>', 'validate on the pools of these sources instead, training on none of them (comma-separated run names or families, e.g. acr)', list)
+    .option('--no-priors', 'do not record own-history priors per agent configuration in selector.json (for a folder shipped to other agents)')
     .option('--no-source-check', 'skip the leave-one-source-out check (then the folder\'s default strategy is robust)')
     .option('--permissive-only', 'train only on rows whose "permissive" field is true (a model you may ship)')
     .option('--skip-invalid', 'skip malformed input records instead of stopping')
@@ -75,6 +77,7 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
         holdoutRepos: flags.holdoutRepos,
         holdoutSources: flags.holdoutSources,
         sourceCheck: flags.sourceCheck ? 'loso' : 'none',
+        priors: flags.priors,
         permissiveOnly: flags.permissiveOnly,
         onInvalid: flags.skipInvalid ? 'skip' : 'fail',
         vocabSize: flags.vocab,

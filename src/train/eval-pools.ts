@@ -23,7 +23,7 @@ export function evalPool(members: LabelledCandidate[], scores: Array<Score | und
   const prepared = prepare(candidates, members[0]!.trajectory.instance_id);
   const signals = computeSignals(prepared, task);
   const learned = rankLearned(prepared, { selector, task });
-  const robust = rankRobust(prepared, task);
+  const robust = rankRobust(prepared, task, selector.priors);
   return {
     pool: members[0]!.pool,
     benchmark: members[0]!.benchmark,

@@ -21,6 +21,7 @@ import { embeddingRows, featureBag, type FeatureBag, type FeatureSpace } from '.
 import { fitSelector, type SelectorPool } from './fit-selector.js';
 import type { Calibration } from './onnx-export.js';
 import { foldOf } from './split.js';
+import { fitPriors } from '../rerank/select/priors.js';
 import { DEFAULT_FIT, fitValueModel, initParams, predictLogit, type TrainExample, type ValueModelParams, type ValueModelShape } from './value-model.js';
 import { tokenizerJson, WordCounter } from './vocabulary.js';
 
@@ -34,6 +35,8 @@ export interface FitSideOptions {
   dims: number;
   hidden: number;
   learningRate?: number;
+  /** Learn own-history priors per configuration into the selector (default true). */
+  priors?: boolean;
   signal?: AbortSignal;
   onProgress?: (stage: string, done: number, total: number) => void;
   log: (line: string) => void;
@@ -169,7 +172,8 @@ export async function fitSide(trainSide: LabelledCandidate[], dir: string, optio
   const calibration = calibrations[0]!;
   const oofCandidates = trainSide.filter((c) => oofValue.has(c));
   const pools = selectorPools(oofCandidates, oofValue);
-  const selector = fitSelector(pools);
+  const fittedSelector = fitSelector(pools);
+  const selector: LearnedSelector = options.priors === false ? fittedSelector : { ...fittedSelector, priors: fitPriors(trainSide) };
   const poolAuc = rocAuc(pools.flatMap((pool) => pool.signals.map((signal, i) => ({ value: signal.value_rel, resolved: pool.labels[i]! }))));
   log(`out-of-fold AUC ${rocAuc(oofCandidates.map((c) => ({ value: oofValue.get(c)!.value, resolved: c.resolved })))?.toFixed(3)}, of value_rel within pools ${poolAuc?.toFixed(3)}`);
   log(`calibration: a ${calibration.a.toFixed(3)}, b ${calibration.b.toFixed(3)}; selector weights ${selector.signals.filter((s) => s.learned).map((s) => `${s.name} ${s.weight.toFixed(2)}`).join(', ')}`);

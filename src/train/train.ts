@@ -59,6 +59,8 @@ export interface TrainOptions {
    * none (the default is then `robust`, unchecked).
    */
   sourceCheck?: 'loso' | 'none';
+  /** Learn own-history priors per agent configuration into selector.json (default true). */
+  priors?: boolean;
   permissiveOnly?: boolean;
   onInvalid?: 'skip' | 'fail';
   vocabSize?: number;
@@ -130,6 +132,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     dims: options.dims ?? TRAIN_DEFAULTS.dims,
     hidden: options.hidden ?? TRAIN_DEFAULTS.hidden,
     ...(options.learningRate ? { learningRate: options.learningRate } : {}),
+    priors: options.priors ?? true,
     signal: options.signal,
     onProgress: options.onProgress,
     log,

@@ -52,7 +52,7 @@ function rankWith(strategy: Strategy, candidates: Candidate[], options: SelectOp
     case 'learned':
       return rankLearned(instance, options.selector ? { selector: options.selector, task: options.task } : undefined);
     case 'robust':
-      return rankRobust(instance, options.task);
+      return rankRobust(instance, options.task, options.selector?.priors);
   }
 }
 

@@ -7,12 +7,16 @@
  * those separate the systems a model was trained on, not good patches from bad ones, and on
  * sources held out of training they rank worse than a random pick (bench/results/train-sources.md).
  * With two candidates agreement is symmetric, so the choice falls to the smaller patch.
+ * With own-history priors (selector.json `priors`, from `winnower train` on labelled runs of the
+ * same configurations), the configuration's shrunk resolve rate comes before agreement: a record
+ * of the same agent on other tasks is the evidence that transfers best (README, "Own history").
  */
 import type { Selection, Task } from '../../types/index.js';
 import { withChecks } from './checks.js';
 import { VERIFY_TIER } from './hybrid.js';
 import { quantize, type Prepared, type PreparedInstance } from './prepare.js';
 import { assemble, formatValue, type Ordering } from './rank.js';
+import { configPrior, type Priors } from './priors.js';
 import { computeSignals, type Signals } from './signals.js';
 
 /**
@@ -34,23 +38,27 @@ export function robustScore(signals: Signals): number {
 const tier = (p: Prepared): number => VERIFY_TIER[p.verify ?? 'none'];
 
 /** Ranks by verification, then agreement, then smaller patch; see the module comment. */
-export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'problem_statement'>, requested: 'robust' | 'learned' = 'robust', fallback?: string): Selection {
+export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'problem_statement'>, priors?: Priors): Selection {
   const signals = computeSignals(instance, task);
   const score = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, quantize(robustScore(signals[i]!))]));
+  const prior = new Map<Prepared, number>(instance.candidates.map((p) => [p, priors ? quantize(configPrior(priors, p.candidate.trajectory)) : 0]));
   const own: Ordering = {
     strategy: 'robust',
-    key: (p) => [Number(p.usable), tier(p), score.get(p)!, -p.changedLines],
-    primary: 3,
-    tieSubject: 'test outcome and agreement',
+    key: (p) => [Number(p.usable), tier(p), prior.get(p)!, score.get(p)!, -p.changedLines],
+    primary: 4,
+    tieSubject: priors ? 'test outcome, configuration record and agreement' : 'test outcome and agreement',
     tieBreaks: ['smaller patch'],
-    reasons: (p) => (p.usable ? [`agreement ${formatValue(score.get(p)!)}`] : []),
+    reasons: (p) => (p.usable ? [...(priors ? [`configuration resolved ${formatValue(prior.get(p)!)} of its past tasks (shrunk)`] : []), `agreement ${formatValue(score.get(p)!)}`] : []),
     why(chosen, ranked) {
       const usable = ranked.filter((p) => p.usable);
       const tested = chosen.verify ? `tests: ${chosen.verify.replace('_', ' ')}, ` : '';
+      if (priors && usable.some((p) => prior.get(p) !== prior.get(chosen))) {
+        return `chose ${chosen.id}: ${tested}its configuration has the best record (${formatValue(prior.get(chosen)!)} resolved, shrunk) of ${usable.length} usable, agreement ${formatValue(score.get(chosen)!)}`;
+      }
       const distinct = new Set(usable.map((p) => score.get(p))).size;
       if (usable.length > 1 && distinct === 1) return `chose ${chosen.id}: ${tested}all ${usable.length} usable candidates agree equally with the others, so the smaller patch won`;
       return `chose ${chosen.id}: ${tested}highest agreement with the other candidates (${formatValue(score.get(chosen)!)}) of ${usable.length} usable`;
     },
   };
-  return assemble(instance, requested, withChecks(own, instance, 1), fallback);
+  return assemble(instance, 'robust', withChecks(own, instance, 1));
 }

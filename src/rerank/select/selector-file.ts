@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
+import { Priors } from './priors.js';
 import { SIGNALS } from './signal-names.js';
 
 export const SELECTOR_FORMAT = 'winnower-selector-1';
@@ -32,6 +33,8 @@ export const LearnedSelector = z.strictObject({
   default_strategy: z.enum(['learned', 'robust']).optional(),
   /** Why `default_strategy` is what it is, in one sentence. */
   default_reason: z.string().optional(),
+  /** Own-history priors per agent configuration (priors.ts), when the training rows had several. */
+  priors: Priors.optional(),
 });
 export type LearnedSelector = z.infer<typeof LearnedSelector>;
 

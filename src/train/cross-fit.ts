@@ -1,0 +1,99 @@
+/**
+ * `winnower rerank --cross-fit K`: what training on your own labelled runs would give you. The
+ * instances are split into K folds; for each fold, own-history priors per agent configuration
+ * (priors.ts) are learned from the other folds' labels only, and the fold's pools are ranked by
+ * the `robust` strategy with those priors. No pool is ever ranked with its own labels. The table
+ * puts the trivial selectors beside it (bootstrap intervals over pools), and each run's own
+ * resolve rate (picking that run every time) beside the overall figure.
+ */
+import { computeSignals, robustScore } from '../rerank/select/index.js';
+import { prepare } from '../rerank/select/prepare.js';
+import { fitPriors } from '../rerank/select/priors.js';
+import { rankRobust } from '../rerank/select/robust.js';
+import { groupBy } from '../util/group-by.js';
+import { loadDataset, type DatasetOptions, type LabelledCandidate } from './dataset.js';
+import { evaluateScope, formatTables, TRIVIAL_SELECTORS, type EvalPool, type ScopeTable } from './evaluate.js';
+import { wnwError } from '../errors.js';
+import { foldOf, matchesSource } from './split.js';
+
+export const CROSS_FITTED = 'cross-fitted own history';
+export const ZERO_SHOT = 'robust (no history)';
+
+export interface CrossFitOptions extends Omit<DatasetOptions, 'permissiveOnly'> {
+  folds: number;
+  seed?: number;
+  bootstrap?: number;
+  /** Only these runs or source families (`matchesSource`). */
+  sources?: string[];
+}
+
+export interface RunFigure {
+  source: string;
+  candidates: number;
+  /** Share resolved when always taking this run's candidate (over its own candidates). */
+  resolved: number;
+}
+
+export interface CrossFitResult {
+  folds: number;
+  table: ScopeTable;
+  mixed: ScopeTable;
+  runs: RunFigure[];
+  markdown: string;
+  seconds: number;
+}
+
+/** Cross-fits priors over instance folds of already loaded candidates. */
+export function crossFitCandidates(candidates: LabelledCandidate[], options: { folds: number; seed?: number; bootstrap?: number }): Omit<CrossFitResult, 'seconds'> {
+  const seed = options.seed ?? 1;
+  const foldOfPool = (c: LabelledCandidate) => foldOf(c.trajectory.instance_id, options.folds, seed);
+  const pools: EvalPool[] = [];
+  for (let k = 0; k < options.folds; k++) {
+    const history = candidates.filter((c) => foldOfPool(c) !== k);
+    const priors = fitPriors(history);
+    for (const members of groupBy(candidates.filter((c) => foldOfPool(c) === k), (c) => c.pool).values()) {
+      const prepared = prepare(members.map((c) => ({ trajectory: c.trajectory })), members[0]!.trajectory.instance_id);
+      const task = members[0]!.task;
+      const withHistory = rankRobust(prepared, task, priors);
+      const zeroShot = rankRobust(prepared, task);
+      const signals = computeSignals(prepared, task);
+      pools.push({
+        pool: members[0]!.pool,
+        benchmark: members[0]!.benchmark,
+        candidates: prepared.candidates.map((p, i) => ({ id: p.id, resolved: members[i]!.resolved, usable: p.usable, changedLines: p.changedLines, clusterKey: p.normalized?.key ?? null })),
+        values: {
+          [CROSS_FITTED]: withHistory.ranking.reduce<Array<number | null>>((values, entry) => {
+            // The ranking's own order as a score: first place highest.
+            values[prepared.candidates.findIndex((p) => p.id === entry.trajectory_id)] = -entry.rank;
+            return values;
+          }, new Array<number | null>(members.length).fill(null)),
+          [ZERO_SHOT]: signals.map((s, i) => robustScore(s) - 1e-6 * Math.log1p(prepared.candidates[i]!.changedLines)),
+        },
+        chosen: { [CROSS_FITTED]: withHistory.chosen, [ZERO_SHOT]: zeroShot.chosen },
+      });
+    }
+  }
+  const evaluateOptions = { selectors: [...TRIVIAL_SELECTORS, ZERO_SHOT, CROSS_FITTED], probabilistic: [], bootstrap: options.bootstrap ?? 1000, seed };
+  const table = evaluateScope(`cross-fitted over ${options.folds} instance folds: all`, pools, evaluateOptions);
+  const mixed = evaluateScope(
+    `cross-fitted over ${options.folds} instance folds: mixed-label`,
+    pools.filter((pool) => pool.candidates.some((c) => c.resolved) && pool.candidates.some((c) => !c.resolved)),
+    evaluateOptions,
+  );
+  const runs = [...groupBy(candidates, (c) => c.trajectory.source).entries()]
+    .map(([source, members]) => ({ source, candidates: members.length, resolved: members.filter((c) => c.resolved).length / members.length }))
+    .sort((a, b) => (a.source < b.source ? -1 : 1));
+  const runLines = runs.map((run) => `| ${run.source} | ${run.candidates} | ${(100 * run.resolved).toFixed(1)} |`).join('\n');
+  const markdown = `${formatTables([table, mixed])}\n### each run alone\n\n| run | candidates | resolved % |\n|---|---|---|\n${runLines}\n`;
+  return { folds: options.folds, table, mixed, runs, markdown };
+}
+
+/** Loads labelled candidates as `winnower train` does and cross-fits them. */
+export async function crossFit(options: CrossFitOptions): Promise<CrossFitResult> {
+  const started = Date.now();
+  const dataset = await loadDataset(options);
+  const kept = options.sources?.length ? dataset.candidates.filter((c) => matchesSource(c.trajectory.source, options.sources!)) : dataset.candidates;
+  if (kept.length === 0) throw wnwError('WNW_ERR_INPUT_INVALID', `no labelled candidate comes from ${options.sources!.join(', ')}`, { details: { field: 'sources' } });
+  const result = crossFitCandidates(kept, options);
+  return { ...result, seconds: (Date.now() - started) / 1000 };
+}
