@@ -19,7 +19,7 @@ export interface JobView {
   result: {
     chosen: { index: number; patch: string } | null;
     /** Why a candidate can never be chosen (no patch, unparseable, refused, did not apply), per trajectory. */
-    selection?: { ranking: Array<{ trajectory_id: string; unusable?: { kind: string } | null }> };
+    selection?: { reason?: string; ranking: Array<{ trajectory_id: string; unusable?: { kind: string } | null }> };
     rollouts: Record<string, number>;
     compute: Record<string, number>;
     checks?: ChecksView;
@@ -169,5 +169,7 @@ export function renderOutcome(job: JobView): string {
   if (!job.result) return `job ${job.status}: ${job.error ? `${job.error.code}: ${job.error.message}` : 'no result'}`;
   const { rollouts, compute, chosen } = job.result;
   const counts = `rollouts: ${rollouts.finished} finished, ${rollouts.failed} failed, ${rollouts.cancelled} cancelled, ${rollouts.skipped} skipped; compute saved: ${((compute.saved_fraction ?? 0) * 100).toFixed(0)}%`;
-  return `${counts}\n\n${chosen ? `chosen patch (candidate ${chosen.index}):\n\n${chosen.patch}` : 'no candidate produced a usable patch'}`;
+  // Nothing chosen: the selection's reason counts why (no patch, did not apply, ...).
+  const none = job.result.selection?.reason ? `nothing chosen: ${job.result.selection.reason}` : 'no candidate produced a usable patch';
+  return `${counts}\n\n${chosen ? `chosen patch (candidate ${chosen.index}):\n\n${chosen.patch}` : none}`;
 }

@@ -1,6 +1,6 @@
 /** Issue 18 items 2 and 3 in the terminal output of `winnower solve` and the demo: one word for an empty patch, other test failures shown. */
 import { describe, expect, it } from 'vitest';
-import { formatEvent, renderCandidates, type CandidateView, type JobView } from '../../src/cli/job-output.js';
+import { formatEvent, renderCandidates, renderOutcome, type CandidateView, type JobView } from '../../src/cli/job-output.js';
 
 const tally = (passed: number, failed = 0) => ({ passed, failed, missing: 0 });
 const candidate = (index: number, fields: Partial<CandidateView>): CandidateView => ({
@@ -21,6 +21,18 @@ describe('job output', () => {
     expect(formatEvent('candidate-unusable', { index: 3, kind: 'empty', reason: 'no patch' })).toBe('candidate 3: no patch, not scored or tested');
     const job: JobView = { job_id: 'j', status: 'succeeded', error: null, candidates: [candidate(3, { patch: '', value: null })], result: null };
     expect(renderCandidates(job, 'name', () => 'gives-up').split('\n')[1]).toMatch(/^3 +gives-up +3 +— +no patch +— +— +— *$/);
+  });
+
+  it('says why nothing was chosen under the table', () => {
+    const reason = 'None of the 2 candidates has a usable patch (1 empty, 1 did not apply), nothing chosen.';
+    const job: JobView = {
+      job_id: 'j',
+      status: 'succeeded',
+      error: null,
+      candidates: [],
+      result: { chosen: null, rollouts: { finished: 2, failed: 0, cancelled: 0, skipped: 0 }, compute: {}, selection: { reason, ranking: [] } },
+    };
+    expect(renderOutcome(job)).toMatch(new RegExp(`\n\nnothing chosen: ${reason.replace(/[().]/g, '\\$&')}$`));
   });
 
   it('shows the exit code and the unnamed tests that failed beside a resolved outcome', () => {
