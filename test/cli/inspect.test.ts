@@ -221,3 +221,25 @@ describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
     await page.close();
   }, 120_000);
 });
+
+describe('winnower inspect without a browser', () => {
+  it('reads bare trajectory files as one job per instance, unscored, and names a path that holds nothing', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'wnw-inspect-trajectories-'));
+    try {
+      const run = await runCli(['inspect', join(DEMO_DIR, 'trajectories'), '--out', out]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('1 job(s), 4 candidate(s) from 1 trajectory input(s)');
+      const page = readFileSync(join(out, 'jobs', 'durations-1', 'candidates', '0.html'), 'utf8');
+      const data = JSON.parse(/<script type="application\/json" id="winnower-data">(.*)<\/script>/.exec(page)![1]!) as { page: string; job: { kind: string; candidates: Array<{ trajectory?: { messages: unknown[] }; value: unknown }> } };
+      expect(data.page).toBe('candidate');
+      expect(data.job.kind).toBe('trajectories');
+      expect(data.job.candidates[0]!.trajectory!.messages.length).toBeGreaterThan(2);
+      expect(data.job.candidates[0]!.value).toBeNull();
+      const missing = await runCli(['inspect', join(out, 'no-such-file.json')]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain('no-such-file.json');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
