@@ -106,12 +106,20 @@ export function liveSource(): DataSource {
       let finished = false;
       // Reconnects after a dropped stream, from the last event seen (Last-Event-ID).
       while (!finished && !signal.aborted) {
-        const response = await fetch(`/jobs/${enc(id)}/events`, {
-          headers: headers({ accept: 'text/event-stream', ...(last >= 0 ? { 'last-event-id': String(last) } : {}) }),
-          credentials: 'omit',
-          cache: 'no-store',
-          signal,
-        });
+        let response: Response;
+        try {
+          response = await fetch(`/jobs/${enc(id)}/events`, {
+            headers: headers({ accept: 'text/event-stream', ...(last >= 0 ? { 'last-event-id': String(last) } : {}) }),
+            credentials: 'omit',
+            cache: 'no-store',
+            signal,
+          });
+        } catch {
+          // The server is away (restarting, the network dropped): try again shortly.
+          if (signal.aborted) return;
+          await new Promise((resolve) => setTimeout(resolve, 2000));
+          continue;
+        }
         if (!response.ok) throw new ApiError(response.status, `GET /jobs/${id}/events answered ${response.status}`);
         try {
           await readEvents(response, (event) => {

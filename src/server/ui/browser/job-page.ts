@@ -76,16 +76,23 @@ export async function jobPage(app: HTMLElement, source: DataSource, id: string):
   }, REFRESH_WHILE_RUNNING_MS);
   const controller = new AbortController();
   addEventListener('pagehide', () => controller.abort());
-  await source.follow(
-    id,
-    (event) => {
-      state.events.push(event);
-      applyEvent(state, event);
-      draw();
-      soon();
-    },
-    controller.signal,
-  );
+  try {
+    await source.follow(
+      id,
+      (event) => {
+        state.events.push(event);
+        applyEvent(state, event);
+        draw();
+        soon();
+      },
+      controller.signal,
+    );
+  } catch (error) {
+    // The page stays; it still reads the job every few seconds while it runs.
+    state.notice = `Live updates stopped: ${error instanceof Error ? error.message : String(error)}`;
+    draw();
+    return;
+  }
   clearInterval(poll);
   await reload();
 }
