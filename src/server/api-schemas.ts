@@ -63,6 +63,15 @@ const CandidateView = z.looseObject({
   trajectory: z.unknown().optional(),
 });
 
+/** Execution checks without a test list (src/types/checks.ts; every field in docs/checks.md). */
+const ChecksView = z
+  .looseObject({
+    regression: z.looseObject({ base: z.looseObject({}).nullable(), candidates: z.array(z.looseObject({ index: z.number().int() })) }).nullable(),
+    reproduction: z.looseObject({ tests: z.array(z.looseObject({ writer: z.number().int() })), matrix: z.array(z.looseObject({ index: z.number().int(), writer: z.number().int() })) }).nullable(),
+    cost: z.looseObject({ sandbox_ms: z.number(), policy_tokens: z.number(), policy_calls: z.number() }),
+  })
+  .describe('The regression check (base runs, regressions per candidate), every generated reproduction test, the pass matrix and their cost; docs/checks.md');
+
 const SolveResultView = z
   .looseObject({
     instance_id: z.string(),
@@ -71,6 +80,8 @@ const SolveResultView = z
     candidates: z.array(z.looseObject({ index: z.number().int(), status: z.string() })),
     rollouts: z.record(z.string(), z.number()),
     compute: z.record(z.string(), z.number()),
+    /** Regression check, reproduction tests and pass matrix (docs/checks.md). */
+    checks: ChecksView.optional(),
     /** Set when the job was interrupted: `chosen` is the best of the candidates that had finished. */
     partial: z.boolean().optional(),
     reason: z.string().optional(),
@@ -120,5 +131,7 @@ export const RerankResponse = z
     chosen_patch: z.string().nullable(),
     scores: z.array(ScoreOrError),
     verify: z.array(VerifyResult.loose()),
+    /** With `checks`: the regression check, reproduction tests and pass matrix (docs/checks.md). */
+    checks: ChecksView.optional(),
   })
   .describe('The selection among the candidates, the chosen patch, the scores and (with verify) the test outcomes');

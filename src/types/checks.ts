@@ -1,12 +1,13 @@
 /**
  * Execution evidence a solve job gathers without a test list (issue 20), as it appears in the job
  * JSON (`result.checks`, the `regression-finish` / `repro-test-finish` / `matrix-cell-finish` /
- * `matrix-finish` events) and as selection reads it. docs/verify.md documents every field.
+ * `matrix-finish` events) and as selection reads it. docs/checks.md documents every field. Type
+ * aliases, not interfaces: the API's response schemas are loose objects, which need index signatures.
  */
 import type { TestStatus } from './verify.js';
 
 /** The repository's own test suite on the base commit, run twice to find flaky tests. */
-export interface RegressionBase {
+export type RegressionBase = {
   /** The runner found (pytest, unittest, django, sympy, npm, go, cargo, or `given` for verify.regression.test_command). */
   runner: string;
   command: string;
@@ -19,16 +20,16 @@ export interface RegressionBase {
   duration_ms: number;
   /** Set when the base suite could not be run (no runner found, the command failed to start): no regressions are checked. */
   error?: string;
-}
+};
 
 /** One test that passed on base and does not with the candidate. */
-export interface Regression {
+export type Regression = {
   test: string;
   base: 'passed';
   candidate: TestStatus;
-}
+};
 
-export interface CandidateRegressions {
+export type CandidateRegressions = {
   index: number;
   trajectory_id: string;
   /** `checked`: the suite ran with the patch; `apply_failed`/`error`: it did not, and `regressions` is empty. */
@@ -40,13 +41,13 @@ export interface CandidateRegressions {
   timed_out: boolean;
   duration_ms: number;
   error?: string;
-}
+};
 
 /** The outcome of a test file run: `error` is a failure for an unrelated reason (import, syntax, no test collected). */
 export type TestFileOutcome = 'passed' | 'failed' | 'error';
 
 /** One test written by a test-writer rollout (verify.reproduction). */
-export interface GeneratedTest {
+export type GeneratedTest = {
   /** The test writer's number, 0..n-1; the matrix's column key. */
   writer: number;
   trajectory_id: string;
@@ -66,36 +67,36 @@ export interface GeneratedTest {
   policy_calls: number;
   /** Sandbox time of the writer's rollout and of the base run. */
   sandbox_ms: number;
-}
+};
 
 /** One cell of the pass matrix: candidate `index` × generated test `writer`. */
-export interface MatrixCell {
+export type MatrixCell = {
   index: number;
   writer: number;
   /** `conflict`: the candidate's patch creates the test's path; the test was not run (it never overwrites a file). */
   outcome: TestFileOutcome | 'apply_failed' | 'conflict';
   duration_ms: number;
-}
+};
 
 /** Per candidate, what selection reads. */
-export interface CandidateChecks {
+export type CandidateChecks = {
   /** Regressions found; null when the regression check did not run for the candidate. */
   regressions: number | null;
   /** Valid reproduction tests this candidate passes / valid tests run against it; total 0 when there are none. */
   repro_passed: number;
   repro_total: number;
-}
+};
 
-export interface ChecksCost {
+export type ChecksCost = {
   /** Sandbox time of the checks (base runs, candidate runs, test writers, matrix cells), summed. */
   sandbox_ms: number;
   /** Policy tokens and calls of the test writers. */
   policy_tokens: number;
   policy_calls: number;
-}
+};
 
-export interface ChecksEvidence {
+export type ChecksEvidence = {
   regression: { base: RegressionBase | null; candidates: CandidateRegressions[] } | null;
   reproduction: { tests: GeneratedTest[]; matrix: MatrixCell[] } | null;
   cost: ChecksCost;
-}
+};

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { scoreCandidates, type CandidateScore } from '../../rerank/score-candidates.js';
 import { defaultStrategy, select } from '../../rerank/select/index.js';
-import { MAX_TIMEOUT_S } from '../../solve/solve-request.js';
+import { checkPool } from '../../solve/pool-checks.js';
+import { MAX_TIMEOUT_S, ReproductionOptions } from '../../solve/solve-request.js';
 import { checkImageAccess, checkRepoAccess } from '../repo-access.js';
 import { checkLocalRepo } from '../repo-check.js';
 import { checkRepoUrl } from '../repo-url.js';
@@ -39,7 +40,23 @@ const RerankBody = ScoreBody.extend({
   verify: z.boolean().default(false),
   verify_concurrency: z.number().int().min(1).max(32).default(4),
   verify_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
+  /**
+   * Execution checks without a test list, as a solve job runs them (docs/checks.md): the
+   * regression check (the repository's own suite, base vs each candidate) and, with
+   * `reproduction`, test writers by `reproduction.policy` (or the server's default policy) and the
+   * pass matrix. Needs task.repo or task.image.
+   */
+  checks: z
+    .strictObject({
+      regression: z.boolean().default(true),
+      regression_budget_s: z.number().positive().max(MAX_TIMEOUT_S).default(600),
+      reproduction: ReproductionOptions.optional(),
+    })
+    .optional(),
 }).superRefine((body, context) => {
+  if (body.checks && body.task.repo?.url === undefined && body.task.repo?.path === undefined && body.task.image === undefined) {
+    context.addIssue({ code: 'custom', path: ['checks'], message: 'checks need task.repo (url or path) or task.image' });
+  }
   if (!body.verify) return;
   // Verification without tests or without a repository could only answer "error" for every candidate.
   if (body.task.test_command === undefined && body.task.fail_to_pass.length + body.task.pass_to_pass.length === 0) {
@@ -119,26 +136,35 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     checkCandidateCaps(body.candidates, app.winnower.limits, bodyBytes(request.headers));
     const trajectories = asTrajectories(body);
     await checkBodyScoring(scorer, body);
-    if (body.verify) {
+    if (body.verify || body.checks) {
       checkRepoUrl(task.repo?.url, 'body.task.repo.url', app.winnower.repoHosts);
       await checkRepoAccess(task.repo, app.winnower.repoRoots, 'body.task.repo');
       await checkImageAccess(task.image, app.winnower.repoRoots, 'body.task.image');
       if (task.image === undefined) await checkLocalRepo({ path: task.repo?.path, commit: task.repo?.base_commit }, { path: 'body.task.repo.path', commit: 'body.task.repo.base_commit' });
     }
     const signal = abortOnDisconnect(reply.raw);
-    const [scores, verified] = await Promise.all([
+    const pool = body.checks
+      ? checkPool(app.winnower.solveDeps, task, trajectories, {
+          regression: { enabled: body.checks.regression, budget_s: body.checks.regression_budget_s },
+          ...(body.checks.reproduction ? { reproduction: body.checks.reproduction } : {}),
+          concurrency: body.verify_concurrency,
+          signal,
+        })
+      : undefined;
+    const [scores, verified, checked] = await Promise.all([
       scorer ? scoreCandidates(scorer, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal }) : Promise.resolve([]),
       body.verify
         ? verifyMany(sandboxes, task, trajectories.map((t) => ({ id: t.id, patch: t.patch })), { concurrency: body.verify_concurrency, testTimeoutMs: body.verify_timeout_s * 1000, signal })
         : Promise.resolve([]),
+      pool,
     ]);
     for (const result of verified) app.winnower.metrics.observeVerify(result.status);
     const scoreOf = new Map(scores.flatMap((result) => (result.score ? [[result.trajectory_id, result.score] as const] : [])));
     const verifyOf = new Map(verified.map((result) => [result.trajectory_id, result] as const));
-    const strategy = body.strategy ?? defaultStrategy(Boolean(body.verify), scorer);
+    const strategy = body.strategy ?? defaultStrategy(Boolean(body.verify || body.checks), scorer);
     const selection = select(
       strategy,
-      trajectories.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id), verify: verifyOf.get(trajectory.id) })),
+      trajectories.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id), verify: verifyOf.get(trajectory.id), checks: checked?.checks.get(trajectory.id) })),
       { instanceId: task.instance_id, selector: scorer?.selector, task },
     );
     return {
@@ -146,6 +172,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       chosen_patch: trajectories.find((t) => t.id === selection.chosen)?.patch ?? null,
       scores: scores.map(scoreEntry),
       verify: verified,
+      ...(checked ? { checks: checked.evidence } : {}),
     };
   });
 };
