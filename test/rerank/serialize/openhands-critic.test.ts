@@ -125,6 +125,10 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
       });
       expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, conversation));
     }
+  });
+
+  it.skipIf(pythonWithJinja2 === undefined)('writes tool definitions with &&, quotes, <, > and non-ASCII as the SDK does, byte for byte', async () => {
+    const trajectory = await recorded();
     // Characters plain Jinja2's tojson escapes (HTML-safe, ASCII-only), key order it would sort, and a float, in the tool definitions.
     const description = `Run a command: cd /repo && make 'all' "now" <in> >out; café ☃ 𝄞 — 日本語`;
     const tricky = Trajectory.parse({
@@ -137,15 +141,13 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
       },
     });
     const conversation = criticConversation(task, tricky, { toolCalls: 'drop' });
-    for (const withTokenizer of [false, true]) {
-      const serialized = await serializeTrajectory(task, tricky, { template: 'openhands-critic-v1', budgetTokens: 32_768, chatTemplate: CHAT_TEMPLATE, ...(withTokenizer ? { tokenizer } : {}) });
-      // Same UTF-16 string, so the same UTF-8 bytes on the wire.
-      expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, conversation));
-      expect(serialized.text).toContain(
-        `\n{"type": "function", "function": {"name": "run", "description": "Run a command: cd /repo && make 'all' \\"now\\" <in> >out; café ☃ 𝄞 — 日本語", "parameters": {"type": "object", "properties": {"z": {"type": "string", "description": "a && b"}, "a": {"type": "number", "default": 1e-05}}, "required": ["z"]}}}\n`,
-      );
-      expect(serialized.text).not.toMatch(/\\u00(26|27|3c|3e|e9)/);
-    }
+    const serialized = await serializeTrajectory(task, tricky, { template: 'openhands-critic-v1', budgetTokens: 32_768, chatTemplate: CHAT_TEMPLATE });
+    // Same UTF-16 string, so the same UTF-8 bytes on the wire.
+    expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, conversation));
+    expect(serialized.text).toContain(
+      `\n{"type": "function", "function": {"name": "run", "description": "Run a command: cd /repo && make 'all' \\"now\\" <in> >out; café ☃ 𝄞 — 日本語", "parameters": {"type": "object", "properties": {"z": {"type": "string", "description": "a && b"}, "a": {"type": "number", "default": 1e-05}}, "required": ["z"]}}}\n`,
+    );
+    expect(serialized.text).not.toMatch(/\\u00(26|27|3c|3e|e9)/);
   });
 
   it('keeps the tool calls, as the chat template renders them, only in openhands-critic-tool-calls-v1', async () => {
