@@ -17,6 +17,8 @@ import { startServeProcess, type ServeProcess } from '../support/cli.js';
 import { REPO_ROOT } from '../support/shared-data.js';
 
 const KEY = 'browser-test-key-42';
+/** Loading the value model can take a while on a busy machine; the browser tests are not about start-up time. */
+const START_TIMEOUT_MS = 120_000;
 const SCREENSHOTS = process.env.WINNOWER_UPDATE_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs', 'images') : undefined;
 
 /** Each row of the rollouts table as `index:status`. */
@@ -38,11 +40,11 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'wnw-inspector-'));
-    serve = startServeProcess(dataDir);
+    serve = startServeProcess(dataDir, {}, START_TIMEOUT_MS);
     base = await serve.base;
     repo = prepareDemoRepo(join(demoDir(), 'repo'));
     browser = await launchBrowser();
-  }, 60_000);
+  }, START_TIMEOUT_MS + 30_000);
   afterAll(async () => {
     await browser?.close();
     serve?.child.kill('SIGTERM');
@@ -125,7 +127,7 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
 
   it('[browser] with API keys nothing loads until a key is given, and the key goes in a header, never in a URL', async () => {
     const keyedDir = mkdtempSync(join(tmpdir(), 'wnw-inspector-keyed-'));
-    const keyed = startServeProcess(keyedDir, { WINNOWER_API_KEYS: KEY });
+    const keyed = startServeProcess(keyedDir, { WINNOWER_API_KEYS: KEY }, START_TIMEOUT_MS);
     try {
       const keyedBase = await keyed.base;
       const page = await browser.page();
@@ -157,5 +159,5 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
     }
     // The wrong key's 403 is the only console error this test expects.
     expect(browser.problems.filter((problem) => !/403/.test(problem))).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 });

@@ -61,9 +61,9 @@ export interface ServeProcess {
 /**
  * `winnower serve --port 0 --data-dir <dataDir>` as an operator runs it (node with tsx, so a
  * signal reaches the server itself, not a tsx wrapper); `base` rejects if it exits or stays
- * silent for 30 s before listening; `env` adds to its environment (WINNOWER_API_KEYS, ...).
+ * silent for `startTimeoutMs` (30 s) before listening; `env` adds to its environment (WINNOWER_API_KEYS, ...).
  */
-export function startServeProcess(dataDir: string, env: Record<string, string> = {}): ServeProcess {
+export function startServeProcess(dataDir: string, env: Record<string, string> = {}, startTimeoutMs = 30_000): ServeProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
     cwd: REPO_ROOT,
     env: { ...process.env, WINNOWER_API_KEYS: '', WINNOWER_LOG_LEVEL: 'info', ...env },
@@ -72,7 +72,7 @@ export function startServeProcess(dataDir: string, env: Record<string, string> =
   let output = '';
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   const base = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`serve did not start within ${startTimeoutMs} ms: ${output}`)), startTimeoutMs);
     child.on('exit', () => {
       clearTimeout(timer);
       reject(new Error(`serve exited before listening: ${output}`));
