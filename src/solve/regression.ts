@@ -48,11 +48,16 @@ async function inSandbox<T>(context: SolveContext, work: (sandbox: Sandbox) => P
 export function startRegression(context: SolveContext): RegressionStage {
   const options = context.request.verify.regression;
   const timeoutMs = options.budget_s * 1000;
+  // Related subsets are small by construction: they get the per-run test limit, not the suite's budget.
+  const relatedTimeoutMs = context.request.verify.timeout_s * 1000;
   const signal = context.checksSignal;
   const given = options.test_command ?? context.request.verify.test_command;
 
-  const twoRuns = async (suite: TestSuite, command: string, first?: Promise<SuiteRun>): Promise<[SuiteRun, SuiteRun]> =>
-    Promise.all([first ?? inSandbox(context, (sandbox) => runSuite(sandbox, command, suite.parser, { timeoutMs, signal })), inSandbox(context, (sandbox) => runSuite(sandbox, command, suite.parser, { timeoutMs, signal }))]);
+  const twoRuns = async (suite: TestSuite, command: string, limitMs: number, first?: Promise<SuiteRun>): Promise<[SuiteRun, SuiteRun]> =>
+    Promise.all([
+      first ?? inSandbox(context, (sandbox) => runSuite(sandbox, command, suite.parser, { timeoutMs: limitMs, signal })),
+      inSandbox(context, (sandbox) => runSuite(sandbox, command, suite.parser, { timeoutMs: limitMs, signal })),
+    ]);
 
   const base: Promise<BaseState | undefined> = (async () => {
     const started = Date.now();
@@ -81,7 +86,7 @@ export function startRegression(context: SolveContext): RegressionStage {
         return undefined;
       }
       const suite = detectedSuite;
-      const [a, b] = await twoRuns(suite, suite.command, first.then((run) => run!));
+      const [a, b] = await twoRuns(suite, suite.command, timeoutMs, first.then((run) => run!));
       const fits = !a.timed_out && !b.timed_out;
       if (fits && a.tests.size === 0 && (a.exit_code === 126 || a.exit_code === 127)) {
         record({ runner: suite.runner, command: suite.command, scope: 'full', passed: 0, flaky: [], error: `the test command could not be started (exit ${a.exit_code})` }, a.duration_ms + b.duration_ms);
@@ -106,7 +111,7 @@ export function startRegression(context: SolveContext): RegressionStage {
   const baseFor = (state: BaseState, command: string): Promise<BaseOutcomes> => {
     let outcomes = state.outcomes.get(command);
     if (!outcomes) {
-      outcomes = twoRuns(state.suite, command).then(([a, b]) => compareBaseRuns(a.tests, b.tests));
+      outcomes = twoRuns(state.suite, command, relatedTimeoutMs).then(([a, b]) => compareBaseRuns(a.tests, b.tests));
       state.outcomes.set(command, outcomes);
     }
     return outcomes;
@@ -142,7 +147,7 @@ export function startRegression(context: SolveContext): RegressionStage {
             }
             command = subset;
           }
-          candidateRun = { command, run: await runSuite(sandbox, command, state.suite.parser, { timeoutMs, signal }) };
+          candidateRun = { command, run: await runSuite(sandbox, command, state.suite.parser, { timeoutMs: state.scope === 'related' ? relatedTimeoutMs : timeoutMs, signal }) };
         });
         // Base runs of a related subset start only after the candidate's sandbox is closed: a
         // slot is never held while waiting for another (no deadlock under max_sandboxes).

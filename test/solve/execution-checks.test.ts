@@ -79,4 +79,28 @@ describe.skipIf(!hasBubblewrap())('regression check and reproduction tests witho
       await server.close();
     }
   }, 240_000);
+
+  it('runs only the tests related to each patch when the whole suite does not fit the budget', async () => {
+    const server = await world.start();
+    try {
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/solve?wait=true',
+        payload: checksBody(world.repo, { n: 2, policy: { kind: 'replay', recordings: [recordings['breaks-other-tests'], recordings['correct-fix']] }, verify: { enabled: true, timeout_s: 60, regression: { budget_s: 0.001 } } }),
+      });
+      expect(response.statusCode).toBe(200);
+      const job = response.json();
+      expect(job.status).toBe('succeeded');
+      const { regression } = job.result.checks;
+      expect(regression.base.scope).toBe('related');
+      const byIndex = Object.fromEntries(regression.candidates.map((c: { index: number }) => [c.index, c]));
+      // durations.py changed: tests/test_durations.py imports it, and its two validation tests broke.
+      expect(byIndex[0]).toMatchObject({ status: 'checked', scope: 'related' });
+      expect(byIndex[0].regressions).toHaveLength(2);
+      expect(byIndex[1].regressions).toEqual([]);
+      expect(job.result.chosen.index).toBe(1);
+    } finally {
+      await server.close();
+    }
+  }, 240_000);
 });
