@@ -9,6 +9,8 @@ export async function jobsPage(app: HTMLElement, source: DataSource): Promise<vo
   const params = new URLSearchParams(location.search);
   const query = { status: params.get('status') ?? '', kind: params.get('kind') ?? '', cursor: params.get('cursor') ?? undefined, limit: 50 };
   const page = await source.listJobs(query);
+  // While a listed job runs, the list is read again now and then (live only).
+  if (source.mode === 'live' && page.jobs.some((job) => !TERMINAL.includes(String(job.status)))) setTimeout(() => void jobsPage(app, source).catch(() => undefined), 3000);
   const go = (change: Record<string, string | undefined>) => {
     const next = new URLSearchParams();
     for (const [name, value] of Object.entries({ status: query.status, kind: query.kind, ...change })) if (value) next.set(name, value);
