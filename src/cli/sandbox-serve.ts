@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import Fastify from 'fastify';
 import { loadConfig, type WinnowerConfig } from '../config.js';
+import { wnwError } from '../errors.js';
 import { loggerOptions } from '../observability/logger-options.js';
 import { createSandboxProvider, SANDBOX_PROVIDERS } from '../sandbox/registry.js';
 import { orchardEnvApi, type OrchardEnvApiOptions } from '../sandbox/serve/orchard-api.js';
@@ -21,6 +22,8 @@ interface ServeFlags {
   port: number;
   provider?: string;
   repo?: string;
+  repoAlways?: boolean;
+  asRoot?: boolean;
   commit?: string;
   allowNetwork?: boolean;
   maxSandboxes?: number;
@@ -31,9 +34,14 @@ interface ServeFlags {
 
 /** `sandbox.serve` of the config as the API's options over `provider` (the key is checked by the caller). */
 export function orchardApiOptions(serve: SandboxServeConfig | undefined, provider: SandboxProvider, apiKey: string | undefined): OrchardEnvApiOptions {
+  if (serve?.as_root && provider.name !== 'local') {
+    throw wnwError('WNW_ERR_CFG_INVALID', `--as-root (sandbox.serve.as_root) needs the local provider; this server uses ${provider.name}`, { details: { field: 'sandbox.serve.as_root' } });
+  }
   return {
     provider,
     ...(serve?.repo ? { repo: repoSource(serve.repo, serve.commit) } : {}),
+    ...(serve?.repo_mode ? { repoMode: serve.repo_mode } : {}),
+    ...(serve?.as_root ? { asRoot: true } : {}),
     ...(apiKey ? { apiKey } : {}),
     ...(serve?.allow_network !== undefined ? { allowNetwork: serve.allow_network } : {}),
     ...(serve?.max_sandboxes ? { maxSandboxes: serve.max_sandboxes } : {}),
@@ -67,9 +75,11 @@ export function registerSandboxServeCommand(sandbox: Command): void {
     .option('--host <host>', 'listen address', '127.0.0.1')
     .option('--port <port>', 'listen port', port, 8000)
     .option('--provider <name>', `sandbox provider behind the API: ${SANDBOX_PROVIDERS.join(' | ')} (default: config or WINNOWER_SANDBOX, else local)`)
-    .option('--repo <path|url>', 'every sandbox starts with a checkout of this repository at /workspace (the request\'s image is then only reported)')
+    .option('--repo <path|url>', 'a sandbox whose image cannot be pulled gets a checkout of this repository at /workspace instead, on the host\'s /usr (the answer\'s "source" says which)')
+    .option('--repo-always', 'with --repo: never pull the request\'s image, every sandbox is the checkout')
     .option('--commit <commit>', 'commit of --repo to start from (default: HEAD)')
-    .option('--allow-network', 'honour block_network: false (default: every sandbox is offline)')
+    .option('--allow-network', 'honour block_network: false (default: every sandbox is offline; on the local provider a network-enabled sandbox shares the host\'s network, loopback included)')
+    .option('--as-root', 'commands run as root inside the sandbox\'s user namespace, without capabilities (for images that expect root, e.g. apt-get; local provider)')
     .option('--max-sandboxes <n>', 'sandboxes open at once; past it, create answers 503', positiveInt)
     .option('--ttl <seconds>', 'hard lifetime of a sandbox from creation (default 7200)', positiveNumber)
     .option('--heartbeat-timeout <seconds>', 'gap between heartbeats that deletes a sandbox which has sent one (default 180)', positiveNumber)
@@ -83,6 +93,8 @@ export function registerSandboxServeCommand(sandbox: Command): void {
 function serveOverrides(flags: ServeFlags): Record<string, unknown> {
   return {
     repo: flags.repo,
+    repo_mode: flags.repoAlways ? 'always' : undefined,
+    as_root: flags.asRoot,
     commit: flags.commit,
     allow_network: flags.allowNetwork,
     max_sandboxes: flags.maxSandboxes,
@@ -97,7 +109,10 @@ async function serveSandboxes(config: WinnowerConfig, host: string, listenPort: 
   const provider = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch);
   const app = Fastify({ logger: loggerOptions(config.log_level, config.log_format), bodyLimit: 128 * 1024 * 1024 });
   await app.register(orchardEnvApi, orchardApiOptions(serve, provider, apiKey));
-  app.log.info({ provider: await provider.describe(), repo: serve?.repo ?? null, auth: apiKey ? 'X-API-Key' : 'none (loopback only)' }, 'winnower sandbox serve starting');
+  app.log.info({ provider: await provider.describe(), repo: serve?.repo ?? null, repo_mode: serve?.repo ? (serve.repo_mode ?? 'fallback') : null, as_root: serve?.as_root ?? false, auth: apiKey ? 'X-API-Key' : 'none (loopback only)' }, 'winnower sandbox serve starting');
+  if (serve?.allow_network && config.sandbox.provider === 'local') {
+    app.log.warn('--allow-network: a sandbox created with block_network: false shares this host\'s network namespace, loopback services (this server included) reachable');
+  }
   let stopping = false;
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
     if (stopping) process.exit(signal === 'SIGINT' ? 130 : 143);

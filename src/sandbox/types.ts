@@ -20,6 +20,11 @@ export interface SandboxSpec {
   maxProcesses?: number;
   /** Network access; off unless asked. */
   network?: boolean;
+  /**
+   * Commands run as uid 0 inside the sandbox's user namespace (still without any capability, and as
+   * an unprivileged user on the host), for images that expect root (`apt-get`). Local provider only.
+   */
+  asRoot?: boolean;
   /** Lifetime in seconds after which the provider may reap the sandbox. */
   lifetimeS?: number;
   /** Extra environment for every exec. */

@@ -42,10 +42,13 @@ afterAll(async () => {
   rmSync(repoDir, { recursive: true, force: true });
 });
 
-/** `winnower sandbox serve` on a free loopback port, over the local provider with the contract repository. */
+/**
+ * `winnower sandbox serve` on a free loopback port, over the local provider with the contract
+ * repository for every sandbox (`repoMode: 'always'`: no image pull, whatever the network).
+ */
 async function serve(options: Partial<OrchardEnvApiOptions> = {}): Promise<string> {
   const app = Fastify();
-  await app.register(orchardEnvApi, { provider: local, repo: { path: repoDir }, apiKey: KEY, cleanupIntervalMs: 0, ...options });
+  await app.register(orchardEnvApi, { provider: local, repo: { path: repoDir }, repoMode: 'always', apiKey: KEY, cleanupIntervalMs: 0, ...options });
   await app.listen({ host: '127.0.0.1', port: 0 });
   servers.push(app);
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -163,7 +166,7 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
         failed = false;
         const queued = await sandbox.exec('echo queued', { wait: false });
         expect(queued).toMatchObject({ status: 'queued', command: 'echo queued', sandbox_id: sandbox.sandboxId });
-        await expect.poll(async () => (await sandbox.getJob(queued.job_id)).status).toBe('succeeded');
+        await expect.poll(async () => (await sandbox.getJob(queued.job_id)).status, { timeout: 20_000 }).toBe('succeeded');
       } finally {
         await flaky.close();
       }
@@ -242,7 +245,8 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
   describe('wire rules', () => {
     it('compact JSON with application/json and X-Request-ID on every answer, DELETE included', async () => {
       const created = await raw(base, 'POST', '/sandboxes', '{"image":"python:3.11-slim"}', { 'x-api-key': KEY, 'content-type': 'application/json' });
-      expect(created.text).toMatch(/"sandbox_id":"sbx-[0-9a-f]{12}"/);
+      // 8 hex digits, as Orchard's ids.
+      expect(created.text).toMatch(/"sandbox_id":"[0-9a-f]{8}"/);
       expect(created.json).toMatchObject({ status: 'pending', block_network: true, namespace: 'winnower', timeout: 3600 });
       const id = created.json.sandbox_id as string;
       await raw(base, 'GET', `/sandboxes/${id}/wait?timeout=60`);
@@ -316,7 +320,11 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
     });
 
     it('refuses network access unless allowed, and duplicate ids', async () => {
-      expect(await raw(base, 'POST', '/sandboxes', '{"image":"x","block_network":false}')).toMatchObject({ status: 403, json: { detail: expect.stringContaining('Network access is disabled') } });
+      const refused = await raw(base, 'POST', '/sandboxes', '{"image":"x","block_network":false}');
+      expect(refused).toMatchObject({ status: 403, json: { detail: expect.stringContaining('Network access is disabled on this server') } });
+      // The message names the flag and the config key that permit it.
+      expect(refused.json.detail).toContain('--allow-network');
+      expect(refused.json.detail).toContain('sandbox.serve.allow_network');
       const first = await raw(base, 'POST', '/sandboxes', '{"image":"x","sandbox_id":"twice"}');
       expect(first.status).toBe(200);
       expect((await raw(base, 'POST', '/sandboxes', '{"image":"x","sandbox_id":"twice"}')).status).toBe(409);
@@ -394,6 +402,34 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
     }, 30_000);
   });
 
+  describe('images, the --repo fallback and --as-root', () => {
+    it('an image that cannot be had falls back to the --repo checkout, and the answer says so ("source": "repo", status_message)', async () => {
+      const sdk = new OrchardSdkClient(await serve({ repoMode: 'fallback' }), KEY);
+      try {
+        const sandbox = await sdk.createSandbox(`oci:${join(repoDir, 'no-such-image')}:v1`);
+        const info = await sdk.request('GET', `/sandboxes/${sandbox.sandboxId}`);
+        expect(info).toMatchObject({ status: 'ready', source: 'repo', status_message: expect.stringMatching(/^image oci:\S+ could not be used \(WNW_ERR_SBX_IMAGE: .*\); this sandbox is the --repo checkout at \/workspace on the host's \/usr$/) });
+        expect(await sandbox.exec('pwd; head -1 README.md')).toMatchObject({ stdout: '/workspace\n# contract\n' });
+      } finally {
+        await sdk.close();
+      }
+    });
+
+    it('--as-root: uid 0 inside the sandbox, with no capability at all; off by default', async () => {
+      const sdk = new OrchardSdkClient(await serve({ asRoot: true }), KEY);
+      try {
+        const root = await sdk.createSandbox('x');
+        const job = await root.exec(`id -u; id -g; grep CapEff /proc/self/status; touch /workspace/made-by-root; stat -c %u /workspace/made-by-root; touch /etc/nope 2>/dev/null || echo read-only`);
+        expect(job).toMatchObject({ exit_code: 0, stdout: '0\n0\nCapEff:\t0000000000000000\n0\nread-only\n' });
+        const plain = await new OrchardSdkClient(base, KEY).createSandbox('x');
+        expect((await plain.exec('id -u')).stdout).not.toBe('0\n');
+        await plain.delete();
+      } finally {
+        await sdk.close();
+      }
+    });
+  });
+
   describe('mounted in winnower serve', () => {
     it('serves the same API under the prefix, with its own auth and error shape', async () => {
       const store = createSqliteStore(':memory:');
@@ -439,9 +475,27 @@ describe.skipIf(imagesMissing)(`[images] winnower sandbox serve without --repo: 
     try {
       const sandbox = await sdk.createSandbox(image!.reference, { timeout: 300 });
       expect(await sandbox.exec('pwd; git rev-parse HEAD')).toMatchObject({ exit_code: 0, stdout: `/testbed\n${image!.baseCommit}\n` });
-      await expect(sdk.createSandbox(`oci:${join(scratch.dir, 'nowhere')}:v1`)).rejects.toThrow(/RuntimeError: Sandbox sbx-[0-9a-f]+ failed: WNW_ERR_SBX_IMAGE: /);
+      await expect(sdk.createSandbox(`oci:${join(scratch.dir, 'nowhere')}:v1`)).rejects.toThrow(/RuntimeError: Sandbox [0-9a-f]{8} failed: WNW_ERR_SBX_IMAGE: /);
     } finally {
       await sdk.close();
+    }
+  }, 120_000);
+
+  it('with --repo, the image is honoured when it can be had ("source": "image"); --repo-always never pulls ("source": "repo")', async () => {
+    const preferring = await serve({ provider: withImages, repo: { path: repoDir }, repoMode: 'fallback' });
+    const sdk = new OrchardSdkClient(preferring, KEY);
+    const always = new OrchardSdkClient(await serve({ provider: withImages, repo: { path: repoDir }, repoMode: 'always' }), KEY);
+    try {
+      const fromImage = await sdk.createSandbox(image!.reference, { timeout: 300 });
+      expect(await sdk.request('GET', `/sandboxes/${fromImage.sandboxId}`)).toMatchObject({ source: 'image', status_message: '' });
+      expect(await fromImage.exec('pwd; git rev-parse HEAD')).toMatchObject({ stdout: `/testbed\n${image!.baseCommit}\n` });
+      const created = await always.request('POST', '/sandboxes', { json: { image: image!.reference, block_network: true } });
+      expect(created).toMatchObject({ source: 'repo' });
+      await always.request('GET', `/sandboxes/${created.sandbox_id}/wait`, { params: { timeout: 60 } });
+      expect(await (await always.getSandbox(created.sandbox_id)).exec('pwd; head -1 README.md')).toMatchObject({ stdout: '/workspace\n# contract\n' });
+    } finally {
+      await sdk.close();
+      await always.close();
     }
   }, 120_000);
 });

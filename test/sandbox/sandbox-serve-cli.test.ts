@@ -21,7 +21,7 @@ describe('winnower sandbox serve (CLI)', () => {
     expect(run.stderr).toContain('SANDBOX_API_KEY');
   });
 
-  it.skipIf(bwrapMissing)('serves sandboxes with a checkout of --repo at /workspace, and deletes them on SIGTERM', async () => {
+  it.skipIf(bwrapMissing)('serves sandboxes with a checkout of --repo at /workspace when the image cannot be had, and deletes them on SIGTERM', async () => {
     const child = spawn(join(REPO_ROOT, 'node_modules/.bin/tsx'), [join(REPO_ROOT, 'src/cli/main.ts'), 'sandbox', 'serve', '--repo', repo.dir, '--port', '0'], {
       cwd: REPO_ROOT,
       env: { ...process.env, SANDBOX_API_KEY: 'cli-key', WINNOWER_LOG_FORMAT: 'json', NO_COLOR: '1' },
@@ -36,8 +36,9 @@ describe('winnower sandbox serve (CLI)', () => {
       const base = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)![1]!;
       const call = async (method: string, path: string, body?: unknown): Promise<any> =>
         (await fetch(base + path, { method, headers: { 'x-api-key': 'cli-key', 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })).json();
-      const { sandbox_id: id } = await call('POST', '/sandboxes', { image: 'python:3.11-slim' });
-      expect(await call('GET', `/sandboxes/${id}/wait?timeout=60`)).toMatchObject({ status: 'ready' });
+      // An image that cannot be had: the sandbox is the --repo checkout, and says so.
+      const { sandbox_id: id } = await call('POST', '/sandboxes', { image: `oci:${join(repo.dir, 'no-image')}:v1` });
+      expect(await call('GET', `/sandboxes/${id}/wait?timeout=60`)).toMatchObject({ status: 'ready', source: 'repo' });
       expect(await call('POST', `/sandboxes/${id}/exec`, { command: 'pwd; head -1 README.md', wait: true })).toMatchObject({ exit_code: 0, stdout: '/workspace\n# contract\n' });
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

@@ -124,6 +124,8 @@ export interface SandboxView {
   ready: boolean;
   status: SandboxStatus;
   status_message: string;
+  /** Ours: what the sandbox runs on, the request's `image` or the server's `--repo` checkout (null until known). */
+  source: 'image' | 'repo' | null;
 }
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';

@@ -13,8 +13,15 @@ import { NAMESPACE, parseCpu, parseMemoryMb, type CreateRequest, type SandboxVie
 
 export interface SandboxTableOptions {
   provider: SandboxProvider;
-  /** Every sandbox starts with a checkout of this repository at /workspace (the request's image is then only reported). */
+  /**
+   * A checkout of this repository at /workspace (on the host's /usr): what a sandbox gets when its
+   * image cannot be had, or always with `repoMode: 'always'`.
+   */
   repo?: RepoSource;
+  /** With `repo`: `fallback` (default) tries the request's image first; `always` never pulls it. */
+  repoMode?: 'fallback' | 'always';
+  /** Commands run as root inside the sandbox's user namespace (no capabilities; default false). */
+  asRoot?: boolean;
   /** Whether `block_network: false` is honoured (default false: every sandbox is offline). */
   allowNetwork?: boolean;
   /** Sandboxes open at once (default 32); past it, create answers 503 with Retry-After. */
@@ -44,6 +51,9 @@ export interface SandboxEntry {
   readonly createTimeoutS: number;
 }
 
+/** Errors that mean "this image cannot be had here", after which a configured repository stands in. */
+const IMAGE_UNUSABLE = new Set(['WNW_ERR_SBX_IMAGE', 'WNW_ERR_SBX_REGISTRY', 'WNW_ERR_SBX_UNSUPPORTED', 'WNW_ERR_SBX_UNAVAILABLE', 'WNW_ERR_INPUT_INVALID']);
+
 /** How many deleted ids are remembered for DELETE's answer. */
 const GONE_KEPT = 10_000;
 
@@ -67,6 +77,8 @@ export class SandboxTable {
       heartbeatTimeoutS: options.heartbeatTimeoutS ?? 180,
       cleanupIntervalMs: options.cleanupIntervalMs ?? 30_000,
       pendingBufferS: options.pendingBufferS ?? 600,
+      repoMode: options.repoMode ?? 'fallback',
+      asRoot: options.asRoot ?? false,
       ...(options.repo ? { repo: options.repo } : {}),
     };
     if (this.#options.cleanupIntervalMs > 0) {
@@ -90,13 +102,18 @@ export class SandboxTable {
 
   /** Registers the sandbox and starts the provider's create; answers at once (status `pending`). */
   create(request: CreateRequest): SandboxView {
-    const id = request.sandbox_id ?? `sbx-${randomBytes(6).toString('hex')}`;
+    // 8 hex digits, as Orchard's ids (the first 8 characters of a uuid4).
+    const id = request.sandbox_id ?? randomBytes(4).toString('hex');
     if (this.#entries.has(id)) throw wnwError('WNW_ERR_JOB_STATE', `Sandbox ${id} already exists`, { details: { sandbox: id } });
     if (this.#entries.size >= this.#options.maxSandboxes) {
       throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `Server at capacity (${this.#options.maxSandboxes} sandboxes); retry later`, { details: { retry_after_s: 5 } });
     }
     if (!request.block_network && !this.#options.allowNetwork) {
-      throw wnwError('WNW_ERR_AUTH_INVALID', 'Network access is disabled on this server (block_network must be true; start it with --allow-network to permit it)', { details: { field: 'block_network' } });
+      throw wnwError(
+        'WNW_ERR_AUTH_INVALID',
+        'Network access is disabled on this server: block_network must be true, or start `winnower sandbox serve` with --allow-network (config: sandbox.serve.allow_network: true) to permit block_network: false',
+        { details: { field: 'block_network' } },
+      );
     }
     const view: SandboxView = {
       sandbox_id: id,
@@ -110,6 +127,7 @@ export class SandboxTable {
       ready: false,
       status: 'pending',
       status_message: '',
+      source: this.#options.repo && this.#options.repoMode === 'always' ? 'repo' : this.#options.repo ? null : 'image',
     };
     let settle = (): void => undefined;
     const entry: SandboxEntry = {
@@ -124,7 +142,7 @@ export class SandboxTable {
     };
     this.#entries.set(id, entry);
     this.#gone.delete(id);
-    void this.#start(entry, this.#spec(request, id)).finally(settle);
+    void this.#start(entry, request, id).finally(settle);
     return view;
   }
 
@@ -197,11 +215,12 @@ export class SandboxTable {
     if (failed) throw failed.reason;
   }
 
-  #spec(request: CreateRequest, id: string): SandboxSpec {
+  #spec(request: CreateRequest, id: string, source: 'image' | 'repo'): SandboxSpec {
     const repo = this.#options.repo;
     return {
-      ...(repo ? { repo, workdir: '/workspace' } : { image: request.image }),
+      ...(source === 'repo' && repo ? { repo, workdir: '/workspace' } : { image: request.image }),
       network: !request.block_network && this.#options.allowNetwork,
+      ...(this.#options.asRoot ? { asRoot: true } : {}),
       ...(request.cpu ? { cpu: parseCpu(request.cpu) } : {}),
       ...(request.memory ? { memoryMb: parseMemoryMb(request.memory) } : {}),
       lifetimeS: this.#options.ttlS,
@@ -209,9 +228,27 @@ export class SandboxTable {
     };
   }
 
-  async #start(entry: SandboxEntry, spec: SandboxSpec): Promise<void> {
+  /** The request's image; with a repository configured, its checkout instead when the image cannot be had (or always). */
+  async #create(entry: SandboxEntry, request: CreateRequest, id: string): Promise<Sandbox> {
+    const { provider, repo, repoMode } = this.#options;
+    const options = { signal: entry.abort.signal };
+    if (!repo || repoMode === 'always') return provider.create(this.#spec(request, id, repo ? 'repo' : 'image'), options);
     try {
-      const sandbox = await this.#options.provider.create(spec, { signal: entry.abort.signal });
+      const sandbox = await provider.create(this.#spec(request, id, 'image'), options);
+      entry.view.source = 'image';
+      return sandbox;
+    } catch (error) {
+      if (!WinnowerError.isInstance(error) || !IMAGE_UNUSABLE.has(error.code) || entry.deleted) throw error;
+      const sandbox = await provider.create(this.#spec(request, id, 'repo'), options);
+      entry.view.source = 'repo';
+      entry.view.status_message = `image ${request.image} could not be used (${error.code}: ${error.message.split('\n')[0]}); this sandbox is the --repo checkout at /workspace on the host's /usr`;
+      return sandbox;
+    }
+  }
+
+  async #start(entry: SandboxEntry, request: CreateRequest, id: string): Promise<void> {
+    try {
+      const sandbox = await this.#create(entry, request, id);
       if (entry.deleted) {
         await sandbox.close();
         return;

@@ -8,8 +8,12 @@ import { wnwError } from '../../errors.js';
 export const SandboxServeConfigSchema = z.strictObject({
   /** Prefix under which `winnower serve` mounts the API (e.g. `/orchard`); unset: not mounted. */
   mount: z.string().regex(/^\/[A-Za-z0-9._~/-]*[^/]$/, 'a path prefix such as /orchard').optional(),
-  /** Every sandbox starts with a checkout of this repository (path or git URL) at /workspace. */
+  /** A checkout of this repository (path or git URL) at /workspace, for sandboxes whose image cannot be had (or all: repo_mode). */
   repo: z.string().min(1).optional(),
+  /** With `repo`: `fallback` (default) runs the request's image when it can be pulled, `always` never pulls. */
+  repo_mode: z.enum(['fallback', 'always']).optional(),
+  /** Commands run as root inside the sandbox's user namespace, without capabilities (local provider; default false). */
+  as_root: z.boolean().optional(),
   /** Commit of `repo` to start from (default HEAD). */
   commit: z.string().min(1).optional(),
   /** Required as X-API-Key (default: env SANDBOX_API_KEY). */
