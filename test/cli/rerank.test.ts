@@ -352,6 +352,14 @@ function rerankTests(pool: () => Pool, full: boolean): void {
 describe('winnower rerank (CLI, ONNX model, test/fixtures/importers/swebench)', () => {
   const pool = ownPool();
   rerankTests(() => pool, true);
+
+  it("refuses a --budget above the model's own limit instead of capping it silently (issue 24 item 4)", async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'wnw-cli-budget-')), 'predictions.jsonl');
+    const { code, stderr } = await rerank(['--candidates', pool.candidates, '--budget', '65536', '--out', out, '--no-progress']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--budget: 65536 tokens is more than');
+    expect(stderr).toContain('(8192)');
+  });
 });
 
 describeRealData('winnower rerank (CLI, ONNX model, a subset of the Devstral sample)', 'devstral-verified', () => {
