@@ -83,7 +83,7 @@ export function registerSolveCommand(program: Command): void {
     .option('--reproduction <n>', 'n test-writer rollouts by the same policy write reproduction tests; every candidate runs every valid one (implies --checks)', positiveInt)
     .option('--writer-replay <files...>', 'replay these recorded test writers instead of calling the policy for them (with --reproduction)')
     .option('--stop-at <value>', 'stop once a candidate passes its tests with at least this value (never on one whose other tests failed, nor on a patch that did not apply)', positiveNumber)
-    .option('--strategy <name>', "value | consensus | hybrid | learned | robust (default: hybrid with tests; without, the model folder's default_strategy when it has a selector (learned for the bundled models/winnower-value), else value)")
+    .option('--strategy <name>', "value | consensus | hybrid | learned | robust (default: hybrid with tests; without, the model folder's default_strategy when it has a selector (robust for the bundled models/winnower-value), else value)")
     .option('--step-limit <n>', 'agent steps per rollout (a harness: its model calls)', positiveInt)
     .option('--harness <name>', 'the agent of each rollout: winnower (built-in, default) or a harness CLI such as pi, codex, claude-code (winnower harness list)')
     .option('--harness-model <name>', 'the model name the harness is told (default: the policy model)')

@@ -26,16 +26,16 @@ async function help(...command: string[]): Promise<string> {
 }
 
 describe('README, --help and the code agree', () => {
-  it('on the default strategy without tests: learned with the bundled model', async () => {
+  it('on the default strategy without tests: robust with the bundled model (its default_strategy)', async () => {
     const scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
     try {
-      expect(defaultStrategy(false, scorer)).toBe('learned');
+      expect(defaultStrategy(false, scorer)).toBe('robust');
     } finally {
       await scorer.close();
     }
-    expect(flat(README)).toContain('and `/solve` without tests is `learned`');
+    expect(flat(README)).toContain('and `/solve` without tests is `robust`');
     const solve = await help('solve');
-    expect(solve).toMatch(/--strategy <name> value \| consensus \| hybrid \| learned \| robust \(default: hybrid with tests; without, .*\(learned for the bundled models\/winnower-value\)/);
+    expect(solve).toMatch(/--strategy <name> value \| consensus \| hybrid \| learned \| robust \(default: hybrid with tests; without, .*\(robust for the bundled models\/winnower-value\)/);
   });
 
   it('on the default model of rerank: models/winnower-value, not the tiny model', async () => {

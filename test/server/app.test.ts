@@ -145,8 +145,8 @@ describe('HTTP API', () => {
     });
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    // The bundled model folder has a learned selector, so that is the default strategy.
-    expect(body.selection.strategy).toBe('learned');
+    // The bundled model folder's selector.json names robust as its default (its learned selector did not beat the trivial ones on held-out sources).
+    expect(body.selection.strategy).toBe('robust');
     expect(['a', 'b']).toContain(body.selection.chosen);
     expect(body.chosen_patch).toBe(body.selection.chosen === 'a' ? PATCH_A : PATCH_B);
     expect(body.selection.ranking.at(-1).trajectory_id).toBe('empty');

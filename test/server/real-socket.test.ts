@@ -42,8 +42,8 @@ describe('HTTP API over a real socket', () => {
     const body = (await response.body.json()) as { selection: { strategy: string; degraded_to?: string | null }; scores: Array<{ value?: number; error?: unknown }> };
     expect(response.statusCode).toBe(200);
     expect(body.scores.map((score) => typeof score.value)).toEqual(['number', 'number']);
-    // The server's default without tests: learned when the bundled model comes with a selector.
-    expect(body.selection.strategy).toBe(scorer.selector ? 'learned' : 'value');
+    // The server's default without tests: the bundled model folder's default_strategy when it comes with a selector.
+    expect(body.selection.strategy).toBe(scorer.selector ? (scorer.selector.default_strategy ?? 'learned') : 'value');
     expect(body.selection.degraded_to ?? null).toBeNull();
   });
 
