@@ -8,6 +8,7 @@
  * against base runs of those same tests.
  */
 import { toWinnowerError } from '../errors.js';
+import { patchViolation } from '../sandbox/patch-rules.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CandidateRegressions, RegressionBase } from '../types/checks.js';
 import { compareBaseRuns, findRegressions, type BaseOutcomes } from '../verify/regression.js';
@@ -128,6 +129,9 @@ export function startRegression(context: SolveContext): RegressionStage {
       const result: CandidateRegressions = { index: slot.index, trajectory_id: trajectory.id, status: 'checked', regressions: [], compared: 0, scope: state.scope, timed_out: false, duration_ms: 0 };
       let candidateRun: { command: string; run: SuiteRun } | undefined;
       try {
+        // The patch rules (src/sandbox/patch-rules.ts) refuse a patch that would leave the repository, as verification does.
+        const violation = patchViolation(trajectory.patch);
+        if (violation) throw Object.assign(new Error(`refused by the patch rules: the patch ${violation.what}`), { refused: true });
         await inSandbox(context, async (sandbox) => {
           try {
             await sandbox.applyPatch(trajectory.patch, { signal });
@@ -161,8 +165,8 @@ export function startRegression(context: SolveContext): RegressionStage {
       } catch (error) {
         if (signal.aborted) throw error;
         const failure = toWinnowerError(error);
-        result.status = 'error';
-        result.error = `${failure.code}: ${failure.message}`;
+        result.status = (error as { refused?: boolean }).refused ? 'apply_failed' : 'error';
+        result.error = (error as { refused?: boolean }).refused ? failure.message : `${failure.code}: ${failure.message}`;
       }
       result.duration_ms = Date.now() - started;
       context.emit({ type: 'regression-finish', index: slot.index, candidate: result });

@@ -11,6 +11,7 @@
  */
 import { loadAgentConfig } from '../candidates/agent-config.js';
 import { toWinnowerError } from '../errors.js';
+import { patchViolation } from '../sandbox/patch-rules.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { GeneratedTest, MatrixCell } from '../types/checks.js';
 import type { Trajectory } from '../types/index.js';
@@ -186,6 +187,11 @@ export function startReproduction(context: SolveContext): ReproductionStage {
       if (!slot.trajectory || slot.trajectory.patch.trim() === '' || signal.aborted) return;
       const valid = await tests;
       if (valid.length === 0) return;
+      // A patch the patch rules refuse (it would leave the repository) is never applied: its row is `apply_failed`.
+      if (patchViolation(slot.trajectory.patch)) {
+        for (const test of valid) context.emit({ type: 'matrix-cell-finish', cell: { index: slot.index, writer: test.writer, outcome: 'apply_failed', duration_ms: 0 } });
+        return;
+      }
       const done = await runRow(slot, valid).catch((error: unknown) => {
         if (signal.aborted) throw error;
         return false;
