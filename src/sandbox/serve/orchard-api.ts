@@ -2,7 +2,9 @@
  * The Orchard Env REST API as a fastify plugin, over any winnower sandbox provider: what Orchard's
  * SDK, smoke test and examples call (shared/design/orchard-real-behaviour.md §19). Compact JSON on
  * every answer, `X-Request-ID` on every answer, `X-API-Key` auth (401 missing, 403 wrong; `/` and
- * `/health` open), `{detail}` errors, pydantic-shaped 422s. `winnower sandbox serve` runs it alone;
+ * `/health` open), `{detail}` errors, pydantic-shaped 422s, and the PTY WebSocket (pty-session.ts).
+ * Reads, listings and outputs are bounded in bytes and time, and reads and listings stop when the
+ * client leaves (docs/sandbox-serve.md lists every deliberate difference). `winnower sandbox serve` runs it alone;
  * `winnower serve` can mount it under a prefix (`sandbox.serve.mount`); registered without
  * fastify-plugin, its hooks, parsers and error shape stay inside its own routes.
  *
@@ -224,7 +226,7 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     const sandbox = readySandbox(request, reply);
     if (!sandbox) return reply;
     const path = query.path ?? sandbox.workdir;
-    const listed = await listDirectory(sandbox, path);
+    const listed = await listDirectory(sandbox, path, clientGone(reply));
     if (listed === 'missing') return reply.code(404).send({ detail: `Path not found: ${path}` });
     if (listed === 'not-a-directory') return reply.code(400).send({ detail: `Not a directory: ${path}` });
     return { path, files: listed };
@@ -377,10 +379,10 @@ async function pathKind(sandbox: Sandbox, path: string): Promise<'missing' | 'di
 }
 
 /** Orchard's listing: names sorted, `file` or `directory` (links followed), size, local mtime without zone. */
-async function listDirectory(sandbox: Sandbox, path: string): Promise<'missing' | 'not-a-directory' | { name: string; type: 'file' | 'directory'; size: number; modified: string }[]> {
+async function listDirectory(sandbox: Sandbox, path: string, signal: AbortSignal): Promise<'missing' | 'not-a-directory' | { name: string; type: 'file' | 'directory'; size: number; modified: string }[]> {
   const dir = shellQuote(path);
   const script = `[ -e ${dir} ] || exit 3; [ -d ${dir} ] || exit 4; find -L ${dir} -mindepth 1 -maxdepth 1 -printf '%f\\0%y\\0%s\\0%TY-%Tm-%TdT%TH:%TM:%TS\\0' 2>/dev/null | base64 -w0`;
-  const result = await sandbox.exec(script, { cwd: '/', timeoutMs: 60_000, maxOutputBytes: 64 * 1024 * 1024 });
+  const result = await sandbox.exec(script, { cwd: '/', timeoutMs: 60_000, maxOutputBytes: 64 * 1024 * 1024, signal });
   if (result.exitCode === 3) return 'missing';
   if (result.exitCode === 4) return 'not-a-directory';
   if (result.exitCode !== 0) throw new Error(`listing ${path} failed: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
