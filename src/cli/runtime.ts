@@ -8,7 +8,7 @@ import { DEFAULT_MODEL_DIR, type WinnowerConfig } from '../config.js';
 import { loggerOptions } from '../observability/logger-options.js';
 import { createServiceMetrics } from '../observability/metrics.js';
 import { createScorer } from '../rerank/scorers/registry.js';
-import type { Scorer } from '../rerank/scorers/types.js';
+import { createReloadableScorer, type ReloadableScorer } from '../rerank/scorers/reloadable.js';
 import { closeAllSandboxes } from '../sandbox/lifecycle.js';
 import { createSandboxProvider } from '../sandbox/registry.js';
 import { withObserver } from '../sandbox/with-observer.js';
@@ -25,7 +25,8 @@ export interface Runtime {
   app: FastifyInstance;
   store: JobStore;
   jobs: JobManager;
-  scorer: Scorer;
+  /** Reloads its model folder on `reload()` (serve: SIGHUP) without a restart. */
+  scorer: ReloadableScorer;
   sandboxes: SandboxProvider;
   /** Jobs found running from a previous process, now marked interrupted. */
   interrupted: string[];
@@ -35,7 +36,7 @@ export interface Runtime {
 export async function createRuntime(config: WinnowerConfig, options: { logger?: boolean | Record<string, unknown> } = {}): Promise<Runtime> {
   const scorerConfig = { ...config.scorer, model: config.scorer.model ?? (config.scorer.backend === 'onnx' ? DEFAULT_MODEL_DIR() : undefined) };
   const metrics = createServiceMetrics();
-  const scorer = await createScorer(scorerConfig as Parameters<typeof createScorer>[0], { observer: metrics.scorer });
+  const scorer = await createReloadableScorer(() => createScorer(scorerConfig as Parameters<typeof createScorer>[0], { observer: metrics.scorer }));
   const sandboxes = withObserver(await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch), metrics.sandbox);
   const store = createSqliteStore(config.server.data_dir);
   const interrupted = recoverInterrupted(store);

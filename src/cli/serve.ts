@@ -55,6 +55,14 @@ export function registerServeCommand(program: Command): void {
       // `on`, not `once`: the sandbox registry's handler exits by itself when it sees no other listener.
       process.on('SIGINT', () => void stop('SIGINT'));
       process.on('SIGTERM', () => void stop('SIGTERM'));
+      // SIGHUP reloads the model folder (a newly trained model.onnx, tokenizer and selector.json):
+      // the next request scores and selects with it; a failed reload keeps the current model.
+      process.on('SIGHUP', () => {
+        runtime.scorer.reload().then(
+          (loaded) => app.log.info({ scorer: loaded }, 'scorer reloaded on SIGHUP'),
+          (error: unknown) => app.log.error({ err: error }, 'scorer reload on SIGHUP failed: keeping the current model'),
+        );
+      });
       const address = await app.listen({ host: config.server.host, port: config.server.port });
       // Whatever the log level or format: one plain line saying the server is up and where.
       process.stderr.write(`winnower: listening on ${address} (POST /solve, /rerank, /score; GET /readyz, /openapi.json)\n`);
