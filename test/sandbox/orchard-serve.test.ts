@@ -25,6 +25,7 @@ import { buildApp } from '../../src/server/app.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { AsyncOrchardSdkClient, OrchardSdkClient, SdkHttpError } from '../support/orchard-sdk-client.js';
+import { PtyProcess } from '../support/orchard-pty-client.js';
 import { makeContractRepo, runSandboxContract } from './contract.js';
 import { bwrapMissing, tempDir } from './local-helpers.js';
 import { imageToolsMissing, writeTinyImage } from './local-image-helpers.js';
@@ -448,6 +449,11 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
         const job = await app.inject({ method: 'POST', url: `/orchard/sandboxes/${id}/exec`, headers: { 'x-api-key': KEY }, payload: { command: 'head -1 README.md', wait: true } });
         expect(job.json()).toMatchObject({ status: 'succeeded', stdout: '# contract\n' });
         expect((await app.inject({ method: 'GET', url: '/orchard/sandboxes/nope', headers: { 'x-api-key': KEY } })).json()).toEqual({ detail: 'Sandbox nope not found' });
+        // The PTY WebSocket under the prefix too.
+        await app.listen({ host: '127.0.0.1', port: 0 });
+        const pty = await PtyProcess.open({ baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/orchard`, sandboxId: id, apiKey: KEY, auth: 'query', command: 'tty; exit 5' });
+        expect(await pty.wait()).toBe(5);
+        expect(pty.output()).toMatch(/^\/dev\/pts\/\d+\r\n/);
         // The rest of the server keeps its own shape.
         expect((await app.inject({ method: 'GET', url: '/nope' })).json()).toHaveProperty('error');
       } finally {
