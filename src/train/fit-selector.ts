@@ -29,6 +29,8 @@ export const PRIOR_WEIGHTS: Partial<Record<SignalName, number>> = {
   verify_f2p: 1,
   verify_p2p: 1,
   verify_broken: -1,
+  check_regressed: -1,
+  check_repro_share: 1,
   traj_ran_tests: 0.2,
   traj_last_test_passed: 0.5,
   traj_submitted: 0.3,

@@ -65,4 +65,4 @@ export { normalizePatch, type NormalizedPatch } from './normalize-patch.js';
 export { unusableOf } from './usable-gate.js';
 export { rankRobust, robustScore, ROBUST_WEIGHTS } from './robust.js';
 export { LearnedSelector, loadSelector, contributions, SELECTOR_FILE, SELECTOR_FORMAT } from './learned.js';
-export { SIGNALS, TRAJECTORY_SIGNALS, VERIFY_SIGNALS, computeSignals, isTestPath, type SignalName, type Signals } from './signals.js';
+export { SIGNALS, TRAJECTORY_SIGNALS, VERIFY_SIGNALS, CHECK_SIGNALS, computeSignals, isTestPath, type SignalName, type Signals } from './signals.js';

@@ -30,5 +30,8 @@ export const SIGNALS = [
   'verify_f2p',
   'verify_p2p',
   'verify_broken',
+  // Execution checks without a test list (docs/checks.md): broke a test that passed on base; share of valid reproduction tests passed.
+  'check_regressed',
+  'check_repro_share',
 ] as const;
 export type SignalName = (typeof SIGNALS)[number];

@@ -16,6 +16,8 @@ export type Signals = Record<SignalName, number>;
 /** Signals that only trajectories or verification provide (absent from patch-only training data). */
 export const TRAJECTORY_SIGNALS: readonly SignalName[] = ['traj_steps', 'traj_ran_tests', 'traj_last_test_passed', 'traj_submitted'];
 export const VERIFY_SIGNALS: readonly SignalName[] = ['verify_ran', 'verify_resolved', 'verify_f2p', 'verify_p2p', 'verify_broken'];
+/** Signals only a solve job's execution checks provide (regression check, reproduction tests). */
+export const CHECK_SIGNALS: readonly SignalName[] = ['check_regressed', 'check_repro_share'];
 
 const TEST_PATH = /(^|\/)(tests?|testing|__tests__|spec|specs)(\/|$)|(^|\/)test_[^/]*$|_tests?\.\w+$|\.(test|spec)\.\w+$|Tests?\.(java|kt|cs)$|(^|\/)conftest\.py$/i;
 const DEBUG_LINE = /\bprint\(|console\.(log|debug)\(|System\.out\.print|\bpdb\.set_trace|\bbreakpoint\(\)|\bdebugger;|fmt\.Print(ln|f)?\(|\bdbg!\(/;
@@ -89,6 +91,13 @@ function verifySignals(p: Prepared): Pick<Signals, 'verify_ran' | 'verify_resolv
   };
 }
 
+/** 1 when the regression check found a test the candidate broke; the share of valid reproduction tests it passes (0 without them). */
+function checkSignals(p: Prepared): Pick<Signals, 'check_regressed' | 'check_repro_share'> {
+  const checks = p.checks;
+  if (!checks) return { check_regressed: 0, check_repro_share: 0 };
+  return { check_regressed: checks.regressions !== null && checks.regressions > 0 ? 1 : 0, check_repro_share: checks.repro_total > 0 ? checks.repro_passed / checks.repro_total : 0 };
+}
+
 /** Signals of every candidate of `instance`, in its order. */
 export function computeSignals(instance: PreparedInstance, task?: Pick<Task, 'problem_statement'>): Signals[] {
   const issue = task?.problem_statement ?? '';
@@ -146,6 +155,7 @@ export function computeSignals(instance: PreparedInstance, task?: Pick<Task, 'pr
       debug_output: debug,
       ...trajectorySignals(p),
       ...verifySignals(p),
+      ...checkSignals(p),
     };
   });
 }

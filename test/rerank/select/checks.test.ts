@@ -4,7 +4,8 @@
  * model (or the learned score) only breaks ties, and the reason names the checks.
  */
 import { describe, expect, it } from 'vitest';
-import { select, SIGNALS, type Candidate, type LearnedSelector } from '../../../src/rerank/select/index.js';
+import { computeSignals, select, SIGNALS, type Candidate, type LearnedSelector } from '../../../src/rerank/select/index.js';
+import { prepare } from '../../../src/rerank/select/prepare.js';
 import type { CandidateChecks } from '../../../src/types/index.js';
 import { FIX_A, candidate } from './fixtures.js';
 
@@ -41,6 +42,17 @@ describe('selection with regressions and reproduction tests', () => {
     const selection = select('learned', pool(), { selector });
     expect(selection.chosen).toBe('correct');
     expect(selection.reason).toMatch(/checks: breaks no test/);
+  });
+
+  it('gives the learned selector the checks as signals (its weights can be trained on them)', () => {
+    const signals = computeSignals(prepare(pool()));
+    expect(signals.map((s) => [s.check_regressed, s.check_repro_share])).toEqual([
+      [1, 1],
+      [0, 0.5],
+      [0, 1],
+    ]);
+    const byChecks: LearnedSelector = { format: 'winnower-selector-1', signals: [{ name: 'check_repro_share', mean: 0, std: 1, weight: 1, learned: true }, { name: 'check_regressed', mean: 0, std: 1, weight: -2, learned: true }] };
+    expect(select('learned', pool(), { selector: byChecks }).ranking[0]!.reasons.join(' ')).toMatch(/check_regressed|check_repro_share/);
   });
 
   it('without checks the order is what it was', () => {
