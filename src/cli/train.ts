@@ -1,11 +1,13 @@
 /** `winnower train`: labelled rollouts → a model folder (value model, tokenizer, selector, model card). */
 import { Command, Option } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
+import { wnwError } from '../errors.js';
 import { train, TRAIN_DEFAULTS } from '../train/train.js';
 import { fraction, positiveInt, positiveNumber } from './parse-options.js';
 
 interface TrainFlags {
-  rollouts: string[];
+  rollouts?: string[];
+  fromStore?: string;
   sourceFrom?: 'record' | 'file';
   labels?: string[];
   tasks?: string[];
@@ -38,7 +40,8 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
   program
     .command('train')
     .description('train a value model and a learned selector from labelled rollouts (CPU, minutes)')
-    .requiredOption('--rollouts <files...>', 'candidate files (SWE-bench predictions or trajectories, as for rerank; NAME=PATH names a run)')
+    .option('--from-store <data_dir>', "also (or only) train on the verified candidates of past /solve and /rerank jobs in a server's data dir (resolved or not)")
+    .option('--rollouts <files...>', 'candidate files (SWE-bench predictions or trajectories, as for rerank; NAME=PATH names a run)')
     .addOption(new Option('--source-from <how>', 'name each candidate source after the record or the file (default: file when the rollouts are several files), as rerank does').choices(['record', 'file']))
     .option('--labels <files...>', 'labels: SWE-bench results.json (NAME=PATH) or JSONL of {instance_id, source, resolved}')
     .option('--tasks <files...>', 'SWE-bench task records (the issue text)')
@@ -66,8 +69,10 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
     .action(async (flags: TrainFlags) => {
       const bar = flags.progress && process.stderr.isTTY ? new SingleBar({ format: '{stage} [{bar}] {value}/{total}', hideCursor: true }, Presets.shades_classic) : undefined;
       let stage = '';
+      if (!flags.rollouts?.length && !flags.fromStore) throw wnwError('WNW_ERR_INPUT_INVALID', 'give --rollouts, --from-store, or both', { details: { field: 'rollouts' } });
       const result = await train({
-        rollouts: flags.rollouts,
+        rollouts: flags.rollouts ?? [],
+        ...(flags.fromStore ? { fromStore: flags.fromStore } : {}),
         sourceFrom: flags.sourceFrom,
         labels: flags.labels,
         tasks: flags.tasks,

@@ -19,6 +19,7 @@ import { writeModelCard, type DataSource, type SplitVerdict } from './model-card
 import { exportValueModel, type Calibration } from './onnx-export.js';
 import { evaluateHeldOutSources, type HeldOutFold } from './source-holdout.js';
 import { rotatingSources, splitByInstance, splitBySource } from './split.js';
+import { labelledFromStore } from './store-rows.js';
 import { DEFAULT_FIT, predictLogit } from './value-model.js';
 import { groupBy } from '../util/group-by.js';
 import { PAD_ID } from './vocabulary.js';
@@ -43,6 +44,8 @@ export const TRAIN_DEFAULTS = {
 
 export interface TrainOptions {
   rollouts: string[];
+  /** Also (or only, with no rollouts) the verified candidates of past jobs in this server data dir (store-rows.ts). */
+  fromStore?: string;
   /** How plain rollout paths name their source, as `rerank --source-from` (default: `file` when they are several files). */
   sourceFrom?: 'record' | 'file';
   labels?: string[];
@@ -109,7 +112,7 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
     throw wnwError('WNW_ERR_INPUT_INVALID', 'give --holdout-sources or --holdout-repos, not both', { details: { field: 'holdout_sources' } });
   }
 
-  const dataset = await loadDataset({ rollouts: options.rollouts, sourceFrom: options.sourceFrom, labels: options.labels, tasks: options.tasks, permissiveOnly: options.permissiveOnly, onInvalid: options.onInvalid, signal: options.signal });
+  const dataset = await loadTrainingRows(options);
   const bySource = Boolean(options.holdoutSources?.length);
   const { train: trainSide, validation } = bySource
     ? splitBySource(dataset.candidates, options.holdoutSources!, seed)
@@ -216,6 +219,20 @@ function heldOutTables(folds: HeldOutFold[], options: Parameters<typeof evaluate
   const pooled = folds.flatMap((fold) => fold.pools);
   const name = `leave-one-source-out (${folds.length} folds; a pool counts once per fold that holds it out)`;
   return [...evaluateAll(pooled, options, `${name}: `).slice(0, 2), ...folds.map((fold) => evaluateScope(`held out ${fold.holdout.join(',')}: all`, fold.pools, options))];
+}
+
+/** The rollout files' labelled candidates and, with fromStore, the job store's verified ones. */
+async function loadTrainingRows(options: TrainOptions): Promise<{ candidates: LabelledCandidate[]; dropped: Record<string, number>; issues: unknown[] }> {
+  const fromFiles = options.rollouts.length
+    ? await loadDataset({ rollouts: options.rollouts, sourceFrom: options.sourceFrom, labels: options.labels, tasks: options.tasks, permissiveOnly: options.permissiveOnly, onInvalid: options.onInvalid, signal: options.signal })
+    : { candidates: [], dropped: {}, issues: [] };
+  if (!options.fromStore) return fromFiles;
+  if (options.permissiveOnly) throw wnwError('WNW_ERR_INPUT_INVALID', '--permissive-only: rows from the job store carry no licence', { details: { field: 'permissive_only' } });
+  const stored = labelledFromStore(options.fromStore);
+  if (stored.length + fromFiles.candidates.length === 0) {
+    throw wnwError('WNW_ERR_INPUT_INVALID', `no verified candidates in the job store at ${options.fromStore} (jobs need verification on)`, { details: { field: 'from_store' } });
+  }
+  return { ...fromFiles, candidates: [...fromFiles.candidates, ...stored] };
 }
 
 function dataSources(candidates: LabelledCandidate[]): DataSource[] {

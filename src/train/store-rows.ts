@@ -1,0 +1,59 @@
+/**
+ * `winnower train --from-store <data_dir>`: the verified candidates of past `/solve` and `/rerank`
+ * jobs in a server's job store, as labelled rows. A candidate is a row when it has a trajectory and
+ * a test outcome that says whether it resolved the task: `resolved` (label true), `unresolved` or
+ * `apply_failed` (false); `error` and `timeout` say nothing about the patch and are left out. One
+ * job's candidates form one pool; trajectory ids are prefixed with the job id so that jobs never
+ * collide. The task is the job's own: its issue text (or rerank task) and repository.
+ */
+import { basename } from 'node:path';
+import { createSqliteStore } from '../store/sqlite-store.js';
+import { repoNameOf, type Task } from '../types/index.js';
+import type { LabelledCandidate } from './dataset.js';
+
+const LABEL: Record<string, boolean | undefined> = { resolved: true, unresolved: false, apply_failed: false };
+
+function taskOf(request: unknown, instanceId: string): Task {
+  const body = (request ?? {}) as { issue?: unknown; task?: { problem_statement?: unknown; repo?: { name?: unknown } }; repo?: { url?: unknown; path?: unknown } };
+  const statement = typeof body.issue === 'string' ? body.issue : typeof body.task?.problem_statement === 'string' ? body.task.problem_statement : '';
+  const location = typeof body.repo?.url === 'string' ? body.repo.url : typeof body.repo?.path === 'string' ? body.repo.path : undefined;
+  const name = typeof body.task?.repo?.name === 'string' ? body.task.repo.name : location ? basename(location).replace(/\.git$/, '') : undefined;
+  return { instance_id: instanceId, problem_statement: statement, fail_to_pass: [], pass_to_pass: [], meta: {}, ...(name ? { repo: { name } } : {}) } as Task;
+}
+
+/** Every verified candidate of every finished job in `dataDir`'s store, newest job first. */
+export function labelledFromStore(dataDir: string): LabelledCandidate[] {
+  const store = createSqliteStore(dataDir);
+  const rows: LabelledCandidate[] = [];
+  try {
+    let before: { created_at: string; id: string } | undefined;
+    for (;;) {
+      const jobs = store.listJobs({ limit: 500, ...(before ? { before } : {}) });
+      if (jobs.length === 0) break;
+      for (const job of jobs) {
+        if (job.kind !== 'solve' && job.kind !== 'rerank') continue;
+        for (const candidate of store.listCandidates(job.id)) {
+          const resolved = candidate.verify ? LABEL[candidate.verify.status] : undefined;
+          if (!candidate.trajectory || resolved === undefined) continue;
+          const task = taskOf(job.request, candidate.trajectory.instance_id);
+          rows.push({
+            trajectory: { ...candidate.trajectory, id: `${job.id}/${candidate.trajectory.id}`, meta: { ...candidate.trajectory.meta, job_id: job.id, resolved } },
+            task,
+            resolved,
+            pool: `${job.id}|${candidate.trajectory.instance_id}`,
+            repo: repoNameOf(task),
+            benchmark: 'store',
+            license: null,
+            permissive: null,
+            origin: `store ${dataDir}`,
+          });
+        }
+      }
+      const last = jobs.at(-1)!;
+      before = { created_at: last.created_at, id: last.id };
+    }
+  } finally {
+    store.close();
+  }
+  return rows;
+}

@@ -1,0 +1,56 @@
+/**
+ * `winnower train --from-store` on a job store filled by real /solve jobs (local sandboxes, the
+ * bundled ONNX scorer, real verification, a fake OpenAI-compatible policy with scripted fixes).
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { labelledFromStore } from '../../src/train/store-rows.js';
+import { train } from '../../src/train/train.js';
+import { startFakePolicy, type FakePolicyServer } from '../fakes/fake-policy.js';
+import { commandsOf, createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from '../solve/helpers.js';
+
+const recordings = demoRecordings();
+const correct = commandsOf(recordings['correct-fix']!);
+const wrong = commandsOf(recordings['plausible-wrong-fix']!);
+const givesUp = commandsOf(recordings['gives-up']!);
+const INSTANCES = ['acme__demo-1', 'acme__demo-2', 'acme__demo-3', 'acme__demo-4'];
+
+describe.skipIf(!hasBubblewrap())('train --from-store on a store filled by real /solve jobs', () => {
+  let world: TestWorld;
+  let policy: FakePolicyServer;
+
+  beforeAll(async () => {
+    world = await createWorld();
+    policy = await startFakePolicy({ scripts: { mixed: [{ commands: wrong }, { commands: correct }, { commands: givesUp }] } });
+    const server = await world.start();
+    try {
+      for (const instance_id of INSTANCES) {
+        const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: solveBody(world.repo, { instance_id, n: 3, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }) });
+        expect(response.json().status).toBe('succeeded');
+      }
+    } finally {
+      await server.close();
+    }
+  }, 600_000);
+
+  afterAll(async () => {
+    await policy?.close();
+    await world?.close();
+  });
+
+  it('reads every verified candidate as a labelled row (resolved or not), one pool per job, the job issue as task', () => {
+    const rows = labelledFromStore(world.dataDir);
+    // Per job: the wrong fix (unresolved) and the correct fix (resolved); "gives up" made no patch and was not verified.
+    expect(rows).toHaveLength(2 * INSTANCES.length);
+    expect(new Set(rows.map((row) => row.pool)).size).toBe(INSTANCES.length);
+    expect(rows.filter((row) => row.resolved)).toHaveLength(INSTANCES.length);
+    expect(rows.every((row) => row.task.problem_statement.length > 0 && row.trajectory.messages.length > 0)).toBe(true);
+    expect(new Set(rows.map((row) => row.trajectory.id)).size).toBe(rows.length);
+  });
+
+  it('trains a model folder from them', async () => {
+    const result = await train({ rollouts: [], fromStore: world.dataDir, out: join(world.dataDir, 'model'), folds: 2, validationFraction: 0.01, sourceCheck: 'none', baselineModel: null, vocabSize: 500, bigramBuckets: 1024, dims: 4, hidden: 4, maxEpochs: 2, budgetTokens: 1024, bootstrap: 20 });
+    expect(result.trainCandidates + result.validationCandidates).toBe(2 * INSTANCES.length);
+    expect(result.selector.priors?.overall).toBeCloseTo(0.5, 9);
+  }, 300_000);
+});
