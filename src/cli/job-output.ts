@@ -154,7 +154,8 @@ export function renderChecks(job: JobView, nameOf: (candidate: CandidateView) =>
       return outcome ? (CELL[outcome] ?? outcome) : '—';
     });
     const passed = valid.filter((test) => cellOf(c.index, test.writer) === 'passed').length;
-    return [String(c.index), nameOf(c), regressionText, ...cells, valid.length ? `${passed}/${valid.length}` : '—', chosen?.index === c.index ? '  ✔ chosen' : ''];
+    const ran = valid.some((test) => cellOf(c.index, test.writer) !== undefined);
+    return [String(c.index), nameOf(c), regressionText, ...cells, ran ? `${passed}/${valid.length}` : '—', chosen?.index === c.index ? '  ✔ chosen' : ''];
   });
   lines.push('', 'pass matrix (regressions: tests that passed on base and fail with the patch; test k: a valid reproduction test):');
   lines.push(table([['candidate', 'name', 'regressions', ...valid.map((test) => `test ${test.writer}`), 'reproduction', 'chosen'], ...rows]));

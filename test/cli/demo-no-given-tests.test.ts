@@ -28,6 +28,8 @@ describe.skipIf(!hasBubblewrap())('winnower demo --no-given-tests', () => {
     expect(row('correct-fix')).toMatch(/\s0\s+pass\s+pass\s+2\/2\s+✔ chosen$/);
     expect(row('plausible-wrong-fix')).toMatch(/\s0\s+pass\s+FAIL\s+1\/2$/);
     expect(row('breaks-other-tests')).toMatch(/\s2\s+pass\s+pass\s+2\/2$/);
+    // No patch: neither checked nor run against the tests.
+    expect(stdout.split('\n').find((line) => /^\d+\s+gives-up\s+—/.test(line))).toMatch(/^\d+\s+gives-up\s+—\s+—\s+—\s+—$/);
     expect(stdout).toMatch(/regressions: test_rejects_empty .*test_rejects_garbage/);
     expect(stdout).toContain('+_PART = re.compile(r"(\\d+)([hms])")');
   }, 400_000);
