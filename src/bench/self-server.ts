@@ -2,7 +2,7 @@
  * A winnower server that `winnower bench` starts for itself: this same CLI, `serve` in a child
  * process (so the load generator and the server do not share an event loop), on a free loopback
  * port, with a throw-away data folder and the given scorer settings; the score cache is off so
- * every request is scored. Ready when /readyz answers 200.
+ * every request is scored. Ready when /readyz answers 200, or 503 for a scorer that fails its probe (the bench's own probe request then names the failure).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,8 +44,9 @@ async function waitReady(url: string, child: ChildProcess, deadline: number, std
     if (child.exitCode !== null) throw wnwError('WNW_ERR_OP_INTERNAL', `the bench's own server exited with ${child.exitCode}: ${stderr().slice(-2000)}`);
     try {
       const response = await request(`${url}/readyz`);
-      await response.body.dump();
-      if (response.statusCode === 200) return;
+      const readiness = (await response.body.json().catch(() => ({}))) as { status?: string };
+      // Up with a failing scorer: the bench's probe request then says what the scorer answered.
+      if (response.statusCode === 200 || readiness.status === 'scorer-unavailable') return;
     } catch {
       // Not listening yet.
     }

@@ -13,7 +13,7 @@ import type { Scorer } from '../rerank/scorers/types.js';
 export interface ScorerProbeOptions {
   /** How long a verdict holds (default 5 s). */
   ttlMs?: number;
-  /** The probe's deadline (default 5 s): a scorer that cannot score one line in that time is not ready. */
+  /** The probe's deadline (default 10 s, room for a cold or busy scorer): a scorer that cannot score one line in that time is not ready. */
   timeoutMs?: number;
 }
 
@@ -28,7 +28,7 @@ export interface ScorerReadiness {
 
 export function createScorerReadiness(scorer: Scorer, options: ScorerProbeOptions = {}): ScorerReadiness {
   const ttlMs = options.ttlMs ?? 5_000;
-  const timeoutMs = options.timeoutMs ?? 5_000;
+  const timeoutMs = options.timeoutMs ?? 10_000;
   let last: { verdict: ScorerVerdict; at: number } | undefined;
   let running: Promise<ScorerVerdict> | undefined;
 

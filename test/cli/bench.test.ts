@@ -63,13 +63,13 @@ describe('winnower bench', () => {
     }
   }, 200_000);
 
-  it('stops before measuring when winnower answers 200 but its scorer failed', async () => {
+  it('stops before measuring when winnower\'s scorer fails (its readiness probe found it down: /score answers 503 naming the scorer\'s error)', async () => {
     const vllm = await startFakeVllm();
     vllm.refuse = () => true;
     try {
       const run = await runCli(['bench', '--scenario', 'score', '-c', '1', '-a', '2', '--warmup', '0', '--candidates', '2', '--tokens', '200', '--compare-backend', '--backend-url', vllm.url, '--json', '--no-progress'], { timeoutMs: 150_000 });
       expect(run.code).not.toBe(0);
-      expect(run.stderr).toMatch(/answered 200 but its scorer failed \(WNW_ERR_SCORE_UPSTREAM/);
+      expect(run.stderr).toMatch(/the probe request POST \/score answered 503: .*WNW_ERR_SCORE_UNAVAILABLE.*WNW_ERR_SCORE_UPSTREAM/);
       expect(run.stdout).toBe('');
     } finally {
       await vllm.close();
