@@ -84,7 +84,7 @@ describe.skipIf(!bwrap)(`runAgent in a local sandbox${bwrap ? '' : ' (skipped: b
     expect(trajectory.patch).toContain('+    return "hello"');
     expect(trajectory).toMatchObject({ format: 'winnower-trajectory-1', id: 'job/0', instance_id: 'greeter-1', source: 'scripted' });
     expect(trajectory.usage).toEqual({ prompt_tokens: 30, completion_tokens: 15, calls: 3 });
-    expect(trajectory.meta).toMatchObject({ agent: 'bash-agent-v1', policy_mode: 'tools', seed: 7, steps: 3 });
+    expect(trajectory.meta).toMatchObject({ agent: 'bash-agent-v1', policy_mode: 'tools', config: { agent: 'bash-agent-v1', policy_mode: 'tools' }, seed: 7, steps: 3 });
     expect(trajectory.meta.error).toBeUndefined();
     expect(policy.calls.map((call) => call.seed)).toEqual([7, 7, 7]);
     expect(trajectory.messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool']);
