@@ -105,9 +105,13 @@ export interface Sandbox {
   /** Throws WNW_ERR_SBX_FILE when missing. */
   readFile(path: string, options?: CallOptions): Promise<Uint8Array>;
   listFiles(path: string, options?: CallOptions): Promise<FileEntry[]>;
-  /** The workspace's changes against the base commit, as a binary-safe unified diff. */
+  /**
+   * The workspace's changes against the base commit, as a binary-safe unified diff: bytes that are
+   * not valid UTF-8 come as lone surrogates (src/sandbox/patch-bytes.ts), so `encodePatch` gives the
+   * exact bytes back and `applyPatch` applies them.
+   */
   diff(options?: CallOptions): Promise<string>;
-  /** Applies a unified diff in the workdir; WNW_ERR_SBX_PATCH naming the rejected hunk on failure. */
+  /** Applies a unified diff (its bytes: `encodePatch`) in the workdir; WNW_ERR_SBX_PATCH naming the rejected hunk on failure. */
   applyPatch(patch: string, options?: CallOptions): Promise<void>;
   /** Releases everything; idempotent. */
   close(): Promise<void>;

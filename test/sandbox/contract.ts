@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectCode } from '../support/expect-code.js';
+import { encodePatch } from '../../src/sandbox/patch-bytes.js';
 import type { PatchSettings } from '../../src/sandbox/patch-policy.js';
 import type { Sandbox, SandboxProvider, SandboxSpec } from '../../src/sandbox/types.js';
 
@@ -242,6 +243,23 @@ export function runSandboxContract(options: SandboxContractOptions): void {
         await other.applyPatch('');
       } finally {
         await Promise.all([binary.close(), other.close()]);
+      }
+    });
+
+    test('a diff of non-UTF-8 text keeps its bytes: diff, a fresh sandbox, applyPatch, same bytes', async () => {
+      const latin1 = Buffer.from('caf\xe9 cr\xe8me\n', 'latin1');
+      const other = await provider.create(spec);
+      try {
+        await sandbox.writeFile('latin1.txt', latin1);
+        await sandbox.writeFile('README.md', Buffer.concat([Buffer.from(CONTRACT_REPO_FILES['README.md'] as string), latin1]));
+        const patch = await sandbox.diff();
+        expect(encodePatch(patch).includes(Buffer.from('+caf\xe9 cr\xe8me\n', 'latin1'))).toBe(true);
+        await other.applyPatch(patch);
+        expect(Buffer.from(await other.readFile('latin1.txt'))).toEqual(latin1);
+        expect(Buffer.from(await other.readFile('README.md')).subarray(-latin1.length)).toEqual(latin1);
+        expect(encodePatch(await other.diff())).toEqual(encodePatch(patch));
+      } finally {
+        await other.close();
       }
     });
 

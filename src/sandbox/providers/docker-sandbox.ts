@@ -198,7 +198,8 @@ export class DockerSandbox extends BaseSandbox {
   }
 
   protected doDiff(options: CallOptions): Promise<string> {
-    return diffVia(this.#remoteExec, this.workdir, this.#baseCommit, this.#patch, this.id, options.signal);
+    // This provider's exec output is decoded as UTF-8 (ExecResult is text): the diff comes as base64 to keep its bytes.
+    return diffVia(this.#remoteExec, this.workdir, this.#baseCommit, this.#patch, this.id, options.signal, { base64: true });
   }
 
   protected doApplyPatch(patch: string, options: CallOptions): Promise<void> {

@@ -6,6 +6,7 @@
 import { posix } from 'node:path';
 import { wnwError, WinnowerError } from '../../errors.js';
 import { BaseSandbox, shellQuote } from '../base-sandbox.js';
+import { decodePatch, encodePatch } from '../patch-bytes.js';
 import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../patch-policy.js';
 import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSpec } from '../types.js';
 import { baseSandboxEnv, bwrapArgs, checkEnv } from './local-bwrap-args.js';
@@ -168,14 +169,14 @@ export class LocalSandbox extends BaseSandbox {
       if (full) throw full;
       throw wnwError('WNW_ERR_SBX_EXEC', `git diff failed in sandbox ${this.id}: ${tail(result.stderr.toString())}`, { details: { sandbox: this.id } });
     }
-    return finishPatch(bytes.toString('utf8'), patch, this.id, bytes.length);
+    return finishPatch(decodePatch(bytes), patch, this.id, bytes.length);
   }
 
   protected async doApplyPatch(patch: string, options: CallOptions): Promise<void> {
     if (patch.trim() === '') return;
     const body = patch.endsWith('\n') ? patch : `${patch}\n`;
     const script = 'p=$(mktemp /tmp/.winnower-patch.XXXXXX) && cat > "$p" && git apply --whitespace=nowarn -- "$p"; status=$?; rm -f "$p"; exit $status';
-    const result = await this.#internal(script, { stdin: body, signal: options.signal });
+    const result = await this.#internal(script, { stdin: encodePatch(body), signal: options.signal });
     if (result.exitCode !== 0) throw (await this.#diskFull(result)) ?? patchError(result.stderr.toString(), this.id);
   }
 

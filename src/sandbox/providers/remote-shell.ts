@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
 import { wnwError } from '../../errors.js';
 import { shellQuote } from '../base-sandbox.js';
+import { decodePatch, encodePatch } from '../patch-bytes.js';
 import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../patch-policy.js';
 import type { ExecResult } from '../types.js';
 
@@ -151,7 +152,7 @@ export async function diffVia(
   if (result.exitCode !== 0 && bytes.length <= policy.maxBytes) {
     throw wnwError('WNW_ERR_SBX_EXEC', `git diff in ${workdir} of sandbox ${sandboxId} failed: ${lastLine(result.stderr)}`, { details });
   }
-  return finishPatch(bytes.toString('utf8'), policy, sandboxId, bytes.length);
+  return finishPatch(decodePatch(bytes), policy, sandboxId, bytes.length);
 }
 
 /** `Sandbox.applyPatch` for API-driven sandboxes: uploads the patch into the workdir, then `git apply`. */
@@ -166,7 +167,7 @@ export async function applyPatchVia(
   if (patch.trim() === '') return;
   const name = transientName('patch');
   const text = patch.endsWith('\n') ? patch : `${patch}\n`;
-  await upload(posix.join(workdir, name), new TextEncoder().encode(text), signal);
+  await upload(posix.join(workdir, name), encodePatch(text), signal);
   const result = await exec(applyScript(name), { cwd: workdir, env: { ...GIT_SAFE_ENV }, timeoutMs: GIT_TIMEOUT_MS, maxOutputBytes: 1024 * 1024, signal });
   if (result.exitCode === 0) return;
   if (result.timedOut) throw wnwError('WNW_ERR_SBX_TIMEOUT', `git apply in ${workdir} of sandbox ${sandboxId} timed out`, { details: { sandbox: sandboxId } });
