@@ -17,7 +17,7 @@ export interface JobView {
   status: string;
   candidates: CandidateView[];
   result: {
-    chosen: { index: number; patch: string } | null;
+    chosen: { index: number; patch: string; patch_encoding?: 'base64' } | null;
     /** Why a candidate can never be chosen (no patch, unparseable, refused, did not apply), per trajectory. */
     selection?: { reason?: string; ranking: Array<{ trajectory_id: string; unusable?: { kind: string } | null }> };
     rollouts: Record<string, number>;

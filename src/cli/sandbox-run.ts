@@ -8,6 +8,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { wnwError } from '../errors.js';
 import { shellQuote } from '../sandbox/base-sandbox.js';
+import { encodePatch } from '../sandbox/patch-bytes.js';
 import { createSandboxProvider, SANDBOX_PROVIDERS } from '../sandbox/registry.js';
 import { positiveNumber } from './parse-options.js';
 import type { SandboxSpec } from '../sandbox/types.js';
@@ -93,7 +94,7 @@ async function runInSandbox(words: string[], flags: RunFlags): Promise<number> {
       if (result.truncated) process.stderr.write('winnower: output truncated\n');
       if (result.timedOut) process.stderr.write(`winnower: command timed out after ${flags.timeout} s and was killed\n`);
       if (result.note) process.stderr.write(`winnower: ${result.note}\n`);
-      if (flags.diff) process.stdout.write(await sandbox.diff());
+      if (flags.diff) process.stdout.write(encodePatch(await sandbox.diff()));
       return result.timedOut ? 124 : (result.exitCode ?? 1);
     } finally {
       await sandbox.close();

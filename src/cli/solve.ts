@@ -159,7 +159,9 @@ export function registerSolveCommand(program: Command): void {
         });
         const job = (await runtime.app.inject({ method: 'GET', url: `/jobs/${answer.job_id}?trajectories=true` })).json() as JobView;
         if (flags.out) writeFileSync(flags.out, `${JSON.stringify(job, null, 2)}\n`);
-        if (flags.patchOut && job.result?.chosen) writeFileSync(flags.patchOut, job.result.chosen.patch);
+        // The API sends a patch that is not UTF-8 as base64 (patch_encoding); the file gets its bytes.
+        const chosen = job.result?.chosen;
+        if (flags.patchOut && chosen) writeFileSync(flags.patchOut, chosen.patch_encoding === 'base64' ? Buffer.from(chosen.patch, 'base64') : chosen.patch);
         const evidence = renderChecks(job, (c) => c.status);
         console.log(`\n${renderCandidates(job, 'status', (c) => c.status)}${evidence ? `\n\n${evidence}` : ''}\n\n${renderOutcome(job)}`);
         if (job.status !== 'succeeded') process.exitCode = 1;

@@ -55,6 +55,8 @@ const CandidateView = z.looseObject({
   /** Policy calls and tokens so far. */
   usage: z.looseObject({ prompt_tokens: z.number(), completion_tokens: z.number(), calls: z.number() }).nullable().optional(),
   patch: z.string().nullable(),
+  /** Set when the patch's bytes are not valid UTF-8: `patch` is then their base64. */
+  patch_encoding: z.literal('base64').optional(),
   value: z.number().nullable(),
   score: Score.loose().nullable(),
   verify: VerifyResult.loose().nullable(),
@@ -75,7 +77,7 @@ const ChecksView = z
 const SolveResultView = z
   .looseObject({
     instance_id: z.string(),
-    chosen: z.looseObject({ index: z.number().int(), trajectory_id: z.string(), patch: z.string(), value: z.number().nullable(), verify_status: z.string().nullable() }).nullable(),
+    chosen: z.looseObject({ index: z.number().int(), trajectory_id: z.string(), patch: z.string(), patch_encoding: z.literal('base64').optional(), value: z.number().nullable(), verify_status: z.string().nullable() }).nullable(),
     selection: LooseSelection,
     candidates: z.array(z.looseObject({ index: z.number().int(), status: z.string() })),
     rollouts: z.record(z.string(), z.number()),

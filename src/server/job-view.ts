@@ -1,5 +1,6 @@
 /** What `GET /jobs/:id` shows: the job, its candidates so far (trajectories on request) and the result; `GET /jobs` a summary of each. */
 import type { z } from 'zod';
+import { patchForJson } from '../sandbox/patch-bytes.js';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
 import type { JobSummary, JobView } from './api-schemas.js';
 import { jobOverview } from './job-overview.js';
@@ -14,12 +15,12 @@ function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
     steps: (trajectory?.meta.steps as number | undefined) ?? null,
     /** Policy calls and tokens so far (a running rollout's trajectory is stored after every step). */
     usage: trajectory?.usage ?? null,
-    patch: trajectory?.patch ?? null,
+    ...(trajectory ? patchForJson(trajectory.patch) : { patch: null }),
     value: candidate.score?.value ?? null,
     score: candidate.score,
     verify: candidate.verify,
     error: candidate.error,
-    ...(withTrajectory ? { trajectory } : {}),
+    ...(withTrajectory ? { trajectory: trajectory && { ...trajectory, ...patchForJson(trajectory.patch) } } : {}),
   };
 }
 
@@ -34,8 +35,15 @@ export function jobView(store: JobStore, job: JobRecord, options: { trajectories
     error: job.error,
     candidates: store.listCandidates(job.id).map((candidate) => candidateView(candidate, options.trajectories ?? false)),
     // As stored by the job that produced it (a SolveResult, or a partial one).
-    result: job.result as z.input<typeof JobView>['result'],
+    result: resultView(job.result as z.input<typeof JobView>['result']),
   };
+}
+
+/** A patch whose bytes are not UTF-8 goes out as base64 with `patch_encoding` (src/sandbox/patch-bytes.ts). */
+function resultView(result: z.input<typeof JobView>['result']): z.input<typeof JobView>['result'] {
+  const chosen = result?.chosen;
+  if (!result || !chosen || typeof chosen.patch !== 'string') return result;
+  return { ...result, chosen: { ...chosen, ...patchForJson(chosen.patch) } };
 }
 
 /** A job in a list: its state and counters and its headline (jobOverview), without candidates or result. */
