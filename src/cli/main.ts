@@ -5,6 +5,7 @@ import { registerBenchCommand } from './bench.js';
 import { registerDemoCommand } from './demo.js';
 import { registerHarnessCommand } from './harness.js';
 import { registerInspectCommand } from './inspect.js';
+import { registerJobsCommand } from './jobs.js';
 import { registerRerankCommand } from './rerank.js';
 import { registerSandboxCommand } from './sandbox-run.js';
 import { registerSandboxServeCommand } from './sandbox-serve.js';
@@ -26,6 +27,7 @@ registerSandboxServeCommand(program.commands.find((command) => command.name() ==
 registerHarnessCommand(program);
 registerTrainCommand(program, TINY_MODEL_DIR());
 registerBenchCommand(program);
+registerJobsCommand(program);
 
 try {
   await program.parseAsync(process.argv);

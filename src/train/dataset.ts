@@ -69,7 +69,11 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
   const dropped = { unlabelled: 0, not_permissive: 0, no_task: 0 };
   const candidates: LabelledCandidate[] = [];
   for (const trajectory of trajectories) {
-    const resolved = lookupLabel(labels, trajectory.instance_id, trajectory.source);
+    // A row's own label (meta.resolved) is per candidate, while label files key by (source,
+    // instance) and cannot tell two rollouts of one policy on one instance apart (exported job
+    // rows): the row's own label wins unless label files were given.
+    const own = typeof trajectory.meta.resolved === 'boolean' ? trajectory.meta.resolved : undefined;
+    const resolved = options.labels?.length ? (lookupLabel(labels, trajectory.instance_id, trajectory.source) ?? own) : (own ?? lookupLabel(labels, trajectory.instance_id, trajectory.source));
     if (resolved === undefined) {
       dropped.unlabelled++;
       continue;

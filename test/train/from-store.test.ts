@@ -4,7 +4,9 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDataset } from '../../src/train/dataset.js';
 import { labelledFromStore } from '../../src/train/store-rows.js';
+import { runCli } from '../support/cli.js';
 import { train } from '../../src/train/train.js';
 import { startFakePolicy, type FakePolicyServer } from '../fakes/fake-policy.js';
 import { commandsOf, createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from '../solve/helpers.js';
@@ -53,4 +55,15 @@ describe.skipIf(!hasBubblewrap())('train --from-store on a store filled by real 
     expect(result.trainCandidates + result.validationCandidates).toBe(2 * INSTANCES.length);
     expect(result.selector.priors?.overall).toBeCloseTo(0.5, 9);
   }, 300_000);
+
+  it('winnower jobs export --labelled writes them as rows train reads, labels and tasks included', async () => {
+    const out = join(world.dataDir, 'labelled.jsonl');
+    const run = await runCli(['jobs', 'export', '--labelled', '--data-dir', world.dataDir, '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    const dataset = await loadDataset({ rollouts: [out], tasks: [`${out}.tasks.jsonl`] });
+    expect(dataset.candidates).toHaveLength(2 * INSTANCES.length);
+    expect(dataset.candidates.filter((c) => c.resolved)).toHaveLength(INSTANCES.length);
+    expect(dataset.dropped.no_task).toBe(0);
+    expect(dataset.candidates.every((c) => c.task.problem_statement.length > 0)).toBe(true);
+  }, 120_000);
 });
