@@ -345,12 +345,16 @@ describe.skipIf(!bwrap)(`runAgent in a local sandbox${bwrap ? '' : ' (skipped: b
 
   it('cancels promptly while the policy is thinking', async () => {
     const controller = new AbortController();
-    const policy = new ScriptedPolicy([fix, waitForAbort]);
-    setTimeout(() => controller.abort(wnwError('WNW_ERR_OP_ABORTED', 'job cancelled')), 500);
-    const { trajectory, ms } = await run(policy, {}, { signal: controller.signal });
+    // The abort comes while the second turn is thinking (not on a timer that a loaded machine can
+    // outrun); that turn never answers on its own, so returning at all means the cancel went through.
+    const thinking = (request: Parameters<typeof waitForAbort>[0]) => {
+      setTimeout(() => controller.abort(wnwError('WNW_ERR_OP_ABORTED', 'job cancelled')), 50);
+      return waitForAbort(request);
+    };
+    const policy = new ScriptedPolicy([fix, thinking]);
+    const { trajectory } = await run(policy, {}, { signal: controller.signal });
     expect(trajectory.exit).toBe('cancelled');
     expect(policy.calls).toHaveLength(2);
-    expect(ms).toBeLessThan(3_000);
   });
 
   it('cancels promptly while a command runs', async () => {
