@@ -48,20 +48,7 @@ export function prepare(candidates: Candidate[], instanceId?: string): PreparedI
   const seen = new Set<string>();
   const prepared = candidates.map((candidate, index): Prepared => {
     const { trajectory, score, verify } = candidate;
-    const where = { index, trajectory_id: trajectory.id };
-    if (trajectory.instance_id !== instance) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `select: candidate ${trajectory.id} belongs to ${trajectory.instance_id}, not ${instance}`, { details: { ...where, field: 'trajectory.instance_id' } });
-    }
-    if (seen.has(trajectory.id)) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `select: trajectory id ${trajectory.id} appears twice`, { details: { ...where, field: 'trajectory.id' } });
-    }
-    seen.add(trajectory.id);
-    if (score && score.trajectory_id !== trajectory.id) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `select: score for ${score.trajectory_id} attached to ${trajectory.id}`, { details: { ...where, field: 'score.trajectory_id' } });
-    }
-    if (verify && verify.trajectory_id !== trajectory.id) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `select: test result for ${verify.trajectory_id} attached to ${trajectory.id}`, { details: { ...where, field: 'verify.trajectory_id' } });
-    }
+    checkIdentity(candidate, index, instance, seen);
     const shape = patchShape(trajectory.patch);
     const normalized = shape.kind === 'ok' ? normalizeFiles(shape.files, shape.added + shape.removed) : null;
     const value = score && Number.isFinite(score.value) ? score.value : null;
@@ -146,4 +133,22 @@ export function quantize(value: number): number {
 
 function sum(values: number[]): number {
   return values.reduce((total, value) => total + value, 0);
+}
+
+/** The identity rules of `select` (docs/selection.md) for one candidate; `seen` collects the ids. */
+export function checkIdentity({ trajectory, score, verify }: Candidate, index: number, instance: string, seen: Set<string>): void {
+  const where = { index, trajectory_id: trajectory.id };
+  if (trajectory.instance_id !== instance) {
+    throw wnwError('WNW_ERR_INPUT_INVALID', `select: candidate ${trajectory.id} belongs to ${trajectory.instance_id}, not ${instance}`, { details: { ...where, field: 'trajectory.instance_id' } });
+  }
+  if (seen.has(trajectory.id)) {
+    throw wnwError('WNW_ERR_INPUT_INVALID', `select: trajectory id ${trajectory.id} appears twice`, { details: { ...where, field: 'trajectory.id' } });
+  }
+  seen.add(trajectory.id);
+  if (score && score.trajectory_id !== trajectory.id) {
+    throw wnwError('WNW_ERR_INPUT_INVALID', `select: score for ${score.trajectory_id} attached to ${trajectory.id}`, { details: { ...where, field: 'score.trajectory_id' } });
+  }
+  if (verify && verify.trajectory_id !== trajectory.id) {
+    throw wnwError('WNW_ERR_INPUT_INVALID', `select: test result for ${verify.trajectory_id} attached to ${trajectory.id}`, { details: { ...where, field: 'verify.trajectory_id' } });
+  }
 }

@@ -18,6 +18,7 @@ import { patchViolation } from '../../sandbox/patch-rules.js';
 import type { RankedCandidate, Selection, Strategy } from '../../types/index.js';
 import { describeOtherFailures, otherTestsFailed } from '../../verify/other-failures.js';
 import { patchShape } from './patch-shape.js';
+import { checkIdentity } from './prepare.js';
 import { formatValue, ordinal } from './rank.js';
 import type { Candidate } from './types.js';
 
@@ -206,20 +207,5 @@ function stripPeriod(text: string): string {
 /** The identity rules of `select` (docs/selection.md), checked on every candidate, usable or not. */
 function checkCandidates(candidates: Candidate[], instanceId: string): void {
   const seen = new Set<string>();
-  candidates.forEach(({ trajectory, score, verify }, index) => {
-    const where = { index, trajectory_id: trajectory.id };
-    if (trajectory.instance_id !== instanceId) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `select: candidate ${trajectory.id} belongs to ${trajectory.instance_id}, not ${instanceId}`, { details: { ...where, field: 'trajectory.instance_id' } });
-    }
-    if (seen.has(trajectory.id)) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `select: trajectory id ${trajectory.id} appears twice`, { details: { ...where, field: 'trajectory.id' } });
-    }
-    seen.add(trajectory.id);
-    if (score && score.trajectory_id !== trajectory.id) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `select: score for ${score.trajectory_id} attached to ${trajectory.id}`, { details: { ...where, field: 'score.trajectory_id' } });
-    }
-    if (verify && verify.trajectory_id !== trajectory.id) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `select: test result for ${verify.trajectory_id} attached to ${trajectory.id}`, { details: { ...where, field: 'verify.trajectory_id' } });
-    }
-  });
+  candidates.forEach((candidate, index) => checkIdentity(candidate, index, instanceId, seen));
 }
