@@ -135,8 +135,9 @@ export class JobManager {
         const error = toWinnowerError(aborted ? entry.controller.signal.reason : caught);
         const status = aborted ? (entry.stopAs ?? 'cancelled') : 'failed';
         const update: JobUpdate = { status, error: { code: error.code, message: error.message } };
-        if (status === 'interrupted' && kind === 'solve') {
-          // A solve job stopped by a shutdown still answers with the best of what had finished, marked partial.
+        if ((status === 'interrupted' || status === 'cancelled') && kind === 'solve') {
+          // A solve job stopped by a shutdown or a client's cancel still answers with the best of what had
+          // finished and the checks' evidence so far, marked partial: stopping a job loses nothing.
           try {
             update.result = partialSolveResult(this.#store, this.get(id), `${error.message}; chosen among the candidates that had finished`);
           } catch (partialError) {

@@ -56,7 +56,7 @@ describe('interrupted jobs keep the execution evidence', () => {
     expect(result.chosen.index).toBe(1);
   });
 
-  it.skipIf(!hasBubblewrap())('at shutdown mid-check: the job ends interrupted with the evidence recorded so far', async () => {
+  it.skipIf(!hasBubblewrap()).each(['interrupted', 'cancelled'] as const)('stopped mid-check (%s: shutdown or a client\'s cancel): the job keeps the evidence recorded so far', async (stopAs) => {
     const world = await createWorld();
     onTestFinished(() => world.close());
     const server = await world.start();
@@ -91,8 +91,8 @@ describe('interrupted jobs keep the execution evidence', () => {
         () => resolve(),
       );
     });
-    const stopped = await server.jobs.cancel(jobId, 'interrupted');
-    expect(stopped.status).toBe('interrupted');
+    const stopped = await server.jobs.cancel(jobId, stopAs);
+    expect(stopped.status).toBe(stopAs);
     const result = stopped.result as Record<string, any>;
     expect(result.partial).toBe(true);
     const recorded = (result.checks.regression?.base ? 1 : 0) + (result.checks.regression?.candidates.length ?? 0) + (result.checks.reproduction?.tests.length ?? 0);

@@ -164,9 +164,16 @@ describe('job manager', () => {
     const result = stopped.result as Record<string, any>;
     expect(result).toMatchObject({ partial: true, chosen: { index: 0, trajectory_id: `${job.id}/0`, value: 0.7 } });
     expect(result.selection.strategy).toBe('value');
-    // A client's cancel is not an interruption: no result.
-    const other = jobs.start('solve', { n: 1 }, async (_id, { signal }) => untilAborted(signal));
-    expect((await jobs.cancel(other.id)).result).toBeNull();
+    // A client's cancel keeps what had finished too (status cancelled, result partial).
+    const other = jobs.start('solve', { instance_id: 'demo', n: 2, verify: { enabled: false } }, async (jobId, { signal }) => {
+      store.putCandidate(jobId, 0, { status: 'finished', trajectory: trajectory(jobId, 0, patch(2)), score: score(jobId, 0, 0.6) });
+      await untilAborted(signal);
+    });
+    for (let i = 0; i < 200 && store.listCandidates(other.id).length < 1; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    const cancelled = await jobs.cancel(other.id);
+    expect(cancelled.status).toBe('cancelled');
+    expect(cancelled.result).toMatchObject({ partial: true, chosen: { index: 0, value: 0.6 } });
+    expect((cancelled.result as Record<string, any>).reason).toContain('job cancelled');
     store.close();
   });
 
