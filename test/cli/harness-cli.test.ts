@@ -44,7 +44,7 @@ describe.skipIf(!hasBubblewrap())('winnower demo / solve --harness', () => {
     const { code, stdout, stderr } = await runCli(['demo', '--harness', 'pi'], { env: { WINNOWER_POLICY_URL: '' }, timeoutMs: 180_000 });
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('the pi CLI in each sandbox');
-    expect(stdout).toMatch(/1\s+correct-fix\s+6\s+\S+\s+resolved\s+3\/3\s+5\/5\s+✔/);
+    expect(stdout).toMatch(/1\s+correct-fix\s+6\s+\S+\s+resolved\s+3\/3\s+5\/5\s+none\s+✔/);
   }, 180_000);
 
   it('solve --harness refuses an unknown harness and a missing CLI, naming the fix', async () => {
