@@ -3,18 +3,9 @@
  * child process, on the embedded defaults, whatever server settings the environment carries.
  */
 import { execFile } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { hasBubblewrap } from '../solve/helpers.js';
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { closedPort } from '../support/ports.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { request } from 'undici';
@@ -23,6 +23,7 @@ import { startTestApp, type TestApp } from '../server/test-app.js';
 import { demoRecordings, hasBubblewrap, solveBody } from '../solve/helpers.js';
 import { REPO_ROOT } from '../support/shared-data.js';
 import { FakeProvider } from '../verify/fake-sandbox.js';
+import { closedPort } from '../support/ports.js';
 
 const task = { instance_id: 'demo__demo-1', problem_statement: 'x should be 2' };
 const candidates = ['a', 'b'].map((id) => ({ id, patch: `diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = ${id}\n` }));
@@ -177,14 +178,6 @@ async function serve(configFile: string, port: number): Promise<ChildProcess> {
   throw new Error(`server not ready: ${stderr}`);
 }
 
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 describe.skipIf(!hasBubblewrap())('SIGKILL mid-job, then a restart', () => {
   let dir: string;
   let repo: string;
@@ -204,7 +197,7 @@ describe.skipIf(!hasBubblewrap())('SIGKILL mid-job, then a restart', () => {
   });
 
   it('keeps the finished job exactly, records the running one as interrupted with what it had, and serves again', async () => {
-    const port = await freePort();
+    const port = await closedPort();
     const base = `http://127.0.0.1:${port}`;
     const config = join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ server: { port, data_dir: join(dir, 'data') }, log_level: 'warn', log_format: 'json' }));

@@ -4,7 +4,7 @@
  * A server that answers at all, even 404 to GET /models, counts as reachable.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createHttpServer } from 'node:http';
@@ -12,14 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPolicyReachable } from '../../src/candidates/policy-reachability.js';
 import { gitRepo } from '../server/git-repo.js';
 import { startTestApp, type TestApp } from '../server/test-app.js';
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { closedPort } from '../support/ports.js';
 
 const openai = (url: string) => ({ kind: 'openai' as const, url, model: 'm', temperature: 0.7, top_p: 1, max_tokens: 16, mode: 'tools' as const, timeout_s: 30 });
 
