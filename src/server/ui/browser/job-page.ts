@@ -56,6 +56,11 @@ export async function jobPage(app: HTMLElement, source: DataSource, id: string):
       await source.purge?.(id);
       location.assign(source.links.list());
     },
+    // Through state and a redraw, not the clicked element: a redraw may have detached it.
+    armPurge: () => {
+      state.purgeArmed = true;
+      draw();
+    },
   };
   draw();
   // Elapsed times of running rollouts tick without a reload.
@@ -111,6 +116,7 @@ function applyEvent(state: State, event: JobEvent): void {
 interface Actions {
   cancel(): Promise<void>;
   purge(): Promise<void>;
+  armPurge(): void;
 }
 
 function render(state: State, source: DataSource, id: string, actions: Actions): Child[] {
@@ -181,10 +187,7 @@ function purgeButton(state: State, actions: Actions): HTMLElement {
   const button = h('button', { id: 'purge', class: 'danger' }, state.purgeArmed ? 'Purge: click again to delete this job' : 'Purge') as HTMLButtonElement;
   button.addEventListener('click', () => {
     if (state.purgeArmed) void actions.purge();
-    else {
-      state.purgeArmed = true;
-      button.textContent = 'Purge: click again to delete this job';
-    }
+    else actions.armPurge();
   });
   return button;
 }
