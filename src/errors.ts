@@ -20,6 +20,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_SCORE_BACKEND: { status: 400, message: 'unknown scorer backend' },
   WNW_ERR_SCORE_TEMPLATE: { status: 400, message: 'unknown or invalid serialization template' },
   WNW_ERR_SCORE_TOO_LONG: { status: 422, message: 'input is longer than the value model accepts' },
+  WNW_ERR_SCORE_RELOAD: { status: 422, message: 'model folder was not loaded; the current model keeps serving' },
   // sandboxes
   WNW_ERR_SBX_UNAVAILABLE: { status: 503, message: 'sandbox provider is not available on this host' },
   WNW_ERR_SBX_PROVIDER: { status: 400, message: 'unknown sandbox provider' },
@@ -27,6 +28,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_SBX_CREATE: { status: 502, message: 'sandbox could not be created' },
   WNW_ERR_SBX_EXEC: { status: 502, message: 'command could not be run in the sandbox' },
   WNW_ERR_SBX_CLOSED: { status: 409, message: 'sandbox is closed' },
+  WNW_ERR_SBX_LOST: { status: 502, message: 'sandbox is lost (its exec agent died); create a new one' },
   WNW_ERR_SBX_FILE: { status: 404, message: 'file not found in sandbox' },
   WNW_ERR_SBX_PATCH: { status: 422, message: 'patch does not apply' },
   WNW_ERR_SBX_PATCH_SIZE: { status: 422, message: 'patch is larger than its size cap' },
@@ -55,6 +57,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_JOB_STATE: { status: 409, message: 'job is not in a state that allows this' },
   WNW_ERR_AUTH_MISSING: { status: 401, message: 'API key required' },
   WNW_ERR_AUTH_INVALID: { status: 403, message: 'API key not accepted' },
+  WNW_ERR_AUTH_ADMIN: { status: 403, message: 'admin routes need server API keys, or a client on this host' },
   WNW_ERR_LIMIT_RATE: { status: 429, message: 'too many requests for this API key' },
   WNW_ERR_LIMIT_QUEUE: { status: 503, message: 'too many jobs queued' },
   WNW_ERR_OP_ABORTED: { status: 499, message: 'operation cancelled' },

@@ -8,6 +8,7 @@ import { DEFAULT_MODEL_DIR, type WinnowerConfig } from '../config.js';
 import { loggerOptions } from '../observability/logger-options.js';
 import { createServiceMetrics } from '../observability/metrics.js';
 import { createScorer } from '../rerank/scorers/registry.js';
+import { checkModelFolder } from '../rerank/scorers/model-folder.js';
 import { createReloadableScorer, type ReloadableScorer } from '../rerank/scorers/reloadable.js';
 import { closeAllSandboxes } from '../sandbox/lifecycle.js';
 import { createSandboxProvider } from '../sandbox/registry.js';
@@ -25,7 +26,7 @@ export interface Runtime {
   app: FastifyInstance;
   store: JobStore;
   jobs: JobManager;
-  /** Reloads its model folder on `reload()` (serve: SIGHUP) without a restart. */
+  /** Reloads its model folder on `reload()` (serve: SIGHUP, POST /admin/model) without a restart. */
   scorer: ReloadableScorer;
   sandboxes: SandboxProvider;
   /** Jobs found running from a previous process, now marked interrupted. */
@@ -36,7 +37,13 @@ export interface Runtime {
 export async function createRuntime(config: WinnowerConfig, options: { logger?: boolean | Record<string, unknown> } = {}): Promise<Runtime> {
   const scorerConfig = { ...config.scorer, model: config.scorer.model ?? (config.scorer.backend === 'onnx' ? DEFAULT_MODEL_DIR() : undefined) };
   const metrics = createServiceMetrics();
-  const scorer = await createReloadableScorer(() => createScorer(scorerConfig as Parameters<typeof createScorer>[0], { observer: metrics.scorer }));
+  // A reload (SIGHUP, POST /admin/model) loads the named folder, or the one serving; for a server
+  // backend the model stays the served one and its configured files (selector, tokenizer) are re-read.
+  const scorer = await createReloadableScorer((path, { reload }) => {
+    const model = path ?? scorerConfig.model;
+    if (reload && scorerConfig.backend === 'onnx' && model !== undefined) checkModelFolder(model);
+    return createScorer({ ...scorerConfig, model } as Parameters<typeof createScorer>[0], { observer: metrics.scorer });
+  });
   const sandboxes = withObserver(await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch), metrics.sandbox);
   const store = createSqliteStore(config.server.data_dir);
   const interrupted = recoverInterrupted(store);

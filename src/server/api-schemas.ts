@@ -42,6 +42,16 @@ export const COMMON_ERRORS = [401, 403, 429, 500] as const;
 const LooseSelection = Selection.extend({ ranking: z.array(RankedCandidate.loose()) }).loose();
 const ScoreOrError = z.union([Score.loose(), z.looseObject({ trajectory_id: z.string(), error: ErrorRecord.nullable() })]);
 
+/** Which model and selector scored a job (src/rerank/scorers/scorer-identity.ts); null without a value model. */
+const IdentityView = z.looseObject({
+  model: z.looseObject({ name: z.string(), path: z.string().nullable(), hash: z.string().nullable() }).describe('The model: its name, folder (onnx) and sha256 over model.onnx, tokenizer.json and config.json (null for a served model)'),
+  selector: z.looseObject({ path: z.string().nullable(), hash: z.string().nullable(), default_strategy: z.string().nullable() }).describe("The model folder's selector.json: path, sha256 of its bytes, the default strategy it sets (null without one)"),
+  scorer: z.looseObject({ backend: z.string(), urls: z.array(z.string()) }).describe('The backend and the server base URLs (empty for onnx)'),
+});
+const ScoredByView = IdentityView.extend({ selector: IdentityView.shape.selector.extend({ strategy: z.string().describe('The strategy that selected') }) })
+  .nullable()
+  .describe('Which value model and selector scored this (content hashes), and the strategy that selected; null without a value model');
+
 export const JobAccepted = z
   .object({ job_id: z.string(), status: z.string() })
   .describe('The job was created; follow it at /jobs/{job_id} (also in the Location header) or /jobs/{job_id}/events');
@@ -87,6 +97,7 @@ const SolveResultView = z
     /** Set when the job was interrupted: `chosen` is the best of the candidates that had finished. */
     partial: z.boolean().optional(),
     reason: z.string().optional(),
+    scored_by: ScoredByView.optional(),
   })
   .describe('The outcome: the chosen patch, the selection with every candidate ranked, rollout counts and compute');
 
@@ -124,7 +135,7 @@ export const JobList = z
   .describe('A page of jobs, newest first; pass next_cursor as ?cursor= for the next page (null: this is the last)');
 
 export const ScoreResponse = z
-  .looseObject({ backend: z.string(), model: z.string(), scores: z.array(ScoreOrError) })
+  .looseObject({ backend: z.string(), model: z.string(), scored_by: ScoredByView.optional(), scores: z.array(ScoreOrError) })
   .describe('One value score per candidate, in request order; a candidate that could not be scored has an error instead');
 
 export const RerankResponse = z
@@ -135,5 +146,16 @@ export const RerankResponse = z
     verify: z.array(VerifyResult.loose()),
     /** With `checks`: the regression check, reproduction tests and pass matrix (docs/checks.md). */
     checks: ChecksView.optional(),
+    scored_by: ScoredByView,
   })
   .describe('The selection among the candidates, the chosen patch, the scores and (with verify) the test outcomes');
+
+export const ModelLoaded = z
+  .looseObject({
+    backend: z.string(),
+    model: z.string(),
+    default_strategy: z.string().nullable().describe("The strategy a request naming none now gets (the selector's), null without a selector"),
+    identity: IdentityView.nullable(),
+    previous: IdentityView.nullable().describe('The model that served before; jobs started on it finish on it'),
+  })
+  .describe('The model now serving: the next request scores and selects with it');

@@ -22,6 +22,7 @@ import { createScorerReadiness, type ScorerProbeOptions, type ScorerReadiness } 
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { harnessRoutes } from './routes/harnesses.js';
+import { adminRoutes } from './routes/admin.js';
 import { rerankRoutes } from './routes/rerank.js';
 import { solveRoutes } from './routes/solve.js';
 import { orchardEnvApi, type OrchardEnvApiOptions } from '../sandbox/serve/orchard-api.js';
@@ -118,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(jobRoutes);
   await app.register(rerankRoutes);
   await app.register(harnessRoutes);
+  await app.register(adminRoutes, { keyed: (deps.apiKeys ?? []).length > 0 });
   if (deps.sandboxApi) await app.register(orchardEnvApi, { ...deps.sandboxApi.options, prefix: deps.sandboxApi.prefix });
   if (deps.ui ?? true) await app.register(inspectorRoutes, { keyRequired: (deps.apiKeys ?? []).length > 0 });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

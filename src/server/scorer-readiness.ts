@@ -24,6 +24,8 @@ export interface ScorerReadiness {
   check(): Promise<ScorerVerdict>;
   /** Throws WNW_ERR_SCORE_UNAVAILABLE when the scorer is known to be down (see the file comment). */
   throwIfDown(): Promise<void>;
+  /** Drops the verdict (the model was swapped: the old verdict was about the model that left). */
+  forget(): void;
 }
 
 export function createScorerReadiness(scorer: Scorer, options: ScorerProbeOptions = {}): ScorerReadiness {
@@ -46,6 +48,9 @@ export function createScorerReadiness(scorer: Scorer, options: ScorerProbeOption
 
   return {
     check: () => (fresh() ? Promise.resolve(last!.verdict) : probe()),
+    forget: () => {
+      last = undefined;
+    },
     async throwIfDown() {
       if (last === undefined || last.verdict.ok) return;
       const verdict = fresh() ? last.verdict : await probe();

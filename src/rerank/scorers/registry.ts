@@ -14,6 +14,7 @@ import { loadTokenizer, type Tokenizer } from '../tokenizer.js';
 import { LABEL_PRESETS, readProblemType, resolveHead, type HeadSettings } from './head.js';
 import type { ServerScorerSettings } from './openai-compatible.js';
 import { scorerFields } from './scorer-fields.js';
+import { scorerIdentity, type ScorerIdentity } from './scorer-identity.js';
 import type { Scorer } from './types.js';
 import { withBatching } from './with-batching.js';
 import { withCache } from './with-cache.js';
@@ -201,6 +202,7 @@ interface Attached {
   selector?: LearnedSelector;
   chatTemplate?: string;
   template?: string;
+  identity: ScorerIdentity;
 }
 
 /** The scorer with what came with the model attached: its learned selector, chat template and serialization template. */
@@ -210,6 +212,7 @@ function withAttached(scorer: Scorer, attached: Attached): Scorer {
     ...(attached.selector ? { selector: attached.selector } : {}),
     ...(attached.chatTemplate === undefined ? {} : { chatTemplate: attached.chatTemplate }),
     ...(attached.template === undefined ? {} : { template: attached.template }),
+    identity: attached.identity,
     score: (inputs, options) => scorer.score(inputs, options),
     close: () => scorer.close(),
   };
@@ -256,11 +259,28 @@ export async function createScorer(config: ScorerConfigInput, options: { observe
   if (resolved.cacheEntries > 0) scorer = withCache(scorer, { maxEntries: resolved.cacheEntries });
   if (onCall) scorer = withObserver(scorer, onCall);
   const selectorPath = resolved.selector ?? (resolved.backend === 'onnx' ? resolved.model : undefined);
-  const selector = selectorPath === undefined ? undefined : loadSelectorAt(selectorPath, resolved.selector !== undefined);
+  let selector: LearnedSelector | undefined;
+  let identity: ScorerIdentity;
+  try {
+    selector = selectorPath === undefined ? undefined : loadSelectorAt(selectorPath, resolved.selector !== undefined);
+    identity = await scorerIdentity({
+      backend: resolved.backend,
+      model: resolved.model,
+      name: scorer.model,
+      urls: resolved.urls,
+      ...(selectorPath === undefined ? {} : { selectorPath }),
+      ...(selector ? { selector } : {}),
+    });
+  } catch (error) {
+    // A broken selector.json next to a good model: the model's workers must not outlive the refusal.
+    await scorer.close();
+    throw error;
+  }
   const attached: Attached = {
     ...(selector ? { selector } : {}),
     ...(chatTemplate === undefined ? {} : { chatTemplate }),
     ...(resolved.template === undefined ? {} : { template: resolved.template }),
+    identity,
   };
-  return Object.keys(attached).length > 0 ? withAttached(scorer, attached) : scorer;
+  return withAttached(scorer, attached);
 }

@@ -14,5 +14,6 @@ export function scorerFields(scorer: Scorer): Omit<Scorer, 'score' | 'close'> {
     ...(scorer.selector ? { selector: scorer.selector } : {}),
     ...(scorer.chatTemplate === undefined ? {} : { chatTemplate: scorer.chatTemplate }),
     ...(scorer.template === undefined ? {} : { template: scorer.template }),
+    ...(scorer.identity ? { identity: scorer.identity } : {}),
   };
 }

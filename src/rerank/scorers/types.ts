@@ -7,6 +7,7 @@
 import type { WinnowerError } from '../../errors.js';
 import type { LearnedSelector } from '../select/learned.js';
 import type { Tokenizer } from '../tokenizer.js';
+import type { ScorerIdentity } from './scorer-identity.js';
 
 export interface ScoreInput {
   /** Content hash of (template, model, text): identical inputs share one key. */
@@ -50,6 +51,8 @@ export interface Scorer {
   readonly chatTemplate?: string;
   /** The serialization template the model was trained on, used when a call names none. */
   readonly template?: string;
+  /** Which model folder, selector and server this is (content hashes; set by createScorer), recorded by every job as `scored_by`. */
+  readonly identity?: ScorerIdentity;
   /** Scores every input; the result has the same order and length. */
   score(inputs: ScoreInput[], options?: ScoreCallOptions): Promise<ScoreOutput[]>;
   /** Releases workers, pools and sockets; idempotent. */

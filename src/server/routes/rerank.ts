@@ -1,5 +1,5 @@
 /** `POST /score` (raw value scores) and `POST /rerank` (score, optionally verify, and select) for one task. */
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
@@ -15,6 +15,9 @@ import { MAX_CANDIDATES_CAP } from '../limits-config.js';
 import { checkPatchPaths } from '../patch-paths.js';
 import { bodyBytes, checkCandidateCaps, checkIdentifier } from '../request-caps.js';
 import { checkScoring } from '../scoring-check.js';
+import { pinScorer } from '../../rerank/scorers/reloadable.js';
+import { scoredBy } from '../../rerank/scorers/scorer-identity.js';
+import type { Scorer } from '../../rerank/scorers/types.js';
 import { RepoSource, Strategy, Task, Trajectory } from '../../types/index.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
 
@@ -109,31 +112,38 @@ function abortOnDisconnect(response: ServerResponse): AbortSignal {
 
 export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post('/score', { schema: { body: ScoreBody, response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS) } } }, async (request, reply) => {
-    const { scorer } = app.winnower.solveDeps;
-    if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
-    checkCandidateCaps(request.body.candidates, app.winnower.limits, bodyBytes(request.headers));
-    const trajectories = asTrajectories(request.body);
-    await checkBodyScoring(scorer, request.body);
-    // A scorer the readiness probe found hung or failing: 503 now, not every candidate's own timeout.
-    await app.winnower.scorerReadiness?.throwIfDown();
-    const signal = abortOnDisconnect(reply.raw);
-    const results = await scoreCandidates(scorer, request.body.task, trajectories, {
-      template: request.body.template,
-      budgetTokens: request.body.budget_tokens,
-      signal,
-    });
-    return {
-      backend: scorer.backend,
-      model: scorer.model,
-      scores: results.map(scoreEntry),
-    };
+    // One model from the checks to the answer, even when POST /admin/model swaps it meanwhile.
+    const pinned = pinScorer(app.winnower.solveDeps.scorer);
+    try {
+      const scorer = pinned.scorer;
+      if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
+      checkCandidateCaps(request.body.candidates, app.winnower.limits, bodyBytes(request.headers));
+      const trajectories = asTrajectories(request.body);
+      await checkBodyScoring(scorer, request.body);
+      // A scorer the readiness probe found hung or failing: 503 now, not every candidate's own timeout.
+      await app.winnower.scorerReadiness?.throwIfDown();
+      const signal = abortOnDisconnect(reply.raw);
+      const results = await scoreCandidates(scorer, request.body.task, trajectories, {
+        template: request.body.template,
+        budgetTokens: request.body.budget_tokens,
+        signal,
+      });
+      return {
+        backend: scorer.backend,
+        model: scorer.model,
+        scored_by: scoredBy(scorer.identity, 'value'),
+        scores: results.map(scoreEntry),
+      };
+    } finally {
+      pinned.release();
+    }
   });
 
-  app.post('/rerank', { schema: { body: RerankBody, response: { 200: RerankResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } }, async (request, reply) => {
-    const { scorer, sandboxes } = app.winnower.solveDeps;
-    const body = request.body;
+  /** Scores, checks and selects with `scorer`, the model pinned for this request. */
+  const rerank = async (scorer: Scorer | undefined, body: z.infer<typeof RerankBody>, headers: IncomingHttpHeaders, response: ServerResponse) => {
+    const { sandboxes } = app.winnower.solveDeps;
     const task = body.task;
-    checkCandidateCaps(body.candidates, app.winnower.limits, bodyBytes(request.headers));
+    checkCandidateCaps(body.candidates, app.winnower.limits, bodyBytes(headers));
     const trajectories = asTrajectories(body);
     await checkBodyScoring(scorer, body);
     if (body.verify || body.checks) {
@@ -142,7 +152,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       await checkImageAccess(task.image, app.winnower.repoRoots, 'body.task.image');
       if (task.image === undefined) await checkLocalRepo({ path: task.repo?.path, commit: task.repo?.base_commit }, { path: 'body.task.repo.path', commit: 'body.task.repo.base_commit' });
     }
-    const signal = abortOnDisconnect(reply.raw);
+    const signal = abortOnDisconnect(response);
     const pool = body.checks
       ? checkPool(app.winnower.solveDeps, task, trajectories, {
           regression: { enabled: body.checks.regression, budget_s: body.checks.regression_budget_s },
@@ -173,6 +183,16 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       scores: scores.map(scoreEntry),
       verify: verified,
       ...(checked ? { checks: checked.evidence } : {}),
+      scored_by: scoredBy(scorer?.identity, selection.strategy),
     };
+  };
+
+  app.post('/rerank', { schema: { body: RerankBody, response: { 200: RerankResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } }, async (request, reply) => {
+    const pinned = pinScorer(app.winnower.solveDeps.scorer);
+    try {
+      return await rerank(pinned.scorer, request.body, request.headers, reply.raw);
+    } finally {
+      pinned.release();
+    }
   });
 };

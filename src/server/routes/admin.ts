@@ -1,0 +1,56 @@
+/**
+ * `POST /admin/model`: load a model folder (or re-read the one serving) and swap it in without a
+ * restart, as SIGHUP does (one code path: the runtime's reloadable scorer). The folder is loaded
+ * and checked in full first (model.onnx with its signature, tokenizer.json, config.json,
+ * selector.json); a folder that fails leaves the current model serving and answers 422. Jobs and
+ * requests already running finish on the model they started with (they pin it).
+ */
+import { isAbsolute } from 'node:path';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { wnwError } from '../../errors.js';
+import { isReloadable } from '../../rerank/scorers/reloadable.js';
+import { checkAdminAccess } from '../admin-access.js';
+import { COMMON_ERRORS, ErrorBody, errorResponses, ModelLoaded } from '../api-schemas.js';
+
+const ModelBody = z
+  .strictObject({
+    path: z.string().min(1).max(4096).optional().describe('The model folder to load, an absolute path on the server (onnx backend); absent: re-read the folder serving now (at first the configured one)'),
+  })
+  .optional();
+
+export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app, options) => {
+  app.post(
+    '/admin/model',
+    {
+      schema: {
+        body: ModelBody,
+        response: {
+          200: ModelLoaded,
+          ...errorResponses(400, 415, 401, 429, 500),
+          403: ErrorBody.describe('API key not accepted; or, on a server without API keys, a client not on the server\'s host (WNW_ERR_AUTH_ADMIN)'),
+          409: ErrorBody.describe('this server has no reloadable value model (WNW_ERR_SCORE_BACKEND)'),
+          422: ErrorBody.describe('the folder was not loaded: error.details.cause says why; the current model keeps serving (WNW_ERR_SCORE_RELOAD)'),
+        },
+      },
+    },
+    async (request) => {
+      checkAdminAccess(request, options.keyed);
+      const scorer = app.winnower.solveDeps.scorer;
+      if (!isReloadable(scorer)) throw wnwError('WNW_ERR_SCORE_BACKEND', 'this server has no reloadable value model', { details: { field: 'scorer' } });
+      const path = request.body?.path;
+      if (path !== undefined) {
+        if (!isAbsolute(path)) throw wnwError('WNW_ERR_INPUT_INVALID', 'body.path: give the model folder as an absolute path on the server', { details: { field: 'body.path' } });
+        if (scorer.backend !== 'onnx') {
+          throw wnwError('WNW_ERR_INPUT_INVALID', `body.path: the ${scorer.backend} backend scores with the model its server serves; send no path to re-read the configured selector and tokenizer`, { details: { field: 'body.path' } });
+        }
+      }
+      const previous = scorer.identity ?? null;
+      const loaded = await scorer.reload(path === undefined ? {} : { path });
+      request.log.info({ scorer: loaded.identity ?? loaded, previous }, 'scorer reloaded on POST /admin/model');
+      // The readiness verdict was about the model that left.
+      app.winnower.scorerReadiness?.forget();
+      return { ...loaded, previous };
+    },
+  );
+};
