@@ -1,5 +1,10 @@
-/** What `winnower rerank` says on stderr after a run: warnings and candidates left unscored, and its exit status. */
+/**
+ * What `winnower rerank` says after a run: warnings and candidates left unscored on stderr, its
+ * exit status, and the summary JSON written beside the predictions (which model and selector
+ * scored the run, what was written, the metrics).
+ */
 import { describeUnscored, type RerankBatchResult } from '../rerank/rerank-batch.js';
+import type { ScoredBy } from '../rerank/scorers/scorer-identity.js';
 
 /** Exit status when some instance has no candidate that could be scored (outputs are still written). */
 export const EXIT_UNSCORED = 3;
@@ -22,4 +27,19 @@ export function rerankSummary(result: Pick<RerankBatchResult, 'candidates' | 'wa
 
 export function rerankExitCode(result: Pick<RerankBatchResult, 'unscored'>): number {
   return result.unscored.instances.length > 0 ? EXIT_UNSCORED : 0;
+}
+
+/** The summary JSON (`<out>.summary.json`): `scored_by` is this run's model; instances taken from an earlier run (`resumed`) were scored by that run's. */
+export function rerankSummaryFile(result: RerankBatchResult, scoredBy: ScoredBy | null) {
+  return {
+    scored_by: scoredBy,
+    instances: result.instances,
+    resumed: result.resumed,
+    candidates: result.candidates,
+    unscored_candidates: result.unscored.candidates,
+    predictions: result.predictions,
+    scores: result.scores,
+    report: result.report ?? null,
+    metrics: result.metrics ?? null,
+  };
 }

@@ -1,4 +1,5 @@
 /** `winnower rerank`: N candidate files per SWE-bench instance → one predictions file, scores and a report. */
+import { writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { Command, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
@@ -6,6 +7,7 @@ import { DEFAULT_MODEL_DIR } from '../config.js';
 import { wnwError } from '../errors.js';
 import { rerankBatch } from '../rerank/rerank-batch.js';
 import { createScorer } from '../rerank/scorers/registry.js';
+import { scoredBy } from '../rerank/scorers/scorer-identity.js';
 import { defaultStrategy } from '../rerank/select/index.js';
 import { Strategy } from '../types/selection.js';
 import { loadSavedRuns } from '../server/ui/saved-runs.js';
@@ -13,7 +15,7 @@ import { writeSavedSite } from '../server/ui/saved-site.js';
 import { positiveInt } from './parse-options.js';
 import { crossFit } from '../train/cross-fit.js';
 import { printMetrics } from './print-metrics.js';
-import { EXIT_UNSCORED, rerankExitCode, rerankSummary } from './rerank-summary.js';
+import { EXIT_UNSCORED, rerankExitCode, rerankSummary, rerankSummaryFile } from './rerank-summary.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -37,6 +39,7 @@ interface RerankFlags {
   strategy?: Strategy;
   out: string;
   scores?: string;
+  summary?: string;
   report?: string;
   skipInvalid?: boolean;
   strict?: boolean;
@@ -71,6 +74,7 @@ export function registerRerankCommand(program: Command): void {
     .addOption(new Option('--strategy <name>', 'selection strategy (default: the model folder\'s default_strategy, learned or robust, when it has a selector; else value)').choices(Strategy.options))
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
+    .option('--summary <file>', 'summary JSON: which model and selector scored the run (scored_by: name, folder, sha256 of the model files and of selector.json, strategy), the outputs and the metrics (default: beside --out, <out>.summary.json)')
     .option('--report <file>', 'Markdown report; the HTML twin is written beside it, and the web inspector\'s pages for the run in <report>.inspect/ (winnower inspect)')
     .option('--skip-invalid', 'report malformed input records and go on instead of stopping')
     .option('--strict', 'stop, instead of warning, when candidates have no task record in --tasks')
@@ -118,6 +122,7 @@ export function registerRerankCommand(program: Command): void {
       let lastLog = 0;
       // The report links to the inspector's pages of this run, written beside it once scored.
       const inspectDir = flags.report && flags.inspector ? `${flags.report.replace(/\.md$/i, '')}.inspect` : undefined;
+      const strategy = flags.strategy ?? defaultStrategy(false, scorer);
       try {
         const result = await rerankBatch({
           candidates: flags.candidates,
@@ -128,7 +133,7 @@ export function registerRerankCommand(program: Command): void {
           scorer,
           template: flags.template,
           budgetTokens: flags.budget,
-          strategy: flags.strategy ?? defaultStrategy(false, scorer),
+          strategy,
           out: flags.out,
           scores: flags.scores ?? flags.out.replace(/(\.jsonl)?$/, '.scores.jsonl'),
           report: flags.report,
@@ -151,6 +156,10 @@ export function registerRerankCommand(program: Command): void {
         bar?.stop();
         console.log(`${result.instances} instances (${result.resumed} resumed), ${result.candidates} candidates → ${result.predictions}`);
         console.log(`scores: ${result.scores}${result.report ? `; report: ${result.report.markdown}, ${result.report.html}` : ''}`);
+        const scored = scoredBy(scorer.identity, strategy);
+        const summary = flags.summary ?? flags.out.replace(/(\.jsonl)?$/, '.summary.json');
+        await writeFile(summary, `${JSON.stringify(rerankSummaryFile(result, scored), null, 2)}\n`);
+        console.log(`summary: ${summary} (scored by ${scorer.model}${scored?.model.hash ? ` ${scored.model.hash.slice(0, 19)}` : ''}, strategy ${strategy})`);
         if (inspectDir) {
           const site = writeSavedSite(inspectDir, (await loadSavedRuns([result.scores, ...flags.candidates], { sourceFrom: flags.sourceFrom })).jobs, 'winnower rerank');
           console.log(`inspector: ${site.index} (${site.jobs} instances; or \`winnower inspect ${result.scores} <candidates> --serve\`)`);

@@ -4,6 +4,7 @@
  * tests), marked `partial` with the reason. Built from the job store alone, so it works after a
  * restart as well as at shutdown.
  */
+import { scoredBy, type ScoredBy, type ScorerIdentity } from '../rerank/scorers/scorer-identity.js';
 import { select, defaultStrategy } from '../rerank/select/index.js';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
 import type { Selection, Strategy } from '../types/index.js';
@@ -15,6 +16,8 @@ export interface PartialSolveResult extends Pick<SolveResult, 'instance_id' | 'c
   /** Always true: the job did not run to its end; `chosen` is the best of what had finished. */
   partial: true;
   reason: string;
+  /** Which model and selector scored the job (null: no value model, or a job started before this was recorded). */
+  scored_by: ScoredBy | null;
   /** What the finished rollouts used; the job's other figures (time, savings) are not known. */
   compute: { policy_calls: number; tokens: number; saved_rollouts: number; saved_fraction: number };
 }
@@ -33,7 +36,10 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
   const finished = candidates.filter((candidate) => candidate.status === 'finished' && candidate.trajectory);
   // The checks' evidence so far, from the job's stored events (as the running job built it).
   const evidence = new CheckEvidence({ regression: false, reproduction: false });
-  for (const event of store.listEvents(job.id)) evidence.apply(event);
+  const events = store.listEvents(job.id);
+  for (const event of events) evidence.apply(event);
+  // The model the job had pinned, as its job-start event recorded it (src/server/solve-job.ts).
+  const scorer = events.find((event) => event.type === 'job-start')?.scorer as ScorerIdentity | null | undefined;
   const instanceId = request.instance_id ?? finished[0]?.trajectory?.instance_id ?? 'task';
   // As the job would have chosen; without its value model at hand a learned selector is not available.
   const strategy = request.strategy ?? defaultStrategy(request.verify?.enabled === true);
@@ -70,6 +76,7 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
       saved_fraction: 0,
     },
     checks: evidence.view(),
+    scored_by: scoredBy(scorer ?? undefined, selection.strategy),
   };
 }
 

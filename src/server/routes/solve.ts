@@ -3,7 +3,6 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { loadAgentConfig } from '../../candidates/agent-config.js';
 import { checkRollouts } from '../../solve/prepare-rollout.js';
-import { runSolve } from '../../solve/run-solve.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-schemas.js';
 import { jobView } from '../job-view.js';
@@ -16,6 +15,7 @@ import { redactRequest } from '../redact-request.js';
 import { checkIdentifier } from '../request-caps.js';
 import { inBody } from '../request-field.js';
 import { checkScoring } from '../scoring-check.js';
+import { solveJob } from '../solve-job.js';
 
 export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
@@ -33,6 +33,7 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       checkIdentifier(body.instance_id, 'body.instance_id');
       checkRepoUrl(body.repo?.url, 'body.repo.url', repoHosts);
       checkPolicyHost(body.policy?.kind === 'replay' ? undefined : body.policy?.url, policyHosts, 'body.policy.url');
+      body.policies?.forEach(({ policy }, index) => checkPolicyHost(policy?.kind === 'replay' ? undefined : policy?.url, policyHosts, `body.policies.${index}.policy.url`));
       const writers = body.verify.reproduction?.policy;
       checkPolicyHost(writers?.kind === 'replay' ? undefined : writers?.url, policyHosts, 'body.verify.reproduction.policy.url');
       if (body.verify.test_patch) checkPatchPaths(body.verify.test_patch, 'body.verify.test_patch');
@@ -42,13 +43,14 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       if (body.image === undefined) await checkLocalRepo(body.repo, { path: 'body.repo.path', commit: 'body.repo.commit' });
       // What the job would otherwise find only after creating its sandboxes: a 400 now, naming the field.
       await inBody(() => loadAgentConfig(body.agent.config));
+      for (const [index, entry] of (body.policies ?? []).entries()) if (entry.agent?.config) await inBody(() => loadAgentConfig(entry.agent!.config!), `body.policies.${index}`);
       if (body.scoring.enabled) {
         await checkScoring(solveDeps.scorer, { template: body.scoring.template, budgetTokens: body.scoring.budget_tokens, withMessages: true }, { template: 'body.scoring.template', budget: 'body.scoring.budget_tokens' });
       }
       // The harness is defined and installed here, and the policy fits it (or the built-in agent).
       await inBody(() => checkRollouts(solveDeps, body));
       // The job store keeps the request without its secrets; the job gets them.
-      const job = jobs.start('solve', redactRequest(body), (jobId, hooks) => runSolve(solveDeps, jobId, body, hooks));
+      const job = jobs.start('solve', redactRequest(body), solveJob(solveDeps, body));
       if (!request.query.wait) {
         return reply.status(202).header('location', `/jobs/${job.id}`).send({ job_id: job.id, status: job.status });
       }

@@ -1,0 +1,26 @@
+/**
+ * A /solve job as the job manager runs it: the value model serving when the job starts is pinned
+ * for the whole job (a model swapped in meanwhile by POST /admin/model or SIGHUP serves only later
+ * jobs), and the job says which model and selector scored it: in its `job-start` event (`scorer`, so
+ * an interrupted job's partial result knows it too) and in its result (`scored_by`).
+ */
+import { pinScorer } from '../rerank/scorers/reloadable.js';
+import { scoredBy } from '../rerank/scorers/scorer-identity.js';
+import type { JobRunner } from '../solve/job-manager.js';
+import { runSolve, type SolveDeps } from '../solve/run-solve.js';
+import type { SolveRequest } from '../solve/solve-request.js';
+
+export function solveJob(deps: SolveDeps, request: SolveRequest): JobRunner {
+  return async (jobId, hooks) => {
+    const pinned = pinScorer(deps.scorer);
+    try {
+      const identity = pinned.scorer?.identity;
+      // The event type is the pipeline's; the server adds the field (stored and streamed with it).
+      const emit: typeof hooks.emit = (event) => hooks.emit(event.type === 'job-start' ? ({ ...event, scorer: identity ?? null } as typeof event) : event);
+      const result = await runSolve(pinned.scorer ? { ...deps, scorer: pinned.scorer } : deps, jobId, request, { ...hooks, emit });
+      return { ...result, scored_by: scoredBy(identity, result.selection.strategy) };
+    } finally {
+      pinned.release();
+    }
+  };
+}
