@@ -15,6 +15,9 @@ export const TRAINED = 'trained model';
 export const UNTRAINED = 'untrained model';
 export const LEARNED = 'learned selector';
 export const ROBUST = 'robust';
+/** robust and learned with their fixed trajectory priors, beside the same strategies with fitted trajectory weights (when the selector has them). */
+export const ROBUST_FIXED = 'robust, fixed trajectory priors';
+export const LEARNED_FIXED = 'learned selector, fixed trajectory priors';
 
 /** The pool of `members` (one pool's candidates) given each one's score (undefined: not scored). */
 export function evalPool(members: LabelledCandidate[], scores: Array<Score | undefined>, selector: LearnedSelector, extraValues: Record<string, Array<number | null>> = {}): EvalPool {
@@ -23,7 +26,12 @@ export function evalPool(members: LabelledCandidate[], scores: Array<Score | und
   const prepared = prepare(candidates, members[0]!.trajectory.instance_id);
   const signals = computeSignals(prepared, task);
   const learned = rankLearned(prepared, { selector, task });
-  const robust = rankRobust(prepared, task, selector.priors);
+  const robust = rankRobust(prepared, task, selector.priors, selector.trajectory);
+  const fixed: LearnedSelector = { ...selector, trajectory: undefined };
+  const learnedFixed = selector.trajectory ? rankLearned(prepared, { selector: fixed, task }) : learned;
+  const robustFixed = selector.trajectory ? rankRobust(prepared, task, selector.priors) : robust;
+  const weights = selector.trajectory?.use ? selector.trajectory.robust : undefined;
+  const tieBreak = (i: number) => 1e-6 * Math.log1p(prepared.candidates[i]!.changedLines);
   return {
     pool: members[0]!.pool,
     benchmark: members[0]!.benchmark,
@@ -33,8 +41,10 @@ export function evalPool(members: LabelledCandidate[], scores: Array<Score | und
       ...extraValues,
       [LEARNED]: signals.map((s) => contributions(selector, s).total),
       // The robust ranking's own order: agreement, then the smaller patch (a tie-break too small to reorder agreement).
-      [ROBUST]: signals.map((s, i) => robustScore(s) - 1e-6 * Math.log1p(prepared.candidates[i]!.changedLines)),
+      [ROBUST]: signals.map((s, i) => robustScore(s, weights) - tieBreak(i)),
+      [LEARNED_FIXED]: signals.map((s) => contributions(fixed, s).total),
+      [ROBUST_FIXED]: signals.map((s, i) => robustScore(s) - tieBreak(i)),
     },
-    chosen: { [LEARNED]: learned.chosen, [ROBUST]: robust.chosen },
+    chosen: { [LEARNED]: learned.chosen, [ROBUST]: robust.chosen, [LEARNED_FIXED]: learnedFixed.chosen, [ROBUST_FIXED]: robustFixed.chosen },
   };
 }

@@ -7,11 +7,14 @@
  */
 import { SELECTOR_FORMAT, type LearnedSelector } from '../rerank/select/learned.js';
 import { SIGNALS, type SignalName, type Signals } from '../rerank/select/signals.js';
+import { LEARNED_TRAJECTORY_PRIOR } from '../rerank/select/trajectory-weights.js';
 
 /** One pool's usable candidates: their signals and labels. */
 export interface SelectorPool {
   signals: Signals[];
   labels: boolean[];
+  /** Per candidate: whether it carries a trajectory (messages), for the trajectory weights (fit-trajectory.ts). */
+  trajectory?: boolean[];
 }
 
 export interface FitSelectorOptions {
@@ -31,9 +34,9 @@ export const PRIOR_WEIGHTS: Partial<Record<SignalName, number>> = {
   verify_broken: -1,
   check_regressed: -1,
   check_repro_share: 1,
-  traj_ran_tests: 0.2,
-  traj_last_test_passed: 0.5,
-  traj_submitted: 0.3,
+  traj_ran_tests: LEARNED_TRAJECTORY_PRIOR.traj_ran_tests,
+  traj_last_test_passed: LEARNED_TRAJECTORY_PRIOR.traj_last_test_passed,
+  traj_submitted: LEARNED_TRAJECTORY_PRIOR.traj_submitted,
 };
 
 export function fitSelector(pools: SelectorPool[], options: FitSelectorOptions = {}): LearnedSelector {

@@ -11,6 +11,7 @@ import { rocAuc } from '../rerank/metrics.js';
 import { computeSignals, type Candidate, type LearnedSelector } from '../rerank/select/index.js';
 import { prepare } from '../rerank/select/prepare.js';
 import { loadTokenizer, type Tokenizer } from '../rerank/tokenizer.js';
+import { toolCallParameters } from '../rerank/serialize/trajectory-steps.js';
 import { Cut, type Score } from '../types/index.js';
 import { groupBy } from '../util/group-by.js';
 import { sigmoid } from '../util/logistic.js';
@@ -22,6 +23,7 @@ import { fitSelector, type SelectorPool } from './fit-selector.js';
 import type { Calibration } from './onnx-export.js';
 import { foldOf } from './split.js';
 import { fitPriors } from '../rerank/select/priors.js';
+import { fitTrajectoryWeights } from './fit-trajectory.js';
 import { DEFAULT_FIT, fitValueModel, initParams, predictLogit, type TrainExample, type ValueModelParams, type ValueModelShape } from './value-model.js';
 import { tokenizerJson, WordCounter } from './vocabulary.js';
 
@@ -60,8 +62,22 @@ function copyParams(params: ValueModelParams): ValueModelParams {
   return { ...params, embedding: params.embedding.slice(), w1: params.w1.slice(), b1: params.b1.slice(), w2: params.w2.slice(), skip: params.skip.slice() };
 }
 
-function documentText(candidate: LabelledCandidate): string {
-  return [candidate.task.problem_statement, candidate.trajectory.patch, ...candidate.trajectory.messages.map((m) => m.content)].join('\n');
+/**
+ * The text the tokenizer's words are counted from: everything the serializer can put in front of
+ * the model. Actions given as tool calls (name and argument values, as judge-v1 renders them) and
+ * reasoning count too; without them an agent's commands would be [UNK] at serving time.
+ */
+export function documentText(candidate: LabelledCandidate): string {
+  const parts = [candidate.task.problem_statement, candidate.trajectory.patch];
+  for (const message of candidate.trajectory.messages) {
+    parts.push(message.content);
+    if (message.reasoning) parts.push(message.reasoning);
+    for (const call of message.tool_calls ?? []) {
+      const parameters = toolCallParameters(call);
+      parts.push(call.function.name, ...(parameters ? parameters.flatMap(([key, value]) => [key, value]) : [call.function.arguments]));
+    }
+  }
+  return parts.join('\n');
 }
 
 /** A Score for a value computed outside a scorer, so the selector's signals are computed as at serving time. */
@@ -81,6 +97,8 @@ export function offlineScore(candidate: LabelledCandidate, value: number, raw: n
   };
 }
 
+const formatWeights = (weights: Record<string, number>) => Object.entries(weights).map(([name, w]) => `${name} ${w.toFixed(2)}`).join(', ');
+
 /** Signals and labels of each pool's usable candidates, given a value per candidate. */
 function selectorPools(candidates: LabelledCandidate[], valueOf: Map<LabelledCandidate, { value: number; raw: number }>): SelectorPool[] {
   return [...groupBy(candidates, (c) => c.pool).values()].map((members) => {
@@ -90,7 +108,7 @@ function selectorPools(candidates: LabelledCandidate[], valueOf: Map<LabelledCan
     );
     const signals = computeSignals(instance, members[0]!.task);
     const usable = instance.candidates.map((p, i) => ({ p, i })).filter(({ p }) => p.usable);
-    return { signals: usable.map(({ i }) => signals[i]!), labels: usable.map(({ i }) => members[i]!.resolved) };
+    return { signals: usable.map(({ i }) => signals[i]!), labels: usable.map(({ i }) => members[i]!.resolved), trajectory: usable.map(({ i }) => members[i]!.trajectory.messages.length > 0) };
   });
 }
 
@@ -173,10 +191,12 @@ export async function fitSide(trainSide: LabelledCandidate[], dir: string, optio
   const oofCandidates = trainSide.filter((c) => oofValue.has(c));
   const pools = selectorPools(oofCandidates, oofValue);
   const fittedSelector = fitSelector(pools);
-  const selector: LearnedSelector = options.priors === false ? fittedSelector : { ...fittedSelector, priors: fitPriors(trainSide) };
+  const trajectory = fitTrajectoryWeights(pools, fittedSelector);
+  const selector: LearnedSelector = { ...fittedSelector, ...(options.priors === false ? {} : { priors: fitPriors(trainSide) }), ...(trajectory ? { trajectory } : {}) };
   const poolAuc = rocAuc(pools.flatMap((pool) => pool.signals.map((signal, i) => ({ value: signal.value_rel, resolved: pool.labels[i]! }))));
   log(`out-of-fold AUC ${rocAuc(oofCandidates.map((c) => ({ value: oofValue.get(c)!.value, resolved: c.resolved })))?.toFixed(3)}, of value_rel within pools ${poolAuc?.toFixed(3)}`);
   log(`calibration: a ${calibration.a.toFixed(3)}, b ${calibration.b.toFixed(3)}; selector weights ${selector.signals.filter((s) => s.learned).map((s) => `${s.name} ${s.weight.toFixed(2)}`).join(', ')}`);
+  log(trajectory ? `trajectory weights from ${trajectory.rows} candidates in ${trajectory.pools} mixed pools: robust ${formatWeights(trajectory.robust)}; learned ${formatWeights(trajectory.learned)}` : 'trajectory weights: no mixed pool with trajectories, the fixed priors stay');
   const params = snapshots[epochs - 1]!;
   const value = (bag: FeatureBag) => {
     const raw = calibration.a * predictLogit(params, bag) + calibration.b;

@@ -104,6 +104,7 @@ export async function writeModelCard(input: ModelCardInput): Promise<void> {
         weights: Object.fromEntries(input.selector.signals.map((s) => [s.name, { weight: Math.round(s.weight * 1000) / 1000, learned: s.learned }])),
         default_strategy: input.selector.default_strategy ?? null,
         default_reason: input.selector.default_reason ?? null,
+        trajectory_weights: input.selector.trajectory ?? null,
       },
       beats_best_trivial: input.verdicts,
       data: input.sources,
@@ -131,6 +132,7 @@ ${input.command}
 - **Model** (\`model.onnx\`, opset 13, \`input_ids\`/\`attention_mask\` → \`logits\` [batch, 1]): an embedding bag over token slots (issue and trajectory words apart from patch words) and ${input.space.bigramBuckets} hashed bigram buckets, ${input.shape.dims} dimensions, summed and divided by √length, with log length, into a ${input.shape.hidden}-unit ReLU layer; value = sigmoid(logit), calibrated by Platt scaling on out-of-fold logits (a ${input.calibration.a.toFixed(3)}, b ${input.calibration.b.toFixed(3)}).
 - **Training**: logistic + within-instance pairwise ranking loss, ${input.epochs} epoch(s) (chosen by ${input.folds}-fold cross-fitting), seed ${input.seed}, ${input.trainCandidates} training candidates${input.options.permissiveOnly ? ', permissive rows only' : ''}; ${Math.round(input.seconds)} s.
 - **Selector** (\`selector.json\`, strategy \`learned\`): a linear score over standardised group signals, fitted with a listwise loss on out-of-fold values.
+- **Trajectory weights** (\`selector.json\` \`trajectory\`): ${input.selector.trajectory ? `${input.selector.trajectory.use ? 'used' : 'not used'}: ${input.selector.trajectory.reason}.` : 'none: no training pool with both outcomes had trajectories, so robust and learned keep their fixed trajectory priors.'}
 
 ## Data
 

@@ -12,13 +12,14 @@ import { scoreCandidates } from '../rerank/score-candidates.js';
 import { createOnnxScorer } from '../rerank/scorers/onnx.js';
 import { SELECTOR_FILE, type LearnedSelector } from '../rerank/select/index.js';
 import { loadDataset, type LabelledCandidate } from './dataset.js';
-import { evalPool, LEARNED, ROBUST, TRAINED, UNTRAINED } from './eval-pools.js';
+import { evalPool, LEARNED, LEARNED_FIXED, ROBUST, ROBUST_FIXED, TRAINED, UNTRAINED } from './eval-pools.js';
 import { beatsTrivial, bestTrivial, evaluateAll, evaluateScope, formatTables, TRIVIAL_SELECTORS, type EvalPool, type ScopeTable } from './evaluate.js';
 import { fitSide, type FitSideOptions } from './fit-side.js';
 import { writeModelCard, type DataSource, type SplitVerdict } from './model-card.js';
 import { exportValueModel, type Calibration } from './onnx-export.js';
 import { evaluateHeldOutSources, type HeldOutFold } from './source-holdout.js';
-import { rotatingSources, splitByInstance, splitBySource } from './split.js';
+import { matchesSource, rotatingSources, splitByInstance, splitBySource } from './split.js';
+import type { TrajectoryWeights } from '../rerank/select/trajectory-weights.js';
 import { labelledFromStore } from './store-rows.js';
 import { DEFAULT_FIT, predictLogit } from './value-model.js';
 import { groupBy } from '../util/group-by.js';
@@ -152,7 +153,9 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   let exportMaxDiff: number | null = null;
   const splitName = bySource ? `held out ${options.holdoutSources!.join(',')}` : options.holdoutRepos?.length ? `held-out repositories ${options.holdoutRepos.join(',')}` : 'held-out instances';
   const probabilistic = (baseline: boolean) => [TRAINED, ...(baseline ? [UNTRAINED] : [])];
-  const selectorsFor = (baseline: boolean) => [...TRIVIAL_SELECTORS, ...(baseline ? [UNTRAINED] : []), TRAINED, LEARNED, ROBUST];
+  // With trajectories in the data, each strategy is also shown with its fixed trajectory priors: the check on the fitted weights.
+  const withTrajectories = dataset.candidates.some((c) => c.trajectory.messages.length > 0);
+  const selectorsFor = (baseline: boolean) => [...TRIVIAL_SELECTORS, ...(baseline ? [UNTRAINED] : []), TRAINED, LEARNED, ROBUST, ...(withTrajectories ? [LEARNED_FIXED, ROBUST_FIXED] : [])];
   // The card is written before validation too: the onnx scorer reads config.json.
   const card = { outDir, space, shape, budgetTokens, padTokenId: PAD_ID, seed, epochs, folds, calibration, selector: fitted.selector, sources: dataSources(dataset.candidates), trainCandidates: trainSide.length, validationCandidates: validation.length, command: options.command ?? '', options };
   await writeFile(join(outDir, SELECTOR_FILE), `${JSON.stringify(fitted.selector, null, 2)}\n`);
@@ -171,17 +174,25 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   // The source-held-out check: the split itself when it is by source, else leave-one-source-out.
   const verdicts: SplitVerdict[] = [];
   if (tables.length) verdicts.push(verdict(splitName, tables[0]!, bySource));
+  let sourceTable = bySource ? tables[0] : undefined;
+  // Whether the source-held-out check validated on any candidate with a trajectory (else it says nothing about trajectory weights).
+  let heldOutWithTrajectories = bySource && validation.some((c) => c.trajectory.messages.length > 0);
   if (!bySource && (options.sourceCheck ?? 'loso') === 'loso') {
     const families = rotatingSources(dataset.candidates);
     log(`leave-one-source-out over ${families.length} source famil${families.length === 1 ? 'y' : 'ies'}: ${families.join(', ')}`);
+    heldOutWithTrajectories = dataset.candidates.some((c) => c.trajectory.messages.length > 0 && matchesSource(c.trajectory.source, families));
     const heldOut = await evaluateHeldOutSources(dataset.candidates, families.map((f) => [f]), fitOptions);
     const sourceTables = heldOutTables(heldOut, { selectors: selectorsFor(false), probabilistic: probabilistic(false), bootstrap: options.bootstrap, seed });
     if (sourceTables.length) verdicts.push(verdict(sourceTables[0]!.scope.replace(/: all$/, ''), sourceTables[0]!, true));
+    sourceTable = sourceTables[0];
     tables = [...tables, ...sourceTables];
   }
   const sourceVerdict = verdicts.find((v) => v.source_held_out);
+  const trajectory = fitted.selector.trajectory ? checkTrajectoryWeights(fitted.selector.trajectory, sourceTable, heldOutWithTrajectories) : undefined;
+  if (trajectory) log(`trajectory weights: ${trajectory.use ? 'used' : 'not used'} (${trajectory.reason})`);
   const selector: LearnedSelector = {
     ...fitted.selector,
+    ...(trajectory ? { trajectory } : {}),
     default_strategy: sourceVerdict?.learned_beats_trivial ? 'learned' : 'robust',
     default_reason: !sourceVerdict
       ? 'no source-held-out evaluation ran, so the learned selector is unchecked on agents it never saw: robust is the default'
@@ -194,6 +205,27 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const seconds = (Date.now() - started) / 1000;
   await writeModelCard({ ...card, selector, tables, verdicts, seconds });
   return { outDir, trainCandidates: trainSide.length, validationCandidates: validation.length, epochs, calibration, selector, tables, table: formatTables(tables), seconds, exportMaxDiff, verdicts };
+}
+
+/**
+ * The fitted trajectory weights, kept in use only when the source-held-out table shows robust and
+ * learned with them at least as good (selected@1) as with their fixed priors; without a
+ * source-held-out check on candidates with trajectories they stay in use, and the reason says they are unchecked.
+ */
+function checkTrajectoryWeights(weights: TrajectoryWeights, table: ScopeTable | undefined, checked: boolean): TrajectoryWeights {
+  const fitted = `fitted on ${weights.rows} labelled candidates with trajectories in ${weights.pools} pools with both outcomes`;
+  if (!table || !checked) return { ...weights, use: true, reason: `${fitted}; unchecked: no source-held-out evaluation held out a candidate with a trajectory` };
+  const selected = (name: string) => table.rows.find((r) => r.selector === name)?.selected_at_1.value ?? null;
+  const pct = (x: number | null) => (x === null ? 'n/a' : `${(100 * x).toFixed(1)}%`);
+  const pairs = [
+    [ROBUST, ROBUST_FIXED],
+    [LEARNED, LEARNED_FIXED],
+  ].map(([withWeights, fixed]) => ({ name: withWeights!, fitted: selected(withWeights!), fixed: selected(fixed!) }));
+  const worse = pairs.filter((p) => p.fitted !== null && p.fixed !== null && p.fitted < p.fixed - 1e-9);
+  const figures = pairs.map((p) => `${p.name} ${pct(p.fitted)} vs ${pct(p.fixed)} fixed`).join(', ');
+  return worse.length
+    ? { ...weights, use: false, reason: `${fitted}; not used: on ${table.scope} they did worse than the fixed priors (${figures})` }
+    : { ...weights, use: true, reason: `${fitted}; used: on ${table.scope} at least as good as the fixed priors (${figures})` };
 }
 
 /** Whether the learned selector and the robust default reach the best trivial selector on one split's "all" table. */

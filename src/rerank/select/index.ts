@@ -52,7 +52,7 @@ function rankWith(strategy: Strategy, candidates: Candidate[], options: SelectOp
     case 'learned':
       return rankLearned(instance, options.selector ? { selector: options.selector, task: options.task } : undefined);
     case 'robust':
-      return rankRobust(instance, options.task, options.selector?.priors);
+      return rankRobust(instance, options.task, options.selector?.priors, options.selector?.trajectory);
   }
 }
 
@@ -63,6 +63,7 @@ export { selectHybrid, VERIFY_TIER } from './hybrid.js';
 export { patchShape, type PatchShape, type FileDiff, type HunkLine } from './patch-shape.js';
 export { normalizePatch, type NormalizedPatch } from './normalize-patch.js';
 export { unusableOf } from './usable-gate.js';
-export { rankRobust, robustScore, ROBUST_WEIGHTS } from './robust.js';
+export { rankRobust, robustScore, robustAgreement, ROBUST_WEIGHTS } from './robust.js';
+export { TrajectoryWeights, TRAJECTORY_SIGNAL_NAMES, ROBUST_TRAJECTORY_PRIOR, LEARNED_TRAJECTORY_PRIOR, type TrajectorySignalName } from './trajectory-weights.js';
 export { LearnedSelector, loadSelector, contributions, SELECTOR_FILE, SELECTOR_FORMAT } from './learned.js';
 export { SIGNALS, TRAJECTORY_SIGNALS, VERIFY_SIGNALS, CHECK_SIGNALS, computeSignals, isTestPath, type SignalName, type Signals } from './signals.js';

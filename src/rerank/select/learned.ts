@@ -10,15 +10,22 @@ import { withChecks } from './checks.js';
 import { assemble, formatValue, type Ordering } from './rank.js';
 import type { LearnedSelector } from './selector-file.js';
 import { computeSignals, type SignalName, type Signals } from './signals.js';
+import { TRAJECTORY_SIGNAL_NAMES, trajectoryWeightsFor, type TrajectorySignalName } from './trajectory-weights.js';
 import { rankByValue } from './value.js';
 
 export { LearnedSelector, loadSelector, SELECTOR_FILE, SELECTOR_FORMAT } from './selector-file.js';
 
-/** Each signal's contribution (weight × standardised value) and their sum. */
+/**
+ * Each signal's contribution (weight × standardised value) and their sum. With fitted trajectory
+ * weights in use (selector.json `trajectory`), those give the trajectory signals' contributions
+ * (weight × raw value) in place of their entries.
+ */
 export function contributions(selector: LearnedSelector, signals: Signals): { total: number; parts: Array<{ name: SignalName; value: number }> } {
+  const fitted = trajectoryWeightsFor('learned', selector.trajectory);
   let total = 0;
   const parts = selector.signals.map((signal) => {
-    const value = (signal.weight * (signals[signal.name] - signal.mean)) / signal.std;
+    const own = fitted && (TRAJECTORY_SIGNAL_NAMES as readonly SignalName[]).includes(signal.name) ? fitted[signal.name as TrajectorySignalName] : undefined;
+    const value = own !== undefined ? own * signals[signal.name] : (signal.weight * (signals[signal.name] - signal.mean)) / signal.std;
     total += value;
     return { name: signal.name, value };
   });

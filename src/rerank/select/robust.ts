@@ -10,6 +10,8 @@
  * With own-history priors (selector.json `priors`, from `winnower train` on labelled runs of the
  * same configurations), the configuration's shrunk resolve rate comes before agreement: a record
  * of the same agent on other tasks is the evidence that transfers best (README, "Own history").
+ * With fitted trajectory weights (selector.json `trajectory`, from `winnower train` on labelled
+ * pools with trajectories), those replace the fixed trajectory prior in the score.
  */
 import type { Selection, Task } from '../../types/index.js';
 import { withChecks } from './checks.js';
@@ -18,29 +20,33 @@ import { quantize, type Prepared, type PreparedInstance } from './prepare.js';
 import { assemble, formatValue, type Ordering } from './rank.js';
 import { configPrior, type Priors } from './priors.js';
 import { computeSignals, type Signals } from './signals.js';
+import { ROBUST_TRAJECTORY_PRIOR, TRAJECTORY_SIGNAL_NAMES, type TrajectorySignalName, type TrajectoryWeights } from './trajectory-weights.js';
 
 /**
  * Weights on raw signals. Agreement of lines and of files weigh the same (chosen by
  * leave-one-source-out: bench/results/train-sources.md); the trajectory prior is not in any
  * patch-only training data and is stated, not fitted.
  */
-export const ROBUST_WEIGHTS = { line_agreement: 1, file_agreement: 1, traj_last_test_passed: 0.25 } as const;
+export const ROBUST_WEIGHTS = { line_agreement: 1, file_agreement: 1, traj_last_test_passed: ROBUST_TRAJECTORY_PRIOR.traj_last_test_passed } as const;
 
-/** The robust score of one candidate's signals (higher is better). */
-export function robustScore(signals: Signals): number {
-  return (
-    ROBUST_WEIGHTS.line_agreement * signals.line_agreement +
-    ROBUST_WEIGHTS.file_agreement * signals.file_agreement +
-    ROBUST_WEIGHTS.traj_last_test_passed * signals.traj_last_test_passed
-  );
+/** Agreement alone: the part of the robust score no trajectory weight touches. */
+export function robustAgreement(signals: Signals): number {
+  return ROBUST_WEIGHTS.line_agreement * signals.line_agreement + ROBUST_WEIGHTS.file_agreement * signals.file_agreement;
+}
+
+/** The robust score of one candidate's signals (higher is better); `trajectory`: fitted weights in place of the fixed prior. */
+export function robustScore(signals: Signals, trajectory: Record<TrajectorySignalName, number> = ROBUST_TRAJECTORY_PRIOR): number {
+  return TRAJECTORY_SIGNAL_NAMES.reduce((score, name) => score + trajectory[name] * signals[name], robustAgreement(signals));
 }
 
 const tier = (p: Prepared): number => VERIFY_TIER[p.verify ?? 'none'];
 
 /** Ranks by verification, then agreement, then smaller patch; see the module comment. */
-export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'problem_statement'>, priors?: Priors): Selection {
+export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'problem_statement'>, priors?: Priors, trajectory?: TrajectoryWeights): Selection {
   const signals = computeSignals(instance, task);
-  const score = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, quantize(robustScore(signals[i]!))]));
+  const weights = trajectory?.use ? trajectory.robust : undefined;
+  const score = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, quantize(robustScore(signals[i]!, weights))]));
+  const trajectoryPart = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, robustScore(signals[i]!, weights) - robustAgreement(signals[i]!)]));
   const prior = new Map<Prepared, number>(instance.candidates.map((p) => [p, priors ? quantize(configPrior(priors, p.candidate.trajectory)) : 0]));
   const own: Ordering = {
     strategy: 'robust',
@@ -48,7 +54,14 @@ export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'proble
     primary: 4,
     tieSubject: priors ? 'test outcome, configuration record and agreement' : 'test outcome and agreement',
     tieBreaks: ['smaller patch'],
-    reasons: (p) => (p.usable ? [...(priors ? [`configuration resolved ${formatValue(prior.get(p)!)} of its past tasks (shrunk)`] : []), `agreement ${formatValue(score.get(p)!)}`] : []),
+    reasons: (p) =>
+      p.usable
+        ? [
+            ...(priors ? [`configuration resolved ${formatValue(prior.get(p)!)} of its past tasks (shrunk)`] : []),
+            `agreement ${formatValue(score.get(p)!)}`,
+            ...(weights ? [`of which trajectory ${formatValue(trajectoryPart.get(p)!)} (weights fitted on ${trajectory!.rows} labelled candidates)`] : []),
+          ]
+        : [],
     why(chosen, ranked) {
       const usable = ranked.filter((p) => p.usable);
       const tested = chosen.verify ? `tests: ${chosen.verify.replace('_', ' ')}, ` : '';

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { Priors } from './priors.js';
 import { SIGNALS } from './signal-names.js';
+import { TrajectoryWeights } from './trajectory-weights.js';
 
 export const SELECTOR_FORMAT = 'winnower-selector-1';
 export const SELECTOR_FILE = 'selector.json';
@@ -35,6 +36,8 @@ export const LearnedSelector = z.strictObject({
   default_reason: z.string().optional(),
   /** Own-history priors per agent configuration (priors.ts), when the training rows had several. */
   priors: Priors.optional(),
+  /** Trajectory-signal weights fitted on labelled pools with trajectories (trajectory-weights.ts); absent: the fixed priors. */
+  trajectory: TrajectoryWeights.optional(),
 });
 export type LearnedSelector = z.infer<typeof LearnedSelector>;
 
