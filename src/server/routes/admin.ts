@@ -17,7 +17,7 @@ const ModelBody = z
   .strictObject({
     path: z.string().min(1).max(4096).optional().describe('The model folder to load, an absolute path on the server (onnx backend); absent: re-read the folder serving now (at first the configured one)'),
   })
-  .optional();
+  .nullish();
 
 export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app, options) => {
   app.post(
