@@ -5,7 +5,7 @@
  * what comes back; `sglang.ts` and `vllm.ts` only describe their endpoints and map their responses.
  */
 import { z } from 'zod';
-import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
+import { abortedError, throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import type { Tokenizer } from '../tokenizer.js';
 import { createHttpClient, type HttpClient, type HttpClientOptions } from '../../http/http-client.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
@@ -177,13 +177,17 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
   let closed = false;
   let probed: Promise<void> | undefined;
 
+  // The probe is shared by every call that arrives while it runs, so it runs under the scorer's
+  // own signal (aborted by close()), not the first caller's: a caller that goes away stops waiting
+  // for it, and neither fails the others waiting nor leaves its cancellation as the probe's result.
+  const probeStop = new AbortController();
   function probe(signal: AbortSignal | undefined): Promise<void> {
     if (!definition.probe) return Promise.resolve();
-    probed ??= definition.probe(client, signal).catch((error: unknown) => {
+    probed ??= definition.probe(client, probeStop.signal).catch((error: unknown) => {
       probed = undefined;
       throw error;
     });
-    return probed;
+    return untilAborted(probed, signal);
   }
 
   const resolve = (endpoint: ScoreEndpoint<any>): ScoreEndpoint<any> =>
@@ -275,9 +279,30 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
     },
     async close() {
       closed = true;
+      probeStop.abort(wnwError('WNW_ERR_OP_ABORTED', `${definition.backend} scorer is closed`));
       await client.close();
     },
   };
+}
+
+/** `promise`, or WNW_ERR_OP_ABORTED as soon as `signal` fires (the promise itself runs on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(abortedError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 async function withIds(inputs: ScoreInput[], tokenizer: Tokenizer | undefined): Promise<ScoreInput[]> {

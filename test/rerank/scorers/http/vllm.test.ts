@@ -100,6 +100,21 @@ describe('vLLM scorer against a fake of current vLLM', () => {
       expect(server.bodies('/classify')[0]).toEqual({ model: MODEL, input: ['probe'], use_activation: false });
     });
 
+    it("a caller cancelled during the probe does not fail the others waiting on it, nor the next call", async () => {
+      server.delayMs = 300;
+      const vllm = make({ probe: true });
+      const cancelled = new AbortController();
+      const first = vllm.score(textInputs(1, 'first'), { signal: cancelled.signal });
+      const second = vllm.score(textInputs(2, 'second'));
+      setTimeout(() => cancelled.abort(new Error('client went away')), 50);
+      expect(await rejection(first)).toMatchObject({ code: 'WNW_ERR_OP_ABORTED' });
+      expect((await second).every((output) => Number.isFinite(output.value))).toBe(true);
+      // The probe ran once, to its end, for the caller still waiting.
+      expect(server.requests.filter((request) => request.path === '/v1/models')).toHaveLength(1);
+      server.delayMs = 0;
+      expect((await vllm.score(textInputs(1, 'third'))).every((output) => Number.isFinite(output.value))).toBe(true);
+    });
+
     it('names the served models when the configured one is not among them', async () => {
       const error = await rejection(make({ probe: true, model: 'critic' }).score(textInputs(1)));
       expect(error).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'scorer.model', served: [MODEL] } });
