@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { readPoliciesFile } from './policies-file.js';
 import { loadHarnessDefinitions } from '../harness/harness-definition.js';
 import { loadConfig } from '../config.js';
 import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
@@ -36,6 +37,7 @@ interface SolveFlags {
   policyKey?: string;
   policyMode?: 'tools' | 'text';
   replay?: string[];
+  policies?: string;
   testCommand?: string;
   failToPass?: string[];
   passToPass?: string[];
@@ -74,6 +76,7 @@ export function registerSolveCommand(program: Command): void {
     .option('--policy-mode <mode>', 'tools (function calling) or text (fenced bash blocks)')
     // Several files per flag: an unquoted glob (`--replay recs/*.json`) reaches us as the files the shell expanded it to.
     .option('--replay <files...>', 'replay recorded trajectories instead of a policy (files, folders or globs, several or the flag repeated; any importable format)')
+    .option('--policies <file>', 'a mixed-policy job: a YAML or JSON list of policies, each {n, name?, policy?, agent?, waves?} as in the /solve body (or replay: <files> for recordings); n is their sum, and the policy and agent flags are every entry\'s defaults')
     .option('--test-command <cmd>', 'verify candidates with this command (its exit code, or the named tests)')
     .option('--fail-to-pass <id>', 'a test that must go from failing to passing (repeatable)', collect)
     .option('--pass-to-pass <id>', 'a test that must keep passing (repeatable)', collect)
@@ -83,19 +86,22 @@ export function registerSolveCommand(program: Command): void {
     .option('--reproduction <n>', 'n test-writer rollouts by the same policy write reproduction tests; every candidate runs every valid one (implies --checks)', positiveInt)
     .option('--writer-replay <files...>', 'replay these recorded test writers instead of calling the policy for them (with --reproduction)')
     .option('--stop-at <value>', 'stop once a candidate passes its tests with at least this value (never on one whose other tests failed, nor on a patch that did not apply)', positiveNumber)
-    .option('--strategy <name>', "value | consensus | hybrid | learned | robust (default: hybrid with tests; without, the model folder's default_strategy when it has a selector (robust for the bundled models/winnower-value), else value)")
+    .option('--strategy <name>', "value | consensus | hybrid | learned | robust (default: hybrid with tests; without, the model folder's default_strategy when it has a selector (robust for the bundled models/winnower-value), else value; with --policies, robust when the folder's own-history priors know one of their configurations)")
     .option('--step-limit <n>', 'agent steps per rollout (a harness: its model calls)', positiveInt)
     .option('--harness <name>', 'the agent of each rollout: winnower (built-in, default) or a harness CLI such as pi, codex, claude-code (winnower harness list)')
     .option('--harness-model <name>', 'the model name the harness is told (default: the policy model)')
     .option('--out <file>', 'write the whole job (every candidate and trajectory) as JSON')
     .option('--patch-out <file>', 'write the chosen patch')
-    .action(async (flags: SolveFlags) => {
+    .action(async (flags: SolveFlags, command: Command) => {
       const issue = flags.issueFile ? readFileSync(flags.issueFile, 'utf8') : flags.issue;
       if (!issue) throw wnwError('WNW_ERR_INPUT_INVALID', 'give the issue with --issue or --issue-file', { details: { field: 'issue' } });
       const config = loadConfig({
         file: flags.config,
         overrides: { policy: { url: flags.policyUrl, model: flags.policyModel, api_key: flags.policyKey, mode: flags.policyMode }, log_level: 'warn' },
       });
+      const policies = flags.policies ? await readPoliciesFile(flags.policies) : undefined;
+      // With --policies, n is their sum: --n goes only when given (then it must equal that sum).
+      const n = policies && command.getOptionValueSource('n') === 'default' ? undefined : flags.n;
       const recordings = flags.replay ? (await importTrajectories(flags.replay, { sourceFrom: 'file' })).items : undefined;
       const givenTests = Boolean(flags.testCommand || flags.failToPass?.length || flags.passToPass?.length);
       const verifying = givenTests || Boolean(flags.checks || flags.reproduction);
@@ -109,7 +115,8 @@ export function registerSolveCommand(program: Command): void {
         issue,
         ...(flags.repo ? { repo: { ...(isGitUrl(flags.repo) ? { url: flags.repo } : { path: resolve(flags.repo) }), ...(flags.commit ? { commit: flags.commit } : {}) } } : {}),
         ...(flags.image ? { image: flags.image } : {}),
-        n: flags.n,
+        ...(n !== undefined ? { n } : {}),
+        ...(policies ? { policies } : {}),
         ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
         ...(flags.waves ? { waves: flags.waves.split(',').map(Number) } : {}),
         ...(recordings ? { policy: { kind: 'replay', recordings } } : {}),

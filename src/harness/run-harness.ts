@@ -45,6 +45,8 @@ export interface HarnessRolloutOptions {
   trajectoryId: string;
   /** Rollout index: the seed where the protocol takes one, and which recording a replay uses. */
   seed: number;
+  /** Which recording a replay uses (default: `seed`); a mixed job counts each policy's rollouts from 0. */
+  recordingIndex?: number;
   /** The model name the harness is told (default: the policy's). */
   model?: string;
   limits?: HarnessLimits;
@@ -73,7 +75,7 @@ export async function prepareHarnessRollout(options: HarnessRolloutOptions): Pro
   const startedAt = Date.now();
   const model = options.model ?? (options.policy.kind === 'replay' ? 'replay' : options.policy.model);
   const temperature = options.policy.kind === 'openai' ? options.policy.temperature : undefined;
-  const upstream = createUpstream(definition.protocol, options.policy, { sampling: { seed: options.seed, temperature }, recordingIndex: options.seed });
+  const upstream = createUpstream(definition.protocol, options.policy, { sampling: { seed: options.seed, temperature }, recordingIndex: options.recordingIndex ?? options.seed });
   const context = { definition, trajectoryId: options.trajectoryId, instanceId: options.task.instance_id, source: `${definition.name}:${upstream.name}`, seed: options.seed, startedAt };
   let proxy: RecordingProxy;
   try {

@@ -7,11 +7,14 @@ import { redactUrlCredentials } from '../util/redact-url.js';
 
 export const REDACTED = '[redacted]';
 
+function redactPolicy<T extends SolveRequest['policy']>(policy: T): T {
+  return policy && policy.kind !== 'replay' ? { ...policy, url: redactUrlCredentials(policy.url, REDACTED), ...(policy.api_key === undefined ? {} : { api_key: REDACTED }) } : policy;
+}
+
 export function redactRequest(request: SolveRequest): SolveRequest {
   const repo = request.repo?.url === undefined ? request.repo : { ...request.repo, url: redactUrlCredentials(request.repo.url, REDACTED) };
-  const policy =
-    request.policy && request.policy.kind !== 'replay'
-      ? { ...request.policy, url: redactUrlCredentials(request.policy.url, REDACTED), ...(request.policy.api_key === undefined ? {} : { api_key: REDACTED }) }
-      : request.policy;
-  return { ...request, ...(repo ? { repo } : {}), ...(policy ? { policy } : {}) };
+  const policy = redactPolicy(request.policy);
+  // A mixed job's policies each keep their own secrets out of the store too.
+  const policies = request.policies?.map((entry) => (entry.policy ? { ...entry, policy: redactPolicy(entry.policy) } : entry));
+  return { ...request, ...(repo ? { repo } : {}), ...(policy ? { policy } : {}), ...(policies ? { policies } : {}) };
 }

@@ -46,7 +46,7 @@ export async function checkPool(deps: SolveDeps, task: Task, trajectories: reado
   });
   // No store: a pool check keeps no job; its events go to `onEvent`.
   const context = createSolveContext(deps, 'rerank', request, { signal: options.signal, emit: (event) => options.onEvent?.(event) });
-  const slots = trajectories.map((trajectory, index) => ({ index, status: 'finished' as const, trajectory }));
+  const slots = trajectories.map((trajectory, index) => ({ index, policy: 0, config: {}, status: 'finished' as const, trajectory }));
   const regression = request.verify.regression.enabled ? startRegression(context) : undefined;
   const reproduction = request.verify.reproduction ? startReproduction(context) : undefined;
   try {

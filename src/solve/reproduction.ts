@@ -17,9 +17,10 @@ import type { GeneratedTest, MatrixCell } from '../types/checks.js';
 import type { Trajectory } from '../types/index.js';
 import { extractTestFile, runTestFile } from '../verify/reproduction-test.js';
 import { tailOf } from '../verify/verify-candidate.js';
-import { prepareRollout } from './prepare-rollout.js';
+import { prepareRollout, type RolloutSetup } from './prepare-rollout.js';
 import type { SolveContext, Slot } from './solve-context.js';
 import type { SolveRequest } from './solve-request.js';
+import { planPolicies } from './policy-plan.js';
 
 export interface ReproductionStage {
   /** Runs every valid test against one finished candidate (after the writers are done). */
@@ -36,16 +37,19 @@ interface ValidTest {
 
 const SHOWN_CONTENT_BYTES = 16 * 1024;
 
-/** The request a writer's rollout is prepared from: the job's, with the writer's agent, harness, policy and limits. */
-function writerRequest(request: SolveRequest): SolveRequest {
+/**
+ * What a writer's rollout runs: the job's policy and agent (a mixed job's first policy), with the
+ * writer's agent, harness, policy and limits.
+ */
+function writerRequest(request: SolveRequest): RolloutSetup {
   const options = request.verify.reproduction!;
+  const first = planPolicies(request)[0]!;
   return {
-    ...request,
-    policy: options.policy ?? request.policy,
+    policy: options.policy ?? first.policy,
     agent: {
-      ...request.agent,
+      ...first.agent,
       config: options.agent,
-      harness: options.harness ?? request.agent.harness,
+      harness: options.harness ?? first.agent.harness,
       time_limit_s: options.budget_s,
       ...(options.step_limit ? { step_limit: options.step_limit } : {}),
     },

@@ -3,6 +3,7 @@
  * and what the rollouts used. Shared by the result of a job that ran to its end (run-solve.ts)
  * and of one that was interrupted (partial-result.ts), so the two cannot drift apart.
  */
+import { configOf } from '../rerank/select/priors.js';
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
 import type { CandidateChecks, Score, Trajectory, VerifyResult } from '../types/index.js';
 
@@ -14,12 +15,18 @@ export interface CandidateState {
   score?: Score | null;
   verify?: VerifyResult | null;
   error?: ErrorRecord | null;
+  /** Its configuration as the running job planned it (also for a rollout that never got a trajectory). */
+  config?: Record<string, unknown>;
 }
 
 export interface SolveCandidateSummary {
   index: number;
   trajectory_id: string;
   status: CandidateStatus;
+  /** The policy that produced it (the trajectory's `source`); null when the rollout never started its agent. */
+  source: string | null;
+  /** Its configuration (`meta.config`: policy model, harness, agent config, temperature, run name); what own-history priors are kept per. */
+  config: Record<string, unknown> | null;
   exit: string;
   steps: number;
   value: number | null;
@@ -42,6 +49,8 @@ export function candidateSummary(candidate: CandidateState, jobId: string, check
     index: candidate.index,
     trajectory_id: candidate.trajectory?.id ?? `${jobId}/${candidate.index}`,
     status: candidate.status,
+    source: candidate.trajectory?.source ?? null,
+    config: (candidate.trajectory ? configOf(candidate.trajectory) : null) ?? candidate.config ?? null,
     // A rollout that never ran has no trajectory: it says why (skipped by the stop rule, or an error).
     exit: candidate.trajectory?.exit ?? (candidate.status === 'skipped' ? 'skipped' : 'error'),
     steps: Number(candidate.trajectory?.meta.steps ?? 0),

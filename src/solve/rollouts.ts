@@ -3,10 +3,15 @@
  * a wave at once. A failed rollout is a failed candidate, never a failed job; every sandbox is
  * closed; a rollout still queued when the job or the stop rule stops is skipped, not left pending.
  * Each finished candidate goes to `evaluate` (the per-candidate stages) as soon as it is ready.
+ * In a mixed job each rollout runs its own policy and harness (policy-plan.ts), and its trajectory
+ * carries that configuration (`meta.config`) from its first stored step on.
  */
 import { WinnowerError, toWinnowerError, type ErrorCode } from '../errors.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { ErrorRecord } from '../store/types.js';
+import type { Trajectory } from '../types/index.js';
+import { jobWaves } from './policy-plan.js';
+import { releasePendingStop } from './stop-rule.js';
 import { prepareRollout, type PreparedRollout } from './prepare-rollout.js';
 import type { SolveContext, Slot } from './solve-context.js';
 
@@ -16,33 +21,42 @@ export function skipRollout(context: SolveContext, slot: Slot): void {
   context.hooks.emit({ type: 'rollout-skip', index: slot.index, reason: context.stoppedEarly ? `stop rule: ${context.stoppedEarly}` : 'job cancelled' });
 }
 
+/** The trajectory with the rollout's configuration in `meta.config` (over what the agent put there, e.g. its policy mode). */
+export function withConfig(slot: Slot, trajectory: Trajectory): Trajectory {
+  const own = trajectory.meta.config;
+  const base = own && typeof own === 'object' && !Array.isArray(own) ? (own as Record<string, unknown>) : {};
+  return { ...trajectory, meta: { ...trajectory.meta, config: { ...base, ...slot.config } } };
+}
+
 /** One rollout: its sandbox, its agent, its candidate's status; then `evaluate` when it finished. */
 export async function runRollout(context: SolveContext, slot: Slot, wave: number, evaluate: (slot: Slot) => Promise<void>): Promise<void> {
-  const { deps, request, hooks, signal } = context;
+  const { deps, hooks, signal } = context;
+  const planned = context.plan[slot.policy]!;
   if (signal.aborted) return skipRollout(context, slot);
   slot.status = 'running';
   context.save(slot);
   context.progress();
-  hooks.emit({ type: 'rollout-start', index: slot.index, wave });
+  hooks.emit({ type: 'rollout-start', index: slot.index, wave, policy: slot.policy, config: slot.config });
   const rolloutStarted = Date.now();
   await context.budget.hold(async () => {
     let prepared: PreparedRollout | undefined;
     let sandbox: Sandbox | undefined;
     try {
-      prepared = await prepareRollout(deps, request, {
+      prepared = await prepareRollout(deps, planned, {
         task: context.task,
-        agentConfig: context.agentConfig,
+        agentConfig: context.agentConfigs[slot.policy]!,
         trajectoryId: `${context.jobId}/${slot.index}`,
         index: slot.index,
+        policyIndex: slot.index - planned.first,
         signal,
         // Stored after every step: a running candidate shows its progress, an interrupted job keeps it.
-        onStep: (partial) => deps.store.putCandidate(context.jobId, slot.index, { trajectory: partial }),
+        onStep: (partial) => deps.store.putCandidate(context.jobId, slot.index, { trajectory: withConfig(slot, partial) }),
       });
       const spec = prepared.mounts.length ? { ...context.spec, mounts: prepared.mounts } : context.spec;
       sandbox = await deps.sandboxes.create(spec, { signal }).catch((error: unknown) => {
         throw toWinnowerError(error, 'WNW_ERR_SBX_CREATE');
       });
-      slot.trajectory = await prepared.run(sandbox);
+      slot.trajectory = withConfig(slot, await prepared.run(sandbox));
       const exit = slot.trajectory.exit;
       slot.status = exit === 'cancelled' ? 'cancelled' : exit === 'error' || exit === 'timeout' ? 'failed' : 'finished';
       // A rollout that submitted but whose patch could not be read (over the size cap, disk full)
@@ -78,14 +92,18 @@ async function finishRollout(context: SolveContext, slot: Slot, evaluate: (slot:
     ...(slot.error ? { error: `${slot.error.code}: ${slot.error.message}` } : {}),
   });
   if (slot.status === 'finished') await evaluate(slot);
+  slot.settled = true;
+  releasePendingStop(context);
 }
 
-/** Every wave in order; a wave not started when the job or the stop rule stops is skipped whole. */
-export async function runRolloutWaves(context: SolveContext, waves: number[], evaluate: (slot: Slot) => Promise<void>): Promise<void> {
-  let next = 0;
-  for (const [wave, size] of waves.entries()) {
-    const members = context.slots.slice(next, next + size);
-    next += size;
+/**
+ * Every wave in order; a wave not started when the job or the stop rule stops is skipped whole.
+ * Wave k of a mixed job is wave k of every policy, interleaved (policy-plan.ts `jobWaves`).
+ */
+export async function runRolloutWaves(context: SolveContext, evaluate: (slot: Slot) => Promise<void>): Promise<void> {
+  for (const [wave, indexes] of jobWaves(context.plan).entries()) {
+    const members = indexes.map((index) => context.slots[index]!);
+    const size = members.length;
     if (context.signal.aborted) {
       members.forEach((slot) => skipRollout(context, slot));
       continue;

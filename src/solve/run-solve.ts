@@ -13,6 +13,7 @@ import { checkPolicyReachable } from '../candidates/policy-reachability.js';
 import type { ChecksEvidence, Selection } from '../types/index.js';
 import type { JobEventBody } from './events.js';
 import { candidateSummary, chosenView, usageTotals, type ChosenView, type SolveCandidateSummary } from './result-view.js';
+import { jobWaves } from './policy-plan.js';
 import { runRolloutWaves, throwIfAllFailed } from './rollouts.js';
 import { scoreSlot } from './scoring.js';
 import { selectCandidate } from './selection.js';
@@ -49,11 +50,14 @@ export async function runSolve(
 ): Promise<SolveResult> {
   const started = Date.now();
   const context = createSolveContext(deps, jobId, request, hooks);
-  const waves = request.waves ?? [request.n];
   const verifyLane = verificationLane(context);
-  hooks.emit({ type: 'job-start', n: request.n, waves });
-  // One look at the policy server before n sandboxes are made for it (src/candidates/policy-reachability.ts).
-  await checkPolicyReachable(resolvePolicyOptions(request.policy, deps.policyDefaults ?? {}), { field: request.policy ? 'body.policy.url' : 'policy.url', signal: hooks.signal });
+  const waves = jobWaves(context.plan).map((members) => members.length);
+  hooks.emit({ type: 'job-start', n: request.n, waves, ...(request.policies ? { policies: context.plan.map((planned) => ({ index: planned.index, n: planned.n, waves: planned.waves, config: context.slots[planned.first]!.config })) } : {}) });
+  // One look at each policy server before n sandboxes are made for it (src/candidates/policy-reachability.ts).
+  for (const planned of context.plan) {
+    const field = planned.policy === undefined ? 'policy.url' : planned.policy === request.policy ? 'body.policy.url' : `${planned.field}.policy.url`;
+    await checkPolicyReachable(resolvePolicyOptions(planned.policy, deps.policyDefaults ?? {}), { field, signal: hooks.signal });
+  }
   const regression = regressionEnabled(context) ? startRegression(context) : undefined;
   const reproduction = context.verifying && request.verify.reproduction ? startReproduction(context) : undefined;
 
@@ -67,7 +71,7 @@ export async function runSolve(
   };
 
   try {
-    await runRolloutWaves(context, waves, evaluate);
+    await runRolloutWaves(context, evaluate);
   } finally {
     // Checks still running (every rollout failed, the job was cancelled) stop with the job, and
     // their sandboxes are closed before it returns.

@@ -1,19 +1,36 @@
 /**
  * Stage: selection. The request's strategy (or the default for the evidence at hand) over the
  * candidates that finished, with their scores and test outcomes; the choice is announced.
+ *
+ * Own-history priors (selector.json `priors`, per configuration: priors.ts) rank candidates by
+ * their configuration's record in the `robust` strategy. A one-policy job's candidates share one
+ * configuration, so there they cannot change the order; in a mixed job they can, so a mixed job
+ * whose model folder has priors for any of its candidates' configurations defaults to `robust`
+ * (test outcome and execution checks first, then the configuration's record, then agreement).
+ * The priors come with the model folder, so they apply also when the job does not score.
  */
 import { defaultStrategy, select } from '../rerank/select/index.js';
-import type { Selection } from '../types/index.js';
+import { configKey, type Priors } from '../rerank/select/priors.js';
+import type { Selection, Strategy, Trajectory } from '../types/index.js';
 import type { SolveContext, Slot } from './solve-context.js';
+
+/** Whether `priors` tell the candidates apart: two or more configurations, at least one with a record. */
+export function priorsApply(priors: Priors | undefined, trajectories: readonly Trajectory[]): boolean {
+  if (!priors) return false;
+  const keys = new Set(trajectories.map(configKey));
+  return keys.size > 1 && [...keys].some((key) => priors.configs[key] !== undefined);
+}
 
 export function selectCandidate(context: SolveContext): { selection: Selection; chosen: Slot | undefined } {
   const { request, scorer, task } = context;
   const usable = context.slots.filter((slot) => slot.status === 'finished' && slot.trajectory);
-  const strategy = request.strategy ?? defaultStrategy(context.verifying, scorer);
+  const folder = (scorer ?? context.deps.scorer)?.selector;
+  const mixed = priorsApply(folder?.priors, usable.map((slot) => slot.trajectory!));
+  const strategy: Strategy = request.strategy ?? (mixed ? 'robust' : defaultStrategy(context.verifying, scorer));
   const selection = select(
     strategy,
     usable.map((slot) => ({ trajectory: slot.trajectory!, score: slot.score, verify: slot.verify, checks: context.evidence.forCandidate(slot.index) })),
-    { instanceId: task.instance_id, selector: scorer?.selector, task },
+    { instanceId: task.instance_id, selector: strategy === 'robust' ? folder : scorer?.selector, task },
   );
   const chosen = usable.find((slot) => slot.trajectory!.id === selection.chosen);
   context.hooks.emit({ type: 'selection', chosen_index: chosen?.index ?? null, trajectory_id: selection.chosen, reason: selection.reason });

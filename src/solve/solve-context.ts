@@ -10,6 +10,7 @@ import type { SandboxSpec } from '../sandbox/types.js';
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
 import type { Score, Task, Trajectory, VerifyResult } from '../types/index.js';
 import type { JobEventBody } from './events.js';
+import { planPolicies, policyOf, rolloutConfig, type PlannedPolicy } from './policy-plan.js';
 import { CheckEvidence } from './evidence.js';
 import { createSandboxBudget, type SandboxBudget } from './sandbox-budget.js';
 import type { SolveDeps } from './solve-deps.js';
@@ -18,7 +19,13 @@ import type { SolveRequest } from './solve-request.js';
 /** One rollout's candidate as the job holds it while it runs. */
 export interface Slot {
   index: number;
+  /** The planned policy this rollout belongs to (`policies[i]`; 0 for a one-policy job). */
+  policy: number;
+  /** Its configuration (policy-plan.ts), carried by its trajectory as `meta.config`. */
+  config: Record<string, unknown>;
   status: CandidateStatus;
+  /** Its rollout ended and, when it finished, its evaluation too (the mixed-job stop rule waits for one per policy). */
+  settled?: boolean;
   trajectory?: Trajectory;
   score?: Score;
   verify?: VerifyResult;
@@ -38,7 +45,10 @@ export interface SolveContext {
   task: Task;
   /** The sandbox every stage starts from: the repository at its base commit, offline. */
   spec: SandboxSpec;
-  agentConfig: AgentConfig;
+  /** How the job's rollouts split over its policies (one entry without `policies`). */
+  plan: PlannedPolicy[];
+  /** The built-in agent's config of each planned policy (same order as `plan`). */
+  agentConfigs: AgentConfig[];
   hooks: SolveHooks;
   /** The job's signal and the stop rule's: what rollouts stop on. Checks after a rollout use `hooks.signal`. */
   signal: AbortSignal;
@@ -62,6 +72,8 @@ export interface SolveContext {
   /** The stop rule's reason once it fired; `stop` fires it. */
   stoppedEarly: string | null;
   stop(reason: string): void;
+  /** A mixed job's stop the rule decided on before every policy had a rollout end (stop-rule.ts). */
+  pendingStop: { index: number; reason: string } | null;
   /** Milliseconds spent in rollouts, summed over them. */
   rolloutMs: number;
   save(slot: Slot): void;
@@ -88,7 +100,12 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
   const task = taskFromRequest(request);
   const stopController = new AbortController();
   const checksController = new AbortController();
-  const slots: Slot[] = Array.from({ length: request.n }, (_, index) => ({ index, status: 'pending' }));
+  const plan = planPolicies(request);
+  const configs = plan.map((planned) => rolloutConfig(planned, deps.policyDefaults ?? {}));
+  const slots: Slot[] = Array.from({ length: request.n }, (_, index) => {
+    const policy = policyOf(plan, index).index;
+    return { index, policy, config: configs[policy]!, status: 'pending' };
+  });
   const count = (status: CandidateStatus) => slots.filter((slot) => slot.status === status).length;
   const context: SolveContext = {
     deps,
@@ -96,11 +113,14 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
     request,
     task,
     spec: { repo: task.repo, image: task.image, network: false, label: jobId },
-    agentConfig: loadAgentConfig(request.agent.config, {
-      ...(request.agent.step_limit ? { step_limit: request.agent.step_limit } : {}),
-      ...(request.agent.time_limit_s ? { time_limit_s: request.agent.time_limit_s } : {}),
-      ...(request.agent.command_timeout_s ? { command_timeout_s: request.agent.command_timeout_s } : {}),
-    }),
+    plan,
+    agentConfigs: plan.map(({ agent }) =>
+      loadAgentConfig(agent.config, {
+        ...(agent.step_limit ? { step_limit: agent.step_limit } : {}),
+        ...(agent.time_limit_s ? { time_limit_s: agent.time_limit_s } : {}),
+        ...(agent.command_timeout_s ? { command_timeout_s: agent.command_timeout_s } : {}),
+      }),
+    ),
     hooks,
     signal: AbortSignal.any([hooks.signal, stopController.signal]),
     checksSignal: AbortSignal.any([hooks.signal, checksController.signal]),
@@ -119,6 +139,7 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
       hooks.emit(event);
     },
     stoppedEarly: null,
+    pendingStop: null,
     stop(reason) {
       if (context.stoppedEarly) return;
       context.stoppedEarly = reason;

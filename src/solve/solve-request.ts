@@ -61,6 +61,80 @@ export const ReproductionOptions = z.strictObject({
 });
 export type ReproductionOptions = z.infer<typeof ReproductionOptions>;
 
+/** The most rollouts one job may run, over all its policies. */
+export const MAX_N = 64;
+
+const AGENT_CONFIG_NAME = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'an agent config name under config/agents, not a path');
+const HARNESS_NAME = z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'a harness name under config/harnesses (GET /harnesses), not a path');
+
+/** The agent fields, none defaulted: what a `policies` entry may override of the job's `agent`. */
+const agentFields = {
+  /** A name under config/agents (no paths: a request must not pick files on the host). */
+  config: AGENT_CONFIG_NAME.optional(),
+  /**
+   * Which agent runs each rollout: `winnower` (the built-in bash agent) or a harness under
+   * config/harnesses (`pi`, `codex`, `claude-code`, ...; GET /harnesses lists what this server can run).
+   */
+  harness: HARNESS_NAME.optional(),
+  /** The model name a harness is told (default: the policy's); its calls go to the policy's model all the same. */
+  model: z.string().min(1).optional(),
+  /** Agent steps; for a harness, its main-loop model calls. */
+  step_limit: z.number().int().positive().optional(),
+  /** Prompt plus completion tokens of the rollout. */
+  token_limit: z.number().int().positive().optional(),
+  time_limit_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
+  command_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
+};
+
+export const AgentOptions = z.strictObject({ ...agentFields, config: AGENT_CONFIG_NAME.default('default'), harness: HARNESS_NAME.default('winnower') });
+export type AgentOptions = z.infer<typeof AgentOptions>;
+
+const sumOf = (sizes: readonly number[]): number => sizes.reduce((sum, size) => sum + size, 0);
+
+/**
+ * One policy of a mixed job: its own `n` rollouts with its policy (default: the job's `policy`)
+ * and agent fields over the job's `agent`. `name` is the run name its candidates carry in their
+ * configuration (`config.run`), the key own-history priors are learned per.
+ */
+export const PolicyEntry = z
+  .strictObject({
+    n: z.number().int().min(1).max(MAX_N),
+    name: z
+      .string()
+      .min(1)
+      .max(256)
+      // eslint-disable-next-line no-control-regex
+      .regex(/^[^\u0000-\u001f\u007f]*$/, 'a run name may not hold control characters')
+      .optional(),
+    policy: PolicyOptions.optional(),
+    agent: z.strictObject(agentFields).optional(),
+    /** Wave sizes summing to this entry's n; one wave by default. Wave k of the job runs wave k of every entry. */
+    waves: z.array(z.number().int().positive()).optional(),
+  })
+  .refine((entry) => !entry.waves || sumOf(entry.waves) === entry.n, { message: "wave sizes must add up to this entry's n", path: ['waves'] });
+export type PolicyEntry = z.infer<typeof PolicyEntry>;
+
+/** n, waves and policies agree: one total within MAX_N, waves per entry when there are entries, distinct run names. */
+function checkPolicies(request: { n?: number; waves?: number[]; policies?: PolicyEntry[] }, context: z.RefinementCtx): void {
+  const { policies } = request;
+  if (!policies) {
+    if (request.waves && sumOf(request.waves) !== (request.n ?? 4)) context.addIssue({ code: 'custom', message: 'wave sizes must add up to n', path: ['waves'] });
+    return;
+  }
+  const total = sumOf(policies.map((entry) => entry.n));
+  if (total > MAX_N) context.addIssue({ code: 'custom', message: `the policies' n add up to ${total}, more than the ${MAX_N} rollouts a job may run`, path: ['policies'] });
+  if (request.n !== undefined && request.n !== total) {
+    context.addIssue({ code: 'custom', message: `n (${request.n}) must equal the sum of policies[].n (${total}), or be left out`, path: ['n'] });
+  }
+  if (request.waves) context.addIssue({ code: 'custom', message: 'with policies, give waves per policy (policies[i].waves)', path: ['waves'] });
+  const seen = new Set<string>();
+  policies.forEach((entry, index) => {
+    if (entry.name === undefined) return;
+    if (seen.has(entry.name)) context.addIssue({ code: 'custom', message: `run name "${entry.name}" is given twice; each policy's name must be its own`, path: ['policies', index, 'name'] });
+    seen.add(entry.name);
+  });
+}
+
 export const SolveRequest = z
   .strictObject({
     instance_id: z.string().min(1).default('task'),
@@ -75,7 +149,8 @@ export const SolveRequest = z
       .refine((repo) => (repo.url === undefined) !== (repo.path === undefined), { message: 'give exactly one of url or path' })
       .optional(),
     image: z.string().min(1).optional(),
-    n: z.number().int().min(1).max(64).default(4),
+    /** Rollouts (default 4); with `policies`, the sum of theirs (a given n must equal it). */
+    n: z.number().int().min(1).max(MAX_N).optional(),
     /** Rollouts running at once (default: all of a wave). */
     concurrency: z.number().int().min(1).max(64).optional(),
     /**
@@ -86,31 +161,12 @@ export const SolveRequest = z
     /** Wave sizes summing to n, e.g. [2, 2]; one wave of n by default. */
     waves: z.array(z.number().int().positive()).optional(),
     policy: PolicyOptions.optional(),
-    agent: z
-      .strictObject({
-        /** A name under config/agents (no paths: a request must not pick files on the host). */
-        config: z
-          .string()
-          .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'an agent config name under config/agents, not a path')
-          .default('default'),
-        /**
-         * Which agent runs each rollout: `winnower` (the built-in bash agent) or a harness under
-         * config/harnesses (`pi`, `codex`, `claude-code`, ...; GET /harnesses lists what this server can run).
-         */
-        harness: z
-          .string()
-          .regex(/^[a-z0-9][a-z0-9_-]*$/, 'a harness name under config/harnesses (GET /harnesses), not a path')
-          .default('winnower'),
-        /** The model name a harness is told (default: the policy's); its calls go to the policy's model all the same. */
-        model: z.string().min(1).optional(),
-        /** Agent steps; for a harness, its main-loop model calls. */
-        step_limit: z.number().int().positive().optional(),
-        /** Prompt plus completion tokens of the rollout. */
-        token_limit: z.number().int().positive().optional(),
-        time_limit_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
-        command_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
-      })
-      .default({ config: 'default', harness: 'winnower' }),
+    agent: AgentOptions.default({ config: 'default', harness: 'winnower' }),
+    /**
+     * Several policies and harnesses in one job (mixed-policy best-of-N): each entry runs its own `n`
+     * rollouts; `policy` and `agent` above are every entry's defaults (docs/mixed-policies.md).
+     */
+    policies: z.array(PolicyEntry).min(1).max(16).optional(),
     scoring: z
       .strictObject({
         enabled: z.boolean().default(true),
@@ -135,10 +191,7 @@ export const SolveRequest = z
     strategy: Strategy.optional(),
   })
   .refine((request) => request.repo !== undefined || request.image !== undefined, { message: 'give repo or image', path: ['repo'] })
-  .refine((request) => !request.waves || request.waves.reduce((sum, size) => sum + size, 0) === request.n, {
-    message: 'wave sizes must add up to n',
-    path: ['waves'],
-  })
+  .superRefine(checkPolicies)
   .refine(
     (request) =>
       !request.verify.enabled ||
@@ -147,6 +200,8 @@ export const SolveRequest = z
       request.verify.regression.enabled ||
       request.verify.reproduction !== undefined,
     { message: 'verification needs test_command, fail_to_pass/pass_to_pass, regression or reproduction', path: ['verify'] },
-  );
+  )
+  // n is the policies' sum when they are given (the one-policy form is the one-entry case), else 4.
+  .transform((request) => ({ ...request, n: request.n ?? (request.policies ? sumOf(request.policies.map((entry) => entry.n)) : 4) }));
 export type SolveRequest = z.infer<typeof SolveRequest>;
 export type SolveRequestInput = z.input<typeof SolveRequest>;

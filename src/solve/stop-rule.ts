@@ -1,6 +1,13 @@
 /**
  * Stage: the stop rule. After each evaluated candidate, whether it is good enough to stop the
  * job: then the rollouts still running are cancelled and waves not started are skipped.
+ *
+ * In a mixed job (several `policies`) the rule fires only once every policy has had a rollout
+ * end (finished and evaluated, or failed): otherwise the fastest policy's first good candidate
+ * would cancel the others before they produced anything, the job would be a one-policy job, and
+ * the store would never get the labelled candidates per configuration that own-history priors
+ * are learned from. A candidate that meets the rule earlier is remembered and the rule fires
+ * (naming it) when the last policy is heard from.
  */
 import type { CandidateChecks, Score, VerifyResult } from '../types/index.js';
 import { otherTestsFailed } from '../verify/other-failures.js';
@@ -24,10 +31,27 @@ export function stopRuleMet(rule: StopRule | null, score: Score | undefined, ver
   return `a candidate scored ${score.value.toFixed(3)} ≥ ${rule.min_value}${tested}${checked}`;
 }
 
-/** Fires the stop rule (once per job) when `slot` meets it. */
+/** Whether every policy of the job has a rollout that ended (`settled`), counting `slot` as ended. */
+function everyPolicyHeard(context: SolveContext, slot?: Slot): boolean {
+  return context.plan.every((planned) => context.slots.some((other) => other.policy === planned.index && (other.settled || other === slot)));
+}
+
+function fire(context: SolveContext, index: number, reason: string): void {
+  context.hooks.emit({ type: 'stop-rule', index, reason });
+  context.stop(reason);
+}
+
+/** Fires the stop rule (once per job) when `slot` meets it; in a mixed job, once every policy was heard from. */
 export function applyStopRule(context: SolveContext, slot: Slot): void {
   const reason = stopRuleMet(context.request.stop_rule, slot.score, slot.verify, context.verifying, context.evidence.forCandidate(slot.index));
   if (!reason || context.stoppedEarly) return;
-  context.hooks.emit({ type: 'stop-rule', index: slot.index, reason });
-  context.stop(reason);
+  if (everyPolicyHeard(context, slot)) return fire(context, slot.index, reason);
+  context.pendingStop ??= { index: slot.index, reason: `${reason}; fired once every policy had a rollout end` };
+}
+
+/** After a rollout ended: a stop the rule already decided on fires once every policy was heard from. */
+export function releasePendingStop(context: SolveContext): void {
+  const pending = context.pendingStop;
+  if (!pending || context.stoppedEarly || !everyPolicyHeard(context)) return;
+  fire(context, pending.index, pending.reason);
 }
