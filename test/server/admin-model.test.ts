@@ -190,4 +190,20 @@ describe.skipIf(!bwrap)(`a /solve job running across POST /admin/model${bwrap ? 
     expect(result.scored_by.selector).toMatchObject({ hash: null, strategy: result.selection.strategy });
     expect((await job()).candidates[0].score.model).toBe('model-a');
   }, 120_000);
+
+  it('a job cancelled mid-run keeps scored_by in its partial result (from its job-start event)', async () => {
+    const correct = demoRecordings()['correct-fix']!;
+    const body = solveBody(world.repo, { n: 1, policy: { kind: 'replay', recordings: [withPause(correct, 30)] }, verify: { enabled: false } });
+    const started = await runtime.app.inject({ method: 'POST', url: '/solve', payload: body });
+    const jobId = started.json().job_id as string;
+    const job = async () => (await runtime.app.inject({ method: 'GET', url: `/jobs/${jobId}` })).json();
+    for (let i = 0; i < 200 && (await job()).status === 'queued'; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const serving = runtime.scorer.identity!;
+    expect((await runtime.app.inject({ method: 'DELETE', url: `/jobs/${jobId}` })).statusCode).toBe(200);
+    const { result, status } = await job();
+    expect(status).toBe('cancelled');
+    expect(result.partial).toBe(true);
+    expect(result.scored_by.model).toEqual(serving.model);
+    expect(result.scored_by.selector).toMatchObject({ hash: serving.selector.hash, strategy: result.selection.strategy });
+  }, 120_000);
 });
