@@ -10,11 +10,18 @@ const SHUTDOWN_LIMIT_MS = 20_000;
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('run the HTTP API (POST /solve, /rerank, /score; GET /jobs/:id) and the web inspector at /ui (server.ui)')
+    .description('run the HTTP API (POST /solve, /rerank, /score, /admin/model; GET /jobs/:id) and the web inspector at /ui (server.ui)')
     .option('-c, --config <file>', 'YAML or JSON config file (also WINNOWER_CONFIG)')
     .option('--host <host>', 'listen address')
     .option('--port <port>', 'listen port', port)
     .option('--data-dir <dir>', 'where jobs are stored')
+    .addHelpText(
+      'after',
+      '\nSwapping the value model without a restart: POST /admin/model {"path": "/abs/model-folder"} (no body: re-read the folder serving now),\n' +
+        'or SIGHUP (re-reads the folder serving now). The folder is loaded and checked first; a bad one keeps the current model (422 WNW_ERR_SCORE_RELOAD).\n' +
+        'Jobs already running finish on the model they started with; every result names its model in scored_by. POST /admin/model needs an API key\n' +
+        'when server.api_keys is set; without keys only clients on this host may call it.',
+    )
     .action(async (flags: { config?: string; host?: string; port?: number; dataDir?: string }) => {
       const config = loadConfig({ file: flags.config, overrides: { server: { host: flags.host, port: flags.port, data_dir: flags.dataDir } } });
       const runtime = await createRuntime(config);
@@ -55,8 +62,9 @@ export function registerServeCommand(program: Command): void {
       // `on`, not `once`: the sandbox registry's handler exits by itself when it sees no other listener.
       process.on('SIGINT', () => void stop('SIGINT'));
       process.on('SIGTERM', () => void stop('SIGTERM'));
-      // SIGHUP reloads the model folder (a newly trained model.onnx, tokenizer and selector.json):
-      // the next request scores and selects with it; a failed reload keeps the current model.
+      // SIGHUP re-reads the model folder serving now (a newly trained model.onnx, tokenizer and
+      // selector.json), as POST /admin/model with no body does: the next request scores and selects
+      // with it; a failed reload keeps the current model.
       process.on('SIGHUP', () => {
         runtime.scorer.reload().then(
           (loaded) => app.log.info({ scorer: loaded }, 'scorer reloaded on SIGHUP'),

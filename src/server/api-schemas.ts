@@ -48,7 +48,7 @@ const IdentityView = z.looseObject({
   selector: z.looseObject({ path: z.string().nullable(), hash: z.string().nullable(), default_strategy: z.string().nullable() }).describe("The model folder's selector.json: path, sha256 of its bytes, the default strategy it sets (null without one)"),
   scorer: z.looseObject({ backend: z.string(), urls: z.array(z.string()) }).describe('The backend and the server base URLs (empty for onnx)'),
 });
-const ScoredByView = IdentityView.extend({ selector: IdentityView.shape.selector.extend({ strategy: z.string().describe('The strategy that selected') }) })
+const ScoredByView = IdentityView.extend({ selector: IdentityView.shape.selector.extend({ strategy: z.string().nullable().describe('The strategy that selected (null on /score, which selects nothing)') }) })
   .nullable()
   .describe('Which value model and selector scored this (content hashes), and the strategy that selected; null without a value model');
 

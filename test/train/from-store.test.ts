@@ -48,6 +48,8 @@ describe.skipIf(!hasBubblewrap())('train --from-store on a store filled by real 
     expect(rows.filter((row) => row.resolved)).toHaveLength(INSTANCES.length);
     expect(rows.every((row) => row.task.problem_statement.length > 0 && row.trajectory.messages.length > 0)).toBe(true);
     expect(new Set(rows.map((row) => row.trajectory.id)).size).toBe(rows.length);
+    // Each row says which model and selector scored its job (the job result's scored_by).
+    for (const row of rows) expect(row.trajectory.meta.scored_by).toMatchObject({ model: { name: 'winnower-value', hash: expect.stringMatching(/^sha256:/) }, selector: { hash: expect.stringMatching(/^sha256:/) } });
   });
 
   it('trains a model folder from them', async () => {

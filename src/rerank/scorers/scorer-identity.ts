@@ -40,7 +40,8 @@ export type ScorerIdentity = {
 
 /** What a job records: the scorer's identity and the strategy that selected. */
 export type ScoredBy = Omit<ScorerIdentity, 'selector'> & {
-  selector: ScorerIdentity['selector'] & { strategy: string };
+  /** `strategy`: the one that selected (null where nothing was selected: /score). */
+  selector: ScorerIdentity['selector'] & { strategy: string | null };
 };
 
 /** `sha256:<hex>` over the named files that exist, each prefixed with its name so that a renamed file changes the hash. */
@@ -101,7 +102,7 @@ export async function scorerIdentity(options: {
 }
 
 /** What a job records as `scored_by`: the identity of the scorer it used and the strategy that chose. */
-export function scoredBy(identity: ScorerIdentity | undefined, strategy: string): ScoredBy | null {
+export function scoredBy(identity: ScorerIdentity | undefined, strategy: string | null): ScoredBy | null {
   if (!identity) return null;
   return { ...identity, selector: { ...identity.selector, strategy } };
 }

@@ -131,7 +131,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       return {
         backend: scorer.backend,
         model: scorer.model,
-        scored_by: scoredBy(scorer.identity, 'value'),
+        scored_by: scoredBy(scorer.identity, null),
         scores: results.map(scoreEntry),
       };
     } finally {
