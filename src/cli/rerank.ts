@@ -81,7 +81,7 @@ export function registerRerankCommand(program: Command): void {
     .option('--concurrency <n>', 'instances scored at once', positiveInt, 4)
     .option('--no-progress', 'no progress bar and no progress lines')
     .option('--no-inspector', "with --report: don't write the inspector's pages beside it (they re-read the candidate files)")
-    .option('--cross-fit <k>', 'with labels: what training on your own runs gives: learn per-configuration priors on K-1 instance folds, rank the K-th with them, for each fold; prints the table (trivial selectors beside it) and writes nothing else', positiveInt)
+    .option('--cross-fit <k>', 'with labels: what training on your own runs gives: learn per-configuration priors (and trajectory weights, when candidates carry trajectories) on K-1 instance folds, rank the K-th with them, for each fold; prints the table (trivial selectors beside it) and writes nothing else', positiveInt)
     .option('--sources <names>', 'with --cross-fit: only these runs or source families (comma-separated, e.g. acr,swe-agent-gpt4)', (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((name) => name.trim()).filter(Boolean)])
     .addHelpText(
       'after',

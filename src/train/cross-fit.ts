@@ -2,11 +2,12 @@
  * `winnower rerank --cross-fit K`: what training on your own labelled runs would give you. The
  * instances are split into K folds; for each fold, own-history priors per agent configuration
  * (priors.ts) are learned from the other folds' labels only, and the fold's pools are ranked by
- * the `robust` strategy with those priors. No pool is ever ranked with its own labels. The table
+ * the `robust` strategy with those priors (and with trajectory weights fitted on the other folds,
+ * when their candidates carry trajectories). No pool is ever ranked with its own labels. The table
  * puts the trivial selectors beside it (bootstrap intervals over pools), and each run's own
  * resolve rate (picking that run every time) beside the overall figure.
  */
-import { computeSignals, robustScore } from '../rerank/select/index.js';
+import { computeSignals, robustScore, SELECTOR_FORMAT } from '../rerank/select/index.js';
 import { prepare } from '../rerank/select/prepare.js';
 import { fitPriors } from '../rerank/select/priors.js';
 import { rankRobust } from '../rerank/select/robust.js';
@@ -15,6 +16,7 @@ import { loadDataset, type DatasetOptions, type LabelledCandidate } from './data
 import { evaluateScope, formatTables, TRIVIAL_SELECTORS, type EvalPool, type ScopeTable } from './evaluate.js';
 import { wnwError } from '../errors.js';
 import { foldOf, matchesSource } from './split.js';
+import { fitTrajectoryWeights, unscoredSelectorPools } from './fit-trajectory.js';
 
 export const CROSS_FITTED = 'cross-fitted own history';
 export const ZERO_SHOT = 'robust (no history)';
@@ -51,10 +53,12 @@ export function crossFitCandidates(candidates: LabelledCandidate[], options: { f
   for (let k = 0; k < options.folds; k++) {
     const history = candidates.filter((c) => foldOfPool(c) !== k);
     const priors = fitPriors(history);
+    // Patch-only history has no trajectory signal to fit: skip computing its signals.
+    const trajectory = history.some((c) => c.trajectory.messages.length > 0) ? fitTrajectoryWeights(unscoredSelectorPools(history), { format: SELECTOR_FORMAT, signals: [] }) : undefined;
     for (const members of groupBy(candidates.filter((c) => foldOfPool(c) === k), (c) => c.pool).values()) {
       const prepared = prepare(members.map((c) => ({ trajectory: c.trajectory })), members[0]!.trajectory.instance_id);
       const task = members[0]!.task;
-      const withHistory = rankRobust(prepared, task, priors);
+      const withHistory = rankRobust(prepared, task, priors, trajectory);
       const zeroShot = rankRobust(prepared, task);
       const signals = computeSignals(prepared, task);
       pools.push({

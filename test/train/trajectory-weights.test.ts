@@ -14,6 +14,7 @@ import { SELECTOR_FORMAT } from '../../src/rerank/select/selector-file.js';
 import type { TrajectoryWeights } from '../../src/rerank/select/trajectory-weights.js';
 import { loadDataset } from '../../src/train/dataset.js';
 import { fitTrajectoryWeights, unscoredSelectorPools } from '../../src/train/fit-trajectory.js';
+import { CROSS_FITTED, crossFitCandidates, ZERO_SHOT } from '../../src/train/cross-fit.js';
 import { ROBUST_FIXED } from '../../src/train/eval-pools.js';
 import { train, type TrainResult } from '../../src/train/train.js';
 import { serializeTrajectory } from '../../src/rerank/serialize/index.js';
@@ -21,15 +22,19 @@ import { Trajectory } from '../../src/types/index.js';
 
 const FAMILIES = ['alpha', 'beta', 'gamma'];
 
+/** The candidate that resolves `instance`: its position varies. */
+const winnerOf = (instance: string) => Number(/\d+$/.exec(instance)![0]) % 4;
+
 /** One instance's four candidates: one submitted fix (resolved), three identical step-limit patches (unresolved). */
 function pool(instance: string, family: string): Trajectory[] {
   return [0, 1, 2, 3].map((c) => {
-    const resolved = c === 0;
+    const resolved = c === winnerOf(instance);
     const line = resolved ? `    widget = repaired_${instance.replace(/\W/g, '_')}(value)` : `    widget = patched_${instance.replace(/\W/g, '_')}(value)`;
     return Trajectory.parse({
-      id: `${family}/run-${c}/${instance}`,
+      id: `${family}/agent/${instance}/${c}`,
       instance_id: instance,
-      source: `${family}/run-${c}`,
+      // One configuration per family: its record is the same for every candidate, so only the trajectory can tell them apart.
+      source: `${family}/agent`,
       messages: [
         { role: 'system', content: 'You are a software engineer.' },
         { role: 'user', content: `Fix the widget bug in ${instance}.` },
@@ -116,11 +121,13 @@ describe('trajectory weights learned from labelled history', () => {
     expect(served.text).toContain('src/widgets.py:1: def build(value):');
   });
 
+  const WINNER = `delta/agent/acme__widgets-999/${winnerOf('acme__widgets-999')}`;
+
   it('robust and learned selection use the learned weights: the submitted fix wins over the three agreeing failures', () => {
     const selector = loadSelector(result.outDir)!;
     const candidates = candidatesOf('acme__widgets-999');
-    expect(select('robust', candidates, { selector }).chosen).toBe('delta/run-0/acme__widgets-999');
-    expect(select('learned', candidates, { selector }).chosen).toBe('delta/run-0/acme__widgets-999');
+    expect(select('robust', candidates, { selector }).chosen).toBe(WINNER);
+    expect(select('learned', candidates, { selector }).chosen).toBe(WINNER);
     expect(select('robust', candidates, { selector }).ranking[0]!.reasons.join(' ')).toMatch(/of which trajectory [\d.]+ \(weights fitted on \d+ labelled candidates\)/);
   });
 
@@ -128,13 +135,22 @@ describe('trajectory weights learned from labelled history', () => {
     const selector = loadSelector(result.outDir)!;
     const candidates = candidatesOf('acme__widgets-999');
     const fixed = select('robust', candidates, { selector: { ...selector, trajectory: undefined } });
-    expect(fixed.chosen).not.toBe('delta/run-0/acme__widgets-999');
+    expect(fixed.chosen).not.toBe(WINNER);
     expect(select('robust', candidates, { selector: { ...selector, trajectory: { ...selector.trajectory!, use: false } } })).toEqual(fixed);
     expect(select('robust', candidates)).toEqual(select('robust', candidates, { selector: EMPTY }));
   });
 });
 
 describe('fitTrajectoryWeights', () => {
+  it('rerank --cross-fit fits them on the other folds: own history with trajectories beats robust without it', async () => {
+    const history = writeHistory(10);
+    const dataset = await loadDataset({ rollouts: [history.rollouts], tasks: [history.tasks] });
+    const { table } = crossFitCandidates(dataset.candidates, { folds: 3, bootstrap: 20 });
+    const selected = (name: string) => table.rows.find((row) => row.selector === name)!.selected_at_1.value!;
+    expect(selected(ZERO_SHOT)).toBe(0);
+    expect(selected(CROSS_FITTED)).toBe(1);
+  });
+
   it('shrinks toward the fixed priors when data is scarce and counts only pools with both outcomes', async () => {
     const history = writeHistory(10);
     const dataset = await loadDataset({ rollouts: [history.rollouts], tasks: [history.tasks] });
