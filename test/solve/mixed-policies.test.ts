@@ -9,6 +9,7 @@ import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { configKey, fitPriors, type Priors } from '../../src/rerank/select/priors.js';
 import type { Scorer } from '../../src/rerank/scorers/types.js';
 import { buildApp } from '../../src/server/app.js';
+import { REDACTED, redactRequest } from '../../src/server/redact-request.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { jobWaves, planPolicies } from '../../src/solve/policy-plan.js';
 import { SolveRequest } from '../../src/solve/solve-request.js';
@@ -53,6 +54,20 @@ describe('policies in the /solve body', () => {
     expect(issuesOf({ policies: [{ n: 2, waves: [1] }] })).toContainEqual(expect.objectContaining({ path: 'policies.0.waves' }));
     expect(issuesOf({ policies: [{ n: 1, name: 'a' }, { n: 1, name: 'a' }] })).toContainEqual(expect.objectContaining({ path: 'policies.1.name' }));
     expect(issuesOf({ policies: [] })).toContainEqual(expect.objectContaining({ path: 'policies' }));
+  });
+
+  it("keeps every policy's secrets out of the stored request", () => {
+    const request = SolveRequest.parse({
+      ...base,
+      policies: [
+        { n: 1, policy: { kind: 'openai', url: 'http://user:token@gpu-1:8000/v1', model: 'm', api_key: 'sk-secret' } },
+        { n: 1, policy: replay('correct-fix') },
+      ],
+    });
+    const stored = JSON.stringify(redactRequest(request));
+    expect(stored).not.toContain('sk-secret');
+    expect(stored).not.toContain('token@');
+    expect(redactRequest(request).policies![0]!.policy).toMatchObject({ api_key: REDACTED, model: 'm' });
   });
 });
 
