@@ -128,7 +128,9 @@ describe('trajectory weights learned from labelled history', () => {
     const candidates = candidatesOf('acme__widgets-999');
     expect(select('robust', candidates, { selector }).chosen).toBe(WINNER);
     expect(select('learned', candidates, { selector }).chosen).toBe(WINNER);
-    expect(select('robust', candidates, { selector }).ranking[0]!.reasons.join(' ')).toMatch(/of which trajectory [\d.]+ \(weights fitted on \d+ labelled candidates\)/);
+    const robust = select('robust', candidates, { selector });
+    expect(robust.ranking[0]!.reasons.join(' ')).toMatch(/of which trajectory [\d.]+ \(weights fitted on \d+ labelled candidates\)/);
+    expect(robust.reason).toMatch(/plus fitted trajectory weights \([\d.]+, trajectory [\d.]+\)/);
   });
 
   it('without the weights (or with use: false) robust keeps its fixed priors: agreement wins, as before', () => {

@@ -70,6 +70,7 @@ export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'proble
       }
       const distinct = new Set(usable.map((p) => score.get(p))).size;
       if (usable.length > 1 && distinct === 1) return `chose ${chosen.id}: ${tested}all ${usable.length} usable candidates agree equally with the others, so the smaller patch won`;
+      if (weights) return `chose ${chosen.id}: ${tested}highest agreement with the other candidates plus fitted trajectory weights (${formatValue(score.get(chosen)!)}, trajectory ${formatValue(trajectoryPart.get(chosen)!)}) of ${usable.length} usable`;
       return `chose ${chosen.id}: ${tested}highest agreement with the other candidates (${formatValue(score.get(chosen)!)}) of ${usable.length} usable`;
     },
   };
