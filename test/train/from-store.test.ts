@@ -56,6 +56,11 @@ describe.skipIf(!hasBubblewrap())('train --from-store on a store filled by real 
     const result = await train({ rollouts: [], fromStore: world.dataDir, out: join(world.dataDir, 'model'), folds: 2, validationFraction: 0.01, sourceCheck: 'none', baselineModel: null, vocabSize: 500, bigramBuckets: 1024, dims: 4, hidden: 4, maxEpochs: 2, budgetTokens: 1024, bootstrap: 20 });
     expect(result.trainCandidates + result.validationCandidates).toBe(2 * INSTANCES.length);
     expect(result.selector.priors?.overall).toBeCloseTo(0.5, 9);
+    // The job rows carry their trajectories: the trajectory weights are fitted from the training side's pools with both outcomes (issue 19 item 5).
+    const trajectory = result.selector.trajectory!;
+    expect(trajectory.pools).toBeGreaterThan(0);
+    expect(trajectory.rows).toBe(2 * trajectory.pools);
+    expect(trajectory.reason).toMatch(/unchecked/);
   }, 300_000);
 
   it('winnower jobs export --labelled writes them as rows train reads, labels and tasks included', async () => {
