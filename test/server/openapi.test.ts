@@ -69,6 +69,21 @@ describe('the OpenAPI description', () => {
     expect(events.description).toMatch(/Last-Event-ID/);
   });
 
+  it('describes POST /admin/model: its body, the loaded model with its identity, and the refusals', () => {
+    const responses = spec.paths['/admin/model'].post.responses;
+    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '409', '415', '422', '429', '500']);
+    expect(responses['422'].description).toMatch(/current model keeps serving/);
+    expect(responses['403'].description).toMatch(/WNW_ERR_AUTH_ADMIN/);
+    const loaded = schemaOf('/admin/model', 'post', '200');
+    expect(loaded.required).toEqual(expect.arrayContaining(['backend', 'model', 'identity', 'previous']));
+    const body = spec.paths['/admin/model'].post.requestBody.content['application/json'].schema;
+    expect(JSON.stringify(body)).toContain('"path"');
+    // Every job result, /rerank and /score say which model scored them.
+    expect(schemaOf('/rerank', 'post', '200').properties.scored_by).toBeDefined();
+    expect(schemaOf('/score', 'post', '200').properties.scored_by).toBeDefined();
+    expect(JSON.stringify(schemaOf('/jobs/{id}', 'get', '200').properties.result)).toContain('scored_by');
+  });
+
   it('names the API-key schemes, and requires them on a server with keys (not on its health checks)', async () => {
     expect(spec.components.securitySchemes).toEqual({
       bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
