@@ -1,7 +1,8 @@
 /**
  * What the local provider must keep in: network, filesystem, host processes, runaway commands.
  * Runs for real (CI is root on Debian with bubblewrap); each check looks at the host, not only at
- * what the sandbox reports.
+ * what the sandbox reports. Every check runs on both ways of running commands: the resident exec
+ * agent (the default) and a fresh bwrap per exec (sandbox.settings.exec: launch).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,10 +16,8 @@ import { bwrapMissing, eventually, hostCommandLines, makeTestRepo, mountsMention
 
 const repo = tempDir('wnw-isolation-repo-');
 const { base } = makeTestRepo(repo.dir);
-const provider = createLocalProvider({ logger: { info: () => undefined, warn: () => undefined } });
 const spec: SandboxSpec = { repo: { path: repo.dir, base_commit: base } };
-let rootDir = '';
-let limits: Record<string, string> = {};
+afterAll(() => repo.remove());
 
 /** Host processes whose command line contains `marker`. */
 const withMarker = (marker: string) => (): string[] =>
@@ -26,7 +25,10 @@ const withMarker = (marker: string) => (): string[] =>
     .filter((entry) => entry.cmdline.includes(marker) && entry.pid !== process.pid)
     .map((entry) => `${entry.pid} ${entry.cmdline}`);
 
-describe.skipIf(bwrapMissing)('local sandbox isolation', () => {
+describe.skipIf(bwrapMissing).each(['agent', 'launch'] as const)('local sandbox isolation (exec: %s)', (execMode) => {
+  const provider = createLocalProvider({ exec: execMode, logger: { info: () => undefined, warn: () => undefined } });
+  let rootDir = '';
+  let limits: Record<string, string> = {};
   let server: Server;
   let port = 0;
 
@@ -41,7 +43,6 @@ describe.skipIf(bwrapMissing)('local sandbox isolation', () => {
   afterAll(async () => {
     server?.close();
     await provider.close();
-    repo.remove();
   });
 
   it('has no network unless asked: a server on the host loopback is unreachable', async () => {
@@ -122,7 +123,7 @@ describe.skipIf(bwrapMissing)('local sandbox isolation', () => {
         script,
         [
           `import { createLocalProvider } from ${JSON.stringify(join(process.cwd(), 'src/sandbox/providers/local.ts'))};`,
-          'const provider = createLocalProvider({ logger: { info: () => undefined, warn: () => undefined } });',
+          `const provider = createLocalProvider({ exec: '${execMode}', logger: { info: () => undefined, warn: () => undefined } });`,
           `const sandbox = await provider.create({ repo: { path: ${JSON.stringify(repo.dir)}, base_commit: ${JSON.stringify(base)} } });`,
           `const result = await sandbox.exec('{ echo leaked >&40; } 2>/dev/null && echo "fd 40 open"; echo done');`,
           'process.stdout.write(result.stdout);',
@@ -164,12 +165,14 @@ describe.skipIf(bwrapMissing)('local sandbox isolation', () => {
   it('shows no host path or host environment through its pid 1 (/proc/1/environ, /proc/1/cmdline)', async () => {
     const sandbox = await provider.create(spec);
     try {
+      expect((sandbox as unknown as { execMode: string }).execMode).toBe(execMode);
       const environ = await sandbox.exec("tr '\\0' '\\n' < /proc/1/environ");
       expect(environ.exitCode).toBe(0);
       // Was PWD=<the server's working folder>, SHLVL and PATH of the launcher.
       expect(environ.stdout).toBe('');
       const cmdline = await sandbox.exec("tr '\\0' ' ' < /proc/1/cmdline");
-      expect(cmdline.stdout).toContain('bwrap --args');
+      // pid 1 is bwrap's (a bwrap per exec) or the exec agent, whose program comes through a pipe.
+      expect(cmdline.stdout).toContain(execMode === 'launch' ? 'bwrap --args' : 'winnower-exec-agent');
       for (const hostPath of [rootDir, process.cwd(), 'winnower-local-', '/sandboxes/']) expect(cmdline.stdout).not.toContain(hostPath);
     } finally {
       await sandbox.close();

@@ -1,7 +1,8 @@
 /**
- * One local sandbox: a workspace (overlay over the base snapshot, or a copy), its cgroups, and a
- * fresh hardened bwrap per exec. File operations, diff and patching all run inside the sandbox,
- * so host code never follows a symlink out of the workspace (pitfall 5).
+ * One local sandbox: a workspace (overlay over the base snapshot, or a copy), its cgroups, and
+ * either a resident exec agent started once (local-agent.ts: each command is a request to it) or,
+ * the fallback, a fresh hardened bwrap per exec. File operations, diff and patching all run inside
+ * the sandbox, so host code never follows a symlink out of the workspace (pitfall 5).
  */
 import { posix } from 'node:path';
 import { wnwError, WinnowerError } from '../../errors.js';
@@ -10,6 +11,7 @@ import { decodePatch, encodePatch } from '../patch-bytes.js';
 import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../patch-policy.js';
 import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSpec } from '../types.js';
 import { baseSandboxEnv, bwrapArgs, checkEnv } from './local-bwrap-args.js';
+import { AGENT_ARGS, ExecAgent, type AgentRun } from './local-agent.js';
 import { launchArgv, type LocalHost } from './local-host.js';
 import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
 import { removeTree, type DiskArea, type DiskUsage, type Workspace } from './local-overlay.js';
@@ -31,6 +33,8 @@ export interface LocalSandboxParts {
   /** Set for a sandbox over an image: the workspace is its whole root, with this environment and shell. */
   image?: { env: Record<string, string>; shell: string };
   maxTransferBytes: number;
+  /** The python3 inside the sandbox that runs the resident exec agent; undefined: a bwrap per exec. */
+  agentPython?: string;
   /** What the patch leaves out, and its cap. */
   patch: PatchPolicy;
   onClosed(sandbox: LocalSandbox): void;
@@ -58,7 +62,8 @@ export class LocalSandbox extends BaseSandbox {
   readonly id: string;
   readonly workdir: string;
   readonly #parts: LocalSandboxParts;
-  readonly #running = new Set<SandboxProcess>();
+  readonly #running = new Set<SandboxProcess | AgentRun>();
+  #agent: ExecAgent | undefined;
   #lifetimeTimer: NodeJS.Timeout | undefined;
 
   constructor(parts: LocalSandboxParts) {
@@ -71,6 +76,31 @@ export class LocalSandbox extends BaseSandbox {
       this.#lifetimeTimer = setTimeout(() => void this.close().catch(() => undefined), parts.spec.lifetimeS * 1000);
       this.#lifetimeTimer.unref();
     }
+  }
+
+  /**
+   * Starts the resident exec agent (create calls this once, when the sandbox has a python3): one
+   * bwrap like every exec's, its options the same, with the agent as the sandbox's pid 1 and no
+   * environment of its own (each request brings the command's).
+   */
+  async startAgent(): Promise<void> {
+    const python = this.#parts.agentPython;
+    if (!python || this.#agent) return;
+    const launch = launchArgv(this.#parts.host, {
+      procsFiles: this.#parts.cgroup?.procsFiles ?? [],
+      limits: this.#parts.limits,
+      holderPid: this.#parts.workspace.holderPid,
+      // The root outside the binds is bwrap's tmpfs: read-only, as it lasts as long as the sandbox
+      // (with a bwrap per exec, a write there vanished at the exec's end). An image's root is its own.
+      bwrap: [...this.#bwrap(this.workdir, {}), ...(this.#parts.image ? [] : ['--remount-ro', '/']), '--as-pid-1'],
+      program: [python, ...AGENT_ARGS],
+    });
+    this.#agent = await ExecAgent.start(this.id, launch.argv, launch.bwrapArgs);
+  }
+
+  /** How commands run: 'agent' (the resident exec agent) or 'launch' (a fresh bwrap per exec). */
+  get execMode(): 'agent' | 'launch' {
+    return this.#agent ? 'agent' : 'launch';
   }
 
   /** How the workspace is made ('overlay' or 'copy'). */
@@ -183,6 +213,7 @@ export class LocalSandbox extends BaseSandbox {
   /** Kills every running command and the workspace holder at once (process exit; no cleanup). */
   killNow(): void {
     for (const child of this.#running) child.kill('close');
+    this.#agent?.killNow();
     this.#parts.workspace.killNow();
   }
 
@@ -191,6 +222,7 @@ export class LocalSandbox extends BaseSandbox {
     const problems: unknown[] = [];
     const running = [...this.#running];
     for (const child of running) child.kill('close');
+    await this.#agent?.close().catch((error: unknown) => problems.push(error));
     await Promise.allSettled(running.map((child) => child.result));
     await this.#parts.workspace.close().catch((error: unknown) => problems.push(error));
     await this.#parts.cgroup?.remove().catch((error: unknown) => problems.push(error));
@@ -217,45 +249,31 @@ export class LocalSandbox extends BaseSandbox {
     const { host, workspace } = this.#parts;
     if (!workspace.alive()) throw wnwError('WNW_ERR_SBX_EXEC', `sandbox ${this.id} has lost its workspace (the overlay holder exited)`, { details: { sandbox: this.id } });
     const long = Buffer.byteLength(command) > MAX_ARGV_COMMAND;
-    const bwrap = bwrapArgs({
-      workspace: workspace.hostPath,
-      workdir: this.workdir,
-      tmpDir: workspace.tmpDir,
-      varTmpDir: workspace.varTmpDir,
-      cwd: this.#resolve(options.cwd ?? '.'),
-      network: this.#parts.spec.network === true,
-      env: { ...(this.#parts.image?.env ?? baseSandboxEnv()), ...this.#parts.spec.env, ...options.env },
-      innerUid: this.#parts.spec.asRoot ? 0 : host.innerUid,
-      innerGid: this.#parts.spec.asRoot ? 0 : host.innerGid,
-      rootLayout: host.rootLayout,
-      statusFd: STATUS_FD,
-      mounts: this.#parts.spec.mounts,
-      ...(this.#parts.image ? { imageRoot: { readOnly: false } } : {}),
-    });
+    const cwd = this.#resolve(options.cwd ?? '.');
+    const env = { ...(this.#parts.image?.env ?? baseSandboxEnv()), ...this.#parts.spec.env, ...options.env };
     const shell = this.#parts.image?.shell ?? host.shell;
     const program = long ? [shell, '-c', 'c=$(cat <&4; printf x); exec 4<&-; eval "${c%x}"'] : [shell, '-c', command];
-    const launch = launchArgv(host, {
-      procsFiles: this.#parts.cgroup?.procsFiles ?? [],
-      limits: this.#parts.limits,
-      holderPid: workspace.holderPid,
-      bwrap,
-      program,
-    });
-    const child = new SandboxProcess({
-      argv: launch.argv,
-      bwrapArgs: launch.bwrapArgs,
-      stdin: options.input ?? options.stdin,
-      fd4: long ? command : undefined,
-      timeoutMs: options.timeoutMs,
-      maxOutputBytes: options.maxOutputBytes,
-      signal: options.signal,
-      onOutput: options.onOutput,
-    });
+    const common = { stdin: options.input ?? options.stdin, fd4: long ? command : undefined, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, signal: options.signal, onOutput: options.onOutput };
+    let child: SandboxProcess | AgentRun;
+    if (this.#agent) {
+      if (this.#agent.lost) throw this.#agent.lost;
+      child = this.#agent.run({ argv: program, env, cwd, ...common });
+    } else {
+      const launch = launchArgv(host, {
+        procsFiles: this.#parts.cgroup?.procsFiles ?? [],
+        limits: this.#parts.limits,
+        holderPid: workspace.holderPid,
+        bwrap: this.#bwrap(cwd, env),
+        program,
+      });
+      child = new SandboxProcess({ argv: launch.argv, bwrapArgs: launch.bwrapArgs, ...common });
+    }
     this.#running.add(child);
     let result: SandboxProcessResult;
     try {
       result = await child.result;
     } catch (error) {
+      if (WinnowerError.isInstance(error)) throw error;
       // Node's message quotes the whole argv (the internal script included): keep only its first sentence.
       const why = (error as Error).message.split(/\. Received\b/)[0];
       throw wnwError('WNW_ERR_SBX_EXEC', `could not start the sandbox process: ${why}`, { cause: error, details: { sandbox: this.id } });
@@ -269,6 +287,26 @@ export class LocalSandbox extends BaseSandbox {
       throw wnwError('WNW_ERR_SBX_EXEC', `command could not be run in sandbox ${this.id}${lost}: ${why}`, { details: { sandbox: this.id, started: result.started } });
     }
     return result;
+  }
+
+  /** bwrap's options for a process of this sandbox (an exec, or the agent). */
+  #bwrap(cwd: string, env: Record<string, string>): string[] {
+    const { host, workspace } = this.#parts;
+    return bwrapArgs({
+      workspace: workspace.hostPath,
+      workdir: this.workdir,
+      tmpDir: workspace.tmpDir,
+      varTmpDir: workspace.varTmpDir,
+      cwd,
+      network: this.#parts.spec.network === true,
+      env,
+      innerUid: this.#parts.spec.asRoot ? 0 : host.innerUid,
+      innerGid: this.#parts.spec.asRoot ? 0 : host.innerGid,
+      rootLayout: host.rootLayout,
+      statusFd: STATUS_FD,
+      mounts: this.#parts.spec.mounts,
+      ...(this.#parts.image ? { imageRoot: { readOnly: false } } : {}),
+    });
   }
 
   /**

@@ -1,8 +1,9 @@
 /**
  * The `local` sandbox provider, winnower's embedded default: bubblewrap sandboxes on this machine.
  * Each sandbox's workspace is a copy-on-write overlay over one immutable base snapshot per
- * (repository, commit); each exec is a fresh hardened bwrap in its own pid namespace, run as an
- * unprivileged uid, inside the sandbox's cgroups. Nothing happens until the first call.
+ * (repository, commit); each sandbox is one hardened bwrap, run as an unprivileged uid inside the
+ * sandbox's cgroups, whose pid 1 is a resident exec agent that forks each command (or, the
+ * fallback, each exec is a fresh bwrap in its own pid namespace). Nothing happens until the first call.
  *
  * @example
  * const provider = createLocalProvider();
@@ -11,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, lstat, mkdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import { closeEach, onProcessExit } from '../lifecycle.js';
@@ -56,7 +57,16 @@ export interface LocalProviderSettings extends LocalHostOptions, LocalImageSetti
   cloneTimeoutMs?: number;
   /** Start-up report and warnings (default: warnings to stderr, no info). */
   logger?: LocalProviderLogger;
+  /**
+   * How commands run: 'agent' (default) starts one resident exec agent per sandbox (python3 inside
+   * the sandbox; where it has none, or the agent cannot start, that sandbox falls back to 'launch');
+   * 'launch' enters the sandbox afresh for every exec (a new bwrap each time; slower, no python3 needed).
+   */
+  exec?: 'agent' | 'launch';
 }
+
+/** Where a sandbox's python3 may be, relative to its root (the first that exists runs the agent). */
+const AGENT_PYTHONS = ['usr/bin/python3', 'usr/local/bin/python3', 'bin/python3'];
 
 const DEFAULT_WORKDIR = '/workspace';
 /** Workspace growth and /tmp + /var/tmp caps when the settings give none (MiB). */
@@ -98,6 +108,9 @@ class LocalProvider implements SandboxProvider {
     this.#patch = patchPolicy(settings.patch);
     this.#disk = diskCaps(settings);
     checkImageSettings(settings);
+    if (settings.exec !== undefined && settings.exec !== 'agent' && settings.exec !== 'launch') {
+      throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.exec: must be 'agent' or 'launch' (got ${JSON.stringify(settings.exec)})`, { details: { field: 'sandbox.settings.exec' } });
+    }
     for (const field of ['maxTotalProcesses', 'maxTotalMemoryMb'] as const) {
       const value = settings[field];
       if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
@@ -157,6 +170,7 @@ class LocalProvider implements SandboxProvider {
         baseCommit: snapshot?.commit ?? spec.repo?.base_commit ?? base?.baseCommit,
         ...(base ? { image: { env: base.env, shell: base.shell } } : {}),
         maxTransferBytes: this.#settings.maxTransferBytes ?? 64 * 1024 * 1024,
+        agentPython: this.#settings.exec === 'launch' ? undefined : await findPython(base?.image.rootfs ?? '/'),
         patch: this.#patch,
         onClosed: (closed) => this.#open.delete(closed),
       });
@@ -165,6 +179,9 @@ class LocalProvider implements SandboxProvider {
         await sandbox.close();
         this.#assertOpen();
       }
+      await sandbox.startAgent().catch((error: unknown) => {
+        this.#logger.warn(`sandbox ${id}: the resident exec agent did not start, so each exec enters the sandbox afresh (slower): ${(error as Error).message}`);
+      });
       // A copy has new inode numbers and times: refresh its index once, not on every git call.
       if (workspace.mode === 'copy') await sandbox.exec('git update-index -q --refresh', { timeoutMs: 600_000 });
       return sandbox;
@@ -272,6 +289,14 @@ class LocalProvider implements SandboxProvider {
   }
 }
 
+/** The python3 inside a sandbox over `root` ('/': the host's /usr), as seen from inside; undefined: none. */
+async function findPython(root: string): Promise<string | undefined> {
+  for (const path of AGENT_PYTHONS) {
+    if (await lstat(join(root, path)).then(() => true, () => false)) return `/${path}`;
+  }
+  return undefined;
+}
+
 /** Where a repository's workspace appears (checked: absolute, outside the system folders). */
 function repoWorkdir(spec: SandboxSpec): string {
   const workdir = posix.normalize(spec.workdir ?? DEFAULT_WORKDIR);
@@ -325,7 +350,10 @@ function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<
     provider: 'local',
     isolation: 'bubblewrap: own user, pid, mount, ipc, uts, cgroup and network namespaces; read-only /usr and /etc; private /tmp; no capabilities; cleared environment',
     bwrap: host.bwrap,
-    exec: 'fresh bwrap per exec, in its own pid namespace (a timeout kills the whole tree)',
+    exec:
+      settings.exec === 'launch'
+        ? 'fresh bwrap per exec, in its own pid namespace (a timeout kills the whole tree)'
+        : 'resident exec agent per sandbox (python3 as the sandbox\'s pid 1) forks each command in its own session; a timeout kills its process group, and when no other command runs every other process of the sandbox; without python3 in the sandbox: a fresh bwrap per exec',
     runsAs: { hostUid: host.hostUid, sandboxUid: host.innerUid, droppedFromRoot: host.dropTo !== undefined },
     network: 'off unless the spec asks',
     workspace: host.workspaceMode,

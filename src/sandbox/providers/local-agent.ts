@@ -1,0 +1,301 @@
+/**
+ * The host's end of a local sandbox's resident exec agent (local-agent-script.ts): starts it once,
+ * through the same launch chain as every exec of the fallback path (cgroup join, privilege drop,
+ * prlimit, the holder's namespaces, the same bwrap options and seccomp filter), then turns each
+ * command into a request over the agent's stdin and stdout pipes. The agent forks the command
+ * inside the sandbox, so an exec no longer pays for entering the namespaces again.
+ *
+ * If the agent exits while the sandbox is open (killed from the host, out of memory), the sandbox
+ * is lost: running and later calls fail with WNW_ERR_SBX_LOST; nothing is recreated behind the
+ * caller's back (its processes and /tmp are gone).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
+import { wnwError, type WinnowerError } from '../../errors.js';
+import { CappedBuffer } from '../base-sandbox.js';
+import { AGENT_SCRIPT } from './local-agent-script.js';
+import { HOST_PATH, tail } from './local-host-command.js';
+import { ARGS_FD, type KillReason, type SandboxProcessResult } from './local-process.js';
+import { SECCOMP_FD, seccompProgram } from './local-seccomp.js';
+
+export interface AgentRequest {
+  argv: string[];
+  env: Record<string, string>;
+  /** Absolute, inside the sandbox. */
+  cwd: string;
+  stdin?: Uint8Array | string | NodeJS.ReadableStream;
+  /** A long command, given to the shell on fd 4. */
+  fd4?: string;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  signal?: AbortSignal;
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Uint8Array) => void;
+}
+
+export interface AgentRun {
+  readonly result: Promise<SandboxProcessResult>;
+  kill(reason: KillReason): void;
+}
+
+/** The frame header: payload length, type, request id. */
+const HEAD = 9;
+/** Stdin is sent in frames of at most this many bytes. */
+const STDIN_FRAME = 1024 * 1024;
+const START_TIMEOUT_MS = 30_000;
+/** Past its own timeout, how long a command may go unanswered before the agent counts as hung. */
+const ANSWER_GRACE_MS = 15_000;
+/**
+ * The agent's argv: a bootstrap reads the program from fd 4 (a pipe), so /proc/1/cmdline stays
+ * short. bwrap sets PWD for the program it starts; the bootstrap starts itself again with no
+ * environment at all, so the sandbox's /proc/1/environ is empty, as with a bwrap per exec.
+ */
+const BOOTSTRAP = [
+  'import os,sys',
+  // Only PWD: python puts LC_CTYPE in its own environment (PEP 538), which /proc/1/environ does not show.
+  "if 'PWD' in os.environ:os.execve(sys.executable,[sys.executable,'-I','-S','-c',sys.argv[1],sys.argv[1]],{})",
+  "f=os.fdopen(4,'rb');s=f.read();f.close();exec(compile(s,'winnower-exec-agent','exec'))",
+].join('\n');
+export const AGENT_ARGS = ['-I', '-S', '-c', BOOTSTRAP, BOOTSTRAP];
+
+interface Pending {
+  stdout: CappedBuffer;
+  stderr: CappedBuffer;
+  started: number;
+  killed: KillReason | undefined;
+  onOutput: AgentRequest['onOutput'];
+  listening: boolean;
+  resolve(result: SandboxProcessResult): void;
+  reject(error: unknown): void;
+  cleanup(): void;
+}
+
+export class ExecAgent {
+  readonly #child: ChildProcess;
+  readonly #sandbox: string;
+  readonly #pending = new Map<number, Pending>();
+  readonly #stderr = new CappedBuffer(16 * 1024);
+  #buffer: Buffer = Buffer.alloc(0);
+  #nextId = 1;
+  #lost: WinnowerError | undefined;
+  #closing = false;
+  readonly #exited: Promise<void>;
+  #ready: { resolve(): void; reject(error: Error): void } | undefined;
+
+  /** Spawns the launch chain (argv from launchArgv, bwrap's options for ARGS_FD) and waits for the agent's hello. */
+  static async start(sandbox: string, argv: string[], bwrapArgs: Buffer): Promise<ExecAgent> {
+    const agent = new ExecAgent(sandbox, argv, bwrapArgs);
+    await agent.#waitReady();
+    return agent;
+  }
+
+  private constructor(sandbox: string, argv: string[], bwrapArgs: Buffer) {
+    this.#sandbox = sandbox;
+    const [file, ...args] = argv;
+    this.#child = spawn(file!, args, { env: { PATH: HOST_PATH }, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] });
+    const child = this.#child;
+    for (const stream of child.stdio) stream?.on('error', () => undefined);
+    child.stdout!.on('data', (chunk: Buffer) => this.#onData(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => this.#stderr.push(chunk));
+    // bwrap's JSON status (STATUS_FD): read and dropped; the agent's own frames say what happened.
+    (child.stdio[3] as NodeJS.ReadableStream | null)?.resume();
+    this.#exited = new Promise<void>((resolve) => {
+      child.on('error', (error) => {
+        this.#onExit(`could not be started (${error.message})`);
+        resolve();
+      });
+      child.on('exit', (code, signal) => {
+        this.#onExit(`exited (${signal ?? `code ${code}`})`);
+        resolve();
+      });
+    });
+    const fd = (index: number): Writable | undefined => (child.stdio as ReadonlyArray<unknown>)[index] as Writable | undefined;
+    fd(4)?.end(AGENT_SCRIPT);
+    // Always pipes, as in SandboxProcess: nothing the server inherited sits at 5 or 6.
+    fd(SECCOMP_FD)?.end(seccompProgram() ?? Buffer.alloc(0));
+    fd(ARGS_FD)?.end(bwrapArgs);
+  }
+
+  /** Set once the agent has died while the sandbox was open. */
+  get lost(): WinnowerError | undefined {
+    return this.#lost;
+  }
+
+  run(request: AgentRequest): AgentRun {
+    const id = this.#nextId++;
+    let pending: Pending | undefined;
+    const kill = (reason: KillReason): void => {
+      if (!pending || pending.killed) return;
+      pending.killed = reason;
+      this.#send('K', id, Buffer.from(reason));
+    };
+    const result = new Promise<SandboxProcessResult>((resolve, reject) => {
+      if (this.#lost) return reject(this.#lost);
+      const onAbort = (): void => kill('abort');
+      // The agent applies the timeout; this only catches an agent that stopped answering.
+      const backstop = setTimeout(() => this.#hung(), request.timeoutMs + ANSWER_GRACE_MS);
+      backstop.unref();
+      pending = {
+        stdout: new CappedBuffer(request.maxOutputBytes),
+        stderr: new CappedBuffer(request.maxOutputBytes),
+        started: performance.now(),
+        killed: undefined,
+        onOutput: request.onOutput,
+        listening: true,
+        resolve,
+        reject,
+        cleanup: () => {
+          clearTimeout(backstop);
+          request.signal?.removeEventListener('abort', onAbort);
+        },
+      };
+      this.#pending.set(id, pending);
+      const header = Buffer.from(
+        JSON.stringify({ argv: request.argv, env: request.env, cwd: request.cwd, timeout_ms: request.timeoutMs, max_bytes: request.maxOutputBytes, stdin: request.stdin !== undefined }),
+      );
+      const size = Buffer.alloc(4);
+      size.writeUInt32BE(header.length);
+      this.#send('X', id, Buffer.concat([size, header, request.fd4 === undefined ? Buffer.alloc(0) : Buffer.from(request.fd4)]));
+      request.signal?.addEventListener('abort', onAbort, { once: true });
+      if (request.signal?.aborted) onAbort();
+      this.#feed(id, request.stdin);
+    });
+    return { result, kill };
+  }
+
+  /** Kills the agent and with it every process of the sandbox (its pid namespace); running calls end as killed by close. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    this.killNow();
+    await this.#exited;
+    for (const stream of this.#child.stdio) stream?.destroy();
+  }
+
+  /** SIGKILLs the launch chain's bwrap at once (process exit). */
+  killNow(): void {
+    this.#closing = true;
+    if (this.#child.exitCode === null && this.#child.signalCode === null) this.#child.kill('SIGKILL');
+  }
+
+  #waitReady(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.killNow();
+        reject(new Error(`the exec agent did not start in ${START_TIMEOUT_MS / 1000} s`));
+      }, START_TIMEOUT_MS);
+      this.#ready = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+    });
+  }
+
+  #feed(id: number, stdin: AgentRequest['stdin']): void {
+    if (stdin === undefined) return;
+    if (typeof stdin === 'string' || stdin instanceof Uint8Array) {
+      const bytes = typeof stdin === 'string' ? Buffer.from(stdin) : Buffer.from(stdin.buffer, stdin.byteOffset, stdin.byteLength);
+      for (let at = 0; at < bytes.length; at += STDIN_FRAME) this.#send('I', id, bytes.subarray(at, at + STDIN_FRAME));
+      this.#send('E', id);
+      return;
+    }
+    stdin.on('data', (chunk: Buffer | string) => {
+      if (this.#pending.has(id)) this.#send('I', id, typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    });
+    stdin.on('end', () => {
+      if (this.#pending.has(id)) this.#send('E', id);
+    });
+    stdin.on('error', () => undefined);
+  }
+
+  #send(type: string, id: number, payload: Buffer = Buffer.alloc(0)): void {
+    const stdin = this.#child.stdin;
+    if (!stdin || stdin.destroyed || this.#lost) return;
+    const head = Buffer.alloc(HEAD);
+    head.writeUInt32BE(payload.length, 0);
+    head.write(type, 4, 'latin1');
+    head.writeUInt32BE(id, 5);
+    stdin.write(payload.length > 0 ? Buffer.concat([head, payload]) : head);
+  }
+
+  #onData(chunk: Buffer): void {
+    this.#buffer = this.#buffer.length > 0 ? Buffer.concat([this.#buffer, chunk]) : chunk;
+    while (this.#buffer.length >= HEAD) {
+      const length = this.#buffer.readUInt32BE(0);
+      if (this.#buffer.length < HEAD + length) break;
+      const type = String.fromCharCode(this.#buffer[4]!);
+      const id = this.#buffer.readUInt32BE(5);
+      const payload = this.#buffer.subarray(HEAD, HEAD + length);
+      this.#buffer = this.#buffer.subarray(HEAD + length);
+      this.#onFrame(type, id, payload);
+    }
+  }
+
+  #onFrame(type: string, id: number, payload: Buffer): void {
+    if (type === 'H') {
+      this.#ready?.resolve();
+      return;
+    }
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    if (type === 'O' || type === 'R') {
+      const stream = type === 'O' ? 'stdout' : 'stderr';
+      // Copied: the payload is a view of the read buffer, which the next frames reuse.
+      const kept = pending[stream].push(Buffer.from(payload));
+      if (kept.length > 0 && pending.listening && pending.onOutput) {
+        try {
+          pending.onOutput(stream, kept);
+        } catch {
+          // A throwing listener must not take the call down; the output is still collected.
+          pending.listening = false;
+        }
+      }
+      return;
+    }
+    if (type !== 'D' && type !== 'F') return;
+    this.#pending.delete(id);
+    pending.cleanup();
+    const answer = JSON.parse(payload.toString('utf8')) as { code?: number | null; killed?: KillReason | null; truncated?: [boolean, boolean]; error?: string };
+    if (type === 'F') pending.stderr.push(Buffer.from(answer.error ?? 'could not start the command'));
+    if (answer.truncated?.[0]) pending.stdout.truncated = true;
+    if (answer.truncated?.[1]) pending.stderr.truncated = true;
+    const killed = pending.killed ?? answer.killed ?? undefined;
+    pending.resolve({
+      exitCode: killed || type === 'F' ? null : (answer.code ?? null),
+      started: type === 'D',
+      killed,
+      stdout: pending.stdout,
+      stderr: pending.stderr,
+      durationMs: Math.round(performance.now() - pending.started),
+      hostExit: { code: null, signal: null },
+    });
+  }
+
+  /** A command went unanswered long past its timeout: the agent is stuck; kill it (the sandbox is lost). */
+  #hung(): void {
+    this.#onExit('stopped answering');
+    this.killNow();
+  }
+
+  #onExit(how: string): void {
+    this.#ready?.reject(new Error(`the exec agent ${how}${this.#stderr.toString() ? `: ${tail(this.#stderr.toString())}` : ''}`));
+    this.#ready = undefined;
+    const closing = this.#closing;
+    if (!closing && !this.#lost) {
+      this.#lost = wnwError('WNW_ERR_SBX_LOST', `sandbox ${this.#sandbox} is lost: its exec agent ${how}; its processes and /tmp are gone, so it is not recreated (create a new sandbox)`, {
+        details: { sandbox: this.#sandbox, lost: true, ...(this.#stderr.toString() ? { stderr: tail(this.#stderr.toString()) } : {}) },
+      });
+    }
+    for (const [id, pending] of this.#pending) {
+      this.#pending.delete(id);
+      pending.cleanup();
+      if (closing) {
+        pending.resolve({ exitCode: null, started: true, killed: 'close', stdout: pending.stdout, stderr: pending.stderr, durationMs: Math.round(performance.now() - pending.started), hostExit: { code: null, signal: null } });
+      } else pending.reject(this.#lost);
+    }
+  }
+}
