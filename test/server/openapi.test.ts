@@ -71,7 +71,7 @@ describe('the OpenAPI description', () => {
 
   it('describes POST /admin/model: its body, the loaded model with its identity, and the refusals', () => {
     const responses = spec.paths['/admin/model'].post.responses;
-    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '409', '415', '422', '429', '500']);
+    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '415', '422', '429', '500']);
     expect(responses['422'].description).toMatch(/current model keeps serving/);
     expect(responses['403'].description).toMatch(/WNW_ERR_AUTH_ADMIN/);
     const loaded = schemaOf('/admin/model', 'post', '200');

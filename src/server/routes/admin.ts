@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { isReloadable } from '../../rerank/scorers/reloadable.js';
 import { checkAdminAccess } from '../admin-access.js';
-import { COMMON_ERRORS, ErrorBody, errorResponses, ModelLoaded } from '../api-schemas.js';
+import { ErrorBody, errorResponses, ModelLoaded } from '../api-schemas.js';
 
 const ModelBody = z
   .strictObject({
@@ -27,9 +27,9 @@ export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app
         body: ModelBody,
         response: {
           200: ModelLoaded,
-          ...errorResponses(400, 415, 401, 429, 500),
+          ...errorResponses(415, 401, 429, 500),
+          400: ErrorBody.describe('invalid body (error.details.field: body.path not absolute, or given for a server backend); or no reloadable value model on this server (WNW_ERR_SCORE_BACKEND)'),
           403: ErrorBody.describe('API key not accepted; or, on a server without API keys, a client not on the server\'s host (WNW_ERR_AUTH_ADMIN)'),
-          409: ErrorBody.describe('this server has no reloadable value model (WNW_ERR_SCORE_BACKEND)'),
           422: ErrorBody.describe('the folder was not loaded: error.details.cause says why; the current model keeps serving (WNW_ERR_SCORE_RELOAD)'),
         },
       },
