@@ -33,10 +33,18 @@ interface Tally {
   missing: number;
 }
 
+/** ` (run name)` or ` (model, harness)` for a rollout of a mixed job's policy `policy` > 0 or named; '' otherwise. */
+function mixedPolicyOf(data: Record<string, unknown>): string {
+  const config = data.config && typeof data.config === 'object' ? (data.config as Record<string, unknown>) : undefined;
+  if (!config || (config.run === undefined && !(typeof data.policy === 'number' && data.policy > 0))) return '';
+  return ` (${typeof config.run === 'string' ? config.run : `${String(config.model)}, ${String(config.harness)}`})`;
+}
+
 /** One line for a job event, or undefined for events not worth a line. */
 export function formatEvent(type: string, data: Record<string, unknown>): string | undefined {
   const lines: Record<string, () => string> = {
-    'rollout-start': () => `rollout ${data.index} started`,
+    // A mixed job's rollout says which policy runs it (its run name, else its model and harness).
+    'rollout-start': () => `rollout ${data.index} started${mixedPolicyOf(data)}`,
     'rollout-finish': () => `rollout ${data.index} ${data.status} (${data.exit}, ${data.steps} steps, ${data.patch_bytes} B patch)${data.error ? `: ${data.error}` : ''}`,
     'rollout-skip': () => `rollout ${data.index} skipped: ${data.reason}`,
     'candidate-unusable': () => `candidate ${data.index}: ${data.reason}, not scored or tested`,

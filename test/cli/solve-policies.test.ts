@@ -45,6 +45,8 @@ describe.skipIf(!hasBubblewrap())('winnower solve --policies', () => {
       '--out', out,
     ]);
     expect(code, stderr).toBe(0);
+    expect(stderr).toContain('rollout 0 started (steady)');
+    expect(stderr).toContain('rollout 1 started (lucky)');
     const job = JSON.parse(readFileSync(out, 'utf8'));
     expect(job.result.rollouts).toMatchObject({ planned: 2, finished: 2 });
     expect(job.result.candidates.map((c: { config: { run: string } }) => c.config.run)).toEqual(['steady', 'lucky']);
