@@ -76,7 +76,7 @@ export function registerSolveCommand(program: Command): void {
     .option('--policy-mode <mode>', 'tools (function calling) or text (fenced bash blocks)')
     // Several files per flag: an unquoted glob (`--replay recs/*.json`) reaches us as the files the shell expanded it to.
     .option('--replay <files...>', 'replay recorded trajectories instead of a policy (files, folders or globs, several or the flag repeated; any importable format)')
-    .option('--policies <file>', 'a mixed-policy job: a YAML or JSON list of policies, each {n, name?, policy?, agent?, waves?} as in the /solve body (or replay: <files> for recordings); n is their sum, and the policy and agent flags are every entry\'s defaults')
+    .option('--policies <file>', 'a mixed-policy job: a YAML or JSON list of policies, each {n, name?, policy?, agent?, waves?} as in the /solve body (or replay: <files> for recordings); n is their sum (a given --n must equal it), and the policy and agent flags are every entry\'s defaults')
     .option('--test-command <cmd>', 'verify candidates with this command (its exit code, or the named tests)')
     .option('--fail-to-pass <id>', 'a test that must go from failing to passing (repeatable)', collect)
     .option('--pass-to-pass <id>', 'a test that must keep passing (repeatable)', collect)
