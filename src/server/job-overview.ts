@@ -21,6 +21,19 @@ const record = (value: unknown): Record<string, unknown> => (value !== null && t
 const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 const int = (value: unknown): number | null => (typeof value === 'number' && Number.isInteger(value) ? value : null);
 
+const policyName = (policy: Record<string, unknown>): string | null => (policy.kind === 'replay' ? 'replay' : (text(policy.model) ?? text(policy.kind)));
+
+/** A mixed job's policies and harnesses (`policies` entries over the job's defaults), joined; null for a one-policy job. */
+function mixedOverview(request: Record<string, unknown>): { policy: string; harness: string } | null {
+  if (!Array.isArray(request.policies) || request.policies.length === 0) return null;
+  const entries = request.policies.map(record);
+  const distinct = (values: Array<string | null>) => [...new Set(values.map((value) => value ?? 'default'))].join(', ');
+  return {
+    policy: distinct(entries.map((entry) => text(entry.name) ?? policyName(record(entry.policy)) ?? policyName(record(request.policy)))),
+    harness: distinct(entries.map((entry) => text(record(entry.agent).harness) ?? text(record(request.agent).harness))),
+  };
+}
+
 export function jobOverview(job: Pick<JobRecord, 'request' | 'result' | 'progress'>): JobOverview {
   const request = record(job.request);
   const result = record(job.result);
@@ -28,11 +41,12 @@ export function jobOverview(job: Pick<JobRecord, 'request' | 'result' | 'progres
   const chosen = record(result.chosen);
   const selection = record(result.selection);
   const verifyStatus = text(chosen.verify_status);
+  const mixed = mixedOverview(request);
   return {
     instance_id: text(request.instance_id) ?? text(result.instance_id),
     n: int(request.n) ?? int(job.progress.rollouts_total) ?? (Array.isArray(request.candidates) ? request.candidates.length : null),
-    policy: policy.kind === 'replay' ? 'replay' : (text(policy.model) ?? text(policy.kind)),
-    harness: text(record(request.agent).harness),
+    policy: mixed?.policy ?? policyName(policy),
+    harness: mixed?.harness ?? text(record(request.agent).harness),
     strategy: text(selection.strategy) ?? text(request.strategy),
     chosen_index: int(chosen.index),
     resolved: verifyStatus === null ? null : verifyStatus === 'resolved',

@@ -151,6 +151,9 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
         [2, 1, 'lucky'],
       ]);
       configs = candidates.map((c) => ({ source: c.source, config: c.config }));
+      // The jobs list names the policies (their run names) and harnesses.
+      const listed = (await server.app.inject({ url: '/jobs' })).json() as { jobs: Array<{ job_id: string; overview: Record<string, unknown> }> };
+      expect(listed.jobs.find((item) => item.job_id === job.job_id)?.overview).toMatchObject({ n: 3, policy: 'steady, lucky', harness: 'winnower' });
     } finally {
       await server.close();
     }
