@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { createHarnessCatalog, type HarnessCatalog } from '../../src/harness/harness-catalog.js';
 import { configKey, fitPriors, type Priors } from '../../src/rerank/select/priors.js';
 import type { Scorer } from '../../src/rerank/scorers/types.js';
 import { buildApp } from '../../src/server/app.js';
@@ -16,7 +17,8 @@ import { SolveRequest } from '../../src/solve/solve-request.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { labelledFromStore } from '../../src/train/store-rows.js';
 import type { Trajectory } from '../../src/types/index.js';
-import { createWorld, demoRecordings, demoTask, hasBubblewrap, type TestWorld } from './helpers.js';
+import { startFakeHarnessPolicy } from '../fakes/fake-harness-policy.js';
+import { commandsOf, createWorld, demoRecordings, demoTask, hasBubblewrap, type TestWorld } from './helpers.js';
 
 const recordings = demoRecordings();
 const replay = (...names: string[]) => ({ kind: 'replay', recordings: names.map((name) => recordings[name]!) });
@@ -101,10 +103,10 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
   });
   const verify = { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, pass_to_pass: task.pass_to_pass, test_patch: task.test_patch, timeout_s: 60, regression: { enabled: false } };
 
-  async function start(scorer: Scorer) {
+  async function start(scorer: Scorer, harnesses?: HarnessCatalog) {
     const store = createSqliteStore(world.dataDir);
     const jobs = new JobManager(store);
-    const app = await buildApp({ jobs, store, solveDeps: { sandboxes: world.sandboxes, scorer, store, createPolicy: createPolicyFactory() } });
+    const app = await buildApp({ jobs, store, solveDeps: { sandboxes: world.sandboxes, scorer, store, createPolicy: createPolicyFactory(), harnesses } });
     return { app, store, close: async () => (await app.close(), store.close()) };
   }
 
@@ -194,6 +196,38 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
       }
     }
   }, 180_000);
+
+  it('mixes the built-in agent and a harness CLI in one job, each candidate with its own configuration', async () => {
+    // The scripted python3 harness (test/fixtures/harnesses) over a fake policy server that speaks its protocol.
+    const fix = commandsOf(recordings['correct-fix']!).filter((command) => !command.includes('COMPLETE_TASK_AND_SUBMIT'));
+    const fake = await startFakeHarnessPolicy({ 'scripted-fix': { tool: 'bash', commands: fix } });
+    const server = await start(world.scorer, createHarnessCatalog({ definitionsDir: new URL('../fixtures/harnesses', import.meta.url).pathname }));
+    try {
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/solve?wait=true',
+        payload: body({
+          verify,
+          scoring: { enabled: false },
+          policies: [
+            { name: 'builtin', n: 1, policy: replay('plausible-wrong-fix') },
+            { n: 1, policy: { kind: 'openai', url: fake.url, model: 'scripted-fix', temperature: 0.3 }, agent: { harness: 'scripted', time_limit_s: 180 } },
+          ],
+        }),
+      });
+      const job = response.json();
+      expect(job.status, response.body).toBe('succeeded');
+      const [builtin, harness] = job.result.candidates as Array<{ source: string; config: Record<string, unknown>; verify_status: string }>;
+      expect(builtin!.config).toMatchObject({ run: 'builtin', model: 'replay', harness: 'winnower', agent: 'default' });
+      expect(harness!.config).toEqual({ model: 'scripted-fix', harness: 'scripted', temperature: 0.3 });
+      expect(harness!.source).toMatch(/^scripted:/);
+      expect([builtin!.verify_status, harness!.verify_status]).toEqual(['unresolved', 'resolved']);
+      expect(job.result.chosen.index).toBe(1);
+    } finally {
+      await server.close();
+      await fake.close();
+    }
+  }, 240_000);
 
   it('refuses a policy the server cannot run, naming its place in policies', async () => {
     const server = await start(world.scorer);
