@@ -121,6 +121,9 @@ describe('POST /admin/model', () => {
       const local = await runtime.app.inject({ method: 'POST', url: '/admin/model', remoteAddress: address, payload: {} });
       expect(local.statusCode, address).toBe(200);
     }
+    // Refused before its body is looked at.
+    const remoteTypo = await runtime.app.inject({ method: 'POST', url: '/admin/model', remoteAddress: '10.1.2.3', payload: { folder: 'x' } });
+    expect(remoteTypo.statusCode).toBe(403);
     // A forwarded header does not make a remote client local.
     const forwarded = await runtime.app.inject({ method: 'POST', url: '/admin/model', remoteAddress: '10.1.2.3', headers: { 'x-forwarded-for': '127.0.0.1' }, payload: {} });
     expect(forwarded.statusCode).toBe(403);

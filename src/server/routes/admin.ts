@@ -23,6 +23,8 @@ export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app
   app.post(
     '/admin/model',
     {
+      // Before the body is validated: a client that may not call this learns nothing else.
+      onRequest: async (request) => checkAdminAccess(request, options.keyed),
       schema: {
         body: ModelBody,
         response: {
@@ -35,7 +37,6 @@ export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app
       },
     },
     async (request) => {
-      checkAdminAccess(request, options.keyed);
       const scorer = app.winnower.solveDeps.scorer;
       if (!isReloadable(scorer)) throw wnwError('WNW_ERR_SCORE_BACKEND', 'this server has no reloadable value model', { details: { field: 'scorer' } });
       const path = request.body?.path;
