@@ -64,7 +64,7 @@ describe.skipIf(!hasBubblewrap())('winnower demo / solve --harness', () => {
     const out = join(dirname(repo), 'claude-job.json');
     const { code, stderr } = await runCli(
       ['solve', '--repo', repo, '--issue', task.problem_statement, '--n', '1', '--harness', 'claude-code', '--policy-url', fake.url, '--policy-model', 'claude-fix', '--policy-key', 'sk-cli-upstream', '--out', out,
-        '--test-command', task.test_command, ...task.fail_to_pass.flatMap((id) => ['--fail-to-pass', id]), '--test-patch', join(DEMO_DIR, 'test_patch.diff')],
+        '--test-command', task.test_command, ...task.fail_to_pass.flatMap((id) => ['--fail-to-pass', id]), '--test-patch', join(DEMO_DIR, 'test_patch.diff'), '--no-regression'],
       { env: { WINNOWER_POLICY_URL: '' }, timeoutMs: 180_000 },
     );
     expect(code, stderr).toBe(0);

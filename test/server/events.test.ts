@@ -38,8 +38,8 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
     await world?.close();
   });
 
-  async function postSolve(extra: Record<string, unknown>): Promise<string> {
-    const response = await request(`${base}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(solveBody(world.repo, extra)) });
+  async function postSolve(extra: Record<string, unknown>, options: { regressionDefault?: boolean } = {}): Promise<string> {
+    const response = await request(`${base}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(solveBody(world.repo, extra, options)) });
     const body = (await response.body.json()) as { job_id: string; status: string };
     expect(response.statusCode).toBe(202);
     expect(body.status).toBe('queued');
@@ -53,7 +53,7 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
   }
 
   it('streams a job from job-start to job-finish, in order, with increasing ids, then ends', async () => {
-    const jobId = await postSolve({ n: 2, policy: { kind: 'replay', recordings: [withPause(wrong, 1), withPause(correct, 1)] } });
+    const jobId = await postSolve({ n: 2, policy: { kind: 'replay', recordings: [withPause(wrong, 1), withPause(correct, 1)] } }, { regressionDefault: true });
     const { status, contentType, events } = await readSse(`${base}/jobs/${jobId}/events`);
     expect(status).toBe(200);
     expect(contentType).toBe('text/event-stream');

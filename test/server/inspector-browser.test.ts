@@ -32,7 +32,9 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
   let browser: TestBrowser;
   let repo: string;
   const solve = async (extra: Record<string, unknown>, server = base, headers: Record<string, string> = {}) => {
-    const body = demoSolveBody(repo, { verifyTimeoutS: 120, agent: { time_limit_s: 240 } }, { policy: { kind: 'replay', recordings: Object.values(demoRecordings()) }, ...extra });
+    const given = demoSolveBody(repo, { verifyTimeoutS: 120, agent: { time_limit_s: 240 } }, { policy: { kind: 'replay', recordings: Object.values(demoRecordings()) }, ...extra });
+    // The given tests only: the regression check (on by default) would run the suite again per candidate, and no test here is about it.
+    const body = { ...given, verify: { ...(given.verify as Record<string, unknown>), regression: { enabled: false } } };
     const response = await fetch(`${server}/solve`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
     expect(response.status).toBe(202);
     return ((await response.json()) as { job_id: string }).job_id;
@@ -76,7 +78,7 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
     expect(during).not.toEqual(first);
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
 
-    await page.waitForFunction(`document.querySelector('#job-status')?.textContent === 'succeeded'`, { timeout: 240_000 });
+    await page.waitForFunction(`document.querySelector('#job-status')?.textContent === 'succeeded'`, { timeout: 240_000, polling: 100 });
     await page.waitForSelector('#rollouts tr.chosen');
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
     const final = await rowStatuses(page);
@@ -112,12 +114,13 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
     expect(await jobStatus(page)).toMatch(/^(queued|running)$/);
     // Through the DOM: the page redraws on every event, so a held element handle can go stale.
     await page.$eval('#cancel', (button) => (button as unknown as { click(): void }).click());
-    await page.waitForFunction(`document.querySelector('#job-status')?.textContent === 'cancelled'`, { timeout: 120_000 });
+    // Polled on an interval, not on animation frames (which a headless page may not run while idle).
+    await page.waitForFunction(`document.querySelector('#job-status')?.textContent === 'cancelled'`, { timeout: 120_000, polling: 100 });
     expect(((await (await fetch(`${base}/jobs/${id}`)).json()) as { status: string }).status).toBe('cancelled');
     // A finished job offers purge instead; two clicks delete it.
     await page.waitForSelector('#purge');
     await page.$eval('#purge', (button) => (button as unknown as { click(): void }).click());
-    await page.waitForFunction(`document.querySelector('#purge')?.textContent?.includes('click again')`);
+    await page.waitForFunction(`document.querySelector('#purge')?.textContent?.includes('click again')`, { timeout: 60_000, polling: 100 });
     await page.$eval('#purge', (button) => (button as unknown as { click(): void }).click());
     await page.waitForSelector('#jobs, #no-jobs');
     expect((await fetch(`${base}/jobs/${id}`)).status).toBe(404);
@@ -139,7 +142,7 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
 
       await page.type('#api-key', 'not-the-key-000');
       await page.click('#api-key-submit');
-      await page.waitForFunction(`document.querySelector('#key-form')?.textContent?.includes('not accepted')`);
+      await page.waitForFunction(`document.querySelector('#key-form')?.textContent?.includes('not accepted')`, { timeout: 60_000, polling: 100 });
 
       await page.type('#api-key', KEY);
       await page.click('#api-key-submit');

@@ -29,8 +29,16 @@ export function hasBubblewrap(): boolean {
   }
 }
 
-export function solveBody(repo: string, extra: Record<string, unknown> = {}) {
-  return demoSolveBody(repo, { verifyTimeoutS: 60, agent: { time_limit_s: 60, command_timeout_s: 30 } }, extra);
+/**
+ * The demo task's /solve body (verification on, with its test list). The regression check, on by
+ * default with verification, runs the demo suite on the base commit twice and again per candidate:
+ * it is off here unless `extra` gives its own `verify`, or `regressionDefault` leaves the product's
+ * default (tests of the check itself).
+ */
+export function solveBody(repo: string, extra: Record<string, unknown> = {}, options: { regressionDefault?: boolean } = {}) {
+  const body = demoSolveBody(repo, { verifyTimeoutS: 60, agent: { time_limit_s: 60, command_timeout_s: 30 } }, extra);
+  if (options.regressionDefault || 'verify' in extra) return body;
+  return { ...body, verify: { ...(body.verify as Record<string, unknown>), regression: { enabled: false } } };
 }
 
 export interface TestWorld {
