@@ -11,7 +11,7 @@ import { wnwError } from '../errors.js';
 import { loggerOptions } from '../observability/logger-options.js';
 import { createSandboxProvider, SANDBOX_PROVIDERS } from '../sandbox/registry.js';
 import { orchardEnvApi, type OrchardEnvApiOptions } from '../sandbox/serve/orchard-api.js';
-import { sandboxApiKey, type SandboxServeConfig } from '../sandbox/serve/serve-config.js';
+import { requestTimeoutOptions, sandboxApiKey, type SandboxServeConfig } from '../sandbox/serve/serve-config.js';
 import type { SandboxProvider } from '../sandbox/types.js';
 import type { RepoSource } from '../types/task.js';
 import { port, positiveInt, positiveNumber } from './parse-options.js';
@@ -29,6 +29,7 @@ interface ServeFlags {
   maxSandboxes?: number;
   ttl?: number;
   heartbeatTimeout?: number;
+  requestTimeout?: number;
   config?: string;
 }
 
@@ -83,6 +84,7 @@ export function registerSandboxServeCommand(sandbox: Command): void {
     .option('--max-sandboxes <n>', 'sandboxes open at once; past it, create answers 503', positiveInt)
     .option('--ttl <seconds>', 'hard lifetime of a sandbox from creation (default 7200)', positiveNumber)
     .option('--heartbeat-timeout <seconds>', 'gap between heartbeats that deletes a sandbox which has sent one (default 180)', positiveNumber)
+    .option('--request-timeout <seconds>', 'longest a client may take to send a whole request, headers and body; past it: 408 and the connection closed (default 300; waiting for an answer is not counted)', positiveNumber)
     .option('-c, --config <file>', 'config file: sandbox.provider, sandbox.settings, sandbox.serve (also WINNOWER_CONFIG)')
     .action(async (flags: ServeFlags) => {
       const config = loadConfig({ file: flags.config, overrides: { sandbox: { ...(flags.provider ? { provider: flags.provider } : {}), serve: serveOverrides(flags) } } });
@@ -100,6 +102,7 @@ function serveOverrides(flags: ServeFlags): Record<string, unknown> {
     max_sandboxes: flags.maxSandboxes,
     ttl_s: flags.ttl,
     heartbeat_timeout_s: flags.heartbeatTimeout,
+    request_timeout_s: flags.requestTimeout,
   };
 }
 
@@ -107,7 +110,7 @@ async function serveSandboxes(config: WinnowerConfig, host: string, listenPort: 
   const serve = config.sandbox.serve;
   const apiKey = sandboxApiKey(serve, host);
   const provider = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch);
-  const app = Fastify({ logger: loggerOptions(config.log_level, config.log_format), bodyLimit: 128 * 1024 * 1024 });
+  const app = Fastify({ logger: loggerOptions(config.log_level, config.log_format), bodyLimit: 128 * 1024 * 1024, ...requestTimeoutOptions(serve) });
   await app.register(orchardEnvApi, orchardApiOptions(serve, provider, apiKey));
   app.log.info({ provider: await provider.describe(), repo: serve?.repo ?? null, repo_mode: serve?.repo ? (serve.repo_mode ?? 'fallback') : null, as_root: serve?.as_root ?? false, auth: apiKey ? 'X-API-Key' : 'none (loopback only)' }, 'winnower sandbox serve starting');
   if (serve?.allow_network && config.sandbox.provider === 'local') {
