@@ -167,7 +167,7 @@ async function main(): Promise<void> {
     const change = 'echo "# changed" >> pkg0/module_0.py';
     execFileSync('sh', ['-c', change], { cwd: host });
     for (const sandbox of sandboxes.values()) await sandbox.exec(change);
-    const diffScript = patchDiffScript(undefined, patchPolicy());
+    const diffScript = patchDiffScript(undefined, patchPolicy({}));
     await run(['git', 'status', '--short'], host);
     for (let index = 0; index < GIT + 2; index += 1) {
       const rows: Array<[string, () => Promise<unknown>]> = [

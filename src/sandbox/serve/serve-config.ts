@@ -32,6 +32,7 @@ export const SandboxServeConfigSchema = z.strictObject({
    */
   request_timeout_s: z.number().positive().optional(),
 });
+export type SandboxServeConfig = z.infer<typeof SandboxServeConfigSchema>;
 
 /** The default of `request_timeout_s` (Node's own default for an HTTP server). */
 export const DEFAULT_REQUEST_TIMEOUT_S = 300;
