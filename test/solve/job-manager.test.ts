@@ -144,8 +144,8 @@ describe('job manager', () => {
     expect(recoverInterrupted(store)).toEqual(['j']);
     const result = store.getJob('j')!.result as Record<string, any>;
     expect(result.candidates).toEqual([
-      { index: 0, trajectory_id: 'j/0', status: 'finished', exit: 'submitted', steps: 2, value: 0.7, verify_status: null, checks: null, error: null },
-      { index: 1, trajectory_id: 'j/1', status: 'skipped', exit: 'skipped', steps: 0, value: null, verify_status: null, checks: null, error: null },
+      { index: 0, trajectory_id: 'j/0', status: 'finished', source: 'replay', config: null, exit: 'submitted', steps: 2, value: 0.7, verify_status: null, checks: null, error: null },
+      { index: 1, trajectory_id: 'j/1', status: 'skipped', source: null, config: null, exit: 'skipped', steps: 0, value: null, verify_status: null, checks: null, error: null },
     ]);
     expect(result.rollouts).toMatchObject({ planned: 2, finished: 1, skipped: 1 });
   });
