@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { bwrapMissing, eventually, hostCommandLines, localProviders, makeTestRepo, tempDir } from './local-helpers.js';
+import { runSandboxContract } from './contract.js';
+import { bwrapMissing, eventually, hostCommandLines, localProviders, makeTestRepo, quietLogger, tempDir } from './local-helpers.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
 
 const repo = tempDir('wnw-agent-repo-');
 const { base } = makeTestRepo(repo.dir);
@@ -122,5 +124,14 @@ describe.skipIf(bwrapMissing)('local provider: resident exec agent', () => {
     await sandbox.close();
     expect(await running).toBe('WNW_ERR_SBX_CLOSED');
     expect(agentPids(sandbox)).toEqual([]);
+  });
+});
+
+// The fallback path keeps the whole sandbox contract (local.test.ts runs it on the default, the agent).
+describe.skipIf(bwrapMissing)('local provider, a bwrap per exec (exec: launch)', () => {
+  const launching = providers.make({ exec: 'launch' });
+  runSandboxContract({
+    name: 'local (exec: launch)',
+    create: async (settings) => ({ provider: settings ? createLocalProvider({ logger: quietLogger, exec: 'launch', ...settings }) : launching, spec }),
   });
 });

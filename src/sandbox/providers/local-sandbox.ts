@@ -134,7 +134,8 @@ export class LocalSandbox extends BaseSandbox {
    */
   async #endNote(result: SandboxProcessResult, fullBefore: Set<DiskArea>, oomBefore: number | undefined): Promise<string | undefined> {
     const notes: string[] = [];
-    const oomAfter = await this.#oomKills();
+    // Both reads at once: they are on every exec's path.
+    const [oomAfter, usage] = await Promise.all([this.#oomKills(), this.#usage()]);
     const cap = this.#parts.limits.memoryMb ? ` (memory cap ${this.#parts.limits.memoryMb} MiB)` : '';
     if (oomBefore !== undefined && oomAfter !== undefined && oomAfter > oomBefore) {
       notes.push(result.exitCode === 137 ? `killed: out of memory${cap}` : `a process of this command was killed: out of memory${cap}`);
@@ -142,7 +143,7 @@ export class LocalSandbox extends BaseSandbox {
       notes.push(oomAfter === undefined ? `exit 137: killed by SIGKILL (out of memory${cap}, or killed by another process)` : 'exit 137: killed by SIGKILL, not for lack of memory');
     }
     // An area already full is noted again only when the command failed (it may have hit it).
-    const full = (await this.#usage()).find((area) => area.full && (!fullBefore.has(area.area) || result.exitCode !== 0));
+    const full = usage.find((area) => area.full && (!fullBefore.has(area.area) || result.exitCode !== 0));
     if (full) {
       const [what, setting, capBytes] = full.area === 'workspace' ? [`the workspace (${this.workdir})`, 'diskMb', this.#parts.workspace.caps.workspaceBytes] : ['/tmp and /var/tmp', 'tmpMb', this.#parts.workspace.caps.tmpBytes];
       notes.push(`disk full: the ${formatMib(capBytes)} cap of ${what} is reached (sandbox.settings.${setting}); writes fail with "No space left on device" until files are removed`);
