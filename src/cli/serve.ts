@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { port } from './parse-options.js';
 import { createRuntime } from './runtime.js';
+import { reloadModel } from '../server/model-reload.js';
 
 /** The longest a graceful shutdown may take (jobs get DEFAULT_SHUTDOWN_GRACE_MS of it), then the process exits. */
 const SHUTDOWN_LIMIT_MS = 20_000;
@@ -66,10 +67,7 @@ export function registerServeCommand(program: Command): void {
       // selector.json), as POST /admin/model with no body does: the next request scores and selects
       // with it; a failed reload keeps the current model.
       process.on('SIGHUP', () => {
-        runtime.scorer.reload().then(
-          (loaded) => app.log.info({ scorer: loaded }, 'scorer reloaded on SIGHUP'),
-          (error: unknown) => app.log.error({ err: error }, 'scorer reload on SIGHUP failed: keeping the current model'),
-        );
+        reloadModel(app, runtime.scorer, { via: 'SIGHUP' }).catch((error: unknown) => app.log.error({ err: error }, 'scorer reload on SIGHUP failed: keeping the current model'));
       });
       const address = await app.listen({ host: config.server.host, port: config.server.port });
       // Whatever the log level or format: one plain line saying the server is up and where.

@@ -12,12 +12,13 @@ import { scorerFields } from './scorer-fields.js';
 import type { ScorerIdentity } from './scorer-identity.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 
-export interface ReloadResult {
+// A type, not an interface: the API's loose response schema needs it assignable to an index signature.
+export type ReloadResult = {
   backend: string;
   model: string;
   default_strategy: string | null;
   identity: ScorerIdentity | null;
-}
+};
 
 /** A scorer held for one job or request: a reload meanwhile does not change or close it until `release()`. */
 export interface PinnedScorer {

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { isReloadable } from '../../rerank/scorers/reloadable.js';
 import { checkAdminAccess } from '../admin-access.js';
+import { reloadModel } from '../model-reload.js';
 import { ErrorBody, errorResponses, ModelLoaded } from '../api-schemas.js';
 
 const ModelBody = z
@@ -46,12 +47,7 @@ export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app
           throw wnwError('WNW_ERR_INPUT_INVALID', `body.path: the ${scorer.backend} backend scores with the model its server serves; send no path to re-read the configured selector and tokenizer`, { details: { field: 'body.path' } });
         }
       }
-      const previous = scorer.identity ?? null;
-      const loaded = await scorer.reload(path === undefined ? {} : { path });
-      request.log.info({ scorer: loaded.identity ?? loaded, previous }, 'scorer reloaded on POST /admin/model');
-      // The readiness verdict was about the model that left.
-      app.winnower.scorerReadiness?.forget();
-      return { ...loaded, previous };
+      return reloadModel(app, scorer, { ...(path === undefined ? {} : { path }), via: 'POST /admin/model' });
     },
   );
 };
