@@ -39,6 +39,12 @@ export interface AgentRun {
 
 /** The frame header: payload length, type, request id. */
 const HEAD = 9;
+/**
+ * The largest frame the agent may send (it sends output in 64 KiB pieces). The agent runs as the
+ * sandbox user, so a command could take it over and send anything: a frame past this, or one that
+ * does not parse, is a broken agent (the sandbox is lost), never a reason to buffer without end.
+ */
+const MAX_FRAME = 1024 * 1024;
 /** Stdin is sent in frames of at most this many bytes. */
 const STDIN_FRAME = 1024 * 1024;
 const START_TIMEOUT_MS = 30_000;
@@ -223,9 +229,11 @@ export class ExecAgent {
   }
 
   #onData(chunk: Buffer): void {
+    if (this.#lost) return;
     this.#buffer = this.#buffer.length > 0 ? Buffer.concat([this.#buffer, chunk]) : chunk;
     while (this.#buffer.length >= HEAD) {
       const length = this.#buffer.readUInt32BE(0);
+      if (length > MAX_FRAME) return this.#broken(`sent a frame of ${length} bytes`);
       if (this.#buffer.length < HEAD + length) break;
       const type = String.fromCharCode(this.#buffer[4]!);
       const id = this.#buffer.readUInt32BE(5);
@@ -257,15 +265,23 @@ export class ExecAgent {
       return;
     }
     if (type !== 'D' && type !== 'F') return;
+    let answer: { code?: unknown; killed?: unknown; truncated?: unknown; error?: unknown };
+    try {
+      answer = JSON.parse(payload.toString('utf8')) as typeof answer;
+    } catch {
+      return this.#broken('sent an answer that is not JSON');
+    }
     this.#pending.delete(id);
     pending.cleanup();
-    const answer = JSON.parse(payload.toString('utf8')) as { code?: number | null; killed?: KillReason | null; truncated?: [boolean, boolean]; error?: string };
-    if (type === 'F') pending.stderr.push(Buffer.from(answer.error ?? 'could not start the command'));
-    if (answer.truncated?.[0]) pending.stdout.truncated = true;
-    if (answer.truncated?.[1]) pending.stderr.truncated = true;
-    const killed = pending.killed ?? answer.killed ?? undefined;
+    const truncated = Array.isArray(answer.truncated) ? answer.truncated : [];
+    if (type === 'F') pending.stderr.push(Buffer.from(typeof answer.error === 'string' ? answer.error : 'could not start the command'));
+    if (truncated[0] === true) pending.stdout.truncated = true;
+    if (truncated[1] === true) pending.stderr.truncated = true;
+    const reported = answer.killed === 'timeout' || answer.killed === 'abort' || answer.killed === 'close' ? answer.killed : undefined;
+    const killed = pending.killed ?? reported;
+    const code = typeof answer.code === 'number' && Number.isInteger(answer.code) ? answer.code : null;
     pending.resolve({
-      exitCode: killed || type === 'F' ? null : (answer.code ?? null),
+      exitCode: killed || type === 'F' ? null : code,
       started: type === 'D',
       killed,
       stdout: pending.stdout,
@@ -277,7 +293,13 @@ export class ExecAgent {
 
   /** A command went unanswered long past its timeout: the agent is stuck; kill it (the sandbox is lost). */
   #hung(): void {
-    this.#onExit('stopped answering');
+    this.#broken('stopped answering');
+  }
+
+  /** The agent broke the protocol or hangs: the sandbox is lost, and the agent (with every process of the sandbox) killed. */
+  #broken(why: string): void {
+    this.#buffer = Buffer.alloc(0);
+    this.#onExit(why);
     this.killNow();
   }
 
