@@ -84,14 +84,25 @@ export class ExecAgent {
   #nextId = 1;
   #lost: WinnowerError | undefined;
   #closing = false;
+  /** The agent process has exited. */
+  #dead = false;
   readonly #exited: Promise<void>;
   #ready: { resolve(): void; reject(error: Error): void } | undefined;
 
   /** Spawns the launch chain (argv from launchArgv, bwrap's options for ARGS_FD) and waits for the agent's hello. */
   static async start(sandbox: string, argv: string[], bwrapArgs: Buffer): Promise<ExecAgent> {
-    const agent = new ExecAgent(sandbox, argv, bwrapArgs);
-    await agent.#waitReady();
+    const { agent, ready } = ExecAgent.spawn(sandbox, argv, bwrapArgs);
+    await ready;
     return agent;
+  }
+
+  /**
+   * Spawns the agent without waiting for it: requests sent before its hello wait in the pipe.
+   * `ready` rejects (and the agent is killed) when it exits or does not say hello in time.
+   */
+  static spawn(sandbox: string, argv: string[], bwrapArgs: Buffer): { agent: ExecAgent; ready: Promise<void> } {
+    const agent = new ExecAgent(sandbox, argv, bwrapArgs);
+    return { agent, ready: agent.#waitReady() };
   }
 
   private constructor(sandbox: string, argv: string[], bwrapArgs: Buffer) {
@@ -106,10 +117,12 @@ export class ExecAgent {
     (child.stdio[3] as NodeJS.ReadableStream | null)?.resume();
     this.#exited = new Promise<void>((resolve) => {
       child.on('error', (error) => {
+        this.#dead = true;
         this.#onExit(`could not be started (${error.message})`);
         resolve();
       });
       child.on('exit', (code, signal) => {
+        this.#dead = true;
         this.#onExit(`exited (${signal ?? `code ${code}`})`);
         resolve();
       });
@@ -136,6 +149,8 @@ export class ExecAgent {
     };
     const result = new Promise<SandboxProcessResult>((resolve, reject) => {
       if (this.#lost) return reject(this.#lost);
+      const empty = (): CappedBuffer => new CappedBuffer(request.maxOutputBytes);
+      if (this.#dead) return resolve({ exitCode: null, started: false, killed: 'close', stdout: empty(), stderr: empty(), durationMs: 0, hostExit: { code: null, signal: null } });
       const onAbort = (): void => kill('abort');
       // The agent applies the timeout; this only catches an agent that stopped answering.
       const backstop = setTimeout(() => this.#hung(), request.timeoutMs + ANSWER_GRACE_MS);

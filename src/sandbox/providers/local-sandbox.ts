@@ -35,6 +35,8 @@ export interface LocalSandboxParts {
   maxTransferBytes: number;
   /** The python3 inside the sandbox that runs the resident exec agent; undefined: a bwrap per exec. */
   agentPython?: string;
+  /** An `env` inside the sandbox that starts the agent with an empty environment. */
+  agentEnv?: string;
   /** What the patch leaves out, and its cap. */
   patch: PatchPolicy;
   onClosed(sandbox: LocalSandbox): void;
@@ -64,6 +66,8 @@ export class LocalSandbox extends BaseSandbox {
   readonly #parts: LocalSandboxParts;
   readonly #running = new Set<SandboxProcess | AgentRun>();
   #agent: ExecAgent | undefined;
+  /** Set while the agent starts; settles (never rejects) once it said hello or fell back. */
+  #agentReady: Promise<void> | undefined;
   #lifetimeTimer: NodeJS.Timeout | undefined;
 
   constructor(parts: LocalSandboxParts) {
@@ -83,7 +87,7 @@ export class LocalSandbox extends BaseSandbox {
    * bwrap like every exec's, its options the same, with the agent as the sandbox's pid 1 and no
    * environment of its own (each request brings the command's).
    */
-  async startAgent(): Promise<void> {
+  startAgent(onFailed: (error: Error) => void): void {
     const python = this.#parts.agentPython;
     if (!python || this.#agent) return;
     const launch = launchArgv(this.#parts.host, {
@@ -93,9 +97,23 @@ export class LocalSandbox extends BaseSandbox {
       // The root outside the binds is bwrap's tmpfs: read-only, as it lasts as long as the sandbox
       // (with a bwrap per exec, a write there vanished at the exec's end). An image's root is its own.
       bwrap: [...this.#bwrap(this.workdir, {}), ...(this.#parts.image ? [] : ['--remount-ro', '/']), '--as-pid-1'],
-      program: [python, ...AGENT_ARGS],
+      program: [...(this.#parts.agentEnv ? [this.#parts.agentEnv, '-i'] : []), python, ...AGENT_ARGS],
     });
-    this.#agent = await ExecAgent.start(this.id, launch.argv, launch.bwrapArgs);
+    // Not awaited: python starts while the caller does other work (a rollout asks its policy
+    // first); the first call waits for it. If it cannot start, this sandbox falls back to a bwrap per exec.
+    const { agent, ready } = ExecAgent.spawn(this.id, launch.argv, launch.bwrapArgs);
+    this.#agent = agent;
+    this.#agentReady = ready.then(
+      () => {
+        this.#agentReady = undefined;
+      },
+      (error: Error) => {
+        this.#agentReady = undefined;
+        if (this.#agent !== agent || this.closed) return;
+        this.#agent = undefined;
+        onFailed(error);
+      },
+    );
   }
 
   /** How commands run: 'agent' (the resident exec agent) or 'launch' (a fresh bwrap per exec). */
@@ -255,6 +273,7 @@ export class LocalSandbox extends BaseSandbox {
     const shell = this.#parts.image?.shell ?? host.shell;
     const program = long ? [shell, '-c', 'c=$(cat <&4; printf x); exec 4<&-; eval "${c%x}"'] : [shell, '-c', command];
     const common = { stdin: options.input ?? options.stdin, fd4: long ? command : undefined, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, signal: options.signal, onOutput: options.onOutput };
+    if (this.#agentReady) await this.#agentReady;
     let child: SandboxProcess | AgentRun;
     if (this.#agent) {
       if (this.#agent.lost) throw this.#agent.lost;

@@ -170,7 +170,7 @@ class LocalProvider implements SandboxProvider {
         baseCommit: snapshot?.commit ?? spec.repo?.base_commit ?? base?.baseCommit,
         ...(base ? { image: { env: base.env, shell: base.shell } } : {}),
         maxTransferBytes: this.#settings.maxTransferBytes ?? 64 * 1024 * 1024,
-        agentPython: this.#settings.exec === 'launch' ? undefined : await findPython(base?.image.rootfs ?? '/'),
+        ...(this.#settings.exec === 'launch' ? {} : await findAgentTools(base?.image.rootfs ?? '/')),
         patch: this.#patch,
         onClosed: (closed) => this.#open.delete(closed),
       });
@@ -179,8 +179,8 @@ class LocalProvider implements SandboxProvider {
         await sandbox.close();
         this.#assertOpen();
       }
-      await sandbox.startAgent().catch((error: unknown) => {
-        this.#logger.warn(`sandbox ${id}: the resident exec agent did not start, so each exec enters the sandbox afresh (slower): ${(error as Error).message}`);
+      sandbox.startAgent((error) => {
+        this.#logger.warn(`sandbox ${id}: the resident exec agent did not start, so each exec enters the sandbox afresh (slower): ${error.message}`);
       });
       // A copy has new inode numbers and times: refresh its index once, not on every git call.
       if (workspace.mode === 'copy') await sandbox.exec('git update-index -q --refresh', { timeoutMs: 600_000 });
@@ -289,12 +289,19 @@ class LocalProvider implements SandboxProvider {
   }
 }
 
-/** The python3 inside a sandbox over `root` ('/': the host's /usr), as seen from inside; undefined: none. */
-async function findPython(root: string): Promise<string | undefined> {
+/**
+ * The python3 inside a sandbox over `root` ('/': the host's /usr), as seen from inside, and an
+ * `env` to start it with no environment at all (without one, the agent restarts itself once to
+ * shed bwrap's PWD); nothing when the sandbox has no python3.
+ */
+async function findAgentTools(root: string): Promise<{ agentPython?: string; agentEnv?: string }> {
+  const exists = (path: string): Promise<boolean> => lstat(join(root, path)).then(() => true, () => false);
   for (const path of AGENT_PYTHONS) {
-    if (await lstat(join(root, path)).then(() => true, () => false)) return `/${path}`;
+    if (!(await exists(path))) continue;
+    const env = (await exists('usr/bin/env')) ? '/usr/bin/env' : (await exists('bin/env')) ? '/bin/env' : undefined;
+    return { agentPython: `/${path}`, ...(env ? { agentEnv: env } : {}) };
   }
-  return undefined;
+  return {};
 }
 
 /** Where a repository's workspace appears (checked: absolute, outside the system folders). */
