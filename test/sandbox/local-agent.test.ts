@@ -3,13 +3,15 @@
  * for callers and what it must not. The isolation checks themselves run on both paths in
  * local-isolation.test.ts.
  */
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { runSandboxContract } from './contract.js';
 import { bwrapMissing, eventually, hostCommandLines, localProviders, makeTestRepo, quietLogger, tempDir } from './local-helpers.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { imageToolsMissing, writeTinyImage } from './local-image-helpers.js';
 
 const repo = tempDir('wnw-agent-repo-');
 const { base } = makeTestRepo(repo.dir);
@@ -124,6 +126,27 @@ describe.skipIf(bwrapMissing)('local provider: resident exec agent', () => {
     await sandbox.close();
     expect(await running).toBe('WNW_ERR_SBX_CLOSED');
     expect(agentPids(sandbox)).toEqual([]);
+  });
+});
+
+describe.skipIf(bwrapMissing || imageToolsMissing)('local provider: an image without python3', () => {
+  it('runs its commands with a bwrap per exec (the fallback), with the same results', { timeout: 120_000 }, async () => {
+    const scratch = tempDir('wnw-agent-image-');
+    // As root the sandbox user unpacks into the cache: it must be able to pass through this folder.
+    chmodSync(scratch.dir, 0o711);
+    try {
+      const image = writeTinyImage(join(scratch.dir, 'image'));
+      const provider = providers.make({ imageCacheDir: join(scratch.dir, 'cache') });
+      const sandbox = await provider.create({ image: image.reference });
+      try {
+        expect(execMode(sandbox)).toBe('launch');
+        expect((await sandbox.exec('echo from-image; exit 3')).exitCode).toBe(3);
+      } finally {
+        await sandbox.close();
+      }
+    } finally {
+      scratch.remove();
+    }
   });
 });
 
