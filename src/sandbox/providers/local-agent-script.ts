@@ -104,7 +104,7 @@ def start(rid, payload):
         for fd in (out_w, err_w, in_r, memfd):
             if fd is not None:
                 os.close(fd)
-    rec = {'rid': rid, 'pid': pid, 'status': None, 'killed': None, 'open': 2, 'sent': [0, 0],
+    rec = {'rid': rid, 'pid': pid, 'status': None, 'killed': None, 'sent': [0, 0],
            'max': int(req['max_bytes']), 'truncated': [False, False], 'grace': None,
            'deadline': time.monotonic() + req['timeout_ms'] / 1000.0,
            'in_w': in_w, 'in_buf': bytearray(), 'in_eof': False, 'fds': {}}
@@ -158,7 +158,11 @@ def feed(rec):
         close_stdin(rec)
 
 def kill(rec, reason):
-    if rec['killed'] is None and rec['status'] is None:
+    if rec['status'] is not None:
+        # Ended and swept when reaped (its group id may be free again): stop waiting for stragglers' output.
+        rec['grace'] = time.monotonic()
+        return
+    if rec['killed'] is None:
         rec['killed'] = reason
     sweep(rec)
     if rec['grace'] is None:
