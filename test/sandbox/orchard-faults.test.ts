@@ -214,16 +214,28 @@ describe('orchard faults: exec', () => {
     }
   });
 
-  it('a sandbox that dies mid-exec is WNW_ERR_SBX_EXEC with the reason and request id', async () => {
+  it('a sandbox that dies mid-exec is WNW_ERR_SBX_LOST with the reason and request id, now and on every later call', async () => {
     const local = makeProvider();
     const doomed = await local.create({ image: IMAGE });
     setTimeout(() => fake.killSandbox(doomed.id), 200);
-    const error = await expectCode(doomed.exec('sleep 5'), 'WNW_ERR_SBX_EXEC');
-    expect(error.message).toMatch(/pod terminated.*request id req-\d+/);
-    expect(error.details).toMatchObject({ sandbox: doomed.id, error: 'agent connection lost: pod terminated' });
-    await expectCode(doomed.exec('true'), 'WNW_ERR_SBX_EXEC');
+    const error = await expectCode(doomed.exec('sleep 5'), 'WNW_ERR_SBX_LOST');
+    expect(error.message).toMatch(/is lost: its pod died.*pod terminated.*request id req-\d+/);
+    expect(error.details).toMatchObject({ sandbox: doomed.id, lost: true, error: 'agent connection lost: pod terminated' });
+    const execs = execPosts(doomed);
+    expect((await expectCode(doomed.exec('true'), 'WNW_ERR_SBX_LOST')).details.lost).toBe(true);
+    expect(execPosts(doomed)).toBe(execs); // failed at once, nothing sent
     await doomed.close();
     expect(fake.deleted).toContain(doomed.id);
+  });
+
+  it('a sandbox reaped (or deleted) behind its back is WNW_ERR_SBX_LOST, keeping the 404 in details', async () => {
+    const reaped = await makeProvider().create({ image: IMAGE });
+    const deleted = await fetch(`${fake.url}/sandboxes/${encodeURIComponent(reaped.id)}`, { method: 'DELETE', headers: { 'x-api-key': 'test-key' } });
+    expect(deleted.status).toBe(200);
+    const error = await expectCode(reaped.exec('true'), 'WNW_ERR_SBX_LOST');
+    expect(error.message).toContain('reaped it');
+    expect(error.details).toMatchObject({ sandbox: reaped.id, lost: true, status: 404 });
+    await reaped.close();
   });
 
   it('a 500 on a file call (missing pod IP) is WNW_ERR_SBX_UPSTREAM', async () => {

@@ -87,11 +87,11 @@ describe('§1 a command that reaches timeout_seconds kills the sandbox', () => {
   it('provider: a pod that dies under a command is a lost sandbox; later execs fail at once without a request', async () => {
     const box = await sandbox();
     setTimeout(() => fake.killSandbox(box.id, POD_KILLED_ERROR), 200);
-    const error = await expectCode(box.exec('sleep 5'), 'WNW_ERR_SBX_EXEC');
+    const error = await expectCode(box.exec('sleep 5'), 'WNW_ERR_SBX_LOST');
     expect(error.message).toContain('is lost: its pod died');
     expect(error.details).toMatchObject({ lost: true, error: POD_KILLED_ERROR });
     const posts = fake.count('POST', new RegExp(`^/sandboxes/${box.id}/exec$`));
-    expect((await expectCode(box.exec('true'), 'WNW_ERR_SBX_EXEC')).details.lost).toBe(true);
+    expect((await expectCode(box.exec('true'), 'WNW_ERR_SBX_LOST')).details.lost).toBe(true);
     expect(fake.count('POST', new RegExp(`^/sandboxes/${box.id}/exec$`))).toBe(posts);
   });
 });
@@ -245,7 +245,7 @@ describe('§10 heartbeats enrol a sandbox in heartbeat reaping; the TTL counts f
   it('provider: a reaped sandbox is reported as such; a failed heartbeat marks it lost; a lifetime past the TTL is refused', async () => {
     const box = await sandbox();
     await fake.sweep(Date.now() / 1000 + 7_201);
-    const error = await expectCode(box.exec('true'), 'WNW_ERR_SBX_EXEC');
+    const error = await expectCode(box.exec('true'), 'WNW_ERR_SBX_LOST');
     expect(error.message).toContain('reaped');
     expect(error.details.lost).toBe(true);
 

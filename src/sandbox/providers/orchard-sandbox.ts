@@ -408,11 +408,15 @@ export class OrchardSandbox extends BaseSandbox {
     }
   }
 
-  /** Records that the sandbox is gone (its pod died, or it was reaped) and says so in the error. */
+  /**
+   * Records that the sandbox is gone (its pod died, or it was reaped) and says so in the error:
+   * WNW_ERR_SBX_LOST as for a local sandbox whose agent died, so callers tell "create a new one"
+   * from a command that merely failed to run.
+   */
   #markLost(error: WinnowerError): WinnowerError {
     const detail = String(error.details.detail ?? error.details.error ?? '');
     const why = /agent not ready|int too large/i.test(detail) || error.details.error !== undefined ? 'its pod died' : 'Orchard Env reaped it (TTL, missed heartbeats) or it was deleted';
-    this.#lost = wnwError('WNW_ERR_SBX_EXEC', `sandbox ${this.id} is lost: ${why} (${error.message})`, {
+    this.#lost = wnwError('WNW_ERR_SBX_LOST', `sandbox ${this.id} is lost: ${why} (${error.message}); create a new one`, {
       cause: error,
       details: { ...error.details, sandbox: this.id, lost: true },
     });
