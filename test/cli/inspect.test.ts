@@ -156,7 +156,8 @@ describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
     await page.goto(`file://${site}/jobs/evidence-1.html`);
     await page.waitForSelector('#rollouts');
     expect(await text(page, '#rollouts tr[data-index="0"] .evidence')).toContain('regression: 1 broken');
-    expect(await text(page, '#rollouts tr[data-index="0"] .evidence')).toContain('config');
+    // The configuration is drawn by name in its own column (see the next test), not as evidence.
+    expect(await text(page, '#rollouts tr[data-index="0"] .config')).toBe('T=0.7 · policy=model-a');
     expect(await text(page, '#rollouts tr[data-index="1"] .evidence')).toContain('other_tests_failed');
     expect(await text(page, '#chosen')).toBe('none');
     expect(await text(page, '#app')).toContain('none usable: every patch failed to apply');
@@ -164,7 +165,55 @@ describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
     expect(await count(page, '.matrix .grid tbody tr')).toBe(2);
     expect(await count(page, '.matrix .grid td.cell')).toBe(4);
     expect(await count(page, '.matrix .grid td.cell.pass')).toBe(1);
-    expect(await text(page, '#result-extra')).toContain('robust');
+    expect(await text(page, '#result-extra')).toContain('reproduction');
+    // scored_by in a shape the page does not expect (strings) is still shown, in the outcome.
+    expect(await text(page, '#scored-by summary')).toBe('model winnower-value · selector robust');
+    expect(browser.problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it("[browser] shows each rollout's configuration and which model and selector scored the job", async () => {
+    const fast = { model: 'gpt-4o-mini', harness: 'winnower', agent: 'default', policy_mode: 'tools', temperature: 0.7, run: 'fast' };
+    const careful = { model: 'qwen2.5-coder', harness: 'winnower', agent: 'default', policy_mode: 'text', temperature: 0, run: 'careful' };
+    const summary = (index: number, source: string, config: Record<string, unknown>) => ({ index, trajectory_id: `cfg-1/${index}`, status: 'finished', source, config, exit: 'submitted', steps: 3, value: 0.5, verify_status: null, checks: null, error: null });
+    // As GET /jobs/:id has it: the job's candidates without configuration, the result's with it.
+    const candidate = (index: number) => ({ index, status: 'finished', trajectory_id: `cfg-1/${index}`, exit: 'submitted', steps: 3, patch: '', value: 0.5, score: null, verify: null, error: null });
+    const job = {
+      job_id: 'cfg-1', kind: 'solve', status: 'succeeded', progress: {}, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:09Z', error: null,
+      candidates: [candidate(0), candidate(1), candidate(2)],
+      result: {
+        instance_id: 't', chosen: { index: 2, trajectory_id: 'cfg-1/2', patch: '', value: 0.5, verify_status: null },
+        selection: { strategy: 'robust', reason: 'highest value', ranking: [] },
+        candidates: [summary(0, 'openai:gpt-4o-mini', fast), summary(1, 'openai:gpt-4o-mini', fast), summary(2, 'openai:qwen2.5-coder', careful)],
+        rollouts: { finished: 3 }, compute: {},
+        scored_by: {
+          model: { name: 'winnower-value-v3', path: '/models/v3', hash: 'sha256:0123456789abcdef0123456789abcdef' },
+          selector: { path: '/models/v3/selector.json', hash: 'sha256:fedcba9876543210fedcba9876543210', default_strategy: 'learned', strategy: 'robust' },
+          scorer: { backend: 'onnx', urls: [] },
+        },
+      },
+    };
+    const file = join(dir, 'configured.json');
+    writeFileSync(file, JSON.stringify(job));
+    const site = join(dir, 'configured-site');
+    expect((await runCli(['inspect', file, '--out', site])).code).toBe(0);
+    const page = await browser.page();
+    await page.goto(`file://${site}/jobs/cfg-1.html`);
+    await page.waitForSelector('#rollouts');
+    expect(await page.$$eval('#rollouts thead th', (cells) => cells.slice(1, 3).map((cell) => cell.textContent))).toEqual(['source', 'configuration']);
+    expect(await text(page, '#rollouts tr[data-index="0"] .source')).toBe('openai:gpt-4o-mini');
+    expect(await text(page, '#rollouts tr[data-index="0"] .config')).toBe('run fast · gpt-4o-mini · winnower/default · tools · T=0.7');
+    expect(await text(page, '#rollouts tr[data-index="2"] .config')).toBe('run careful · qwen2.5-coder · winnower/default · text · T=0');
+    expect(await page.$eval('#rollouts tr[data-index="2"] .config', (cell) => cell.getAttribute('title'))).toContain('source: openai:qwen2.5-coder');
+    // Shown by name, not again as unknown evidence.
+    expect(await text(page, '#rollouts tr[data-index="0"] .evidence')).toBe('');
+    expect(await page.$$eval('#policies li', (items) => items.map((item) => item.textContent))).toEqual([
+      '2× openai:gpt-4o-mini · run fast · gpt-4o-mini · winnower/default · tools · T=0.7',
+      '1× openai:qwen2.5-coder · run careful · qwen2.5-coder · winnower/default · text · T=0',
+    ]);
+    expect(await text(page, '#scored-by summary')).toBe('model winnower-value-v3 (0123456789ab) · selector robust (default learned) (selector.json fedcba987654) · backend onnx');
+    expect(await text(page, '#scored-by')).toContain('/models/v3');
+    expect(await page.$('#result-extra')).toBeNull();
     expect(browser.problems).toEqual([]);
     await page.close();
   }, 120_000);

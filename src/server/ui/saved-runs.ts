@@ -8,6 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { wnwError } from '../../errors.js';
 import { expandInputs } from '../../rerank/importers/index.js';
 import { importRuns, namedInput } from '../../rerank/importers/import-runs.js';
+import { configOf } from '../../rerank/select/priors.js';
 import type { Trajectory } from '../../types/index.js';
 
 export type JobJson = Record<string, unknown> & { job_id: string; candidates: Array<Record<string, unknown>> };
@@ -113,6 +114,8 @@ function candidateOf(index: number, trajectory: Trajectory | undefined, line: Sc
     verify: null,
     error: line?.error ?? null,
     source: trajectory?.source ?? line?.source ?? null,
+    // The configuration that made it (model, harness, temperature, run; docs/mixed-policies.md).
+    config: trajectory ? configOf(trajectory) : null,
     ...(line && line.resolved !== undefined && line.resolved !== null ? { resolved: line.resolved } : {}),
     ...(trajectory ? { trajectory } : {}),
   };

@@ -5,13 +5,14 @@
  * and the job is read again after each burst of events (and every few seconds while it runs).
  */
 import { ApiError, type DataSource, type JobEvent, type Json } from './api-client.js';
+import { configLabel, configsByIndex, configTitle, policyLines, scoredByLabel, type RolloutConfig } from './candidate-config.js';
 import { findMatrices, grid, valueTree } from './generic-view.js';
 import { badge, duration, fixed, h, replaceChildren, time, type Child } from './dom.js';
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
 /** Candidate fields this page draws by name; any other non-empty field is drawn generically. */
-const KNOWN_CANDIDATE_FIELDS = new Set(['index', 'status', 'trajectory_id', 'exit', 'steps', 'usage', 'patch', 'value', 'score', 'verify', 'error', 'trajectory', 'source', 'resolved']);
-const KNOWN_RESULT_FIELDS = new Set(['instance_id', 'chosen', 'selection', 'candidates', 'rollouts', 'compute', 'partial', 'reason']);
+const KNOWN_CANDIDATE_FIELDS = new Set(['index', 'status', 'trajectory_id', 'exit', 'steps', 'usage', 'patch', 'value', 'score', 'verify', 'error', 'trajectory', 'source', 'config', 'resolved']);
+const KNOWN_RESULT_FIELDS = new Set(['instance_id', 'chosen', 'selection', 'candidates', 'rollouts', 'compute', 'partial', 'reason', 'scored_by']);
 const REFRESH_WHILE_RUNNING_MS = 2000;
 
 interface RolloutTimes {
@@ -131,7 +132,8 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
   const byIndex = new Map(candidates.map((candidate) => [num(candidate.index) ?? -1, candidate]));
   const running = !TERMINAL.includes(status);
   const evidence = evidenceByIndex(result);
-  const withSource = candidates.some((candidate) => typeof candidate.source === 'string');
+  const configs = configsByIndex(candidates, result, state.events);
+  const columns = { source: [...configs.values()].some((entry) => entry.source !== null), config: [...configs.values()].some((entry) => entry.config !== null) };
   const isSolve = job.kind === 'solve';
   const took = (running ? Date.now() : Date.parse(String(job.updated_at))) - Date.parse(String(job.created_at));
   return [
@@ -151,7 +153,7 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
     ),
     state.notice ? h('p', { class: 'notice', id: 'notice' }, state.notice) : null,
     isRecord(job.error) ? h('p', { class: 'error' }, `${String(job.error.code ?? '')}: ${String(job.error.message ?? '')}`) : null,
-    h('section', {}, h('h2', {}, 'Outcome'), outcome(state, result, selection, chosen, source, id)),
+    h('section', {}, h('h2', {}, 'Outcome'), outcome(state, result, selection, chosen, source, id, configs)),
     h(
       'section',
       {},
@@ -159,8 +161,8 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
       h(
         'table',
         { id: 'rollouts', class: 'list' },
-        h('thead', {}, h('tr', {}, ['#', ...(withSource ? ['source'] : []), 'status', 'steps', 'tokens', 'elapsed', 'exit', 'patch', 'value', 'tests', 'F2P', 'P2P', 'evidence', ''].map((name) => h('th', {}, name)))),
-        h('tbody', {}, Array.from({ length: n }, (_, index) => rolloutRow(index, byIndex.get(index), state.rollouts.get(index), chosen, source, id, evidence.get(index), withSource))),
+        h('thead', {}, h('tr', {}, ['#', ...(columns.source ? ['source'] : []), ...(columns.config ? ['configuration'] : []), 'status', 'steps', 'tokens', 'elapsed', 'exit', 'patch', 'value', 'tests', 'F2P', 'P2P', 'evidence', ''].map((name) => h('th', {}, name)))),
+        h('tbody', {}, Array.from({ length: n }, (_, index) => rolloutRow(index, byIndex.get(index), state.rollouts.get(index), chosen, source, id, evidence.get(index), columns, configs.get(index)))),
       ),
     ),
     selection ? rankingSection(selection, candidates, source, id) : null,
@@ -192,7 +194,7 @@ function purgeButton(state: State, actions: Actions): HTMLElement {
   return button;
 }
 
-function outcome(state: State, result: Json | null, selection: Json | null, chosen: Json | null, source: DataSource, id: string): Child {
+function outcome(state: State, result: Json | null, selection: Json | null, chosen: Json | null, source: DataSource, id: string, configs: Map<number, RolloutConfig>): Child {
   const stops = state.events.filter((event) => event.type === 'stop-rule');
   const picked = state.events.find((event) => event.type === 'selection');
   const rows: Array<[string, Child]> = [];
@@ -203,6 +205,10 @@ function outcome(state: State, result: Json | null, selection: Json | null, chos
     rows.push(['why', String(selection.reason ?? '—')]);
   } else if (picked) rows.push(['why', String(picked.reason ?? '')]);
   if (result?.reason) rows.push(['note', String(result.reason)]);
+  const scoredBy = scoredByLabel(result?.scored_by);
+  if (scoredBy) rows.push(['scored by', h('details', { id: 'scored-by', 'data-key': 'scored-by' }, h('summary', {}, scoredBy), valueTree(result!.scored_by))]);
+  const policies = policyLines(state.events, configs);
+  if (policies.length) rows.push(['policies', h('ul', { id: 'policies' }, policies.map((line) => h('li', {}, line)))]);
   if (result?.partial) rows.push(['partial', 'the job was interrupted: the choice is the best of the candidates that had finished']);
   if (state.job.kind === 'solve') rows.push(['stop rule', stops.length ? stops.map((event) => `candidate ${String(event.index)}: ${String(event.reason)}`).join('; ') : 'not met (or not set)']);
   if (result && isRecord(result.rollouts)) rows.push(['rollouts', Object.entries(result.rollouts).map(([name, count]) => `${name} ${String(count)}`).join(', ')]);
@@ -211,7 +217,17 @@ function outcome(state: State, result: Json | null, selection: Json | null, chos
   return h('table', { class: 'kv' }, rows.map(([name, value]) => h('tr', {}, h('th', {}, name), h('td', {}, value))));
 }
 
-function rolloutRow(index: number, candidate: Json | undefined, times: RolloutTimes | undefined, chosen: Json | null, source: DataSource, id: string, elsewhere: Json | undefined, withSource: boolean): HTMLElement {
+function rolloutRow(
+  index: number,
+  candidate: Json | undefined,
+  times: RolloutTimes | undefined,
+  chosen: Json | null,
+  source: DataSource,
+  id: string,
+  elsewhere: Json | undefined,
+  columns: { source: boolean; config: boolean },
+  configured: RolloutConfig | undefined,
+): HTMLElement {
   // The stored status once the job was read after the event; the event's until then.
   const stored = candidate ? String(candidate.status) : 'pending';
   const status = times?.status && (stored === 'pending' || (stored === 'running' && times.status !== 'running')) ? times.status : stored;
@@ -236,7 +252,8 @@ function rolloutRow(index: number, candidate: Json | undefined, times: RolloutTi
     'tr',
     { 'data-index': index, 'data-status': status, class: isChosen ? 'chosen' : null },
     h('td', {}, h('a', { href: source.links.candidate(id, index) }, String(index))),
-    withSource ? h('td', {}, String(candidate?.source ?? '—')) : null,
+    columns.source ? h('td', { class: 'source' }, configured?.source ?? '—') : null,
+    columns.config ? h('td', { class: 'config', title: configured ? configTitle(configured) : null }, configLabel(configured?.config ?? null) || '—') : null,
     h('td', { class: 'status' }, badge(status), status === 'running' ? h('span', { class: 'spinner', title: 'running' }) : null),
     h('td', { class: 'num steps' }, candidate?.steps === null || candidate?.steps === undefined ? '—' : String(candidate.steps)),
     h('td', { class: 'num' }, tokens === null ? '—' : tokens.toLocaleString()),
