@@ -1,12 +1,9 @@
 /** `winnower bench`: requests/s and tail latency of /score, /rerank or /solve with autocannon (src/bench). */
 import type { Command } from 'commander';
-import { wnwError } from '../errors.js';
-import { formatReport } from '../bench/report.js';
-import { BACKEND_KINDS, runBench, type BackendKind } from '../bench/run-bench.js';
-import { SCENARIOS, type ScenarioName } from '../bench/scenarios.js';
 import { nonNegativeNumber, positiveInt, positiveIntList } from './parse-options.js';
+import { BENCH_BACKEND_KINDS as BACKEND_KINDS, BENCH_SCENARIOS as SCENARIOS } from './option-values.js';
 
-interface BenchFlags {
+export interface BenchFlags {
   scenario: string;
   url?: string;
   apiKey?: string;
@@ -59,36 +56,5 @@ export function registerBenchCommand(program: Command): void {
     .option('--verify', 'solve: run the tests of each candidate too')
     .option('--json', 'print the report as one JSON object')
     .option('--no-progress', 'no progress line on stderr')
-    .action(async (flags: BenchFlags) => {
-      if (!(SCENARIOS as string[]).includes(flags.scenario)) {
-        throw wnwError('WNW_ERR_INPUT_INVALID', `--scenario: ${JSON.stringify(flags.scenario)} is not one of ${SCENARIOS.join(', ')}`, { details: { field: 'scenario', valid: SCENARIOS } });
-      }
-      // The environment's key only goes with a --backend-url, so a key exported for other runs is no flag combination to refuse.
-      const backendApiKey = flags.backendApiKey ?? (flags.backendUrl ? process.env.WINNOWER_BENCH_BACKEND_API_KEY : undefined);
-      const report = await runBench({
-        scenario: flags.scenario as ScenarioName,
-        ...(flags.url ? { url: flags.url } : {}),
-        ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
-        connections: flags.connections,
-        durationS: flags.duration,
-        ...(flags.amount === undefined ? {} : { amount: flags.amount }),
-        ...(flags.perConnection === undefined ? {} : { perConnection: flags.perConnection }),
-        warmupS: flags.warmup,
-        timeoutS: flags.timeout,
-        candidates: flags.candidates,
-        tokens: flags.tokens,
-        batching: flags.batching,
-        compareBackend: flags.compareBackend ?? false,
-        ...(flags.backendLatency === undefined ? {} : { backendLatencyMs: flags.backendLatency }),
-        ...(flags.backendUrl === undefined ? {} : { backendUrl: flags.backendUrl }),
-        ...(flags.backendKind === undefined ? {} : { backendKind: flags.backendKind as BackendKind }),
-        ...(backendApiKey ? { backendApiKey } : {}),
-        ...(flags.backendModel === undefined ? {} : { backendModel: flags.backendModel }),
-        n: flags.n,
-        policyLatencyMs: flags.policyLatency,
-        verify: flags.verify ?? false,
-        progress: flags.progress,
-      });
-      process.stdout.write(`${flags.json ? JSON.stringify(report) : formatReport(report)}\n`);
-    });
+    .action(async (flags: BenchFlags) => (await import('./bench-action.js')).runBenchCommand(flags));
 }

@@ -1,4 +1,8 @@
-/** `winnower` command line: one file per subcommand, registered here. */
+/**
+ * `winnower` command line: one file per subcommand, registered here. A subcommand's file only
+ * declares its options; what it does sits in its `*-action.ts`, imported when it runs, so a start
+ * (and every `--help`) loads commander and little else.
+ */
 import { Command } from 'commander';
 import { WinnowerError } from '../errors.js';
 import { registerBenchCommand } from './bench.js';
@@ -12,7 +16,7 @@ import { registerSandboxServeCommand } from './sandbox-serve.js';
 import { registerServeCommand } from './serve.js';
 import { registerSolveCommand } from './solve.js';
 import { registerTrainCommand } from './train.js';
-import { TINY_MODEL_DIR } from '../config.js';
+import { tinyModelDir } from './option-values.js';
 
 const program = new Command('winnower').description('Best-of-N for software-engineering agents').version('0.1.0');
 program.showHelpAfterError();
@@ -25,7 +29,7 @@ registerDemoCommand(program);
 registerSandboxCommand(program);
 registerSandboxServeCommand(program.commands.find((command) => command.name() === 'sandbox')!);
 registerHarnessCommand(program);
-registerTrainCommand(program, TINY_MODEL_DIR());
+registerTrainCommand(program, tinyModelDir());
 registerBenchCommand(program);
 registerJobsCommand(program);
 

@@ -1,25 +1,12 @@
 /** `winnower rerank`: N candidate files per SWE-bench instance → one predictions file, scores and a report. */
-import { writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
 import { Command, Option } from 'commander';
-import { SingleBar, Presets } from 'cli-progress';
-import { DEFAULT_MODEL_DIR } from '../config.js';
-import { wnwError } from '../errors.js';
-import { rerankBatch } from '../rerank/rerank-batch.js';
-import { createScorer } from '../rerank/scorers/registry.js';
-import { scoredBy } from '../rerank/scorers/scorer-identity.js';
-import { defaultStrategy } from '../rerank/select/index.js';
-import { Strategy } from '../types/selection.js';
-import { loadSavedRuns } from '../server/ui/saved-runs.js';
-import { writeSavedSite } from '../server/ui/saved-site.js';
+import type { Strategy } from '../types/selection.js';
 import { positiveInt } from './parse-options.js';
-import { crossFit } from '../train/cross-fit.js';
-import { printMetrics } from './print-metrics.js';
-import { EXIT_UNSCORED, rerankExitCode, rerankSummary, rerankSummaryFile } from './rerank-summary.js';
+import { RERANK_EXIT_UNSCORED as EXIT_UNSCORED, STRATEGY_NAMES } from './option-values.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-interface RerankFlags {
+export interface RerankFlags {
   candidates: string[];
   tasks?: string[];
   labels?: string[];
@@ -71,7 +58,7 @@ export function registerRerankCommand(program: Command): void {
     .option('--api-key <key>', 'API key of the scoring server (also WINNOWER_SCORER_KEY)')
     .option('--template <name>', 'serialization template (judge-v1, patch-v1, openhands-critic-v1, ...); openhands-critic-v1 also sets the head (--head-labels openhands-critic, --label-index 0) unless given')
     .option('--budget <tokens>', "token budget per input, also the scorer's input limit (default: the model limit; refused when the server's max_model_len or the onnx model's limit is below it)", positiveInt)
-    .addOption(new Option('--strategy <name>', 'selection strategy (default: the model folder\'s default_strategy, learned or robust, when it has a selector; else value)').choices(Strategy.options))
+    .addOption(new Option('--strategy <name>', 'selection strategy (default: the model folder\'s default_strategy, learned or robust, when it has a selector; else value)').choices(STRATEGY_NAMES))
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
     .option('--summary <file>', 'summary JSON: which model and selector scored the run (scored_by: name, folder, sha256 of the model files and of selector.json, strategy), the outputs and the metrics (default: beside --out, <out>.summary.json)')
@@ -88,90 +75,5 @@ export function registerRerankCommand(program: Command): void {
       `\nExit status: 0 done; 2 invalid input (the file, line and field are named; with --strict also candidates without a task record);\n` +
         `${EXIT_UNSCORED} done, but an instance has no candidate that could be scored (predictions and scores are written; stderr lists the first reasons).`,
     )
-    .action(async (flags: RerankFlags) => {
-      if (flags.crossFit !== undefined) {
-        if (flags.crossFit < 2) throw wnwError('WNW_ERR_INPUT_INVALID', '--cross-fit: give at least 2 folds', { details: { field: 'cross_fit' } });
-        const result = await crossFit({ rollouts: flags.candidates, labels: flags.labels, tasks: flags.tasks, sourceFrom: flags.sourceFrom, onInvalid: flags.skipInvalid ? 'skip' : 'fail', folds: flags.crossFit, sources: flags.sources });
-        console.log(result.markdown);
-        console.error(`cross-fitted ${result.table.candidates} candidates over ${result.folds} folds in ${result.seconds.toFixed(1)} s`);
-        return;
-      }
-      const scorer = await createScorer({
-        backend: flags.scorer,
-        model: flags.model ?? (flags.scorer === 'onnx' ? DEFAULT_MODEL_DIR() : ''),
-        urls: flags.url ?? [],
-        ...(flags.tokenizer ? { tokenizer: flags.tokenizer } : {}),
-        ...(flags.chatTemplate ? { chatTemplate: flags.chatTemplate } : {}),
-        ...(flags.headLabels ? { labels: flags.headLabels.includes(',') ? flags.headLabels.split(',').map((name) => name.trim()) : flags.headLabels } : {}),
-        ...(flags.labelIndex === undefined ? {} : { labelIndex: flags.labelIndex }),
-        ...(flags.activation ? { activation: flags.activation } : {}),
-        // The template may imply the head (openhands-critic-v1: the critic's labels).
-        ...(flags.template ? { template: flags.template } : {}),
-        // One budget: what the serializer fits to is what the server is asked to take (an onnx model keeps its own limit).
-        ...(flags.budget !== undefined && flags.scorer !== 'onnx' ? { maxInputTokens: flags.budget } : {}),
-        ...((flags.apiKey ?? process.env.WINNOWER_SCORER_KEY) ? { apiKey: flags.apiKey ?? process.env.WINNOWER_SCORER_KEY } : {}),
-      });
-      if (flags.budget !== undefined && flags.budget > scorer.maxInputTokens) {
-        await scorer.close();
-        throw wnwError('WNW_ERR_CFG_INVALID', `--budget: ${flags.budget} tokens is more than ${scorer.model} takes (${scorer.maxInputTokens}); give at most ${scorer.maxInputTokens}`, {
-          details: { field: 'budget', budget: flags.budget, max: scorer.maxInputTokens },
-        });
-      }
-      const tty = flags.progress && process.stderr.isTTY;
-      const bar = tty ? new SingleBar({ format: 'rerank [{bar}] {value}/{total} instances | {eta_formatted} left | {instance}', hideCursor: true }, Presets.shades_classic) : undefined;
-      let lastLog = 0;
-      // The report links to the inspector's pages of this run, written beside it once scored.
-      const inspectDir = flags.report && flags.inspector ? `${flags.report.replace(/\.md$/i, '')}.inspect` : undefined;
-      const strategy = flags.strategy ?? defaultStrategy(false, scorer);
-      try {
-        const result = await rerankBatch({
-          candidates: flags.candidates,
-          tasks: flags.tasks,
-          labels: flags.labels,
-          format: flags.format,
-          sourceFrom: flags.sourceFrom,
-          scorer,
-          template: flags.template,
-          budgetTokens: flags.budget,
-          strategy,
-          out: flags.out,
-          scores: flags.scores ?? flags.out.replace(/(\.jsonl)?$/, '.scores.jsonl'),
-          report: flags.report,
-          ...(inspectDir ? { inspector: relative(dirname(flags.report!), join(inspectDir, 'index.html')) } : {}),
-          onInvalid: flags.skipInvalid ? 'skip' : 'fail',
-          strict: flags.strict ?? false,
-          concurrency: flags.concurrency,
-          onIssue: (issue) => console.error(`skipped: ${issue.file}${issue.line !== undefined ? `:${issue.line}` : issue.record !== undefined ? `[${JSON.stringify(issue.record)}]` : ''}: ${issue.field}: ${issue.message}`),
-          onProgress: (done, total, instance) => {
-            if (!flags.progress) return;
-            if (bar) {
-              if (done === 1) bar.start(total, 0, { instance });
-              bar.update(done, { instance });
-            } else if (done === total || Date.now() - lastLog > 2000) {
-              lastLog = Date.now();
-              console.error(`rerank: ${done}/${total} instances scored`);
-            }
-          },
-        });
-        bar?.stop();
-        console.log(`${result.instances} instances (${result.resumed} resumed), ${result.candidates} candidates → ${result.predictions}`);
-        console.log(`scores: ${result.scores}${result.report ? `; report: ${result.report.markdown}, ${result.report.html}` : ''}`);
-        const scored = scoredBy(scorer.identity, strategy);
-        const summary = flags.summary ?? flags.out.replace(/(\.jsonl)?$/, '.summary.json');
-        await writeFile(summary, `${JSON.stringify(rerankSummaryFile(result, scored), null, 2)}\n`);
-        console.log(`summary: ${summary} (scored by ${scorer.model}${scored?.model.hash ? ` ${scored.model.hash.slice(0, 19)}` : ''}, strategy ${strategy})`);
-        if (inspectDir) {
-          const site = writeSavedSite(inspectDir, (await loadSavedRuns([result.scores, ...flags.candidates], { sourceFrom: flags.sourceFrom })).jobs, 'winnower rerank');
-          console.log(`inspector: ${site.index} (${site.jobs} instances; or \`winnower inspect ${result.scores} <candidates> --serve\`)`);
-        }
-        if (result.metrics) printMetrics(result.metrics);
-        else console.log('no labels: metrics need --labels or candidates that carry `resolved`');
-        for (const line of rerankSummary(result)) console.error(line);
-        const code = rerankExitCode(result);
-        if (code !== 0) process.exitCode = code;
-      } finally {
-        bar?.stop();
-        await scorer.close();
-      }
-    });
+    .action(async (flags: RerankFlags) => (await import('./rerank-action.js')).runRerank(flags));
 }

@@ -15,7 +15,7 @@ import { createSandboxProvider } from '../sandbox/registry.js';
 import { withObserver } from '../sandbox/with-observer.js';
 import type { SandboxProvider } from '../sandbox/types.js';
 import { buildApp } from '../server/app.js';
-import { mountedSandboxApi } from './sandbox-serve.js';
+import { mountedSandboxApi } from './sandbox-serve-action.js';
 import { JobManager } from '../solve/job-manager.js';
 import { recoverInterrupted } from '../solve/partial-result.js';
 import { scheduleRetention } from '../store/retention.js';

@@ -1,11 +1,9 @@
 /** `winnower train`: labelled rollouts → a model folder (value model, tokenizer, selector, model card). */
 import { Command, Option } from 'commander';
-import { Presets, SingleBar } from 'cli-progress';
-import { wnwError } from '../errors.js';
-import { train, TRAIN_DEFAULTS } from '../train/train.js';
 import { fraction, positiveInt, positiveNumber } from './parse-options.js';
+import { TRAIN_OPTION_DEFAULTS as TRAIN_DEFAULTS } from './option-values.js';
 
-interface TrainFlags {
+export interface TrainFlags {
   rollouts?: string[];
   fromStore?: string;
   sourceFrom?: 'record' | 'file';
@@ -66,55 +64,5 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
     .option('--bootstrap <n>', 'bootstrap resamples for the intervals', positiveInt, TRAIN_DEFAULTS.bootstrap)
     .option('--json', 'print the result as one JSON object')
     .option('--no-progress', 'no progress bar')
-    .action(async (flags: TrainFlags) => {
-      const bar = flags.progress && process.stderr.isTTY ? new SingleBar({ format: '{stage} [{bar}] {value}/{total}', hideCursor: true }, Presets.shades_classic) : undefined;
-      let stage = '';
-      if (!flags.rollouts?.length && !flags.fromStore) throw wnwError('WNW_ERR_INPUT_INVALID', 'give --rollouts, --from-store, or both', { details: { field: 'rollouts' } });
-      const result = await train({
-        rollouts: flags.rollouts ?? [],
-        ...(flags.fromStore ? { fromStore: flags.fromStore } : {}),
-        sourceFrom: flags.sourceFrom,
-        labels: flags.labels,
-        tasks: flags.tasks,
-        out: flags.out,
-        seed: flags.seed,
-        validationFraction: flags.validation,
-        holdoutRepos: flags.holdoutRepos,
-        holdoutSources: flags.holdoutSources,
-        sourceCheck: flags.sourceCheck ? 'loso' : 'none',
-        priors: flags.priors,
-        permissiveOnly: flags.permissiveOnly,
-        onInvalid: flags.skipInvalid ? 'skip' : 'fail',
-        vocabSize: flags.vocab,
-        bigramBuckets: flags.buckets,
-        dims: flags.dims,
-        hidden: flags.hidden,
-        maxEpochs: flags.epochs,
-        learningRate: flags.lr,
-        folds: flags.folds,
-        budgetTokens: flags.budget,
-        baselineModel: flags.baselineModel ?? null,
-        bootstrap: flags.bootstrap,
-        command: `winnower ${process.argv.slice(2).join(' ')}`,
-        onLog: (line) => {
-          if (!flags.json) console.error(`train: ${line}`);
-        },
-        onProgress: (name, done, total) => {
-          if (!bar) return;
-          if (name !== stage) {
-            if (stage) bar.stop();
-            stage = name;
-            bar.start(total, done, { stage: name });
-          } else bar.update(done);
-        },
-      });
-      bar?.stop();
-      if (flags.json) {
-        console.log(JSON.stringify({ out: result.outDir, seconds: result.seconds, epochs: result.epochs, calibration: result.calibration, train_candidates: result.trainCandidates, validation_candidates: result.validationCandidates, export_max_diff: result.exportMaxDiff, validation: result.tables, default_strategy: result.selector.default_strategy, default_reason: result.selector.default_reason, verdicts: result.verdicts }));
-        return;
-      }
-      console.log(result.table || '(no validation split)');
-      console.log(`default strategy: ${result.selector.default_strategy} (${result.selector.default_reason})`);
-      console.log(`wrote ${result.outDir} in ${result.seconds.toFixed(1)} s (${result.trainCandidates} training candidates, ${result.epochs} epoch(s))`);
-    });
+    .action(async (flags: TrainFlags) => (await import('./train-action.js')).runTrain(flags));
 }

@@ -1,0 +1,22 @@
+/** What `winnower inspect` does once its arguments are parsed; loaded only when it runs (inspect.ts registers it). */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadSavedRuns } from '../server/ui/saved-runs.js';
+import { serveFolder } from '../server/ui/serve-folder.js';
+import { writeSavedSite } from '../server/ui/saved-site.js';
+import type { InspectFlags } from './inspect.js';
+
+export async function runInspect(paths: string[], flags: InspectFlags): Promise<void> {
+  const runs = await loadSavedRuns(paths, { sourceFrom: flags.sourceFrom });
+  const folder = resolve(flags.out ?? (flags.serve ? mkdtempSync(join(tmpdir(), 'winnower-inspect-')) : join('.winnower', 'inspect')));
+  const site = writeSavedSite(folder, runs.jobs);
+  const read = [runs.read.jobs.length ? `${runs.read.jobs.length} job file(s)` : '', runs.read.scores.length ? `${runs.read.scores.length} scores file(s)` : '', runs.read.trajectories.length ? `${runs.read.trajectories.length} trajectory input(s)` : ''].filter(Boolean).join(', ');
+  console.log(`${site.jobs} job(s), ${site.candidates} candidate(s) from ${read} → ${site.index}`);
+  if (!flags.serve) return;
+  const { server, url } = await serveFolder(folder, { host: flags.host, port: flags.port });
+  console.log(`serving ${folder} at ${url} (Ctrl-C to stop)`);
+  const stop = () => server.close(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

@@ -1,0 +1,103 @@
+/** What `winnower rerank` does once its flags are parsed; loaded only when it runs (rerank.ts registers it). */
+import { writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { SingleBar, Presets } from 'cli-progress';
+import { DEFAULT_MODEL_DIR } from '../config.js';
+import { wnwError } from '../errors.js';
+import { rerankBatch } from '../rerank/rerank-batch.js';
+import { createScorer } from '../rerank/scorers/registry.js';
+import { scoredBy } from '../rerank/scorers/scorer-identity.js';
+import { defaultStrategy } from '../rerank/select/index.js';
+import { loadSavedRuns } from '../server/ui/saved-runs.js';
+import { writeSavedSite } from '../server/ui/saved-site.js';
+import { crossFit } from '../train/cross-fit.js';
+import { printMetrics } from './print-metrics.js';
+import { rerankExitCode, rerankSummary, rerankSummaryFile } from './rerank-summary.js';
+import type { RerankFlags } from './rerank.js';
+
+export async function runRerank(flags: RerankFlags): Promise<void> {
+  if (flags.crossFit !== undefined) {
+    if (flags.crossFit < 2) throw wnwError('WNW_ERR_INPUT_INVALID', '--cross-fit: give at least 2 folds', { details: { field: 'cross_fit' } });
+    const result = await crossFit({ rollouts: flags.candidates, labels: flags.labels, tasks: flags.tasks, sourceFrom: flags.sourceFrom, onInvalid: flags.skipInvalid ? 'skip' : 'fail', folds: flags.crossFit, sources: flags.sources });
+    console.log(result.markdown);
+    console.error(`cross-fitted ${result.table.candidates} candidates over ${result.folds} folds in ${result.seconds.toFixed(1)} s`);
+    return;
+  }
+  const scorer = await createScorer({
+    backend: flags.scorer,
+    model: flags.model ?? (flags.scorer === 'onnx' ? DEFAULT_MODEL_DIR() : ''),
+    urls: flags.url ?? [],
+    ...(flags.tokenizer ? { tokenizer: flags.tokenizer } : {}),
+    ...(flags.chatTemplate ? { chatTemplate: flags.chatTemplate } : {}),
+    ...(flags.headLabels ? { labels: flags.headLabels.includes(',') ? flags.headLabels.split(',').map((name) => name.trim()) : flags.headLabels } : {}),
+    ...(flags.labelIndex === undefined ? {} : { labelIndex: flags.labelIndex }),
+    ...(flags.activation ? { activation: flags.activation } : {}),
+    // The template may imply the head (openhands-critic-v1: the critic's labels).
+    ...(flags.template ? { template: flags.template } : {}),
+    // One budget: what the serializer fits to is what the server is asked to take (an onnx model keeps its own limit).
+    ...(flags.budget !== undefined && flags.scorer !== 'onnx' ? { maxInputTokens: flags.budget } : {}),
+    ...((flags.apiKey ?? process.env.WINNOWER_SCORER_KEY) ? { apiKey: flags.apiKey ?? process.env.WINNOWER_SCORER_KEY } : {}),
+  });
+  if (flags.budget !== undefined && flags.budget > scorer.maxInputTokens) {
+    await scorer.close();
+    throw wnwError('WNW_ERR_CFG_INVALID', `--budget: ${flags.budget} tokens is more than ${scorer.model} takes (${scorer.maxInputTokens}); give at most ${scorer.maxInputTokens}`, {
+      details: { field: 'budget', budget: flags.budget, max: scorer.maxInputTokens },
+    });
+  }
+  const tty = flags.progress && process.stderr.isTTY;
+  const bar = tty ? new SingleBar({ format: 'rerank [{bar}] {value}/{total} instances | {eta_formatted} left | {instance}', hideCursor: true }, Presets.shades_classic) : undefined;
+  let lastLog = 0;
+  // The report links to the inspector's pages of this run, written beside it once scored.
+  const inspectDir = flags.report && flags.inspector ? `${flags.report.replace(/\.md$/i, '')}.inspect` : undefined;
+  const strategy = flags.strategy ?? defaultStrategy(false, scorer);
+  try {
+    const result = await rerankBatch({
+      candidates: flags.candidates,
+      tasks: flags.tasks,
+      labels: flags.labels,
+      format: flags.format,
+      sourceFrom: flags.sourceFrom,
+      scorer,
+      template: flags.template,
+      budgetTokens: flags.budget,
+      strategy,
+      out: flags.out,
+      scores: flags.scores ?? flags.out.replace(/(\.jsonl)?$/, '.scores.jsonl'),
+      report: flags.report,
+      ...(inspectDir ? { inspector: relative(dirname(flags.report!), join(inspectDir, 'index.html')) } : {}),
+      onInvalid: flags.skipInvalid ? 'skip' : 'fail',
+      strict: flags.strict ?? false,
+      concurrency: flags.concurrency,
+      onIssue: (issue) => console.error(`skipped: ${issue.file}${issue.line !== undefined ? `:${issue.line}` : issue.record !== undefined ? `[${JSON.stringify(issue.record)}]` : ''}: ${issue.field}: ${issue.message}`),
+      onProgress: (done, total, instance) => {
+        if (!flags.progress) return;
+        if (bar) {
+          if (done === 1) bar.start(total, 0, { instance });
+          bar.update(done, { instance });
+        } else if (done === total || Date.now() - lastLog > 2000) {
+          lastLog = Date.now();
+          console.error(`rerank: ${done}/${total} instances scored`);
+        }
+      },
+    });
+    bar?.stop();
+    console.log(`${result.instances} instances (${result.resumed} resumed), ${result.candidates} candidates → ${result.predictions}`);
+    console.log(`scores: ${result.scores}${result.report ? `; report: ${result.report.markdown}, ${result.report.html}` : ''}`);
+    const scored = scoredBy(scorer.identity, strategy);
+    const summary = flags.summary ?? flags.out.replace(/(\.jsonl)?$/, '.summary.json');
+    await writeFile(summary, `${JSON.stringify(rerankSummaryFile(result, scored), null, 2)}\n`);
+    console.log(`summary: ${summary} (scored by ${scorer.model}${scored?.model.hash ? ` ${scored.model.hash.slice(0, 19)}` : ''}, strategy ${strategy})`);
+    if (inspectDir) {
+      const site = writeSavedSite(inspectDir, (await loadSavedRuns([result.scores, ...flags.candidates], { sourceFrom: flags.sourceFrom })).jobs, 'winnower rerank');
+      console.log(`inspector: ${site.index} (${site.jobs} instances; or \`winnower inspect ${result.scores} <candidates> --serve\`)`);
+    }
+    if (result.metrics) printMetrics(result.metrics);
+    else console.log('no labels: metrics need --labels or candidates that carry `resolved`');
+    for (const line of rerankSummary(result)) console.error(line);
+    const code = rerankExitCode(result);
+    if (code !== 0) process.exitCode = code;
+  } finally {
+    bar?.stop();
+    await scorer.close();
+  }
+}

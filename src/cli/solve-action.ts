@@ -1,0 +1,102 @@
+/** What `winnower solve` does once its flags are parsed; loaded only when it runs (solve.ts registers it). */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { readPoliciesFile } from './policies-file.js';
+import { loadHarnessDefinitions } from '../harness/harness-definition.js';
+import { loadConfig } from '../config.js';
+import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
+import { importTrajectories } from '../rerank/importers/index.js';
+import { formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
+import { checkLocalRepo } from '../server/repo-check.js';
+import { createRuntime } from './runtime.js';
+import { isGitUrl } from './sandbox-run.js';
+import type { SolveFlags } from './solve.js';
+
+/** The wire protocol of a harness definition (undefined for the built-in agent or an unknown name, which /solve then names). */
+const harnessProtocol = (name: string): string | undefined => loadHarnessDefinitions().external.get(name)?.protocol;
+
+export async function runSolve(flags: SolveFlags, command: Command): Promise<void> {
+  const issue = flags.issueFile ? readFileSync(flags.issueFile, 'utf8') : flags.issue;
+  if (!issue) throw wnwError('WNW_ERR_INPUT_INVALID', 'give the issue with --issue or --issue-file', { details: { field: 'issue' } });
+  const config = loadConfig({
+    file: flags.config,
+    overrides: { policy: { url: flags.policyUrl, model: flags.policyModel, api_key: flags.policyKey, mode: flags.policyMode }, log_level: 'warn' },
+  });
+  const policies = flags.policies ? await readPoliciesFile(flags.policies) : undefined;
+  // With --policies, n is their sum: --n goes only when given (then it must equal that sum).
+  const n = policies && command.getOptionValueSource('n') === 'default' ? undefined : flags.n;
+  const recordings = flags.replay ? (await importTrajectories(flags.replay, { sourceFrom: 'file' })).items : undefined;
+  const givenTests = Boolean(flags.testCommand || flags.failToPass?.length || flags.passToPass?.length);
+  const verifying = givenTests || Boolean(flags.checks || flags.reproduction);
+  const writers = flags.writerReplay ? (await importTrajectories(flags.writerReplay, { sourceFrom: 'file' })).items : undefined;
+  const checks = {
+    ...(flags.regression === false ? { regression: { enabled: false } } : {}),
+    ...(flags.reproduction ? { reproduction: { n: flags.reproduction, ...(writers ? { policy: { kind: 'replay', recordings: writers } } : {}) } } : {}),
+  };
+  const body = {
+    instance_id: flags.instanceId,
+    issue,
+    ...(flags.repo ? { repo: { ...(isGitUrl(flags.repo) ? { url: flags.repo } : { path: resolve(flags.repo) }), ...(flags.commit ? { commit: flags.commit } : {}) } } : {}),
+    ...(flags.image ? { image: flags.image } : {}),
+    ...(n !== undefined ? { n } : {}),
+    ...(policies ? { policies } : {}),
+    ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+    ...(flags.waves ? { waves: flags.waves.split(',').map(Number) } : {}),
+    ...(recordings ? { policy: { kind: 'replay', recordings } } : {}),
+    ...(flags.stepLimit || flags.harness || flags.harnessModel
+      ? { agent: { config: 'default', ...(flags.stepLimit ? { step_limit: flags.stepLimit } : {}), ...(flags.harness ? { harness: flags.harness } : {}), ...(flags.harnessModel ? { model: flags.harnessModel } : {}) } }
+      : {}),
+    // A harness that speaks Anthropic Messages gets the policy flags as an Anthropic server.
+    ...(!recordings && flags.policyUrl && flags.harness && harnessProtocol(flags.harness) === 'anthropic-messages'
+      ? { policy: { kind: 'anthropic', url: flags.policyUrl, model: flags.policyModel ?? config.policy.model ?? 'default', ...(flags.policyKey ? { api_key: flags.policyKey } : {}) } }
+      : {}),
+    verify: verifying
+      ? {
+          enabled: true,
+          test_command: flags.testCommand,
+          fail_to_pass: flags.failToPass ?? [],
+          pass_to_pass: flags.passToPass ?? [],
+          ...(flags.testPatch ? { test_patch: readFileSync(flags.testPatch, 'utf8') } : {}),
+          ...checks,
+        }
+      : { enabled: false },
+    ...(flags.stopAt !== undefined ? { stop_rule: { min_value: flags.stopAt, require_resolved: verifying } } : {}),
+    ...(flags.strategy ? { strategy: flags.strategy } : {}),
+  };
+
+  // A repository that is not there (or lacks the commit) is an error now, before the runtime loads or any rollout starts.
+  if (body.repo && 'path' in body.repo && !flags.image) await checkLocalRepo(body.repo, { path: '--repo', commit: '--commit' });
+  const runtime = await createRuntime(config, { logger: false });
+  try {
+    const posted = await runtime.app.inject({ method: 'POST', url: '/solve', payload: body });
+    const answer = posted.json() as { job_id?: string; error?: { code: string; message: string; details?: { field?: string } } };
+    if (!answer.job_id) {
+      const field = answer.error?.details?.field;
+      // The server's own code when it is one of ours (WNW_ERR_HARNESS_MISSING, ...), so the user sees what went wrong.
+      const code = answer.error?.code && answer.error.code in ERROR_CATALOG ? (answer.error.code as ErrorCode) : 'WNW_ERR_INPUT_INVALID';
+      throw wnwError(code, `${answer.error?.message ?? `answered ${posted.statusCode}`}`, { details: field ? { field } : {} });
+    }
+    const started = Date.now();
+    await new Promise<void>((done) => {
+      runtime.jobs.subscribe(
+        answer.job_id!,
+        (event) => {
+          const line = formatEvent(event.type, event as unknown as Record<string, unknown>);
+          if (line) console.error(`${`${((Date.now() - started) / 1000).toFixed(1)}s`.padStart(6)}  ${line}`);
+        },
+        done,
+      );
+    });
+    const job = (await runtime.app.inject({ method: 'GET', url: `/jobs/${answer.job_id}?trajectories=true` })).json() as JobView;
+    if (flags.out) writeFileSync(flags.out, `${JSON.stringify(job, null, 2)}\n`);
+    // The API sends a patch that is not UTF-8 as base64 (patch_encoding); the file gets its bytes.
+    const chosen = job.result?.chosen;
+    if (flags.patchOut && chosen) writeFileSync(flags.patchOut, chosen.patch_encoding === 'base64' ? Buffer.from(chosen.patch, 'base64') : chosen.patch);
+    const evidence = renderChecks(job, (c) => c.status);
+    console.log(`\n${renderCandidates(job, 'status', (c) => c.status)}${evidence ? `\n\n${evidence}` : ''}\n\n${renderOutcome(job)}`);
+    if (job.status !== 'succeeded') process.exitCode = 1;
+  } finally {
+    await runtime.close();
+  }
+}
