@@ -29,6 +29,12 @@ export interface CutToFitOptions {
   measure(): Promise<Measured>;
   /** `raw` with about `keepChars` characters kept (head + marker + tail); undefined when that does not shorten it. */
   keep(raw: string, keepChars: number): string | undefined;
+  /**
+   * A piece longer than this is grown back from this many kept characters, doubling until a
+   * probe is over the budget, before the binary search: no probe then holds much more text than
+   * the budget can take (halving from a 2 MB piece would count megabytes). Unset: no bound.
+   */
+  probeChars?: number;
 }
 
 export interface CutResult {
@@ -40,7 +46,7 @@ export interface CutResult {
 /**
  * Cuts pieces, largest first (shared ones last), down to the marker until the text fits; the
  * piece that made it fit is then grown back as far as it still fits (binary search on the
- * characters it keeps). When the text is over the budget with every piece cut, that measurement
+ * characters it keeps, above `probeChars` after doubling from there). When the text is over the budget with every piece cut, that measurement
  * comes back (`fits: false`), so the caller can say how far over without counting it again.
  */
 export async function cutToFit(pieces: readonly CutPiece[], options: CutToFitOptions): Promise<CutResult> {
@@ -56,6 +62,16 @@ export async function cutToFit(pieces: readonly CutPiece[], options: CutToFitOpt
     // Largest kept length that fits: `low` fits; lengths above `high` were measured over the budget.
     let low = 0;
     let high = piece.raw.length;
+    for (let probeChars = Math.max(1, Math.floor(options.probeChars ?? high)); probeChars < high; probeChars *= 2) {
+      setKept(piece, probeChars);
+      const probe = await measure();
+      if (probe.final.tokens > budget) {
+        high = probeChars - 1;
+        break;
+      }
+      low = probeChars;
+      fit = probe;
+    }
     while (low < high) {
       const middle = Math.ceil((low + high) / 2);
       setKept(piece, middle);

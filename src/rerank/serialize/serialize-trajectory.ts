@@ -22,6 +22,12 @@ import { ChatTemplateSettings, isChatTemplate, TemplateSettings } from './templa
 import type { Serialized, SerializeOptions } from './types.js';
 
 const MAX_ATTEMPTS = 3;
+/**
+ * Pieces up to this many characters are always counted whole: on those the plan's arithmetic is
+ * exact, and only a piece far over any budget (a generated file in the patch, a log dumped into an
+ * output) is counted on a sample.
+ */
+export const EXACT_CHARS = 65_536;
 
 export async function serializeTrajectory(task: Task, trajectory: Trajectory, options: SerializeOptions): Promise<Serialized> {
   const budget = options.budgetTokens;
@@ -34,7 +40,10 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   const template = loaded;
   const settings = resolveSettings(TemplateSettings, template.defaults, options.settings);
   const document = buildDocument(task, trajectory, template, settings);
-  const counter = options.tokenizer ? tokenizerCounter(options.tokenizer) : estimateCounter(settings.chars_per_token);
+  // No piece is tokenized far past what the budget can hold (twice its characters at
+  // `chars_per_token`); below EXACT_CHARS every piece is counted whole, as it always was.
+  const boundChars = Math.max(EXACT_CHARS, Math.ceil(2 * budget * settings.chars_per_token));
+  const counter = options.tokenizer ? tokenizerCounter(options.tokenizer, { budget, chars: boundChars }) : estimateCounter(settings.chars_per_token);
   const issueCap = Math.floor(settings.issue_max_share * budget);
   const uncut = uncutLayout(document);
   const uncutText = assemble(document, uncut);
@@ -61,7 +70,7 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   throwIfAborted(options.signal);
   // Pieces count a little more apart than joined: when their sum is that close, try the whole text.
   const joins = 6 + document.steps.reduce((sum, step) => sum + 1 + step.observations.length, 0);
-  if (!prefix.cut && whole === undefined && counts.tokensBefore <= budget + joins) {
+  if (!prefix.cut && whole === undefined && !counts.sampled && counts.tokensBefore <= budget + joins) {
     const final = await counter.countFinal(uncutText.text);
     throwIfAborted(options.signal);
     if (final.tokens <= budget) return result(template.name, uncutText, final, counter.estimated, final.tokens, uncut);
@@ -85,7 +94,7 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   }
   // Still over, or no plan fits by the counts: cut on exact counts of the whole text, from the
   // last plan, else from the smallest layout (every step dropped; issue and patch left to cut).
-  const cutFrom = (layout: Layout) => cutToFit(cutPieces(document, layout), { budget, keep, measure: () => measure(layout) });
+  const cutFrom = (layout: Layout) => cutToFit(cutPieces(document, layout), { budget, keep, probeChars: boundChars, measure: () => measure(layout) });
   if (planned !== undefined) {
     const fitted = await cutFrom(planned);
     if (fitted.fits) return done(fitted.measured, planned);
