@@ -39,4 +39,13 @@ describe('cutToFit', () => {
     // One measurement per piece cut, none after: the caller reads the count from the result.
     expect(measured).toHaveLength(2);
   });
+
+  it('grows a piece longer than probeChars back by doubling from there, so no probe holds much more than the budget', async () => {
+    const { pieces, measure, keep, measured } = layout(['a'.repeat(1_000_000), 'b'.repeat(10)]);
+    const result = await cutToFit(pieces, { budget: 30, measure, keep, probeChars: 8 });
+    expect(result.fits).toBe(true);
+    expect(result.measured.text).toBe(`[${'a'.repeat(16)}~|${'b'.repeat(10)}]`);
+    // Halving from a million characters would have measured half a million first.
+    expect(Math.max(...measured.map((probe) => probe.text.length))).toBeLessThanOrEqual(2 * 30);
+  });
 });
