@@ -15,6 +15,7 @@ import { LineAppender } from './line-appender.js';
 import { computeMetrics, type MetricRow } from './metrics.js';
 import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
 import { DEFAULT_TEMPLATE, scoreCandidates } from './score-candidates.js';
+import { scoredBy } from './scorers/scorer-identity.js';
 import type { Scorer } from './scorers/types.js';
 import { select } from './select/index.js';
 import { pushAll } from '../util/large-arrays.js';
@@ -292,6 +293,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
           files: [...options.candidates, ...(options.tasks ?? []), ...(options.labels ?? [])],
           timings,
           ...(options.inspector ? { inspector: options.inspector } : {}),
+          scored_by: scoredBy(options.scorer.identity, options.strategy),
           notes: [
             ...(done.size ? [`resumed: ${done.size} instance(s) taken from the previous run`] : []),
             ...(issues.length ? [`${issues.length} input issue(s) skipped`] : []),

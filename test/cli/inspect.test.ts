@@ -88,6 +88,9 @@ describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
     expect(reranked.stdout).toContain(`inspector: ${join(out, 'report.inspect', 'index.html')}`);
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('<a href="report.inspect/index.html">open the inspector</a>');
     expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('(report.inspect/index.html)');
+    // The report names the model and selector that scored the run, as the summary JSON does.
+    const { scored_by: scoredBy } = JSON.parse(readFileSync(join(out, 'predictions.summary.json'), 'utf8')) as { scored_by: { model: { name: string; hash: string } } };
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain(`| scored by | ${scoredBy.model.name.replace(/_/g, '\\_')} (${scoredBy.model.hash.slice(7, 19)}) · `);
 
     const page = await browser.page();
     // The pages the report links to.

@@ -1,6 +1,6 @@
 /** Number and text formatting shared by the Markdown and HTML renders. */
 import type { RankingMetrics } from '../metrics.js';
-import type { ReportInput, SelectionSummary } from './types.js';
+import type { ReportInput, RunInfo, SelectionSummary } from './types.js';
 
 export const DASH = '—';
 
@@ -25,6 +25,15 @@ export function duration(ms: number): string {
 /** Yes / no / — for a nullable label. */
 export function yesNo(value: boolean | null): string {
   return value === null ? DASH : value ? 'yes' : 'no';
+}
+
+/** `scored_by` in one line: model name and short hash, selector strategy (its default, short hash), backend; null without one. */
+export function scoredByText(scoredBy: RunInfo['scored_by']): string | null {
+  if (!scoredBy) return null;
+  const short = (hash: string | null) => (hash ? hash.replace(/^sha256:/, '').slice(0, 12) : null);
+  const { model, selector, scorer } = scoredBy;
+  const selectorText = selector.path ? `selector ${selector.strategy ?? DASH}${selector.default_strategy && selector.default_strategy !== selector.strategy ? ` (default ${selector.default_strategy})` : ''}${short(selector.hash) ? ` (selector.json ${short(selector.hash)})` : ''}` : `strategy ${selector.strategy ?? DASH} (no selector.json)`;
+  return [`${model.name}${short(model.hash) ? ` (${short(model.hash)})` : ''}`, selectorText, `backend ${scorer.backend}`].join(' · ');
 }
 
 export function title(input: ReportInput): string {

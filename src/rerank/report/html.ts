@@ -1,5 +1,5 @@
 /** The report as one self-contained HTML page: inline CSS, two inline SVG figures, the tables. */
-import { DASH, METRIC_COLUMNS, duration, escapeHtml as h, fixed, metricCells, missed, title, truncationSentence, yesNo } from './format.js';
+import { DASH, METRIC_COLUMNS, duration, escapeHtml as h, fixed, metricCells, missed, scoredByText, title, truncationSentence, yesNo } from './format.js';
 import { calibrationSvg, histogramSvg } from './svg.js';
 import type { ReportInput } from './types.js';
 
@@ -20,7 +20,8 @@ export function renderHtmlReport(input: ReportInput): string {
   body.push('<h2>Run</h2>', '<table>');
   const files = run.files.length ? run.files.map((file) => `<code>${h(file)}</code>`).join('<br>') : DASH;
   const timings = Object.entries(run.timings).map(([phase, ms]) => `${h(phase)} ${duration(ms)}`).join(', ') || DASH;
-  for (const [label, value] of [['strategy', h(run.strategy)], ['scorer', h(run.scorer)], ['model', h(run.model)], ['template', h(run.template)], ['files', files], ['timings', timings]]) {
+  const scoredBy = scoredByText(run.scored_by);
+  for (const [label, value] of [['strategy', h(run.strategy)], ['scorer', h(run.scorer)], ['model', h(run.model)], ...(scoredBy ? [['scored by', h(scoredBy)]] : []), ['template', h(run.template)], ['files', files], ['timings', timings]]) {
     body.push(`<tr><th>${label}</th><td>${value}</td></tr>`);
   }
   body.push('</table>');

@@ -1,5 +1,5 @@
 /** The report as GitHub-flavoured Markdown: run, metrics, calibration, truncation, missed wins, selections. */
-import { DASH, METRIC_COLUMNS, duration, escapeMarkdown as md, fixed, metricCells, missed, percent, title, truncationSentence, yesNo } from './format.js';
+import { DASH, METRIC_COLUMNS, duration, escapeMarkdown as md, fixed, metricCells, missed, percent, scoredByText, title, truncationSentence, yesNo } from './format.js';
 import type { ReportInput } from './types.js';
 
 /** Renders `input` as Markdown; every piece of input text is escaped. */
@@ -9,7 +9,8 @@ export function renderMarkdownReport(input: ReportInput): string {
   if (input.generated_at) out.push(`Generated ${md(input.generated_at)}.`, '');
 
   out.push('## Run', '', '| | |', '|---|---|');
-  out.push(`| strategy | ${md(run.strategy)} |`, `| scorer | ${md(run.scorer)} |`, `| model | ${md(run.model)} |`, `| template | ${md(run.template)} |`);
+  const scoredBy = scoredByText(run.scored_by);
+  out.push(`| strategy | ${md(run.strategy)} |`, `| scorer | ${md(run.scorer)} |`, `| model | ${md(run.model)} |`, ...(scoredBy ? [`| scored by | ${md(scoredBy)} |`] : []), `| template | ${md(run.template)} |`);
   out.push(`| files | ${run.files.length ? run.files.map(md).join('<br>') : DASH} |`);
   const timings = Object.entries(run.timings).map(([phase, ms]) => `${md(phase)} ${duration(ms)}`);
   out.push(`| timings | ${timings.length ? timings.join(', ') : DASH} |`, '');

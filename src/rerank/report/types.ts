@@ -1,6 +1,7 @@
 /** What a rerank report shows: the run, the metrics, every instance's choice, truncation. */
 import type { Strategy } from '../../types/index.js';
 import type { MetricsReport } from '../metrics.js';
+import type { ScoredBy } from '../scorers/scorer-identity.js';
 
 export interface RunInfo {
   strategy: Strategy;
@@ -18,6 +19,8 @@ export interface RunInfo {
   notes?: string[];
   /** The web inspector's pages for this run (`winnower inspect`), relative to the report. */
   inspector?: string;
+  /** Which model (folder hash) and selector scored the run, as the summary JSON's `scored_by`. */
+  scored_by?: ScoredBy | null;
 }
 
 /** One instance's outcome. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { computeMetrics, type MetricRow } from '../../../src/rerank/metrics.js';
 import { renderHtmlReport, renderMarkdownReport, summarizeSelection, truncationStats, writeReports, type ReportInput } from '../../../src/rerank/report/index.js';
+import type { ScoredBy } from '../../../src/rerank/scorers/scorer-identity.js';
 import { select } from '../../../src/rerank/select/index.js';
 import { FIX_A, FIX_B, candidate, score } from '../select/fixtures.js';
 
@@ -98,6 +99,28 @@ describe('renderMarkdownReport', () => {
     expect(markdown).toContain('&lt;script&gt;alert("x")&lt;/script&gt;');
     const ids = renderMarkdownReport({ ...input(), selections: [{ ...input().selections[0]!, instance_id: 'django__django-11099', chosen: '_lead|pipe' }] });
     expect(ids).toContain('| django__django-11099 | x/a | \\_lead\\|pipe |');
+  });
+});
+
+describe('scored_by in the report', () => {
+  const scoredBy: ScoredBy = {
+    model: { name: 'winnower-value-v3', path: '/models/v3', hash: 'sha256:0123456789abcdef0123456789abcdef' },
+    selector: { path: '/models/v3/selector.json', hash: 'sha256:fedcba9876543210fedcba9876543210', default_strategy: 'learned', strategy: 'robust' },
+    scorer: { backend: 'onnx', urls: [] },
+  };
+  const withScoredBy = (value: ScoredBy | null): ReportInput => ({ ...input(), run: { ...input().run, scored_by: value } });
+
+  it('names the model (short hash) and the selector (strategy, default, short hash) that scored the run', () => {
+    const line = 'winnower-value-v3 (0123456789ab) · selector robust (default learned) (selector.json fedcba987654) · backend onnx';
+    expect(renderMarkdownReport(withScoredBy(scoredBy))).toContain(`| scored by | ${line} |`);
+    const html = renderHtmlReport(withScoredBy(scoredBy));
+    expect(html).toContain(`<tr><th>scored by</th><td>${line}</td></tr>`);
+    assertWellFormed(html.replace(/^<!doctype html>\n/, ''));
+    const bare: ScoredBy = { ...scoredBy, model: { name: 'served', path: null, hash: null }, selector: { path: null, hash: null, default_strategy: null, strategy: 'max' }, scorer: { backend: 'vllm', urls: ['http://x:8000'] } };
+    expect(renderMarkdownReport(withScoredBy(bare))).toContain('| scored by | served · strategy max (no selector.json) · backend vllm |');
+    // Without a scorer identity the row is left out.
+    expect(renderMarkdownReport(withScoredBy(null))).not.toContain('scored by');
+    expect(renderHtmlReport(input())).not.toContain('scored by');
   });
 });
 
