@@ -1,0 +1,116 @@
+/**
+ * Issue 19's scoring budget on the serializer: a huge candidate (the 300,000-line, 2.3 MB patch of
+ * issue 18) and a normal ~4K-token candidate, serialized under a 4K budget by this checkout
+ * ("after") and by a git ref ("before", the serializer that tokenized every piece whole), beside
+ * a baseline measured in the same run: one native count of the same text (the whole patch; the
+ * 4K candidate's serialized text). Wall and CPU (process.cpuUsage: the tokenizer's threads too) per
+ * serialization, p50 over the repetitions; ratios are before / after and case / baseline.
+ *
+ *   npx tsx bench/serialize-large.bench.ts [--reps 5] [--ref 180641a~1]
+ *
+ * Prints a markdown table and writes it to bench/results/serialize-large.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { serializeTrajectory as serializeAfter } from '../src/rerank/serialize/serialize-trajectory.js';
+import { loadTokenizer, type Tokenizer } from '../src/rerank/tokenizer.js';
+import { syntheticTrajectory } from '../src/bench/synthetic-trajectory.js';
+import { Task, Trajectory } from '../src/types/index.js';
+import { largeAddedFilePatch } from '../test/support/large-patch.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const { values: args } = parseArgs({ options: { reps: { type: 'string', default: '5' }, ref: { type: 'string', default: '180641a~1' } } });
+const REPS = Number(args.reps);
+const BUDGET = 4096;
+
+// The serializer at `ref`, from a copy of its src/ (node_modules shared with this checkout).
+const before = mkdtempSync(join(tmpdir(), 'winnower-serialize-before-'));
+execFileSync('sh', ['-c', `git -C "${root}" archive "${args.ref}" src | tar -x -C "${before}"`]);
+symlinkSync(join(root, 'node_modules'), join(before, 'node_modules'));
+const { serializeTrajectory: serializeBefore } = (await import(join(before, 'src/rerank/serialize/serialize-trajectory.ts'))) as { serializeTrajectory: typeof serializeAfter };
+
+interface Row {
+  name: string;
+  wall: number;
+  cpu: number;
+  note: string;
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function measure(name: string, reps: number, body: () => Promise<string>): Promise<Row> {
+  let note = await body();
+  const walls: number[] = [];
+  const cpus: number[] = [];
+  for (let i = 0; i < reps; i += 1) {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    note = await body();
+    walls.push(performance.now() - start);
+    const used = process.cpuUsage(cpu);
+    cpus.push((used.user + used.system) / 1000);
+  }
+  return { name, wall: median(walls), cpu: median(cpus), note };
+}
+
+const patch = largeAddedFilePatch();
+const bigTask = Task.parse({ instance_id: 'o__r-1', problem_statement: 'calc adds wrongly' });
+const big = Trajectory.parse({ id: 'big', instance_id: bigTask.instance_id, source: 'bench', patch });
+// About 4K tokens uncut with judge-v1: the candidate a value model usually sees.
+const normal = syntheticTrajectory(9);
+
+const rows: Row[] = [];
+const ratios: string[] = [];
+const fmt = (value: number, digits = 1): string => value.toFixed(digits);
+for (const [label, dir] of [['winnower-value', 'models/winnower-value'], ['tiny-value', 'models/tiny-value']] as const) {
+  const tokenizer: Tokenizer = await loadTokenizer(join(root, dir));
+  const baseline = await measure(`baseline: count the whole patch once (${label})`, REPS, async () => `${(await tokenizer.countTokens([patch]))[0]} tokens`);
+  const run = (serialize: typeof serializeAfter) => async () => {
+    const serialized = await serialize(bigTask, big, { template: 'patch-v1', budgetTokens: BUDGET, tokenizer });
+    return `${serialized.inputTokens} tokens, tokens_before ${serialized.cut.tokens_before}`;
+  };
+  const old = await measure(`300k-line patch, patch-v1, before (${label})`, Math.min(REPS, 3), run(serializeBefore));
+  const now = await measure(`300k-line patch, patch-v1, after (${label})`, REPS, run(serializeAfter));
+  rows.push(baseline, old, now);
+  ratios.push(
+    `- 300k-line patch (${label}): before / after ${fmt(old.wall / now.wall)}× wall, ${fmt(old.cpu / now.cpu)}× CPU; after / baseline ${fmt(now.wall / baseline.wall, 3)}× wall; before / baseline ${fmt(old.wall / baseline.wall, 2)}× wall`,
+  );
+}
+
+const tokenizer = await loadTokenizer(join(root, 'models/winnower-value'));
+const text = (await serializeAfter(normal.task, normal.trajectory, { template: 'judge-v1', budgetTokens: 1_000_000, tokenizer })).text;
+const baseline = await measure('baseline: encode the 4K candidate\'s text once', REPS * 4, async () => `${(await tokenizer.encode([text]))[0]!.length} tokens, ${text.length} chars`);
+const runNormal = (serialize: typeof serializeAfter) => async () => {
+  const serialized = await serialize(normal.task, normal.trajectory, { template: 'judge-v1', budgetTokens: BUDGET, tokenizer });
+  return `${serialized.inputTokens} tokens, truncated: ${serialized.truncated}`;
+};
+const old = await measure('4K candidate, judge-v1, before', REPS * 4, runNormal(serializeBefore));
+const now = await measure('4K candidate, judge-v1, after', REPS * 4, runNormal(serializeAfter));
+rows.push(baseline, old, now);
+ratios.push(`- 4K candidate: before / after ${fmt(old.wall / now.wall, 2)}× wall, ${fmt(old.cpu / now.cpu, 2)}× CPU; after / baseline ${fmt(now.wall / baseline.wall, 2)}× wall, ${fmt(now.cpu / baseline.cpu, 2)}× CPU`);
+rmSync(before, { recursive: true, force: true });
+
+const report = `# Serializing a huge candidate (issue 19's scoring budget)
+
+\`npx tsx bench/serialize-large.bench.ts --reps ${REPS} --ref ${args.ref}\` — ${new Date().toISOString().slice(0, 10)}, Node ${process.version},
+${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, load average at the end ${loadavg().map((value) => fmt(value, 2)).join(' / ')}.
+
+Budget ${BUDGET} tokens. "before" is the serializer at \`${args.ref}\` (every piece counted whole), "after" this checkout
+(a piece over max(64K characters, 2 × budget × chars_per_token) counted on its head + tail first). p50 of ${REPS}
+repetitions (before on the patch: ${Math.min(REPS, 3)}; the 4K candidate: ${REPS * 4}); CPU is the process's user + system time,
+the tokenizer's threads included. This machine is shared: compare ratios, not absolute figures.
+
+| case | wall ms (p50) | CPU ms (p50) | note |
+|---|---:|---:|---|
+${rows.map((row) => `| ${row.name} | ${fmt(row.wall)} | ${fmt(row.cpu)} | ${row.note} |`).join('\n')}
+
+${ratios.join('\n')}
+`;
+console.log(report);
+mkdirSync(join(root, 'bench/results'), { recursive: true });
+writeFileSync(join(root, 'bench/results/serialize-large.md'), report);
