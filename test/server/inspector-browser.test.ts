@@ -88,6 +88,11 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
     expect(await page.$eval('#rollouts tr.chosen', (row) => row.getAttribute('data-index'))).toBe(String(chosen));
     expect(await page.$eval('#chosen', (element) => element.textContent)).toContain(`candidate ${chosen}`);
     expect(await page.$$eval('#ranking tbody tr', (rows) => rows.length)).toBe(4);
+    // Each rollout's configuration (a replay policy), and the model and selector that scored the job.
+    const configs = await page.$$eval('#rollouts tbody td.config', (cells) => cells.map((cell) => cell.textContent ?? ''));
+    expect(configs, configs.join(' | ')).toHaveLength(4);
+    for (const config of configs) expect(config).toContain('replay');
+    expect(await page.$eval('#scored-by summary', (element) => element.textContent)).toMatch(/^model \S+ \([0-9a-f]{12}\) · selector /);
     if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'inspector-job.png') });
 
     await page.goto(`${base}/ui/jobs/${id}/candidates/${chosen}`);
