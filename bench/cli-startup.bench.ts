@@ -68,11 +68,17 @@ const trees = [
 // Warm-up: tsx's transform cache and the page cache, for every command in both trees.
 for (const item of cases) for (const tree of trees) measure(item.command(tree.dir), tree.dir);
 const baseline: Run[] = [];
+// tsx's own floor (its loader and esbuild), so the tsx rows can be read against it too.
+const emptyTs = join(after, 'empty.ts');
+writeFileSync(emptyTs, 'export {};\n');
+measure([tsx, emptyTs], root);
+const tsxBaseline: Run[] = [];
 const runs = new Map<string, Run[]>();
 const loadStart = loadavg();
 // Interleaved rounds, so load on the shared host falls on every row alike.
 for (let round = 0; round < REPEATS; round++) {
   baseline.push(measure(['node', '-e', '0'], root));
+  tsxBaseline.push(measure([tsx, emptyTs], root));
   for (const item of cases) {
     for (const tree of trees) {
       const key = `${item.name}|${tree.label}`;
@@ -83,6 +89,8 @@ for (let round = 0; round < REPEATS; round++) {
 const loadEnd = loadavg();
 const baseWall = median(baseline.map((run) => run.wall));
 const baseCpu = median(baseline.map((run) => run.cpu));
+const tsxWall = median(tsxBaseline.map((run) => run.wall));
+const tsxCpu = median(tsxBaseline.map((run) => run.cpu));
 
 const rows = cases.flatMap((item) =>
   trees.map((tree) => {
@@ -99,11 +107,13 @@ const report = [
   `Host: ${cpus().length} vCPU (${cpus()[0]?.model ?? 'unknown'}), Linux ${release()}, Node ${process.version}; a shared box (other work ran alongside); load average ${loadStart.map((value) => value.toFixed(2)).join(' ')} at start, ${loadEnd.map((value) => value.toFixed(2)).join(' ')} at end.`,
   `Command: \`npx tsx bench/cli-startup.bench.ts --ref ${args.ref} --repeats ${REPEATS}\`.`,
   '',
-  `Set-up: "before" is \`${ref}\`'s src/ and bin/, "after" the working tree's, each built by tsc into its own temporary folder (node_modules linked). Medians of ${REPEATS} interleaved rounds after one warm-up run of each; wall and CPU (user + sys) from GNU time. Baseline \`node -e 0\` in the same rounds: ${baseWall.toFixed(2)} s wall, ${baseCpu.toFixed(2)} CPU-s.`,
+  `Set-up: "before" is \`${ref}\`'s src/ and bin/, "after" the working tree's, each built by tsc into its own temporary folder (node_modules linked). Medians of ${REPEATS} interleaved rounds after one warm-up run of each; wall and CPU (user + sys) from GNU time. Baseline \`node -e 0\` in the same rounds: ${baseWall.toFixed(2)} s wall, ${baseCpu.toFixed(2)} CPU-s; tsx on an empty .ts file (tsx's own floor): ${tsxWall.toFixed(2)} s wall, ${tsxCpu.toFixed(2)} CPU-s.`,
   '',
   '| command | tree | wall | wall vs `node -e 0` | CPU | CPU vs `node -e 0` |',
   '|---|---|---|---|---|---|',
   ...rows,
+  '',
+  'Reading: "before" registers every subcommand by importing its whole module graph (fastify, zod, onnxruntime, the pipelines) on every start; "after" main.ts loads commander and the option declarations only, and a subcommand\'s `*-action.ts` is imported when that subcommand runs (`--help` never does). The tsx rows pay tsx\'s own floor on top.',
   '',
 ].join('\n');
 
