@@ -111,6 +111,22 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
     await page.close();
   }, 600_000);
 
+  it("[browser] a mixed-policy job lists its policies from the job-start event and labels each rollout with its entry's run", async () => {
+    const id = await solve({ policies: [{ name: 'first', n: 1 }, { name: 'second', n: 1 }] });
+    const page = await browser.page();
+    await page.goto(`${base}/ui/jobs/${id}`);
+    await page.waitForFunction(`document.querySelector('#job-status')?.textContent === 'succeeded'`, { timeout: 240_000, polling: 100 });
+    await page.waitForSelector('#policies li');
+    const policies = await page.$$eval('#policies li', (items) => items.map((item) => item.textContent ?? ''));
+    expect(policies, policies.join(' | ')).toHaveLength(2);
+    expect(policies[0]).toMatch(/^#0: 1× run first · replay/);
+    expect(policies[1]).toMatch(/^#1: 1× run second · replay/);
+    expect(await page.$eval('#rollouts tr[data-index="0"] td.config', (cell) => cell.textContent)).toMatch(/^run first · /);
+    expect(await page.$eval('#rollouts tr[data-index="1"] td.config', (cell) => cell.textContent)).toMatch(/^run second · /);
+    expect(browser.problems).toEqual([]);
+    await page.close();
+  }, 300_000);
+
   it('[browser] the Cancel button stops a running job', async () => {
     const id = await solve({ n: 4, concurrency: 1 });
     const page = await browser.page();
