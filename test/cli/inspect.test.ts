@@ -211,8 +211,8 @@ describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
     // Shown by name, not again as unknown evidence.
     expect(await text(page, '#rollouts tr[data-index="0"] .evidence')).toBe('');
     expect(await page.$$eval('#policies li', (items) => items.map((item) => item.textContent))).toEqual([
-      '2× openai:gpt-4o-mini · run fast · gpt-4o-mini · winnower/default · tools · T=0.7',
-      '1× openai:qwen2.5-coder · run careful · qwen2.5-coder · winnower/default · text · T=0',
+      '2× run fast · gpt-4o-mini · winnower/default · tools · T=0.7',
+      '1× run careful · qwen2.5-coder · winnower/default · text · T=0',
     ]);
     expect(await text(page, '#scored-by summary')).toBe('model winnower-value-v3 (0123456789ab) · selector robust (default learned) (selector.json fedcba987654) · backend onnx');
     expect(await text(page, '#scored-by')).toContain('/models/v3');

@@ -92,6 +92,8 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
     const configs = await page.$$eval('#rollouts tbody td.config', (cells) => cells.map((cell) => cell.textContent ?? ''));
     expect(configs, configs.join(' | ')).toHaveLength(4);
     for (const config of configs) expect(config).toContain('replay');
+    // One policy whose recordings differ only in source: no list of policies.
+    expect(await page.$('#policies')).toBeNull();
     expect(await page.$eval('#scored-by summary', (element) => element.textContent)).toMatch(/^model \S+ \([0-9a-f]{12}\) · selector /);
     if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'inspector-job.png') });
 

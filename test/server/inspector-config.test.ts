@@ -35,11 +35,12 @@ describe('inspector: rollout configurations and scored_by', () => {
 
   it("lists a mixed job's policies from its job-start event, else the distinct configurations of its rollouts", () => {
     const start = { type: 'job-start', n: 4, waves: [4], policies: [{ index: 0, n: 3, waves: [1, 2], config: FAST }, { index: 1, n: 1, waves: [1], config: CAREFUL }] };
-    expect(policyLines([start], new Map())).toEqual(['#0: 3× run fast · gpt-4o-mini · winnower/default · tools · T=0.7 in waves 1+2', '#1: 1× run careful · qwen2.5-coder · winnower/default · text · T=0']);
+    expect(policyLines([start], new Map())).toEqual({ name: 'policies', lines: ['#0: 3× run fast · gpt-4o-mini · winnower/default · tools · T=0.7 in waves 1+2', '#1: 1× run careful · qwen2.5-coder · winnower/default · text · T=0'] });
     const configs = configsByIndex([], { candidates: [{ index: 0, source: 'a', config: FAST }, { index: 1, source: 'a', config: FAST }, { index: 2, source: 'b', config: CAREFUL }] }, []);
-    expect(policyLines([], configs)).toEqual(['2× a · run fast · gpt-4o-mini · winnower/default · tools · T=0.7', '1× b · run careful · qwen2.5-coder · winnower/default · text · T=0']);
-    // One configuration: nothing to list.
-    expect(policyLines([], configsByIndex([], { candidates: [{ index: 0, source: 'a', config: FAST }] }, []))).toEqual([]);
+    expect(policyLines([], configs)).toEqual({ name: 'configurations', lines: ['2× run fast · gpt-4o-mini · winnower/default · tools · T=0.7', '1× run careful · qwen2.5-coder · winnower/default · text · T=0'] });
+    // One configuration (a one-policy replay job whose recordings differ only in source): nothing to list.
+    const replay = { model: 'replay', harness: 'winnower', agent: 'default' };
+    expect(policyLines([], configsByIndex([], { candidates: [{ index: 0, source: 'replay:a', config: replay }, { index: 1, source: 'replay:b', config: replay }] }, [])).lines).toEqual([]);
   });
 
   it('says which model (name, short hash) and selector strategy scored the job', () => {

@@ -63,22 +63,23 @@ export function configTitle(entry: RolloutConfig): string {
 
 /**
  * A mixed-policy job's entries, from its `job-start` event (`policies: [{index, n, waves, config}]`);
- * without that event (a saved job), the distinct configurations of its rollouts with their counts.
+ * without that event (a saved job), its rollouts' configurations with their counts when there are
+ * two or more (sources alone differ in a one-policy replay job: not listed).
  */
-export function policyLines(events: JobEvent[], configs: Map<number, RolloutConfig>): string[] {
+export function policyLines(events: JobEvent[], configs: Map<number, RolloutConfig>): { name: 'policies' | 'configurations'; lines: string[] } {
   const start = events.find((event) => event.type === 'job-start' && Array.isArray(event.policies));
   if (start) {
-    return (start.policies as unknown[]).filter(isRecord).map((entry) => {
+    return { name: 'policies', lines: (start.policies as unknown[]).filter(isRecord).map((entry) => {
       const waves = Array.isArray(entry.waves) && entry.waves.length > 1 ? ` in waves ${entry.waves.map(String).join('+')}` : '';
       return `#${String(entry.index)}: ${String(entry.n)}× ${configLabel(isRecord(entry.config) ? entry.config : null) || '—'}${waves}`;
-    });
+    }) };
   }
   const counts = new Map<string, number>();
   for (const entry of configs.values()) {
-    const label = [entry.source, configLabel(entry.config)].filter(Boolean).join(' · ');
-    counts.set(label, (counts.get(label) ?? 0) + 1);
+    const label = configLabel(entry.config);
+    if (label) counts.set(label, (counts.get(label) ?? 0) + 1);
   }
-  return counts.size > 1 ? [...counts].map(([label, count]) => `${count}× ${label}`) : [];
+  return { name: 'configurations', lines: counts.size > 1 ? [...counts].map(([label, count]) => `${count}× ${label}`) : [] };
 }
 
 /** `scored_by` in one line: model name and short hash, selector strategy (and its default), backend. */

@@ -208,7 +208,7 @@ function outcome(state: State, result: Json | null, selection: Json | null, chos
   const scoredBy = scoredByLabel(result?.scored_by);
   if (scoredBy) rows.push(['scored by', h('details', { id: 'scored-by', 'data-key': 'scored-by' }, h('summary', {}, scoredBy), valueTree(result!.scored_by))]);
   const policies = policyLines(state.events, configs);
-  if (policies.length) rows.push(['policies', h('ul', { id: 'policies' }, policies.map((line) => h('li', {}, line)))]);
+  if (policies.lines.length) rows.push([policies.name, h('ul', { id: 'policies' }, policies.lines.map((line) => h('li', {}, line)))]);
   if (result?.partial) rows.push(['partial', 'the job was interrupted: the choice is the best of the candidates that had finished']);
   if (state.job.kind === 'solve') rows.push(['stop rule', stops.length ? stops.map((event) => `candidate ${String(event.index)}: ${String(event.reason)}`).join('; ') : 'not met (or not set)']);
   if (result && isRecord(result.rollouts)) rows.push(['rollouts', Object.entries(result.rollouts).map(([name, count]) => `${name} ${String(count)}`).join(', ')]);
