@@ -152,6 +152,8 @@ export class FakeOrchard {
   #sockets = new Set<Socket>();
   #requestCounter = 0;
   #sweeper: NodeJS.Timeout | undefined;
+  /** close() removes every root, booting ones included. */
+  #closed = false;
   #options: Required<Omit<FakeOrchardOptions, 'apiKey'>> & { apiKey: string | null };
   url = '';
 
@@ -238,6 +240,7 @@ export class FakeOrchard {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     if (this.#sweeper) clearInterval(this.#sweeper);
     for (const sandbox of this.sandboxes.values()) killSessions(sandbox.sessions);
     for (const socket of this.#sockets) socket.destroy();
@@ -413,10 +416,16 @@ export class FakeOrchard {
       if (this.#options.reportPullErrors) sandbox.statusMessage = `ImagePullBackOff: Back-off pulling image "${sandbox.image}"`;
       return;
     }
-    await cp(template, sandbox.root, { recursive: true });
-    await mkdir(join(sandbox.root, 'workspace'), { recursive: true });
-    await mkdir(join(sandbox.root, 'root'), { recursive: true });
-    await mkdir(join(sandbox.root, 'tmp'), { recursive: true, mode: 0o1777 });
+    try {
+      await cp(template, sandbox.root, { recursive: true });
+      await mkdir(join(sandbox.root, 'workspace'), { recursive: true });
+      await mkdir(join(sandbox.root, 'root'), { recursive: true });
+      await mkdir(join(sandbox.root, 'tmp'), { recursive: true, mode: 0o1777 });
+    } catch (error) {
+      // A DELETE while the pod boots removes its root under the copy; the real pod just goes away.
+      if (this.#closed || this.sandboxes.get(sandbox.id) !== sandbox) return;
+      throw error;
+    }
     if (this.#options.neverReady.includes(sandbox.image)) return;
     if (sandbox.status === 'pending') sandbox.status = 'ready';
     for (const notify of sandbox.changed) notify();
