@@ -202,7 +202,7 @@ async function main(): Promise<void> {
     );
   }
   say();
-  say('Reading: "one rollout" is wall time (sandbox create → agent loop → close). The policy latency overlaps fully across rollouts, but each command is a fresh bubblewrap process plus python3 in the sandbox, and N rollouts share the 2 vCPUs, so one rollout stretches as N grows and Σ rollout time grows faster than N. Scoring is a few tens of ms. Verification runs `verify.concurrency` (default 4) at a time in fresh sandboxes; "verify wait + run" minus "verify run alone" is the queueing (and sandbox create/close), which is what the tail after the last rollout is made of at large N.');
+  say('Reading: "one rollout" is wall time (sandbox create → agent loop → close). The policy latency overlaps fully across rollouts, but each sandbox is created and closed (bubblewrap, overlay, the resident exec agent) and every command runs python3 in it, and N rollouts share the 2 vCPUs, so one rollout stretches as N grows and Σ rollout time grows faster than N. Scoring is a few tens of ms. Verification runs `verify.concurrency` (default 4) at a time in fresh sandboxes; "verify wait + run" minus "verify run alone" is the queueing (and sandbox create/close), which is what the tail after the last rollout is made of at large N.');
   say();
   const report = lines.join('\n') + '\n';
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });
