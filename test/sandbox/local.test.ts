@@ -167,14 +167,14 @@ describe.skipIf(bwrapMissing)('local provider', () => {
     expect(await running).toBe('WNW_ERR_SBX_CLOSED');
   });
 
-  it('fails execs with WNW_ERR_SBX_EXEC once its workspace holder has died, and still closes', async () => {
+  it('fails execs with WNW_ERR_SBX_LOST once its workspace holder has died, and still closes', async () => {
     const sandbox = await provider.create({ repo: { path: repo.dir, base_commit: base } });
     const holder = hostCommandLines().find((entry) => entry.cmdline.includes(`${sandbox.id}/merged`) && entry.cmdline.includes('holder'));
     expect(holder).toBeDefined();
     process.kill(holder!.pid, 'SIGKILL');
     await new Promise((resolve) => setTimeout(resolve, 100));
     const error = await sandbox.exec('true').catch((caught: unknown) => caught);
-    expect(WinnowerError.isInstance(error) && error.code).toBe('WNW_ERR_SBX_EXEC');
+    expect(WinnowerError.isInstance(error) && error.code).toBe('WNW_ERR_SBX_LOST');
     expect((error as Error).message).toContain('holder');
     await sandbox.close();
   });

@@ -266,7 +266,7 @@ export class LocalSandbox extends BaseSandbox {
   async #run(command: string, options: RunOptions): Promise<SandboxProcessResult> {
     if (options.signal?.aborted) throw wnwError('WNW_ERR_OP_ABORTED', `operation in sandbox ${this.id} cancelled`, { cause: options.signal.reason });
     const { host, workspace } = this.#parts;
-    if (!workspace.alive()) throw wnwError('WNW_ERR_SBX_EXEC', `sandbox ${this.id} has lost its workspace (the overlay holder exited)`, { details: { sandbox: this.id } });
+    if (!workspace.alive()) throw wnwError('WNW_ERR_SBX_LOST', `sandbox ${this.id} is lost: its workspace's overlay holder exited (create a new sandbox)`, { details: { sandbox: this.id, lost: true } });
     const long = Buffer.byteLength(command) > MAX_ARGV_COMMAND;
     const cwd = this.#resolve(options.cwd ?? '.');
     const env = { ...(this.#parts.image?.env ?? baseSandboxEnv()), ...this.#parts.spec.env, ...options.env };
