@@ -422,9 +422,13 @@ export class FakeOrchard {
       await mkdir(join(sandbox.root, 'root'), { recursive: true });
       await mkdir(join(sandbox.root, 'tmp'), { recursive: true, mode: 0o1777 });
     } catch (error) {
-      // A DELETE while the pod boots removes its root under the copy; the real pod just goes away.
-      if (this.#closed || this.sandboxes.get(sandbox.id) !== sandbox) return;
-      throw error;
+      if (!this.#closed && this.sandboxes.get(sandbox.id) === sandbox) throw error;
+    }
+    // A DELETE (or close()) while the pod boots: the real pod just goes away. Its rm may have run
+    // before the copy finished, so drop what the copy left rather than leak it.
+    if (this.#closed || this.sandboxes.get(sandbox.id) !== sandbox) {
+      await rm(sandbox.root, { recursive: true, force: true });
+      return;
     }
     if (this.#options.neverReady.includes(sandbox.image)) return;
     if (sandbox.status === 'pending') sandbox.status = 'ready';
