@@ -21,6 +21,7 @@ import type { HeadSettings } from './head.js';
 import type { OnnxPick } from './onnx-worker.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 import { sigmoid } from '../../util/logistic.js';
+import { untilAborted } from '../../util/until-aborted.js';
 
 export interface OnnxScorerOptions {
   /** Folder holding model.onnx, tokenizer.json and (optionally) config.json. */
@@ -180,7 +181,7 @@ class OnnxScorerImpl implements OnnxScorer {
     await Promise.all(
       this.#plan(rows).map(async (run) => {
         const { batch, cost } = this.#batch(run, rows);
-        const result = await abortable(this.#parts.pool.run(batch, cost), options.signal);
+        const result = await untilAborted(this.#parts.pool.run(batch, cost), options.signal, scoringCancelled);
         run.forEach((index, row) => {
           outputs[index] = this.#output(result.values[row * 2]!, result.values[row * 2 + 1]!);
         });
@@ -358,22 +359,4 @@ async function labelTokenIds(
   return { yes, no };
 }
 
-/** Rejects with WNW_ERR_OP_ABORTED as soon as `signal` fires (the run itself finishes unseen). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  return new Promise<T>((resolvePromise, reject) => {
-    const onAbort = () => reject(new WinnowerError('WNW_ERR_OP_ABORTED', 'scoring cancelled', { cause: signal.reason }));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolvePromise(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
+const scoringCancelled = (signal: AbortSignal) => new WinnowerError('WNW_ERR_OP_ABORTED', 'scoring cancelled', { cause: signal.reason });

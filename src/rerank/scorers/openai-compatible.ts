@@ -5,7 +5,8 @@
  * what comes back; `sglang.ts` and `vllm.ts` only describe their endpoints and map their responses.
  */
 import { z } from 'zod';
-import { abortedError, throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
+import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
+import { untilAborted } from '../../util/until-aborted.js';
 import type { Tokenizer } from '../tokenizer.js';
 import { createHttpClient, type HttpClient, type HttpClientOptions } from '../../http/http-client.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
@@ -283,26 +284,6 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
       await client.close();
     },
   };
-}
-
-/** `promise`, or WNW_ERR_OP_ABORTED as soon as `signal` fires (the promise itself runs on). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(abortedError(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortedError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 async function withIds(inputs: ScoreInput[], tokenizer: Tokenizer | undefined): Promise<ScoreInput[]> {
