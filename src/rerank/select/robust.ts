@@ -20,7 +20,7 @@ import { quantize, type Prepared, type PreparedInstance } from './prepare.js';
 import { assemble, formatValue, type Ordering } from './rank.js';
 import { configPrior, type Priors } from './priors.js';
 import { computeSignals, type Signals } from './signals.js';
-import { ROBUST_TRAJECTORY_PRIOR, TRAJECTORY_SIGNAL_NAMES, type TrajectorySignalName, type TrajectoryWeights } from './trajectory-weights.js';
+import { ROBUST_TRAJECTORY_PRIOR, TRAJECTORY_SIGNAL_NAMES, trajectoryWeightsFor, type TrajectorySignalName, type TrajectoryWeights } from './trajectory-weights.js';
 
 /**
  * Weights on raw signals. Agreement of lines and of files weigh the same (chosen by
@@ -44,9 +44,10 @@ const tier = (p: Prepared): number => VERIFY_TIER[p.verify ?? 'none'];
 /** Ranks by verification, then agreement, then smaller patch; see the module comment. */
 export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'problem_statement'>, priors?: Priors, trajectory?: TrajectoryWeights): Selection {
   const signals = computeSignals(instance, task);
-  const weights = trajectory?.use ? trajectory.robust : undefined;
-  const score = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, quantize(robustScore(signals[i]!, weights))]));
-  const trajectoryPart = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, robustScore(signals[i]!, weights) - robustAgreement(signals[i]!)]));
+  const weights = trajectoryWeightsFor('robust', trajectory);
+  const raw = signals.map((s) => robustScore(s, weights));
+  const score = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, quantize(raw[i]!)]));
+  const trajectoryPart = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, raw[i]! - robustAgreement(signals[i]!)]));
   const prior = new Map<Prepared, number>(instance.candidates.map((p) => [p, priors ? quantize(configPrior(priors, p.candidate.trajectory)) : 0]));
   const own: Ordering = {
     strategy: 'robust',
