@@ -32,12 +32,12 @@ export function labelledFromStore(dataDir: string): LabelledCandidate[] {
       if (jobs.length === 0) break;
       for (const job of jobs) {
         if (job.kind !== 'solve' && job.kind !== 'rerank') continue;
+        // Which model and selector scored the job, so exported rows say what their values came from.
+        const scoredBy = (job.result as { scored_by?: unknown } | null | undefined)?.scored_by;
         for (const candidate of store.listCandidates(job.id)) {
           const resolved = candidate.verify ? LABEL[candidate.verify.status] : undefined;
           if (!candidate.trajectory || resolved === undefined) continue;
           const task = taskOf(job.request, candidate.trajectory.instance_id);
-          // Which model and selector scored the job, so exported rows say what their values came from.
-          const scoredBy = (job.result as { scored_by?: unknown } | null | undefined)?.scored_by;
           rows.push({
             trajectory: { ...candidate.trajectory, id: `${job.id}/${candidate.trajectory.id}`, meta: { ...candidate.trajectory.meta, job_id: job.id, resolved, ...(scoredBy ? { scored_by: scoredBy } : {}) } },
             task,
