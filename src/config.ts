@@ -17,8 +17,7 @@ import { packageRoot } from './util/package-root.js';
 
 /** The embedded default: the value model and learned selector `winnower train` built from the permissive rows. */
 export const DEFAULT_MODEL_DIR = () => join(packageRoot(), 'models', 'winnower-value');
-/** The untrained tiny model: the baseline `winnower train` compares against, and test fixtures' model. */
-export const TINY_MODEL_DIR = () => join(packageRoot(), 'models', 'tiny-value');
+export { TINY_MODEL_DIR } from './util/package-root.js';
 
 export const WinnowerConfig = z.strictObject({
   server: z

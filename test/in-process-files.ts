@@ -12,7 +12,6 @@ export const IN_PROCESS_FILES: string[] = [
   'test/candidates/parse-actions.test.ts',
   'test/candidates/policy-factory.test.ts',
   'test/cli/job-output.test.ts',
-  'test/cli/option-values.test.ts',
   'test/cli/rerank-summary.test.ts',
   'test/cli/solve-options.test.ts',
   'test/cli/startup-imports.test.ts',

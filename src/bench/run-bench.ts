@@ -23,8 +23,9 @@ import { scenarioRequest, scoringBody, solveBody, type ScenarioName } from './sc
 import { startScorerStub, type ScorerStub } from './scorer-stub.js';
 import { startSelfServer, type SelfServer } from './self-server.js';
 
-export type BackendKind = 'vllm' | 'sglang';
-export const BACKEND_KINDS: BackendKind[] = ['vllm', 'sglang'];
+import { BACKEND_KINDS, type BackendKind } from './names.js';
+
+export { BACKEND_KINDS, type BackendKind };
 
 export interface BenchOptions {
   scenario: ScenarioName;

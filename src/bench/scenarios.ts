@@ -8,8 +8,9 @@ import { demoSolveBody } from '../cli/demo-task.js';
 import type { LoadRequest } from './load.js';
 import { syntheticTrajectory } from './synthetic-trajectory.js';
 
-export type ScenarioName = 'score' | 'rerank' | 'solve';
-export const SCENARIOS: ScenarioName[] = ['score', 'rerank', 'solve'];
+import { SCENARIOS, type ScenarioName } from './names.js';
+
+export { SCENARIOS, type ScenarioName };
 
 const MARKER = '\u0000request-number\u0000';
 

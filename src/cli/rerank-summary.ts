@@ -6,8 +6,10 @@
 import { describeUnscored, type RerankBatchResult } from '../rerank/rerank-batch.js';
 import type { ScoredBy } from '../rerank/scorers/scorer-identity.js';
 
+import { RERANK_EXIT_UNSCORED as EXIT_UNSCORED } from './option-values.js';
+
 /** Exit status when some instance has no candidate that could be scored (outputs are still written). */
-export const EXIT_UNSCORED = 3;
+export { EXIT_UNSCORED };
 
 const NAMED_INSTANCES = 5;
 

@@ -6,8 +6,9 @@ import { wnwError } from '../errors.js';
 import { patchSettingsFromConfig, type PatchConfig } from './patch-policy.js';
 import type { SandboxProvider } from './types.js';
 
-export const SANDBOX_PROVIDERS = ['local', 'orchard', 'docker'] as const;
-export type SandboxProviderName = (typeof SANDBOX_PROVIDERS)[number];
+import { SANDBOX_PROVIDERS, type SandboxProviderName } from './provider-names.js';
+
+export { SANDBOX_PROVIDERS, type SandboxProviderName };
 
 type Factory = (settings: never) => SandboxProvider | Promise<SandboxProvider>;
 

@@ -21,27 +21,12 @@ import { evaluateHeldOutSources, type HeldOutFold } from './source-holdout.js';
 import { matchesSource, rotatingSources, splitByInstance, splitBySource } from './split.js';
 import type { TrajectoryWeights } from '../rerank/select/trajectory-weights.js';
 import { labelledFromStore } from './store-rows.js';
-import { DEFAULT_FIT, predictLogit } from './value-model.js';
+import { predictLogit } from './value-model.js';
+import { TRAIN_DEFAULTS } from './defaults.js';
 import { groupBy } from '../util/group-by.js';
 import { PAD_ID } from './vocabulary.js';
 
-/**
- * Defaults of every tunable, shared by the CLI and the API. 16,384 bigram buckets keep the shipped
- * model near 3 MB; 65,536 (6.2 MB) validated no better on the permissive rows.
- */
-export const TRAIN_DEFAULTS = {
-  seed: 1,
-  validationFraction: 0.2,
-  vocabSize: 16_000,
-  bigramBuckets: 16_384,
-  dims: 16,
-  hidden: 16,
-  maxEpochs: 8,
-  learningRate: DEFAULT_FIT.learningRate,
-  folds: 4,
-  budgetTokens: 8192,
-  bootstrap: 1000,
-} as const;
+export { TRAIN_DEFAULTS };
 
 export interface TrainOptions {
   rollouts: string[];

@@ -7,6 +7,7 @@
  * default (tens of thousands of rows × 16) train in seconds on one core.
  */
 import { groupBy } from '../util/group-by.js';
+import { TRAIN_DEFAULTS } from './defaults.js';
 import { prng } from '../util/prng.js';
 import type { FeatureBag } from './features.js';
 import { sigmoid } from '../util/logistic.js';
@@ -52,7 +53,7 @@ export interface FitOptions {
   onEpoch?: (epoch: number, loss: number) => void;
 }
 
-export const DEFAULT_FIT: Omit<FitOptions, 'seed'> = { epochs: 12, learningRate: 0.02, l2: 1e-5, rankWeight: 1, groupsPerStep: 4 };
+export const DEFAULT_FIT: Omit<FitOptions, 'seed'> = { epochs: 12, learningRate: TRAIN_DEFAULTS.learningRate, l2: 1e-5, rankWeight: 1, groupsPerStep: 4 };
 
 /** Fresh parameters: small seeded uniform weights. */
 export function initParams(shape: ValueModelShape, seed: number, lengths: number[]): ValueModelParams {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { STRATEGY_NAMES } from './strategy-names.js';
 
-export const Strategy = z.enum(['value', 'consensus', 'hybrid', 'learned', 'robust']);
+export const Strategy = z.enum(STRATEGY_NAMES);
 export type Strategy = z.infer<typeof Strategy>;
 
 /** One candidate's place in a selection and why it is there. */

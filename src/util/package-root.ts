@@ -16,3 +16,6 @@ export function packageRoot(): string {
   cached = dir;
   return dir;
 }
+
+/** The untrained tiny model: the baseline `winnower train` compares against, and test fixtures' model. */
+export const TINY_MODEL_DIR = (): string => join(packageRoot(), 'models', 'tiny-value');

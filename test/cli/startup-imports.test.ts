@@ -32,7 +32,16 @@ describe('winnower start-up', () => {
     const graph = startupGraph('src/cli/main.ts');
     expect(graph.packages).toEqual(['commander']);
     const outsideCli = graph.files.filter((file) => !file.startsWith('src/cli/'));
-    expect(outsideCli).toEqual(['src/errors.ts', 'src/sandbox/base-sandbox.ts', 'src/sandbox/lifecycle.ts', 'src/util/package-root.ts']);
+    expect(outsideCli).toEqual([
+      'src/bench/names.ts',
+      'src/errors.ts',
+      'src/sandbox/base-sandbox.ts',
+      'src/sandbox/lifecycle.ts',
+      'src/sandbox/provider-names.ts',
+      'src/train/defaults.ts',
+      'src/types/strategy-names.ts',
+      'src/util/package-root.ts',
+    ]);
     expect(graph.files.filter((file) => file.endsWith('-action.ts') || file.endsWith('/runtime.ts'))).toEqual([]);
   });
 });
