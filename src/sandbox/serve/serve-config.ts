@@ -2,9 +2,9 @@
  * `sandbox.serve` of the config file: the Orchard-Env-compatible API's settings, for
  * `winnower sandbox serve` and for mounting it in `winnower serve` (`mount: /orchard`).
  */
-import { createServer, type RequestListener, type Server } from 'node:http';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
+import { requestTimeoutOptions as serverRequestTimeoutOptions } from '../../server/request-timeout.js';
 
 export const SandboxServeConfigSchema = z.strictObject({
   /** Prefix under which `winnower serve` mounts the API (e.g. `/orchard`); unset: not mounted. */
@@ -37,15 +37,9 @@ export type SandboxServeConfig = z.infer<typeof SandboxServeConfigSchema>;
 /** The default of `request_timeout_s` (Node's own default for an HTTP server). */
 export const DEFAULT_REQUEST_TIMEOUT_S = 300;
 
-/**
- * Fastify's options for the request timeout. The HTTP server is made here: Node enforces the
- * timeout only with a headers timeout no longer than it, and checks on an interval (30 s by
- * default), which a short timeout needs shorter.
- */
-export function requestTimeoutOptions(config: SandboxServeConfig | undefined): { requestTimeout: number; serverFactory: (handler: RequestListener) => Server } {
-  const ms = Math.round((config?.request_timeout_s ?? DEFAULT_REQUEST_TIMEOUT_S) * 1000);
-  const options = { requestTimeout: ms, headersTimeout: Math.min(60_000, ms), connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.round(ms / 4))) };
-  return { requestTimeout: ms, serverFactory: (handler) => createServer(options, handler) };
+/** Fastify's options for the request timeout: the same mechanism as `winnower serve`'s (src/server/request-timeout.ts). */
+export function requestTimeoutOptions(config: SandboxServeConfig | undefined): ReturnType<typeof serverRequestTimeoutOptions> {
+  return serverRequestTimeoutOptions(Math.round((config?.request_timeout_s ?? DEFAULT_REQUEST_TIMEOUT_S) * 1000));
 }
 
 /** Whether `host` only accepts connections from this machine. */
