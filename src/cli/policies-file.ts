@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { wnwError } from '../errors.js';
-import { importTrajectories } from '../rerank/importers/index.js';
+import { importTrajectories } from '../formats/index.js';
 
 const invalid = (file: string, message: string, field = '--policies') => wnwError('WNW_ERR_INPUT_INVALID', `${file}: ${message}`, { details: { field } });
 

@@ -6,7 +6,7 @@ import { readPoliciesFile } from './policies-file.js';
 import { loadHarnessDefinitions } from '../harness/harness-definition.js';
 import { loadConfig } from '../config.js';
 import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
-import { importTrajectories } from '../rerank/importers/index.js';
+import { importTrajectories } from '../formats/index.js';
 import { formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
 import { checkLocalRepo } from '../server/repo-check.js';
 import { createRuntime } from './runtime.js';

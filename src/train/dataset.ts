@@ -4,8 +4,8 @@
  * candidates of one instance under one harness).
  */
 import { wnwError } from '../errors.js';
-import { importLabels, importTasks, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from '../rerank/importers/index.js';
-import { importRuns, namedInput } from '../rerank/importers/import-runs.js';
+import { importLabels, importTasks, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from '../formats/index.js';
+import { importRuns, namedInput } from '../formats/import-runs.js';
 import { repoNameOf, type Task, type Trajectory } from '../types/index.js';
 
 export interface LabelledCandidate {

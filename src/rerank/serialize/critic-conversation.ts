@@ -13,7 +13,7 @@
  */
 import type { Task } from '../../types/task.js';
 import type { ChatMessage, Trajectory } from '../../types/trajectory.js';
-import { isRecord } from '../importers/chat-input.js';
+import { isRecord } from '../../formats/chat-input.js';
 
 /** One message as the critic's chat template receives it. */
 export interface CriticMessage {

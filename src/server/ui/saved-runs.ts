@@ -6,8 +6,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { wnwError } from '../../errors.js';
-import { expandInputs } from '../../rerank/importers/index.js';
-import { importRuns, namedInput } from '../../rerank/importers/import-runs.js';
+import { expandInputs } from '../../formats/index.js';
+import { importRuns, namedInput } from '../../formats/import-runs.js';
 import { configOf } from '../../rerank/select/priors.js';
 import type { Trajectory } from '../../types/index.js';
 
