@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { serializeTrajectory as serializeAfter } from '../src/rerank/serialize/serialize-trajectory.js';
-import { loadTokenizer, type Tokenizer } from '../src/rerank/tokenizer.js';
+import { serializeTrajectory as serializeAfter } from '../src/serialize/serialize-trajectory.js';
+import { loadTokenizer, type Tokenizer } from '../src/serialize/tokenizer.js';
 import { syntheticTrajectory } from '../src/bench/synthetic-trajectory.js';
 import { Task, Trajectory } from '../src/types/index.js';
 import { largeAddedFilePatch } from '../test/support/large-patch.js';
@@ -32,7 +32,7 @@ const BUDGET = 4096;
 const before = mkdtempSync(join(tmpdir(), 'winnower-serialize-before-'));
 execFileSync('sh', ['-c', `git -C "${root}" archive "${args.ref}" src | tar -x -C "${before}"`]);
 symlinkSync(join(root, 'node_modules'), join(before, 'node_modules'));
-const { serializeTrajectory: serializeBefore } = (await import(join(before, 'src/rerank/serialize/serialize-trajectory.ts'))) as { serializeTrajectory: typeof serializeAfter };
+const { serializeTrajectory: serializeBefore } = (await import(join(before, 'src/serialize/serialize-trajectory.ts'))) as { serializeTrajectory: typeof serializeAfter };
 
 interface Row {
   name: string;

@@ -17,9 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Tokenizer as JsTokenizer } from '@huggingface/tokenizers';
 import pLimit from 'p-limit';
-import { serializeTrajectory } from '../src/rerank/serialize/serialize-trajectory.js';
-import type { Serialized } from '../src/rerank/serialize/types.js';
-import { loadTokenizer, type Tokenizer } from '../src/rerank/tokenizer.js';
+import { serializeTrajectory } from '../src/serialize/serialize-trajectory.js';
+import type { Serialized } from '../src/serialize/types.js';
+import { loadTokenizer, type Tokenizer } from '../src/serialize/tokenizer.js';
 import { syntheticTrajectory } from '../src/bench/synthetic-trajectory.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -9,7 +9,7 @@
 import { toWinnowerError, type WinnowerError } from '../errors.js';
 import type { Score, Task, Trajectory } from '../types/index.js';
 import type { Scorer, ScoreInput } from './scorers/types.js';
-import { scoreKey, serializeTrajectory } from './serialize/index.js';
+import { scoreKey, serializeTrajectory } from '../serialize/index.js';
 
 export interface ScoreCandidatesOptions {
   /** Template when any candidate of the instance has messages. */

@@ -8,7 +8,7 @@
 import { wnwError, WinnowerError } from '../errors.js';
 import { budgetFor, templateFor } from '../rerank/score-candidates.js';
 import type { Scorer } from '../rerank/scorers/types.js';
-import { listTemplates, loadTemplate, serializeTrajectory } from '../rerank/serialize/index.js';
+import { listTemplates, loadTemplate, serializeTrajectory } from '../serialize/index.js';
 import { Task, Trajectory } from '../types/index.js';
 
 export interface ScoringOptions {

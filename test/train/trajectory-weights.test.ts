@@ -17,7 +17,7 @@ import { fitTrajectoryWeights, unscoredSelectorPools } from '../../src/train/fit
 import { CROSS_FITTED, crossFitCandidates, ZERO_SHOT } from '../../src/train/cross-fit.js';
 import { ROBUST_FIXED } from '../../src/train/eval-pools.js';
 import { train, type TrainResult } from '../../src/train/train.js';
-import { serializeTrajectory } from '../../src/rerank/serialize/index.js';
+import { serializeTrajectory } from '../../src/serialize/index.js';
 import { Trajectory } from '../../src/types/index.js';
 
 const FAMILIES = ['alpha', 'beta', 'gamma'];

@@ -15,7 +15,7 @@ import { availableParallelism } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { throwIfAborted, WinnowerError, wnwError } from '../../errors.js';
-import { loadTokenizer, type Tokenizer } from '../tokenizer.js';
+import { loadTokenizer, type Tokenizer } from '../../serialize/tokenizer.js';
 import { type OnnxBatch, type OnnxSessionInfo, OnnxWorkerPool } from './onnx-pool.js';
 import type { HeadSettings } from './head.js';
 import type { OnnxPick } from './onnx-worker.js';

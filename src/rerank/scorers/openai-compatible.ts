@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import { untilAborted } from '../../util/until-aborted.js';
-import type { Tokenizer } from '../tokenizer.js';
+import type { Tokenizer } from '../../serialize/tokenizer.js';
 import { createHttpClient, type HttpClient, type HttpClientOptions } from '../../http/http-client.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 import { sigmoid } from '../../util/logistic.js';

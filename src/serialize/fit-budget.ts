@@ -5,7 +5,7 @@
  * Afterwards cuts that still fit are undone, most valuable first. The last resort (issue, patch,
  * actions) is `waterFill`, run by the caller on estimated counts.
  */
-import { maxOf } from '../../util/large-arrays.js';
+import { maxOf } from '../util/large-arrays.js';
 
 export interface ObservationCounts {
   full: number;

@@ -3,7 +3,7 @@
  * observations that answer it (tool messages, or user messages marked `meta.observation`).
  * System messages and other user messages (the agent's own task prompt) are not steps.
  */
-import type { ChatMessage, ToolCall } from '../../types/trajectory.js';
+import type { ChatMessage, ToolCall } from '../types/trajectory.js';
 
 export interface Step {
   /** 1-based position among the trajectory's steps; kept when neighbours are dropped. */

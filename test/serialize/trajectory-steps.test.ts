@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { headTail } from '../../../src/rerank/serialize/head-tail.js';
-import { toolCallParameters, toSteps } from '../../../src/rerank/serialize/trajectory-steps.js';
-import { ChatMessage } from '../../../src/types/index.js';
+import { headTail } from '../../src/serialize/head-tail.js';
+import { toolCallParameters, toSteps } from '../../src/serialize/trajectory-steps.js';
+import { ChatMessage } from '../../src/types/index.js';
 
 const options = { includeReasoning: true, splitFencedAction: true, formatToolCall: (call: { function: { name: string } }) => `CALL ${call.function.name}` };
 

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { wnwError } from '../../errors.js';
+import { wnwError } from '../errors.js';
 import { renderField } from './render.js';
 import { ChatTemplateFile, FIELD_VARIABLES, TemplateFile, type AnyTemplateFile } from './template-schema.js';
 

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../../src/errors.js';
-import { scoreKey } from '../../../src/rerank/serialize/hash.js';
-import { serializeTrajectory } from '../../../src/rerank/serialize/serialize-trajectory.js';
-import type { Serialized } from '../../../src/rerank/serialize/types.js';
-import { loadTokenizer, type Tokenizer } from '../../../src/rerank/tokenizer.js';
-import { Task, Trajectory } from '../../../src/types/index.js';
+import { WinnowerError } from '../../src/errors.js';
+import { scoreKey } from '../../src/serialize/hash.js';
+import { serializeTrajectory } from '../../src/serialize/serialize-trajectory.js';
+import type { Serialized } from '../../src/serialize/types.js';
+import { loadTokenizer, type Tokenizer } from '../../src/serialize/tokenizer.js';
+import { Task, Trajectory } from '../../src/types/index.js';
 import { PATCH, patchOnly, QWEN3_TOKENIZER, task, toolTrajectory } from './fixtures.js';
 
 let tokenizer: Tokenizer;

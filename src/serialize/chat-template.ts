@@ -11,7 +11,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
-import { wnwError } from '../../errors.js';
+import { wnwError } from '../errors.js';
 import { PythonFloat, pythonJsonDumps, type JsonDumpsOptions, type PythonJsonValue } from './python-json.js';
 
 /** Files a model folder may keep its chat template in, in the order they are tried. */

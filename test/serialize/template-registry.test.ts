@@ -3,11 +3,11 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../../src/errors.js';
-import { renderField } from '../../../src/rerank/serialize/render.js';
-import { serializeTrajectory } from '../../../src/rerank/serialize/serialize-trajectory.js';
-import { BUILTIN_TEMPLATE_DIR, listTemplates, loadTemplate } from '../../../src/rerank/serialize/template-registry.js';
-import type { TemplateFile } from '../../../src/rerank/serialize/template-schema.js';
+import { WinnowerError } from '../../src/errors.js';
+import { renderField } from '../../src/serialize/render.js';
+import { serializeTrajectory } from '../../src/serialize/serialize-trajectory.js';
+import { BUILTIN_TEMPLATE_DIR, listTemplates, loadTemplate } from '../../src/serialize/template-registry.js';
+import type { TemplateFile } from '../../src/serialize/template-schema.js';
 import { task, toolTrajectory } from './fixtures.js';
 
 const judge = readFileSync(join(BUILTIN_TEMPLATE_DIR, 'judge-v1.yaml'), 'utf8');
@@ -89,7 +89,7 @@ describe('scripts/copy-assets.mjs', () => {
     const target = mkdtempSync(join(tmpdir(), 'wnw-dist-'));
     execFileSync(process.execPath, ['scripts/copy-assets.mjs', 'src', target]);
     for (const name of ['judge-v1', 'patch-v1']) {
-      const copied = join(target, 'rerank', 'serialize', 'templates', `${name}.yaml`);
+      const copied = join(target, 'serialize', 'templates', `${name}.yaml`);
       expect(existsSync(copied)).toBe(true);
       expect(readFileSync(copied, 'utf8')).toBe(readFileSync(join(BUILTIN_TEMPLATE_DIR, `${name}.yaml`), 'utf8'));
     }

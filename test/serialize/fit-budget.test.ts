@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fitSteps, waterFill, type FitInput } from '../../../src/rerank/serialize/fit-budget.js';
+import { fitSteps, waterFill, type FitInput } from '../../src/serialize/fit-budget.js';
 
 /** Five steps: thoughts 100 tokens (20 elided), each with one 300-token observation (50 cut). */
 const input: FitInput = {

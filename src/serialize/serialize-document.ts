@@ -3,8 +3,8 @@
  * instance), one piece per step and per observation with their cut variants, the patch and the
  * question. Budget fitting picks among these pieces; nothing here counts tokens.
  */
-import { repoNameOf, type Task } from '../../types/task.js';
-import type { ToolCall, Trajectory } from '../../types/trajectory.js';
+import { repoNameOf, type Task } from '../types/task.js';
+import type { ToolCall, Trajectory } from '../types/trajectory.js';
 import { headTail, type Elided } from './head-tail.js';
 import { renderField } from './render.js';
 import type { TemplateFile, TemplateSettings } from './template-schema.js';

@@ -7,13 +7,13 @@
  * words glued to template text, multi-byte characters, surrogate pairs).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../../src/errors.js';
-import { serializeTrajectory } from '../../../src/rerank/serialize/serialize-trajectory.js';
-import { loadTokenizer, type Tokenizer } from '../../../src/rerank/tokenizer.js';
-import { Task, Trajectory, type ChatMessage } from '../../../src/types/index.js';
-import { prng } from '../../../src/util/prng.js';
+import { WinnowerError } from '../../src/errors.js';
+import { serializeTrajectory } from '../../src/serialize/serialize-trajectory.js';
+import { loadTokenizer, type Tokenizer } from '../../src/serialize/tokenizer.js';
+import { Task, Trajectory, type ChatMessage } from '../../src/types/index.js';
+import { prng } from '../../src/util/prng.js';
 
-const TINY = new URL('../../../models/tiny-value/', import.meta.url).pathname;
+const TINY = new URL('../../models/tiny-value/', import.meta.url).pathname;
 const SEED = 20_260_511;
 const CASES = 300;
 

@@ -1,6 +1,6 @@
 /** Strict `{{name}}` rendering for serialization templates, on the project's one renderer. */
-import { WinnowerError, wnwError } from '../../errors.js';
-import { renderTemplate } from '../../util/render-template.js';
+import { WinnowerError, wnwError } from '../errors.js';
+import { renderTemplate } from '../util/render-template.js';
 
 /**
  * Renders `source` with `values`; a placeholder without a value is WNW_ERR_SCORE_TEMPLATE naming

@@ -9,10 +9,10 @@
  * Dropped turns leave no message behind: a marker message would be a turn the model never saw in
  * training, and would move the chat template's notion of the last user query.
  */
-import { throwIfAborted, wnwError } from '../../errors.js';
-import { commonPrefixLength } from '../../util/common-prefix.js';
-import type { Task } from '../../types/task.js';
-import type { Trajectory } from '../../types/trajectory.js';
+import { throwIfAborted, wnwError } from '../errors.js';
+import { commonPrefixLength } from '../util/common-prefix.js';
+import type { Task } from '../types/task.js';
+import type { Trajectory } from '../types/trajectory.js';
 import { compileChatTemplate } from './chat-template.js';
 import { estimateCounter, tokenizerCounter, type FinalCount } from './count-document.js';
 import { criticConversation, type CriticConversation, type CriticMessage } from './critic-conversation.js';

@@ -4,7 +4,7 @@
  * caller's error needs no count of its own.
  */
 import { describe, expect, it } from 'vitest';
-import { cutToFit, type CutPiece, type Measured } from '../../../src/rerank/serialize/cut-to-fit.js';
+import { cutToFit, type CutPiece, type Measured } from '../../src/serialize/cut-to-fit.js';
 
 /** Pieces whose kept text is `raw` cut to its first `keepChars` characters plus `~`. */
 function layout(raws: string[]) {

@@ -1,8 +1,8 @@
 /** The serialization seam: a named, versioned template turns (task, trajectory) into model input. */
-import type { Task } from '../../types/task.js';
-import type { Trajectory } from '../../types/trajectory.js';
-import type { Cut } from '../../types/score.js';
-import type { Tokenizer } from '../tokenizer.js';
+import type { Task } from '../types/task.js';
+import type { Trajectory } from '../types/trajectory.js';
+import type { Cut } from '../types/score.js';
+import type { Tokenizer } from './tokenizer.js';
 import type { ChatTemplateSettings, TemplateSettings } from './template-schema.js';
 
 export type { Task, Trajectory, Cut, Tokenizer, TemplateSettings };

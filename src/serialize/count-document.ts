@@ -5,10 +5,10 @@
  * head + tail first: when those alone are over the budget, the piece cannot fit and only its size
  * matters (extrapolated from the sample), so a 2 MB patch is never tokenized whole.
  */
-import type { Tokenizer } from '../tokenizer.js';
+import type { Tokenizer } from './tokenizer.js';
 import type { StepCounts } from './fit-budget.js';
 import type { SerializationDocument } from './serialize-document.js';
-import { maxOf } from '../../util/large-arrays.js';
+import { maxOf } from '../util/large-arrays.js';
 
 export interface FinalCount {
   ids?: number[];

@@ -4,13 +4,13 @@
  * result still fits exactly, the patch cut to head + tail. Texts that may fit are counted whole.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { tokenizerCounter } from '../../../src/rerank/serialize/count-document.js';
-import { EXACT_CHARS, serializeTrajectory } from '../../../src/rerank/serialize/serialize-trajectory.js';
-import { loadTokenizer, type Tokenizer } from '../../../src/rerank/tokenizer.js';
-import { Task, Trajectory } from '../../../src/types/index.js';
-import { largeAddedFilePatch } from '../../support/large-patch.js';
+import { tokenizerCounter } from '../../src/serialize/count-document.js';
+import { EXACT_CHARS, serializeTrajectory } from '../../src/serialize/serialize-trajectory.js';
+import { loadTokenizer, type Tokenizer } from '../../src/serialize/tokenizer.js';
+import { Task, Trajectory } from '../../src/types/index.js';
+import { largeAddedFilePatch } from '../support/large-patch.js';
 
-const TINY = new URL('../../../models/tiny-value/', import.meta.url).pathname;
+const TINY = new URL('../../models/tiny-value/', import.meta.url).pathname;
 
 /** The real tokenizer, recording the length of every text it is given. */
 function spyOn(tokenizer: Tokenizer): { tokenizer: Tokenizer; lengths: number[] } {

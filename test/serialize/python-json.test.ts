@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { pythonWithJinja2 } from '../../support/python-jinja2.js';
-import { PythonFloat, pythonFloatRepr, pythonJsonDumps } from '../../../src/rerank/serialize/python-json.js';
+import { pythonWithJinja2 } from '../support/python-jinja2.js';
+import { PythonFloat, pythonFloatRepr, pythonJsonDumps } from '../../src/serialize/python-json.js';
 
 const FLOATS = [0.5, 1e-5, 0.0001, 123.456, 1e16, 1.5e16, 9999999999999998, 1e21, -2.5e-7, 3.141592653589793, 1e-4, 12345678901234.5, 0.1 + 0.2];
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadTokenizer } from '../../src/rerank/tokenizer.js';
+import { loadTokenizer } from '../../src/serialize/tokenizer.js';
 
 const MODEL_DIR = new URL('../../models/tiny-value/', import.meta.url).pathname;
 const TEXTS = ['the patch fixes the bug in the parser and adds a test for it, with a few more words after that', 'short', ''];

@@ -7,9 +7,9 @@
  * the whole text (cut-to-fit.ts) until it fits. Only a budget too small for the template text,
  * with everything cut, is an error.
  */
-import { throwIfAborted, wnwError } from '../../errors.js';
-import type { Task } from '../../types/task.js';
-import type { Trajectory } from '../../types/trajectory.js';
+import { throwIfAborted, wnwError } from '../errors.js';
+import type { Task } from '../types/task.js';
+import type { Trajectory } from '../types/trajectory.js';
 import { countDocument, estimateCounter, tokenizerCounter, type DocumentCounts, type FinalCount, type TokenCounter } from './count-document.js';
 import { cutToFit, type CutPiece, type Measured } from './cut-to-fit.js';
 import { fitSteps, waterFill, type StepPlan } from './fit-budget.js';
