@@ -14,8 +14,8 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createOnnxScorer, type OnnxScorer } from '../src/rerank/scorers/onnx.js';
-import type { ScoreInput } from '../src/rerank/scorers/types.js';
+import { createOnnxScorer, type OnnxScorer } from '../src/scoring/onnx/onnx.js';
+import type { ScoreInput } from '../src/scoring/types.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({

@@ -13,7 +13,7 @@ import { createPolicyFactory } from '../src/candidates/policy-factory.js';
 import { prepareDemoRepo } from '../src/cli/demo-repo.js';
 import { demoDir, demoSolveBody } from '../src/cli/demo-task.js';
 import { DEFAULT_MODEL_DIR } from '../src/config.js';
-import { createScorer } from '../src/rerank/scorers/registry.js';
+import { createScorer } from '../src/scoring/registry.js';
 import { closeAllSandboxes } from '../src/sandbox/lifecycle.js';
 import { createLocalProvider } from '../src/sandbox/providers/local.js';
 import { buildApp } from '../src/server/app.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MODEL_DIR, TINY_MODEL_DIR } from '../src/config.js';
-import { createOnnxScorer, type OnnxScorer } from '../src/rerank/scorers/onnx.js';
+import { createOnnxScorer, type OnnxScorer } from '../src/scoring/onnx/onnx.js';
 import { serializeTrajectory } from '../src/serialize/index.js';
 import { train } from '../src/train/train.js';
 import { syntheticTrajectory } from '../src/bench/synthetic-trajectory.js';

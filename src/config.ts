@@ -12,7 +12,7 @@ import { wnwError } from './errors.js';
 import { PatchConfigSchema } from './sandbox/patch-policy.js';
 import { SandboxServeConfigSchema } from './sandbox/serve/serve-config.js';
 import { LimitsConfig, RetentionConfig } from './server/limits-config.js';
-import { ScorerConfig } from './rerank/scorers/registry.js';
+import { ScorerConfig } from './scoring/registry.js';
 import { packageRoot } from './util/package-root.js';
 
 /** The embedded default: the value model and learned selector `winnower train` built from the permissive rows. */
@@ -46,7 +46,7 @@ export const WinnowerConfig = z.strictObject({
       ui: z.boolean().default(true),
     })
     .prefault({}),
-  /** Passed to createScorer (src/rerank/scorers/registry.ts), which validates the values; the keys are checked here. */
+  /** Passed to createScorer (src/scoring/registry.ts), which validates the values; the keys are checked here. */
   scorer: z
     .object({
       backend: z.string().default('onnx'),

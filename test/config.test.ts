@@ -76,7 +76,7 @@ describe('the example configurations', () => {
     expect(config.scorer).toMatchObject({ backend: 'sglang', urls: ['http://value-0.value:30000', 'http://value-1.value:30000'] });
     expect(config.sandbox.provider).toBe('orchard');
     expect(config.policy.allow_request_urls).toBe(false);
-    const { ScorerConfig } = await import('../src/rerank/scorers/registry.js');
+    const { ScorerConfig } = await import('../src/scoring/registry.js');
     expect(ScorerConfig.safeParse(config.scorer).success).toBe(true);
     const { createSandboxProvider } = await import('../src/sandbox/registry.js');
     const provider = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings);

@@ -4,7 +4,7 @@
  * scored the run, what was written, the metrics).
  */
 import { describeUnscored, type RerankBatchResult } from '../rerank/rerank-batch.js';
-import type { ScoredBy } from '../rerank/scorers/scorer-identity.js';
+import type { ScoredBy } from '../scoring/scorer-identity.js';
 
 import { RERANK_EXIT_UNSCORED as EXIT_UNSCORED } from './option-values.js';
 

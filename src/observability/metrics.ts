@@ -6,7 +6,7 @@
  * open) is read when Prometheus scrapes, from the sources given to `watch`.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ScorerObserver } from '../rerank/scorers/with-observer.js';
+import type { ScorerObserver } from '../scoring/with-observer.js';
 import type { SandboxObserver } from '../sandbox/with-observer.js';
 import type { JobEvent } from '../solve/events.js';
 

@@ -14,9 +14,9 @@ import { importRuns, namedInput } from '../formats/import-runs.js';
 import { LineAppender } from './line-appender.js';
 import { computeMetrics, type MetricRow } from './metrics.js';
 import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
-import { DEFAULT_TEMPLATE, scoreCandidates } from './score-candidates.js';
-import { scoredBy } from './scorers/scorer-identity.js';
-import type { Scorer } from './scorers/types.js';
+import { DEFAULT_TEMPLATE, scoreCandidates } from '../scoring/score-candidates.js';
+import { scoredBy } from '../scoring/scorer-identity.js';
+import type { Scorer } from '../scoring/types.js';
 import { select } from './select/index.js';
 import { pushAll } from '../util/large-arrays.js';
 

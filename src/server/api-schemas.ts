@@ -42,7 +42,7 @@ export const COMMON_ERRORS = [401, 403, 429, 500] as const;
 const LooseSelection = Selection.extend({ ranking: z.array(RankedCandidate.loose()) }).loose();
 const ScoreOrError = z.union([Score.loose(), z.looseObject({ trajectory_id: z.string(), error: ErrorRecord.nullable() })]);
 
-/** Which model and selector scored a job (src/rerank/scorers/scorer-identity.ts); null without a value model. */
+/** Which model and selector scored a job (src/scoring/scorer-identity.ts); null without a value model. */
 const IdentityView = z.looseObject({
   model: z.looseObject({ name: z.string(), path: z.string().nullable(), hash: z.string().nullable() }).describe('The model: its name, folder (onnx) and sha256 over model.onnx, tokenizer.json and config.json (null for a served model)'),
   selector: z.looseObject({ path: z.string().nullable(), hash: z.string().nullable(), default_strategy: z.string().nullable() }).describe("The model folder's selector.json: path, sha256 of its bytes, the default strategy it sets (null without one)"),

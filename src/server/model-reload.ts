@@ -1,12 +1,12 @@
 /**
  * Swapping the server's value model, the one code path behind `POST /admin/model` and SIGHUP:
- * the reloadable scorer loads and checks the folder, then swaps it in (src/rerank/scorers/reloadable.ts);
+ * the reloadable scorer loads and checks the folder, then swaps it in (src/scoring/reloadable.ts);
  * here the readiness verdict about the model that left is dropped and the swap is logged with both
  * identities. A failed load throws WNW_ERR_SCORE_RELOAD and changes nothing.
  */
 import type { FastifyInstance } from 'fastify';
-import type { ReloadableScorer, ReloadResult } from '../rerank/scorers/reloadable.js';
-import type { ScorerIdentity } from '../rerank/scorers/scorer-identity.js';
+import type { ReloadableScorer, ReloadResult } from '../scoring/reloadable.js';
+import type { ScorerIdentity } from '../scoring/scorer-identity.js';
 
 export async function reloadModel(app: FastifyInstance, scorer: ReloadableScorer, options: { path?: string; via: string }): Promise<ReloadResult & { previous: ScorerIdentity | null }> {
   const previous = scorer.identity ?? null;

@@ -1,14 +1,14 @@
 /**
  * Whether the server's scorer answers, as readiness and /score see it: one probe
- * (src/rerank/scorers/probe.ts) at a time, its verdict kept for `ttlMs`. `/readyz` (which a
+ * (src/scoring/probe.ts) at a time, its verdict kept for `ttlMs`. `/readyz` (which a
  * load balancer or kubelet polls) probes when its verdict is stale. `/score` never probes a scorer
  * believed up, so scoring adds no probes (nor their batches to the metrics); once a probe has found
  * the scorer down, requests fail at once (503) instead of each waiting out the scorer's own
  * deadline, and past the TTL the next request probes again first, so recovery is seen.
  */
 import { wnwError } from '../errors.js';
-import { probeScorer, type ProbeResult } from '../rerank/scorers/probe.js';
-import type { Scorer } from '../rerank/scorers/types.js';
+import { probeScorer, type ProbeResult } from '../scoring/probe.js';
+import type { Scorer } from '../scoring/types.js';
 
 export interface ScorerProbeOptions {
   /** How long a verdict holds (default 5 s). */

@@ -6,8 +6,8 @@
  * most requests ask for the same few budgets.
  */
 import { wnwError, WinnowerError } from '../errors.js';
-import { budgetFor, templateFor } from '../rerank/score-candidates.js';
-import type { Scorer } from '../rerank/scorers/types.js';
+import { budgetFor, templateFor } from '../scoring/score-candidates.js';
+import type { Scorer } from '../scoring/types.js';
 import { listTemplates, loadTemplate, serializeTrajectory } from '../serialize/index.js';
 import { Task, Trajectory } from '../types/index.js';
 

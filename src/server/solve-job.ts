@@ -4,8 +4,8 @@
  * jobs), and the job says which model and selector scored it: in its `job-start` event (`scorer`, so
  * an interrupted job's partial result knows it too) and in its result (`scored_by`).
  */
-import { pinScorer } from '../rerank/scorers/reloadable.js';
-import { scoredBy } from '../rerank/scorers/scorer-identity.js';
+import { pinScorer } from '../scoring/reloadable.js';
+import { scoredBy } from '../scoring/scorer-identity.js';
 import type { JobRunner } from '../solve/job-manager.js';
 import { runSolve, type SolveDeps } from '../solve/run-solve.js';
 import type { SolveRequest } from '../solve/solve-request.js';

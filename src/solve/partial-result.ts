@@ -4,7 +4,7 @@
  * tests), marked `partial` with the reason. Built from the job store alone, so it works after a
  * restart as well as at shutdown.
  */
-import { scoredBy, type ScoredBy, type ScorerIdentity } from '../rerank/scorers/scorer-identity.js';
+import { scoredBy, type ScoredBy, type ScorerIdentity } from '../scoring/scorer-identity.js';
 import { select, defaultStrategy } from '../rerank/select/index.js';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
 import type { Selection, Strategy } from '../types/index.js';

@@ -4,7 +4,7 @@
  * is announced as such and not scored: a value for it would only read as a rank it cannot have.
  */
 import { unusableOf } from '../rerank/select/index.js';
-import { scoreCandidates } from '../rerank/score-candidates.js';
+import { scoreCandidates } from '../scoring/score-candidates.js';
 import type { SolveContext, Slot } from './solve-context.js';
 
 /** Why a finished candidate's patch can never be chosen, before any test: no patch, unparseable, refused. */

@@ -5,7 +5,7 @@
  */
 import { loadAgentConfig, type AgentConfig } from '../candidates/agent-config.js';
 import { toWinnowerError } from '../errors.js';
-import type { Scorer } from '../rerank/scorers/types.js';
+import type { Scorer } from '../scoring/types.js';
 import type { SandboxSpec } from '../sandbox/types.js';
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
 import type { Score, Task, Trajectory, VerifyResult } from '../types/index.js';

@@ -5,7 +5,7 @@
 import type { DefaultPolicy } from '../candidates/policy-factory.js';
 import type { Policy } from '../candidates/types.js';
 import type { HarnessCatalog } from '../harness/harness-catalog.js';
-import type { Scorer } from '../rerank/scorers/types.js';
+import type { Scorer } from '../scoring/types.js';
 import type { SandboxProvider } from '../sandbox/types.js';
 import type { JobStore } from '../store/types.js';
 import type { SolveRequest } from './solve-request.js';

@@ -4,7 +4,7 @@
  * so the model is trained on exactly the input it will be served.
  */
 import pLimit from 'p-limit';
-import { templateFor } from '../rerank/score-candidates.js';
+import { templateFor } from '../scoring/score-candidates.js';
 import { serializeTrajectory } from '../serialize/index.js';
 import type { Tokenizer } from '../serialize/tokenizer.js';
 import type { LabelledCandidate } from './dataset.js';

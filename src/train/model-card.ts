@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LearnedSelector } from '../rerank/select/learned.js';
-import { DEFAULT_PATCH_TEMPLATE, DEFAULT_TEMPLATE } from '../rerank/score-candidates.js';
+import { DEFAULT_PATCH_TEMPLATE, DEFAULT_TEMPLATE } from '../scoring/score-candidates.js';
 import { formatTables, type ScopeTable } from './evaluate.js';
 import type { FeatureSpace } from './features.js';
 import type { Calibration } from './onnx-export.js';

@@ -4,7 +4,7 @@ import { startPolicyStub } from '../../src/bench/policy-stub.js';
 import { startRecordingProxy } from '../../src/bench/recording-proxy.js';
 import { startScorerStub } from '../../src/bench/scorer-stub.js';
 import { createOpenAIPolicy } from '../../src/candidates/openai-policy.js';
-import { createScorer } from '../../src/rerank/scorers/registry.js';
+import { createScorer } from '../../src/scoring/registry.js';
 import { startFakeVllm } from '../fakes/fake-vllm.js';
 
 describe('bench stubs', () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createHttpClient, retryAfterMs, type HttpClient, type HttpClientOptions } from '../../src/http/http-client.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
-import { deadUrl, rejection } from '../rerank/scorers/http/helpers.js';
+import { deadUrl, rejection } from '../scoring/http/helpers.js';
 
 const Echo = z.object({ echo: z.unknown(), server: z.string() });
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJsonl, runCli } from '../support/cli.js';
 import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';
-import { QWEN3_TOKENIZER_CONFIG } from './scorers/http/helpers.js';
+import { QWEN3_TOKENIZER_CONFIG } from '../scoring/http/helpers.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/importers/openhands/acme__gadgets-201.output.jsonl', import.meta.url));
 

@@ -1,9 +1,9 @@
 /** examples/config/openhands-critic.yaml: a valid configuration whose scorer settings build a working critic scorer. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createScorer, ScorerConfig } from '../../src/rerank/scorers/registry.js';
+import { createScorer, ScorerConfig } from '../../src/scoring/registry.js';
 import { startFakeVllm } from '../fakes/fake-vllm.js';
-import { QWEN3_TOKENIZER, QWEN3_TOKENIZER_CONFIG, textInputs } from './scorers/http/helpers.js';
+import { QWEN3_TOKENIZER, QWEN3_TOKENIZER_CONFIG, textInputs } from '../scoring/http/helpers.js';
 
 describe('examples/config/openhands-critic.yaml', () => {
   it('is a valid configuration, and its scorer settings score against a vLLM serving the critic', async () => {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rerankBatch, type ScoreLine } from '../../src/rerank/rerank-batch.js';
-import type { Scorer, ScoreInput, ScoreOutput } from '../../src/rerank/scorers/types.js';
+import type { Scorer, ScoreInput, ScoreOutput } from '../../src/scoring/types.js';
 import { readJsonl } from '../support/cli.js';
 
 /** Holds every call until `parties` calls are waiting, then answers them all in the same tick. */

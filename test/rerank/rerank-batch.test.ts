@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { rerankBatch, type RerankBatchOptions, type ScoreLine } from '../../src/rerank/rerank-batch.js';
-import type { Scorer, ScoreInput } from '../../src/rerank/scorers/types.js';
+import type { Scorer, ScoreInput } from '../../src/scoring/types.js';
 
 class ScriptedScorer implements Scorer {
   readonly backend = 'scripted';

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
 import { wnwError } from '../../src/errors.js';
-import { createScorer } from '../../src/rerank/scorers/registry.js';
-import type { Scorer } from '../../src/rerank/scorers/types.js';
+import { createScorer } from '../../src/scoring/registry.js';
+import type { Scorer } from '../../src/scoring/types.js';
 import { gitRepo } from './git-repo.js';
 import { startTestApp, type TestApp } from './test-app.js';
 

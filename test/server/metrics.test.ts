@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceMetrics } from '../../src/observability/metrics.js';
-import { createScorer } from '../../src/rerank/scorers/registry.js';
+import { createScorer } from '../../src/scoring/registry.js';
 import { withObserver } from '../../src/sandbox/with-observer.js';
 import { startFakePolicy } from '../fakes/fake-policy.js';
 import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';

@@ -5,8 +5,8 @@
  * time means it failed fast on the probe's verdict.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScorer } from '../../src/rerank/scorers/registry.js';
-import type { Scorer } from '../../src/rerank/scorers/types.js';
+import { createScorer } from '../../src/scoring/registry.js';
+import type { Scorer } from '../../src/scoring/types.js';
 import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';
 import { startTestApp, type TestApp } from './test-app.js';
 

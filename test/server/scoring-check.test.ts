@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Scorer } from '../../src/rerank/scorers/types.js';
+import type { Scorer } from '../../src/scoring/types.js';
 import { loadTokenizer, type Tokenizer } from '../../src/serialize/tokenizer.js';
 import { checkScoring } from '../../src/server/scoring-check.js';
 

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
-import { createScorer } from '../../src/rerank/scorers/registry.js';
-import type { Scorer } from '../../src/rerank/scorers/types.js';
+import { createScorer } from '../../src/scoring/registry.js';
+import type { Scorer } from '../../src/scoring/types.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { buildApp } from '../../src/server/app.js';

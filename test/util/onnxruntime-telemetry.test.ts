@@ -12,7 +12,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CHILD = `
-  const { createScorer } = await import('./src/rerank/scorers/registry.ts');
+  const { createScorer } = await import('./src/scoring/registry.ts');
   const { DEFAULT_MODEL_DIR } = await import('./src/config.ts');
   const scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
   const [output] = await scorer.score([{ key: 'k', text: 'hello' }]);

@@ -1,7 +1,7 @@
 /** What a rerank report shows: the run, the metrics, every instance's choice, truncation. */
 import type { Strategy } from '../../types/index.js';
 import type { MetricsReport } from '../metrics.js';
-import type { ScoredBy } from '../scorers/scorer-identity.js';
+import type { ScoredBy } from '../../scoring/scorer-identity.js';
 
 export interface RunInfo {
   strategy: Strategy;

@@ -9,7 +9,7 @@ import { isAbsolute } from 'node:path';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
-import { isReloadable } from '../../rerank/scorers/reloadable.js';
+import { isReloadable } from '../../scoring/reloadable.js';
 import { checkAdminAccess } from '../admin-access.js';
 import { reloadModel } from '../model-reload.js';
 import { ErrorBody, errorResponses, ModelLoaded } from '../api-schemas.js';

@@ -1,0 +1,286 @@
+/**
+ * Picks a scorer backend by name and loads it lazily (`onnx | sglang | vllm | openai`), then wraps
+ * it with the cache and the batcher. `ScorerConfig` is the one validated description of a scorer.
+ */
+import { z } from 'zod';
+import { wnwError } from '../errors.js';
+import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { loadSelector, SELECTOR_FILE, type LearnedSelector } from '../rerank/select/learned.js';
+import { loadTemplate } from '../serialize/template-registry.js';
+import { isChatTemplate } from '../serialize/template-schema.js';
+import { findChatTemplate, loadChatTemplate } from '../serialize/chat-template.js';
+import { loadTokenizer, type Tokenizer } from '../serialize/tokenizer.js';
+import { LABEL_PRESETS, readProblemType, resolveHead, type HeadSettings } from './http/head.js';
+import type { ServerScorerSettings } from './http/http-scorer.js';
+import { scorerFields } from './scorer-fields.js';
+import { scorerIdentity, type ScorerIdentity } from './scorer-identity.js';
+import type { Scorer } from './types.js';
+import { withBatching } from './with-batching.js';
+import { withCache } from './with-cache.js';
+import { withObserver, type ScorerObserver } from './with-observer.js';
+
+const Labels = z.object({ yes: z.string().min(1), no: z.string().min(1) });
+
+export const ScorerConfig = z
+  .object({
+    backend: z.enum(['onnx', 'sglang', 'vllm', 'openai']),
+    /** Model folder for onnx; model name as the server knows it otherwise. */
+    model: z.string().min(1),
+    /** Base URLs of the server replicas (not for onnx). */
+    urls: z.array(z.url({ protocol: /^https?$/ })).default([]),
+    /** Default: scalar for sglang and vllm, judge for openai; onnx reads it from the graph. */
+    kind: z.enum(['scalar', 'judge']).optional(),
+    /** Servers: tokenizer.json or its folder, so budgets are counted here and ids are sent (onnx reads its own folder's). */
+    tokenizer: z.string().min(1).optional(),
+    apiKey: z.string().min(1).optional(),
+    /** Deadline of one request, retries included. */
+    timeoutMs: z.number().int().positive().default(60_000),
+    /** Extra attempts on transient server failures. */
+    retries: z.number().int().nonnegative().max(10).default(2),
+    /** Largest input in tokens, and the budget candidates are fitted to (`rerank --budget` sets it); default 32768 for servers, the model's own for onnx. A vLLM server whose max_model_len is below it is refused. */
+    maxInputTokens: z.number().int().positive().optional(),
+    batching: z
+      .union([
+        z.literal(false),
+        z.object({
+          maxBatchSize: z.number().int().positive().default(16),
+          maxBatchTokens: z.number().int().positive().default(262_144),
+          windowMs: z.number().nonnegative().default(5),
+        }),
+      ])
+      .default({ maxBatchSize: 16, maxBatchTokens: 262_144, windowMs: 5 }),
+    /** Scores kept by content hash; 0 turns the cache off. */
+    cacheEntries: z.number().int().nonnegative().default(10_000),
+    /**
+     * Judge label tokens (`{yes, no}`, default YES / NO); or, for a head of several outputs (sglang,
+     * vllm), its label names in output order, or a known table by name (`openhands-critic`).
+     */
+    labels: z.union([Labels, z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    /** Output of a multi-label head read as success (default 0; the OpenHands critic's `success` is 0). */
+    labelIndex: z.number().int().nonnegative().optional(),
+    /**
+     * How a multi-label head's logits become a probability: `sigmoid` (independent labels, BCE),
+     * `softmax` (one class), or `auto` (default): the model's `problem_type` in the config.json
+     * beside the tokenizer, else what the label table was trained with.
+     */
+    activation: z.enum(['sigmoid', 'softmax', 'auto']).optional(),
+    /**
+     * The model's chat template, for templates of layout `chat` (openhands-critic-v1): a
+     * tokenizer_config.json, a chat_template.jinja, or a folder holding one. Default: the tokenizer
+     * folder's (or the onnx model folder's). Read locally, never downloaded.
+     */
+    chatTemplate: z.string().min(1).optional(),
+    /** The serialization template this model was trained on, used when a request or --template names none; a template that names a head (openhands-critic-v1) sets `labels` and `labelIndex` when they are absent. */
+    template: z.string().min(1).optional(),
+    /** A head's endpoint: `classify` (default) or `score` (vllm: `/score` with queries/documents as text, one-label heads, its scores clamped at 1e-6 from 0 and 1 so those at the clamp are asked again on /classify; sglang: `/v1/score` without label ids, multi-item when the server has the delimiter). */
+    endpoint: z.enum(['classify', 'score']).optional(),
+    /** vllm: let the server cut over-long inputs (`truncate_prompt_tokens`), keeping the end (`left`) or start (`right`). Off by default. */
+    serverTruncation: z.enum(['left', 'right']).optional(),
+    /** sglang judge: multi-item `/v1/score` (`auto`: when the server has a multi-item delimiter). */
+    multiItem: z.union([z.boolean(), z.literal('auto')]).optional(),
+    /** Judge label token ids, for an SGLang judge without a tokenizer. */
+    labelTokenIds: z.object({ yes: z.number().int().nonnegative(), no: z.number().int().nonnegative() }).optional(),
+    /**
+     * A learned selector (selector.json, or the folder holding it) for `strategy: learned`; for
+     * onnx the model folder's own is used when this is absent.
+     */
+    selector: z.string().min(1).optional(),
+    /** onnx: worker threads and intra-op threads per worker. */
+    workers: z.number().int().positive().optional(),
+    intraOpThreads: z.number().int().positive().optional(),
+  })
+  .superRefine((config, context) => {
+    if (config.backend !== 'onnx' && config.urls.length === 0) {
+      context.addIssue({ code: 'custom', path: ['urls'], message: `the ${config.backend} backend needs at least one base URL` });
+    }
+  });
+export type ScorerConfig = z.infer<typeof ScorerConfig>;
+export type ScorerConfigInput = z.input<typeof ScorerConfig>;
+
+type Loader = (config: ScorerConfig, tokenizer: Tokenizer | undefined) => Promise<Scorer>;
+
+/** Judge labels `{yes, no}`, when that is what `labels` holds. */
+function judgeLabels(config: ScorerConfig): { yes: string; no: string } | undefined {
+  return typeof config.labels === 'object' && !Array.isArray(config.labels) ? (config.labels as { yes: string; no: string }) : undefined;
+}
+
+/** The multi-label head `labels` names (a list or a table name), with its success index and activation. */
+function headOf(config: ScorerConfig): HeadSettings | undefined {
+  const labels = config.labels;
+  if (typeof labels !== 'string' && !Array.isArray(labels)) {
+    if (config.labelIndex !== undefined || (config.activation !== undefined && config.activation !== 'auto')) {
+      throw wnwError('WNW_ERR_CFG_INVALID', `scorer.labels: labelIndex and activation need the head's label names (a list, or ${Object.keys(LABEL_PRESETS).join(', ')})`, {
+        details: { field: 'scorer.labels' },
+      });
+    }
+    return undefined;
+  }
+  const problemType = readProblemType(config.tokenizer ?? (config.backend === 'onnx' ? config.model : undefined));
+  return resolveHead({
+    labels: labels as string | string[],
+    ...(config.labelIndex === undefined ? {} : { labelIndex: config.labelIndex }),
+    ...(config.activation === undefined ? {} : { activation: config.activation }),
+    ...(problemType === undefined ? {} : { problemType }),
+  });
+}
+
+function serverSettings(config: ScorerConfig, tokenizer: Tokenizer | undefined): ServerScorerSettings {
+  return {
+    model: config.model,
+    urls: config.urls,
+    timeoutMs: config.timeoutMs,
+    retries: config.retries,
+    ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
+    ...(config.maxInputTokens === undefined ? {} : { maxInputTokens: config.maxInputTokens }),
+    ...(tokenizer ? { tokenizer } : {}),
+  };
+}
+
+const BACKENDS: Record<ScorerConfig['backend'], Loader> = {
+  async onnx(config) {
+    const { createOnnxScorer } = await import('./onnx/onnx.js');
+    const head = headOf(config);
+    return createOnnxScorer({
+      modelDir: config.model,
+      ...(config.workers === undefined ? {} : { workers: config.workers }),
+      ...(config.intraOpThreads === undefined ? {} : { intraOpThreads: config.intraOpThreads }),
+      ...(config.maxInputTokens === undefined ? {} : { maxInputTokens: config.maxInputTokens }),
+      ...(judgeLabels(config) === undefined ? {} : { labels: judgeLabels(config)! }),
+      ...(head ? { head } : {}),
+    });
+  },
+  async sglang(config, tokenizer) {
+    const { createSGLangScorer } = await import('./http/sglang.js');
+    const head = headOf(config);
+    return createSGLangScorer({
+      ...serverSettings(config, tokenizer),
+      kind: config.kind ?? 'scalar',
+      ...(head ? { head } : {}),
+      ...(judgeLabels(config) === undefined ? {} : { labels: judgeLabels(config)! }),
+      ...(config.labelTokenIds === undefined ? {} : { labelTokenIds: config.labelTokenIds }),
+      ...(config.multiItem === undefined ? {} : { multiItem: config.multiItem }),
+      ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
+    });
+  },
+  async vllm(config, tokenizer) {
+    const { createVllmScorer } = await import('./http/vllm.js');
+    const head = headOf(config);
+    return createVllmScorer({
+      ...serverSettings(config, tokenizer),
+      kind: config.kind ?? 'scalar',
+      ...(head ? { head } : {}),
+      ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
+      ...(config.serverTruncation === undefined ? {} : { serverTruncation: config.serverTruncation }),
+    });
+  },
+  async openai(config, tokenizer) {
+    if (config.kind === 'scalar') {
+      throw wnwError('WNW_ERR_CFG_INVALID', 'the openai backend is a yes/no judge; kind scalar needs sglang or vllm', {
+        details: { field: 'kind' },
+      });
+    }
+    const { createOpenAICompatibleScorer } = await import('./http/http-scorer.js');
+    return createOpenAICompatibleScorer({
+      ...serverSettings(config, tokenizer),
+      ...(judgeLabels(config) === undefined ? {} : { labels: judgeLabels(config)! }),
+    });
+  },
+};
+
+/** The selector at `path` (a selector.json or its folder); `required`: a missing one is an error. */
+function loadSelectorAt(path: string, required: boolean): LearnedSelector | undefined {
+  const folder = existsSync(path) && statSync(path).isFile() ? dirname(path) : path;
+  const selector = loadSelector(folder);
+  if (!selector && required) {
+    throw wnwError('WNW_ERR_CFG_INVALID', `scorer.selector: no ${SELECTOR_FILE} at ${path}`, { details: { field: 'scorer.selector' } });
+  }
+  return selector;
+}
+
+interface Attached {
+  selector?: LearnedSelector;
+  chatTemplate?: string;
+  template?: string;
+  identity: ScorerIdentity;
+}
+
+/** The scorer with what came with the model attached: its learned selector, chat template and serialization template. */
+function withAttached(scorer: Scorer, attached: Attached): Scorer {
+  return {
+    ...scorerFields(scorer),
+    ...(attached.selector ? { selector: attached.selector } : {}),
+    ...(attached.chatTemplate === undefined ? {} : { chatTemplate: attached.chatTemplate }),
+    ...(attached.template === undefined ? {} : { template: attached.template }),
+    identity: attached.identity,
+    score: (inputs, options) => scorer.score(inputs, options),
+    close: () => scorer.close(),
+  };
+}
+
+/**
+ * The config with the head its template implies: a template made for one model's head
+ * (openhands-critic-v1: the critic's 27 labels, success at 0) sets `labels` and `labelIndex`
+ * when the config names none. Also checks that the template exists.
+ */
+function withTemplateHead(config: ScorerConfig): ScorerConfig {
+  if (config.template === undefined) return config;
+  const template = loadTemplate(config.template);
+  if (!isChatTemplate(template) || template.head === undefined || config.labels !== undefined || config.backend === 'openai') return config;
+  return { ...config, labels: template.head.labels, labelIndex: config.labelIndex ?? template.head.label_index };
+}
+
+/** Backend names `createScorer` accepts. */
+export const SCORER_BACKENDS = Object.keys(BACKENDS) as Array<ScorerConfig['backend']>;
+
+/** Validates `config`, loads its backend and wraps it with the cache and the batcher; `observer` hears each batch and each call (metrics). */
+export async function createScorer(config: ScorerConfigInput, options: { observer?: ScorerObserver } = {}): Promise<Scorer> {
+  const name = (config as { backend?: unknown } | null)?.backend;
+  if (typeof name !== 'string' || !Object.hasOwn(BACKENDS, name)) {
+    throw wnwError('WNW_ERR_SCORE_BACKEND', `unknown scorer backend ${JSON.stringify(name)}; use one of ${SCORER_BACKENDS.join(', ')}`, {
+      details: { backend: name, valid: SCORER_BACKENDS },
+    });
+  }
+  const parsed = ScorerConfig.safeParse(config);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = ['scorer', ...issue.path.map(String)].join('.');
+    throw wnwError('WNW_ERR_CFG_INVALID', `${field}: ${issue.message}`, { cause: parsed.error, details: { field } });
+  }
+  const resolved = withTemplateHead(parsed.data);
+  const chatTemplate = resolved.chatTemplate !== undefined
+    ? loadChatTemplate(resolved.chatTemplate)
+    : findChatTemplate(resolved.tokenizer ?? (resolved.backend === 'onnx' ? resolved.model : undefined));
+  const tokenizer = resolved.tokenizer && resolved.backend !== 'onnx' ? await loadTokenizer(resolved.tokenizer) : undefined;
+  let scorer = await BACKENDS[resolved.backend](resolved, tokenizer);
+  const { onBatch, onCall } = options.observer ?? {};
+  if (onBatch) scorer = withObserver(scorer, onBatch);
+  if (resolved.batching) scorer = withBatching(scorer, resolved.batching);
+  if (resolved.cacheEntries > 0) scorer = withCache(scorer, { maxEntries: resolved.cacheEntries });
+  if (onCall) scorer = withObserver(scorer, onCall);
+  const selectorPath = resolved.selector ?? (resolved.backend === 'onnx' ? resolved.model : undefined);
+  let selector: LearnedSelector | undefined;
+  let identity: ScorerIdentity;
+  try {
+    selector = selectorPath === undefined ? undefined : loadSelectorAt(selectorPath, resolved.selector !== undefined);
+    identity = await scorerIdentity({
+      backend: resolved.backend,
+      model: resolved.model,
+      name: scorer.model,
+      urls: resolved.urls,
+      ...(selectorPath === undefined ? {} : { selectorPath }),
+      ...(selector ? { selector } : {}),
+    });
+  } catch (error) {
+    // A broken selector.json next to a good model: the model's workers must not outlive the refusal.
+    await scorer.close();
+    throw error;
+  }
+  const attached: Attached = {
+    ...(selector ? { selector } : {}),
+    ...(chatTemplate === undefined ? {} : { chatTemplate }),
+    ...(resolved.template === undefined ? {} : { template: resolved.template }),
+    identity,
+  };
+  return withAttached(scorer, attached);
+}

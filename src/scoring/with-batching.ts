@@ -1,0 +1,181 @@
+/**
+ * `withBatching(scorer, options)`: concurrent `score()` calls are coalesced into batches for the
+ * wrapped scorer. A batch leaves when it is full (inputs or tokens) or when the oldest queued
+ * input has waited `windowMs`. Each caller gets its own results in its own order; a failed batch
+ * fails only the calls it carried; an aborted call leaves the queue at once, and a batch in flight
+ * is cancelled only when every call it serves has gone.
+ */
+import { throwIfAborted, wnwError } from '../errors.js';
+import { scorerFields } from './scorer-fields.js';
+import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
+
+export interface BatchingOptions {
+  /** Most inputs per batch. */
+  maxBatchSize: number;
+  /** Most tokens per batch (ids counted exactly, text estimated at 4 characters a token); a larger input goes alone. */
+  maxBatchTokens: number;
+  /** Longest wait for company, from the first queued input (ms). */
+  windowMs: number;
+}
+
+interface Call {
+  results: ScoreOutput[];
+  remaining: number;
+  settled: boolean;
+  batches: Set<Batch>;
+  resolve(results: ScoreOutput[]): void;
+  reject(error: unknown): void;
+}
+
+interface Item {
+  call: Call;
+  index: number;
+  input: ScoreInput;
+  tokens: number;
+}
+
+interface Batch {
+  controller: AbortController;
+  calls: Set<Call>;
+}
+
+/** Tokens of one input: its ids when present, else a 4-characters-a-token estimate. */
+export function estimateTokens(input: ScoreInput): number {
+  return input.inputIds?.length ?? Math.ceil(input.text.length / 4);
+}
+
+export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
+  if (!(options.maxBatchSize >= 1) || !(options.maxBatchTokens >= 1) || !(options.windowMs >= 0)) {
+    throw wnwError('WNW_ERR_CFG_INVALID', 'batching needs maxBatchSize ≥ 1, maxBatchTokens ≥ 1 and windowMs ≥ 0', {
+      details: { field: 'batching', ...options },
+    });
+  }
+  let queue: Item[] = [];
+  let queuedTokens = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const inFlight = new Set<Promise<void>>();
+
+  function settle(call: Call, outcome: { results: ScoreOutput[] } | { error: unknown }): void {
+    if (call.settled) return;
+    call.settled = true;
+    if ('error' in outcome) {
+      const kept = queue.filter((item) => item.call !== call);
+      queuedTokens = kept.reduce((sum, item) => sum + item.tokens, 0);
+      queue = kept;
+      for (const batch of call.batches) {
+        if ([...batch.calls].every((other) => other.settled)) batch.controller.abort();
+      }
+      call.reject(outcome.error);
+      arm();
+    } else {
+      call.resolve(outcome.results);
+    }
+  }
+
+  function take(): Item[] {
+    const items: Item[] = [];
+    let tokens = 0;
+    while (queue.length > 0) {
+      const next = queue[0]!;
+      if (items.length > 0 && (items.length >= options.maxBatchSize || tokens + next.tokens > options.maxBatchTokens)) break;
+      items.push(queue.shift()!);
+      tokens += next.tokens;
+      queuedTokens -= next.tokens;
+    }
+    return items;
+  }
+
+  function dispatch(items: Item[]): void {
+    const batch: Batch = { controller: new AbortController(), calls: new Set(items.map((item) => item.call)) };
+    for (const call of batch.calls) call.batches.add(batch);
+    const run = (async () => {
+      try {
+        const outputs = await scorer.score(items.map((item) => item.input), { signal: batch.controller.signal });
+        if (outputs.length !== items.length) {
+          throw wnwError('WNW_ERR_SCORE_RESPONSE', `scorer returned ${outputs.length} results for ${items.length} inputs`);
+        }
+        items.forEach((item, position) => {
+          const { call } = item;
+          if (call.settled) return;
+          call.results[item.index] = outputs[position]!;
+          call.remaining -= 1;
+          if (call.remaining === 0) settle(call, { results: call.results });
+        });
+      } catch (error) {
+        for (const call of batch.calls) settle(call, { error });
+      } finally {
+        for (const call of batch.calls) call.batches.delete(batch);
+      }
+    })();
+    inFlight.add(run);
+    void run.finally(() => inFlight.delete(run));
+  }
+
+  function flushFull(): void {
+    while (queue.length >= options.maxBatchSize || queuedTokens >= options.maxBatchTokens) dispatch(take());
+  }
+
+  function flushAll(): void {
+    timer = undefined;
+    while (queue.length > 0) dispatch(take());
+  }
+
+  /** Keeps the window timer running exactly while something waits. */
+  function arm(): void {
+    if (queue.length === 0 && timer) {
+      clearTimeout(timer);
+      timer = undefined;
+    } else if (queue.length > 0 && !timer) {
+      timer = setTimeout(flushAll, options.windowMs);
+    }
+  }
+
+  return {
+    ...scorerFields(scorer),
+    score(inputs: ScoreInput[], callOptions: ScoreCallOptions = {}): Promise<ScoreOutput[]> {
+      if (closed) return Promise.reject(wnwError('WNW_ERR_OP_ABORTED', `${scorer.backend} scorer is closed`));
+      try {
+        throwIfAborted(callOptions.signal);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (inputs.length === 0) return Promise.resolve([]);
+      const { signal } = callOptions;
+      return new Promise<ScoreOutput[]>((resolve, reject) => {
+        const onAbort = () => settle(call, { error: wnwError('WNW_ERR_OP_ABORTED', 'scoring cancelled', { cause: signal?.reason }) });
+        const done = () => signal?.removeEventListener('abort', onAbort);
+        const call: Call = {
+          results: new Array<ScoreOutput>(inputs.length),
+          remaining: inputs.length,
+          settled: false,
+          batches: new Set(),
+          resolve: (results) => {
+            done();
+            resolve(results);
+          },
+          reject: (error) => {
+            done();
+            reject(error);
+          },
+        };
+        inputs.forEach((input, index) => {
+          const tokens = estimateTokens(input);
+          queue.push({ call, index, input, tokens });
+          queuedTokens += tokens;
+        });
+        signal?.addEventListener('abort', onAbort, { once: true });
+        flushFull();
+        arm();
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (timer) clearTimeout(timer);
+      flushAll();
+      await Promise.allSettled([...inFlight]);
+      await scorer.close();
+    },
+  };
+}
