@@ -22,7 +22,7 @@ import { evalPool, ROBUST } from '../src/train/eval-pools.js';
 import { evaluateScope, formatTables, TRIVIAL_SELECTORS, type EvalPool, type ScopeTable } from '../src/train/evaluate.js';
 import { matchesSource, rotatingSources, splitBySource } from '../src/train/split.js';
 import { groupBy } from '../src/util/group-by.js';
-import { SELECTOR_FORMAT, type LearnedSelector } from '../src/rerank/select/index.js';
+import { SELECTOR_FORMAT, type LearnedSelector } from '../src/select/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({ options: { bootstrap: { type: 'string', default: '1000' } } });

@@ -18,7 +18,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { SELECTOR_FORMAT, type LearnedSelector } from '../src/rerank/select/index.js';
+import { SELECTOR_FORMAT, type LearnedSelector } from '../src/select/index.js';
 import { loadDataset, type LabelledCandidate } from '../src/train/dataset.js';
 import { evalPool, ROBUST, ROBUST_FIXED } from '../src/train/eval-pools.js';
 import { evaluateScope, formatTables, TRIVIAL_SELECTORS, type EvalPool, type ScopeTable } from '../src/train/evaluate.js';

@@ -61,7 +61,7 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
     meta: {
       agent: config.name,
       policy_mode: policy.mode,
-      // The configuration own-history priors are kept per (src/rerank/select/priors.ts), beside `source`.
+      // The configuration own-history priors are kept per (src/select/priors.ts), beside `source`.
       config: { agent: config.name, policy_mode: policy.mode },
       seed: options.seed,
       steps,

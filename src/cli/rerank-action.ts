@@ -7,7 +7,7 @@ import { wnwError } from '../errors.js';
 import { rerankBatch } from '../rerank/rerank-batch.js';
 import { createScorer } from '../scoring/registry.js';
 import { scoredBy } from '../scoring/scorer-identity.js';
-import { defaultStrategy } from '../rerank/select/index.js';
+import { defaultStrategy } from '../select/index.js';
 import { loadSavedRuns } from '../server/ui/saved-runs.js';
 import { writeSavedSite } from '../server/ui/saved-site.js';
 import { crossFit } from '../train/cross-fit.js';

@@ -17,7 +17,7 @@ import { summarizeSelection, truncationStats, writeReports, type SelectionSummar
 import { DEFAULT_TEMPLATE, scoreCandidates } from '../scoring/score-candidates.js';
 import { scoredBy } from '../scoring/scorer-identity.js';
 import type { Scorer } from '../scoring/types.js';
-import { select } from './select/index.js';
+import { select } from '../select/index.js';
 import { pushAll } from '../util/large-arrays.js';
 
 export interface RerankBatchOptions {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { wnwError } from '../errors.js';
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { loadSelector, SELECTOR_FILE, type LearnedSelector } from '../rerank/select/learned.js';
+import { loadSelector, SELECTOR_FILE, type LearnedSelector } from '../select/strategies/learned.js';
 import { loadTemplate } from '../serialize/template-registry.js';
 import { isChatTemplate } from '../serialize/template-schema.js';
 import { findChatTemplate, loadChatTemplate } from '../serialize/chat-template.js';

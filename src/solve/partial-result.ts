@@ -5,7 +5,7 @@
  * restart as well as at shutdown.
  */
 import { scoredBy, type ScoredBy, type ScorerIdentity } from '../scoring/scorer-identity.js';
-import { select, defaultStrategy } from '../rerank/select/index.js';
+import { select, defaultStrategy } from '../select/index.js';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
 import type { Selection, Strategy } from '../types/index.js';
 import { CheckEvidence } from './evidence.js';

@@ -3,7 +3,7 @@
  * and what the rollouts used. Shared by the result of a job that ran to its end (run-solve.ts)
  * and of one that was interrupted (partial-result.ts), so the two cannot drift apart.
  */
-import { configOf } from '../rerank/select/priors.js';
+import { configOf } from '../select/priors.js';
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
 import type { CandidateChecks, Score, Trajectory, VerifyResult } from '../types/index.js';
 

@@ -3,7 +3,7 @@
  * candidate whose patch can never be chosen (no patch, unparseable, refused by the patch rules)
  * is announced as such and not scored: a value for it would only read as a rank it cannot have.
  */
-import { unusableOf } from '../rerank/select/index.js';
+import { unusableOf } from '../select/index.js';
 import { scoreCandidates } from '../scoring/score-candidates.js';
 import type { SolveContext, Slot } from './solve-context.js';
 
@@ -13,7 +13,7 @@ export function unusablePatch(slot: Slot): { kind: string; reason: string } | nu
   try {
     return unusableOf({ trajectory: slot.trajectory });
   } catch {
-    return null; // selection sets it aside with its code (src/rerank/select/usable-gate.ts)
+    return null; // selection sets it aside with its code (src/select/usable-gate.ts)
   }
 }
 

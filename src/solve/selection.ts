@@ -9,8 +9,8 @@
  * (test outcome and execution checks first, then the configuration's record, then agreement).
  * The priors come with the model folder, so they apply also when the job does not score.
  */
-import { defaultStrategy, select } from '../rerank/select/index.js';
-import { configKey, type Priors } from '../rerank/select/priors.js';
+import { defaultStrategy, select } from '../select/index.js';
+import { configKey, type Priors } from '../select/priors.js';
 import type { Selection, Strategy, Trajectory } from '../types/index.js';
 import type { SolveContext, Slot } from './solve-context.js';
 

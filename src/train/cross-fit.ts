@@ -7,10 +7,10 @@
  * puts the trivial selectors beside it (bootstrap intervals over pools), and each run's own
  * resolve rate (picking that run every time) beside the overall figure.
  */
-import { computeSignals, robustScore, SELECTOR_FORMAT } from '../rerank/select/index.js';
-import { prepare } from '../rerank/select/prepare.js';
-import { fitPriors } from '../rerank/select/priors.js';
-import { rankRobust } from '../rerank/select/robust.js';
+import { computeSignals, robustScore, SELECTOR_FORMAT } from '../select/index.js';
+import { prepare } from '../select/prepare.js';
+import { fitPriors } from '../select/priors.js';
+import { rankRobust } from '../select/strategies/robust.js';
 import { groupBy } from '../util/group-by.js';
 import { loadDataset, type DatasetOptions, type LabelledCandidate } from './dataset.js';
 import { evaluateScope, formatTables, TRIVIAL_SELECTORS, type EvalPool, type ScopeTable } from './evaluate.js';

@@ -3,10 +3,10 @@
  * trained model's values, and what the learned and robust strategies choose (with their scores,
  * for the within-pool AUC), computed through the same selection code that serves requests.
  */
-import { computeSignals, contributions, robustScore, type Candidate, type LearnedSelector } from '../rerank/select/index.js';
-import { rankLearned } from '../rerank/select/learned.js';
-import { prepare } from '../rerank/select/prepare.js';
-import { rankRobust } from '../rerank/select/robust.js';
+import { computeSignals, contributions, robustScore, type Candidate, type LearnedSelector } from '../select/index.js';
+import { rankLearned } from '../select/strategies/learned.js';
+import { prepare } from '../select/prepare.js';
+import { rankRobust } from '../select/strategies/robust.js';
 import type { Score } from '../types/index.js';
 import type { LabelledCandidate } from './dataset.js';
 import type { EvalPool } from './evaluate.js';

@@ -5,9 +5,9 @@
  * results in patch-only data) cannot be learned: they keep a stated prior weight, marked
  * `learned: false` in selector.json.
  */
-import { SELECTOR_FORMAT, type LearnedSelector } from '../rerank/select/learned.js';
-import { SIGNALS, type SignalName, type Signals } from '../rerank/select/signals.js';
-import { LEARNED_TRAJECTORY_PRIOR } from '../rerank/select/trajectory-weights.js';
+import { SELECTOR_FORMAT, type LearnedSelector } from '../select/strategies/learned.js';
+import { SIGNALS, type SignalName, type Signals } from '../select/signals.js';
+import { LEARNED_TRAJECTORY_PRIOR } from '../select/trajectory-weights.js';
 
 /** One pool's usable candidates: their signals and labels. */
 export interface SelectorPool {

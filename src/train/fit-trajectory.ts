@@ -7,9 +7,9 @@
  * near them when few pools have trajectories and lets the data decide when many do. Only usable
  * candidates that carry a trajectory count; pools left with one outcome say nothing and are dropped.
  */
-import { contributions, computeSignals, robustAgreement, type Candidate, type LearnedSelector, type Signals } from '../rerank/select/index.js';
-import { prepare } from '../rerank/select/prepare.js';
-import { LEARNED_TRAJECTORY_PRIOR, ROBUST_TRAJECTORY_PRIOR, TRAJECTORY_SIGNAL_NAMES, type TrajectorySignalName, type TrajectoryWeights } from '../rerank/select/trajectory-weights.js';
+import { contributions, computeSignals, robustAgreement, type Candidate, type LearnedSelector, type Signals } from '../select/index.js';
+import { prepare } from '../select/prepare.js';
+import { LEARNED_TRAJECTORY_PRIOR, ROBUST_TRAJECTORY_PRIOR, TRAJECTORY_SIGNAL_NAMES, type TrajectorySignalName, type TrajectoryWeights } from '../select/trajectory-weights.js';
 import { groupBy } from '../util/group-by.js';
 import type { LabelledCandidate } from './dataset.js';
 import type { SelectorPool } from './fit-selector.js';

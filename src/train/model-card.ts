@@ -5,7 +5,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LearnedSelector } from '../rerank/select/learned.js';
+import type { LearnedSelector } from '../select/strategies/learned.js';
 import { DEFAULT_PATCH_TEMPLATE, DEFAULT_TEMPLATE } from '../scoring/score-candidates.js';
 import { formatTables, type ScopeTable } from './evaluate.js';
 import type { FeatureSpace } from './features.js';

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { wnwError } from '../errors.js';
 import { scoreCandidates } from '../scoring/score-candidates.js';
 import { createOnnxScorer } from '../scoring/onnx/onnx.js';
-import { SELECTOR_FILE, type LearnedSelector } from '../rerank/select/index.js';
+import { SELECTOR_FILE, type LearnedSelector } from '../select/index.js';
 import { loadDataset, type LabelledCandidate } from './dataset.js';
 import { evalPool, LEARNED, LEARNED_FIXED, ROBUST, ROBUST_FIXED, TRAINED, UNTRAINED } from './eval-pools.js';
 import { beatsTrivial, bestTrivial, evaluateAll, evaluateScope, formatTables, TRIVIAL_SELECTORS, type EvalPool, type ScopeTable } from './evaluate.js';
@@ -19,7 +19,7 @@ import { writeModelCard, type DataSource, type SplitVerdict } from './model-card
 import { exportValueModel, type Calibration } from './onnx-export.js';
 import { evaluateHeldOutSources, type HeldOutFold } from './source-holdout.js';
 import { matchesSource, rotatingSources, splitByInstance, splitBySource } from './split.js';
-import type { TrajectoryWeights } from '../rerank/select/trajectory-weights.js';
+import type { TrajectoryWeights } from '../select/trajectory-weights.js';
 import { labelledFromStore } from './store-rows.js';
 import { predictLogit } from './value-model.js';
 import { TRAIN_DEFAULTS } from './defaults.js';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
 import { defaultHarnessDir } from '../../src/harness/harness-install.js';
 import { createScorer } from '../../src/scoring/registry.js';
-import { defaultStrategy } from '../../src/rerank/select/index.js';
+import { defaultStrategy } from '../../src/select/index.js';
 import { runCli, startServeProcess } from '../support/cli.js';
 import { REPO_ROOT } from '../support/shared-data.js';
 

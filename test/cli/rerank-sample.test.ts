@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { patchShape } from '../../src/rerank/select/patch-shape.js';
+import { patchShape } from '../../src/select/patch-shape.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const SAMPLE = join(ROOT, 'examples/rerank-sample');

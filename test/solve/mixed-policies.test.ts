@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
 import { createHarnessCatalog, type HarnessCatalog } from '../../src/harness/harness-catalog.js';
-import { configKey, fitPriors, type Priors } from '../../src/rerank/select/priors.js';
+import { configKey, fitPriors, type Priors } from '../../src/select/priors.js';
 import type { Scorer } from '../../src/scoring/types.js';
 import { buildApp } from '../../src/server/app.js';
 import { REDACTED, redactRequest } from '../../src/server/redact-request.js';

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { scoreCandidates, type CandidateScore } from '../../scoring/score-candidates.js';
-import { defaultStrategy, select } from '../../rerank/select/index.js';
+import { defaultStrategy, select } from '../../select/index.js';
 import { checkPool } from '../../solve/pool-checks.js';
 import { MAX_TIMEOUT_S, ReproductionOptions } from '../../solve/solve-request.js';
 import { checkImageAccess, checkRepoAccess } from '../repo-access.js';

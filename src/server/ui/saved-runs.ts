@@ -8,7 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { wnwError } from '../../errors.js';
 import { expandInputs } from '../../formats/index.js';
 import { importRuns, namedInput } from '../../formats/import-runs.js';
-import { configOf } from '../../rerank/select/priors.js';
+import { configOf } from '../../select/priors.js';
 import type { Trajectory } from '../../types/index.js';
 
 export type JobJson = Record<string, unknown> & { job_id: string; candidates: Array<Record<string, unknown>> };

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { computeMetrics, type MetricRow } from '../../../src/rerank/metrics.js';
 import { renderHtmlReport, renderMarkdownReport, summarizeSelection, truncationStats, writeReports, type ReportInput } from '../../../src/rerank/report/index.js';
 import type { ScoredBy } from '../../../src/scoring/scorer-identity.js';
-import { select } from '../../../src/rerank/select/index.js';
-import { FIX_A, FIX_B, candidate, score } from '../select/fixtures.js';
+import { select } from '../../../src/select/index.js';
+import { FIX_A, FIX_B, candidate, score } from '../../select/fixtures.js';
 
 const EVIL = '<script>alert("x")</script>';
 

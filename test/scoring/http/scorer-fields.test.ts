@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LearnedSelector } from '../../../src/rerank/select/learned.js';
+import type { LearnedSelector } from '../../../src/select/strategies/learned.js';
 import { withBatching } from '../../../src/scoring/with-batching.js';
 import { withCache } from '../../../src/scoring/with-cache.js';
 import { withObserver } from '../../../src/scoring/with-observer.js';

@@ -2,9 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { computeSignals, loadSelector, select, SIGNALS, type Candidate, type LearnedSelector } from '../../../src/rerank/select/index.js';
-import { prepare } from '../../../src/rerank/select/prepare.js';
-import { Cut, Trajectory } from '../../../src/types/index.js';
+import { computeSignals, loadSelector, select, SIGNALS, type Candidate, type LearnedSelector } from '../../src/select/index.js';
+import { prepare } from '../../src/select/prepare.js';
+import { Cut, Trajectory } from '../../src/types/index.js';
 
 const diff = (path: string, added: string[]) =>
   `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n@@ -1,1 +1,${added.length + 1} @@\n x = 1\n${added.map((line) => `+${line}`).join('\n')}\n`;

@@ -1,6 +1,6 @@
 /** Small builders and patches shared by the selection tests. */
-import type { Score, Trajectory, VerifyResult, VerifyStatus } from '../../../src/types/index.js';
-import type { Candidate } from '../../../src/rerank/select/index.js';
+import type { Score, Trajectory, VerifyResult, VerifyStatus } from '../../src/types/index.js';
+import type { Candidate } from '../../src/select/index.js';
 
 export const INSTANCE = 'acme__calc-1';
 

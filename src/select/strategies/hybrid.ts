@@ -9,10 +9,10 @@
  * test outcome when any candidate has them, also when no candidate has a test result.
  */
 import type { Selection, VerifyStatus } from '../../types/index.js';
-import { prepare, type Prepared, type PreparedInstance } from './prepare.js';
-import { hasChecks, withChecks } from './checks.js';
-import { assemble, formatValue, type Ordering } from './rank.js';
-import type { Candidate, SelectOptions } from './types.js';
+import { prepare, type Prepared, type PreparedInstance } from '../prepare.js';
+import { hasChecks, withChecks } from '../checks.js';
+import { assemble, formatValue, type Ordering } from '../rank.js';
+import type { Candidate, SelectOptions } from '../types.js';
 import { rankByValue } from './value.js';
 
 /** Test outcome tiers, higher first; null means verification did not run for the candidate. */

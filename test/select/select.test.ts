@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { WinnowerError } from '../../../src/errors.js';
-import { select, type Candidate } from '../../../src/rerank/select/index.js';
-import { Selection, type Strategy } from '../../../src/types/index.js';
+import { WinnowerError } from '../../src/errors.js';
+import { select, type Candidate } from '../../src/select/index.js';
+import { Selection, type Strategy } from '../../src/types/index.js';
 import { BROKEN, FIX_A, FIX_A_NOISY, FIX_B, README_EDIT, candidate, trajectory } from './fixtures.js';
 
 const STRATEGIES: Strategy[] = ['value', 'consensus', 'hybrid'];

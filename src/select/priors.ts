@@ -8,7 +8,7 @@
  * configuration seen a few times stays near it and an unseen one gets exactly it.
  */
 import { z } from 'zod';
-import type { Trajectory } from '../../types/index.js';
+import type { Trajectory } from '../types/index.js';
 
 /** Pseudo-counts: a configuration's rate is shrunk toward the overall rate by this many tasks. */
 export const CONFIG_SHRINK = 5;

@@ -2,7 +2,7 @@
  * The selection seam: every candidate of one instance, with whatever evidence exists for it,
  * goes in; one `Selection` (winner, full ranking, reasons) comes out.
  */
-import type { CandidateChecks, Score, Task, Trajectory, VerifyResult } from '../../types/index.js';
+import type { CandidateChecks, Score, Task, Trajectory, VerifyResult } from '../types/index.js';
 import type { LearnedSelector } from './selector-file.js';
 
 /** One candidate of one instance and the evidence gathered for it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizePatch } from '../../../src/rerank/select/normalize-patch.js';
+import { normalizePatch } from '../../src/select/normalize-patch.js';
 import { FIX_A, FIX_A_NOISY, FIX_B, README_EDIT } from './fixtures.js';
 
 const key = (patch: string): string | undefined => normalizePatch(patch)?.key;

@@ -4,10 +4,10 @@
  * outside the model's input (issue mentions, trajectory facts, test outcomes). Every signal is a
  * plain number; `learned.ts` standardises and weighs them.
  */
-import type { Task } from '../../types/index.js';
+import type { Task } from '../types/index.js';
 import type { FileDiff } from './patch-shape.js';
 import type { Prepared, PreparedInstance } from './prepare.js';
-import { logit } from '../../util/logistic.js';
+import { logit } from '../util/logistic.js';
 import { SIGNALS, type SignalName } from './signal-names.js';
 
 export { SIGNALS, type SignalName } from './signal-names.js';

@@ -14,13 +14,13 @@
  * pools with trajectories), those replace the fixed trajectory prior in the score.
  */
 import type { Selection, Task } from '../../types/index.js';
-import { withChecks } from './checks.js';
+import { withChecks } from '../checks.js';
 import { VERIFY_TIER } from './hybrid.js';
-import { quantize, type Prepared, type PreparedInstance } from './prepare.js';
-import { assemble, formatValue, type Ordering } from './rank.js';
-import { configPrior, type Priors } from './priors.js';
-import { computeSignals, type Signals } from './signals.js';
-import { ROBUST_TRAJECTORY_PRIOR, TRAJECTORY_SIGNAL_NAMES, trajectoryWeightsFor, type TrajectorySignalName, type TrajectoryWeights } from './trajectory-weights.js';
+import { quantize, type Prepared, type PreparedInstance } from '../prepare.js';
+import { assemble, formatValue, type Ordering } from '../rank.js';
+import { configPrior, type Priors } from '../priors.js';
+import { computeSignals, type Signals } from '../signals.js';
+import { ROBUST_TRAJECTORY_PRIOR, TRAJECTORY_SIGNAL_NAMES, trajectoryWeightsFor, type TrajectorySignalName, type TrajectoryWeights } from '../trajectory-weights.js';
 
 /**
  * Weights on raw signals. Agreement of lines and of files weigh the same (chosen by

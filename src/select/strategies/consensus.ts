@@ -8,9 +8,9 @@
  * Unusable candidates (empty or unparseable patch) come last, ordered by value then id.
  */
 import type { Selection } from '../../types/index.js';
-import { prepare, type PreparedInstance } from './prepare.js';
-import { assemble, formatValue, ordinal, type Ordering } from './rank.js';
-import type { Candidate, SelectOptions } from './types.js';
+import { prepare, type PreparedInstance } from '../prepare.js';
+import { assemble, formatValue, ordinal, type Ordering } from '../rank.js';
+import type { Candidate, SelectOptions } from '../types.js';
 
 export const consensusOrdering: Ordering = {
   strategy: 'consensus',

@@ -2,16 +2,16 @@
  * Selection strategies for the candidates of one instance: `select(strategy, candidates)`.
  * The exact orders and tie-breaks are in docs/selection.md.
  */
-import { wnwError } from '../../errors.js';
-import { Strategy, type Selection } from '../../types/index.js';
-import { rankByConsensus } from './consensus.js';
-import { rankHybrid } from './hybrid.js';
-import { rankLearned, type LearnedSelector } from './learned.js';
+import { wnwError } from '../errors.js';
+import { Strategy, type Selection } from '../types/index.js';
+import { rankByConsensus } from './strategies/consensus.js';
+import { rankHybrid } from './strategies/hybrid.js';
+import { rankLearned, type LearnedSelector } from './strategies/learned.js';
 import { prepare } from './prepare.js';
-import { rankRobust } from './robust.js';
+import { rankRobust } from './strategies/robust.js';
 import { gate } from './usable-gate.js';
 import type { Candidate, SelectOptions } from './types.js';
-import { rankByValue } from './value.js';
+import { rankByValue } from './strategies/value.js';
 
 /**
  * The strategy used when a request names none: hybrid when tests run (their outcome is the
@@ -57,13 +57,13 @@ function rankWith(strategy: Strategy, candidates: Candidate[], options: SelectOp
 }
 
 export type { Candidate, SelectOptions } from './types.js';
-export { selectByValue } from './value.js';
-export { selectByConsensus } from './consensus.js';
-export { selectHybrid, VERIFY_TIER } from './hybrid.js';
+export { selectByValue } from './strategies/value.js';
+export { selectByConsensus } from './strategies/consensus.js';
+export { selectHybrid, VERIFY_TIER } from './strategies/hybrid.js';
 export { patchShape, type PatchShape, type FileDiff, type HunkLine } from './patch-shape.js';
 export { normalizePatch, type NormalizedPatch } from './normalize-patch.js';
 export { unusableOf } from './usable-gate.js';
-export { rankRobust, robustScore, robustAgreement, ROBUST_WEIGHTS } from './robust.js';
+export { rankRobust, robustScore, robustAgreement, ROBUST_WEIGHTS } from './strategies/robust.js';
 export { TrajectoryWeights, TRAJECTORY_SIGNAL_NAMES, ROBUST_TRAJECTORY_PRIOR, LEARNED_TRAJECTORY_PRIOR, type TrajectorySignalName } from './trajectory-weights.js';
-export { LearnedSelector, loadSelector, contributions, SELECTOR_FILE, SELECTOR_FORMAT } from './learned.js';
+export { LearnedSelector, loadSelector, contributions, SELECTOR_FILE, SELECTOR_FORMAT } from './strategies/learned.js';
 export { SIGNALS, TRAJECTORY_SIGNALS, VERIFY_SIGNALS, CHECK_SIGNALS, computeSignals, isTestPath, type SignalName, type Signals } from './signals.js';

@@ -6,9 +6,9 @@
  */
 import type { Selection, Strategy } from '../../types/index.js';
 import { consensusOrdering } from './consensus.js';
-import { prepare, type PreparedInstance } from './prepare.js';
-import { assemble, formatValue, type Ordering } from './rank.js';
-import type { Candidate, SelectOptions } from './types.js';
+import { prepare, type PreparedInstance } from '../prepare.js';
+import { assemble, formatValue, type Ordering } from '../rank.js';
+import type { Candidate, SelectOptions } from '../types.js';
 
 export const valueOrdering: Ordering = {
   strategy: 'value',

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { patchShape } from '../../../src/rerank/select/patch-shape.js';
-import { describeRealData, sharedData } from '../../support/shared-data.js';
+import { patchShape } from '../../src/select/patch-shape.js';
+import { describeRealData, sharedData } from '../support/shared-data.js';
 import { BROKEN, FIX_A, FIX_A_NOISY, README_EDIT } from './fixtures.js';
 
 const readRows = (path: string | URL): Record<string, unknown>[] =>
@@ -71,8 +71,8 @@ describe('patchShape', () => {
   });
 
   it('parses every patch of the importer fixtures (13 predictions, 12 test patches)', () => {
-    const predictions = readRows(new URL('../../fixtures/importers/swebench/predictions.jsonl', import.meta.url)).map((row) => patchShape(String(row.model_patch)).kind);
-    const tests = readRows(new URL('../../fixtures/importers/swebench/tasks.jsonl', import.meta.url)).map((row) => patchShape(String(row.test_patch)).kind);
+    const predictions = readRows(new URL('../fixtures/importers/swebench/predictions.jsonl', import.meta.url)).map((row) => patchShape(String(row.model_patch)).kind);
+    const tests = readRows(new URL('../fixtures/importers/swebench/tasks.jsonl', import.meta.url)).map((row) => patchShape(String(row.test_patch)).kind);
     expect(predictions).toHaveLength(13);
     expect(new Set(predictions)).toEqual(new Set(['ok']));
     expect(tests).toHaveLength(12);

@@ -13,10 +13,10 @@
  *    nothing else moves, so a strategy that ranks a resolved candidate below an unresolved one
  *    still does.
  */
-import { WinnowerError, wnwError } from '../../errors.js';
-import { patchViolation } from '../../sandbox/patch-rules.js';
-import type { RankedCandidate, Selection, Strategy } from '../../types/index.js';
-import { describeOtherFailures, otherTestsFailed } from '../../verify/other-failures.js';
+import { WinnowerError, wnwError } from '../errors.js';
+import { patchViolation } from '../sandbox/patch-rules.js';
+import type { RankedCandidate, Selection, Strategy } from '../types/index.js';
+import { describeOtherFailures, otherTestsFailed } from '../verify/other-failures.js';
 import { patchShape } from './patch-shape.js';
 import { checkIdentity } from './prepare.js';
 import { formatValue, ordinal } from './rank.js';

@@ -2,8 +2,8 @@
  * What every strategy needs to know about a candidate, computed once: patch shape, normalized
  * patch, usable score, test outcome, and the consensus clusters (with their weights and order).
  */
-import { wnwError } from '../../errors.js';
-import type { CandidateChecks, VerifyStatus } from '../../types/index.js';
+import { wnwError } from '../errors.js';
+import type { CandidateChecks, VerifyStatus } from '../types/index.js';
 import { normalizeFiles, type NormalizedPatch } from './normalize-patch.js';
 import { patchShape, type PatchShape } from './patch-shape.js';
 import type { Candidate } from './types.js';

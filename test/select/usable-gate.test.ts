@@ -1,13 +1,13 @@
 /**
- * Issue 18 items 1-4: the gate around every strategy (src/rerank/select/usable-gate.ts). A patch
+ * Issue 18 items 1-4: the gate around every strategy (src/select/usable-gate.ts). A patch
  * that did not apply, is refused by the patch rules, or cannot be prepared is never chosen and
  * ranks below every usable patch; a resolved candidate whose other tests failed ranks below a
  * resolved one without.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_DIR } from '../../../src/config.js';
-import { loadSelector, select, type Candidate, type SelectOptions } from '../../../src/rerank/select/index.js';
-import { Selection, Strategy } from '../../../src/types/index.js';
+import { DEFAULT_MODEL_DIR } from '../../src/config.js';
+import { loadSelector, select, type Candidate, type SelectOptions } from '../../src/select/index.js';
+import { Selection, Strategy } from '../../src/types/index.js';
 import { FIX_A, FIX_B, candidate, trajectory, verify } from './fixtures.js';
 
 const order = (selection: Selection): string[] => selection.ranking.map((entry) => entry.trajectory_id);

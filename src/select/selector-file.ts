@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { wnwError } from '../../errors.js';
+import { wnwError } from '../errors.js';
 import { Priors } from './priors.js';
 import { SIGNALS } from './signal-names.js';
 import { TrajectoryWeights } from './trajectory-weights.js';

@@ -2,7 +2,7 @@
  * Shared by the strategies: sort by an ordering key, explain every candidate, assemble the
  * `Selection`. A strategy only says how to build the key and why its winner won.
  */
-import type { RankedCandidate, Selection, Strategy } from '../../types/index.js';
+import type { RankedCandidate, Selection, Strategy } from '../types/index.js';
 import { byId, type Prepared, type PreparedInstance } from './prepare.js';
 
 export interface Ordering {

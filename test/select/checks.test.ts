@@ -4,9 +4,9 @@
  * model (or the learned score) only breaks ties, and the reason names the checks.
  */
 import { describe, expect, it } from 'vitest';
-import { computeSignals, select, SIGNALS, type Candidate, type LearnedSelector } from '../../../src/rerank/select/index.js';
-import { prepare } from '../../../src/rerank/select/prepare.js';
-import type { CandidateChecks } from '../../../src/types/index.js';
+import { computeSignals, select, SIGNALS, type Candidate, type LearnedSelector } from '../../src/select/index.js';
+import { prepare } from '../../src/select/prepare.js';
+import type { CandidateChecks } from '../../src/types/index.js';
 import { FIX_A, candidate } from './fixtures.js';
 
 const variant = (n: number): string => FIX_A.replace('+    return a + b', `+    return a + b + ${n}`);
