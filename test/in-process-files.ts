@@ -36,7 +36,7 @@ export const IN_PROCESS_FILES: string[] = [
   'test/formats/swe-agent.test.ts',
   'test/formats/swebench-predictions.test.ts',
   'test/formats/tasks.test.ts',
-  'test/rerank/metrics.test.ts',
+  'test/metrics/ranking.test.ts',
   'test/rerank/report/report.test.ts',
   'test/rerank/rerank-batch-output.test.ts',
   'test/rerank/rerank-batch.test.ts',

@@ -1,5 +1,5 @@
 /** A compact terminal table of ranking metrics. */
-import type { MetricsReport, RankingMetrics } from '../rerank/metrics.js';
+import type { MetricsReport, RankingMetrics } from '../metrics/ranking.js';
 
 const pct = (value: number | null) => (value === null ? '—' : `${(value * 100).toFixed(1)}%`);
 const num = (value: number | null) => (value === null ? '—' : value.toFixed(3));

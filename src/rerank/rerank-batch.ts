@@ -12,7 +12,7 @@ import { repoNameOf, type Score, type Selection, type Strategy, type Task, type 
 import { importLabels, importTasks, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from '../formats/index.js';
 import { importRuns, namedInput } from '../formats/import-runs.js';
 import { LineAppender } from './line-appender.js';
-import { computeMetrics, type MetricRow } from './metrics.js';
+import { computeMetrics, type MetricRow } from '../metrics/ranking.js';
 import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
 import { DEFAULT_TEMPLATE, scoreCandidates } from '../scoring/score-candidates.js';
 import { scoredBy } from '../scoring/scorer-identity.js';

@@ -5,7 +5,7 @@
  * (a tie or a random pick counts the mean of the tied candidates), so no run is luckier than
  * another.
  */
-import { expectedCalibrationError, headroomClosed, rocAuc, type LabelledScore } from '../rerank/metrics.js';
+import { expectedCalibrationError, headroomClosed, rocAuc, type LabelledScore } from '../metrics/ranking.js';
 import { prng } from '../util/prng.js';
 
 export interface EvalCandidate {

@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { wnwError } from '../errors.js';
-import { rocAuc } from '../rerank/metrics.js';
+import { rocAuc } from '../metrics/ranking.js';
 import { computeSignals, type Candidate, type LearnedSelector } from '../select/index.js';
 import { prepare } from '../select/prepare.js';
 import { loadTokenizer, type Tokenizer } from '../serialize/tokenizer.js';

@@ -1,5 +1,5 @@
 /** Number and text formatting shared by the Markdown and HTML renders. */
-import type { RankingMetrics } from '../metrics.js';
+import type { RankingMetrics } from '../../metrics/ranking.js';
 import type { ReportInput, RunInfo, SelectionSummary } from './types.js';
 
 export const DASH = '—';

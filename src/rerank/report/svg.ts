@@ -2,7 +2,7 @@
  * The report's two figures as self-contained SVG strings: the score histogram split by label,
  * and the reliability diagram (calibration plot). Plain markup, no scripts, no external assets.
  */
-import type { CalibrationBin, HistogramBin } from '../metrics.js';
+import type { CalibrationBin, HistogramBin } from '../../metrics/ranking.js';
 import { escapeHtml } from './format.js';
 
 const RESOLVED = '#2e7d32';

@@ -1,6 +1,6 @@
 /** What a rerank report shows: the run, the metrics, every instance's choice, truncation. */
 import type { Strategy } from '../../types/index.js';
-import type { MetricsReport } from '../metrics.js';
+import type { MetricsReport } from '../../metrics/ranking.js';
 import type { ScoredBy } from '../../scoring/scorer-identity.js';
 
 export interface RunInfo {

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { computeMetrics, type MetricRow } from '../../../src/rerank/metrics.js';
+import { computeMetrics, type MetricRow } from '../../../src/metrics/ranking.js';
 import { renderHtmlReport, renderMarkdownReport, summarizeSelection, truncationStats, writeReports, type ReportInput } from '../../../src/rerank/report/index.js';
 import type { ScoredBy } from '../../../src/scoring/scorer-identity.js';
 import { select } from '../../../src/select/index.js';
@@ -14,7 +14,7 @@ const row = (instance_id: string, repo: string, trajectory_id: string, value: nu
   instance_id, repo, trajectory_id, value, resolved, selected,
 });
 
-// Same numbers as test/rerank/metrics.test.ts, with i3 renamed to a hostile id.
+// Same numbers as test/metrics/ranking.test.ts, with i3 renamed to a hostile id.
 const ROWS: MetricRow[] = [
   row('i1', 'x/a', 'r1', 0.9, true, true),
   row('i1', 'x/a', 'r2', 0.6, false),

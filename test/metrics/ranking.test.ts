@@ -10,7 +10,7 @@ import {
   rocAuc,
   scoreHistogram,
   type MetricRow,
-} from '../../src/rerank/metrics.js';
+} from '../../src/metrics/ranking.js';
 
 const row = (instance_id: string, repo: string, trajectory_id: string, value: number | null, resolved: boolean, selected = false): MetricRow => ({
   instance_id,
