@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { createPolicyFactory } from '../src/candidates/policy-factory.js';
+import { createPolicyFactory } from '../src/rollout/policy/policy-factory.js';
 import { prepareDemoRepo } from '../src/cli/demo-repo.js';
 import { demoDir, demoSolveBody } from '../src/cli/demo-task.js';
 import { DEFAULT_MODEL_DIR } from '../src/config.js';

@@ -2,8 +2,8 @@
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { request } from 'undici';
-import { createHarnessCatalog } from '../harness/harness-catalog.js';
-import { BUILTIN_HARNESS } from '../harness/harness-definition.js';
+import { createHarnessCatalog } from '../rollout/harness/harness-catalog.js';
+import { BUILTIN_HARNESS } from '../rollout/harness/harness-definition.js';
 import { loadConfig } from '../config.js';
 import { prepareDemoRepo } from './demo-repo.js';
 import { demoDir, demoHarnessRecordings, demoRecordings, demoSolveBody } from './demo-task.js';

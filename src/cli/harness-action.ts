@@ -1,7 +1,7 @@
 /** What `winnower harness list | install` do; loaded only when one runs (harness.ts registers them). */
-import { createHarnessCatalog } from '../harness/harness-catalog.js';
-import { loadHarnessDefinitions } from '../harness/harness-definition.js';
-import { installHarness } from '../harness/harness-install.js';
+import { createHarnessCatalog } from '../rollout/harness/harness-catalog.js';
+import { loadHarnessDefinitions } from '../rollout/harness/harness-definition.js';
+import { installHarness } from '../rollout/harness/harness-install.js';
 import { wnwError } from '../errors.js';
 
 export function listHarnesses(): void {

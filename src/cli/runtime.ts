@@ -3,7 +3,7 @@
  * from one validated config. `serve` listens on it; `demo` runs a job through it.
  */
 import type { FastifyInstance } from 'fastify';
-import { createPolicyFactory } from '../candidates/policy-factory.js';
+import { createPolicyFactory } from '../rollout/policy/policy-factory.js';
 import { DEFAULT_MODEL_DIR, type WinnowerConfig } from '../config.js';
 import { loggerOptions } from '../observability/logger-options.js';
 import { createServiceMetrics } from '../observability/metrics.js';

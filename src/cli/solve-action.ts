@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { readPoliciesFile } from './policies-file.js';
-import { loadHarnessDefinitions } from '../harness/harness-definition.js';
+import { loadHarnessDefinitions } from '../rollout/harness/harness-definition.js';
 import { loadConfig } from '../config.js';
 import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
 import { importTrajectories } from '../formats/index.js';

@@ -4,9 +4,9 @@
  * configuration — policy model, harness, agent config, temperature, run name — its candidate
  * carries (`meta.config`), so own-history priors are learned and applied per configuration.
  */
-import { resolvePolicyOptions, type DefaultPolicy } from '../candidates/policy-factory.js';
-import type { PolicyOptions } from '../candidates/policy-options.js';
-import { BUILTIN_HARNESS } from '../harness/harness-definition.js';
+import { resolvePolicyOptions, type DefaultPolicy } from '../rollout/policy/policy-factory.js';
+import type { PolicyOptions } from '../rollout/policy/policy-options.js';
+import { BUILTIN_HARNESS } from '../rollout/harness/harness-definition.js';
 import type { AgentOptions, SolveRequest } from './solve-request.js';
 
 export interface PlannedPolicy {

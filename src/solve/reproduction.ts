@@ -9,7 +9,7 @@
  * checkout to reset with, each cell gets a fresh sandbox. The writers never see the candidates; a
  * test never overwrites a file.
  */
-import { loadAgentConfig } from '../candidates/agent-config.js';
+import { loadAgentConfig } from '../rollout/agent/agent-config.js';
 import { toWinnowerError } from '../errors.js';
 import { patchViolation } from '../sandbox/patch-rules.js';
 import type { Sandbox } from '../sandbox/types.js';
@@ -17,7 +17,7 @@ import type { GeneratedTest, MatrixCell } from '../types/checks.js';
 import type { Trajectory } from '../types/index.js';
 import { extractTestFile, runTestFile } from '../verify/reproduction-test.js';
 import { tailOf } from '../verify/verify-candidate.js';
-import { prepareRollout, type RolloutSetup } from './prepare-rollout.js';
+import { prepareRollout, type RolloutSetup } from '../rollout/prepare-rollout.js';
 import type { SolveContext, Slot } from './solve-context.js';
 import type { SolveRequest } from './solve-request.js';
 import { planPolicies } from './policy-plan.js';

@@ -12,7 +12,7 @@ import type { ErrorRecord } from '../store/types.js';
 import type { Trajectory } from '../types/index.js';
 import { jobWaves } from './policy-plan.js';
 import { releasePendingStop } from './stop-rule.js';
-import { prepareRollout, type PreparedRollout } from './prepare-rollout.js';
+import { prepareRollout, type PreparedRollout } from '../rollout/prepare-rollout.js';
 import type { SolveContext, Slot } from './solve-context.js';
 
 export function skipRollout(context: SolveContext, slot: Slot): void {

@@ -8,8 +8,8 @@
  * The stages share one SolveContext (solve-context.ts) and one sandbox budget (sandbox-budget.ts);
  * the checks' evidence is built from their events (evidence.ts), so an interrupted job keeps it.
  */
-import { resolvePolicyOptions } from '../candidates/policy-factory.js';
-import { checkPolicyReachable } from '../candidates/policy-reachability.js';
+import { resolvePolicyOptions } from '../rollout/policy/policy-factory.js';
+import { checkPolicyReachable } from '../rollout/policy/policy-reachability.js';
 import type { ChecksEvidence, Selection } from '../types/index.js';
 import type { JobEventBody } from './events.js';
 import { candidateSummary, chosenView, usageTotals, type ChosenView, type SolveCandidateSummary } from './result-view.js';
@@ -53,7 +53,7 @@ export async function runSolve(
   const verifyLane = verificationLane(context);
   const waves = jobWaves(context.plan).map((members) => members.length);
   hooks.emit({ type: 'job-start', n: request.n, waves, ...(request.policies ? { policies: context.plan.map((planned) => ({ index: planned.index, n: planned.n, waves: planned.waves, config: context.slots[planned.first]!.config })) } : {}) });
-  // One look at each policy server before n sandboxes are made for it (src/candidates/policy-reachability.ts).
+  // One look at each policy server before n sandboxes are made for it (src/rollout/policy/policy-reachability.ts).
   for (const planned of context.plan) {
     const field = planned.policy === undefined ? 'policy.url' : planned.policy === request.policy ? 'body.policy.url' : `${planned.field}.policy.url`;
     await checkPolicyReachable(resolvePolicyOptions(planned.policy, deps.policyDefaults ?? {}), { field, signal: hooks.signal });

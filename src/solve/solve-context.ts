@@ -3,7 +3,7 @@
  * they are stored, the job's signals (cancel, stop rule), and the sandbox budget. Every stage
  * takes a SolveContext and a slot; none of them holds state of its own.
  */
-import { loadAgentConfig, type AgentConfig } from '../candidates/agent-config.js';
+import { loadAgentConfig, type AgentConfig } from '../rollout/agent/agent-config.js';
 import { toWinnowerError } from '../errors.js';
 import type { Scorer } from '../scoring/types.js';
 import type { SandboxSpec } from '../sandbox/types.js';

@@ -2,9 +2,9 @@
  * What a solve job needs from the server: sandboxes, the value model, the policy factory, the
  * store, the harnesses. Its own module so the stages can take it without importing the pipeline.
  */
-import type { DefaultPolicy } from '../candidates/policy-factory.js';
-import type { Policy } from '../candidates/types.js';
-import type { HarnessCatalog } from '../harness/harness-catalog.js';
+import type { DefaultPolicy } from '../rollout/policy/policy-factory.js';
+import type { Policy } from '../rollout/policy/types.js';
+import type { HarnessCatalog } from '../rollout/harness/harness-catalog.js';
 import type { Scorer } from '../scoring/types.js';
 import type { SandboxProvider } from '../sandbox/types.js';
 import type { JobStore } from '../store/types.js';

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { Strategy } from '../types/selection.js';
-import { PolicyOptions } from '../candidates/policy-options.js';
+import { PolicyOptions } from '../rollout/policy/policy-options.js';
 
 /** Longest time limit a request may set (one day): timers past 2^31 ms fire at once. */
 export const MAX_TIMEOUT_S = 86_400;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { startPolicyStub } from '../../src/bench/policy-stub.js';
 import { startRecordingProxy } from '../../src/bench/recording-proxy.js';
 import { startScorerStub } from '../../src/bench/scorer-stub.js';
-import { createOpenAIPolicy } from '../../src/candidates/openai-policy.js';
+import { createOpenAIPolicy } from '../../src/rollout/policy/openai-policy.js';
 import { createScorer } from '../../src/scoring/registry.js';
 import { startFakeVllm } from '../fakes/fake-vllm.js';
 

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarnessCatalog } from '../../src/harness/harness-catalog.js';
+import { createHarnessCatalog } from '../../src/rollout/harness/harness-catalog.js';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { startFakeHarnessPolicy, type FakeHarnessPolicy } from '../fakes/fake-harness-policy.js';
 import { commandsOf, DEMO_DIR, demoRecordings, demoTask, hasBubblewrap } from '../solve/helpers.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
-import { defaultHarnessDir } from '../../src/harness/harness-install.js';
+import { defaultHarnessDir } from '../../src/rollout/harness/harness-install.js';
 import { createScorer } from '../../src/scoring/registry.js';
 import { defaultStrategy } from '../../src/select/index.js';
 import { runCli, startServeProcess } from '../support/cli.js';

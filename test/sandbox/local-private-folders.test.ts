@@ -8,8 +8,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHarnessCatalog } from '../../src/harness/harness-catalog.js';
-import { prepareRuntime } from '../../src/harness/harness-runtime.js';
+import { createHarnessCatalog } from '../../src/rollout/harness/harness-catalog.js';
+import { prepareRuntime } from '../../src/rollout/harness/harness-runtime.js';
 import { findBlocker, firstReachable, makeDirs, OTHER_USER } from '../../src/sandbox/reachable.js';
 import { expectCode } from '../support/expect-code.js';
 import { bwrapMissing, isRoot, localProviders, makeTestRepo, tempDir } from './local-helpers.js';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js';
 import { WinnowerError } from '../../src/errors.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local.js';
 import { createOrchardProvider } from '../../src/sandbox/providers/orchard.js';

@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
 import { createScorer } from '../../src/scoring/registry.js';
 import type { Scorer } from '../../src/scoring/types.js';

@@ -6,7 +6,7 @@
  * the reason, when not; the scripted python3 harness (test/fixtures/harnesses) always runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarnessCatalog } from '../../src/harness/harness-catalog.js';
+import { createHarnessCatalog } from '../../src/rollout/harness/harness-catalog.js';
 import { openSandboxCount } from '../../src/sandbox/lifecycle.js';
 import { startFakeHarnessPolicy, type FakeHarnessPolicy } from '../fakes/fake-harness-policy.js';
 import { commandsOf, createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from './helpers.js';

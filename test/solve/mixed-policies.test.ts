@@ -5,8 +5,8 @@
  * Real components: local bubblewrap sandboxes, real verification, replay policies.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
-import { createHarnessCatalog, type HarnessCatalog } from '../../src/harness/harness-catalog.js';
+import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js';
+import { createHarnessCatalog, type HarnessCatalog } from '../../src/rollout/harness/harness-catalog.js';
 import { configKey, fitPriors, type Priors } from '../../src/select/priors.js';
 import type { Scorer } from '../../src/scoring/types.js';
 import { buildApp } from '../../src/server/app.js';

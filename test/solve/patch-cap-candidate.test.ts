@@ -3,7 +3,7 @@
  * carrying WNW_ERR_SBX_PATCH_SIZE, not a finished one with an empty patch that could be chosen.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js';
 import { createScorer } from '../../src/scoring/registry.js';
 import type { Scorer } from '../../src/scoring/types.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createHttpServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPolicyReachable } from '../../src/candidates/policy-reachability.js';
+import { checkPolicyReachable } from '../../src/rollout/policy/policy-reachability.js';
 import { gitRepo } from '../server/git-repo.js';
 import { startTestApp, type TestApp } from '../server/test-app.js';
 import { closedPort } from '../support/ports.js';

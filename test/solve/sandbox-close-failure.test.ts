@@ -4,7 +4,7 @@
  * candidate, not turned into a failed job with the other rollouts left running.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPolicyFactory } from '../../src/candidates/policy-factory.js';
+import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js';
 import { wnwError } from '../../src/errors.js';
 import type { Sandbox, SandboxProvider } from '../../src/sandbox/types.js';
 import { buildApp } from '../../src/server/app.js';

@@ -1,7 +1,7 @@
 /** `GET /harnesses`: the agents this server can run, and for those it cannot, why and how to install them. */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { harnessCatalog } from '../../solve/prepare-rollout.js';
+import { harnessCatalog } from '../../rollout/prepare-rollout.js';
 import { COMMON_ERRORS, errorResponses } from '../api-schemas.js';
 
 const HarnessView = z.object({

@@ -1,8 +1,8 @@
 /** `POST /solve`: start a best-of-N job; `?wait=true` answers with the finished job. */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { loadAgentConfig } from '../../candidates/agent-config.js';
-import { checkRollouts } from '../../solve/prepare-rollout.js';
+import { loadAgentConfig } from '../../rollout/agent/agent-config.js';
+import { checkRollouts } from '../../rollout/prepare-rollout.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-schemas.js';
 import { jobView } from '../job-view.js';

@@ -1,0 +1,61 @@
+/**
+ * One look at a job's policy server before its rollouts start: a TCP/TLS connection and a
+ * `GET <url>/models`. Any HTTP answer (even 401 or 404) means the server is there; only a failure
+ * to connect (refused, unknown host, no route, TLS failure, no connection within the deadline)
+ * counts as unreachable. Without this, every rollout of a job made its sandbox and then failed
+ * alike on ECONNREFUSED; with it the job fails once, at once, naming `policy.url`.
+ */
+import { Agent, request } from 'undici';
+import { wnwError } from '../../errors.js';
+import { redactUrlCredentials } from '../../util/redact-url.js';
+import type { PolicyOptions } from './policy-options.js';
+
+/** Long enough for a TLS handshake across a continent, short enough that a job with a dead policy fails in seconds. */
+export const REACHABILITY_TIMEOUT_MS = 10_000;
+
+/** Error codes of a failure to connect, as undici and Node raise them; a connection reset after it was made is not one (the server is there). */
+const CONNECT_FAILURES = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'EPROTO',
+]);
+
+function connectFailure(error: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  for (let current = error; current instanceof Error && !seen.has(current); current = (current as Error & { cause?: unknown }).cause) {
+    seen.add(current);
+    const code = (current as Error & { code?: string }).code;
+    if (code !== undefined && CONNECT_FAILURES.has(code)) return current.message || code;
+    if (current instanceof AggregateError) {
+      const inner = current.errors.map(connectFailure).find((message) => message !== undefined);
+      if (inner) return inner;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Resolves when the policy server of `policy` answers at all (replayed policies have none);
+ * throws WNW_ERR_POLICY_UPSTREAM naming `field` when it cannot be reached.
+ */
+export async function checkPolicyReachable(policy: PolicyOptions, options: { field: string; signal?: AbortSignal; timeoutMs?: number }): Promise<void> {
+  if (policy.kind === 'replay') return;
+  const timeoutMs = options.timeoutMs ?? REACHABILITY_TIMEOUT_MS;
+  const dispatcher = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const signal = options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+  try {
+    const response = await request(`${policy.url.replace(/\/+$/, '')}/models`, { method: 'GET', dispatcher, signal });
+    await response.body.dump();
+  } catch (error) {
+    options.signal?.throwIfAborted();
+    const reason = connectFailure(error);
+    // Connected, but no answer in time: the server is there (perhaps busy); the rollouts' own deadlines apply.
+    if (reason === undefined) return;
+    const shown = redactUrlCredentials(policy.url, '***');
+    throw wnwError('WNW_ERR_POLICY_UPSTREAM', `${options.field}: the policy server at ${shown} cannot be reached (${reason}); no rollout was started`, {
+      details: { field: options.field, url: shown },
+      cause: error,
+    });
+  } finally {
+    await dispatcher.close().catch(() => undefined);
+  }
+}
