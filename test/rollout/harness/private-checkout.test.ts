@@ -22,10 +22,10 @@ const ROLLOUT_SCRIPT = `
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHarnessCatalog } from '../../harness/src/rollout/harness/harness-catalog.js';
-import { prepareHarnessRollout } from '../../harness/src/rollout/harness/run-harness.js';
-import { createLocalProvider } from '../../harness/src/sandbox/providers/local.js';
-import { startFakeHarnessPolicy } from '../../harness/test/fakes/fake-harness-policy.js';
+import { createHarnessCatalog } from './src/rollout/harness/harness-catalog.js';
+import { prepareHarnessRollout } from './src/rollout/harness/run-harness.js';
+import { createLocalProvider } from './src/sandbox/providers/local.js';
+import { startFakeHarnessPolicy } from './test/fakes/fake-harness-policy.js';
 
 const warnings = [];
 const provider = createLocalProvider({ logger: { info: () => undefined, warn: (message) => warnings.push(message) } });
