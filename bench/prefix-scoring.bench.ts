@@ -20,7 +20,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { syntheticTrajectory } from '../src/bench/synthetic-trajectory.js';
+import { syntheticTrajectory } from '../src/loadgen/synthetic-trajectory.js';
 import { createSGLangScorer } from '../src/scoring/http/sglang.js';
 import type { ScoreInput, Scorer } from '../src/scoring/types.js';
 import { createVllmScorer } from '../src/scoring/http/vllm.js';

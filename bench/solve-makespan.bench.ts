@@ -18,7 +18,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startPolicyStub } from '../src/bench/policy-stub.js';
+import { startPolicyStub } from '../src/loadgen/policy-stub.js';
 import { commandsOf, createSolveWorld, demoRecordings, mean, median, root, seconds, solveBody, type SolveWorld, type TimedEvent } from './solve-world.js';
 
 const { values: args } = parseArgs({

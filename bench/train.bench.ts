@@ -17,7 +17,7 @@ import { DEFAULT_MODEL_DIR, TINY_MODEL_DIR } from '../src/config.js';
 import { createOnnxScorer, type OnnxScorer } from '../src/scoring/onnx/onnx.js';
 import { serializeTrajectory } from '../src/serialize/index.js';
 import { train } from '../src/train/train.js';
-import { syntheticTrajectory } from '../src/bench/synthetic-trajectory.js';
+import { syntheticTrajectory } from '../src/loadgen/synthetic-trajectory.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({ options: { candidates: { type: 'string', default: '64' }, 'skip-train': { type: 'boolean', default: false } } });

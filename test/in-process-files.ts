@@ -7,7 +7,7 @@
  */
 export const IN_PROCESS_FILES: string[] = [
   'test/architecture/import-cycles.test.ts',
-  'test/bench/stubs.test.ts',
+  'test/loadgen/stubs.test.ts',
   'test/rollout/policy/openai-policy.test.ts',
   'test/rollout/agent/parse-actions.test.ts',
   'test/rollout/policy/policy-factory.test.ts',

@@ -1,8 +1,8 @@
 /** What `winnower bench` does once its flags are parsed; loaded only when it runs (bench.ts registers it). */
 import { wnwError } from '../errors.js';
-import { formatReport } from '../bench/report.js';
-import { runBench, type BackendKind } from '../bench/run-bench.js';
-import { SCENARIOS, type ScenarioName } from '../bench/scenarios.js';
+import { formatReport } from '../loadgen/report.js';
+import { runBench, type BackendKind } from '../loadgen/run-bench.js';
+import { SCENARIOS, type ScenarioName } from '../loadgen/scenarios.js';
 import type { BenchFlags } from './bench.js';
 
 export async function runBenchCommand(flags: BenchFlags): Promise<void> {

@@ -1,4 +1,4 @@
-/** `winnower bench`: requests/s and tail latency of /score, /rerank or /solve with autocannon (src/bench). */
+/** `winnower bench`: requests/s and tail latency of /score, /rerank or /solve with autocannon (src/loadgen). */
 import type { Command } from 'commander';
 import { nonNegativeNumber, positiveInt, positiveIntList } from './parse-options.js';
 import { BENCH_BACKEND_KINDS as BACKEND_KINDS, BENCH_SCENARIOS as SCENARIOS } from './option-values.js';

@@ -5,7 +5,7 @@
  */
 export { STRATEGY_NAMES } from '../types/strategy-names.js';
 export { SANDBOX_PROVIDERS as SANDBOX_PROVIDER_NAMES } from '../sandbox/provider-names.js';
-export { SCENARIOS as BENCH_SCENARIOS, BACKEND_KINDS as BENCH_BACKEND_KINDS } from '../bench/names.js';
+export { SCENARIOS as BENCH_SCENARIOS, BACKEND_KINDS as BENCH_BACKEND_KINDS } from '../loadgen/names.js';
 export { TRAIN_DEFAULTS as TRAIN_OPTION_DEFAULTS } from '../train/defaults.js';
 export { TINY_MODEL_DIR as tinyModelDir } from '../util/package-root.js';
 

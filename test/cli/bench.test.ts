@@ -1,6 +1,6 @@
 /** `winnower bench` as a user runs it: a server started here, --json prints one JSON object, bad flags name themselves. */
 import { describe, expect, it } from 'vitest';
-import { runBench } from '../../src/bench/run-bench.js';
+import { runBench } from '../../src/loadgen/run-bench.js';
 import { startFakeVllm } from '../fakes/fake-vllm.js';
 import { runCli } from '../support/cli.js';
 

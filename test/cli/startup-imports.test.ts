@@ -33,7 +33,7 @@ describe('winnower start-up', () => {
     expect(graph.packages).toEqual(['commander']);
     const outsideCli = graph.files.filter((file) => !file.startsWith('src/cli/'));
     expect(outsideCli).toEqual([
-      'src/bench/names.ts',
+      'src/loadgen/names.ts',
       'src/errors.ts',
       'src/sandbox/base-sandbox.ts',
       'src/sandbox/lifecycle.ts',

@@ -2,9 +2,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLoad } from '../../src/bench/load.js';
-import { formatReport } from '../../src/bench/report.js';
-import { scoringBody, unscored } from '../../src/bench/scenarios.js';
+import { runLoad } from '../../src/loadgen/load.js';
+import { formatReport } from '../../src/loadgen/report.js';
+import { scoringBody, unscored } from '../../src/loadgen/scenarios.js';
 
 describe('runLoad', () => {
   let server: Server;

@@ -1,8 +1,8 @@
 /** The bench's stubs speak their protocols to winnower's own clients: the vLLM scorer and the OpenAI policy. */
 import { describe, expect, it } from 'vitest';
-import { startPolicyStub } from '../../src/bench/policy-stub.js';
-import { startRecordingProxy } from '../../src/bench/recording-proxy.js';
-import { startScorerStub } from '../../src/bench/scorer-stub.js';
+import { startPolicyStub } from '../../src/loadgen/policy-stub.js';
+import { startRecordingProxy } from '../../src/loadgen/recording-proxy.js';
+import { startScorerStub } from '../../src/loadgen/scorer-stub.js';
 import { createOpenAIPolicy } from '../../src/rollout/policy/openai-policy.js';
 import { createScorer } from '../../src/scoring/registry.js';
 import { startFakeVllm } from '../fakes/fake-vllm.js';

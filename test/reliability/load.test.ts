@@ -7,8 +7,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLoad, type LoadResult } from '../../src/bench/load.js';
-import { scenarioRequest, scoringBody } from '../../src/bench/scenarios.js';
+import { runLoad, type LoadResult } from '../../src/loadgen/load.js';
+import { scenarioRequest, scoringBody } from '../../src/loadgen/scenarios.js';
 import { listenOnLoopback, startTestApp, type TestApp } from '../server/test-app.js';
 
 setFlagsFromString('--expose-gc');
