@@ -33,8 +33,8 @@ describe('winnower start-up', () => {
     expect(graph.packages).toEqual(['commander']);
     const outsideCli = graph.files.filter((file) => !file.startsWith('src/cli/'));
     expect(outsideCli).toEqual([
-      'src/loadgen/names.ts',
       'src/errors.ts',
+      'src/loadgen/names.ts',
       'src/sandbox/base-sandbox.ts',
       'src/sandbox/lifecycle.ts',
       'src/sandbox/provider-names.ts',
