@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { patchDiffScript, patchPolicy } from '../src/sandbox/patch-policy.js';
-import { createLocalProvider } from '../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../src/sandbox/providers/local/provider.js';
 import type { Sandbox, SandboxProvider } from '../src/sandbox/types.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

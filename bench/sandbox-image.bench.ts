@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
-import { createLocalProvider, type LocalProviderSettings } from '../src/sandbox/providers/local.js';
+import { createLocalProvider, type LocalProviderSettings } from '../src/sandbox/providers/local/provider.js';
 import type { Sandbox, SandboxProvider } from '../src/sandbox/types.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

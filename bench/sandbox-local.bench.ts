@@ -13,8 +13,8 @@ import { cpus, loadavg, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { baseSandboxEnv, bwrapArgs, detectRootLayout } from '../src/sandbox/providers/local-bwrap-args.js';
-import { createLocalProvider } from '../src/sandbox/providers/local.js';
+import { baseSandboxEnv, bwrapArgs, detectRootLayout } from '../src/sandbox/providers/local/bwrap-args.js';
+import { createLocalProvider } from '../src/sandbox/providers/local/provider.js';
 import type { SandboxSpec } from '../src/sandbox/types.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -15,7 +15,7 @@ import { demoDir, demoSolveBody } from '../src/cli/demo-task.js';
 import { DEFAULT_MODEL_DIR } from '../src/config.js';
 import { createScorer } from '../src/scoring/registry.js';
 import { closeAllSandboxes } from '../src/sandbox/lifecycle.js';
-import { createLocalProvider } from '../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../src/sandbox/providers/local/provider.js';
 import { buildApp } from '../src/server/app.js';
 import type { JobEventBody } from '../src/solve/events.js';
 import { JobManager, type JobRunner } from '../src/solve/job-manager.js';

@@ -13,9 +13,9 @@ export { SANDBOX_PROVIDERS, type SandboxProviderName };
 type Factory = (settings: never) => SandboxProvider | Promise<SandboxProvider>;
 
 const loaders: Record<SandboxProviderName, () => Promise<Factory>> = {
-  local: async () => (await import('./providers/local.js')).createLocalProvider,
-  orchard: async () => (await import('./providers/orchard.js')).createOrchardProvider,
-  docker: async () => (await import('./providers/docker.js')).createDockerProvider,
+  local: async () => (await import('./providers/local/provider.js')).createLocalProvider,
+  orchard: async () => (await import('./providers/orchard/provider.js')).createOrchardProvider,
+  docker: async () => (await import('./providers/docker/provider.js')).createDockerProvider,
 };
 
 /** True for the names createSandboxProvider accepts. */

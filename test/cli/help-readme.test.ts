@@ -52,7 +52,7 @@ describe('README, --help and the code agree', () => {
   });
 
   it('on what an image needs (the patch and diff scripts run mktemp in it)', () => {
-    const local = readFileSync(join(REPO_ROOT, 'src/sandbox/providers/local-sandbox.ts'), 'utf8');
+    const local = readFileSync(join(REPO_ROOT, 'src/sandbox/providers/local/sandbox.ts'), 'utf8');
     expect(local).toContain('mktemp');
     expect(flat(README)).toContain('image with `sh` or `bash`, and `git` and `mktemp` for diffs and patches');
   });

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DockerStreamDemuxer, type DockerStreamName } from '../../src/sandbox/providers/docker-stream.js';
-import { readTar, writeTar } from '../../src/sandbox/providers/docker-tar.js';
+import { DockerStreamDemuxer, type DockerStreamName } from '../../src/sandbox/providers/docker/stream.js';
+import { readTar, writeTar } from '../../src/sandbox/providers/docker/tar.js';
 
 function frame(type: number, text: string | Buffer): Buffer {
   const payload = Buffer.isBuffer(text) ? text : Buffer.from(text);
@@ -118,7 +118,7 @@ describe('docker response schemas', () => {
   const fixture = (name: string): unknown => JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/docker', `${name}.json`), 'utf8'));
 
   it('parses the documented shapes', async () => {
-    const types = await import('../../src/sandbox/providers/docker-api-types.js');
+    const types = await import('../../src/sandbox/providers/docker/api-types.js');
     expect(types.DockerCreateResponse.parse(fixture('container-create')).Id).toHaveLength(64);
     expect(types.DockerExecInspect.parse(fixture('exec-inspect-exited'))).toMatchObject({ Running: false, ExitCode: 2 });
     expect(types.DockerExecInspect.parse(fixture('exec-inspect-running'))).toMatchObject({ Running: true, ExitCode: null });

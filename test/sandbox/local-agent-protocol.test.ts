@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
-import { ExecAgent } from '../../src/sandbox/providers/local-agent.js';
+import { ExecAgent } from '../../src/sandbox/providers/local/exec-agent.js';
 
 /** A child that says hello, reads one request, then writes `reply` (JS source building a Buffer). */
 function standIn(reply: string): string[] {

@@ -1,5 +1,5 @@
 /**
- * The local provider's resident exec agent (src/sandbox/providers/local-agent.ts): what it changes
+ * The local provider's resident exec agent (src/sandbox/providers/local/exec-agent.ts): what it changes
  * for callers and what it must not. The isolation checks themselves run on both paths in
  * local-isolation.test.ts.
  */
@@ -7,7 +7,7 @@ import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { runSandboxContract } from './contract.js';
 import { bwrapMissing, eventually, hostCommandLines, localProviders, makeTestRepo, quietLogger, tempDir } from './local-helpers.js';

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { cloneHanging, gitProcessesFor, startTarpit, type Tarpit } from '../fakes/tarpit-server.js';
 import { bwrapMissing, eventually, tempDir } from './local-helpers.js';

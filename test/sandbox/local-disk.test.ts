@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import type { Sandbox, SandboxSpec } from '../../src/sandbox/types.js';
 import { expectCode } from '../support/expect-code.js';
 import { bwrapMissing, localProviders, makeTestRepo, tempDir } from './local-helpers.js';

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local/provider.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { makeContractRepo } from './contract.js';
 

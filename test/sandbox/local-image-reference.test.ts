@@ -1,9 +1,9 @@
 /** Image references in skopeo's transport syntax, as the local provider reads them. */
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
-import { isLoopbackRegistry, parseImageReference } from '../../src/sandbox/images/image-reference.js';
-import { skopeoError } from '../../src/sandbox/images/image-tools.js';
-import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
+import { isLoopbackRegistry, parseImageReference } from '../../src/sandbox/providers/local/images/image-reference.js';
+import { skopeoError } from '../../src/sandbox/providers/local/images/image-tools.js';
+import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local/provider.js';
 
 const digest = `sha256:${'a'.repeat(64)}`;
 

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
-import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local/provider.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { runSandboxContract } from './contract.js';
 import { bwrapMissing, eventually, hostCommandLines, isRoot, tempDir } from './local-helpers.js';

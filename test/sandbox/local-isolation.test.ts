@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import type { SandboxSpec } from '../../src/sandbox/types.js';
 import { bwrapMissing, eventually, hostCommandLines, makeTestRepo, mountsMentioning, tempDir } from './local-helpers.js';
 
@@ -122,7 +122,7 @@ describe.skipIf(bwrapMissing).each(['agent', 'launch'] as const)('local sandbox 
       writeFileSync(
         script,
         [
-          `import { createLocalProvider } from ${JSON.stringify(join(process.cwd(), 'src/sandbox/providers/local.ts'))};`,
+          `import { createLocalProvider } from ${JSON.stringify(join(process.cwd(), 'src/sandbox/providers/local/provider.ts'))};`,
           `const provider = createLocalProvider({ exec: '${execMode}', logger: { info: () => undefined, warn: () => undefined } });`,
           `const sandbox = await provider.create({ repo: { path: ${JSON.stringify(repo.dir)}, base_commit: ${JSON.stringify(base)} } });`,
           `const result = await sandbox.exec('{ echo leaked >&40; } 2>/dev/null && echo "fd 40 open"; echo done');`,

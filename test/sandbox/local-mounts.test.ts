@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
-import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local/provider.js';
 import type { SandboxSpec } from '../../src/sandbox/types.js';
 import { bwrapMissing, makeTestRepo, tempDir } from './local-helpers.js';
 

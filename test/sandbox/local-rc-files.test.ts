@@ -10,8 +10,8 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectLocalHost, launchArgv } from '../../src/sandbox/providers/local-host.js';
-import { HOST_PATH } from '../../src/sandbox/providers/local-host-command.js';
+import { detectLocalHost, launchArgv } from '../../src/sandbox/providers/local/host.js';
+import { HOST_PATH } from '../../src/sandbox/providers/local/host-command.js';
 import { bwrapMissing, isRoot, makeTestRepo, tempDir } from './local-helpers.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -68,7 +68,7 @@ describe.skipIf(bwrapMissing)('local provider launcher and shell startup files',
       // The launcher's environment is scrubbed, so its bash finds root's home in /etc/passwd: put
       // ours there in a private mount namespace instead of touching the real one.
       const script = `
-        import { createLocalProvider } from ${JSON.stringify(join(ROOT, 'src/sandbox/providers/local.ts'))};
+        import { createLocalProvider } from ${JSON.stringify(join(ROOT, 'src/sandbox/providers/local/provider.ts'))};
         const provider = createLocalProvider({ logger: { info() {}, warn() {} } });
         try {
           const sandbox = await provider.create({ repo: { path: process.env.WNW_REPO } });

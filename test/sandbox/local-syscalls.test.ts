@@ -7,8 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
-import { DENIED_SYSCALLS, seccompProgram } from '../../src/sandbox/providers/local-seccomp.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
+import { DENIED_SYSCALLS, seccompProgram } from '../../src/sandbox/providers/local/seccomp.js';
 import type { SandboxSpec } from '../../src/sandbox/types.js';
 import { bwrapMissing, localProviders, makeTestRepo, tempDir } from './local-helpers.js';
 

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOrchardProvider, type OrchardProviderSettings } from '../../src/sandbox/providers/orchard.js';
+import { createOrchardProvider, type OrchardProviderSettings } from '../../src/sandbox/providers/orchard/provider.js';
 import type { Sandbox, SandboxProvider } from '../../src/sandbox/types.js';
 import { createRepoImage, FakeOrchard } from '../fakes/fake-orchard.js';
 import { expectCode } from '../support/expect-code.js';

@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { mapOrchardJob, mapOrchardSandboxStatus } from '../../src/sandbox/providers/map-orchard-status.js';
-import { normaliseExitCode, stripNoTtyNoise, unwrapResult, wrapCommand } from '../../src/sandbox/providers/orchard-command.js';
+import { mapOrchardJob, mapOrchardSandboxStatus } from '../../src/sandbox/providers/orchard/map-status.js';
+import { normaliseExitCode, stripNoTtyNoise, unwrapResult, wrapCommand } from '../../src/sandbox/providers/orchard/command.js';
 import { parseCpu, parseMemoryMb } from '../../src/sandbox/serve/orchard-shapes.js';
-import { OrchardCreateResponse, OrchardErrorBody, OrchardFileList, OrchardJob, OrchardSandboxInfo, OrchardStatusReply } from '../../src/sandbox/providers/orchard-api-types.js';
-import { backoffMs } from '../../src/sandbox/providers/orchard-client.js';
+import { OrchardCreateResponse, OrchardErrorBody, OrchardFileList, OrchardJob, OrchardSandboxInfo, OrchardStatusReply } from '../../src/sandbox/providers/orchard/api-types.js';
+import { backoffMs } from '../../src/sandbox/providers/orchard/client.js';
 import { describePatchFailure, resolveSandboxPath, withStdinFile } from '../../src/sandbox/providers/remote-shell.js';
 
 function fixture(name: string): unknown {
@@ -74,7 +74,7 @@ describe('remote shell helpers', () => {
 
 describe('orchard provider settings', () => {
   it('rejects a bad or unknown setting with WNW_ERR_CFG_INVALID naming it', async () => {
-    const { createOrchardProvider } = await import('../../src/sandbox/providers/orchard.js');
+    const { createOrchardProvider } = await import('../../src/sandbox/providers/orchard/provider.js');
     expect(() => createOrchardProvider({ retries: -1 })).toThrow(/sandbox\.settings\.retries/);
     expect(() => createOrchardProvider({ baseUrl: 'not a url' })).toThrow(/sandbox\.settings\.baseUrl/);
     expect(() => createOrchardProvider({ workdri: '/x' } as never)).toThrow(/sandbox\.settings\.workdri/);

@@ -6,8 +6,8 @@
 import { rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createOrchardProvider, type OrchardProviderSettings } from '../../src/sandbox/providers/orchard.js';
-import type { OrchardSandbox } from '../../src/sandbox/providers/orchard-sandbox.js';
+import { createOrchardProvider, type OrchardProviderSettings } from '../../src/sandbox/providers/orchard/provider.js';
+import type { OrchardSandbox } from '../../src/sandbox/providers/orchard/sandbox.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { createRepoImage, FakeOrchard, POD_KILLED_ERROR } from '../fakes/fake-orchard.js';
 import { expectCode } from '../support/expect-code.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import { orchardEnvApi, type OrchardEnvApiOptions } from '../../src/sandbox/serve/orchard-api.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { OrchardSdkClient, type SdkSandbox } from '../support/orchard-sdk-client.js';

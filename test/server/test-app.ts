@@ -10,7 +10,7 @@ import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js'
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
 import { createScorer } from '../../src/scoring/registry.js';
 import type { Scorer } from '../../src/scoring/types.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import { type AppDeps, buildApp } from '../../src/server/app.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { JobManager, type JobManagerOptions } from '../../src/solve/job-manager.js';

@@ -10,7 +10,7 @@ import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSandboxCount } from '../../src/sandbox/lifecycle.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import { startFakePolicy, type FakePolicyServer } from '../fakes/fake-policy.js';
 import { tempDir } from '../sandbox/local-helpers.js';
 import { imageToolsMissing } from '../sandbox/local-image-helpers.js';

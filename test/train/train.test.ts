@@ -6,7 +6,7 @@ import { TINY_MODEL_DIR } from '../../src/config.js';
 import { createScorer } from '../../src/scoring/registry.js';
 import type { Scorer } from '../../src/scoring/types.js';
 import { loadSelector } from '../../src/select/index.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import { buildApp } from '../../src/server/app.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';

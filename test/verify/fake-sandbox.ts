@@ -4,7 +4,7 @@
  * isolation at all. It implements the Sandbox contract closely enough for verifyCandidate's tests
  * (timeouts kill the process group, abort signals, an output cap, `git apply` with
  * WNW_ERR_SBX_PATCH, closed-state checks) and records what was called. The real local provider is
- * src/sandbox/providers/local.ts.
+ * src/sandbox/providers/local/provider.ts.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

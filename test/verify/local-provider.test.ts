@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import { verifyMany } from '../../src/verify/verify-candidate.js';
 import { type SampleRepo, makeSampleRepo } from './sample-repo.js';
 

@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
-import { createLocalProvider } from '../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { extractTestFile, runTestFile } from '../../src/verify/reproduction-test.js';
 import { DEMO_DIR, hasBubblewrap } from '../solve/helpers.js';

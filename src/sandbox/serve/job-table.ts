@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { WinnowerError } from '../../errors.js';
 import { CappedBuffer, shellQuote } from '../base-sandbox.js';
-import { loginShellCommand, stripNoTtyNoise } from '../providers/orchard-command.js';
+import { loginShellCommand, stripNoTtyNoise } from '../providers/orchard/command.js';
 import type { ExecRequest, JobView } from './orchard-shapes.js';
 import type { SandboxEntry } from './sandbox-table.js';
 

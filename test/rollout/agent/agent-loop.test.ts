@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadAgentConfig, type AgentConfig, type AgentLimits } from '../../../src/rollout/agent/agent-config.js';
 import { runAgent, type RunAgentOptions } from '../../../src/rollout/agent/agent-loop.js';
 import { wnwError, WinnowerError } from '../../../src/errors.js';
-import { createLocalProvider } from '../../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../../src/sandbox/providers/local/provider.js';
 import type { Sandbox, SandboxProvider } from '../../../src/sandbox/types.js';
 import type { Task, Trajectory } from '../../../src/types/index.js';
 import { hasBubblewrap } from '../../solve/helpers.js';

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyOptions } from '../../../src/rollout/policy/policy-options.js';
 import { createHarnessCatalog } from '../../../src/rollout/harness/harness-catalog.js';
 import { prepareHarnessRollout } from '../../../src/rollout/harness/run-harness.js';
-import { createDockerProvider } from '../../../src/sandbox/providers/docker.js';
+import { createDockerProvider } from '../../../src/sandbox/providers/docker/provider.js';
 import type { Sandbox, SandboxProvider } from '../../../src/sandbox/types.js';
 import type { Task, Trajectory } from '../../../src/types/index.js';
 import { startFakeHarnessPolicy, type FakeHarnessPolicy } from '../../fakes/fake-harness-policy.js';

@@ -12,7 +12,7 @@ import { prepareHarnessRollout, type HarnessLimits } from '../../../src/rollout/
 import type { PolicyOptions } from '../../../src/rollout/policy/policy-options.js';
 import { prepareDemoRepo } from '../../../src/cli/demo-repo.js';
 import { demoDir } from '../../../src/cli/demo-task.js';
-import { createLocalProvider } from '../../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../../src/sandbox/providers/local/provider.js';
 import type { Sandbox } from '../../../src/sandbox/types.js';
 import type { Task, Trajectory } from '../../../src/types/index.js';
 import { startFakeHarnessPolicy, type FakeHarnessPolicy } from '../../fakes/fake-harness-policy.js';

@@ -24,7 +24,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHarnessCatalog } from './src/rollout/harness/harness-catalog.js';
 import { prepareHarnessRollout } from './src/rollout/harness/run-harness.js';
-import { createLocalProvider } from './src/sandbox/providers/local.js';
+import { createLocalProvider } from './src/sandbox/providers/local/provider.js';
 import { startFakeHarnessPolicy } from './test/fakes/fake-harness-policy.js';
 
 const warnings = [];

@@ -7,7 +7,7 @@ import { runAgent } from '../../../src/rollout/agent/agent-loop.js';
 import { createReplayPolicy } from '../../../src/rollout/policy/replay-policy.js';
 import { prepareDemoRepo } from '../../../src/cli/demo-repo.js';
 import { WinnowerError } from '../../../src/errors.js';
-import { createLocalProvider } from '../../../src/sandbox/providers/local.js';
+import { createLocalProvider } from '../../../src/sandbox/providers/local/provider.js';
 import { Trajectory, type TrajectoryInput } from '../../../src/types/trajectory.js';
 import { DEMO_DIR, hasBubblewrap } from '../../solve/helpers.js';
 import { bashCall } from '../scripted-policy.js';

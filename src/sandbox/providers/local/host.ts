@@ -7,13 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { access, constants, mkdtemp, chmod, lstat, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { wnwError } from '../../errors.js';
-import { describeBlocker, findBlocker, firstReachable, makeDirs, userLabel, type PathUser } from '../reachable.js';
-import { baseSandboxEnv, bwrapArgs, detectRootLayout, type RootEntry } from './local-bwrap-args.js';
-import { isAlive, LocalCgroups, type SandboxLimits } from './local-limits.js';
-import { createOverlayWorkspace, makeOwnedDirs, removeTree, type Owner, type WorkspaceMode } from './local-overlay.js';
-import { ARGS_FD, SandboxProcess, STATUS_FD, type SandboxProcessResult } from './local-process.js';
-import { HOST_PATH, tail } from './local-host-command.js';
+import { wnwError } from '../../../errors.js';
+import { describeBlocker, findBlocker, firstReachable, makeDirs, userLabel, type PathUser } from '../../reachable.js';
+import { baseSandboxEnv, bwrapArgs, detectRootLayout, type RootEntry } from './bwrap-args.js';
+import { isAlive, LocalCgroups, type SandboxLimits } from './limits.js';
+import { createOverlayWorkspace, makeOwnedDirs, removeTree, type Owner, type WorkspaceMode } from './overlay.js';
+import { ARGS_FD, SandboxProcess, STATUS_FD, type SandboxProcessResult } from './process.js';
+import { HOST_PATH, tail } from './host-command.js';
 
 export const INSTALL_HINT = 'apt-get install -y bubblewrap';
 

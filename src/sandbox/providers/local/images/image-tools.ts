@@ -4,10 +4,10 @@
  * Both from Debian (`apt-get install -y skopeo umoci`). Every run has a deadline and an abort
  * signal; either kills the program's whole process group (local-host-command.ts).
  */
-import { wnwError, type WinnowerError } from '../../errors.js';
-import { HOST_PATH, runHostCommand, tail, type HostCommandResult } from '../providers/local-host-command.js';
-import { which } from '../providers/local-host.js';
-import type { Owner } from '../providers/local-overlay.js';
+import { wnwError, type WinnowerError } from '../../../../errors.js';
+import { HOST_PATH, runHostCommand, tail, type HostCommandResult } from '../host-command.js';
+import { which } from '../host.js';
+import type { Owner } from '../overlay.js';
 import { isLoopbackRegistry, type ImageReference } from './image-reference.js';
 
 export const IMAGE_TOOLS_HINT = 'apt-get install -y skopeo umoci';

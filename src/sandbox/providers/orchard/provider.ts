@@ -11,14 +11,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { wnwError, WinnowerError } from '../../errors.js';
-import { closeEach } from '../lifecycle.js';
-import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
-import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
-import { OrchardCreateResponse, OrchardSandboxInfo, OrchardStatusReply } from './orchard-api-types.js';
-import { backoffMs, OrchardClient, requestIdSuffix, sleep } from './orchard-client.js';
-import { OrchardSandbox } from './orchard-sandbox.js';
-import { mapOrchardSandboxStatus } from './map-orchard-status.js';
+import { wnwError, WinnowerError } from '../../../errors.js';
+import { closeEach } from '../../lifecycle.js';
+import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
+import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../../types.js';
+import { OrchardCreateResponse, OrchardSandboxInfo, OrchardStatusReply } from './api-types.js';
+import { backoffMs, OrchardClient, requestIdSuffix, sleep } from './client.js';
+import { OrchardSandbox } from './sandbox.js';
+import { mapOrchardSandboxStatus } from './map-status.js';
 
 export interface OrchardProviderSettings {
   /** Orchestrator URL (default: env SANDBOX_BASE_URL, else http://localhost:8000). */

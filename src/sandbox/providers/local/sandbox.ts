@@ -5,18 +5,18 @@
  * the sandbox, so host code never follows a symlink out of the workspace (pitfall 5).
  */
 import { posix } from 'node:path';
-import { wnwError, WinnowerError } from '../../errors.js';
-import { BaseSandbox, shellQuote } from '../base-sandbox.js';
-import { decodePatch, encodePatch } from '../patch-bytes.js';
-import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../patch-policy.js';
-import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSpec } from '../types.js';
-import { baseSandboxEnv, bwrapArgs, checkEnv } from './local-bwrap-args.js';
-import { AGENT_ARGS, ExecAgent, type AgentRun } from './local-agent.js';
-import { launchArgv, type LocalHost } from './local-host.js';
-import type { SandboxCgroup, SandboxLimits } from './local-limits.js';
-import { removeTree, type DiskArea, type DiskUsage, type Workspace } from './local-overlay.js';
-import { SandboxProcess, STATUS_FD, type SandboxProcessResult } from './local-process.js';
-import { tail } from './local-host-command.js';
+import { wnwError, WinnowerError } from '../../../errors.js';
+import { BaseSandbox, shellQuote } from '../../base-sandbox.js';
+import { decodePatch, encodePatch } from '../../patch-bytes.js';
+import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../../patch-policy.js';
+import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSpec } from '../../types.js';
+import { baseSandboxEnv, bwrapArgs, checkEnv } from './bwrap-args.js';
+import { AGENT_ARGS, ExecAgent, type AgentRun } from './exec-agent.js';
+import { launchArgv, type LocalHost } from './host.js';
+import type { SandboxCgroup, SandboxLimits } from './limits.js';
+import { removeTree, type DiskArea, type DiskUsage, type Workspace } from './overlay.js';
+import { SandboxProcess, STATUS_FD, type SandboxProcessResult } from './process.js';
+import { tail } from './host-command.js';
 
 export interface LocalSandboxParts {
   id: string;

@@ -4,10 +4,10 @@
  * isolation check), plus the sandbox's workspace and options.
  */
 import { lstat, readlink } from 'node:fs/promises';
-import { wnwError } from '../../errors.js';
-import type { SandboxMount } from '../types.js';
-import { SANDBOX_BASE_ENV } from '../patch-policy.js';
-import { SECCOMP_FD, seccompProgram } from './local-seccomp.js';
+import { wnwError } from '../../../errors.js';
+import type { SandboxMount } from '../../types.js';
+import { SANDBOX_BASE_ENV } from '../../patch-policy.js';
+import { SECCOMP_FD, seccompProgram } from './seccomp.js';
 
 /** How the host's top-level system folders appear in the sandbox (merged /usr or not). */
 export type RootEntry = { kind: 'symlink'; name: string; target: string } | { kind: 'bind'; name: string };

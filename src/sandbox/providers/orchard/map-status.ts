@@ -2,7 +2,7 @@
  * Orchard Env statuses mapped to small closed unions, the raw value kept beside them.
  * One switch per concept: a sandbox's readiness, a job's outcome.
  */
-import type { OrchardJob, OrchardSandboxInfo } from './orchard-api-types.js';
+import type { OrchardJob, OrchardSandboxInfo } from './api-types.js';
 
 export type OrchardSandboxState = 'ready' | 'pending' | 'failed' | 'gone';
 

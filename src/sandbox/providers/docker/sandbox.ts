@@ -6,15 +6,15 @@
  */
 import { posix } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { wnwError, WinnowerError } from '../../errors.js';
-import { discard, readCapped } from '../../util/read-capped.js';
-import { BaseSandbox, CappedBuffer } from '../base-sandbox.js';
-import type { PatchPolicy } from '../patch-policy.js';
-import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../types.js';
-import { DockerContainerInspect, DockerExecInspect, DockerIdResponse, DockerPathStat, GO_MODE_DIR, hasModeBit } from './docker-api-types.js';
-import type { DockerClient } from './docker-client.js';
-import { DockerStreamDemuxer } from './docker-stream.js';
-import { readTar, writeTar, type TarEntryInput } from './docker-tar.js';
+import { wnwError, WinnowerError } from '../../../errors.js';
+import { discard, readCapped } from '../../../util/read-capped.js';
+import { BaseSandbox, CappedBuffer } from '../../base-sandbox.js';
+import type { PatchPolicy } from '../../patch-policy.js';
+import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../../types.js';
+import { DockerContainerInspect, DockerExecInspect, DockerIdResponse, DockerPathStat, GO_MODE_DIR, hasModeBit } from './api-types.js';
+import type { DockerClient } from './client.js';
+import { DockerStreamDemuxer } from './stream.js';
+import { readTar, writeTar, type TarEntryInput } from './tar.js';
 import {
   applyPatchVia,
   BASE_COMMIT_SCRIPT,
@@ -24,7 +24,7 @@ import {
   transientName,
   withStdinFile,
   type RemoteExec,
-} from './remote-shell.js';
+} from '../remote-shell.js';
 
 /** How long past its timeout a command's stream may stay open (children holding the pipes). */
 const KILL_GRACE_MS = 2_000;

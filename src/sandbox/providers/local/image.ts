@@ -1,23 +1,23 @@
 /**
  * Images on the local provider: what a sandbox over an image needs besides its overlay — the
- * shared rootfs (src/sandbox/images), the repository directory and its base commit, the
+ * shared rootfs (src/sandbox/providers/local/images), the repository directory and its base commit, the
  * environment (the image's Env, then a conda environment's activation, e.g. SWE-bench's
  * `testbed`) and the shell. Looked up once per image and directory and shared by its sandboxes.
  */
 import { homedir } from 'node:os';
 import { join, posix } from 'node:path';
 import { z } from 'zod';
-import { abortedError, wnwError } from '../../errors.js';
-import { SharedTaskMap } from '../../util/shared-task.js';
-import { shellQuote } from '../base-sandbox.js';
-import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from '../images/image-cache.js';
-import type { ImageConfig } from '../images/image-config.js';
-import { parseImageReference } from '../images/image-reference.js';
-import { findImageTools, type ImageToolSettings, type RegistrySettings } from '../images/image-tools.js';
-import { describeBlocker, findBlocker, type PathUser } from '../reachable.js';
-import { baseSandboxEnv } from './local-bwrap-args.js';
-import { runHostCommand, tail } from './local-host-command.js';
-import { runOneOff, type LocalHost, type OneOffOptions } from './local-host.js';
+import { abortedError, wnwError } from '../../../errors.js';
+import { SharedTaskMap } from '../../../util/shared-task.js';
+import { shellQuote } from '../../base-sandbox.js';
+import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from './images/image-cache.js';
+import type { ImageConfig } from './images/image-config.js';
+import { parseImageReference } from './images/image-reference.js';
+import { findImageTools, type ImageToolSettings, type RegistrySettings } from './images/image-tools.js';
+import { describeBlocker, findBlocker, type PathUser } from '../../reachable.js';
+import { baseSandboxEnv } from './bwrap-args.js';
+import { runHostCommand, tail } from './host-command.js';
+import { runOneOff, type LocalHost, type OneOffOptions } from './host.js';
 
 export interface LocalImageSettings extends ImageToolSettings {
   /** Where unpacked images are kept (default /var/cache/winnower/images as root, else ~/.cache/winnower/images). */

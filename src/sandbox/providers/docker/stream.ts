@@ -6,7 +6,7 @@
  * (API <= 1.41 says `raw-stream` for multiplexed frames): with a TTY the bytes are stdout as they
  * come; without one, a bad frame header is a broken stream.
  */
-import { wnwError } from '../../errors.js';
+import { wnwError } from '../../../errors.js';
 
 export type DockerStreamName = 'stdout' | 'stderr';
 

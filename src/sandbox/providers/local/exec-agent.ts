@@ -11,12 +11,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
-import { wnwError, type WinnowerError } from '../../errors.js';
-import { CappedBuffer } from '../base-sandbox.js';
-import { AGENT_SCRIPT } from './local-agent-script.js';
-import { HOST_PATH, tail } from './local-host-command.js';
-import { ARGS_FD, type KillReason, type SandboxProcessResult } from './local-process.js';
-import { SECCOMP_FD, seccompProgram } from './local-seccomp.js';
+import { wnwError, type WinnowerError } from '../../../errors.js';
+import { CappedBuffer } from '../../base-sandbox.js';
+import { AGENT_SCRIPT } from './exec-agent-script.js';
+import { HOST_PATH, tail } from './host-command.js';
+import { ARGS_FD, type KillReason, type SandboxProcessResult } from './process.js';
+import { SECCOMP_FD, seccompProgram } from './seccomp.js';
 
 export interface AgentRequest {
   argv: string[];

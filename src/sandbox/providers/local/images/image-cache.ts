@@ -15,14 +15,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmod, chown, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { abortedError, wnwError, WinnowerError } from '../../errors.js';
-import { SharedTaskMap } from '../../util/shared-task.js';
-import { tail } from '../providers/local-host-command.js';
-import { isAlive } from '../providers/local-limits.js';
-import { removeTree, type Owner } from '../providers/local-overlay.js';
+import { abortedError, wnwError, WinnowerError } from '../../../../errors.js';
+import { SharedTaskMap } from '../../../../util/shared-task.js';
+import { tail } from '../host-command.js';
+import { isAlive } from '../limits.js';
+import { removeTree, type Owner } from '../overlay.js';
 import { readLayoutConfig, type ImageConfig } from './image-config.js';
 import type { ImageReference } from './image-reference.js';
-import { makeDirs } from '../reachable.js';
+import { makeDirs } from '../../../reachable.js';
 import { runTool, skopeoError, sourceFlags, type ImageTools, type RegistrySettings } from './image-tools.js';
 
 export interface CachedImage {

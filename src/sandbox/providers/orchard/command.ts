@@ -11,7 +11,7 @@
  * when `cwd` is not a directory.
  */
 import { randomBytes } from 'node:crypto';
-import { shellQuote } from '../base-sandbox.js';
+import { shellQuote } from '../../base-sandbox.js';
 
 /** Grace between `timeout`'s TERM and its KILL. */
 export const KILL_AFTER_S = 5;

@@ -6,13 +6,13 @@
 import { createHash } from 'node:crypto';
 import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { abortedError, throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
-import type { RepoSource } from '../../types/task.js';
-import { redactUrlCredentials } from '../../util/redact-url.js';
-import { SharedTaskMap } from '../../util/shared-task.js';
-import { hostGitEnv, revParseCommitArgs, runHostCommand, tail, type HostCommandResult } from './local-host-command.js';
-import { makeDirs } from '../reachable.js';
-import { removeTree, type Owner } from './local-overlay.js';
+import { abortedError, throwIfAborted, wnwError, WinnowerError } from '../../../errors.js';
+import type { RepoSource } from '../../../types/task.js';
+import { redactUrlCredentials } from '../../../util/redact-url.js';
+import { SharedTaskMap } from '../../../util/shared-task.js';
+import { hostGitEnv, revParseCommitArgs, runHostCommand, tail, type HostCommandResult } from './host-command.js';
+import { makeDirs } from '../../reachable.js';
+import { removeTree, type Owner } from './overlay.js';
 
 // git drops GIT_CONFIG_* for the upload-pack it runs on a local source repository, whose owner
 // may differ from ours ("dubious ownership"): trust it on upload-pack's own command line.

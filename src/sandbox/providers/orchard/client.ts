@@ -6,9 +6,9 @@
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { wnwError, WinnowerError, type ErrorCode } from '../../errors.js';
-import { readCapped } from '../../util/read-capped.js';
-import { OrchardErrorBody } from './orchard-api-types.js';
+import { wnwError, WinnowerError, type ErrorCode } from '../../../errors.js';
+import { readCapped } from '../../../util/read-capped.js';
+import { OrchardErrorBody } from './api-types.js';
 
 export interface OrchardClientOptions {
   baseUrl: string;

@@ -6,15 +6,15 @@
  */
 import { posix } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { toWinnowerError, wnwError, WinnowerError } from '../../errors.js';
-import { BaseSandbox, CappedBuffer, shellQuote } from '../base-sandbox.js';
-import type { PatchPolicy } from '../patch-policy.js';
-import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../types.js';
-import { OrchardFileContent, OrchardFileList, OrchardJob, OrchardSandboxInfo, OrchardStatusReply, OrchardWriteResult } from './orchard-api-types.js';
-import { requestIdSuffix, sleep, type OrchardCall, type OrchardClient, type OrchardReply } from './orchard-client.js';
-import { unwrapResult, wrapCommand } from './orchard-command.js';
-import { mapOrchardJob, mapOrchardSandboxStatus } from './map-orchard-status.js';
-import { applyPatchVia, BASE_COMMIT_SCRIPT, diffVia, GIT_SAFE_ENV, resolveSandboxPath, transientName, type RemoteExec } from './remote-shell.js';
+import { toWinnowerError, wnwError, WinnowerError } from '../../../errors.js';
+import { BaseSandbox, CappedBuffer, shellQuote } from '../../base-sandbox.js';
+import type { PatchPolicy } from '../../patch-policy.js';
+import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../../types.js';
+import { OrchardFileContent, OrchardFileList, OrchardJob, OrchardSandboxInfo, OrchardStatusReply, OrchardWriteResult } from './api-types.js';
+import { requestIdSuffix, sleep, type OrchardCall, type OrchardClient, type OrchardReply } from './client.js';
+import { unwrapResult, wrapCommand } from './command.js';
+import { mapOrchardJob, mapOrchardSandboxStatus } from './map-status.js';
+import { applyPatchVia, BASE_COMMIT_SCRIPT, diffVia, GIT_SAFE_ENV, resolveSandboxPath, transientName, type RemoteExec } from '../remote-shell.js';
 
 /** The server's `wait:true` waits up to `timeout_seconds + 30` s. */
 const SERVER_WAIT_GRACE_S = 30;

@@ -15,14 +15,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { wnwError, WinnowerError } from '../../errors.js';
-import { closeEach } from '../lifecycle.js';
-import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../patch-policy.js';
-import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
-import { DockerCreateResponse, DockerVersion } from './docker-api-types.js';
-import { DockerClient } from './docker-client.js';
-import { DockerSandbox } from './docker-sandbox.js';
-import { checkMounts } from '../mounts.js';
+import { wnwError, WinnowerError } from '../../../errors.js';
+import { closeEach } from '../../lifecycle.js';
+import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
+import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../../types.js';
+import { DockerCreateResponse, DockerVersion } from './api-types.js';
+import { DockerClient } from './client.js';
+import { DockerSandbox } from './sandbox.js';
+import { checkMounts } from '../../mounts.js';
 
 /** The sandbox user when none is set: numeric, as images built from a bare rootfs have no /etc/passwd. */
 const DEFAULT_USER = '1000:1000';

@@ -7,9 +7,9 @@
 import { stat } from 'node:fs/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { wnwError, WinnowerError, type ErrorCode } from '../../errors.js';
-import { DockerErrorBody, DockerVersion } from './docker-api-types.js';
-import { chooseApiVersion, type EngineApiRange } from './docker-api-version.js';
+import { wnwError, WinnowerError, type ErrorCode } from '../../../errors.js';
+import { DockerErrorBody, DockerVersion } from './api-types.js';
+import { chooseApiVersion, type EngineApiRange } from './api-version.js';
 
 export interface DockerClientOptions {
   socketPath: string;
