@@ -32,7 +32,7 @@ export const WinnowerConfig = z.strictObject({
       data_dir: z.string().default('.winnower'),
       /** Folders a request's host repository (repo.path, a file:// or bare-path repo.url) must lie under; empty = any the server can read (local use). */
       repo_roots: z.array(z.string().min(1)).default([]),
-      /** Hosts a request's policy.url may name (src/server/outbound-hosts.ts); empty = any (local use). */
+      /** Hosts a request's policy.url may name (src/server/guards/outbound-hosts.ts); empty = any (local use). */
       policy_hosts: z.array(z.string().min(1)).default([]),
       /** Hosts a request's repo.url may be cloned from; empty = any (local use). */
       repo_hosts: z.array(z.string().min(1)).default([]),

@@ -8,7 +8,7 @@ import { loadConfig } from '../config.js';
 import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
 import { importTrajectories } from '../formats/index.js';
 import { formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
-import { checkLocalRepo } from '../server/repo-check.js';
+import { checkLocalRepo } from '../server/guards/repo-check.js';
 import { createRuntime } from './runtime.js';
 import { isGitUrl } from './sandbox-run.js';
 import type { SolveFlags } from './solve.js';

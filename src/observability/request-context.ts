@@ -1,6 +1,6 @@
 /**
  * The id of the HTTP request being served, for whatever runs on its behalf: the server enters
- * it once per request (src/server/request-id.ts) and AsyncLocalStorage carries it through every
+ * it once per request (src/server/plugins/request-id.ts) and AsyncLocalStorage carries it through every
  * await, into the scorer, policy and sandbox calls and into the jobs the request starts. Outbound
  * HTTP clients send it on as `X-Request-Id`.
  */

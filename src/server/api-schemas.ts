@@ -116,7 +116,7 @@ export const JobView = z
   .describe('A job: status, progress counters, every candidate so far, and the result once it has one');
 
 export const JobSummary = JobView.pick({ job_id: true, kind: true, status: true, progress: true, created_at: true, updated_at: true, error: true }).extend({
-  /** The headline a jobs list shows (src/server/job-overview.ts); a field is null when the job does not say. */
+  /** The headline a jobs list shows (src/server/views/job-overview.ts); a field is null when the job does not say. */
   overview: z
     .looseObject({
       instance_id: z.string().nullable(),

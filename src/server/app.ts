@@ -10,14 +10,14 @@ import { openSandboxCount } from '../sandbox/lifecycle.js';
 import type { JobManager } from '../solve/job-manager.js';
 import type { SolveDeps } from '../solve/run-solve.js';
 import type { JobStore } from '../store/types.js';
-import { installAuth } from './auth.js';
+import { installAuth } from './plugins/auth.js';
 import { DEFAULT_LIMITS, type LimitsConfig } from './limits-config.js';
-import { installRateLimit } from './rate-limit.js';
-import { installRequestId, requestIdOf } from './request-id.js';
-import { installErrorHandler } from './error-handler.js';
-import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './framework-errors.js';
-import { openapiOptions } from './openapi.js';
-import { requestTimeoutOptions } from './request-timeout.js';
+import { installRateLimit } from './plugins/rate-limit.js';
+import { installRequestId, requestIdOf } from './plugins/request-id.js';
+import { installErrorHandler } from './plugins/error-handler.js';
+import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './plugins/framework-errors.js';
+import { openapiOptions } from './plugins/openapi.js';
+import { requestTimeoutOptions } from './plugins/request-timeout.js';
 import { createScorerReadiness, type ScorerProbeOptions, type ScorerReadiness } from './scorer-readiness.js';
 import { healthRoutes } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -80,7 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: deps.logger ?? false,
     bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024,
     ...requestTimeoutOptions(deps.requestTimeoutMs),
-    // Errors raised before routing answer in the project's shape too (src/server/framework-errors.ts).
+    // Errors raised before routing answer in the project's shape too (src/server/plugins/framework-errors.ts).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
     clientErrorHandler,

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_DEPTH } from '../../src/server/body-check.js';
+import { MAX_BODY_DEPTH } from '../../src/server/guards/body-check.js';
 import { gitRepo } from '../server/git-repo.js';
 import { startTestApp, type TestApp } from '../server/test-app.js';
 

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkImageAccess } from '../../src/server/repo-access.js';
+import { checkImageAccess } from '../../src/server/guards/repo-access.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
 describe('repository roots and images', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/server/limits-config.js';
-import { createRateLimiter } from '../../src/server/rate-limit.js';
+import { createRateLimiter } from '../../src/server/plugins/rate-limit.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { gitRepo } from './git-repo.js';

@@ -4,8 +4,8 @@
  * `server.policy_hosts`, when set, confine clones and policy calls to the hosts they list.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostAllowed } from '../../src/server/outbound-hosts.js';
-import { checkRepoUrl } from '../../src/server/repo-url.js';
+import { hostAllowed } from '../../src/server/guards/outbound-hosts.js';
+import { checkRepoUrl } from '../../src/server/guards/repo-url.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
 const replay = { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'hi' }] }] };

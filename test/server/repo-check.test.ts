@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkLocalRepo } from '../../src/server/repo-check.js';
+import { checkLocalRepo } from '../../src/server/guards/repo-check.js';
 import { gitRepo } from './git-repo.js';
 import { startTestApp, type TestApp } from './test-app.js';
 

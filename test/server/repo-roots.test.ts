@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { checkRepoAccess } from '../../src/server/repo-access.js';
+import { checkRepoAccess } from '../../src/server/guards/repo-access.js';
 import { gitRepo } from './git-repo.js';
 import { startTestApp, type TestApp } from './test-app.js';
 

@@ -1,5 +1,5 @@
 /**
- * The submit-time budget check (src/server/scoring-check.ts) serializes an empty candidate with
+ * The submit-time budget check (src/server/guards/scoring-check.ts) serializes an empty candidate with
  * the scorer's tokenizer; its verdict is remembered per scorer, keyed by model, template, budget
  * and whether candidates have messages. A tokenizer that counts its calls shows what is redone.
  */
@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Scorer } from '../../src/scoring/types.js';
 import { loadTokenizer, type Tokenizer } from '../../src/serialize/tokenizer.js';
-import { checkScoring } from '../../src/server/scoring-check.js';
+import { checkScoring } from '../../src/server/guards/scoring-check.js';
 
 const TINY = fileURLToPath(new URL('../../models/tiny-value/', import.meta.url));
 const FIELDS = { template: 'body.template', budget: 'body.budget_tokens' };

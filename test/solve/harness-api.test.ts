@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarnessCatalog } from '../../src/rollout/harness/harness-catalog.js';
-import { redactRequest } from '../../src/server/redact-request.js';
+import { redactRequest } from '../../src/server/plugins/redact-request.js';
 import { SolveRequest } from '../../src/solve/solve-request.js';
 import { createWorld, hasBubblewrap, solveBody, type TestWorld } from './helpers.js';
 

@@ -10,7 +10,7 @@ import { createHarnessCatalog, type HarnessCatalog } from '../../src/rollout/har
 import { configKey, fitPriors, type Priors } from '../../src/select/priors.js';
 import type { Scorer } from '../../src/scoring/types.js';
 import { buildApp } from '../../src/server/app.js';
-import { REDACTED, redactRequest } from '../../src/server/redact-request.js';
+import { REDACTED, redactRequest } from '../../src/server/plugins/redact-request.js';
 import { JobManager } from '../../src/solve/job-manager.js';
 import { jobWaves, planPolicies } from '../../src/solve/policy-plan.js';
 import { SolveRequest } from '../../src/solve/solve-request.js';

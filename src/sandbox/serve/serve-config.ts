@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
-import { requestTimeoutOptions as serverRequestTimeoutOptions } from '../../server/request-timeout.js';
+import { requestTimeoutOptions as serverRequestTimeoutOptions } from '../../server/plugins/request-timeout.js';
 
 export const SandboxServeConfigSchema = z.strictObject({
   /** Prefix under which `winnower serve` mounts the API (e.g. `/orchard`); unset: not mounted. */
@@ -37,7 +37,7 @@ export type SandboxServeConfig = z.infer<typeof SandboxServeConfigSchema>;
 /** The default of `request_timeout_s` (Node's own default for an HTTP server). */
 export const DEFAULT_REQUEST_TIMEOUT_S = 300;
 
-/** Fastify's options for the request timeout: the same mechanism as `winnower serve`'s (src/server/request-timeout.ts). */
+/** Fastify's options for the request timeout: the same mechanism as `winnower serve`'s (src/server/plugins/request-timeout.ts). */
 export function requestTimeoutOptions(config: SandboxServeConfig | undefined): ReturnType<typeof serverRequestTimeoutOptions> {
   return serverRequestTimeoutOptions(Math.round((config?.request_timeout_s ?? DEFAULT_REQUEST_TIMEOUT_S) * 1000));
 }

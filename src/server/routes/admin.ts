@@ -10,7 +10,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { isReloadable } from '../../scoring/reloadable.js';
-import { checkAdminAccess } from '../admin-access.js';
+import { checkAdminAccess } from '../guards/admin-access.js';
 import { reloadModel } from '../model-reload.js';
 import { ErrorBody, errorResponses, ModelLoaded } from '../api-schemas.js';
 

@@ -21,7 +21,7 @@ const Readiness = z
 const QUIET = 'warn';
 
 export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
-  // Health checks need no API key (src/server/auth.ts).
+  // Health checks need no API key (src/server/plugins/auth.ts).
   app.get('/healthz', { logLevel: QUIET, schema: { security: [], response: { 200: z.object({ status: z.literal('ok') }).describe('The process is up') } } }, async () => ({ status: 'ok' as const }));
 
   app.get('/readyz', { logLevel: QUIET, schema: { security: [], response: { 200: Readiness, 503: Readiness } } }, async (_request, reply) => {

@@ -9,8 +9,8 @@ import type { JobEvent } from '../../solve/events.js';
 import { wnwError } from '../../errors.js';
 import { TERMINAL_JOB_STATUSES } from '../../store/types.js';
 import { COMMON_ERRORS, errorResponses, JobList, JobView } from '../api-schemas.js';
-import { decodeCursor, encodeCursor } from '../job-cursor.js';
-import { jobSummary, jobView } from '../job-view.js';
+import { decodeCursor, encodeCursor } from '../views/job-cursor.js';
+import { jobSummary, jobView } from '../views/job-view.js';
 
 const Params = z.object({ id: z.string().min(1) });
 

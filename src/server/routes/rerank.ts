@@ -7,14 +7,14 @@ import { scoreCandidates, type CandidateScore } from '../../scoring/score-candid
 import { defaultStrategy, select } from '../../select/index.js';
 import { checkPool } from '../../solve/pool-checks.js';
 import { MAX_TIMEOUT_S, ReproductionOptions } from '../../solve/solve-request.js';
-import { checkImageAccess, checkRepoAccess } from '../repo-access.js';
-import { checkLocalRepo } from '../repo-check.js';
-import { checkRepoUrl } from '../repo-url.js';
+import { checkImageAccess, checkRepoAccess } from '../guards/repo-access.js';
+import { checkLocalRepo } from '../guards/repo-check.js';
+import { checkRepoUrl } from '../guards/repo-url.js';
 import { COMMON_ERRORS, errorResponses, RerankResponse, ScoreResponse } from '../api-schemas.js';
 import { MAX_CANDIDATES_CAP } from '../limits-config.js';
-import { checkPatchPaths } from '../patch-paths.js';
-import { bodyBytes, checkCandidateCaps, checkIdentifier } from '../request-caps.js';
-import { checkScoring } from '../scoring-check.js';
+import { checkPatchPaths } from '../guards/patch-paths.js';
+import { bodyBytes, checkCandidateCaps, checkIdentifier } from '../guards/request-caps.js';
+import { checkScoring } from '../guards/scoring-check.js';
 import { pinScorer } from '../../scoring/reloadable.js';
 import { scoredBy } from '../../scoring/scorer-identity.js';
 import type { Scorer } from '../../scoring/types.js';
@@ -76,7 +76,7 @@ function checkBodyScoring(scorer: Parameters<typeof checkScoring>[0], body: z.in
   return checkScoring(scorer, { template: body.template, budgetTokens: body.budget_tokens, withMessages }, { template: 'body.template', budget: 'body.budget_tokens' });
 }
 
-/** The candidates as trajectories; ids checked, duplicates refused, patches kept inside the repository (src/server/patch-paths.ts). */
+/** The candidates as trajectories; ids checked, duplicates refused, patches kept inside the repository (src/server/guards/patch-paths.ts). */
 function asTrajectories(body: z.infer<typeof ScoreBody>): Trajectory[] {
   const ids = new Set<string>();
   checkIdentifier(body.task.instance_id, 'body.task.instance_id');

@@ -5,16 +5,16 @@ import { loadAgentConfig } from '../../rollout/agent/agent-config.js';
 import { checkRollouts } from '../../rollout/prepare-rollout.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-schemas.js';
-import { jobView } from '../job-view.js';
-import { checkPatchPaths } from '../patch-paths.js';
-import { checkImageAccess, checkRepoAccess } from '../repo-access.js';
-import { checkLocalRepo } from '../repo-check.js';
-import { checkPolicyHost } from '../outbound-hosts.js';
-import { checkRepoUrl } from '../repo-url.js';
-import { redactRequest } from '../redact-request.js';
-import { checkIdentifier } from '../request-caps.js';
-import { inBody } from '../request-field.js';
-import { checkScoring } from '../scoring-check.js';
+import { jobView } from '../views/job-view.js';
+import { checkPatchPaths } from '../guards/patch-paths.js';
+import { checkImageAccess, checkRepoAccess } from '../guards/repo-access.js';
+import { checkLocalRepo } from '../guards/repo-check.js';
+import { checkPolicyHost } from '../guards/outbound-hosts.js';
+import { checkRepoUrl } from '../guards/repo-url.js';
+import { redactRequest } from '../plugins/redact-request.js';
+import { checkIdentifier } from '../guards/request-caps.js';
+import { inBody } from '../guards/request-field.js';
+import { checkScoring } from '../guards/scoring-check.js';
 import { solveJob } from '../solve-job.js';
 
 export const solveRoutes: FastifyPluginAsyncZod = async (app) => {

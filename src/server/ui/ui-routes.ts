@@ -2,7 +2,7 @@
  * The web inspector on `winnower serve` (server.ui, on by default): `/ui` the jobs list,
  * `/ui/jobs/:id` a job, `/ui/jobs/:id/candidates/:index` a candidate, `/ui/assets/*` the bundle.
  * Every page is the same data-free shell; the client reads the API with the user's key in a header.
- * So the shell and the bundle are open routes (src/server/auth.ts), and the API stays behind the keys.
+ * So the shell and the bundle are open routes (src/server/plugins/auth.ts), and the API stays behind the keys.
  */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { z } from 'zod';

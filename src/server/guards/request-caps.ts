@@ -2,8 +2,8 @@
  * The configured caps on what one /score or /rerank request may carry: how many candidates, and
  * how large each may be. Past either, a 413 that names the field, the cap and the setting.
  */
-import { wnwError } from '../errors.js';
-import type { LimitsConfig } from './limits-config.js';
+import { wnwError } from '../../errors.js';
+import type { LimitsConfig } from '../limits-config.js';
 
 /** `bodyBytes`: the request body's size; a body within the per-candidate cap cannot hold a candidate past it, so none is measured. */
 export function checkCandidateCaps(candidates: readonly unknown[], limits: Pick<LimitsConfig, 'max_candidates' | 'max_trajectory_bytes'>, bodyBytes = Number.POSITIVE_INFINITY): void {

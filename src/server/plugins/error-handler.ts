@@ -1,8 +1,8 @@
 /** The one place where errors become HTTP responses: `{ error: { code, message, details } }`. */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { WinnowerError } from '../errors.js';
-import { checkDepth, decodeUtf8 } from './body-check.js';
+import { WinnowerError } from '../../errors.js';
+import { checkDepth, decodeUtf8 } from '../guards/body-check.js';
 
 interface ValidationIssue {
   keyword?: string;
@@ -87,7 +87,7 @@ function routeMethods(app: FastifyInstance): (path: string) => string[] {
 /**
  * JSON bodies as fastify parses them (prototype poisoning refused), except that an empty one is no
  * body: a `DELETE` sent with `content-type: application/json` and nothing else is a cancel, not a 400.
- * Bytes that are not UTF-8 and nesting past MAX_BODY_DEPTH are refused too (src/server/body-check.ts).
+ * Bytes that are not UTF-8 and nesting past MAX_BODY_DEPTH are refused too (src/server/guards/body-check.ts).
  */
 function acceptEmptyJson(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');

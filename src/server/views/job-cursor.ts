@@ -1,6 +1,6 @@
 /** The `GET /jobs` paging cursor: the last job of a page (created_at, id), opaque to clients. */
-import { wnwError } from '../errors.js';
-import type { JobRecord } from '../store/types.js';
+import { wnwError } from '../../errors.js';
+import type { JobRecord } from '../../store/types.js';
 
 export function encodeCursor(job: Pick<JobRecord, 'created_at' | 'id'>): string {
   return Buffer.from(JSON.stringify([job.created_at, job.id])).toString('base64url');

@@ -1,7 +1,7 @@
 /** API keys: when configured, every route but health checks and routes marked `config.open` needs `Authorization: Bearer <key>` or `X-API-Key`. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { wnwError } from '../errors.js';
+import { wnwError } from '../../errors.js';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
 

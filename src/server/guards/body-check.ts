@@ -3,7 +3,7 @@
  * silently turn them into U+FFFD), and nesting deeper than any request needs (a deep `meta` would
  * overflow the stack of whatever serializes it later: the job store, a log line).
  */
-import { wnwError } from '../errors.js';
+import { wnwError } from '../../errors.js';
 
 /** Deepest nesting of objects and arrays a body may have; real requests stay under 10. */
 export const MAX_BODY_DEPTH = 64;

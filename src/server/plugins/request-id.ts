@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { REQUEST_ID_HEADER, runWithRequestId } from '../observability/request-context.js';
+import { REQUEST_ID_HEADER, runWithRequestId } from '../../observability/request-context.js';
 
 const PLAIN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

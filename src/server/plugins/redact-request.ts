@@ -2,8 +2,8 @@
  * What the job store keeps of a /solve request: everything but its secrets. The policy's API key
  * and the credentials inside any URL (`https://user:token@host/...`) go to the job only.
  */
-import type { SolveRequest } from '../solve/solve-request.js';
-import { redactUrlCredentials } from '../util/redact-url.js';
+import type { SolveRequest } from '../../solve/solve-request.js';
+import { redactUrlCredentials } from '../../util/redact-url.js';
 
 export const REDACTED = '[redacted]';
 

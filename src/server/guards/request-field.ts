@@ -3,7 +3,7 @@
  * `agent.config`); a client sees every field as the validation errors name it, from the body
  * down (`body.policy.url`). `inBody` runs such a check and renames the field of its 4xx error.
  */
-import { WinnowerError, wnwError } from '../errors.js';
+import { WinnowerError, wnwError } from '../../errors.js';
 
 export function bodyField(error: WinnowerError, prefix = 'body'): WinnowerError {
   const field = error.details.field;

@@ -8,7 +8,7 @@
  * port (`gpu-1:8000`, then only that port), or `*.example.com` for every subdomain of example.com.
  * Names are compared as written, case aside: no DNS lookup happens here.
  */
-import { wnwError } from '../errors.js';
+import { wnwError } from '../../errors.js';
 
 /** `host` and `port` ('' when none) of a URL's authority, lower-cased. */
 export interface Authority {

@@ -4,8 +4,8 @@
  * of `.git`, symbolic links pointing inside it. A refused patch is a 400 naming the request field
  * and the path.
  */
-import { wnwError } from '../errors.js';
-import { PATCH_RULES, patchViolation } from '../sandbox/patch-rules.js';
+import { wnwError } from '../../errors.js';
+import { PATCH_RULES, patchViolation } from '../../sandbox/patch-rules.js';
 
 /** Throws WNW_ERR_INPUT_INVALID naming `field` when `patch` breaks the patch rules. */
 export function checkPatchPaths(patch: string, field: string): void {

@@ -3,7 +3,7 @@
  * and whether it was resolved from its result. Read defensively: the request and the result are
  * stored JSON of whichever version wrote them, and a rerank job has neither policy nor harness.
  */
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from '../../store/types.js';
 
 /** A type, not an interface: it must fit the response schema's loose (indexable) object. */
 export type JobOverview = {

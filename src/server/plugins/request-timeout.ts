@@ -2,7 +2,7 @@
  * How long a client may take to send one request (`server.request_timeout_s`). Node checks the
  * deadline on a timer (every 30 s by default, so a 30 s limit could hold a socket for a minute);
  * the check runs here at a quarter of the limit, at most once a second. Past the limit Node raises
- * ERR_HTTP_REQUEST_TIMEOUT, answered 408 by src/server/framework-errors.ts, and the socket closes:
+ * ERR_HTTP_REQUEST_TIMEOUT, answered 408 by src/server/plugins/framework-errors.ts, and the socket closes:
  * a body that is never finished no longer holds a connection open, with or without API keys.
  */
 import type { ServerOptions } from 'node:http';

@@ -6,7 +6,7 @@
  * the same host makes every client look local: configure API keys behind one.
  */
 import type { FastifyRequest } from 'fastify';
-import { wnwError } from '../errors.js';
+import { wnwError } from '../../errors.js';
 
 /** 127.0.0.0/8, ::1, and IPv4 loopback written as IPv6 (::ffff:127.x.y.z). */
 export function isLoopback(address: string | undefined): boolean {

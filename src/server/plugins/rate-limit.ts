@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { wnwError } from '../errors.js';
+import { wnwError } from '../../errors.js';
 import { presentedKey } from './auth.js';
-import type { LimitsConfig } from './limits-config.js';
+import type { LimitsConfig } from '../limits-config.js';
 
 const EXEMPT_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 /** Buckets kept; past it the least recently used is dropped (it refills to full anyway when idle). */

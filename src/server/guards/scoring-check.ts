@@ -5,11 +5,11 @@
  * the same code, the same count, that scoring will use. Its verdict is remembered per scorer, since
  * most requests ask for the same few budgets.
  */
-import { wnwError, WinnowerError } from '../errors.js';
-import { budgetFor, templateFor } from '../scoring/score-candidates.js';
-import type { Scorer } from '../scoring/types.js';
-import { listTemplates, loadTemplate, serializeTrajectory } from '../serialize/index.js';
-import { Task, Trajectory } from '../types/index.js';
+import { wnwError, WinnowerError } from '../../errors.js';
+import { budgetFor, templateFor } from '../../scoring/score-candidates.js';
+import type { Scorer } from '../../scoring/types.js';
+import { listTemplates, loadTemplate, serializeTrajectory } from '../../serialize/index.js';
+import { Task, Trajectory } from '../../types/index.js';
 
 export interface ScoringOptions {
   template?: string;

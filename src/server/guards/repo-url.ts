@@ -3,11 +3,11 @@
  * field rather than a job that fails later (or a git argument): a URL of git's remote transports
  * (`https`, `http`, `ssh`, `git`, `git+ssh`), git's scp-like `user@host:path` or `host.name:path`,
  * or a local repository (`file://`, an absolute path; those are `server.repo_roots`' business,
- * src/server/repo-access.ts). Refused: anything starting with `-` (git would read an option),
+ * src/server/guards/repo-access.ts). Refused: anything starting with `-` (git would read an option),
  * `<transport>::` addresses (`ext::` runs a command), other schemes (`javascript:`, `data:`, ...),
  * and control characters. With `server.repo_hosts` set, a remote URL's host must be in it.
  */
-import { wnwError } from '../errors.js';
+import { wnwError } from '../../errors.js';
 import { checkHostAllowed, type Authority } from './outbound-hosts.js';
 
 const REMOTE_SCHEMES = new Set(['https', 'http', 'ssh', 'git', 'git+ssh', 'ssh+git']);

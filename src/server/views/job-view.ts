@@ -1,8 +1,8 @@
 /** What `GET /jobs/:id` shows: the job, its candidates so far (trajectories on request) and the result; `GET /jobs` a summary of each. */
 import type { z } from 'zod';
-import { patchForJson } from '../sandbox/patch-bytes.js';
-import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
-import type { JobSummary, JobView } from './api-schemas.js';
+import { patchForJson } from '../../sandbox/patch-bytes.js';
+import type { CandidateRecord, JobRecord, JobStore } from '../../store/types.js';
+import type { JobSummary, JobView } from '../api-schemas.js';
 import { jobOverview } from './job-overview.js';
 
 function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
