@@ -15,7 +15,10 @@ export default defineConfig({
     // sandbox, CLI and browser tests included, keeps its own.
     projects: [
       { extends: true, test: { name: 'in-process', include: IN_PROCESS_FILES, isolate: false } },
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...IN_PROCESS_FILES] } },
+      {
+        extends: true,
+        test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...IN_PROCESS_FILES] },
+      },
     ],
   },
 });

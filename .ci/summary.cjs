@@ -33,5 +33,7 @@ const stray = tests.filter((t) => !ran(t) && !allowedSkips.some((pattern) => pat
 for (const t of tests.filter((t) => !ran(t))) console.log(`skipped: ${nameOf(t)}`);
 for (const t of stray.slice(0, 20)) console.error(`skipped in CI, and not on the list of what CI leaves out: ${nameOf(t)}`);
 if (stray.length > 0) failed = true;
-console.log(`tests: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${results.numPendingTests + results.numTodoTests} skipped`);
+console.log(
+  `tests: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${results.numPendingTests + results.numTodoTests} skipped`,
+);
 process.exit(failed ? 1 : 0);

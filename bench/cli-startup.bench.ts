@@ -25,7 +25,10 @@ function prepareTree(label: string, fill: (dir: string) => void): string {
   const dir = mkdtempSync(join(tmpdir(), `winnower-startup-${label}-`));
   fill(dir);
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-  writeFileSync(join(dir, 'tsconfig.startup.json'), JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: false, rootDir: '.', outDir: 'dist' }, include: ['src'] }));
+  writeFileSync(
+    join(dir, 'tsconfig.startup.json'),
+    JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: false, rootDir: '.', outDir: 'dist' }, include: ['src'] }),
+  );
   // Type errors elsewhere (others' work in progress) do not stop tsc from emitting.
   spawnSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.startup.json'], { cwd: dir, stdio: 'ignore' });
   return dir;

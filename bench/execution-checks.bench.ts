@@ -32,7 +32,9 @@ function body(repo: string, checks: boolean): Record<string, unknown> {
     n: N,
     policy: { kind: 'replay', recordings },
     agent: { config: 'default', time_limit_s: 300, command_timeout_s: 60 },
-    verify: checks ? { enabled: true, reproduction: { n: 3, policy: { kind: 'replay', recordings: writers }, budget_s: 300, timeout_s: 120 } } : { enabled: false },
+    verify: checks
+      ? { enabled: true, reproduction: { n: 3, policy: { kind: 'replay', recordings: writers }, budget_s: 300, timeout_s: 120 } }
+      : { enabled: false },
   };
 }
 
@@ -85,23 +87,39 @@ async function main(): Promise<void> {
   say('# Execution checks on the demo task (regression check + 3 reproduction tests, N = 4)');
   say();
   say(`Command: \`npx tsx bench/execution-checks.bench.ts --repeats ${REPEATS}\``);
-  say(`Host: ${cpus().length} vCPU (${cpus()[0]?.model ?? 'cpu'}), Linux ${release()}, Node ${process.version}; a shared box (other work ran alongside); load average ${loadStart.map((v) => v.toFixed(2)).join(' ')} at start, ${loadEnd.map((v) => v.toFixed(2)).join(' ')} at end.`);
+  say(
+    `Host: ${cpus().length} vCPU (${cpus()[0]?.model ?? 'cpu'}), Linux ${release()}, Node ${process.version}; a shared box (other work ran alongside); load average ${loadStart.map((v) => v.toFixed(2)).join(' ')} at start, ${loadEnd.map((v) => v.toFixed(2)).join(' ')} at end.`,
+  );
   say();
-  say('Both jobs: the four demo recordings replayed for real in local sandboxes, ONNX value model on. "rollouts alone": `verify.enabled: false`. "with checks": no test list; the regression check (suite found by detection, base twice) and 3 recorded test writers (`examples/demo/test-writers`), every candidate × valid test in its own sandbox.');
+  say(
+    'Both jobs: the four demo recordings replayed for real in local sandboxes, ONNX value model on. "rollouts alone": `verify.enabled: false`. "with checks": no test list; the regression check (suite found by detection, base twice) and 3 recorded test writers (`examples/demo/test-writers`), every candidate × valid test in its own sandbox.',
+  );
   say();
   say('| job | makespan runs | median | chosen |');
   say('|---|---|---|---|');
-  say(`| rollouts alone | ${plain.map((run) => seconds(run.makespanMs, 1)).join(', ')} | ${seconds(rollouts)} | ${plain.map((run) => run.chosen).join(', ')} |`);
-  say(`| with checks | ${checked.map((run) => seconds(run.makespanMs, 1)).join(', ')} | ${seconds(withChecks)} | ${checked.map((run) => run.chosen).join(', ')} |`);
+  say(
+    `| rollouts alone | ${plain.map((run) => seconds(run.makespanMs, 1)).join(', ')} | ${seconds(rollouts)} | ${plain.map((run) => run.chosen).join(', ')} |`,
+  );
+  say(
+    `| with checks | ${checked.map((run) => seconds(run.makespanMs, 1)).join(', ')} | ${seconds(withChecks)} | ${checked.map((run) => run.chosen).join(', ')} |`,
+  );
   say();
-  say(`Added wall time: ${seconds(added)} = **${(added / rollouts).toFixed(2)}×** the rollouts' wall time (budget: ≤ 2×); with checks / alone = ${(withChecks / rollouts).toFixed(2)}.`);
-  say(`Rollout phase inside the checked job (job start to last rollout-finish, median): ${seconds(median(checked.map((run) => run.rolloutsMs)))} vs ${seconds(median(plain.map((run) => run.rolloutsMs)))} alone (the base runs and test writers share the CPUs with the rollouts).`);
+  say(
+    `Added wall time: ${seconds(added)} = **${(added / rollouts).toFixed(2)}×** the rollouts' wall time (budget: ≤ 2×); with checks / alone = ${(withChecks / rollouts).toFixed(2)}.`,
+  );
+  say(
+    `Rollout phase inside the checked job (job start to last rollout-finish, median): ${seconds(median(checked.map((run) => run.rolloutsMs)))} vs ${seconds(median(plain.map((run) => run.rolloutsMs)))} alone (the base runs and test writers share the CPUs with the rollouts).`,
+  );
   say();
   const evidence = checked.map((run) => run.checks!);
   const baseMs = mean(evidence.map((checks) => checks.regression?.base?.duration_ms ?? 0));
   const perCandidate = (index: number) => {
     const regression = mean(evidence.map((checks) => checks.regression?.candidates.find((c) => c.index === index)?.duration_ms ?? 0));
-    const cells = mean(evidence.map((checks) => (checks.reproduction?.matrix ?? []).filter((cell) => cell.index === index).reduce((sum, cell) => sum + cell.duration_ms, 0)));
+    const cells = mean(
+      evidence.map((checks) =>
+        (checks.reproduction?.matrix ?? []).filter((cell) => cell.index === index).reduce((sum, cell) => sum + cell.duration_ms, 0),
+      ),
+    );
     return { regression, cells };
   };
   say('Cost per candidate (sandbox-seconds, mean over the checked runs; a candidate with no patch is not checked):');
@@ -110,11 +128,15 @@ async function main(): Promise<void> {
   say('|---|---|---|---|---|');
   for (let index = 0; index < N; index += 1) {
     const { regression, cells } = perCandidate(index);
-    say(`| ${index} | ${recordings[index % recordings.length]!.source.replace(/^recorded-/, '')} | ${seconds(regression, 1)} | ${seconds(cells, 1)} | ${seconds(regression + cells, 1)} |`);
+    say(
+      `| ${index} | ${recordings[index % recordings.length]!.source.replace(/^recorded-/, '')} | ${seconds(regression, 1)} | ${seconds(cells, 1)} | ${seconds(regression + cells, 1)} |`,
+    );
   }
   const writerMs = mean(evidence.map((checks) => (checks.reproduction?.tests ?? []).reduce((sum, test) => sum + test.sandbox_ms, 0)));
   say();
-  say(`Shared by the job: the base runs ${seconds(baseMs, 1)} (two runs), the 3 test writers with their validation on base ${seconds(writerMs, 1)}; all checks: ${seconds(mean(evidence.map((checks) => checks.cost.sandbox_ms)), 1)} sandbox-seconds per job; policy tokens ${mean(evidence.map((checks) => checks.cost.policy_tokens))} (replayed writers: no tokens; a real policy's writers cost what ${3} short rollouts cost).`);
+  say(
+    `Shared by the job: the base runs ${seconds(baseMs, 1)} (two runs), the 3 test writers with their validation on base ${seconds(writerMs, 1)}; all checks: ${seconds(mean(evidence.map((checks) => checks.cost.sandbox_ms)), 1)} sandbox-seconds per job; policy tokens ${mean(evidence.map((checks) => checks.cost.policy_tokens))} (replayed writers: no tokens; a real policy's writers cost what ${3} short rollouts cost).`,
+  );
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });
   writeFileSync(join(root, 'bench', 'results', 'execution-checks.md'), `${lines.join('\n')}\n`);
 }

@@ -49,7 +49,11 @@ function fixtureText(): string {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) visit(path);
       else if (/\.(json|traj)$/.test(name)) walk(JSON.parse(readFileSync(path, 'utf8')));
-      else if (name.endsWith('.jsonl')) readFileSync(path, 'utf8').split('\n').filter(Boolean).forEach((line) => walk(JSON.parse(line)));
+      else if (name.endsWith('.jsonl'))
+        readFileSync(path, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .forEach((line) => walk(JSON.parse(line)));
     }
   };
   visit(TEXT_SOURCE);
@@ -151,7 +155,9 @@ async function main(): Promise<void> {
   }));
 
   const baseline = new Map(rows.filter((row) => row.mode === 'single, one at a time').map((row) => [row.workers, row.candidatesPerSecond]));
-  const oneWorker = new Map(rows.filter((row) => row.workers === 1).map((row) => [`${row.mode}|${row.batch}|${row.tokenized}`, row.candidatesPerSecond]));
+  const oneWorker = new Map(
+    rows.filter((row) => row.workers === 1).map((row) => [`${row.mode}|${row.batch}|${row.tokenized}`, row.candidatesPerSecond]),
+  );
   const format = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
   const lines = [
     `# ONNX scorer throughput`,

@@ -58,19 +58,53 @@ const RULES = [
   'When a command fails, read its whole error before trying something else; do not repeat a failing command unchanged.',
   'Do not leave debugging output, temporary files or commented-out code in the repository.',
 ];
-const SYSTEM_LONG = [SYSTEM, ...Array.from({ length: 12 }, (_, section) => `## Working rules, part ${section + 1}\n\n${RULES.map((rule, index) => `${index + 1}. ${rule}`).join('\n')}`)].join('\n\n');
+const SYSTEM_LONG = [
+  SYSTEM,
+  ...Array.from(
+    { length: 12 },
+    (_, section) => `## Working rules, part ${section + 1}\n\n${RULES.map((rule, index) => `${index + 1}. ${rule}`).join('\n')}`,
+  ),
+].join('\n\n');
 
 const TOOLS = [
-  { type: 'function', function: { name: 'bash', description: 'Run a bash command in /testbed and return its output (stdout and stderr, truncated when very long). Commands time out after 120 seconds.', parameters: { type: 'object', properties: { command: { type: 'string', description: 'The command to run.' } }, required: ['command'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'bash',
+      description:
+        'Run a bash command in /testbed and return its output (stdout and stderr, truncated when very long). Commands time out after 120 seconds.',
+      parameters: {
+        type: 'object',
+        properties: { command: { type: 'string', description: 'The command to run.' } },
+        required: ['command'],
+      },
+    },
+  },
   {
     type: 'function',
     function: {
       name: 'str_replace_editor',
       description: 'View a file or a folder, create a file, or replace one exact occurrence of a string in a file.',
-      parameters: { type: 'object', properties: { command: { type: 'string', enum: ['view', 'create', 'str_replace'] }, path: { type: 'string' }, old_str: { type: 'string' }, new_str: { type: 'string' } }, required: ['command', 'path'] },
+      parameters: {
+        type: 'object',
+        properties: {
+          command: { type: 'string', enum: ['view', 'create', 'str_replace'] },
+          path: { type: 'string' },
+          old_str: { type: 'string' },
+          new_str: { type: 'string' },
+        },
+        required: ['command', 'path'],
+      },
     },
   },
-  { type: 'function', function: { name: 'finish', description: 'End the task with a short summary.', parameters: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'finish',
+      description: 'End the task with a short summary.',
+      parameters: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
+    },
+  },
 ];
 
 async function candidates(system: string) {
@@ -105,7 +139,11 @@ async function measure(system: string, title: string): Promise<string[]> {
   const tokenizer = await loadTokenizer(MODELS);
   const chatTemplate = loadChatTemplate(join(MODELS, 'tokenizer_config.json'));
   const { task, trajectories } = await candidates(system);
-  const serialized = await Promise.all(trajectories.map((trajectory) => serializeTrajectory(task, trajectory, { template: 'openhands-critic-v1', budgetTokens: BUDGET, tokenizer, chatTemplate })));
+  const serialized = await Promise.all(
+    trajectories.map((trajectory) =>
+      serializeTrajectory(task, trajectory, { template: 'openhands-critic-v1', budgetTokens: BUDGET, tokenizer, chatTemplate }),
+    ),
+  );
   const inputs: ScoreInput[] = serialized.map((item) => ({ key: scoreKey('critic', item), text: item.text, inputIds: item.inputIds! }));
   const lengths = inputs.map((input) => input.inputIds!.length);
   const total = lengths.reduce((sum, length) => sum + length, 0);
@@ -113,14 +151,25 @@ async function measure(system: string, title: string): Promise<string[]> {
   const unique = total - N * shared;
   const rows: Row[] = [];
 
-  const run = async (name: string, start: () => Promise<FakeVllm | FakeSGLang>, make: (url: string) => Scorer, score: (scorer: Scorer) => Promise<unknown>, delimiters = 0) => {
+  const run = async (
+    name: string,
+    start: () => Promise<FakeVllm | FakeSGLang>,
+    make: (url: string) => Scorer,
+    score: (scorer: Scorer) => Promise<unknown>,
+    delimiters = 0,
+  ) => {
     const server = await start();
     const scorer = make(server.url);
     try {
       await score(scorer);
       const stats = { ...server.prefill.stats };
       // What is computed beyond the candidates' own tokens (and the delimiters) is the shared part.
-      rows.push({ name, requests: server.requests.filter((request) => request.method === 'POST').length, stats, sharedComputed: stats.prefillTokens - unique - delimiters });
+      rows.push({
+        name,
+        requests: server.requests.filter((request) => request.method === 'POST').length,
+        stats,
+        sharedComputed: stats.prefillTokens - unique - delimiters,
+      });
     } finally {
       await scorer.close();
       await server.close();
@@ -128,20 +177,33 @@ async function measure(system: string, title: string): Promise<string[]> {
   };
   const head = { labels: Array.from({ length: 27 }, (_, index) => `l${index}`), labelIndex: 0, activation: 'sigmoid' as const };
 
-  await run('one by one, no prefix reuse (vLLM /classify, N requests)', () => startFakeVllm({ model: 'critic', numLabels: 27, maxModelLen: 65_536 }),
+  await run(
+    'one by one, no prefix reuse (vLLM /classify, N requests)',
+    () => startFakeVllm({ model: 'critic', numLabels: 27, maxModelLen: 65_536 }),
     (url) => createVllmScorer({ model: 'critic', urls: [url], probe: false, head }),
     async (scorer) => {
       for (const input of inputs) await scorer.score([input]);
-    });
-  await run('vLLM, prefix caching, one /classify batch', () => startFakeVllm({ model: 'critic', numLabels: 27, maxModelLen: 65_536, prefixCache: true }),
+    },
+  );
+  await run(
+    'vLLM, prefix caching, one /classify batch',
+    () => startFakeVllm({ model: 'critic', numLabels: 27, maxModelLen: 65_536, prefixCache: true }),
     (url) => createVllmScorer({ model: 'critic', urls: [url], probe: false, head }),
-    (scorer) => scorer.score(inputs));
-  await run('SGLang /v1/score, one request per candidate, no radix cache', () => startFakeSGLang({ classifier: true, numLabels: 27 }),
+    (scorer) => scorer.score(inputs),
+  );
+  await run(
+    'SGLang /v1/score, one request per candidate, no radix cache',
+    () => startFakeSGLang({ classifier: true, numLabels: 27 }),
     (url) => createSGLangScorer({ model: 'critic', urls: [url], head, endpoint: 'score', multiItem: false }),
-    (scorer) => scorer.score(inputs));
-  await run('SGLang multi-item /v1/score (delimiter set), one request', () => startFakeSGLang({ classifier: true, numLabels: 27, multiItemDelimiter: 151_655 }),
+    (scorer) => scorer.score(inputs),
+  );
+  await run(
+    'SGLang multi-item /v1/score (delimiter set), one request',
+    () => startFakeSGLang({ classifier: true, numLabels: 27, multiItemDelimiter: 151_655 }),
     (url) => createSGLangScorer({ model: 'critic', urls: [url], head, endpoint: 'score' }),
-    (scorer) => scorer.score(inputs), N);
+    (scorer) => scorer.score(inputs),
+    N,
+  );
 
   const baseline = rows[0]!;
   return [
@@ -170,15 +232,17 @@ async function main(): Promise<void> {
     '# Shared-prefix scoring benchmark',
     '',
     `\`npx tsx bench/prefix-scoring.bench.ts --n ${N} --budget ${BUDGET}\` — ${new Date().toISOString().slice(0, 10)}, Node ${process.version},`,
-    `${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, load average at the end ${loadavg().map((value) => value.toFixed(2)).join(' / ')}.`,
+    `${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, load average at the end ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' / ')}.`,
     '',
     ...(await measure(SYSTEM, 'A short system prompt')),
     ...(await measure(SYSTEM_LONG, "A system prompt of OpenHands' size")),
     `Target: the shared part's prefill cut by at least (N − 1)/N = ${(((N - 1) / N) * 100).toFixed(1)}% against one by one.`,
     '',
-    '- The vLLM row assumes the first candidate\'s prefix blocks are computed before the others are scheduled. With chunked prefill',
+    "- The vLLM row assumes the first candidate's prefix blocks are computed before the others are scheduled. With chunked prefill",
     '  (8K-token steps by default) and candidates this long that mostly holds; candidates scheduled in the very same step would compute',
-    '  the prefix again. winnower sends an instance\'s candidates consecutively with byte-identical prefixes; it does not warm the cache first.',
+    "  the prefix again. winnower sends an instance's candidates consecutively with byte-identical prefixes; it does not warm the cache first.",
     '- In the vLLM rows, "shared part computed" also absorbs cache hits past the common prefix (candidates whose first turns coincide),',
     '  which is why it can come out a little under the prefix itself; the partial last block of the prefix is computed once per candidate.',
     '- The SGLang rows score the same 27-label head through /v1/score without label ids (classification models, sgl-project/sglang#22118);',

@@ -88,14 +88,22 @@ async function timed(action: () => Promise<unknown>): Promise<number> {
 }
 
 /** `winnower sandbox serve` over the local provider with `exec`, its base URL and a ready sandbox. */
-async function startServe(repo: string, exec: Mode, configDir: string): Promise<{ call(body: unknown): Promise<number>; stop(): Promise<void> }> {
+async function startServe(
+  repo: string,
+  exec: Mode,
+  configDir: string,
+): Promise<{ call(body: unknown): Promise<number>; stop(): Promise<void> }> {
   const config = join(configDir, `serve-${exec}.json`);
   writeFileSync(config, JSON.stringify({ sandbox: { provider: 'local', settings: { exec } } }));
-  const child = spawn(join(root, 'node_modules/.bin/tsx'), [join(root, 'src/cli/main.ts'), 'sandbox', 'serve', '--repo', repo, '--repo-always', '--port', '0'], {
-    cwd: root,
-    env: { ...process.env, SANDBOX_API_KEY: 'bench-key', WINNOWER_CONFIG: config, WINNOWER_LOG_FORMAT: 'json', NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    join(root, 'node_modules/.bin/tsx'),
+    [join(root, 'src/cli/main.ts'), 'sandbox', 'serve', '--repo', repo, '--repo-always', '--port', '0'],
+    {
+      cwd: root,
+      env: { ...process.env, SANDBOX_API_KEY: 'bench-key', WINNOWER_CONFIG: config, WINNOWER_LOG_FORMAT: 'json', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -106,7 +114,11 @@ async function startServe(repo: string, exec: Mode, configDir: string): Promise<
   }
   const base = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)![1]!;
   const request = async (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
-    const response = await fetch(base + path, { method, headers: { 'x-api-key': 'bench-key', 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const response = await fetch(base + path, {
+      method,
+      headers: { 'x-api-key': 'bench-key', 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return (await response.json()) as Record<string, unknown>;
   };
   const { sandbox_id: id } = await request('POST', '/sandboxes', { image: 'bench:none' });
@@ -204,13 +216,19 @@ async function main(): Promise<void> {
     const loadEnd = loadavg();
     say('# Local sandbox hot path — budget table (issue 22)');
     say();
-    say(`Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Linux ${release()}, Node ${process.version}. Load average (1, 5, 15 min) at start ${loadStart.map((v) => v.toFixed(2)).join(' ')}, at end ${loadEnd.map((v) => v.toFixed(2)).join(' ')} — the machine was shared with other work, so absolute times are noisy; the ratios compare rows measured interleaved in the same run.`);
+    say(
+      `Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Linux ${release()}, Node ${process.version}. Load average (1, 5, 15 min) at start ${loadStart.map((v) => v.toFixed(2)).join(' ')}, at end ${loadEnd.map((v) => v.toFixed(2)).join(' ')} — the machine was shared with other work, so absolute times are noisy; the ratios compare rows measured interleaved in the same run.`,
+    );
     say(`Repository: ${FILES} files. Command: \`${command}\`.`);
-    say('"agent": the resident exec agent (default, after issue 22); "launch": a fresh bwrap per exec (`sandbox.settings.exec: launch`, the path before).');
+    say(
+      '"agent": the resident exec agent (default, after issue 22); "launch": a fresh bwrap per exec (`sandbox.settings.exec: launch`, the path before).',
+    );
     say();
     say(`## exec latency (${EXECS} sequential calls each, interleaved)`);
     say();
-    say('| command | plain spawn p50 / p95 | agent p50 / p95 | agent ratio p50 / p95 | launch p50 / p95 | launch ratio p50 / p95 | budget |');
+    say(
+      '| command | plain spawn p50 / p95 | agent p50 / p95 | agent ratio p50 / p95 | launch p50 / p95 | launch ratio p50 / p95 | budget |',
+    );
     say('|---|---|---|---|---|---|---|');
     for (const cmd of ['true', 'echo hi']) {
       const [plain, agent, launch] = ['plain', 'agent', 'launch'].map((name) => get(`${name} ${cmd}`));
@@ -224,9 +242,14 @@ async function main(): Promise<void> {
     say();
     say('| operation | host checkout p50 | agent p50 | agent ratio | launch p50 | launch ratio | budget |');
     say('|---|---|---|---|---|---|---|');
-    for (const [label, key] of [['`git status --short`', 'git status'], ['`diff()` (the same script on the host)', 'diff']] as const) {
+    for (const [label, key] of [
+      ['`git status --short`', 'git status'],
+      ['`diff()` (the same script on the host)', 'diff'],
+    ] as const) {
       const [hostRow, agent, launch] = ['host', 'agent', 'launch'].map((name) => percentile(get(`${name} ${key}`), 50));
-      say(`| ${label} | ${ms(hostRow!)} | ${ms(agent!)} | **${ratio(agent!, hostRow!)}** | ${ms(launch!)} | ${ratio(launch!, hostRow!)} | ≤ 1.5× |`);
+      say(
+        `| ${label} | ${ms(hostRow!)} | ${ms(agent!)} | **${ratio(agent!, hostRow!)}** | ${ms(launch!)} | ${ratio(launch!, hostRow!)} | ≤ 1.5× |`,
+      );
     }
     say();
     say(`## \`winnower sandbox serve\`: exec \`true\` (wait: true), median of ${SERVE}`);
@@ -235,10 +258,14 @@ async function main(): Promise<void> {
     say('|---|---|---|---|---|');
     for (const mode of MODES) {
       const median = percentile(get(`serve ${mode}`), 50);
-      say(`| serve, exec: ${mode} | ${ms(median)} | ${ms(percentile(get(`serve ${mode}`), 95))} | ${(median / ORCHARD_MS.high).toFixed(2)}–${(median / ORCHARD_MS.low).toFixed(2)}× | ≤ 1.0× |`);
+      say(
+        `| serve, exec: ${mode} | ${ms(median)} | ${ms(percentile(get(`serve ${mode}`), 95))} | ${(median / ORCHARD_MS.high).toFixed(2)}–${(median / ORCHARD_MS.low).toFixed(2)}× | ≤ 1.0× |`,
+      );
     }
     say();
-    say('The Orchard figure is not re-measured here (its stack is not on this machine): it is the one recorded in ../shared/design/orchard-real-behaviour.md §19.3b for this kind of machine at load 10–13, so that ratio is against a fixed number, not a baseline run beside it.');
+    say(
+      'The Orchard figure is not re-measured here (its stack is not on this machine): it is the one recorded in ../shared/design/orchard-real-behaviour.md §19.3b for this kind of machine at load 10–13, so that ratio is against a fixed number, not a baseline run beside it.',
+    );
   } finally {
     for (const sandbox of sandboxes.values()) await sandbox.close().catch(() => undefined);
     for (const provider of providers.values()) await provider.close();

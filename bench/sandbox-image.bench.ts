@@ -68,8 +68,14 @@ async function main(): Promise<void> {
   try {
     say('# Images on the local provider — benchmark');
     say();
-    say(`Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Linux ${release()}, Node ${process.version}; load average at start ${loadavg().map((value) => value.toFixed(2)).join(' ')}.`);
-    say(`Image: \`${IMAGE}\`. Command: \`npx tsx bench/sandbox-image.bench.ts --image ${IMAGE} --pulls ${PULLS} --creates ${CREATES} --execs ${EXECS}\`.`);
+    say(
+      `Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Linux ${release()}, Node ${process.version}; load average at start ${loadavg()
+        .map((value) => value.toFixed(2))
+        .join(' ')}.`,
+    );
+    say(
+      `Image: \`${IMAGE}\`. Command: \`npx tsx bench/sandbox-image.bench.ts --image ${IMAGE} --pulls ${PULLS} --creates ${CREATES} --execs ${EXECS}\`.`,
+    );
     say();
 
     // 1. First pull and unpack, each into an empty cache (inspect, copy, umoci unpack, index refresh, image facts).
@@ -137,10 +143,14 @@ async function main(): Promise<void> {
     say('|---|---|---|');
     say(row('inside the image (overlay over the image root)', samples.image));
     say(row('over a checkout of the same repository (host /usr, /etc)', samples.checkout));
-    say(row('`git status --short` in the image\'s /testbed, 10×', samples.imageGit));
+    say(row("`git status --short` in the image's /testbed, 10×", samples.imageGit));
     say(row('`git status --short` in the checkout, 10×', samples.checkoutGit));
     say();
-    say(`Load average at the end: ${loadavg().map((value) => value.toFixed(2)).join(' ')} (2 cores shared with other work: figures are pessimistic).`);
+    say(
+      `Load average at the end: ${loadavg()
+        .map((value) => value.toFixed(2))
+        .join(' ')} (2 cores shared with other work: figures are pessimistic).`,
+    );
   } finally {
     for (const each of providers) await each.close().catch(() => undefined);
     rmSync(scratch, { recursive: true, force: true });

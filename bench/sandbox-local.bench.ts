@@ -47,7 +47,8 @@ function makeRepo(): { dir: string; sizeMb: number } {
     mkdirSync(folder, { recursive: true });
     writeFileSync(join(folder, `module_${index}.py`), `# module ${index}\n${line.repeat(60)}`);
   }
-  const git = (...gitArgs: string[]) => execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.com', ...gitArgs], { cwd: dir, stdio: 'ignore' });
+  const git = (...gitArgs: string[]) =>
+    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.com', ...gitArgs], { cwd: dir, stdio: 'ignore' });
   git('init', '-q');
   git('add', '-A');
   git('commit', '-qm', 'bench base');
@@ -77,9 +78,17 @@ async function main(): Promise<void> {
     const description = await provider.describe();
     say('# Local sandbox provider (bubblewrap) — benchmark');
     say();
-    say(`Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Linux ${release()}, Node ${process.version}; load average at start ${loadavg().map((value) => value.toFixed(2)).join(' ')}.`);
-    say(`Provider: workspace ${description.workspace}, limits ${JSON.stringify(description.limits)}, runs as uid ${JSON.stringify(description.runsAs)}.`);
-    say(`Repository: ${FILES} files, ${repo.sizeMb} MB on disk (with .git). Command: \`npx tsx bench/sandbox-local.bench.ts --files ${FILES} --execs ${EXECS} --creates ${CREATES} --parallel ${PARALLEL.join(',')}\`.`);
+    say(
+      `Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Linux ${release()}, Node ${process.version}; load average at start ${loadavg()
+        .map((value) => value.toFixed(2))
+        .join(' ')}.`,
+    );
+    say(
+      `Provider: workspace ${description.workspace}, limits ${JSON.stringify(description.limits)}, runs as uid ${JSON.stringify(description.runsAs)}.`,
+    );
+    say(
+      `Repository: ${FILES} files, ${repo.sizeMb} MB on disk (with .git). Command: \`npx tsx bench/sandbox-local.bench.ts --files ${FILES} --execs ${EXECS} --creates ${CREATES} --parallel ${PARALLEL.join(',')}\`.`,
+    );
     say();
 
     // Create and close latency (the first create also prepares the base snapshot).
@@ -103,8 +112,12 @@ async function main(): Promise<void> {
     say('| step | p50 | p95 | mean |');
     say('|---|---|---|---|');
     say(`| first create (clone + snapshot + overlay) | ${ms(coldCreate)} | | |`);
-    say(`| create (snapshot ready; overlay mount + cgroups + exec agent), ${CREATES}× | ${ms(percentile(creates, 50))} | ${ms(percentile(creates, 95))} | ${ms(mean(creates))} |`);
-    say(`| close (kill, unmount, remove), ${CREATES}× | ${ms(percentile(closes, 50))} | ${ms(percentile(closes, 95))} | ${ms(mean(closes))} |`);
+    say(
+      `| create (snapshot ready; overlay mount + cgroups + exec agent), ${CREATES}× | ${ms(percentile(creates, 50))} | ${ms(percentile(creates, 95))} | ${ms(mean(creates))} |`,
+    );
+    say(
+      `| close (kill, unmount, remove), ${CREATES}× | ${ms(percentile(closes, 50))} | ${ms(percentile(closes, 95))} | ${ms(mean(closes))} |`,
+    );
     say();
 
     // Exec latency against two baselines, interleaved so all see the same load: a plain spawn, and
@@ -113,8 +126,22 @@ async function main(): Promise<void> {
     const bare = [
       ...(process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : []),
       'bwrap',
-      ...bwrapArgs({ workspace: bareDir, workdir: '/workspace', tmpDir: bareDir, varTmpDir: bareDir, cwd: '/workspace', network: false, env: baseSandboxEnv(), innerUid: 1000, innerGid: 1000, rootLayout: await detectRootLayout(), statusFd: 3 }),
-      'bash', '-c', 'echo hi',
+      ...bwrapArgs({
+        workspace: bareDir,
+        workdir: '/workspace',
+        tmpDir: bareDir,
+        varTmpDir: bareDir,
+        cwd: '/workspace',
+        network: false,
+        env: baseSandboxEnv(),
+        innerUid: 1000,
+        innerGid: 1000,
+        rootLayout: await detectRootLayout(),
+        statusFd: 3,
+      }),
+      'bash',
+      '-c',
+      'echo hi',
     ];
     const sandbox = await provider.create(spec);
     const execs: number[] = [];
@@ -156,9 +183,15 @@ async function main(): Promise<void> {
     say();
     say('| approach | p50 | p95 | ratio p50 |');
     say('|---|---|---|---|');
-    say(`| plain \`child_process.spawn('sh', ['-c', 'echo hi'])\` | ${ms(percentile(baseline, 50))} | ${ms(percentile(baseline, 95))} | 1.0× |`);
-    say(`| bare hardened bwrap (same flags; no cgroup join, overlay or nsenter) | ${ms(percentile(bareBwrap, 50))} | ${ms(percentile(bareBwrap, 95))} | ${(percentile(bareBwrap, 50) / percentile(baseline, 50)).toFixed(1)}× |`);
-    say(`| local sandbox \`exec()\` (default: the resident exec agent) | ${ms(percentile(execs, 50))} | ${ms(percentile(execs, 95))} | ${(percentile(execs, 50) / percentile(baseline, 50)).toFixed(1)}× |`);
+    say(
+      `| plain \`child_process.spawn('sh', ['-c', 'echo hi'])\` | ${ms(percentile(baseline, 50))} | ${ms(percentile(baseline, 95))} | 1.0× |`,
+    );
+    say(
+      `| bare hardened bwrap (same flags; no cgroup join, overlay or nsenter) | ${ms(percentile(bareBwrap, 50))} | ${ms(percentile(bareBwrap, 95))} | ${(percentile(bareBwrap, 50) / percentile(baseline, 50)).toFixed(1)}× |`,
+    );
+    say(
+      `| local sandbox \`exec()\` (default: the resident exec agent) | ${ms(percentile(execs, 50))} | ${ms(percentile(execs, 95))} | ${(percentile(execs, 50) / percentile(baseline, 50)).toFixed(1)}× |`,
+    );
     say(`| \`git status --short\` in the sandbox, 10× | ${ms(percentile(gitStatus, 50))} | ${ms(percentile(gitStatus, 95))} | |`);
     say(`| \`diff()\` with one modified file, 10× | ${ms(percentile(diffs, 50))} | ${ms(percentile(diffs, 95))} | |`);
     say();
@@ -195,7 +228,9 @@ async function main(): Promise<void> {
     say();
     const load = loadavg()[0]!;
     if (load > cpus().length) {
-      say(`Note: the load average was ${load.toFixed(1)} on ${cpus().length} cores at the end (other work shared the machine); every figure above is pessimistic.`);
+      say(
+        `Note: the load average was ${load.toFixed(1)} on ${cpus().length} cores at the end (other work shared the machine); every figure above is pessimistic.`,
+      );
       say();
     }
     say('## For scale');

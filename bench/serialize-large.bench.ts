@@ -32,7 +32,9 @@ const BUDGET = 4096;
 const before = mkdtempSync(join(tmpdir(), 'winnower-serialize-before-'));
 execFileSync('sh', ['-c', `git -C "${root}" archive "${args.ref}" src | tar -x -C "${before}"`]);
 symlinkSync(join(root, 'node_modules'), join(before, 'node_modules'));
-const { serializeTrajectory: serializeBefore } = (await import(join(before, 'src/serialize/serialize-trajectory.ts'))) as { serializeTrajectory: typeof serializeAfter };
+const { serializeTrajectory: serializeBefore } = (await import(join(before, 'src/serialize/serialize-trajectory.ts'))) as {
+  serializeTrajectory: typeof serializeAfter;
+};
 
 interface Row {
   name: string;
@@ -67,9 +69,16 @@ const normal = syntheticTrajectory(9);
 const rows: Row[] = [];
 const ratios: string[] = [];
 const fmt = (value: number, digits = 1): string => value.toFixed(digits);
-for (const [label, dir] of [['winnower-value', 'models/winnower-value'], ['tiny-value', 'models/tiny-value']] as const) {
+for (const [label, dir] of [
+  ['winnower-value', 'models/winnower-value'],
+  ['tiny-value', 'models/tiny-value'],
+] as const) {
   const tokenizer: Tokenizer = await loadTokenizer(join(root, dir));
-  const baseline = await measure(`baseline: count the whole patch once (${label})`, REPS, async () => `${(await tokenizer.countTokens([patch]))[0]} tokens`);
+  const baseline = await measure(
+    `baseline: count the whole patch once (${label})`,
+    REPS,
+    async () => `${(await tokenizer.countTokens([patch]))[0]} tokens`,
+  );
   const run = (serialize: typeof serializeAfter) => async () => {
     const serialized = await serialize(bigTask, big, { template: 'patch-v1', budgetTokens: BUDGET, tokenizer });
     return `${serialized.inputTokens} tokens, tokens_before ${serialized.cut.tokens_before}`;
@@ -84,7 +93,11 @@ for (const [label, dir] of [['winnower-value', 'models/winnower-value'], ['tiny-
 
 const tokenizer = await loadTokenizer(join(root, 'models/winnower-value'));
 const text = (await serializeAfter(normal.task, normal.trajectory, { template: 'judge-v1', budgetTokens: 1_000_000, tokenizer })).text;
-const baseline = await measure('baseline: encode the 4K candidate\'s text once', REPS * 4, async () => `${(await tokenizer.encode([text]))[0]!.length} tokens, ${text.length} chars`);
+const baseline = await measure(
+  "baseline: encode the 4K candidate's text once",
+  REPS * 4,
+  async () => `${(await tokenizer.encode([text]))[0]!.length} tokens, ${text.length} chars`,
+);
 const runNormal = (serialize: typeof serializeAfter) => async () => {
   const serialized = await serialize(normal.task, normal.trajectory, { template: 'judge-v1', budgetTokens: BUDGET, tokenizer });
   return `${serialized.inputTokens} tokens, truncated: ${serialized.truncated}`;
@@ -92,13 +105,17 @@ const runNormal = (serialize: typeof serializeAfter) => async () => {
 const old = await measure('4K candidate, judge-v1, before', REPS * 4, runNormal(serializeBefore));
 const now = await measure('4K candidate, judge-v1, after', REPS * 4, runNormal(serializeAfter));
 rows.push(baseline, old, now);
-ratios.push(`- 4K candidate: before / after ${fmt(old.wall / now.wall, 2)}× wall, ${fmt(old.cpu / now.cpu, 2)}× CPU; after / baseline ${fmt(now.wall / baseline.wall, 2)}× wall, ${fmt(now.cpu / baseline.cpu, 2)}× CPU`);
+ratios.push(
+  `- 4K candidate: before / after ${fmt(old.wall / now.wall, 2)}× wall, ${fmt(old.cpu / now.cpu, 2)}× CPU; after / baseline ${fmt(now.wall / baseline.wall, 2)}× wall, ${fmt(now.cpu / baseline.cpu, 2)}× CPU`,
+);
 rmSync(before, { recursive: true, force: true });
 
 const report = `# Serializing a huge candidate (issue 19's scoring budget)
 
 \`npx tsx bench/serialize-large.bench.ts --reps ${REPS} --ref ${args.ref}\` — ${new Date().toISOString().slice(0, 10)}, Node ${process.version},
-${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, load average at the end ${loadavg().map((value) => fmt(value, 2)).join(' / ')}.
+${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, load average at the end ${loadavg()
+  .map((value) => fmt(value, 2))
+  .join(' / ')}.
 
 Budget ${BUDGET} tokens. "before" is the serializer at \`${args.ref}\` (every piece counted whole), "after" this checkout
 (a piece over max(64K characters, 2 × budget × chars_per_token) counted on its head + tail first). p50 of ${REPS}

@@ -65,7 +65,17 @@ async function measure(name: string, tokens: number, reps: number, body: () => P
   times.sort((a, b) => a - b);
   busy.sort((a, b) => a - b);
   const p50 = quantile(times, 0.5);
-  return { name, min: times[0]!, p50, p95: quantile(times, 0.95), tokensPerSecond: tokens / (p50 / 1000), loopP99: histogram.percentile(99) / 1e6, loopMax: histogram.max / 1e6, loopBusy: quantile(busy, 0.5), note };
+  return {
+    name,
+    min: times[0]!,
+    p50,
+    p95: quantile(times, 0.95),
+    tokensPerSecond: tokens / (p50 / 1000),
+    loopP99: histogram.percentile(99) / 1e6,
+    loopMax: histogram.max / 1e6,
+    loopBusy: quantile(busy, 0.5),
+    note,
+  };
 }
 
 const { task, trajectory } = syntheticTrajectory(TURNS);
@@ -75,30 +85,55 @@ const full = await serializeTrajectory(task, trajectory, { template: 'judge-v1',
 const fullTokens = full.inputTokens;
 
 const runs: Record<string, Serialized> = {};
-const serializeAt = (budgetTokens: number) => async () => (runs[budgetTokens] = await serializeTrajectory(task, trajectory, { template: 'judge-v1', budgetTokens, tokenizer: native }));
+const serializeAt = (budgetTokens: number) => async () =>
+  (runs[budgetTokens] = await serializeTrajectory(task, trajectory, { template: 'judge-v1', budgetTokens, tokenizer: native }));
 const candidates = Array.from({ length: 8 }, (_, index) => syntheticTrajectory(TURNS - 8 + 2 * index, index + 1).trajectory);
-const candidateTokensCounted = (await Promise.all(candidates.map((candidate) => serializeTrajectory(task, candidate, { template: 'judge-v1', budgetTokens: 1_000_000, tokenizer: native })))).reduce(
-  (sum, serialized) => sum + serialized.inputTokens,
-  0,
-);
+const candidateTokensCounted = (
+  await Promise.all(
+    candidates.map((candidate) =>
+      serializeTrajectory(task, candidate, { template: 'judge-v1', budgetTokens: 1_000_000, tokenizer: native }),
+    ),
+  )
+).reduce((sum, serialized) => sum + serialized.inputTokens, 0);
 
 const rows: Row[] = [];
 rows.push(await measure('native encode of the text (Rust `tokenizers`, async)', fullTokens, REPS, () => native.encode([full.text])));
 rows.push(await measure('serialize, budget 32K (no cut)', fullTokens, REPS, serializeAt(32_768)));
 rows.push(await measure('serialize, budget 8K (cuts)', fullTokens, REPS, serializeAt(8_192)));
 rows.push(
-  await measure('serialize 8 candidates at once, budget 8K', candidateTokensCounted, Math.max(3, Math.floor(REPS / 4)), () =>
-    Promise.all(candidates.map((candidate) => serializeTrajectory(task, candidate, { template: 'judge-v1', budgetTokens: 8_192, tokenizer: native }))),
-  `≈${Math.round(candidateTokensCounted / 1000)}K tokens in all`),
+  await measure(
+    'serialize 8 candidates at once, budget 8K',
+    candidateTokensCounted,
+    Math.max(3, Math.floor(REPS / 4)),
+    () =>
+      Promise.all(
+        candidates.map((candidate) =>
+          serializeTrajectory(task, candidate, { template: 'judge-v1', budgetTokens: 8_192, tokenizer: native }),
+        ),
+      ),
+    `≈${Math.round(candidateTokensCounted / 1000)}K tokens in all`,
+  ),
 );
 const twoAtATime = pLimit(2);
 rows.push(
-  await measure('serialize the same 8 candidates, 2 at a time, budget 8K', candidateTokensCounted, Math.max(3, Math.floor(REPS / 4)), () =>
-    Promise.all(candidates.map((candidate) => twoAtATime(() => serializeTrajectory(task, candidate, { template: 'judge-v1', budgetTokens: 8_192, tokenizer: native })))),
-  'concurrency capped at the core count'),
+  await measure(
+    'serialize the same 8 candidates, 2 at a time, budget 8K',
+    candidateTokensCounted,
+    Math.max(3, Math.floor(REPS / 4)),
+    () =>
+      Promise.all(
+        candidates.map((candidate) =>
+          twoAtATime(() => serializeTrajectory(task, candidate, { template: 'judge-v1', budgetTokens: 8_192, tokenizer: native })),
+        ),
+      ),
+    'concurrency capped at the core count',
+  ),
 );
 // The pure-JS tokenizer is loaded only now: its vocabulary maps enlarge the JS heap (and every GC).
-const js = new JsTokenizer(JSON.parse(readFileSync(join(TOKENIZER_DIR, 'tokenizer.json'), 'utf8')), JSON.parse(readFileSync(join(TOKENIZER_DIR, 'tokenizer_config.json'), 'utf8')));
+const js = new JsTokenizer(
+  JSON.parse(readFileSync(join(TOKENIZER_DIR, 'tokenizer.json'), 'utf8')),
+  JSON.parse(readFileSync(join(TOKENIZER_DIR, 'tokenizer_config.json'), 'utf8')),
+);
 const jsIds: number[] = js.encode(full.text, { add_special_tokens: false }).ids;
 const sameIds = jsIds.length === full.inputIds!.length && jsIds.every((id: number, index: number) => id === full.inputIds![index]);
 const jsAdapter: Tokenizer = {
@@ -108,8 +143,14 @@ const jsAdapter: Tokenizer = {
   decode: async (ids) => js.decode(ids),
   tokenToId: (token) => js.token_to_id(token),
 };
-rows.push(await measure('serialize with the pure-JS tokenizer, budget 8K', fullTokens, REPS, () => serializeTrajectory(task, trajectory, { template: 'judge-v1', budgetTokens: 8_192, tokenizer: jsAdapter })));
-const baseline = await measure('baseline: pure-JS `@huggingface/tokenizers` encode, on the loop', fullTokens, REPS, () => js.encode(full.text, { add_special_tokens: false }));
+rows.push(
+  await measure('serialize with the pure-JS tokenizer, budget 8K', fullTokens, REPS, () =>
+    serializeTrajectory(task, trajectory, { template: 'judge-v1', budgetTokens: 8_192, tokenizer: jsAdapter }),
+  ),
+);
+const baseline = await measure('baseline: pure-JS `@huggingface/tokenizers` encode, on the loop', fullTokens, REPS, () =>
+  js.encode(full.text, { add_special_tokens: false }),
+);
 rows.push(baseline);
 
 // ---------------------------------------------------------------- report
@@ -133,7 +174,9 @@ const comparison = [rows[1]!, rows[2]!].map((row) => `- ${row.name} vs the pure-
 const report = `# Serialization benchmark
 
 \`npx tsx bench/serialize.bench.ts --reps ${REPS} --turns ${TURNS}\` — ${new Date().toISOString().slice(0, 10)}, Node ${process.version},
-${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, load average at the end ${loadavg().map((value) => fmt(value, 2)).join(' / ')}.
+${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, load average at the end ${loadavg()
+  .map((value) => fmt(value, 2))
+  .join(' / ')}.
 
 Synthetic trajectory: ${TURNS} turns (thoughts, bash and editor tool calls; grep, source, traceback,
 pytest and find outputs), ${fullTokens.toLocaleString('en-US')} Qwen3 tokens, ${full.text.length.toLocaleString('en-US')} characters serialized

@@ -19,7 +19,14 @@ import { parseArgs } from 'node:util';
 import { runBench, type BenchOptions, type BenchReport } from '../src/loadgen/run-bench.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '8' }, warmup: { type: 'string', default: '2' }, connections: { type: 'string', default: '1,16,64' }, rounds: { type: 'string', default: '6' } } });
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '8' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '1,16,64' },
+    rounds: { type: 'string', default: '6' },
+  },
+});
 const connections = values.connections.split(',').map(Number);
 const base: BenchOptions = {
   scenario: 'score',
@@ -44,7 +51,8 @@ const run = async (label: string, options: Partial<BenchOptions>): Promise<Bench
   return runBench({ ...base, ...options });
 };
 
-const format = (n: number, digits = 1) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–');
+const format = (n: number, digits = 1) =>
+  Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–';
 
 const bundled: Array<{ scenario: 'score' | 'rerank'; on: BenchReport; off: BenchReport }> = [];
 for (const scenario of ['score', 'rerank'] as const) {

@@ -19,7 +19,18 @@ import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startPolicyStub } from '../src/loadgen/policy-stub.js';
-import { commandsOf, createSolveWorld, demoRecordings, mean, median, root, seconds, solveBody, type SolveWorld, type TimedEvent } from './solve-world.js';
+import {
+  commandsOf,
+  createSolveWorld,
+  demoRecordings,
+  mean,
+  median,
+  root,
+  seconds,
+  solveBody,
+  type SolveWorld,
+  type TimedEvent,
+} from './solve-world.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -72,8 +83,14 @@ interface Run {
   serverCpuMs: number;
 }
 
-function phases(n: number, makespanMs: number, startedAt: number, events: TimedEvent[]): Omit<Run, 'policyCalls' | 'computeRolloutMs' | 'resolved' | 'verifyRunMeanMs' | 'sandboxCpuMs' | 'serverCpuMs'> {
-  const at = (type: TimedEvent['type'], index: number) => events.find((event) => event.type === type && 'index' in event && event.index === index)?.at;
+function phases(
+  n: number,
+  makespanMs: number,
+  startedAt: number,
+  events: TimedEvent[],
+): Omit<Run, 'policyCalls' | 'computeRolloutMs' | 'resolved' | 'verifyRunMeanMs' | 'sandboxCpuMs' | 'serverCpuMs'> {
+  const at = (type: TimedEvent['type'], index: number) =>
+    events.find((event) => event.type === type && 'index' in event && event.index === index)?.at;
   const rollouts: number[] = [];
   const scores: number[] = [];
   const verifies: number[] = [];
@@ -105,11 +122,14 @@ function phases(n: number, makespanMs: number, startedAt: number, events: TimedE
 async function once(world: SolveWorld, policyUrl: string, n: number): Promise<Run> {
   const children = childrenCpuMs();
   const own = ownCpuMs();
-  const { job, makespanMs, events, startedAt } = await world.solve(solveBody(world.repo, { n, policy: { kind: 'openai', url: policyUrl, model: 'bench-stub' } }));
+  const { job, makespanMs, events, startedAt } = await world.solve(
+    solveBody(world.repo, { n, policy: { kind: 'openai', url: policyUrl, model: 'bench-stub' } }),
+  );
   const sandboxCpuMs = childrenCpuMs() - children;
   const serverCpuMs = ownCpuMs() - own;
   const result = job.result!;
-  if (result.rollouts.finished !== n) throw new Error(`N=${n}: only ${result.rollouts.finished} rollouts finished: ${JSON.stringify(job.candidates.map((c) => c.error))}`);
+  if (result.rollouts.finished !== n)
+    throw new Error(`N=${n}: only ${result.rollouts.finished} rollouts finished: ${JSON.stringify(job.candidates.map((c) => c.error))}`);
   return {
     ...phases(n, makespanMs, startedAt, events),
     verifyRunMeanMs: mean(job.candidates.flatMap((candidate) => (candidate.verify ? [candidate.verify.duration_ms] : []))),
@@ -139,7 +159,9 @@ async function main(): Promise<void> {
       for (const n of NS) {
         const run = await once(world, policy.url, n);
         runs.push(run);
-        console.error(`round ${round + 1}/${REPEATS} N=${n}: ${seconds(run.makespanMs)} (rollouts done ${seconds(run.rolloutsDoneMs)}, ${run.resolved}/${n} resolved)`);
+        console.error(
+          `round ${round + 1}/${REPEATS} N=${n}: ${seconds(run.makespanMs)} (rollouts done ${seconds(run.rolloutsDoneMs)}, ${run.resolved}/${n} resolved)`,
+        );
       }
     }
   } finally {
@@ -155,14 +177,20 @@ async function main(): Promise<void> {
 
   say('# /solve makespan vs N — benchmark');
   say();
-  say(`Host: ${cpus().length} vCPU (${cpus()[0]?.model ?? 'cpu'}), Linux ${release()}, Node ${process.version}; a noisy shared box (other work ran alongside); load average ${loadStart.map((v) => v.toFixed(2)).join(' ')} at start, ${loadEnd.map((v) => v.toFixed(2)).join(' ')} at end.`);
+  say(
+    `Host: ${cpus().length} vCPU (${cpus()[0]?.model ?? 'cpu'}), Linux ${release()}, Node ${process.version}; a noisy shared box (other work ran alongside); load average ${loadStart.map((v) => v.toFixed(2)).join(' ')} at start, ${loadEnd.map((v) => v.toFixed(2)).join(' ')} at end.`,
+  );
   say(`Command: \`npx tsx bench/solve-makespan.bench.ts --latency ${LATENCY_MS} --n ${NS.join(',')} --repeats ${REPEATS}\`.`);
   say();
-  say(`Set-up: the real server (fastify on 127.0.0.1, \`POST /solve?wait=true\` over HTTP), local bubblewrap sandboxes, the bundled ONNX value model (models/tiny-value), a SQLite store in a temporary folder (scorer cache off: the rollouts are identical, real ones are not); the demo task (examples/demo) with verification on (its test command, F2P/P2P lists and test patch; default verify concurrency 4). Policy: bench/policy-stub.ts, an OpenAI-compatible server answering every turn after ${LATENCY_MS} ms with the next command of the demo's correct fix, the same for every seed — ${turns} turns per rollout, so ≥ ${seconds(turns * LATENCY_MS, 1)} of policy latency per rollout. One warm-up N=1 job, then ${REPEATS} interleaved rounds over N; medians (min–max over rounds).`);
+  say(
+    `Set-up: the real server (fastify on 127.0.0.1, \`POST /solve?wait=true\` over HTTP), local bubblewrap sandboxes, the bundled ONNX value model (models/tiny-value), a SQLite store in a temporary folder (scorer cache off: the rollouts are identical, real ones are not); the demo task (examples/demo) with verification on (its test command, F2P/P2P lists and test patch; default verify concurrency 4). Policy: bench/policy-stub.ts, an OpenAI-compatible server answering every turn after ${LATENCY_MS} ms with the next command of the demo's correct fix, the same for every seed — ${turns} turns per rollout, so ≥ ${seconds(turns * LATENCY_MS, 1)} of policy latency per rollout. One warm-up N=1 job, then ${REPEATS} interleaved rounds over N; medians (min–max over rounds).`,
+  );
   say();
   say('## Makespan');
   say();
-  say('| N | makespan (median) | min–max | ratio vs N=1 | sequential bound N × T(1) | vs sequential | rollouts/s | resolved (worst round) |');
+  say(
+    '| N | makespan (median) | min–max | ratio vs N=1 | sequential bound N × T(1) | vs sequential | rollouts/s | resolved (worst round) |',
+  );
   say('|---|---|---|---|---|---|---|---|');
   for (const n of NS) {
     const samples = byN.get(n)!.map((run) => run.makespanMs);
@@ -177,9 +205,13 @@ async function main(): Promise<void> {
   const last = NS.at(-1)!;
   say(`## Makespan against the CPU-work bound (${CORES} cores)`);
   say();
-  say(`makespan(${last}) / makespan(${NS[0]}) = **${ratio(last).toFixed(2)}×**; makespan(${last}) / CPU-work bound(${last}) = **${(med(last, (r) => r.makespanMs) / (med(last, (r) => r.sandboxCpuMs) / CORES)).toFixed(2)}×** (issue 22's budget: ≤ 1.3×).`);
+  say(
+    `makespan(${last}) / makespan(${NS[0]}) = **${ratio(last).toFixed(2)}×**; makespan(${last}) / CPU-work bound(${last}) = **${(med(last, (r) => r.makespanMs) / (med(last, (r) => r.sandboxCpuMs) / CORES)).toFixed(2)}×** (issue 22's budget: ≤ 1.3×).`,
+  );
   say();
-  say('| N | makespan (median) | ratio vs N=1 | Σ sandbox CPU (spawned processes) | CPU-work bound Σ sandbox CPU / cores | makespan / bound | server process CPU | bound with server CPU | makespan / that bound |');
+  say(
+    '| N | makespan (median) | ratio vs N=1 | Σ sandbox CPU (spawned processes) | CPU-work bound Σ sandbox CPU / cores | makespan / bound | server process CPU | bound with server CPU | makespan / that bound |',
+  );
   say('|---|---|---|---|---|---|---|---|---|');
   for (const n of NS) {
     const makespan = med(n, (r) => r.makespanMs);
@@ -187,22 +219,36 @@ async function main(): Promise<void> {
     const serverCpu = med(n, (r) => r.serverCpuMs);
     const bound = sandboxCpu / CORES;
     const both = (sandboxCpu + serverCpu) / CORES;
-    say(`| ${n} | ${seconds(makespan)} | ${ratio(n).toFixed(2)}× | ${seconds(sandboxCpu)} | ${seconds(bound)} | ${(makespan / bound).toFixed(2)}× | ${seconds(serverCpu)} | ${seconds(both)} | ${(makespan / both).toFixed(2)}× |`);
-  }
-  say();
-  say('Σ sandbox CPU is the user + system CPU of every process the server spawned during the job and reaped (bubblewrap sandboxes and what ran in them, git), from /proc/self/stat (cutime + cstime) before and after; the server process\'s own CPU (HTTP, store, ONNX scoring, agent loops) is shown beside it. A makespan near the bound means the N rollouts kept the cores busy; far above it, the job waited (policy latency, queueing for a verification slot, serial steps).');
-  say();
-  say('## Where the time goes (medians over rounds; times from the job\'s events)');
-  say();
-  say('| N | one rollout, mean (max) | all rollouts done at | score, mean | verify wait + run, mean | verify run alone, mean | all verified at | after last verify (select, store, HTTP) | Σ rollout time (compute.rollout_ms) | policy calls |');
-  say('|---|---|---|---|---|---|---|---|---|---|');
-  for (const n of NS) {
     say(
-      `| ${n} | ${seconds(med(n, (r) => r.rolloutMeanMs))} (${seconds(med(n, (r) => r.rolloutMaxMs))}) | ${seconds(med(n, (r) => r.rolloutsDoneMs))} | ${seconds(med(n, (r) => r.scoreMeanMs), 3)} | ${seconds(med(n, (r) => r.verifyWallMeanMs))} | ${seconds(med(n, (r) => r.verifyRunMeanMs))} | ${seconds(med(n, (r) => r.verifiedDoneMs))} | ${seconds(med(n, (r) => r.makespanMs - r.verifiedDoneMs), 3)} | ${seconds(med(n, (r) => r.computeRolloutMs))} | ${med(n, (r) => r.policyCalls)} |`,
+      `| ${n} | ${seconds(makespan)} | ${ratio(n).toFixed(2)}× | ${seconds(sandboxCpu)} | ${seconds(bound)} | ${(makespan / bound).toFixed(2)}× | ${seconds(serverCpu)} | ${seconds(both)} | ${(makespan / both).toFixed(2)}× |`,
     );
   }
   say();
-  say('Reading: "one rollout" is wall time (sandbox create → agent loop → close). The policy latency overlaps fully across rollouts, but each sandbox is created and closed (bubblewrap, overlay, the resident exec agent) and every command runs python3 in it, and N rollouts share the 2 vCPUs, so one rollout stretches as N grows and Σ rollout time grows faster than N. Scoring is a few tens of ms. Verification runs `verify.concurrency` (default 4) at a time in fresh sandboxes; "verify wait + run" minus "verify run alone" is the queueing (and sandbox create/close), which is what the tail after the last rollout is made of at large N.');
+  say(
+    "Σ sandbox CPU is the user + system CPU of every process the server spawned during the job and reaped (bubblewrap sandboxes and what ran in them, git), from /proc/self/stat (cutime + cstime) before and after; the server process's own CPU (HTTP, store, ONNX scoring, agent loops) is shown beside it. A makespan near the bound means the N rollouts kept the cores busy; far above it, the job waited (policy latency, queueing for a verification slot, serial steps).",
+  );
+  say();
+  say("## Where the time goes (medians over rounds; times from the job's events)");
+  say();
+  say(
+    '| N | one rollout, mean (max) | all rollouts done at | score, mean | verify wait + run, mean | verify run alone, mean | all verified at | after last verify (select, store, HTTP) | Σ rollout time (compute.rollout_ms) | policy calls |',
+  );
+  say('|---|---|---|---|---|---|---|---|---|---|');
+  for (const n of NS) {
+    say(
+      `| ${n} | ${seconds(med(n, (r) => r.rolloutMeanMs))} (${seconds(med(n, (r) => r.rolloutMaxMs))}) | ${seconds(med(n, (r) => r.rolloutsDoneMs))} | ${seconds(
+        med(n, (r) => r.scoreMeanMs),
+        3,
+      )} | ${seconds(med(n, (r) => r.verifyWallMeanMs))} | ${seconds(med(n, (r) => r.verifyRunMeanMs))} | ${seconds(med(n, (r) => r.verifiedDoneMs))} | ${seconds(
+        med(n, (r) => r.makespanMs - r.verifiedDoneMs),
+        3,
+      )} | ${seconds(med(n, (r) => r.computeRolloutMs))} | ${med(n, (r) => r.policyCalls)} |`,
+    );
+  }
+  say();
+  say(
+    'Reading: "one rollout" is wall time (sandbox create → agent loop → close). The policy latency overlaps fully across rollouts, but each sandbox is created and closed (bubblewrap, overlay, the resident exec agent) and every command runs python3 in it, and N rollouts share the 2 vCPUs, so one rollout stretches as N grows and Σ rollout time grows faster than N. Scoring is a few tens of ms. Verification runs `verify.concurrency` (default 4) at a time in fresh sandboxes; "verify wait + run" minus "verify run alone" is the queueing (and sandbox create/close), which is what the tail after the last rollout is made of at large N.',
+  );
   say();
   const report = lines.join('\n') + '\n';
   mkdirSync(join(root, 'bench', 'results'), { recursive: true });

@@ -59,7 +59,14 @@ export interface SolveJobView {
   job_id: string;
   status: string;
   error: { message: string } | null;
-  candidates: Array<{ index: number; status: string; steps: number | null; value: number | null; verify: { status: string; resolved: boolean; duration_ms: number } | null; error: unknown }>;
+  candidates: Array<{
+    index: number;
+    status: string;
+    steps: number | null;
+    value: number | null;
+    verify: { status: string; resolved: boolean; duration_ms: number } | null;
+    error: unknown;
+  }>;
   result: SolveResult | null;
 }
 
@@ -76,7 +83,11 @@ export interface SolveWorld {
 export async function createSolveWorld(options: { scorerCache?: boolean } = {}): Promise<SolveWorld> {
   const repo = prepareDemoRepo(join(demoDir(), 'repo'));
   const dataDir = mkdtempSync(join(tmpdir(), 'wnw-bench-data-'));
-  const scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR(), ...(options.scorerCache === false ? { cacheEntries: 0 } : {}) });
+  const scorer = await createScorer({
+    backend: 'onnx',
+    model: DEFAULT_MODEL_DIR(),
+    ...(options.scorerCache === false ? { cacheEntries: 0 } : {}),
+  });
   const sandboxes = createLocalProvider();
   const store = createSqliteStore(dataDir);
   const jobs = new TimedJobManager(store);
@@ -98,7 +109,9 @@ export async function createSolveWorld(options: { scorerCache?: boolean } = {}):
       const job = (await response.body.json()) as SolveJobView;
       const makespanMs = performance.now() - started;
       if (response.statusCode !== 200 || job.status !== 'succeeded' || !job.result) {
-        throw new Error(`POST /solve?wait=true answered ${response.statusCode}, job ${job.status}: ${job.error?.message ?? JSON.stringify(job).slice(0, 400)}`);
+        throw new Error(
+          `POST /solve?wait=true answered ${response.statusCode}, job ${job.status}: ${job.error?.message ?? JSON.stringify(job).slice(0, 400)}`,
+        );
       }
       const timeline = jobs.timeline.get(job.job_id);
       return { job, makespanMs, events: timeline?.events ?? [], startedAt: timeline?.startedAt ?? started };

@@ -28,7 +28,15 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({ options: { bootstrap: { type: 'string', default: '1000' } } });
 const bootstrap = Number(args.bootstrap);
 const data = join(root, '..', 'shared', 'data', 'train');
-const lines: string[] = ['# Selection on sources held out of training', '', `Command: \`npx tsx bench/train-sources.bench.ts ${process.argv.slice(2).join(' ')}\``, `Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start`, ''];
+const lines: string[] = [
+  '# Selection on sources held out of training',
+  '',
+  `Command: \`npx tsx bench/train-sources.bench.ts ${process.argv.slice(2).join(' ')}\``,
+  `Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} at start`,
+  '',
+];
 
 if (!existsSync(join(data, 'candidates.jsonl'))) {
   lines.push(`Skipped: ${data} is missing.`);
@@ -37,14 +45,26 @@ if (!existsSync(join(data, 'candidates.jsonl'))) {
   const dataset = await loadDataset({ rollouts: [join(data, 'candidates.jsonl')], tasks: [join(data, 'tasks.jsonl')], onInvalid: 'skip' });
   // robust reads no weights: an empty selector (no priors) gives it nothing from training.
   const empty: LearnedSelector = { format: SELECTOR_FORMAT, signals: [] };
-  const poolsOf = (validation: LabelledCandidate[]): EvalPool[] => [...groupBy(validation, (c) => c.pool).values()].map((members) => evalPool(members, members.map(() => undefined), empty));
+  const poolsOf = (validation: LabelledCandidate[]): EvalPool[] =>
+    [...groupBy(validation, (c) => c.pool).values()].map((members) =>
+      evalPool(
+        members,
+        members.map(() => undefined),
+        empty,
+      ),
+    );
   const options = { selectors: [...TRIVIAL_SELECTORS, ROBUST], probabilistic: [], bootstrap, seed: 1 };
   const families = rotatingSources(dataset.candidates);
   const folds = families.map((family) => ({ family, pools: poolsOf(splitBySource(dataset.candidates, [family], 1).validation) }));
   const pooled = folds.flatMap((fold) => fold.pools);
-  const mixed = (pools: EvalPool[]) => pools.filter((pool) => pool.candidates.some((c) => c.resolved) && pool.candidates.some((c) => !c.resolved));
+  const mixed = (pools: EvalPool[]) =>
+    pools.filter((pool) => pool.candidates.some((c) => c.resolved) && pool.candidates.some((c) => !c.resolved));
   const tables: ScopeTable[] = [
-    evaluateScope(`leave-one-source-out, ${folds.length} folds (${families.join(', ')}; a pool counts once per fold that holds it out): all`, pooled, options),
+    evaluateScope(
+      `leave-one-source-out, ${folds.length} folds (${families.join(', ')}; a pool counts once per fold that holds it out): all`,
+      pooled,
+      options,
+    ),
     evaluateScope(`leave-one-source-out, ${folds.length} folds: mixed-label`, mixed(pooled), options),
     ...folds.map((fold) => evaluateScope(`held out ${fold.family}: all`, fold.pools, options)),
   ];
@@ -73,7 +93,10 @@ if (!existsSync(join(data, 'candidates.jsonl'))) {
   const thousand = [...groupBy(lite, (c) => c.pool).values()].flat().slice(0, 1000);
   const t0 = Date.now();
   crossFitCandidates(thousand, { folds: 5, bootstrap, seed: 1 });
-  lines.push(`Budget: \`--cross-fit 5\` over the first 1,000 of these candidates: ${((Date.now() - t0) / 1000).toFixed(1)} s wall (budget ≤ 300 s).`, '');
+  lines.push(
+    `Budget: \`--cross-fit 5\` over the first 1,000 of these candidates: ${((Date.now() - t0) / 1000).toFixed(1)} s wall (budget ≤ 300 s).`,
+    '',
+  );
 }
 
 const report = lines.join('\n');

@@ -27,7 +27,13 @@ import { rotatingSources, sourceFamily, splitBySource } from '../src/train/split
 import { groupBy } from '../src/util/group-by.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const { values: args } = parseArgs({ options: { bootstrap: { type: 'string', default: '1000' }, rollouts: { type: 'string', multiple: true }, tasks: { type: 'string', multiple: true } } });
+const { values: args } = parseArgs({
+  options: {
+    bootstrap: { type: 'string', default: '1000' },
+    rollouts: { type: 'string', multiple: true },
+    tasks: { type: 'string', multiple: true },
+  },
+});
 const bootstrap = Number(args.bootstrap);
 const data = join(root, '..', 'shared', 'data', 'train');
 const rollouts = args.rollouts ?? [join(data, 'candidates.jsonl')];
@@ -37,7 +43,9 @@ const lines: string[] = [
   '',
   `Command: \`npx tsx bench/train-trajectory.bench.ts ${process.argv.slice(2).join(' ')}\``,
   `Data: ${rollouts.join(', ')}`,
-  `Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start`,
+  `Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} at start`,
   '',
 ];
 
@@ -92,16 +100,35 @@ if (!rollouts.every((path) => existsSync(path))) {
         continue;
       }
       const selector: LearnedSelector = { ...empty, trajectory };
-      const weights = Object.entries(trajectory.robust).map(([name, w]) => `${name} ${w.toFixed(3)}`).join(', ');
-      folds.push({ family, pools: groups.map((members) => evalPool(members, members.map(() => undefined), selector)), note: `held out ${family}: robust weights ${weights} (fitted on ${trajectory.rows} candidates in ${trajectory.pools} pools)` });
+      const weights = Object.entries(trajectory.robust)
+        .map(([name, w]) => `${name} ${w.toFixed(3)}`)
+        .join(', ');
+      folds.push({
+        family,
+        pools: groups.map((members) =>
+          evalPool(
+            members,
+            members.map(() => undefined),
+            selector,
+          ),
+        ),
+        note: `held out ${family}: robust weights ${weights} (fitted on ${trajectory.rows} candidates in ${trajectory.pools} pools)`,
+      });
     }
     if (folds.length === 0) {
-      lines.push(`Skipped: no fold held out candidates with trajectories and had trajectories to fit on (${skipped.join('; ') || 'no source family with a mixed pool'}).`, '');
+      lines.push(
+        `Skipped: no fold held out candidates with trajectories and had trajectories to fit on (${skipped.join('; ') || 'no source family with a mixed pool'}).`,
+        '',
+      );
     } else {
       const pooled = folds.flatMap((fold) => fold.pools);
       const tables: ScopeTable[] = [
         evaluateScope(`leave-one-source-out, ${folds.length} folds (${folds.map((f) => f.family).join(', ')}): all`, pooled, options),
-        evaluateScope(`leave-one-source-out, ${folds.length} folds: mixed-label`, pooled.filter((pool) => pool.candidates.some((c) => c.resolved) && pool.candidates.some((c) => !c.resolved)), options),
+        evaluateScope(
+          `leave-one-source-out, ${folds.length} folds: mixed-label`,
+          pooled.filter((pool) => pool.candidates.some((c) => c.resolved) && pool.candidates.some((c) => !c.resolved)),
+          options,
+        ),
         ...folds.map((fold) => evaluateScope(`held out ${fold.family}: all`, fold.pools, options)),
       ];
       lines.push(

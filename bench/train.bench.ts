@@ -20,10 +20,20 @@ import { train } from '../src/train/train.js';
 import { syntheticTrajectory } from '../src/loadgen/synthetic-trajectory.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const { values: args } = parseArgs({ options: { candidates: { type: 'string', default: '64' }, 'skip-train': { type: 'boolean', default: false } } });
+const { values: args } = parseArgs({
+  options: { candidates: { type: 'string', default: '64' }, 'skip-train': { type: 'boolean', default: false } },
+});
 const CANDIDATES = Number(args.candidates);
 const data = join(root, '..', 'shared', 'data', 'train');
-const lines: string[] = [`# winnower train`, '', `Command: \`npx tsx bench/train.bench.ts ${process.argv.slice(2).join(' ')}\``, `Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start`, ''];
+const lines: string[] = [
+  `# winnower train`,
+  '',
+  `Command: \`npx tsx bench/train.bench.ts ${process.argv.slice(2).join(' ')}\``,
+  `Host: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} at start`,
+  '',
+];
 
 if (!args['skip-train']) {
   if (!existsSync(join(data, 'candidates.jsonl'))) {
@@ -34,16 +44,33 @@ if (!args['skip-train']) {
       const out = mkdtempSync(join(tmpdir(), 'winnower-train-bench-'));
       const cpu = process.cpuUsage();
       const started = Date.now();
-      const result = await train({ rollouts: [join(data, 'candidates.jsonl')], tasks: [join(data, 'tasks.jsonl')], permissiveOnly, onInvalid: 'skip', out, baselineModel: null, bootstrap: 200 });
+      const result = await train({
+        rollouts: [join(data, 'candidates.jsonl')],
+        tasks: [join(data, 'tasks.jsonl')],
+        permissiveOnly,
+        onInvalid: 'skip',
+        out,
+        baselineModel: null,
+        bootstrap: 200,
+      });
       const used = process.cpuUsage(cpu);
-      lines.push(`| ${permissiveOnly ? 'permissive' : 'all'} | ${result.trainCandidates + result.validationCandidates} | ${((Date.now() - started) / 1000).toFixed(1)} | ${((used.user + used.system) / 1e6).toFixed(1)} |`);
+      lines.push(
+        `| ${permissiveOnly ? 'permissive' : 'all'} | ${result.trainCandidates + result.validationCandidates} | ${((Date.now() - started) / 1000).toFixed(1)} | ${((used.user + used.system) / 1e6).toFixed(1)} |`,
+      );
     }
-    lines.push('', 'Budget: ≤ 600 s on all rows on this 2-core machine (wall time includes encoding, cross-fitting, export and validation through the ONNX scorer).', '');
+    lines.push(
+      '',
+      'Budget: ≤ 600 s on all rows on this 2-core machine (wall time includes encoding, cross-fitting, export and validation through the ONNX scorer).',
+      '',
+    );
   }
 }
 
 /** CPU microseconds per candidate for `scorer` on `texts` (one candidate per call, after a warm-up). */
-async function cpuPerCandidate(scorer: OnnxScorer, inputs: Array<{ key: string; text: string; inputIds?: number[] }>): Promise<{ cpuMs: number; wallMs: number }> {
+async function cpuPerCandidate(
+  scorer: OnnxScorer,
+  inputs: Array<{ key: string; text: string; inputIds?: number[] }>,
+): Promise<{ cpuMs: number; wallMs: number }> {
   await scorer.score(inputs.slice(0, 4));
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -52,15 +79,27 @@ async function cpuPerCandidate(scorer: OnnxScorer, inputs: Array<{ key: string; 
   return { cpuMs: (used.user + used.system) / 1000 / inputs.length, wallMs: (performance.now() - started) / inputs.length };
 }
 
-lines.push('## Scoring one 4K-token candidate', '', '| model | tokens (mean) | CPU ms / candidate | wall ms / candidate | CPU ratio vs untrained |', '|---|---|---|---|---|');
+lines.push(
+  '## Scoring one 4K-token candidate',
+  '',
+  '| model | tokens (mean) | CPU ms / candidate | wall ms / candidate | CPU ratio vs untrained |',
+  '|---|---|---|---|---|',
+);
 let baseline = 0;
-for (const [name, dir] of [['untrained tiny (baseline)', TINY_MODEL_DIR()], ['trained (models/winnower-value)', DEFAULT_MODEL_DIR()]] as const) {
+for (const [name, dir] of [
+  ['untrained tiny (baseline)', TINY_MODEL_DIR()],
+  ['trained (models/winnower-value)', DEFAULT_MODEL_DIR()],
+] as const) {
   const scorer = await createOnnxScorer({ modelDir: dir, workers: 1, intraOpThreads: 1, maxInputTokens: 4096 });
   try {
     const inputs = [];
     for (let i = 0; i < CANDIDATES; i++) {
       const { task, trajectory } = syntheticTrajectory(60, 1000 + i);
-      const serialized = await serializeTrajectory(task, trajectory, { template: 'judge-v1', budgetTokens: 4096, tokenizer: scorer.tokenizer });
+      const serialized = await serializeTrajectory(task, trajectory, {
+        template: 'judge-v1',
+        budgetTokens: 4096,
+        tokenizer: scorer.tokenizer,
+      });
       inputs.push({ key: `${name}-${i}`, text: serialized.text, inputIds: serialized.inputIds });
     }
     const tokens = inputs.reduce((sum, input) => sum + (input.inputIds?.length ?? 0), 0) / inputs.length;
@@ -71,7 +110,11 @@ for (const [name, dir] of [['untrained tiny (baseline)', TINY_MODEL_DIR()], ['tr
     await scorer.close();
   }
 }
-lines.push('', 'CPU time is the whole process (main thread and the ONNX worker), serialization excluded; budget ≤ 5 ms per 4K-token candidate.', '');
+lines.push(
+  '',
+  'CPU time is the whole process (main thread and the ONNX worker), serialization excluded; budget ≤ 5 ms per 4K-token candidate.',
+  '',
+);
 const report = lines.join('\n');
 console.log(report);
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });

@@ -12,6 +12,15 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const source = join(root, 'src', 'server', 'ui', 'browser');
 const out = join(root, 'dist', 'ui');
 const common = { bundle: true, minify: true, legalComments: 'linked', logLevel: 'warning', absWorkingDir: root };
-await build({ ...common, entryPoints: [join(source, 'main.ts')], outfile: join(out, 'inspector.js'), format: 'iife', target: ['es2022'], platform: 'browser', tsconfig: join(root, 'tsconfig.ui.json') });
+await build({
+  ...common,
+  entryPoints: [join(source, 'main.ts')],
+  outfile: join(out, 'inspector.js'),
+  format: 'iife',
+  target: ['es2022'],
+  platform: 'browser',
+  tsconfig: join(root, 'tsconfig.ui.json'),
+});
 await build({ ...common, entryPoints: [join(source, 'inspector.css')], outfile: join(out, 'inspector.css') });
-for (const name of ['inspector.js', 'inspector.css']) console.log(`build-ui: ${relative(root, join(out, name))} ${(statSync(join(out, name)).size / 1024).toFixed(0)} KiB`);
+for (const name of ['inspector.js', 'inspector.css'])
+  console.log(`build-ui: ${relative(root, join(out, name))} ${(statSync(join(out, name)).size / 1024).toFixed(0)} KiB`);

@@ -27,23 +27,42 @@ const REPO = 'winnower-demo/durations';
 const recordings = demoRecordings();
 const names = Object.keys(recordings);
 const repo = prepareDemoRepo(join(demoDir(), 'repo'));
-const config = loadConfig({ overrides: { server: { port: 0, data_dir: join(dirname(repo), 'data'), api_keys: [], repo_roots: [dirname(repo)] }, log_level: 'warn' } });
+const config = loadConfig({
+  overrides: { server: { port: 0, data_dir: join(dirname(repo), 'data'), api_keys: [], repo_roots: [dirname(repo)] }, log_level: 'warn' },
+});
 const runtime = await createRuntime(config, { logger: false });
 try {
   const address = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
-  const body = demoSolveBody(repo, { verifyTimeoutS: 120, agent: { time_limit_s: 300 } }, {
-    n: names.length,
-    policy: { kind: 'replay', recordings: names.map((name) => recordings[name]) },
+  const body = demoSolveBody(
+    repo,
+    { verifyTimeoutS: 120, agent: { time_limit_s: 300 } },
+    {
+      n: names.length,
+      policy: { kind: 'replay', recordings: names.map((name) => recordings[name]) },
+    },
+  );
+  const posted = await request(`${address}/solve?wait=true`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
   });
-  const posted = await request(`${address}/solve?wait=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const job = (await posted.body.json()) as JobView;
-  if (posted.statusCode !== 200 || job.status !== 'succeeded') throw new Error(`POST /solve answered ${posted.statusCode}, job ${job.status}: ${JSON.stringify(job.error)}`);
+  if (posted.statusCode !== 200 || job.status !== 'succeeded')
+    throw new Error(`POST /solve answered ${posted.statusCode}, job ${job.status}: ${JSON.stringify(job.error)}`);
 
   const task = demoTask();
   const id = task.instance_id;
   rmSync(join(out, 'runs'), { recursive: true, force: true });
   mkdirSync(join(out, 'runs'), { recursive: true });
-  const record = { instance_id: id, repo: REPO, problem_statement: task.problem_statement, FAIL_TO_PASS: task.fail_to_pass, PASS_TO_PASS: task.pass_to_pass, test_patch: task.test_patch, test_command: task.test_command };
+  const record = {
+    instance_id: id,
+    repo: REPO,
+    problem_statement: task.problem_statement,
+    FAIL_TO_PASS: task.fail_to_pass,
+    PASS_TO_PASS: task.pass_to_pass,
+    test_patch: task.test_patch,
+    test_command: task.test_command,
+  };
   writeFileSync(join(out, 'tasks.jsonl'), `${JSON.stringify(record)}\n`);
   const summary: string[] = [];
   for (const candidate of job.candidates) {
@@ -51,7 +70,10 @@ try {
     const name = names[candidate.index % names.length]!;
     const patch = candidate.patch ?? '';
     const verdict = patch === '' ? 'empty' : (candidate.verify?.status ?? 'error');
-    writeFileSync(join(out, 'runs', `${name}.jsonl`), `${JSON.stringify({ instance_id: id, model_name_or_path: name, model_patch: patch })}\n`);
+    writeFileSync(
+      join(out, 'runs', `${name}.jsonl`),
+      `${JSON.stringify({ instance_id: id, model_name_or_path: name, model_patch: patch })}\n`,
+    );
     // The SWE-bench harness's run report: an empty patch is not evaluated; any other verdict than resolved is unresolved.
     const report = {
       total_instances: 1,
@@ -63,7 +85,9 @@ try {
       error_ids: [],
     };
     writeFileSync(join(out, 'runs', `${name}.results.json`), `${JSON.stringify(report, null, 2)}\n`);
-    const tally = candidate.verify ? `F2P ${candidate.verify.fail_to_pass.passed}/${task.fail_to_pass.length}, P2P ${candidate.verify.pass_to_pass.passed}/${task.pass_to_pass.length}` : 'not verified';
+    const tally = candidate.verify
+      ? `F2P ${candidate.verify.fail_to_pass.passed}/${task.fail_to_pass.length}, P2P ${candidate.verify.pass_to_pass.passed}/${task.pass_to_pass.length}`
+      : 'not verified';
     summary.push(`${name}: ${verdict} (${tally})`);
   }
   console.log(`wrote ${out}:\n  ${summary.join('\n  ')}`);

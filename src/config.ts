@@ -26,7 +26,11 @@ export const WinnowerConfig = z.strictObject({
       port: z.number().int().min(0).max(65535).default(8080),
       /** Accepted API keys; empty = no auth (local use). */
       api_keys: z.array(z.string().min(8)).default([]),
-      body_limit_bytes: z.number().int().positive().default(16 * 1024 * 1024),
+      body_limit_bytes: z
+        .number()
+        .int()
+        .positive()
+        .default(16 * 1024 * 1024),
       /** Seconds a client has to send a whole request, headers and body; past it the server answers 408 and closes the connection. */
       request_timeout_s: z.number().positive().max(3600).default(30),
       data_dir: z.string().default('.winnower'),
@@ -57,7 +61,8 @@ export const WinnowerConfig = z.strictObject({
     .superRefine((scorer, context) => {
       const known = Object.keys(ScorerConfig.shape);
       const unknown = Object.keys(scorer).filter((key) => !known.includes(key));
-      if (unknown.length) context.addIssue({ code: 'unrecognized_keys', keys: unknown, path: [], message: `unknown key ${unknown.join(', ')}` });
+      if (unknown.length)
+        context.addIssue({ code: 'unrecognized_keys', keys: unknown, path: [], message: `unknown key ${unknown.join(', ')}` });
     })
     .default({ backend: 'onnx', urls: [] }),
   sandbox: z
@@ -103,7 +108,13 @@ function merge(base: Json, override: Json): Json {
   return out;
 }
 
-const list = (value: string | undefined) => (value ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined);
+const list = (value: string | undefined) =>
+  value
+    ? value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean)
+    : undefined;
 const int = (value: string | undefined) => (value === undefined || value === '' ? undefined : Number(value));
 
 /** The WINNOWER_* environment as a partial config. */
@@ -124,9 +135,20 @@ export function configFromEnv(rawEnv: NodeJS.ProcessEnv): Json {
       ui: env.WINNOWER_UI === undefined ? undefined : env.WINNOWER_UI !== 'false',
       limits: { rate_per_minute: int(env.WINNOWER_RATE_PER_MINUTE), max_queued_jobs: int(env.WINNOWER_MAX_QUEUED_JOBS) },
     },
-    scorer: { backend: env.WINNOWER_SCORER, model: env.WINNOWER_SCORER_MODEL, urls: list(env.WINNOWER_SCORER_URLS), apiKey: env.WINNOWER_SCORER_KEY },
+    scorer: {
+      backend: env.WINNOWER_SCORER,
+      model: env.WINNOWER_SCORER_MODEL,
+      urls: list(env.WINNOWER_SCORER_URLS),
+      apiKey: env.WINNOWER_SCORER_KEY,
+    },
     sandbox: { provider: env.WINNOWER_SANDBOX },
-    policy: { url: env.WINNOWER_POLICY_URL, model: env.WINNOWER_POLICY_MODEL, api_key: env.WINNOWER_POLICY_KEY, mode: env.WINNOWER_POLICY_MODE, allow_request_urls: env.WINNOWER_POLICY_FROM_REQUESTS === undefined ? undefined : env.WINNOWER_POLICY_FROM_REQUESTS !== 'false' },
+    policy: {
+      url: env.WINNOWER_POLICY_URL,
+      model: env.WINNOWER_POLICY_MODEL,
+      api_key: env.WINNOWER_POLICY_KEY,
+      mode: env.WINNOWER_POLICY_MODE,
+      allow_request_urls: env.WINNOWER_POLICY_FROM_REQUESTS === undefined ? undefined : env.WINNOWER_POLICY_FROM_REQUESTS !== 'false',
+    },
     log_level: env.WINNOWER_LOG_LEVEL,
     log_format: env.WINNOWER_LOG_FORMAT,
   };
@@ -147,7 +169,9 @@ export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; ov
     // An unknown key is named itself (`server.prot`), with the fix.
     const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];
     const field = [...issue.path, ...keys.slice(0, 1)].join('.');
-    const message = keys.length ? `unknown key${keys.length > 1 ? `s ${keys.join(', ')}` : ''} (check the spelling; see the README's configuration section)` : issue.message;
+    const message = keys.length
+      ? `unknown key${keys.length > 1 ? `s ${keys.join(', ')}` : ''} (check the spelling; see the README's configuration section)`
+      : issue.message;
     throw wnwError('WNW_ERR_CFG_INVALID', `config field ${field}: ${message}`, { details: { field } });
   }
   return parsed.data;

@@ -37,10 +37,27 @@ describe('configuration', () => {
         WINNOWER_LOG_LEVEL: 'debug',
       },
     });
-    expect(config.server).toMatchObject({ host: '0.0.0.0', port: 9000, api_keys: ['first-key-123', 'second-key-456'], data_dir: '/var/lib/winnower', repo_roots: ['/srv/repos'] });
-    expect(config.scorer).toMatchObject({ backend: 'sglang', model: 'value-4b', urls: ['http://a:30000', 'http://b:30000'], apiKey: 'scorer-key' });
+    expect(config.server).toMatchObject({
+      host: '0.0.0.0',
+      port: 9000,
+      api_keys: ['first-key-123', 'second-key-456'],
+      data_dir: '/var/lib/winnower',
+      repo_roots: ['/srv/repos'],
+    });
+    expect(config.scorer).toMatchObject({
+      backend: 'sglang',
+      model: 'value-4b',
+      urls: ['http://a:30000', 'http://b:30000'],
+      apiKey: 'scorer-key',
+    });
     expect(config.sandbox.provider).toBe('orchard');
-    expect(config.policy).toEqual({ url: 'http://policy:8000/v1', model: 'agent', api_key: 'policy-key', mode: 'text', allow_request_urls: true });
+    expect(config.policy).toEqual({
+      url: 'http://policy:8000/v1',
+      model: 'agent',
+      api_key: 'policy-key',
+      mode: 'text',
+      allow_request_urls: true,
+    });
     expect(loadConfig({ env: { WINNOWER_POLICY_FROM_REQUESTS: 'false' } }).policy.allow_request_urls).toBe(false);
     expect(config.log_level).toBe('debug');
   });
@@ -55,7 +72,10 @@ describe('configuration', () => {
     const dir = mkdtempSync(join(tmpdir(), 'wnw-config-'));
     dirs.push(dir);
     const file = join(dir, 'winnower.yaml');
-    writeFileSync(file, 'server:\n  port: 7000\n  host: 10.0.0.1\nscorer:\n  backend: vllm\n  model: m\n  urls: [http://v:8000]\n  timeoutMs: 5000\n');
+    writeFileSync(
+      file,
+      'server:\n  port: 7000\n  host: 10.0.0.1\nscorer:\n  backend: vllm\n  model: m\n  urls: [http://v:8000]\n  timeoutMs: 5000\n',
+    );
     const config = loadConfig({ file, env: { WINNOWER_PORT: '7100' }, overrides: { server: { host: '127.0.0.2' } } });
     expect(config.server.port).toBe(7100);
     expect(config.server.host).toBe('127.0.0.2');
@@ -63,9 +83,13 @@ describe('configuration', () => {
   });
 
   it('names the bad field', () => {
-    expect(() => loadConfig({ env: { WINNOWER_PORT: '99999' } })).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'server.port' } }));
+    expect(() => loadConfig({ env: { WINNOWER_PORT: '99999' } })).toThrow(
+      expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'server.port' } }),
+    );
     expect(() => loadConfig({ env: { WINNOWER_SANDBOX: 'kvm' } })).toThrow(/sandbox\.provider/);
-    expect(() => loadConfig({ env: {}, file: '/nonexistent/winnower.yaml' })).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID' }));
+    expect(() => loadConfig({ env: {}, file: '/nonexistent/winnower.yaml' })).toThrow(
+      expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID' }),
+    );
   });
 });
 

@@ -21,7 +21,10 @@ function filesUnder(dir: string): string[] {
 
 /** The repository's files as git sees them: tracked, plus untracked ones not ignored; node_modules never. */
 function repositoryFiles(): string[] {
-  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 })
+  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: REPO_ROOT,
+    maxBuffer: 64 * 1024 * 1024,
+  })
     .toString('utf8')
     .split('\0')
     .filter((path) => path !== '' && !path.split('/').includes('node_modules'));

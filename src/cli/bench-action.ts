@@ -7,7 +7,9 @@ import type { BenchFlags } from './bench.js';
 
 export async function runBenchCommand(flags: BenchFlags): Promise<void> {
   if (!(SCENARIOS as string[]).includes(flags.scenario)) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `--scenario: ${JSON.stringify(flags.scenario)} is not one of ${SCENARIOS.join(', ')}`, { details: { field: 'scenario', valid: SCENARIOS } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `--scenario: ${JSON.stringify(flags.scenario)} is not one of ${SCENARIOS.join(', ')}`, {
+      details: { field: 'scenario', valid: SCENARIOS },
+    });
   }
   // The environment's key only goes with a --backend-url, so a key exported for other runs is no flag combination to refuse.
   const backendApiKey = flags.backendApiKey ?? (flags.backendUrl ? process.env.WINNOWER_BENCH_BACKEND_API_KEY : undefined);

@@ -39,15 +39,30 @@ export function registerBenchCommand(program: Command): void {
     .option('-c, --connections <list>', 'concurrent connections; a list runs each in turn (1,16,64)', positiveIntList, [16])
     .option('-d, --duration <s>', 'seconds per measured run', positiveInt, 10)
     .option('-a, --amount <requests>', 'requests per measured run, instead of a duration', positiveInt)
-    .option('--per-connection <requests>', 'requests per connection per measured run (so 64 connections get as many rounds as 1), instead of a duration', positiveInt)
+    .option(
+      '--per-connection <requests>',
+      'requests per connection per measured run (so 64 connections get as many rounds as 1), instead of a duration',
+      positiveInt,
+    )
     .option('--warmup <s>', 'seconds of unmeasured load before each run (0: none)', nonNegativeNumber, 3)
     .option('--timeout <s>', 'per-request timeout', positiveInt, 120)
     .option('--candidates <n>', 'score/rerank: candidates per request', positiveInt, 8)
-    .option('--tokens <n>', 'score/rerank: tokens per candidate trajectory (approximate; the server-counted figure is reported)', positiveInt, 4096)
+    .option(
+      '--tokens <n>',
+      'score/rerank: tokens per candidate trajectory (approximate; the server-counted figure is reported)',
+      positiveInt,
+      4096,
+    )
     .option('--no-batching', 'self-started server: score each request on its own (no cross-request batching)')
-    .option('--compare-backend', 'also send the same scoring request straight to the scorer backend (a fixed-latency stub winnower scores with, or --backend-url) and print the overhead ratio')
+    .option(
+      '--compare-backend',
+      'also send the same scoring request straight to the scorer backend (a fixed-latency stub winnower scores with, or --backend-url) and print the overhead ratio',
+    )
     .option('--backend-latency <ms>', 'latency of the stub backend (default 50)', nonNegativeNumber)
-    .option('--backend-url <url>', 'with --compare-backend: your running vLLM or SGLang server; winnower is started here with its scorer pointed at it')
+    .option(
+      '--backend-url <url>',
+      'with --compare-backend: your running vLLM or SGLang server; winnower is started here with its scorer pointed at it',
+    )
     .option('--backend-kind <kind>', `the --backend-url server: ${BACKEND_KINDS.join(' | ')} (default vllm)`)
     .option('--backend-api-key <key>', 'API key of --backend-url (also WINNOWER_BENCH_BACKEND_API_KEY)')
     .option('--backend-model <name>', 'model name --backend-url serves (default: the first its /v1/models lists)')

@@ -36,7 +36,9 @@ function harnessReady(name: string): boolean {
     return false;
   }
   if (!status.available) {
-    console.error(`winnower demo: ${status.reason}.\n  Install it with:  node bin/winnower.js harness install ${name}\n  then run:         npm run demo -- --harness ${name}`);
+    console.error(
+      `winnower demo: ${status.reason}.\n  Install it with:  node bin/winnower.js harness install ${name}\n  then run:         npm run demo -- --harness ${name}`,
+    );
     return false;
   }
   return true;
@@ -45,7 +47,10 @@ function harnessReady(name: string): boolean {
 /** A sandbox description's value as one line: nested settings as `key value` pairs, lists by their length. */
 function plainValue(value: unknown): string {
   if (Array.isArray(value)) return `${value.length} item${value.length === 1 ? '' : 's'}`;
-  if (value !== null && typeof value === 'object') return `{${Object.entries(value).map(([key, inner]) => `${key} ${plainValue(inner)}`).join(', ')}}`;
+  if (value !== null && typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([key, inner]) => `${key} ${plainValue(inner)}`)
+      .join(', ')}}`;
   return String(value);
 }
 
@@ -60,24 +65,33 @@ export async function runDemo(flags: DemoFlags): Promise<void> {
   const repo = prepareDemoRepo(join(demoDir(), 'repo'));
   const dataDir = join(dirname(repo), 'data');
   // The demo's own server: no keys, and its temporary repository allowed whatever WINNOWER_REPO_ROOTS says.
-  const config = loadConfig({ overrides: { server: { port: 0, data_dir: dataDir, api_keys: [], repo_roots: [dirname(repo)] }, log_level: 'warn' } });
+  const config = loadConfig({
+    overrides: { server: { port: 0, data_dir: dataDir, api_keys: [], repo_roots: [dirname(repo)] }, log_level: 'warn' },
+  });
   const realPolicy = Boolean(config.policy.url);
   if (!realPolicy && recordings.length === 0) {
-    console.error(`winnower demo: there are no recorded answers for harness ${harness} (examples/demo/harnesses); set WINNOWER_POLICY_URL to run it on a real policy, or try --harness pi`);
+    console.error(
+      `winnower demo: there are no recorded answers for harness ${harness} (examples/demo/harnesses); set WINNOWER_POLICY_URL to run it on a real policy, or try --harness pi`,
+    );
     process.exitCode = 1;
     return;
   }
   const n = flags.n ?? (realPolicy ? 4 : recordings.length);
 
   console.log('winnower demo: best-of-N on the sample task "durations-1" (examples/demo)');
-  console.log(`  policy:  ${realPolicy ? `${config.policy.model ?? 'default'} at ${config.policy.url}` : `replay of ${recordings.length} recorded trajectories, commands re-run for real`}`);
+  console.log(
+    `  policy:  ${realPolicy ? `${config.policy.model ?? 'default'} at ${config.policy.url}` : `replay of ${recordings.length} recorded trajectories, commands re-run for real`}`,
+  );
   if (harness) console.log(`  agent:   the ${harness} CLI in each sandbox, its model calls answered through winnower's recording proxy`);
   const runtime = await createRuntime(config, { logger: { level: 'warn' } });
   try {
     const description = await runtime.sandboxes.describe();
-    const limits = Object.entries((description.limits as Record<string, unknown> | undefined) ?? {}).map(([name, how]) => `${name}: ${plainValue(how)}`).join(', ');
+    const limits = Object.entries((description.limits as Record<string, unknown> | undefined) ?? {})
+      .map(([name, how]) => `${name}: ${plainValue(how)}`)
+      .join(', ');
     console.log(`  sandbox: ${runtime.sandboxes.name}${description.isolation ? ` — ${String(description.isolation)}` : ''}`);
-    if (description.workspace || limits) console.log(`           workspaces: ${String(description.workspace ?? '?')}; limits: ${limits || 'none'}`);
+    if (description.workspace || limits)
+      console.log(`           workspaces: ${String(description.workspace ?? '?')}; limits: ${limits || 'none'}`);
     console.log(`  scorer:  ${runtime.scorer.backend} ${runtime.scorer.model}`);
     const address = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
     const givenTests = flags.givenTests !== false;
@@ -90,20 +104,35 @@ export async function runDemo(flags: DemoFlags): Promise<void> {
         reproduction: { n: 3, budget_s: 120, timeout_s: 60, ...(realPolicy ? {} : { policy: { kind: 'replay', recordings: writers } }) },
       },
     };
-    const body = demoSolveBody(repo, { verifyTimeoutS: 60, agent: { time_limit_s: 120, ...(harness ? { harness } : {}) } }, {
-      n,
-      ...(givenTests ? {} : noTestList),
-      ...(realPolicy ? {} : { policy: { kind: 'replay', recordings } }),
-      ...(flags.stopRule ? { stop_rule: { min_value: 0, require_resolved: true }, waves: Array.from({ length: Math.ceil(n / 2) }, (_, i) => Math.min(2, n - 2 * i)) } : {}),
+    const body = demoSolveBody(
+      repo,
+      { verifyTimeoutS: 60, agent: { time_limit_s: 120, ...(harness ? { harness } : {}) } },
+      {
+        n,
+        ...(givenTests ? {} : noTestList),
+        ...(realPolicy ? {} : { policy: { kind: 'replay', recordings } }),
+        ...(flags.stopRule
+          ? {
+              stop_rule: { min_value: 0, require_resolved: true },
+              waves: Array.from({ length: Math.ceil(n / 2) }, (_, i) => Math.min(2, n - 2 * i)),
+            }
+          : {}),
+      },
+    );
+    const posted = await request(`${address}/solve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
     });
-    const posted = await request(`${address}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const answer = (await posted.body.json()) as { job_id?: string; error?: { message: string } };
     if (posted.statusCode !== 202 || !answer.job_id) {
       console.error(`winnower demo: POST /solve answered ${posted.statusCode}: ${answer.error?.message ?? ''}`);
       process.exitCode = 1;
       return;
     }
-    console.log(`\nPOST /solve → job ${answer.job_id} (n=${n}, ${givenTests ? 'verification on, with the task\'s test list' : 'no test list: regression check and 3 reproduction tests'})\n`);
+    console.log(
+      `\nPOST /solve → job ${answer.job_id} (n=${n}, ${givenTests ? "verification on, with the task's test list" : 'no test list: regression check and 3 reproduction tests'})\n`,
+    );
 
     await followEvents(`${address}/jobs/${answer.job_id}/events`, (type, data) => {
       const line = formatEvent(type, data);
@@ -121,10 +150,14 @@ export async function runDemo(flags: DemoFlags): Promise<void> {
     console.log(
       '\n' +
         renderCandidates(job, realPolicy ? 'status' : 'recording', (c) =>
-          realPolicy ? c.status : recordings[c.index % recordings.length]!.source.replace(/^recorded-/, '') + (c.status === 'finished' ? '' : ` (${c.status})`),
+          realPolicy
+            ? c.status
+            : recordings[c.index % recordings.length]!.source.replace(/^recorded-/, '') + (c.status === 'finished' ? '' : ` (${c.status})`),
         ),
     );
-    const checks = renderChecks(job, (c) => (realPolicy ? c.status : recordings[c.index % recordings.length]!.source.replace(/^recorded-/, '')));
+    const checks = renderChecks(job, (c) =>
+      realPolicy ? c.status : recordings[c.index % recordings.length]!.source.replace(/^recorded-/, ''),
+    );
     if (checks) console.log(`\n${checks}`);
     console.log(`\n${renderOutcome(job)}`);
     console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);

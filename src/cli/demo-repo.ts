@@ -13,7 +13,15 @@ export function prepareDemoRepo(source: string): string {
     execFileSync('git', args, {
       cwd: repo,
       stdio: 'pipe',
-      env: { ...process.env, GIT_AUTHOR_NAME: 'winnower', GIT_AUTHOR_EMAIL: 'demo@winnower.invalid', GIT_COMMITTER_NAME: 'winnower', GIT_COMMITTER_EMAIL: 'demo@winnower.invalid', GIT_AUTHOR_DATE: '2026-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z' },
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'winnower',
+        GIT_AUTHOR_EMAIL: 'demo@winnower.invalid',
+        GIT_COMMITTER_NAME: 'winnower',
+        GIT_COMMITTER_EMAIL: 'demo@winnower.invalid',
+        GIT_AUTHOR_DATE: '2026-01-01T00:00:00Z',
+        GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z',
+      },
     });
   git('init', '-q', '-b', 'main');
   git('add', '-A');

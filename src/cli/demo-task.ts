@@ -20,7 +20,9 @@ export const demoTask = (): DemoTask => JSON.parse(readFileSync(join(demoDir(), 
 /** The recorded trajectories by name (correct-fix, plausible-wrong-fix, breaks-other-tests, gives-up), in name order. */
 export function demoRecordings(folder = join(demoDir(), 'trajectories')): Record<string, Trajectory> {
   const out: Record<string, Trajectory> = {};
-  for (const file of readdirSync(folder).filter((name) => name.endsWith('.json')).sort()) {
+  for (const file of readdirSync(folder)
+    .filter((name) => name.endsWith('.json'))
+    .sort()) {
     out[file.replace(/\.json$/, '')] = Trajectory.parse(JSON.parse(readFileSync(join(folder, file), 'utf8')));
   }
   return out;
@@ -34,20 +36,33 @@ export function demoHarnessRecordings(harness: string): Record<string, Trajector
 
 /** The bash commands of a recording, in order (to script a fake or stub policy with). */
 export function commandsOf(trajectory: Trajectory): string[] {
-  return trajectory.messages.flatMap((message) => (message.tool_calls ?? []).map((call) => (JSON.parse(call.function.arguments) as { command: string }).command));
+  return trajectory.messages.flatMap((message) =>
+    (message.tool_calls ?? []).map((call) => (JSON.parse(call.function.arguments) as { command: string }).command),
+  );
 }
 
 /**
  * A /solve body for the demo task with verification on (its test command, FAIL_TO_PASS,
  * PASS_TO_PASS and hidden test patch); `extra` adds or overrides fields.
  */
-export function demoSolveBody(repo: string, limits: { verifyTimeoutS: number; agent: Record<string, unknown> }, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function demoSolveBody(
+  repo: string,
+  limits: { verifyTimeoutS: number; agent: Record<string, unknown> },
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   const task = demoTask();
   return {
     instance_id: task.instance_id,
     issue: task.problem_statement,
     repo: { path: repo },
-    verify: { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, pass_to_pass: task.pass_to_pass, test_patch: task.test_patch, timeout_s: limits.verifyTimeoutS },
+    verify: {
+      enabled: true,
+      test_command: task.test_command,
+      fail_to_pass: task.fail_to_pass,
+      pass_to_pass: task.pass_to_pass,
+      test_patch: task.test_patch,
+      timeout_s: limits.verifyTimeoutS,
+    },
     agent: { config: 'default', ...limits.agent },
     ...extra,
   };

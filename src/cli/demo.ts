@@ -21,9 +21,15 @@ export function registerDemoCommand(program: Command): void {
     .command('demo')
     .description('solve the bundled sample task end to end on the embedded defaults')
     .option('--n <n>', 'rollouts (the four recordings are reused round-robin)', positiveInt)
-    .option('--stop-rule', 'stop once a candidate passes its tests (rollouts in waves of 2); no value threshold, as the bundled model is untrained')
+    .option(
+      '--stop-rule',
+      'stop once a candidate passes its tests (rollouts in waves of 2); no value threshold, as the bundled model is untrained',
+    )
     .option('--keep', 'keep the temporary repository and job database')
-    .option('--no-given-tests', 'give no test list: the regression check and 3 reproduction tests written by recorded test writers (examples/demo/test-writers) decide, and the pass matrix is printed')
+    .option(
+      '--no-given-tests',
+      'give no test list: the regression check and 3 reproduction tests written by recorded test writers (examples/demo/test-writers) decide, and the pass matrix is printed',
+    )
     .option('--harness <name>', 'run each rollout with a harness CLI (e.g. pi, when installed) instead of the built-in agent')
     .action(async (flags: DemoFlags) => (await import('./demo-action.js')).runDemo(flags));
 }

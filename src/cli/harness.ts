@@ -15,7 +15,9 @@ export function registerHarnessCommand(program: Command): void {
 
   harness
     .command('install')
-    .description('install the pinned CLI of each named harness from the npm registry (kept while that version is there) into WINNOWER_HARNESS_DIR, else /var/cache/winnower/harnesses as root, else ~/.cache/winnower/harnesses')
+    .description(
+      'install the pinned CLI of each named harness from the npm registry (kept while that version is there) into WINNOWER_HARNESS_DIR, else /var/cache/winnower/harnesses as root, else ~/.cache/winnower/harnesses',
+    )
     .argument('<names...>', 'harness names, e.g. pi claude-code')
     .action(async (names: string[]) => (await import('./harness-action.js')).installHarnesses(names));
 }

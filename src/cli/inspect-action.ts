@@ -11,7 +11,13 @@ export async function runInspect(paths: string[], flags: InspectFlags): Promise<
   const runs = await loadSavedRuns(paths, { sourceFrom: flags.sourceFrom });
   const folder = resolve(flags.out ?? (flags.serve ? mkdtempSync(join(tmpdir(), 'winnower-inspect-')) : join('.winnower', 'inspect')));
   const site = writeSavedSite(folder, runs.jobs);
-  const read = [runs.read.jobs.length ? `${runs.read.jobs.length} job file(s)` : '', runs.read.scores.length ? `${runs.read.scores.length} scores file(s)` : '', runs.read.trajectories.length ? `${runs.read.trajectories.length} trajectory input(s)` : ''].filter(Boolean).join(', ');
+  const read = [
+    runs.read.jobs.length ? `${runs.read.jobs.length} job file(s)` : '',
+    runs.read.scores.length ? `${runs.read.scores.length} scores file(s)` : '',
+    runs.read.trajectories.length ? `${runs.read.trajectories.length} trajectory input(s)` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   console.log(`${site.jobs} job(s), ${site.candidates} candidate(s) from ${read} → ${site.index}`);
   if (!flags.serve) return;
   const { server, url } = await serveFolder(folder, { host: flags.host, port: flags.port });

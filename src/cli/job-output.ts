@@ -6,7 +6,14 @@ export interface CandidateView {
   exit: string | null;
   steps: number | null;
   value: number | null;
-  verify: { status: string; fail_to_pass: Tally; pass_to_pass: Tally; exit_code?: number | null; other_failed?: string[]; other_failed_count?: number } | null;
+  verify: {
+    status: string;
+    fail_to_pass: Tally;
+    pass_to_pass: Tally;
+    exit_code?: number | null;
+    other_failed?: string[];
+    other_failed_count?: number;
+  } | null;
   trajectory_id: string | null;
   error: { code: string; message: string } | null;
   patch: string | null;
@@ -45,7 +52,8 @@ export function formatEvent(type: string, data: Record<string, unknown>): string
   const lines: Record<string, () => string> = {
     // A mixed job's rollout says which policy runs it (its run name, else its model and harness).
     'rollout-start': () => `rollout ${data.index} started${mixedPolicyOf(data)}`,
-    'rollout-finish': () => `rollout ${data.index} ${data.status} (${data.exit}, ${data.steps} steps, ${data.patch_bytes} B patch)${data.error ? `: ${data.error}` : ''}`,
+    'rollout-finish': () =>
+      `rollout ${data.index} ${data.status} (${data.exit}, ${data.steps} steps, ${data.patch_bytes} B patch)${data.error ? `: ${data.error}` : ''}`,
     'rollout-skip': () => `rollout ${data.index} skipped: ${data.reason}`,
     'candidate-unusable': () => `candidate ${data.index}: ${data.reason}, not scored or tested`,
     'score-available': () => `candidate ${data.index} value ${typeof data.value === 'number' ? data.value.toFixed(3) : 'n/a'}`,
@@ -56,7 +64,8 @@ export function formatEvent(type: string, data: Record<string, unknown>): string
       const test = data.test as { file: string | null; valid: boolean; discard_reason: string | null };
       return `reproduction test ${data.writer}${test.file ? ` (${test.file})` : ''}: ${test.valid ? 'fails on base: valid' : `discarded: ${test.discard_reason}`}`;
     },
-    'matrix-finish': () => `pass matrix: ${(data.rows as Array<{ index: number; passed: number; total: number }>).map((row) => `candidate ${row.index} ${row.passed}/${row.total}`).join(', ') || 'no valid reproduction test'}`,
+    'matrix-finish': () =>
+      `pass matrix: ${(data.rows as Array<{ index: number; passed: number; total: number }>).map((row) => `candidate ${row.index} ${row.passed}/${row.total}`).join(', ') || 'no valid reproduction test'}`,
     selection: () => `selected candidate ${data.chosen_index ?? 'none'}: ${data.reason}`,
     'job-finish': () => `job ${data.status}${data.error ? `: ${data.error}` : ''}`,
   };
@@ -65,16 +74,27 @@ export function formatEvent(type: string, data: Record<string, unknown>): string
 
 function regressionLine(data: Record<string, unknown>): string {
   const base = data.base as { command: string; passed: number; flaky: string[]; error?: string } | undefined;
-  if (base) return base.error ? `regression check: not run: ${base.error}` : `regression check: base commit ran \`${base.command}\` twice: ${base.passed} tests pass, ${base.flaky.length} flaky`;
+  if (base)
+    return base.error
+      ? `regression check: not run: ${base.error}`
+      : `regression check: base commit ran \`${base.command}\` twice: ${base.passed} tests pass, ${base.flaky.length} flaky`;
   const candidate = data.candidate as { status: string; regressions: unknown[]; error?: string } | undefined;
   if (!candidate) return 'regression check';
-  if (candidate.status !== 'checked') return `candidate ${data.index} regression check: ${candidate.status}${candidate.error ? `: ${candidate.error}` : ''}`;
+  if (candidate.status !== 'checked')
+    return `candidate ${data.index} regression check: ${candidate.status}${candidate.error ? `: ${candidate.error}` : ''}`;
   return `candidate ${data.index} regression check: ${candidate.regressions.length} regression${candidate.regressions.length === 1 ? '' : 's'}`;
 }
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 const tally = (t: Tally) => `${t.passed}/${t.passed + t.failed + t.missing}`;
@@ -143,33 +163,56 @@ export function renderChecks(job: JobView, nameOf: (candidate: CandidateView) =>
   if (checks.regression) {
     if (!base) lines.push('regression check: did not finish');
     else if (base.error) lines.push(`regression check: not run: ${base.error}`);
-    else lines.push(`regression check: \`${base.command}\` (${base.runner}, ${base.scope} suite) on the base commit twice: ${base.passed} tests pass, ${base.flaky.length} flaky${base.flaky.length ? ` (ignored: ${base.flaky.join(', ')})` : ''}`);
+    else
+      lines.push(
+        `regression check: \`${base.command}\` (${base.runner}, ${base.scope} suite) on the base commit twice: ${base.passed} tests pass, ${base.flaky.length} flaky${base.flaky.length ? ` (ignored: ${base.flaky.join(', ')})` : ''}`,
+      );
   }
   const tests = checks.reproduction?.tests ?? [];
   const valid = tests.filter((test) => test.valid);
   if (checks.reproduction) {
     lines.push(`reproduction tests: ${tests.length} written, ${valid.length} valid (fail on the base commit)`);
-    for (const test of tests) lines.push(`  test ${test.writer}  ${test.file ?? '(no file)'}: ${test.valid ? 'fails on base: valid' : `discarded: ${test.discard_reason}`}`);
+    for (const test of tests)
+      lines.push(
+        `  test ${test.writer}  ${test.file ?? '(no file)'}: ${test.valid ? 'fails on base: valid' : `discarded: ${test.discard_reason}`}`,
+      );
   }
   const regressionsOf = new Map((checks.regression?.candidates ?? []).map((c) => [c.index, c]));
-  const cellOf = (index: number, writer: number) => checks.reproduction?.matrix.find((cell) => cell.index === index && cell.writer === writer)?.outcome;
+  const cellOf = (index: number, writer: number) =>
+    checks.reproduction?.matrix.find((cell) => cell.index === index && cell.writer === writer)?.outcome;
   const chosen = job.result?.chosen;
   const rows = job.candidates.map((c) => {
     const regression = regressionsOf.get(c.index);
-    const regressionText = !regression ? '—' : regression.status !== 'checked' ? regression.status.replace('_', ' ') : String(regression.regressions.length);
+    const regressionText = !regression
+      ? '—'
+      : regression.status !== 'checked'
+        ? regression.status.replace('_', ' ')
+        : String(regression.regressions.length);
     const cells = valid.map((test) => {
       const outcome = cellOf(c.index, test.writer);
       return outcome ? (CELL[outcome] ?? outcome) : '—';
     });
     const passed = valid.filter((test) => cellOf(c.index, test.writer) === 'passed').length;
     const ran = valid.some((test) => cellOf(c.index, test.writer) !== undefined);
-    return [String(c.index), nameOf(c), regressionText, ...cells, ran ? `${passed}/${valid.length}` : '—', chosen?.index === c.index ? '  ✔ chosen' : ''];
+    return [
+      String(c.index),
+      nameOf(c),
+      regressionText,
+      ...cells,
+      ran ? `${passed}/${valid.length}` : '—',
+      chosen?.index === c.index ? '  ✔ chosen' : '',
+    ];
   });
   lines.push('', 'pass matrix (regressions: tests that passed on base and fail with the patch; test k: a valid reproduction test):');
-  lines.push(table([['candidate', 'name', 'regressions', ...valid.map((test) => `test ${test.writer}`), 'reproduction', 'chosen'], ...rows]));
+  lines.push(
+    table([['candidate', 'name', 'regressions', ...valid.map((test) => `test ${test.writer}`), 'reproduction', 'chosen'], ...rows]),
+  );
   const broken = [...regressionsOf.values()].filter((c) => c.regressions.length > 0);
-  for (const c of broken) lines.push(`  candidate ${c.index} regressions: ${c.regressions.map((r) => `${r.test} (${r.candidate})`).join(', ')}`);
-  lines.push(`checks cost: ${(checks.cost.sandbox_ms / 1000).toFixed(1)} sandbox-seconds, ${checks.cost.policy_tokens} policy tokens in ${checks.cost.policy_calls} calls`);
+  for (const c of broken)
+    lines.push(`  candidate ${c.index} regressions: ${c.regressions.map((r) => `${r.test} (${r.candidate})`).join(', ')}`);
+  lines.push(
+    `checks cost: ${(checks.cost.sandbox_ms / 1000).toFixed(1)} sandbox-seconds, ${checks.cost.policy_tokens} policy tokens in ${checks.cost.policy_calls} calls`,
+  );
   return lines.join('\n');
 }
 

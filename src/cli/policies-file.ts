@@ -11,7 +11,8 @@ import { parse } from 'yaml';
 import { wnwError } from '../errors.js';
 import { importTrajectories } from '../formats/index.js';
 
-const invalid = (file: string, message: string, field = '--policies') => wnwError('WNW_ERR_INPUT_INVALID', `${file}: ${message}`, { details: { field } });
+const invalid = (file: string, message: string, field = '--policies') =>
+  wnwError('WNW_ERR_INPUT_INVALID', `${file}: ${message}`, { details: { field } });
 
 /** The file's entries with every `replay` turned into a replay policy of the recordings it names. */
 export async function readPoliciesFile(file: string): Promise<Array<Record<string, unknown>>> {
@@ -21,15 +22,21 @@ export async function readPoliciesFile(file: string): Promise<Array<Record<strin
   } catch (error) {
     throw invalid(file, `not a readable YAML or JSON file: ${(error as Error).message}`);
   }
-  const list = Array.isArray(parsed) ? parsed : parsed && typeof parsed === 'object' ? (parsed as { policies?: unknown }).policies : undefined;
+  const list = Array.isArray(parsed)
+    ? parsed
+    : parsed && typeof parsed === 'object'
+      ? (parsed as { policies?: unknown }).policies
+      : undefined;
   if (!Array.isArray(list) || list.length === 0) throw invalid(file, 'give a list of policies (or `policies:` with one), each with its n');
   return Promise.all(
     list.map(async (entry: unknown, index) => {
-      if (!entry || typeof entry !== 'object' || Array.isArray(entry)) throw invalid(file, `policies.${index}: an object with n (and policy, agent, name, waves)`, `policies.${index}`);
+      if (!entry || typeof entry !== 'object' || Array.isArray(entry))
+        throw invalid(file, `policies.${index}: an object with n (and policy, agent, name, waves)`, `policies.${index}`);
       const { replay, ...rest } = entry as Record<string, unknown>;
       if (replay === undefined) return rest;
       const paths = (Array.isArray(replay) ? replay : [replay]).map((path) => {
-        if (typeof path !== 'string') throw invalid(file, `policies.${index}.replay: a path or a list of paths`, `policies.${index}.replay`);
+        if (typeof path !== 'string')
+          throw invalid(file, `policies.${index}.replay: a path or a list of paths`, `policies.${index}.replay`);
         return isAbsolute(path) ? path : resolve(dirname(file), path);
       });
       if (rest.policy !== undefined) throw invalid(file, `policies.${index}: give replay or policy, not both`, `policies.${index}.replay`);

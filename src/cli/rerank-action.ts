@@ -17,8 +17,17 @@ import type { RerankFlags } from './rerank.js';
 
 export async function runRerank(flags: RerankFlags): Promise<void> {
   if (flags.crossFit !== undefined) {
-    if (flags.crossFit < 2) throw wnwError('WNW_ERR_INPUT_INVALID', '--cross-fit: give at least 2 folds', { details: { field: 'cross_fit' } });
-    const result = await crossFit({ rollouts: flags.candidates, labels: flags.labels, tasks: flags.tasks, sourceFrom: flags.sourceFrom, onInvalid: flags.skipInvalid ? 'skip' : 'fail', folds: flags.crossFit, sources: flags.sources });
+    if (flags.crossFit < 2)
+      throw wnwError('WNW_ERR_INPUT_INVALID', '--cross-fit: give at least 2 folds', { details: { field: 'cross_fit' } });
+    const result = await crossFit({
+      rollouts: flags.candidates,
+      labels: flags.labels,
+      tasks: flags.tasks,
+      sourceFrom: flags.sourceFrom,
+      onInvalid: flags.skipInvalid ? 'skip' : 'fail',
+      folds: flags.crossFit,
+      sources: flags.sources,
+    });
     console.log(result.markdown);
     console.error(`cross-fitted ${result.table.candidates} candidates over ${result.folds} folds in ${result.seconds.toFixed(1)} s`);
     return;
@@ -29,7 +38,9 @@ export async function runRerank(flags: RerankFlags): Promise<void> {
     urls: flags.url ?? [],
     ...(flags.tokenizer ? { tokenizer: flags.tokenizer } : {}),
     ...(flags.chatTemplate ? { chatTemplate: flags.chatTemplate } : {}),
-    ...(flags.headLabels ? { labels: flags.headLabels.includes(',') ? flags.headLabels.split(',').map((name) => name.trim()) : flags.headLabels } : {}),
+    ...(flags.headLabels
+      ? { labels: flags.headLabels.includes(',') ? flags.headLabels.split(',').map((name) => name.trim()) : flags.headLabels }
+      : {}),
     ...(flags.labelIndex === undefined ? {} : { labelIndex: flags.labelIndex }),
     ...(flags.activation ? { activation: flags.activation } : {}),
     // The template may imply the head (openhands-critic-v1: the critic's labels).
@@ -40,12 +51,21 @@ export async function runRerank(flags: RerankFlags): Promise<void> {
   });
   if (flags.budget !== undefined && flags.budget > scorer.maxInputTokens) {
     await scorer.close();
-    throw wnwError('WNW_ERR_CFG_INVALID', `--budget: ${flags.budget} tokens is more than ${scorer.model} takes (${scorer.maxInputTokens}); give at most ${scorer.maxInputTokens}`, {
-      details: { field: 'budget', budget: flags.budget, max: scorer.maxInputTokens },
-    });
+    throw wnwError(
+      'WNW_ERR_CFG_INVALID',
+      `--budget: ${flags.budget} tokens is more than ${scorer.model} takes (${scorer.maxInputTokens}); give at most ${scorer.maxInputTokens}`,
+      {
+        details: { field: 'budget', budget: flags.budget, max: scorer.maxInputTokens },
+      },
+    );
   }
   const tty = flags.progress && process.stderr.isTTY;
-  const bar = tty ? new SingleBar({ format: 'rerank [{bar}] {value}/{total} instances | {eta_formatted} left | {instance}', hideCursor: true }, Presets.shades_classic) : undefined;
+  const bar = tty
+    ? new SingleBar(
+        { format: 'rerank [{bar}] {value}/{total} instances | {eta_formatted} left | {instance}', hideCursor: true },
+        Presets.shades_classic,
+      )
+    : undefined;
   let lastLog = 0;
   // The report links to the inspector's pages of this run, written beside it once scored.
   const inspectDir = flags.report && flags.inspector ? `${flags.report.replace(/\.md$/i, '')}.inspect` : undefined;
@@ -68,7 +88,10 @@ export async function runRerank(flags: RerankFlags): Promise<void> {
       onInvalid: flags.skipInvalid ? 'skip' : 'fail',
       strict: flags.strict ?? false,
       concurrency: flags.concurrency,
-      onIssue: (issue) => console.error(`skipped: ${issue.file}${issue.line !== undefined ? `:${issue.line}` : issue.record !== undefined ? `[${JSON.stringify(issue.record)}]` : ''}: ${issue.field}: ${issue.message}`),
+      onIssue: (issue) =>
+        console.error(
+          `skipped: ${issue.file}${issue.line !== undefined ? `:${issue.line}` : issue.record !== undefined ? `[${JSON.stringify(issue.record)}]` : ''}: ${issue.field}: ${issue.message}`,
+        ),
       onProgress: (done, total, instance) => {
         if (!flags.progress) return;
         if (bar) {
@@ -86,9 +109,15 @@ export async function runRerank(flags: RerankFlags): Promise<void> {
     const scored = scoredBy(scorer.identity, strategy);
     const summary = flags.summary ?? flags.out.replace(/(\.jsonl)?$/, '.summary.json');
     await writeFile(summary, `${JSON.stringify(rerankSummaryFile(result, scored), null, 2)}\n`);
-    console.log(`summary: ${summary} (scored by ${scorer.model}${scored?.model.hash ? ` ${scored.model.hash.slice(0, 19)}` : ''}, strategy ${strategy})`);
+    console.log(
+      `summary: ${summary} (scored by ${scorer.model}${scored?.model.hash ? ` ${scored.model.hash.slice(0, 19)}` : ''}, strategy ${strategy})`,
+    );
     if (inspectDir) {
-      const site = writeSavedSite(inspectDir, (await loadSavedRuns([result.scores, ...flags.candidates], { sourceFrom: flags.sourceFrom })).jobs, 'winnower rerank');
+      const site = writeSavedSite(
+        inspectDir,
+        (await loadSavedRuns([result.scores, ...flags.candidates], { sourceFrom: flags.sourceFrom })).jobs,
+        'winnower rerank',
+      );
       console.log(`inspector: ${site.index} (${site.jobs} instances; or \`winnower inspect ${result.scores} <candidates> --serve\`)`);
     }
     if (result.metrics) printMetrics(result.metrics);

@@ -13,11 +13,15 @@ export { EXIT_UNSCORED };
 
 const NAMED_INSTANCES = 5;
 
-export function rerankSummary(result: Pick<RerankBatchResult, 'candidates' | 'warnings' | 'unscored'> & Partial<Pick<RerankBatchResult, 'noneUsable'>>): string[] {
+export function rerankSummary(
+  result: Pick<RerankBatchResult, 'candidates' | 'warnings' | 'unscored'> & Partial<Pick<RerankBatchResult, 'noneUsable'>>,
+): string[] {
   const lines = result.warnings.map((warning) => `rerank: warning: ${warning.message}`);
   const none = result.noneUsable ?? [];
   if (none.length > 0) {
-    lines.push(`rerank: ${none.length} instance(s) have no usable candidate; their predictions have an empty model_patch and a no_patch_reason:`);
+    lines.push(
+      `rerank: ${none.length} instance(s) have no usable candidate; their predictions have an empty model_patch and a no_patch_reason:`,
+    );
     for (const entry of none.slice(0, NAMED_INSTANCES)) lines.push(`  ${entry.instance_id}: ${entry.reason}`);
   }
   const { unscored } = result;

@@ -42,34 +42,94 @@ export function registerRerankCommand(program: Command): void {
     .command('rerank')
     .description('pick the best of N candidates per SWE-bench instance and report how good the pick was')
     // Several paths per flag: an unquoted glob reaches us as the files the shell expanded it to.
-    .requiredOption('--candidates <paths...>', 'candidate files, folders or globs (several, or the flag repeated): SWE-bench predictions or trajectories')
+    .requiredOption(
+      '--candidates <paths...>',
+      'candidate files, folders or globs (several, or the flag repeated): SWE-bench predictions or trajectories',
+    )
     .option('--tasks <paths...>', 'SWE-bench task records, JSONL or JSON array (several, or the flag repeated)')
-    .option('--labels <paths...>', 'labels: SWE-bench results.json or JSONL of {instance_id, source, resolved} (several, or the flag repeated)')
+    .option(
+      '--labels <paths...>',
+      'labels: SWE-bench results.json or JSONL of {instance_id, source, resolved} (several, or the flag repeated)',
+    )
     .option('--format <name>', 'force the candidate format instead of detecting it')
-    .addOption(new Option('--source-from <how>', 'name each candidate source after the record or the file (default: file when the candidates are several files)').choices(['record', 'file']))
+    .addOption(
+      new Option(
+        '--source-from <how>',
+        'name each candidate source after the record or the file (default: file when the candidates are several files)',
+      ).choices(['record', 'file']),
+    )
     .addOption(new Option('--scorer <backend>', 'value model backend').choices(['onnx', 'sglang', 'vllm', 'openai']).default('onnx'))
-    .option('--model <folder|name>', 'model folder (onnx) or served model name; default (onnx): the bundled trained model, models/winnower-value')
+    .option(
+      '--model <folder|name>',
+      'model folder (onnx) or served model name; default (onnx): the bundled trained model, models/winnower-value',
+    )
     .option('--url <base>', 'scoring server base URL (repeatable: load is spread over them)', collect)
     .option('--tokenizer <path>', 'tokenizer.json (or folder) for server backends, to count the budget client-side')
-    .option('--chat-template <path>', "the model's chat template for chat templates (openhands-critic-v1): a tokenizer_config.json, chat_template.jinja or their folder (default: the --tokenizer folder's)")
-    .option('--head-labels <table|names>', 'a multi-label head: a known label table (openhands-critic) or its label names, comma-separated, in output order (default: the head --template implies; openhands-critic-v1 implies openhands-critic, success index 0)')
-    .option('--label-index <n>', 'output of the multi-label head read as success (default 0)', (value: string) => Number.parseInt(value, 10))
-    .addOption(new Option('--activation <name>', "multi-label head activation (default auto: the model's problem_type, else the table's)").choices(['sigmoid', 'softmax', 'auto']))
+    .option(
+      '--chat-template <path>',
+      "the model's chat template for chat templates (openhands-critic-v1): a tokenizer_config.json, chat_template.jinja or their folder (default: the --tokenizer folder's)",
+    )
+    .option(
+      '--head-labels <table|names>',
+      'a multi-label head: a known label table (openhands-critic) or its label names, comma-separated, in output order (default: the head --template implies; openhands-critic-v1 implies openhands-critic, success index 0)',
+    )
+    .option('--label-index <n>', 'output of the multi-label head read as success (default 0)', (value: string) =>
+      Number.parseInt(value, 10),
+    )
+    .addOption(
+      new Option('--activation <name>', "multi-label head activation (default auto: the model's problem_type, else the table's)").choices([
+        'sigmoid',
+        'softmax',
+        'auto',
+      ]),
+    )
     .option('--api-key <key>', 'API key of the scoring server (also WINNOWER_SCORER_KEY)')
-    .option('--template <name>', 'serialization template (judge-v1, patch-v1, openhands-critic-v1, ...); openhands-critic-v1 also sets the head (--head-labels openhands-critic, --label-index 0) unless given')
-    .option('--budget <tokens>', "token budget per input, also the scorer's input limit (default: the model limit; refused when the server's max_model_len or the onnx model's limit is below it)", positiveInt)
-    .addOption(new Option('--strategy <name>', 'selection strategy (default: the model folder\'s default_strategy, learned or robust, when it has a selector; else value)').choices(STRATEGY_NAMES))
+    .option(
+      '--template <name>',
+      'serialization template (judge-v1, patch-v1, openhands-critic-v1, ...); openhands-critic-v1 also sets the head (--head-labels openhands-critic, --label-index 0) unless given',
+    )
+    .option(
+      '--budget <tokens>',
+      "token budget per input, also the scorer's input limit (default: the model limit; refused when the server's max_model_len or the onnx model's limit is below it)",
+      positiveInt,
+    )
+    .addOption(
+      new Option(
+        '--strategy <name>',
+        "selection strategy (default: the model folder's default_strategy, learned or robust, when it has a selector; else value)",
+      ).choices(STRATEGY_NAMES),
+    )
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
-    .option('--summary <file>', 'summary JSON: which model and selector scored the run (scored_by: name, folder, sha256 of the model files and of selector.json, strategy), the outputs and the metrics (default: beside --out, <out>.summary.json)')
-    .option('--report <file>', 'Markdown report; the HTML twin is written beside it, and the web inspector\'s pages for the run in <report>.inspect/ (winnower inspect)')
+    .option(
+      '--summary <file>',
+      'summary JSON: which model and selector scored the run (scored_by: name, folder, sha256 of the model files and of selector.json, strategy), the outputs and the metrics (default: beside --out, <out>.summary.json)',
+    )
+    .option(
+      '--report <file>',
+      "Markdown report; the HTML twin is written beside it, and the web inspector's pages for the run in <report>.inspect/ (winnower inspect)",
+    )
     .option('--skip-invalid', 'report malformed input records and go on instead of stopping')
     .option('--strict', 'stop, instead of warning, when candidates have no task record in --tasks')
     .option('--concurrency <n>', 'instances scored at once', positiveInt, 4)
     .option('--no-progress', 'no progress bar and no progress lines')
     .option('--no-inspector', "with --report: don't write the inspector's pages beside it (they re-read the candidate files)")
-    .option('--cross-fit <k>', 'with labels: what training on your own runs gives: learn per-configuration priors (and trajectory weights, when candidates carry trajectories) on K-1 instance folds, rank the K-th with them, for each fold; prints the table (trivial selectors beside it) and writes nothing else', positiveInt)
-    .option('--sources <names>', 'with --cross-fit: only these runs or source families (comma-separated, e.g. acr,swe-agent-gpt4)', (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((name) => name.trim()).filter(Boolean)])
+    .option(
+      '--cross-fit <k>',
+      'with labels: what training on your own runs gives: learn per-configuration priors (and trajectory weights, when candidates carry trajectories) on K-1 instance folds, rank the K-th with them, for each fold; prints the table (trivial selectors beside it) and writes nothing else',
+      positiveInt,
+    )
+    .option(
+      '--sources <names>',
+      'with --cross-fit: only these runs or source families (comma-separated, e.g. acr,swe-agent-gpt4)',
+      (value: string, previous: string[] = []) => [
+        ...previous,
+        ...value
+          .split(',')
+          .map((name) => name.trim())
+          .filter(Boolean),
+      ],
+    )
     .addHelpText(
       'after',
       `\nExit status: 0 done; 2 invalid input (the file, line and field are named; with --strict also candidates without a task record);\n` +

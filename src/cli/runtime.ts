@@ -34,8 +34,14 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function createRuntime(config: WinnowerConfig, options: { logger?: boolean | Record<string, unknown> } = {}): Promise<Runtime> {
-  const scorerConfig = { ...config.scorer, model: config.scorer.model ?? (config.scorer.backend === 'onnx' ? DEFAULT_MODEL_DIR() : undefined) };
+export async function createRuntime(
+  config: WinnowerConfig,
+  options: { logger?: boolean | Record<string, unknown> } = {},
+): Promise<Runtime> {
+  const scorerConfig = {
+    ...config.scorer,
+    model: config.scorer.model ?? (config.scorer.backend === 'onnx' ? DEFAULT_MODEL_DIR() : undefined),
+  };
   const metrics = createServiceMetrics();
   // A reload (SIGHUP, POST /admin/model) loads the named folder, or the one serving; for a server
   // backend the model stays the served one and its configured files (selector, tokenizer) are re-read.
@@ -44,11 +50,18 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     if (reload && scorerConfig.backend === 'onnx' && model !== undefined) checkModelFolder(model);
     return createScorer({ ...scorerConfig, model } as Parameters<typeof createScorer>[0], { observer: metrics.scorer });
   });
-  const sandboxes = withObserver(await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch), metrics.sandbox);
+  const sandboxes = withObserver(
+    await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch),
+    metrics.sandbox,
+  );
   const store = createSqliteStore(config.server.data_dir);
   const interrupted = recoverInterrupted(store);
   const { limits, retention } = config.server;
-  const jobs = new JobManager(store, { maxRunning: config.server.max_running_jobs, maxQueued: limits.max_queued_jobs, onEvent: (event, job) => metrics.onJobEvent(event, job) });
+  const jobs = new JobManager(store, {
+    maxRunning: config.server.max_running_jobs,
+    maxQueued: limits.max_queued_jobs,
+    onEvent: (event, job) => metrics.onJobEvent(event, job),
+  });
   const createPolicy = createPolicyFactory(config.policy);
   const app = await buildApp({
     jobs,
@@ -66,7 +79,9 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
     sandboxApi: mountedSandboxApi(config, sandboxes),
     ui: config.server.ui,
   });
-  const stopRetention = scheduleRetention(store, retention, (ids) => app.log.info({ purged: ids.length }, 'finished jobs past server.retention purged'));
+  const stopRetention = scheduleRetention(store, retention, (ids) =>
+    app.log.info({ purged: ids.length }, 'finished jobs past server.retention purged'),
+  );
   let closed: Promise<void> | undefined;
   return {
     app,
@@ -79,7 +94,14 @@ export async function createRuntime(config: WinnowerConfig, options: { logger?: 
       // Every step runs even when an earlier one fails; the first failure is reported at the end.
       closed ??= (async () => {
         stopRetention();
-        const steps = [() => app.close(), () => createPolicy.close(), () => closeAllSandboxes(), () => sandboxes.close(), () => scorer.close(), async () => store.close()];
+        const steps = [
+          () => app.close(),
+          () => createPolicy.close(),
+          () => closeAllSandboxes(),
+          () => sandboxes.close(),
+          () => scorer.close(),
+          async () => store.close(),
+        ];
         const failures: unknown[] = [];
         for (const step of steps) {
           try {

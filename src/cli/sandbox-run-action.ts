@@ -8,11 +8,18 @@ import type { SandboxSpec } from '../sandbox/types.js';
 import { commandLine, isGitUrl, type RunFlags } from './sandbox-run.js';
 
 export async function runInSandbox(words: string[], flags: RunFlags): Promise<number> {
-  if (!flags.repo && !flags.image) throw wnwError('WNW_ERR_INPUT_INVALID', 'give --repo <path|url> or --image <image>', { details: { field: 'repo' } });
+  if (!flags.repo && !flags.image)
+    throw wnwError('WNW_ERR_INPUT_INVALID', 'give --repo <path|url> or --image <image>', { details: { field: 'repo' } });
   const config = loadConfig({ file: flags.config, overrides: flags.provider ? { sandbox: { provider: flags.provider } } : {} });
   const name = config.sandbox.provider;
   const spec: SandboxSpec = {
-    ...(flags.repo ? { repo: isGitUrl(flags.repo) ? { url: flags.repo, base_commit: flags.commit } : { path: resolve(flags.repo), base_commit: flags.commit } } : {}),
+    ...(flags.repo
+      ? {
+          repo: isGitUrl(flags.repo)
+            ? { url: flags.repo, base_commit: flags.commit }
+            : { path: resolve(flags.repo), base_commit: flags.commit },
+        }
+      : {}),
     ...(flags.image ? { image: flags.image } : {}),
     ...(flags.workdir ? { workdir: flags.workdir } : {}),
     ...(flags.memory ? { memoryMb: flags.memory } : {}),

@@ -23,7 +23,6 @@ export interface RunFlags {
   verbose: boolean;
 }
 
-
 /** A git URL (scheme://... or user@host:path) rather than a local path. */
 export function isGitUrl(value: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /^[\w.-]+@[\w.-]+:/.test(value);
@@ -38,12 +37,15 @@ export function registerSandboxCommand(program: Command): void {
   const sandbox = program.command('sandbox').description('try and debug sandbox providers');
   sandbox
     .command('run')
-    .description('create a sandbox, run a command in it, print its output, close it; exits with the command\'s exit code (124 on timeout)')
+    .description("create a sandbox, run a command in it, print its output, close it; exits with the command's exit code (124 on timeout)")
     .argument('<command...>', 'after --: one argument is run as a shell command line, several as a program and its arguments')
     .option('--repo <path|url>', 'repository to check out (local path or git URL)')
     .option('--commit <commit>', 'commit to start from (default: HEAD)')
     .option('--provider <name>', `sandbox provider: ${SANDBOX_PROVIDERS.join(' | ')} (default: config or WINNOWER_SANDBOX, else local)`)
-    .option('--image <image>', 'container image: name:tag, name@digest, docker://…, or on the local provider also oci:<dir>:<tag>, docker-archive:<file>')
+    .option(
+      '--image <image>',
+      'container image: name:tag, name@digest, docker://…, or on the local provider also oci:<dir>:<tag>, docker-archive:<file>',
+    )
     .option('--workdir <dir>', 'where the repository is inside the sandbox')
     .option('--network', 'allow network access (off by default)', false)
     .option('--timeout <seconds>', 'kill the command after this long', positiveNumber, 120)

@@ -16,9 +16,15 @@ import { isGitUrl } from './sandbox-run.js';
 import type { ServeFlags } from './sandbox-serve.js';
 
 /** `sandbox.serve` of the config as the API's options over `provider` (the key is checked by the caller). */
-export function orchardApiOptions(serve: SandboxServeConfig | undefined, provider: SandboxProvider, apiKey: string | undefined): OrchardEnvApiOptions {
+export function orchardApiOptions(
+  serve: SandboxServeConfig | undefined,
+  provider: SandboxProvider,
+  apiKey: string | undefined,
+): OrchardEnvApiOptions {
   if (serve?.as_root && provider.name !== 'local') {
-    throw wnwError('WNW_ERR_CFG_INVALID', `--as-root (sandbox.serve.as_root) needs the local provider; this server uses ${provider.name}`, { details: { field: 'sandbox.serve.as_root' } });
+    throw wnwError('WNW_ERR_CFG_INVALID', `--as-root (sandbox.serve.as_root) needs the local provider; this server uses ${provider.name}`, {
+      details: { field: 'sandbox.serve.as_root' },
+    });
   }
   return {
     provider,
@@ -38,7 +44,10 @@ export function orchardApiOptions(serve: SandboxServeConfig | undefined, provide
  * provider. Behind the server's API keys when it has some; otherwise behind SANDBOX_API_KEY (or
  * `sandbox.serve.api_key`), and refused beyond loopback without one.
  */
-export function mountedSandboxApi(config: WinnowerConfig, provider: SandboxProvider): { prefix: string; options: OrchardEnvApiOptions } | undefined {
+export function mountedSandboxApi(
+  config: WinnowerConfig,
+  provider: SandboxProvider,
+): { prefix: string; options: OrchardEnvApiOptions } | undefined {
   const serve = config.sandbox.serve;
   if (!serve?.mount) return undefined;
   const apiKey = config.server.api_keys.length > 0 ? undefined : sandboxApiKey(serve, config.server.host);
@@ -50,7 +59,6 @@ export function repoSource(repo: string, commit: string | undefined): RepoSource
   const base = commit ? { base_commit: commit } : {};
   return isGitUrl(repo) ? { url: repo, ...base } : { path: resolve(repo), ...base };
 }
-
 
 function serveOverrides(flags: ServeFlags): Record<string, unknown> {
   return {
@@ -70,11 +78,26 @@ async function serveSandboxes(config: WinnowerConfig, host: string, listenPort: 
   const serve = config.sandbox.serve;
   const apiKey = sandboxApiKey(serve, host);
   const provider = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch);
-  const app = Fastify({ logger: loggerOptions(config.log_level, config.log_format), bodyLimit: 128 * 1024 * 1024, ...requestTimeoutOptions(serve) });
+  const app = Fastify({
+    logger: loggerOptions(config.log_level, config.log_format),
+    bodyLimit: 128 * 1024 * 1024,
+    ...requestTimeoutOptions(serve),
+  });
   await app.register(orchardEnvApi, orchardApiOptions(serve, provider, apiKey));
-  app.log.info({ provider: await provider.describe(), repo: serve?.repo ?? null, repo_mode: serve?.repo ? (serve.repo_mode ?? 'fallback') : null, as_root: serve?.as_root ?? false, auth: apiKey ? 'X-API-Key' : 'none (loopback only)' }, 'winnower sandbox serve starting');
+  app.log.info(
+    {
+      provider: await provider.describe(),
+      repo: serve?.repo ?? null,
+      repo_mode: serve?.repo ? (serve.repo_mode ?? 'fallback') : null,
+      as_root: serve?.as_root ?? false,
+      auth: apiKey ? 'X-API-Key' : 'none (loopback only)',
+    },
+    'winnower sandbox serve starting',
+  );
   if (serve?.allow_network && config.sandbox.provider === 'local') {
-    app.log.warn('--allow-network: a sandbox created with block_network: false shares this host\'s network namespace, loopback services (this server included) reachable');
+    app.log.warn(
+      "--allow-network: a sandbox created with block_network: false shares this host's network namespace, loopback services (this server included) reachable",
+    );
   }
   let stopping = false;
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
@@ -96,6 +119,9 @@ async function serveSandboxes(config: WinnowerConfig, host: string, listenPort: 
 }
 
 export async function runSandboxServe(flags: ServeFlags): Promise<void> {
-  const config = loadConfig({ file: flags.config, overrides: { sandbox: { ...(flags.provider ? { provider: flags.provider } : {}), serve: serveOverrides(flags) } } });
+  const config = loadConfig({
+    file: flags.config,
+    overrides: { sandbox: { ...(flags.provider ? { provider: flags.provider } : {}), serve: serveOverrides(flags) } },
+  });
   await serveSandboxes(config, flags.host, flags.port);
 }

@@ -11,17 +11,29 @@ export async function runServe(flags: ServeCommandFlags): Promise<void> {
   const config = loadConfig({ file: flags.config, overrides: { server: { host: flags.host, port: flags.port, data_dir: flags.dataDir } } });
   const runtime = await createRuntime(config);
   const { app } = runtime;
-  app.log.info({ sandbox: await runtime.sandboxes.describe(), scorer: { backend: runtime.scorer.backend, model: runtime.scorer.model } }, 'winnower starting');
-  if (runtime.interrupted.length) app.log.warn({ jobs: runtime.interrupted }, 'jobs interrupted by the previous shutdown are marked interrupted');
+  app.log.info(
+    { sandbox: await runtime.sandboxes.describe(), scorer: { backend: runtime.scorer.backend, model: runtime.scorer.model } },
+    'winnower starting',
+  );
+  if (runtime.interrupted.length)
+    app.log.warn({ jobs: runtime.interrupted }, 'jobs interrupted by the previous shutdown are marked interrupted');
   if (config.server.api_keys.length === 0 && config.server.host !== '127.0.0.1' && config.server.host !== 'localhost') {
     app.log.warn('listening beyond loopback without API keys: set WINNOWER_API_KEYS');
   }
   if (config.server.repo_roots.length === 0 && config.server.host !== '127.0.0.1' && config.server.host !== 'localhost') {
-    app.log.warn('listening beyond loopback with no repository roots: requests may clone any git repository this user can read; set WINNOWER_REPO_ROOTS');
+    app.log.warn(
+      'listening beyond loopback with no repository roots: requests may clone any git repository this user can read; set WINNOWER_REPO_ROOTS',
+    );
   }
   if (config.server.host !== '127.0.0.1' && config.server.host !== 'localhost') {
-    const open = [config.server.policy_hosts.length === 0 && 'server.policy_hosts (WINNOWER_POLICY_HOSTS)', config.server.repo_hosts.length === 0 && 'server.repo_hosts (WINNOWER_REPO_HOSTS)'].filter(Boolean);
-    if (open.length) app.log.warn(`listening beyond loopback without ${open.join(' or ')}: requests may make this server call any host; set them to the hosts clients may use`);
+    const open = [
+      config.server.policy_hosts.length === 0 && 'server.policy_hosts (WINNOWER_POLICY_HOSTS)',
+      config.server.repo_hosts.length === 0 && 'server.repo_hosts (WINNOWER_REPO_HOSTS)',
+    ].filter(Boolean);
+    if (open.length)
+      app.log.warn(
+        `listening beyond loopback without ${open.join(' or ')}: requests may make this server call any host; set them to the hosts clients may use`,
+      );
   }
   let stopping = false;
   const stop = async (signal: string) => {
@@ -51,7 +63,9 @@ export async function runServe(flags: ServeCommandFlags): Promise<void> {
   // selector.json), as POST /admin/model with no body does: the next request scores and selects
   // with it; a failed reload keeps the current model.
   process.on('SIGHUP', () => {
-    reloadModel(app, runtime.scorer, { via: 'SIGHUP' }).catch((error: unknown) => app.log.error({ err: error }, 'scorer reload on SIGHUP failed: keeping the current model'));
+    reloadModel(app, runtime.scorer, { via: 'SIGHUP' }).catch((error: unknown) =>
+      app.log.error({ err: error }, 'scorer reload on SIGHUP failed: keeping the current model'),
+    );
   });
   const address = await app.listen({ host: config.server.host, port: config.server.port });
   // Whatever the log level or format: one plain line saying the server is up and where.

@@ -21,7 +21,10 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
   if (!issue) throw wnwError('WNW_ERR_INPUT_INVALID', 'give the issue with --issue or --issue-file', { details: { field: 'issue' } });
   const config = loadConfig({
     file: flags.config,
-    overrides: { policy: { url: flags.policyUrl, model: flags.policyModel, api_key: flags.policyKey, mode: flags.policyMode }, log_level: 'warn' },
+    overrides: {
+      policy: { url: flags.policyUrl, model: flags.policyModel, api_key: flags.policyKey, mode: flags.policyMode },
+      log_level: 'warn',
+    },
   });
   const policies = flags.policies ? await readPoliciesFile(flags.policies) : undefined;
   // With --policies, n is their sum: --n goes only when given (then it must equal that sum).
@@ -32,12 +35,21 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
   const writers = flags.writerReplay ? (await importTrajectories(flags.writerReplay, { sourceFrom: 'file' })).items : undefined;
   const checks = {
     ...(flags.regression === false ? { regression: { enabled: false } } : {}),
-    ...(flags.reproduction ? { reproduction: { n: flags.reproduction, ...(writers ? { policy: { kind: 'replay', recordings: writers } } : {}) } } : {}),
+    ...(flags.reproduction
+      ? { reproduction: { n: flags.reproduction, ...(writers ? { policy: { kind: 'replay', recordings: writers } } : {}) } }
+      : {}),
   };
   const body = {
     instance_id: flags.instanceId,
     issue,
-    ...(flags.repo ? { repo: { ...(isGitUrl(flags.repo) ? { url: flags.repo } : { path: resolve(flags.repo) }), ...(flags.commit ? { commit: flags.commit } : {}) } } : {}),
+    ...(flags.repo
+      ? {
+          repo: {
+            ...(isGitUrl(flags.repo) ? { url: flags.repo } : { path: resolve(flags.repo) }),
+            ...(flags.commit ? { commit: flags.commit } : {}),
+          },
+        }
+      : {}),
     ...(flags.image ? { image: flags.image } : {}),
     ...(n !== undefined ? { n } : {}),
     ...(policies ? { policies } : {}),
@@ -45,11 +57,25 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
     ...(flags.waves ? { waves: flags.waves.split(',').map(Number) } : {}),
     ...(recordings ? { policy: { kind: 'replay', recordings } } : {}),
     ...(flags.stepLimit || flags.harness || flags.harnessModel
-      ? { agent: { config: 'default', ...(flags.stepLimit ? { step_limit: flags.stepLimit } : {}), ...(flags.harness ? { harness: flags.harness } : {}), ...(flags.harnessModel ? { model: flags.harnessModel } : {}) } }
+      ? {
+          agent: {
+            config: 'default',
+            ...(flags.stepLimit ? { step_limit: flags.stepLimit } : {}),
+            ...(flags.harness ? { harness: flags.harness } : {}),
+            ...(flags.harnessModel ? { model: flags.harnessModel } : {}),
+          },
+        }
       : {}),
     // A harness that speaks Anthropic Messages gets the policy flags as an Anthropic server.
     ...(!recordings && flags.policyUrl && flags.harness && harnessProtocol(flags.harness) === 'anthropic-messages'
-      ? { policy: { kind: 'anthropic', url: flags.policyUrl, model: flags.policyModel ?? config.policy.model ?? 'default', ...(flags.policyKey ? { api_key: flags.policyKey } : {}) } }
+      ? {
+          policy: {
+            kind: 'anthropic',
+            url: flags.policyUrl,
+            model: flags.policyModel ?? config.policy.model ?? 'default',
+            ...(flags.policyKey ? { api_key: flags.policyKey } : {}),
+          },
+        }
       : {}),
     verify: verifying
       ? {
@@ -92,7 +118,8 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
     if (flags.out) writeFileSync(flags.out, `${JSON.stringify(job, null, 2)}\n`);
     // The API sends a patch that is not UTF-8 as base64 (patch_encoding); the file gets its bytes.
     const chosen = job.result?.chosen;
-    if (flags.patchOut && chosen) writeFileSync(flags.patchOut, chosen.patch_encoding === 'base64' ? Buffer.from(chosen.patch, 'base64') : chosen.patch);
+    if (flags.patchOut && chosen)
+      writeFileSync(flags.patchOut, chosen.patch_encoding === 'base64' ? Buffer.from(chosen.patch, 'base64') : chosen.patch);
     const evidence = renderChecks(job, (c) => c.status);
     console.log(`\n${renderCandidates(job, 'status', (c) => c.status)}${evidence ? `\n\n${evidence}` : ''}\n\n${renderOutcome(job)}`);
     if (job.status !== 'succeeded') process.exitCode = 1;

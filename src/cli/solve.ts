@@ -49,7 +49,10 @@ export function registerSolveCommand(program: Command): void {
     .option('-c, --config <file>', 'YAML or JSON config file (also WINNOWER_CONFIG)')
     .option('--repo <path|url>', 'repository: a local checkout or a git URL')
     .option('--commit <rev>', 'base commit (default: HEAD)')
-    .option('--image <image>', 'container image holding the repository: name:tag, name@digest, docker://…; on the local provider also oci:<dir>:<tag>, docker-archive:<file>')
+    .option(
+      '--image <image>',
+      'container image holding the repository: name:tag, name@digest, docker://…; on the local provider also oci:<dir>:<tag>, docker-archive:<file>',
+    )
     .option('--issue <text>', 'the issue text')
     .option('--issue-file <file>', 'read the issue text from a file')
     .option('--instance-id <id>', 'a name for the task', 'task')
@@ -61,20 +64,43 @@ export function registerSolveCommand(program: Command): void {
     .option('--policy-key <key>', 'policy API key (also WINNOWER_POLICY_KEY)')
     .option('--policy-mode <mode>', 'tools (function calling) or text (fenced bash blocks)')
     // Several files per flag: an unquoted glob (`--replay recs/*.json`) reaches us as the files the shell expanded it to.
-    .option('--replay <files...>', 'replay recorded trajectories instead of a policy (files, folders or globs, several or the flag repeated; any importable format)')
-    .option('--policies <file>', 'a mixed-policy job: a YAML or JSON list of policies, each {n, name?, policy?, agent?, waves?} as in the /solve body (or replay: <files> for recordings); n is their sum (a given --n must equal it), and the policy and agent flags are every entry\'s defaults')
+    .option(
+      '--replay <files...>',
+      'replay recorded trajectories instead of a policy (files, folders or globs, several or the flag repeated; any importable format)',
+    )
+    .option(
+      '--policies <file>',
+      "a mixed-policy job: a YAML or JSON list of policies, each {n, name?, policy?, agent?, waves?} as in the /solve body (or replay: <files> for recordings); n is their sum (a given --n must equal it), and the policy and agent flags are every entry's defaults",
+    )
     .option('--test-command <cmd>', 'verify candidates with this command (its exit code, or the named tests)')
     .option('--fail-to-pass <id>', 'a test that must go from failing to passing (repeatable)', collect)
     .option('--pass-to-pass <id>', 'a test that must keep passing (repeatable)', collect)
     .option('--test-patch <file>', 'a diff adding the tests, applied before running them')
-    .option('--checks', 'verify without a test list: the regression check (the repository\'s own tests on the base commit and with each candidate)')
+    .option(
+      '--checks',
+      "verify without a test list: the regression check (the repository's own tests on the base commit and with each candidate)",
+    )
     .option('--no-regression', 'skip the regression check')
-    .option('--reproduction <n>', 'n test-writer rollouts by the same policy write reproduction tests; every candidate runs every valid one (implies --checks)', positiveInt)
+    .option(
+      '--reproduction <n>',
+      'n test-writer rollouts by the same policy write reproduction tests; every candidate runs every valid one (implies --checks)',
+      positiveInt,
+    )
     .option('--writer-replay <files...>', 'replay these recorded test writers instead of calling the policy for them (with --reproduction)')
-    .option('--stop-at <value>', 'stop once a candidate passes its tests with at least this value (never on one whose other tests failed, nor on a patch that did not apply)', positiveNumber)
-    .option('--strategy <name>', "value | consensus | hybrid | learned | robust (default: hybrid with tests; without, the model folder's default_strategy when it has a selector (robust for the bundled models/winnower-value), else value; with --policies, robust when the folder's own-history priors know one of their configurations)")
+    .option(
+      '--stop-at <value>',
+      'stop once a candidate passes its tests with at least this value (never on one whose other tests failed, nor on a patch that did not apply)',
+      positiveNumber,
+    )
+    .option(
+      '--strategy <name>',
+      "value | consensus | hybrid | learned | robust (default: hybrid with tests; without, the model folder's default_strategy when it has a selector (robust for the bundled models/winnower-value), else value; with --policies, robust when the folder's own-history priors know one of their configurations)",
+    )
     .option('--step-limit <n>', 'agent steps per rollout (a harness: its model calls)', positiveInt)
-    .option('--harness <name>', 'the agent of each rollout: winnower (built-in, default) or a harness CLI such as pi, codex, claude-code (winnower harness list)')
+    .option(
+      '--harness <name>',
+      'the agent of each rollout: winnower (built-in, default) or a harness CLI such as pi, codex, claude-code (winnower harness list)',
+    )
     .option('--harness-model <name>', 'the model name the harness is told (default: the policy model)')
     .option('--out <file>', 'write the whole job (every candidate and trajectory) as JSON')
     .option('--patch-out <file>', 'write the chosen patch')

@@ -5,9 +5,13 @@ import { train } from '../train/train.js';
 import type { TrainFlags } from './train.js';
 
 export async function runTrain(flags: TrainFlags): Promise<void> {
-  const bar = flags.progress && process.stderr.isTTY ? new SingleBar({ format: '{stage} [{bar}] {value}/{total}', hideCursor: true }, Presets.shades_classic) : undefined;
+  const bar =
+    flags.progress && process.stderr.isTTY
+      ? new SingleBar({ format: '{stage} [{bar}] {value}/{total}', hideCursor: true }, Presets.shades_classic)
+      : undefined;
   let stage = '';
-  if (!flags.rollouts?.length && !flags.fromStore) throw wnwError('WNW_ERR_INPUT_INVALID', 'give --rollouts, --from-store, or both', { details: { field: 'rollouts' } });
+  if (!flags.rollouts?.length && !flags.fromStore)
+    throw wnwError('WNW_ERR_INPUT_INVALID', 'give --rollouts, --from-store, or both', { details: { field: 'rollouts' } });
   const result = await train({
     rollouts: flags.rollouts ?? [],
     ...(flags.fromStore ? { fromStore: flags.fromStore } : {}),
@@ -48,10 +52,26 @@ export async function runTrain(flags: TrainFlags): Promise<void> {
   });
   bar?.stop();
   if (flags.json) {
-    console.log(JSON.stringify({ out: result.outDir, seconds: result.seconds, epochs: result.epochs, calibration: result.calibration, train_candidates: result.trainCandidates, validation_candidates: result.validationCandidates, export_max_diff: result.exportMaxDiff, validation: result.tables, default_strategy: result.selector.default_strategy, default_reason: result.selector.default_reason, verdicts: result.verdicts }));
+    console.log(
+      JSON.stringify({
+        out: result.outDir,
+        seconds: result.seconds,
+        epochs: result.epochs,
+        calibration: result.calibration,
+        train_candidates: result.trainCandidates,
+        validation_candidates: result.validationCandidates,
+        export_max_diff: result.exportMaxDiff,
+        validation: result.tables,
+        default_strategy: result.selector.default_strategy,
+        default_reason: result.selector.default_reason,
+        verdicts: result.verdicts,
+      }),
+    );
     return;
   }
   console.log(result.table || '(no validation split)');
   console.log(`default strategy: ${result.selector.default_strategy} (${result.selector.default_reason})`);
-  console.log(`wrote ${result.outDir} in ${result.seconds.toFixed(1)} s (${result.trainCandidates} training candidates, ${result.epochs} epoch(s))`);
+  console.log(
+    `wrote ${result.outDir} in ${result.seconds.toFixed(1)} s (${result.trainCandidates} training candidates, ${result.epochs} epoch(s))`,
+  );
 }

@@ -32,24 +32,45 @@ export interface TrainFlags {
   progress: boolean;
 }
 
-const list = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((item) => item.trim()).filter(Boolean)];
+const list = (value: string, previous: string[] = []) => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+];
 
 export function registerTrainCommand(program: Command, defaultBaseline: string): void {
   program
     .command('train')
     .description('train a value model and a learned selector from labelled rollouts (CPU, minutes)')
-    .option('--from-store <data_dir>', "also (or only) train on the verified candidates of past /solve and /rerank jobs in a server's data dir (resolved or not)")
+    .option(
+      '--from-store <data_dir>',
+      "also (or only) train on the verified candidates of past /solve and /rerank jobs in a server's data dir (resolved or not)",
+    )
     .option('--rollouts <files...>', 'candidate files (SWE-bench predictions or trajectories, as for rerank; NAME=PATH names a run)')
-    .addOption(new Option('--source-from <how>', 'name each candidate source after the record or the file (default: file when the rollouts are several files), as rerank does').choices(['record', 'file']))
+    .addOption(
+      new Option(
+        '--source-from <how>',
+        'name each candidate source after the record or the file (default: file when the rollouts are several files), as rerank does',
+      ).choices(['record', 'file']),
+    )
     .option('--labels <files...>', 'labels: SWE-bench results.json (NAME=PATH) or JSONL of {instance_id, source, resolved}')
     .option('--tasks <files...>', 'SWE-bench task records (the issue text)')
     .requiredOption('--out <folder>', 'model folder to write (model.onnx, tokenizer.json, config.json, selector.json, README.md)')
     .option('--seed <n>', 'seed of the split, the initialisation and the shuffles', positiveInt, TRAIN_DEFAULTS.seed)
     .option('--validation <fraction>', 'share of instances held out for validation', fraction, TRAIN_DEFAULTS.validationFraction)
     .option('--holdout-repos <repos>', 'validate on these repositories instead (comma-separated owner/name)', list)
-    .option('--holdout-sources <sources>', 'validate on the pools of these sources instead, training on none of them (comma-separated run names or families, e.g. acr)', list)
-    .option('--no-priors', 'do not record own-history priors per agent configuration in selector.json (for a folder shipped to other agents)')
-    .option('--no-source-check', 'skip the leave-one-source-out check (then the folder\'s default strategy is robust)')
+    .option(
+      '--holdout-sources <sources>',
+      'validate on the pools of these sources instead, training on none of them (comma-separated run names or families, e.g. acr)',
+      list,
+    )
+    .option(
+      '--no-priors',
+      'do not record own-history priors per agent configuration in selector.json (for a folder shipped to other agents)',
+    )
+    .option('--no-source-check', "skip the leave-one-source-out check (then the folder's default strategy is robust)")
     .option('--permissive-only', 'train only on rows whose "permissive" field is true (a model you may ship)')
     .option('--skip-invalid', 'skip malformed input records instead of stopping')
     .option('--vocab <n>', 'tokenizer vocabulary size', positiveInt, TRAIN_DEFAULTS.vocabSize)

@@ -3,7 +3,11 @@ import type { ChatMessage, ToolCall } from '../types/trajectory.js';
 
 /** Message content as agents store it: a string, null (tool-only turns), or OpenAI content parts. */
 export const InputContent = z
-  .union([z.string(), z.null(), z.array(z.union([z.string(), z.looseObject({ type: z.string().optional(), text: z.string().optional() })]))])
+  .union([
+    z.string(),
+    z.null(),
+    z.array(z.union([z.string(), z.looseObject({ type: z.string().optional(), text: z.string().optional() })])),
+  ])
   .optional();
 
 /** An OpenAI-style tool call as recorded by agents (extra keys such as `index` are ignored). */
@@ -32,8 +36,7 @@ export function toToolCalls(calls: readonly InputToolCall[] | null | undefined):
     type: 'function' as const,
     function: {
       name: call.function.name,
-      arguments:
-        typeof call.function.arguments === 'string' ? call.function.arguments : JSON.stringify(call.function.arguments ?? {}),
+      arguments: typeof call.function.arguments === 'string' ? call.function.arguments : JSON.stringify(call.function.arguments ?? {}),
     },
   }));
 }

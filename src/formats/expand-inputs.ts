@@ -34,7 +34,10 @@ export function globToRegExp(pattern: string): RegExp {
       const end = pattern.indexOf(']', index + 1);
       if (end === -1) out += '\\[';
       else {
-        out += `[${pattern.slice(index + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        out += `[${pattern
+          .slice(index + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\')}]`;
         index = end;
       }
     } else out += char.replace(/[.+^$()|\\]/g, '\\$&');

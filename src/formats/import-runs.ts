@@ -56,8 +56,17 @@ export async function importRuns(inputs: readonly string[], options: ImportRunsO
   if (plain.length) checkFormat(options.format);
   const expanded = plain.length ? await expandRuns(plain) : undefined;
   const groups = [
-    ...(expanded ? [importTrajectoryFiles(expanded.files, { ...importOptions, sourceFrom: options.sourceFrom ?? (expanded.count > 1 ? 'file' : 'record') })] : []),
-    ...named.filter((input) => input.name !== undefined).map((input) => importTrajectories(input.path, { ...importOptions, source: input.name })),
+    ...(expanded
+      ? [
+          importTrajectoryFiles(expanded.files, {
+            ...importOptions,
+            sourceFrom: options.sourceFrom ?? (expanded.count > 1 ? 'file' : 'record'),
+          }),
+        ]
+      : []),
+    ...named
+      .filter((input) => input.name !== undefined)
+      .map((input) => importTrajectories(input.path, { ...importOptions, source: input.name })),
   ];
   const items: Trajectory[] = [];
   const issues: ImportIssue[] = [];
@@ -67,7 +76,8 @@ export async function importRuns(inputs: readonly string[], options: ImportRunsO
     for (const trajectory of group.items) {
       if (seen.has(trajectory.id)) {
         const message = `duplicate trajectory id ${trajectory.id}: name each run (${options.flag} NAME=PATH) or use --source-from file`;
-        if (options.onInvalid !== 'skip') throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: options.flag.replace(/^--/, ''), id: trajectory.id } });
+        if (options.onInvalid !== 'skip')
+          throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: options.flag.replace(/^--/, ''), id: trajectory.id } });
         issues.push({ code: 'WNW_ERR_INPUT_INVALID', file: inputs.join(','), record: trajectory.id, field: 'id', message });
         continue;
       }

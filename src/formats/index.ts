@@ -57,7 +57,10 @@ function unknownFormat(name: string): Error {
  * (or forced with `format`); bad records are issues (`onInvalid: 'skip'`) or thrown (default).
  * A trajectory id seen twice is an issue too: pass `source` or `sourceFrom: 'file'` to tell runs apart.
  */
-export async function importTrajectories(paths: string | readonly string[], options: ImportTrajectoriesOptions = {}): Promise<ImportResult<Trajectory>> {
+export async function importTrajectories(
+  paths: string | readonly string[],
+  options: ImportTrajectoriesOptions = {},
+): Promise<ImportResult<Trajectory>> {
   checkFormat(options.format);
   return importTrajectoryFiles(await expandInputs(typeof paths === 'string' ? [paths] : paths), options);
 }
@@ -68,7 +71,10 @@ export function checkFormat(format: string | undefined): void {
 }
 
 /** `importTrajectories` of files already expanded (`expandInputs`): each is read as named, never as a glob. */
-export async function importTrajectoryFiles(files: readonly string[], options: ImportTrajectoriesOptions = {}): Promise<ImportResult<Trajectory>> {
+export async function importTrajectoryFiles(
+  files: readonly string[],
+  options: ImportTrajectoriesOptions = {},
+): Promise<ImportResult<Trajectory>> {
   checkFormat(options.format);
   const issues = new IssueCollector(options.onInvalid);
   const items: Trajectory[] = [];
@@ -76,16 +82,28 @@ export async function importTrajectoryFiles(files: readonly string[], options: I
   for (const file of files) {
     const format = (options.format as TrajectoryFormat | undefined) ?? (await detectFormat(file, options.signal));
     if (format === undefined) {
-      issues.report({ file }, 'format', `matches no importer; pass a format, one of: ${TRAJECTORY_FORMATS.join(', ')}`, 'WNW_ERR_INPUT_FORMAT');
+      issues.report(
+        { file },
+        'format',
+        `matches no importer; pass a format, one of: ${TRAJECTORY_FORMATS.join(', ')}`,
+        'WNW_ERR_INPUT_FORMAT',
+      );
       continue;
     }
-    const fileOptions: ImportOptions = { ...options, ...(options.sourceFrom === 'file' && options.source === undefined ? { source: sourceNameOf(file) } : {}) };
+    const fileOptions: ImportOptions = {
+      ...options,
+      ...(options.sourceFrom === 'file' && options.source === undefined ? { source: sourceNameOf(file) } : {}),
+    };
     const result = await IMPORTERS[format](file, fileOptions);
     pushAll(issues.issues, result.issues);
     for (const trajectory of result.items) {
       const seen = firstFile.get(trajectory.id);
       if (seen !== undefined) {
-        issues.report({ file, record: trajectory.id }, 'id', `duplicate trajectory id ${trajectory.id} (first in ${seen}); give each run its own source`);
+        issues.report(
+          { file, record: trajectory.id },
+          'id',
+          `duplicate trajectory id ${trajectory.id} (first in ${seen}); give each run its own source`,
+        );
         continue;
       }
       firstFile.set(trajectory.id, file);
@@ -96,7 +114,10 @@ export async function importTrajectoryFiles(files: readonly string[], options: I
 }
 
 /** Imports SWE-bench task records from files, folders or globs; an instance id seen twice is an issue. */
-export async function importTasks(paths: string | readonly string[], options: Pick<ImportOptions, 'onInvalid' | 'signal'> = {}): Promise<ImportResult<Task>> {
+export async function importTasks(
+  paths: string | readonly string[],
+  options: Pick<ImportOptions, 'onInvalid' | 'signal'> = {},
+): Promise<ImportResult<Task>> {
   const issues = new IssueCollector(options.onInvalid);
   const items: Task[] = [];
   const seen = new Set<string>();

@@ -47,7 +47,8 @@ export function lookupLabel(labels: Labels, instanceId: string, source: string):
 export function labelsFromTrajectories(trajectories: Iterable<Trajectory>): Labels {
   const labels: Labels = new Map();
   for (const trajectory of trajectories) {
-    if (typeof trajectory.meta.resolved === 'boolean') labels.set(labelKey(trajectory.source, trajectory.instance_id), trajectory.meta.resolved);
+    if (typeof trajectory.meta.resolved === 'boolean')
+      labels.set(labelKey(trajectory.source, trajectory.instance_id), trajectory.meta.resolved);
   }
   return labels;
 }

@@ -4,7 +4,11 @@ import type { ExitReason } from '../types/trajectory.js';
  * How an OpenHands run ended, as one raw string: the record's `error` when there is one, else
  * `finish` when the last action was a finish, else the last agent state (`agent_state:stopped`).
  */
-export function openHandsExitRaw(error: string | null | undefined, lastAction: string | undefined, agentState: string | undefined): string | undefined {
+export function openHandsExitRaw(
+  error: string | null | undefined,
+  lastAction: string | undefined,
+  agentState: string | undefined,
+): string | undefined {
   if (error) return error;
   if (lastAction === 'finish') return 'finish';
   return agentState ? `agent_state:${agentState}` : undefined;

@@ -48,7 +48,9 @@ export function isMiniSweAgentRun(value: unknown): boolean {
 
 /** True for a bare array of `{role, content}` messages (used by detection). */
 export function isMessageArray(value: unknown): boolean {
-  return Array.isArray(value) && value.length > 0 && value.every((item) => isRecord(item) && typeof item.role === 'string' && 'content' in item);
+  return (
+    Array.isArray(value) && value.length > 0 && value.every((item) => isRecord(item) && typeof item.role === 'string' && 'content' in item)
+  );
 }
 
 function actionOf(message: MiniMessage, text: string): string | undefined {
@@ -185,8 +187,12 @@ export function miniSweAgentMessagesToTrajectory(value: unknown, context: Record
 export function importMiniSweAgent(file: string, options: ImportOptions = {}): Promise<ImportResult<Trajectory>> {
   return importRecords(file, options, {
     convert: (value, context) =>
-      Array.isArray(value) ? miniSweAgentMessagesToTrajectory(value, context, options) : miniSweAgentRunToTrajectory(value, context, options),
+      Array.isArray(value)
+        ? miniSweAgentMessagesToTrajectory(value, context, options)
+        : miniSweAgentRunToTrajectory(value, context, options),
     split: (document) =>
-      Array.isArray(document) && !isMessageArray(document) ? document.map((value, index) => ({ value, record: index })) : [{ value: document }],
+      Array.isArray(document) && !isMessageArray(document)
+        ? document.map((value, index) => ({ value, record: index }))
+        : [{ value: document }],
   });
 }

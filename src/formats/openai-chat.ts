@@ -64,12 +64,22 @@ function firstString(fields: Record<string, unknown>, keys: readonly string[]): 
  * `source`, a row `id`, the evaluated `patch`), while `metadata` is what the producer wrote. The
  * metadata values that lost are returned apart, so nothing the row held is dropped.
  */
-export function recordFields(topLevel: Record<string, unknown>, metadata: Record<string, unknown> | undefined): { fields: Record<string, unknown>; shadowed: Record<string, unknown> } {
+export function recordFields(
+  topLevel: Record<string, unknown>,
+  metadata: Record<string, unknown> | undefined,
+): { fields: Record<string, unknown>; shadowed: Record<string, unknown> } {
   const fields: Record<string, unknown> = { ...metadata };
   const shadowed: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(topLevel)) {
     if (value === undefined || value === null) continue;
-    if (metadata && key in metadata && metadata[key] !== null && metadata[key] !== undefined && JSON.stringify(metadata[key]) !== JSON.stringify(value)) shadowed[key] = metadata[key];
+    if (
+      metadata &&
+      key in metadata &&
+      metadata[key] !== null &&
+      metadata[key] !== undefined &&
+      JSON.stringify(metadata[key]) !== JSON.stringify(value)
+    )
+      shadowed[key] = metadata[key];
     fields[key] = value;
   }
   return { fields, shadowed };
@@ -91,7 +101,12 @@ function rowIdOf(fields: Record<string, unknown>): string | undefined {
 }
 
 /** Converts one OpenAI-chat record (Orchard or SWE-Gym shape) into a Trajectory; `rows` numbers repeated rows of one file. */
-export function openAIChatToTrajectory(value: unknown, context: RecordContext, options: ImportOptions = {}, rows: RowCounter = new Map()): Trajectory {
+export function openAIChatToTrajectory(
+  value: unknown,
+  context: RecordContext,
+  options: ImportOptions = {},
+  rows: RowCounter = new Map(),
+): Trajectory {
   const record = OpenAIChatRecord.parse(value);
   const { messages: inputMessages, tools, metadata, ...topLevel } = record;
   const { fields, shadowed } = recordFields(topLevel, metadata);
@@ -102,7 +117,8 @@ export function openAIChatToTrajectory(value: unknown, context: RecordContext, o
     firstString(fields, ['instance_id']) ?? options.instanceId ?? (context.line === undefined ? fileStem(context.file) : undefined);
   if (rawInstanceId === undefined) throw invalidRecord(metadata ? 'metadata.instance_id' : 'instance_id', 'missing');
   const { instanceId, sample } = splitSampleSuffix(rawInstanceId);
-  const recordedSource = options.source ?? firstString(fields, ['source', 'run_id', 'policy', 'model', 'model_name_or_path']) ?? 'openai-chat';
+  const recordedSource =
+    options.source ?? firstString(fields, ['source', 'run_id', 'policy', 'model', 'model_name_or_path']) ?? 'openai-chat';
   const rowKey = `${recordedSource}\u0000${instanceId}`;
   const rowNumber = (rows.get(rowKey) ?? 0) + 1;
   rows.set(rowKey, rowNumber);
@@ -110,7 +126,8 @@ export function openAIChatToTrajectory(value: unknown, context: RecordContext, o
   const rowId = rowIdOf(fields);
   const patch = firstString(fields, ['patch', 'git_patch', 'model_patch']) ?? (typeof testResultPatch === 'string' ? testResultPatch : '');
   const report = isRecord(testResultRest.report) ? testResultRest.report : undefined;
-  const resolved = typeof fields.resolved === 'boolean' ? fields.resolved : typeof report?.resolved === 'boolean' ? report.resolved : undefined;
+  const resolved =
+    typeof fields.resolved === 'boolean' ? fields.resolved : typeof report?.resolved === 'boolean' ? report.resolved : undefined;
 
   const messages = inputMessages.map(toChatMessage);
   const exitRaw = firstString(fields, ['exit', 'exit_status', 'exit_reason']);
@@ -124,7 +141,8 @@ export function openAIChatToTrajectory(value: unknown, context: RecordContext, o
 
   const meta: Record<string, unknown> = { importer: 'openai-chat' };
   for (const [key, field] of Object.entries(fields)) {
-    if (!['instance_id', 'patch', 'git_patch', 'model_patch', 'test_result', 'exit', 'exit_status', 'exit_reason'].includes(key)) meta[key] = field;
+    if (!['instance_id', 'patch', 'git_patch', 'model_patch', 'test_result', 'exit', 'exit_status', 'exit_reason'].includes(key))
+      meta[key] = field;
   }
   if (Object.keys(shadowed).length > 0) meta.metadata_shadowed = shadowed;
   if (rowNumber > 1) Object.assign(meta, { source_recorded: recordedSource, row_of_instance: rowNumber });

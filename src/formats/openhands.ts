@@ -108,7 +108,9 @@ export function convertEvents(events: readonly OpenHandsEvent[]): Converted {
         if (responseId !== undefined) emittedResponses.add(responseId);
         const message = responseMessage(response);
         const { thought, ...callArgs } = args;
-        const fallback: ToolCall[] = [{ id: call.tool_call_id, type: 'function', function: { name: call.function_name, arguments: JSON.stringify(callArgs) } }];
+        const fallback: ToolCall[] = [
+          { id: call.tool_call_id, type: 'function', function: { name: call.function_name, arguments: JSON.stringify(callArgs) } },
+        ];
         out.messages.push(
           compactMessage({
             role: 'assistant',
@@ -123,7 +125,10 @@ export function convertEvents(events: readonly OpenHandsEvent[]): Converted {
       } else if (event.action === 'message' && event.source === 'user') {
         out.messages.push({ role: 'user', content: text(args.content) || text(event.message) });
       } else {
-        const content = event.action === 'message' ? text(args.content) || text(event.message) : [text(args.thought), text(event.message)].filter(Boolean).join('\n');
+        const content =
+          event.action === 'message'
+            ? text(args.content) || text(event.message)
+            : [text(args.thought), text(event.message)].filter(Boolean).join('\n');
         out.messages.push({ role: 'assistant', content, meta: { action: event.action } });
       }
     } else if (event.observation) {
@@ -137,9 +142,7 @@ export function convertEvents(events: readonly OpenHandsEvent[]): Converted {
       if (isRecord(metadata) && typeof metadata.exit_code === 'number') meta.exit_code = metadata.exit_code;
       const content = event.content ?? text(event.message);
       out.messages.push(
-        call
-          ? { role: 'tool', content, tool_call_id: call.tool_call_id, name: call.function_name, meta }
-          : { role: 'user', content, meta },
+        call ? { role: 'tool', content, tool_call_id: call.tool_call_id, name: call.function_name, meta } : { role: 'user', content, meta },
       );
     } else {
       skip('unknown');
@@ -206,15 +209,23 @@ export function openHandsEventsToTrajectory(value: unknown, context: RecordConte
     messages: converted.messages,
     exit: mapOpenHandsExit(exitRaw),
     exit_raw: exitRaw,
-    meta: { importer: 'openhands', agent: 'openhands', skipped_events: converted.skipped, ...(converted.tools ? { tools: converted.tools } : {}) },
+    meta: {
+      importer: 'openhands',
+      agent: 'openhands',
+      skipped_events: converted.skipped,
+      ...(converted.tools ? { tools: converted.tools } : {}),
+    },
   });
 }
 
 /** Reads an OpenHands `output.jsonl` (streamed) or a bare event-list `.json`. */
 export function importOpenHands(file: string, options: ImportOptions = {}): Promise<ImportResult<Trajectory>> {
   return importRecords(file, options, {
-    convert: (value, context) => (Array.isArray(value) ? openHandsEventsToTrajectory(value, context, options) : openHandsOutputToTrajectory(value, options)),
+    convert: (value, context) =>
+      Array.isArray(value) ? openHandsEventsToTrajectory(value, context, options) : openHandsOutputToTrajectory(value, options),
     split: (document) =>
-      Array.isArray(document) && !isOpenHandsEventList(document) ? document.map((value, index) => ({ value, record: index })) : [{ value: document }],
+      Array.isArray(document) && !isOpenHandsEventList(document)
+        ? document.map((value, index) => ({ value, record: index }))
+        : [{ value: document }],
   });
 }

@@ -14,7 +14,7 @@ export type JsonlLine = { line: number; value: unknown } | { line: number; error
  */
 export type Input =
   | { layout: 'jsonl'; file: string; lines: () => AsyncGenerator<JsonlLine> }
-  | { layout: 'document'; file: string; value: unknown; /** The document is one line (a one-record JSONL file). */ singleLine: boolean }
+  | { layout: 'document'; file: string; value: unknown /** The document is one line (a one-record JSONL file). */; singleLine: boolean }
   | { layout: 'broken'; file: string; error: string };
 
 export async function assertReadableFile(file: string): Promise<void> {

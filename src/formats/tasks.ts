@@ -37,15 +37,29 @@ export const SwebenchTaskRecord = z.looseObject({
 /** SWE-bench record → Task: repo → `{name, base_commit}`, FAIL_TO_PASS → fail_to_pass, ... */
 export function taskFromRecord(value: unknown): Task {
   const record = SwebenchTaskRecord.parse(value);
-  const { instance_id, problem_statement, repo, base_commit, FAIL_TO_PASS, PASS_TO_PASS, test_patch, image_name, image, test_command, version, ...rest } =
-    record;
+  const {
+    instance_id,
+    problem_statement,
+    repo,
+    base_commit,
+    FAIL_TO_PASS,
+    PASS_TO_PASS,
+    test_patch,
+    image_name,
+    image,
+    test_command,
+    version,
+    ...rest
+  } = record;
   const meta: Record<string, unknown> = { ...rest };
   if (version !== undefined) meta.version = String(version);
   return Task.parse({
     instance_id,
     problem_statement,
-    ...(repo !== undefined || base_commit !== undefined ? { repo: { ...(repo ? { name: repo } : {}), ...(base_commit ? { base_commit } : {}) } } : {}),
-    ...(image ?? image_name ? { image: image ?? image_name } : {}),
+    ...(repo !== undefined || base_commit !== undefined
+      ? { repo: { ...(repo ? { name: repo } : {}), ...(base_commit ? { base_commit } : {}) } }
+      : {}),
+    ...((image ?? image_name) ? { image: image ?? image_name } : {}),
     ...(test_command ? { test_command } : {}),
     fail_to_pass: FAIL_TO_PASS ?? [],
     pass_to_pass: PASS_TO_PASS ?? [],

@@ -35,7 +35,11 @@ export interface HttpClientOptions {
   errorCodes?: { upstream: ErrorCode; response: ErrorCode; timeout: ErrorCode };
 }
 
-const SCORER_ERROR_CODES = { upstream: 'WNW_ERR_SCORE_UPSTREAM', response: 'WNW_ERR_SCORE_RESPONSE', timeout: 'WNW_ERR_SCORE_TIMEOUT' } as const;
+const SCORER_ERROR_CODES = {
+  upstream: 'WNW_ERR_SCORE_UPSTREAM',
+  response: 'WNW_ERR_SCORE_RESPONSE',
+  timeout: 'WNW_ERR_SCORE_TIMEOUT',
+} as const;
 
 export interface PostJsonOptions<T> {
   /** Path below the base URL, starting with `/`. */
@@ -55,8 +59,17 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 const CONNECTION_ERROR_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
-  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
 ]);
 
 const BODY_EXCERPT_CHARS = 500;
@@ -190,7 +203,13 @@ export class HttpClient {
     upstream.restingUntil = Date.now() + Math.min(30_000, 500 * 2 ** (upstream.failures - 1));
   }
 
-  async #attempt<T>(method: 'GET' | 'POST', upstream: Upstream, options: PostJsonOptions<T>, body: string | undefined, signal: AbortSignal): Promise<T> {
+  async #attempt<T>(
+    method: 'GET' | 'POST',
+    upstream: Upstream,
+    options: PostJsonOptions<T>,
+    body: string | undefined,
+    signal: AbortSignal,
+  ): Promise<T> {
     upstream.outstanding += 1;
     try {
       const response = await upstream.pool.request({
@@ -239,11 +258,17 @@ export class HttpClient {
   ): { error: WinnowerError; retryable: boolean; retryAfterMs?: number } {
     const url = upstream.base.replace(/\/+$/, '') + path;
     if (callerSignal?.aborted) {
-      return { error: wnwError('WNW_ERR_OP_ABORTED', `${method} ${url} cancelled`, { cause: callerSignal.reason, details: { url } }), retryable: false };
+      return {
+        error: wnwError('WNW_ERR_OP_ABORTED', `${method} ${url} cancelled`, { cause: callerSignal.reason, details: { url } }),
+        retryable: false,
+      };
     }
     if (deadline.aborted) {
       return {
-        error: wnwError(this.#codes.timeout, `${method} ${url}: no answer within ${timeoutMs} ms`, { cause: error, details: { url, timeoutMs } }),
+        error: wnwError(this.#codes.timeout, `${method} ${url}: no answer within ${timeoutMs} ms`, {
+          cause: error,
+          details: { url, timeoutMs },
+        }),
         retryable: false,
       };
     }

@@ -19,9 +19,13 @@ export interface DirectRequest {
 
 export function directRequestOf(calls: RecordedCall[], scenario: string): DirectRequest {
   if (calls.length !== 1) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `--compare-backend: winnower made ${calls.length} scoring calls to the backend for one /${scenario} request (${calls.map((call) => `${call.method} ${call.path}`).join(', ') || 'none'}); the comparison is one call per request, so use fewer --candidates or --tokens`, {
-      details: { field: 'compare-backend', calls: calls.length },
-    });
+    throw wnwError(
+      'WNW_ERR_INPUT_INVALID',
+      `--compare-backend: winnower made ${calls.length} scoring calls to the backend for one /${scenario} request (${calls.map((call) => `${call.method} ${call.path}`).join(', ') || 'none'}); the comparison is one call per request, so use fewer --candidates or --tokens`,
+      {
+        details: { field: 'compare-backend', calls: calls.length },
+      },
+    );
   }
   const call = calls[0]!;
   const phrase = 'bench request ';

@@ -68,23 +68,33 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
   const started = performance.now();
   let finish!: (outcome: { error: unknown; result?: autocannon.Result }) => void;
   const finished = new Promise<{ error: unknown; result?: autocannon.Result }>((resolve) => (finish = resolve));
-  const instance = autocannon({
-    url: new URL(request.path, baseUrl).href,
-    method: request.method,
-    headers: { ...(parts ? { 'content-type': 'application/json' } : {}), ...request.headers },
-    connections: options.connections,
-    ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.durationS }),
-    ...(options.ratePerS !== undefined ? { overallRate: options.ratePerS } : {}),
-    timeout: options.timeoutS,
-    // A per-request setupRequest is rebuilt for every request; a top-level one only for the first.
-    ...(parts && parts.length >= 2
-      ? { requests: [{ setupRequest: (each: autocannon.Request) => ({ ...each, body: parts.join(String(nextNumber())) }), ...(onResponse ? { onResponse } : {}) }] }
-      : onResponse
-        ? { requests: [{ ...(parts ? { body: parts[0] } : {}), onResponse }] }
-        : parts
-          ? { body: parts[0] }
-          : {}),
-  }, (error, result) => finish({ error, result }));
+  const instance = autocannon(
+    {
+      url: new URL(request.path, baseUrl).href,
+      method: request.method,
+      headers: { ...(parts ? { 'content-type': 'application/json' } : {}), ...request.headers },
+      connections: options.connections,
+      ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.durationS }),
+      ...(options.ratePerS !== undefined ? { overallRate: options.ratePerS } : {}),
+      timeout: options.timeoutS,
+      // A per-request setupRequest is rebuilt for every request; a top-level one only for the first.
+      ...(parts && parts.length >= 2
+        ? {
+            requests: [
+              {
+                setupRequest: (each: autocannon.Request) => ({ ...each, body: parts.join(String(nextNumber())) }),
+                ...(onResponse ? { onResponse } : {}),
+              },
+            ],
+          }
+        : onResponse
+          ? { requests: [{ ...(parts ? { body: parts[0] } : {}), onResponse }] }
+          : parts
+            ? { body: parts[0] }
+            : {}),
+    },
+    (error, result) => finish({ error, result }),
+  );
   const showProgress = options.progress && process.stderr.isTTY === true;
   let done = 0;
   let lastResponseAt = 0;
@@ -95,7 +105,10 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
   const ticker = options.progress
     ? setInterval(() => {
         const elapsed = (performance.now() - started) / 1000;
-        const total = options.amount !== undefined ? `${done}/${options.amount} requests` : `${elapsed.toFixed(0)}/${options.durationS} s, ${done} requests`;
+        const total =
+          options.amount !== undefined
+            ? `${done}/${options.amount} requests`
+            : `${elapsed.toFixed(0)}/${options.durationS} s, ${done} requests`;
         const line = `  ${options.label}: ${total}, ${(done / Math.max(elapsed, 1e-3)).toFixed(1)} req/s`;
         // On a terminal the line is rewritten in place; in a log, one line every few seconds.
         if (showProgress) process.stderr.write(`\r${line}\u001b[K`);
@@ -105,11 +118,14 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
   const outcome = await finished;
   if (ticker) clearInterval(ticker);
   if (showProgress) process.stderr.write('\r\u001b[K');
-  if (outcome.error || !outcome.result) throw wnwError('WNW_ERR_OP_INTERNAL', `load run against ${baseUrl} failed: ${String(outcome.error)}`, { cause: outcome.error });
+  if (outcome.error || !outcome.result)
+    throw wnwError('WNW_ERR_OP_INTERNAL', `load run against ${baseUrl} failed: ${String(outcome.error)}`, { cause: outcome.error });
   const result = outcome.result;
   // autocannon ends a run on its once-a-second tick: a run of `amount` requests lasts until its last answer, not until that tick.
   const seconds = ((options.amount !== undefined && lastResponseAt > 0 ? lastResponseAt : performance.now()) - started) / 1000;
-  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, (stats as { count: number }).count]));
+  const statusCodes = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, (stats as { count: number }).count]),
+  );
   // autocannon counts every request it sends (`requests.sent`), and each one ends as an answer (`requests.total`) or an error.
   const inFlight = Math.max(0, (result.requests.sent ?? result.requests.total) - result.requests.total - result.errors);
   return {
@@ -117,7 +133,13 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
     duration_s: round(seconds, 2),
     requests: result.requests.total,
     requests_per_s: round(result.requests.total / seconds, 2),
-    latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, mean: round(result.latency.mean, 2) },
+    latency_ms: {
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      max: result.latency.max,
+      mean: round(result.latency.mean, 2),
+    },
     errors: result.errors,
     timeouts: result.timeouts,
     in_flight: inFlight,

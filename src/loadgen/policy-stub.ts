@@ -25,7 +25,8 @@ export interface PolicyStubOptions {
 export async function startPolicyStub(options: PolicyStubOptions): Promise<PolicyStub> {
   let calls = 0;
   const server = await startStubServer(async (request, text) => {
-    if (request.method !== 'POST' || !request.url?.endsWith('/chat/completions')) return { status: 404, json: { error: { message: 'not found' } } };
+    if (request.method !== 'POST' || !request.url?.endsWith('/chat/completions'))
+      return { status: 404, json: { error: { message: 'not found' } } };
     const body = JSON.parse(text) as Record<string, unknown>;
     const seed = Number(body.seed ?? 0);
     const turn = ((body.messages as Array<{ role: string }> | undefined) ?? []).filter((message) => message.role === 'assistant').length;
@@ -43,7 +44,13 @@ export async function startPolicyStub(options: PolicyStubOptions): Promise<Polic
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: `Step ${turn}.`, tool_calls: [{ id: `call_${seed}_${turn}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }] },
+            message: {
+              role: 'assistant',
+              content: `Step ${turn}.`,
+              tool_calls: [
+                { id: `call_${seed}_${turn}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } },
+              ],
+            },
             finish_reason: 'tool_calls',
           },
         ],

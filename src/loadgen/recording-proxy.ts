@@ -29,7 +29,18 @@ export interface RecordingProxy {
 
 const REPLAYED_HEADERS = ['content-type', 'accept', 'authorization'];
 /** Not forwarded: the pass-through's own connection to the backend sets these. */
-const HOP_HEADERS = new Set(['host', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection']);
+const HOP_HEADERS = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'content-length',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-authorization',
+  'proxy-connection',
+]);
 
 export async function startRecordingProxy(backendUrl: string): Promise<RecordingProxy> {
   const backend = new URL(backendUrl);
@@ -37,8 +48,18 @@ export async function startRecordingProxy(backendUrl: string): Promise<Recording
   const server = await startStubServer(async (incoming, text) => {
     const method = incoming.method ?? 'GET';
     const path = incoming.url ?? '/';
-    const forwarded = Object.fromEntries(Object.entries(incoming.headers).flatMap(([name, value]) => (typeof value === 'string' && !HOP_HEADERS.has(name) ? [[name, value]] : [])));
-    if (method === 'POST') posts.push({ method, path, headers: Object.fromEntries(REPLAYED_HEADERS.flatMap((name) => (forwarded[name] ? [[name, forwarded[name]]] : []))), body: text });
+    const forwarded = Object.fromEntries(
+      Object.entries(incoming.headers).flatMap(([name, value]) =>
+        typeof value === 'string' && !HOP_HEADERS.has(name) ? [[name, value]] : [],
+      ),
+    );
+    if (method === 'POST')
+      posts.push({
+        method,
+        path,
+        headers: Object.fromEntries(REPLAYED_HEADERS.flatMap((name) => (forwarded[name] ? [[name, forwarded[name]]] : []))),
+        body: text,
+      });
     const answer = await request(new URL(path, backend.origin), {
       method: method as 'GET' | 'POST',
       headers: forwarded,

@@ -83,27 +83,53 @@ export interface BenchReport {
 
 /** The probe: one request (with request number `number`) that must succeed; for scoring, the tokens the server counted per candidate. */
 async function probe(url: string, load: LoadRequest, number: number): Promise<{ inputTokens?: number }> {
-  const response = await request(new URL(load.path, url), { method: load.method, headers: { 'content-type': 'application/json', ...load.headers }, body: load.bodyParts!.join(String(number)), headersTimeout: 0, bodyTimeout: 0 });
+  const response = await request(new URL(load.path, url), {
+    method: load.method,
+    headers: { 'content-type': 'application/json', ...load.headers },
+    body: load.bodyParts!.join(String(number)),
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
   const text = await response.body.text();
   if (response.statusCode >= 300) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `the probe request ${load.method} ${load.path} answered ${response.statusCode}: ${text.slice(0, 600)}`, { details: { status: response.statusCode } });
+    throw wnwError(
+      'WNW_ERR_INPUT_INVALID',
+      `the probe request ${load.method} ${load.path} answered ${response.statusCode}: ${text.slice(0, 600)}`,
+      { details: { status: response.statusCode } },
+    );
   }
-  const scores = (JSON.parse(text) as { scores?: Array<{ input_tokens?: number; error?: { code?: string; message?: string } | null }> }).scores;
+  const scores = (JSON.parse(text) as { scores?: Array<{ input_tokens?: number; error?: { code?: string; message?: string } | null }> })
+    .scores;
   // winnower answers 200 with an error in place of a score it could not get: a bench of that would time failures.
   const failed = scores?.find((score) => score.error);
   if (failed) {
-    throw wnwError('WNW_ERR_SCORE_UPSTREAM', `the probe request ${load.method} ${load.path} answered ${response.statusCode} but its scorer failed (${failed.error!.code}: ${failed.error!.message}); fix the scorer before measuring`, { details: { status: response.statusCode } });
+    throw wnwError(
+      'WNW_ERR_SCORE_UPSTREAM',
+      `the probe request ${load.method} ${load.path} answered ${response.statusCode} but its scorer failed (${failed.error!.code}: ${failed.error!.message}); fix the scorer before measuring`,
+      { details: { status: response.statusCode } },
+    );
   }
   const counted = scores?.flatMap((score) => (typeof score.input_tokens === 'number' ? [score.input_tokens] : [])) ?? [];
   return counted.length ? { inputTokens: Math.round(counted.reduce((a, b) => a + b, 0) / counted.length) } : {};
 }
 
 /** The scoring request, probed once on `url`; the length is estimated here, and once the server has counted, one correction brings it near the target. */
-async function fittedScoringRequest(url: string, options: BenchOptions, number: () => number): Promise<{ load: LoadRequest; inputTokens?: number }> {
+async function fittedScoringRequest(
+  url: string,
+  options: BenchOptions,
+  number: () => number,
+): Promise<{ load: LoadRequest; inputTokens?: number }> {
   let load = scenarioRequest(options.scenario, scoringBody({ candidates: options.candidates, tokens: options.tokens }), options.apiKey);
   let counted = await probe(url, load, number());
   if (counted.inputTokens !== undefined && Math.abs(counted.inputTokens / options.tokens - 1) > 0.1) {
-    load = scenarioRequest(options.scenario, scoringBody({ candidates: options.candidates, tokens: Math.max(1, Math.round((options.tokens * options.tokens) / counted.inputTokens)) }), options.apiKey);
+    load = scenarioRequest(
+      options.scenario,
+      scoringBody({
+        candidates: options.candidates,
+        tokens: Math.max(1, Math.round((options.tokens * options.tokens) / counted.inputTokens)),
+      }),
+      options.apiKey,
+    );
     counted = await probe(url, load, number());
   }
   return { load, ...counted };
@@ -112,7 +138,12 @@ async function fittedScoringRequest(url: string, options: BenchOptions, number: 
 function overheadOf(through: LoadResult, direct: LoadResult): NonNullable<BenchRun['overhead']> {
   const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1000) / 1000 : Number.NaN);
   const mean = ratio(through.latency_ms.mean, direct.latency_ms.mean);
-  return { latency_mean_ratio: mean, latency_p99_ratio: ratio(through.latency_ms.p99, direct.latency_ms.p99), throughput_ratio: ratio(through.requests_per_s, direct.requests_per_s), added_latency_percent: Math.round((mean - 1) * 1000) / 10 };
+  return {
+    latency_mean_ratio: mean,
+    latency_p99_ratio: ratio(through.latency_ms.p99, direct.latency_ms.p99),
+    throughput_ratio: ratio(through.requests_per_s, direct.requests_per_s),
+    added_latency_percent: Math.round((mean - 1) * 1000) / 10,
+  };
 }
 
 const refuse = (field: string, message: string) => wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field } });
@@ -121,20 +152,38 @@ const refuse = (field: string, message: string) => wnwError('WNW_ERR_INPUT_INVAL
 function checkOptions(options: BenchOptions): void {
   if (options.compareBackend && options.url) {
     if (options.backendUrl) {
-      throw refuse('backend-url', '--backend-url with --url: the bench compares against a winnower it starts itself, with its scorer pointed at --backend-url, so that it sees the body winnower sends; a winnower at --url scores with a config the bench cannot see, so the two paths would not carry the same request. Leave out --url (run the bench on a host that reaches the backend)');
+      throw refuse(
+        'backend-url',
+        '--backend-url with --url: the bench compares against a winnower it starts itself, with its scorer pointed at --backend-url, so that it sees the body winnower sends; a winnower at --url scores with a config the bench cannot see, so the two paths would not carry the same request. Leave out --url (run the bench on a host that reaches the backend)',
+      );
     }
-    throw refuse('compare-backend', '--compare-backend starts its own winnower on a fixed-latency backend (or --backend-url), to see what winnower sends it; leave out --url');
+    throw refuse(
+      'compare-backend',
+      '--compare-backend starts its own winnower on a fixed-latency backend (or --backend-url), to see what winnower sends it; leave out --url',
+    );
   }
-  if (options.compareBackend && options.scenario === 'solve') throw refuse('compare-backend', '--compare-backend compares scoring requests: use --scenario score or rerank');
+  if (options.compareBackend && options.scenario === 'solve')
+    throw refuse('compare-backend', '--compare-backend compares scoring requests: use --scenario score or rerank');
   if (options.backendUrl === undefined) {
     const orphan = (['backendKind', 'backendApiKey', 'backendModel'] as const).find((key) => options[key] !== undefined);
-    if (orphan) throw refuse(orphan, `--${orphan.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)} describes the backend of --backend-url: add --backend-url`);
+    if (orphan)
+      throw refuse(
+        orphan,
+        `--${orphan.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)} describes the backend of --backend-url: add --backend-url`,
+      );
     return;
   }
-  if (!options.compareBackend) throw refuse('backend-url', '--backend-url is the backend --compare-backend measures against: add --compare-backend');
-  if (options.backendLatencyMs !== undefined) throw refuse('backend-latency', "--backend-latency sets the built-in stub backend's latency; with --backend-url the backend's own latency is measured: leave it out");
-  if (options.backendKind !== undefined && !BACKEND_KINDS.includes(options.backendKind)) throw refuse('backend-kind', `--backend-kind: ${JSON.stringify(options.backendKind)} is not one of ${BACKEND_KINDS.join(', ')}`);
-  if (!URL.canParse(options.backendUrl) || !/^https?:$/.test(new URL(options.backendUrl).protocol)) throw refuse('backend-url', `--backend-url: ${JSON.stringify(options.backendUrl)} is not an http(s) URL`);
+  if (!options.compareBackend)
+    throw refuse('backend-url', '--backend-url is the backend --compare-backend measures against: add --compare-backend');
+  if (options.backendLatencyMs !== undefined)
+    throw refuse(
+      'backend-latency',
+      "--backend-latency sets the built-in stub backend's latency; with --backend-url the backend's own latency is measured: leave it out",
+    );
+  if (options.backendKind !== undefined && !BACKEND_KINDS.includes(options.backendKind))
+    throw refuse('backend-kind', `--backend-kind: ${JSON.stringify(options.backendKind)} is not one of ${BACKEND_KINDS.join(', ')}`);
+  if (!URL.canParse(options.backendUrl) || !/^https?:$/.test(new URL(options.backendUrl).protocol))
+    throw refuse('backend-url', `--backend-url: ${JSON.stringify(options.backendUrl)} is not an http(s) URL`);
 }
 
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
@@ -154,7 +203,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     if (options.compareBackend && options.backendUrl) {
       const kind = options.backendKind ?? 'vllm';
       const model = options.backendModel ?? (await servedModel(options.backendUrl, options.backendApiKey));
-      scorerAt = (url) => ({ backend: kind, model, urls: [url], retries: 0, batching, ...(options.backendApiKey ? { apiKey: options.backendApiKey } : {}) });
+      scorerAt = (url) => ({
+        backend: kind,
+        model,
+        urls: [url],
+        retries: 0,
+        batching,
+        ...(options.backendApiKey ? { apiKey: options.backendApiKey } : {}),
+      });
       scorer = scorerAt(options.backendUrl);
       scorerName = `${kind} at ${options.backendUrl}, model ${model}`;
     } else if (options.compareBackend) {
@@ -169,7 +225,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       closers.push(() => policy!.close());
     }
     const startServer = async (settings: Record<string, unknown>) => {
-      const started = await startSelfServer({ scorer: settings, maxRunningJobs: Math.max(...options.connections), ...(options.entry ? { entry: options.entry } : {}) });
+      const started = await startSelfServer({
+        scorer: settings,
+        maxRunningJobs: Math.max(...options.connections),
+        ...(options.entry ? { entry: options.entry } : {}),
+      });
       closers.push(() => started.close());
       return started;
     };
@@ -199,7 +259,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       if (options.scenario === 'solve') {
         const repo = prepareDemoRepo(join(demoDir(), 'repo'));
         closers.push(async () => rmSync(dirname(repo), { recursive: true, force: true }));
-        load = scenarioRequest(options.scenario, solveBody({ repo, policyUrl: policy!.url, n: options.n, verify: options.verify }), options.apiKey);
+        load = scenarioRequest(
+          options.scenario,
+          solveBody({ repo, policyUrl: policy!.url, n: options.n, verify: options.verify }),
+          options.apiKey,
+        );
         await probe(url, load, number());
       } else {
         ({ load, inputTokens } = await fittedScoringRequest(url, options, number));
@@ -216,9 +280,23 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const runs: BenchRun[] = [];
     for (const connections of options.connections) {
       const amount = options.perConnection !== undefined ? options.perConnection * connections : options.amount;
-      const base: Omit<LoadOptions, 'label'> = { connections, durationS: options.durationS, ...(amount === undefined ? {} : { amount }), timeoutS: options.timeoutS, progress: options.progress, nextNumber: number };
+      const base: Omit<LoadOptions, 'label'> = {
+        connections,
+        durationS: options.durationS,
+        ...(amount === undefined ? {} : { amount }),
+        timeoutS: options.timeoutS,
+        progress: options.progress,
+        nextNumber: number,
+      };
       const measure = async (target: string, what: LoadRequest, label: string) => {
-        if (options.warmupS > 0) await runLoad(target, what, { ...base, amount: undefined, durationS: options.warmupS, label: `${label} warm-up`, progress: false });
+        if (options.warmupS > 0)
+          await runLoad(target, what, {
+            ...base,
+            amount: undefined,
+            durationS: options.warmupS,
+            label: `${label} warm-up`,
+            progress: false,
+          });
         return runLoad(target, what, { ...base, label });
       };
       const backend = direct ? await measure(directUrl!, direct.load, `backend c=${connections}`) : undefined;
@@ -232,10 +310,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       request:
         options.scenario === 'solve'
           ? { n: options.n, policy_latency_ms: options.policyLatencyMs, verify: options.verify }
-          : { candidates: options.candidates, trajectory_tokens: options.tokens, ...(inputTokens === undefined ? {} : { input_tokens_per_candidate: inputTokens }) },
+          : {
+              candidates: options.candidates,
+              trajectory_tokens: options.tokens,
+              ...(inputTokens === undefined ? {} : { input_tokens_per_candidate: inputTokens }),
+            },
       ...(direct ? { direct: { ...direct.summary, captured } } : {}),
       load: {
-        ...(options.perConnection !== undefined ? { requests_per_connection: options.perConnection } : options.amount !== undefined ? { amount: options.amount } : { duration_s: options.durationS }),
+        ...(options.perConnection !== undefined
+          ? { requests_per_connection: options.perConnection }
+          : options.amount !== undefined
+            ? { amount: options.amount }
+            : { duration_s: options.durationS }),
         warmup_s: options.warmupS,
         timeout_s: options.timeoutS,
       },
@@ -243,7 +329,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     };
   } finally {
     for (const close of closers.reverse()) {
-      await close().catch((error: unknown) => console.error(`winnower bench: cleanup failed: ${error instanceof Error ? error.message : String(error)}`));
+      await close().catch((error: unknown) =>
+        console.error(`winnower bench: cleanup failed: ${error instanceof Error ? error.message : String(error)}`),
+      );
     }
   }
 }

@@ -25,7 +25,10 @@ function candidateOfTokens(tokens: number, seed: number) {
   let turns = 1;
   for (;;) {
     const { task, trajectory } = syntheticTrajectory(turns, seed);
-    const chars = trajectory.messages.reduce((sum, message) => sum + (message.content?.length ?? 0) + JSON.stringify(message.tool_calls ?? []).length, 0);
+    const chars = trajectory.messages.reduce(
+      (sum, message) => sum + (message.content?.length ?? 0) + JSON.stringify(message.tool_calls ?? []).length,
+      0,
+    );
     if (chars >= tokens * CHARS_PER_TOKEN || turns >= 400) return { task, trajectory };
     turns += Math.max(1, Math.floor(((tokens * CHARS_PER_TOKEN - chars) / chars) * turns * 0.9));
   }
@@ -45,7 +48,12 @@ export function scoringBody(options: { candidates: number; tokens: number; strat
   const { task } = candidates[0]!;
   const body = {
     task: { instance_id: task.instance_id, problem_statement: `${task.problem_statement}\n(bench request ${MARKER})` },
-    candidates: candidates.map(({ trajectory }, index) => ({ id: `bench-${index}`, messages: trajectory.messages, patch: trajectory.patch, exit: trajectory.exit })),
+    candidates: candidates.map(({ trajectory }, index) => ({
+      id: `bench-${index}`,
+      messages: trajectory.messages,
+      patch: trajectory.patch,
+      exit: trajectory.exit,
+    })),
     ...(options.strategy ? { strategy: options.strategy } : {}),
   };
   return split(JSON.stringify(body));
@@ -62,10 +70,14 @@ export interface SolveScenarioOptions {
 
 /** The /solve body: the demo task, N rollouts of the stub policy. The number goes in the issue text. */
 export function solveBody(options: SolveScenarioOptions): [string, string] {
-  const body = demoSolveBody(options.repo, { verifyTimeoutS: 120, agent: { time_limit_s: 300, command_timeout_s: 60 } }, {
-    n: options.n,
-    policy: { kind: 'openai', url: options.policyUrl, model: 'bench-stub' },
-  });
+  const body = demoSolveBody(
+    options.repo,
+    { verifyTimeoutS: 120, agent: { time_limit_s: 300, command_timeout_s: 60 } },
+    {
+      n: options.n,
+      policy: { kind: 'openai', url: options.policyUrl, model: 'bench-stub' },
+    },
+  );
   if (!options.verify) body.verify = { enabled: false };
   const issue = `${String(body.issue)}\n(bench request ${MARKER})`;
   return split(JSON.stringify({ ...body, issue }));
@@ -75,7 +87,9 @@ export function solveBody(options: SolveScenarioOptions): [string, string] {
 export function unscored(body: string): boolean {
   try {
     const scores = (JSON.parse(body) as { scores?: unknown }).scores;
-    return !Array.isArray(scores) || scores.some((score) => typeof score !== 'object' || score === null || (score as { error?: unknown }).error);
+    return (
+      !Array.isArray(scores) || scores.some((score) => typeof score !== 'object' || score === null || (score as { error?: unknown }).error)
+    );
   } catch {
     return true;
   }

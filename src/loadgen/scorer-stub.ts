@@ -22,7 +22,7 @@ function logitOf(input: unknown): number {
   const text = typeof input === 'string' ? input : JSON.stringify(input);
   let hash = 2166136261;
   for (let index = 0; index < text.length; index += 97) hash = Math.imul(hash ^ text.charCodeAt(index), 16777619);
-  return (((hash >>> 0) % 8001) / 1000) - 4;
+  return ((hash >>> 0) % 8001) / 1000 - 4;
 }
 
 export async function startScorerStub(options: { latencyMs: number; model?: string; maxModelLen?: number }): Promise<ScorerStub> {
@@ -31,15 +31,23 @@ export async function startScorerStub(options: { latencyMs: number; model?: stri
   let calls = 0;
   const server = await startStubServer(async (request, text) => {
     const path = (request.url ?? '/').split('?')[0];
-    if (request.method === 'GET' && path === '/v1/models') return { status: 200, json: { object: 'list', data: [{ id: model, object: 'model', max_model_len: options.maxModelLen ?? 32_768 }] } };
-    if (request.method !== 'POST' || path !== '/classify') return { status: 404, json: { error: { message: `no route ${request.method} ${path}` } } };
+    if (request.method === 'GET' && path === '/v1/models')
+      return {
+        status: 200,
+        json: { object: 'list', data: [{ id: model, object: 'model', max_model_len: options.maxModelLen ?? 32_768 }] },
+      };
+    if (request.method !== 'POST' || path !== '/classify')
+      return { status: 404, json: { error: { message: `no route ${request.method} ${path}` } } };
     const body = JSON.parse(text) as { input?: unknown };
     const inputs = Array.isArray(body.input) && (body.input.length === 0 || typeof body.input[0] !== 'number') ? body.input : [body.input];
     last = text;
     await new Promise((resolve) => setTimeout(resolve, options.latencyMs));
     calls += 1;
     const data = inputs.map((input, index) => ({ index, label: 'LABEL_0', probs: [logitOf(input)], num_classes: 1 }));
-    return { status: 200, json: { id: `classify-${calls}`, object: 'list', created: 0, model, data, usage: { prompt_tokens: 0, total_tokens: 0 } } };
+    return {
+      status: 200,
+      json: { id: `classify-${calls}`, object: 'list', created: 0, model, data, usage: { prompt_tokens: 0, total_tokens: 0 } },
+    };
   });
   return { url: server.origin, model, lastClassifyBody: () => last, calls: () => calls, close: () => server.close() };
 }

@@ -41,7 +41,8 @@ function freePort(): Promise<number> {
 
 async function waitReady(url: string, child: ChildProcess, deadline: number, stderr: () => string): Promise<void> {
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw wnwError('WNW_ERR_OP_INTERNAL', `the bench's own server exited with ${child.exitCode}: ${stderr().slice(-2000)}`);
+    if (child.exitCode !== null)
+      throw wnwError('WNW_ERR_OP_INTERNAL', `the bench's own server exited with ${child.exitCode}: ${stderr().slice(-2000)}`);
     try {
       const response = await request(`${url}/readyz`);
       const readiness = (await response.body.json().catch(() => ({}))) as { status?: string };
@@ -59,7 +60,13 @@ export async function startSelfServer(options: SelfServerOptions): Promise<SelfS
   const dir = mkdtempSync(join(tmpdir(), 'winnower-bench-'));
   const port = await freePort();
   const config = {
-    server: { host: '127.0.0.1', port, data_dir: join(dir, 'data'), max_running_jobs: options.maxRunningJobs ?? 4, limits: { max_queued_jobs: 4096 } },
+    server: {
+      host: '127.0.0.1',
+      port,
+      data_dir: join(dir, 'data'),
+      max_running_jobs: options.maxRunningJobs ?? 4,
+      limits: { max_queued_jobs: 4096 },
+    },
     scorer: { ...options.scorer, cacheEntries: 0 },
     log_level: 'warn',
     log_format: 'json',
@@ -67,7 +74,10 @@ export async function startSelfServer(options: SelfServerOptions): Promise<SelfS
   const file = join(dir, 'config.json');
   writeFileSync(file, JSON.stringify(config));
   // This very CLI (its entry script, with the same Node flags: tsx's loader when run from source).
-  const child = spawn(process.execPath, [...process.execArgv, options.entry ?? process.argv[1]!, 'serve', '--config', file], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, WINNOWER_CONFIG: '' } });
+  const child = spawn(process.execPath, [...process.execArgv, options.entry ?? process.argv[1]!, 'serve', '--config', file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, WINNOWER_CONFIG: '' },
+  });
   let errors = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     errors = (errors + chunk.toString('utf8')).slice(-20_000);

@@ -31,10 +31,14 @@ async function readText(request: IncomingMessage): Promise<string> {
 export async function startStubServer(handler: StubHandler): Promise<StubServer> {
   const server = createServer((request, response) => {
     const send = (reply: StubReply) =>
-      response.writeHead(reply.status, { 'content-type': reply.contentType ?? 'application/json' }).end(reply.text ?? JSON.stringify(reply.json));
+      response
+        .writeHead(reply.status, { 'content-type': reply.contentType ?? 'application/json' })
+        .end(reply.text ?? JSON.stringify(reply.json));
     readText(request)
       .then((body) => handler(request, body))
-      .then(send, (error: unknown) => send({ status: 500, json: { error: { message: error instanceof Error ? error.message : String(error) } } }));
+      .then(send, (error: unknown) =>
+        send({ status: 500, json: { error: { message: error instanceof Error ? error.message : String(error) } } }),
+      );
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -12,7 +12,23 @@ let random = prng(0);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const between = (low: number, high: number): number => low + Math.floor(random() * (high - low + 1));
 
-const NAMES = ['separability', 'matrix', 'compound', 'model', 'left', 'right', 'coord', 'operator', 'inputs', 'outputs', 'mapping', 'result', 'shape', 'stack', 'nested'];
+const NAMES = [
+  'separability',
+  'matrix',
+  'compound',
+  'model',
+  'left',
+  'right',
+  'coord',
+  'operator',
+  'inputs',
+  'outputs',
+  'mapping',
+  'result',
+  'shape',
+  'stack',
+  'nested',
+];
 const identifier = (): string => `${pick(NAMES)}_${pick(NAMES)}`;
 const SENTENCES = [
   'The failure comes from how the right operand is stacked when it is itself a compound model.',
@@ -36,45 +52,115 @@ function pythonSource(lines: number): string {
     const name = identifier();
     out.push(`def ${name}(${identifier()}, ${identifier()}=None):`, `    """Return the ${pick(NAMES)} ${pick(NAMES)} of the model."""`);
     for (let i = between(3, 9); i > 0; i -= 1) {
-      out.push(pick([`    ${identifier()} = np.zeros((${identifier()}, ${between(1, 9)}))`, `    if ${identifier()} is None:`, `        return ${identifier()}[${between(0, 3)}:]`, `    ${identifier()}[-${identifier()}.shape[0]:, -${identifier()}.shape[1]:] = ${between(0, 1)}`, `    for index, item in enumerate(${identifier()}):`, `        ${identifier()}.append(item * ${between(2, 64)})`]));
+      out.push(
+        pick([
+          `    ${identifier()} = np.zeros((${identifier()}, ${between(1, 9)}))`,
+          `    if ${identifier()} is None:`,
+          `        return ${identifier()}[${between(0, 3)}:]`,
+          `    ${identifier()}[-${identifier()}.shape[0]:, -${identifier()}.shape[1]:] = ${between(0, 1)}`,
+          `    for index, item in enumerate(${identifier()}):`,
+          `        ${identifier()}.append(item * ${between(2, 64)})`,
+        ]),
+      );
     }
     out.push(`    return ${identifier()}`, '');
   }
-  return out.slice(0, lines).map((line, index) => `${String(index + 200).padStart(6)}\t${line}`).join('\n');
+  return out
+    .slice(0, lines)
+    .map((line, index) => `${String(index + 200).padStart(6)}\t${line}`)
+    .join('\n');
 }
 
 function pytestLog(tests: number): string {
-  const lines = ['============================= test session starts ==============================', 'platform linux -- Python 3.9.20, pytest-7.4.0, pluggy-1.3.0', `collected ${tests} items`, ''];
-  for (let i = 0; i < tests; i += 1) lines.push(`astropy/modeling/tests/test_${pick(NAMES)}.py::test_${identifier()}[${pick(NAMES)}-${between(0, 9)}] ${random() < 0.93 ? 'PASSED' : 'FAILED'} [${String(Math.round(((i + 1) / tests) * 100)).padStart(3)}%]`);
-  lines.push('', `======================== ${tests - 2} passed, 2 failed in ${between(2, 40)}.${between(10, 99)}s ========================`);
+  const lines = [
+    '============================= test session starts ==============================',
+    'platform linux -- Python 3.9.20, pytest-7.4.0, pluggy-1.3.0',
+    `collected ${tests} items`,
+    '',
+  ];
+  for (let i = 0; i < tests; i += 1)
+    lines.push(
+      `astropy/modeling/tests/test_${pick(NAMES)}.py::test_${identifier()}[${pick(NAMES)}-${between(0, 9)}] ${random() < 0.93 ? 'PASSED' : 'FAILED'} [${String(Math.round(((i + 1) / tests) * 100)).padStart(3)}%]`,
+    );
+  lines.push(
+    '',
+    `======================== ${tests - 2} passed, 2 failed in ${between(2, 40)}.${between(10, 99)}s ========================`,
+  );
   return lines.join('\n');
 }
 
 function grepOutput(matches: number): string {
-  return Array.from({ length: matches }, () => `astropy/modeling/${pick(NAMES)}.py:${between(10, 1500)}:    ${identifier()} = _${identifier()}(${identifier()}, ${identifier()})`).join('\n');
+  return Array.from(
+    { length: matches },
+    () =>
+      `astropy/modeling/${pick(NAMES)}.py:${between(10, 1500)}:    ${identifier()} = _${identifier()}(${identifier()}, ${identifier()})`,
+  ).join('\n');
 }
 
 function traceback(): string {
-  const frames = Array.from({ length: between(4, 10) }, () => `  File "/testbed/astropy/modeling/${pick(NAMES)}.py", line ${between(10, 1500)}, in ${identifier()}\n    ${identifier()} = ${identifier()}(${identifier()})`);
-  return ['Traceback (most recent call last):', ...frames, `ValueError: operands could not be broadcast together with shapes (${between(1, 4)},${between(1, 4)}) (${between(1, 4)},)`].join('\n');
+  const frames = Array.from(
+    { length: between(4, 10) },
+    () =>
+      `  File "/testbed/astropy/modeling/${pick(NAMES)}.py", line ${between(10, 1500)}, in ${identifier()}\n    ${identifier()} = ${identifier()}(${identifier()})`,
+  );
+  return [
+    'Traceback (most recent call last):',
+    ...frames,
+    `ValueError: operands could not be broadcast together with shapes (${between(1, 4)},${between(1, 4)}) (${between(1, 4)},)`,
+  ].join('\n');
 }
 
 function turn(index: number): { action: { name: string; args: Record<string, string> }; output: string } {
   switch (index % 6) {
     case 0:
-      return { action: { name: 'bash', args: { command: `grep -rn "${identifier()}" astropy/modeling | head -${between(10, 30)}` } }, output: grepOutput(between(6, 16)) };
+      return {
+        action: { name: 'bash', args: { command: `grep -rn "${identifier()}" astropy/modeling | head -${between(10, 30)}` } },
+        output: grepOutput(between(6, 16)),
+      };
     case 1:
-      return { action: { name: 'str_replace_editor', args: { command: 'view', path: `/testbed/astropy/modeling/${pick(NAMES)}.py`, view_range: `[200, ${between(230, 260)}]` } }, output: pythonSource(between(16, 36)) };
+      return {
+        action: {
+          name: 'str_replace_editor',
+          args: { command: 'view', path: `/testbed/astropy/modeling/${pick(NAMES)}.py`, view_range: `[200, ${between(230, 260)}]` },
+        },
+        output: pythonSource(between(16, 36)),
+      };
     case 2:
       return { action: { name: 'bash', args: { command: 'cd /testbed && python reproduce_issue.py' } }, output: traceback() };
     case 3: {
       const old = pythonSource(between(4, 10));
-      return { action: { name: 'str_replace_editor', args: { command: 'str_replace', path: '/testbed/astropy/modeling/separable.py', old_str: old, new_str: old.replace(/= 1$/m, '= right') } }, output: `The file /testbed/astropy/modeling/separable.py has been edited. Here's the result of running \`cat -n\` on a snippet:\n${pythonSource(between(8, 16))}` };
+      return {
+        action: {
+          name: 'str_replace_editor',
+          args: {
+            command: 'str_replace',
+            path: '/testbed/astropy/modeling/separable.py',
+            old_str: old,
+            new_str: old.replace(/= 1$/m, '= right'),
+          },
+        },
+        output: `The file /testbed/astropy/modeling/separable.py has been edited. Here's the result of running \`cat -n\` on a snippet:\n${pythonSource(between(8, 16))}`,
+      };
     }
     case 4:
-      return { action: { name: 'bash', args: { command: `cd /testbed && python -m pytest astropy/modeling/tests/test_separable.py -x -q -k ${pick(NAMES)}` } }, output: pytestLog(between(12, 32)) };
+      return {
+        action: {
+          name: 'bash',
+          args: { command: `cd /testbed && python -m pytest astropy/modeling/tests/test_separable.py -x -q -k ${pick(NAMES)}` },
+        },
+        output: pytestLog(between(12, 32)),
+      };
     default:
-      return { action: { name: 'bash', args: { command: `find /testbed/astropy/modeling -name "*.py" | xargs wc -l | sort -n | tail -${between(8, 14)}` } }, output: Array.from({ length: between(8, 14) }, () => `${String(between(20, 3000)).padStart(6)} /testbed/astropy/modeling/${pick(NAMES)}_${pick(NAMES)}.py`).join('\n') };
+      return {
+        action: {
+          name: 'bash',
+          args: { command: `find /testbed/astropy/modeling -name "*.py" | xargs wc -l | sort -n | tail -${between(8, 14)}` },
+        },
+        output: Array.from(
+          { length: between(8, 14) },
+          () => `${String(between(20, 3000)).padStart(6)} /testbed/astropy/modeling/${pick(NAMES)}_${pick(NAMES)}.py`,
+        ).join('\n'),
+      };
   }
 }
 
@@ -90,10 +176,23 @@ export function syntheticTrajectory(turns: number, seed = 20_240_611): { task: T
   ];
   for (let index = 0; index < turns; index += 1) {
     const { action, output } = turn(index);
-    messages.push({ role: 'assistant', content: thought(), tool_calls: [{ id: `call_${index}`, type: 'function', function: { name: action.name, arguments: JSON.stringify(action.args) } }] });
+    messages.push({
+      role: 'assistant',
+      content: thought(),
+      tool_calls: [{ id: `call_${index}`, type: 'function', function: { name: action.name, arguments: JSON.stringify(action.args) } }],
+    });
     messages.push({ role: 'tool', tool_call_id: `call_${index}`, content: output });
   }
   const patch = `diff --git a/astropy/modeling/separable.py b/astropy/modeling/separable.py\n--- a/astropy/modeling/separable.py\n+++ b/astropy/modeling/separable.py\n@@ -242,7 +242,7 @@ def _cstack(left, right):\n-        cright[-right.shape[0]:, -right.shape[1]:] = 1\n+        cright[-right.shape[0]:, -right.shape[1]:] = right\n`;
-  return { task, trajectory: Trajectory.parse({ id: 'bench/astropy-12907', instance_id: task.instance_id, source: 'bench', messages, patch, exit: 'submitted' }) };
+  return {
+    task,
+    trajectory: Trajectory.parse({
+      id: 'bench/astropy-12907',
+      instance_id: task.instance_id,
+      source: 'bench',
+      messages,
+      patch,
+      exit: 'submitted',
+    }),
+  };
 }
-

@@ -138,9 +138,13 @@ export function groupByInstance(rows: MetricRow[]): Map<string, MetricRow[]> {
       continue;
     }
     if (group[0]!.repo !== row.repo) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `instance ${row.instance_id} is listed under two repositories (${group[0]!.repo}, ${row.repo})`, {
-        details: { field: 'repo', instance_id: row.instance_id },
-      });
+      throw wnwError(
+        'WNW_ERR_INPUT_INVALID',
+        `instance ${row.instance_id} is listed under two repositories (${group[0]!.repo}, ${row.repo})`,
+        {
+          details: { field: 'repo', instance_id: row.instance_id },
+        },
+      );
     }
     group.push(row);
   }
@@ -233,7 +237,12 @@ export function brierScore(points: LabelledScore[]): number | null {
 
 /** Counts of resolved and unresolved candidates per equal-width value bin. */
 export function scoreHistogram(points: LabelledScore[], bins = 20): HistogramBin[] {
-  const histogram = Array.from({ length: bins }, (_, index) => ({ lower: index / bins, upper: (index + 1) / bins, resolved: 0, unresolved: 0 }));
+  const histogram = Array.from({ length: bins }, (_, index) => ({
+    lower: index / bins,
+    upper: (index + 1) / bins,
+    resolved: 0,
+    unresolved: 0,
+  }));
   for (const point of points) {
     const bin = histogram[binIndex(point.value, bins)]!;
     if (point.resolved) bin.resolved++;
@@ -244,7 +253,9 @@ export function scoreHistogram(points: LabelledScore[], bins = 20): HistogramBin
 
 /** The rows with a finite value, as labelled points. */
 export function scoredPoints(rows: MetricRow[]): LabelledScore[] {
-  return rows.filter((row) => row.value !== null && Number.isFinite(row.value)).map((row) => ({ value: row.value!, resolved: row.resolved }));
+  return rows
+    .filter((row) => row.value !== null && Number.isFinite(row.value))
+    .map((row) => ({ value: row.value!, resolved: row.resolved }));
 }
 
 /** The bin with lower ≤ value < upper, lower = index / bins as reported (value × bins can round across an edge). */

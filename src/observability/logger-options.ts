@@ -7,5 +7,8 @@ export type LogFormat = 'auto' | 'json' | 'pretty';
 export function loggerOptions(level: string, format: LogFormat, isTerminal = process.stdout.isTTY === true): Record<string, unknown> {
   const pretty = format === 'pretty' || (format === 'auto' && isTerminal);
   if (!pretty) return { level };
-  return { level, transport: { target: 'pino-pretty', options: { colorize: isTerminal, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } };
+  return {
+    level,
+    transport: { target: 'pino-pretty', options: { colorize: isTerminal, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
+  };
 }

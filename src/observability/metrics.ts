@@ -45,26 +45,92 @@ export function createServiceMetrics(options: { defaultMetrics?: boolean } = {})
   const registers = [registry];
   let sources: MetricSources = {};
 
-  const http = new Histogram({ name: 'winnower_http_request_duration_seconds', help: 'HTTP request duration by route and status', labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers });
-  const scorerLatency = new Histogram({ name: 'winnower_scorer_batch_duration_seconds', help: 'Duration of one batch sent to the scorer backend, by outcome', labelNames: ['backend', 'outcome'], buckets: LATENCY_BUCKETS, registers });
-  const batchSize = new Histogram({ name: 'winnower_scorer_batch_size', help: 'Inputs per batch sent to the scorer backend', labelNames: ['backend'], buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers });
-  const tokens = new Counter({ name: 'winnower_scorer_tokens_total', help: 'Tokens scored by the backend (ids counted, text estimated at 4 characters a token)', labelNames: ['backend'], registers });
-  const inputs = new Counter({ name: 'winnower_scorer_inputs_total', help: 'Inputs asked to be scored, by whether the score cache answered them', labelNames: ['backend', 'cache'], registers });
-  const sandboxCreate = new Histogram({ name: 'winnower_sandbox_create_duration_seconds', help: 'Time to create a sandbox, by provider and outcome', labelNames: ['provider', 'outcome'], buckets: SLOW_BUCKETS, registers });
-  const sandboxExec = new Histogram({ name: 'winnower_sandbox_exec_duration_seconds', help: 'Duration of one command in a sandbox, by provider and outcome (ok, timeout, error)', labelNames: ['provider', 'outcome'], buckets: SLOW_BUCKETS, registers });
+  const http = new Histogram({
+    name: 'winnower_http_request_duration_seconds',
+    help: 'HTTP request duration by route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const scorerLatency = new Histogram({
+    name: 'winnower_scorer_batch_duration_seconds',
+    help: 'Duration of one batch sent to the scorer backend, by outcome',
+    labelNames: ['backend', 'outcome'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const batchSize = new Histogram({
+    name: 'winnower_scorer_batch_size',
+    help: 'Inputs per batch sent to the scorer backend',
+    labelNames: ['backend'],
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers,
+  });
+  const tokens = new Counter({
+    name: 'winnower_scorer_tokens_total',
+    help: 'Tokens scored by the backend (ids counted, text estimated at 4 characters a token)',
+    labelNames: ['backend'],
+    registers,
+  });
+  const inputs = new Counter({
+    name: 'winnower_scorer_inputs_total',
+    help: 'Inputs asked to be scored, by whether the score cache answered them',
+    labelNames: ['backend', 'cache'],
+    registers,
+  });
+  const sandboxCreate = new Histogram({
+    name: 'winnower_sandbox_create_duration_seconds',
+    help: 'Time to create a sandbox, by provider and outcome',
+    labelNames: ['provider', 'outcome'],
+    buckets: SLOW_BUCKETS,
+    registers,
+  });
+  const sandboxExec = new Histogram({
+    name: 'winnower_sandbox_exec_duration_seconds',
+    help: 'Duration of one command in a sandbox, by provider and outcome (ok, timeout, error)',
+    labelNames: ['provider', 'outcome'],
+    buckets: SLOW_BUCKETS,
+    registers,
+  });
   const rollouts = new Gauge({ name: 'winnower_rollouts_in_flight', help: 'Rollouts running now', registers });
-  const rolloutsDone = new Counter({ name: 'winnower_rollouts_total', help: 'Rollouts ended, by status', labelNames: ['status'], registers });
-  const verifications = new Counter({ name: 'winnower_verifications_total', help: 'Verification outcomes (resolved, unresolved, error, ...)', labelNames: ['status'], registers });
-  new Gauge({ name: 'winnower_jobs', help: 'Jobs in the store by status', labelNames: ['status'], registers, collect() {
-    this.reset();
-    for (const [status, count] of Object.entries(sources.jobsByStatus?.() ?? {})) this.set({ status }, count);
-  } });
-  new Gauge({ name: 'winnower_jobs_queued', help: 'Jobs waiting for a slot', registers, collect() {
-    this.set(sources.queuedJobs?.() ?? 0);
-  } });
-  new Gauge({ name: 'winnower_sandboxes_open', help: 'Sandboxes open in this process', registers, collect() {
-    this.set(sources.openSandboxes?.() ?? 0);
-  } });
+  const rolloutsDone = new Counter({
+    name: 'winnower_rollouts_total',
+    help: 'Rollouts ended, by status',
+    labelNames: ['status'],
+    registers,
+  });
+  const verifications = new Counter({
+    name: 'winnower_verifications_total',
+    help: 'Verification outcomes (resolved, unresolved, error, ...)',
+    labelNames: ['status'],
+    registers,
+  });
+  new Gauge({
+    name: 'winnower_jobs',
+    help: 'Jobs in the store by status',
+    labelNames: ['status'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [status, count] of Object.entries(sources.jobsByStatus?.() ?? {})) this.set({ status }, count);
+    },
+  });
+  new Gauge({
+    name: 'winnower_jobs_queued',
+    help: 'Jobs waiting for a slot',
+    registers,
+    collect() {
+      this.set(sources.queuedJobs?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'winnower_sandboxes_open',
+    help: 'Sandboxes open in this process',
+    registers,
+    collect() {
+      this.set(sources.openSandboxes?.() ?? 0);
+    },
+  });
 
   return {
     registry,

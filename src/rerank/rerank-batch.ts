@@ -121,9 +121,16 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   let started = Date.now();
 
   // `NAME=PATH` names the source (run) of what PATH holds; plain paths take it from the records or files.
-  const imported = await importRuns(options.candidates, { flag: '--candidates', format: options.format, sourceFrom: options.sourceFrom, onInvalid: options.onInvalid, signal: options.signal });
+  const imported = await importRuns(options.candidates, {
+    flag: '--candidates',
+    format: options.format,
+    sourceFrom: options.sourceFrom,
+    onInvalid: options.onInvalid,
+    signal: options.signal,
+  });
   report(imported.issues);
-  if (imported.items.length === 0) throw wnwError('WNW_ERR_INPUT_INVALID', `no candidates in ${options.candidates.join(', ')}`, { details: { field: 'candidates' } });
+  if (imported.items.length === 0)
+    throw wnwError('WNW_ERR_INPUT_INVALID', `no candidates in ${options.candidates.join(', ')}`, { details: { field: 'candidates' } });
   const tasks = new Map<string, Task>();
   if (options.tasks?.length) {
     const result = await importTasks(options.tasks, { onInvalid: options.onInvalid, signal: options.signal });
@@ -133,14 +140,19 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   const labels: Labels = labelsFromTrajectories(imported.items);
   for (const input of (options.labels ?? []).map(namedInput)) {
     // A SWE-bench results.json names no run: `NAME=results.json` says which one it labels.
-    const result = await importLabels(input.path, { onInvalid: options.onInvalid, signal: options.signal, ...(input.name ? { source: input.name } : {}) });
+    const result = await importLabels(input.path, {
+      onInvalid: options.onInvalid,
+      signal: options.signal,
+      ...(input.name ? { source: input.name } : {}),
+    });
     report(result.issues);
     for (const [key, value] of result.labels) labels.set(key, value);
   }
   timings.import = Date.now() - started;
 
   const byInstance = new Map<string, Trajectory[]>();
-  for (const trajectory of imported.items) byInstance.set(trajectory.instance_id, [...(byInstance.get(trajectory.instance_id) ?? []), trajectory]);
+  for (const trajectory of imported.items)
+    byInstance.set(trajectory.instance_id, [...(byInstance.get(trajectory.instance_id) ?? []), trajectory]);
   if (tasks.size > 0) {
     const missing = [...byInstance.keys()].filter((id) => !tasks.has(id));
     if (missing.length) {
@@ -148,7 +160,11 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
         const message = `${missing.length} instance(s) have candidates but no task record (e.g. ${missing[0]}); without --strict they are scored without the issue text`;
         throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: 'tasks', instances: missing.slice(0, 20) } });
       }
-      warnings.push({ code: 'WNW_ERR_INPUT_INVALID', message: `${missing.length} instance(s) have candidates but no task record (e.g. ${missing[0]}); they were scored without the issue text`, instances: missing });
+      warnings.push({
+        code: 'WNW_ERR_INPUT_INVALID',
+        message: `${missing.length} instance(s) have candidates but no task record (e.g. ${missing[0]}); they were scored without the issue text`,
+        instances: missing,
+      });
     }
   }
 
@@ -164,9 +180,12 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   const complete = (instanceId: string): boolean => {
     const saved = scoreLinesOf.get(instanceId);
     const candidates = byInstance.get(instanceId);
-    if (!saved || !candidates || saved.size !== candidates.length || !candidates.every((trajectory) => saved.has(trajectory.id))) return false;
+    if (!saved || !candidates || saved.size !== candidates.length || !candidates.every((trajectory) => saved.has(trajectory.id)))
+      return false;
     // A candidate the scorer failed on (an outage, a timeout) is worth another try: redo its instance.
-    return [...saved.values()].every((line) => line.score !== null && line.score.backend === options.scorer.backend && line.score.model === options.scorer.model);
+    return [...saved.values()].every(
+      (line) => line.score !== null && line.score.backend === options.scorer.backend && line.score.model === options.scorer.model,
+    );
   };
   const kept = [
     ...new Map(
@@ -210,8 +229,18 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
       limit(async () => {
         options.signal?.throwIfAborted();
         const candidates = byInstance.get(instanceId)!;
-        const task: Task = tasks.get(instanceId) ?? { instance_id: instanceId, problem_statement: '', fail_to_pass: [], pass_to_pass: [], meta: {} };
-        const scored = await scoreCandidates(options.scorer, task, candidates, { template: options.template, budgetTokens: options.budgetTokens, signal: options.signal });
+        const task: Task = tasks.get(instanceId) ?? {
+          instance_id: instanceId,
+          problem_statement: '',
+          fail_to_pass: [],
+          pass_to_pass: [],
+          meta: {},
+        };
+        const scored = await scoreCandidates(options.scorer, task, candidates, {
+          template: options.template,
+          budgetTokens: options.budgetTokens,
+          signal: options.signal,
+        });
         const selection = select(
           options.strategy,
           candidates.map((trajectory, index) => ({ trajectory, score: scored[index]!.score })),
@@ -231,7 +260,12 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
         await scoresFile.append(lines.map((line) => JSON.stringify(line)));
         // No usable candidate: an empty model_patch (the SWE-bench harness counts it as an empty
         // patch, unresolved) and the reason beside it, which the harness ignores.
-        const prediction = { instance_id: instanceId, model_name_or_path: modelNameFor(options.strategy), model_patch: chosen?.patch ?? '', ...(chosen ? {} : { no_patch_reason: selection.reason }) };
+        const prediction = {
+          instance_id: instanceId,
+          model_name_or_path: modelNameFor(options.strategy),
+          model_patch: chosen?.patch ?? '',
+          ...(chosen ? {} : { no_patch_reason: selection.reason }),
+        };
         await outFile.append([JSON.stringify(prediction)]);
         if (!chosen) noneUsable.push({ instance_id: instanceId, reason: selection.reason });
         selections.push(selection);
@@ -249,9 +283,17 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   for (const instanceId of done) {
     const candidates = byInstance.get(instanceId);
     if (!candidates) continue;
-    const scoreOf = new Map(previous.filter((line) => line.instance_id === instanceId).map((line) => [line.trajectory_id, line.score ?? undefined]));
+    const scoreOf = new Map(
+      previous.filter((line) => line.instance_id === instanceId).map((line) => [line.trajectory_id, line.score ?? undefined]),
+    );
     const task = tasks.get(instanceId);
-    selections.push(select(options.strategy, candidates.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id) })), { instanceId, selector: options.scorer.selector, ...(task ? { task } : {}) }));
+    selections.push(
+      select(
+        options.strategy,
+        candidates.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id) })),
+        { instanceId, selector: options.scorer.selector, ...(task ? { task } : {}) },
+      ),
+    );
   }
 
   const result: RerankBatchResult = {
@@ -269,18 +311,31 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   // An instance with an unlabelled candidate has no known mean@1 or pass@N, nor selected@1 when
   // that candidate was chosen: it is left out of the metrics (and the report says so).
   const unlabelled = new Set(scoreLines.filter((line) => line.resolved === null).map((line) => line.instance_id));
-  const partlyLabelled = new Set(scoreLines.filter((line) => line.resolved !== null && unlabelled.has(line.instance_id)).map((line) => line.instance_id));
+  const partlyLabelled = new Set(
+    scoreLines.filter((line) => line.resolved !== null && unlabelled.has(line.instance_id)).map((line) => line.instance_id),
+  );
   const rows: MetricRow[] = scoreLines.flatMap((line) =>
     line.resolved === null || unlabelled.has(line.instance_id)
       ? []
-      : [{ instance_id: line.instance_id, repo: repoNameOf(tasks.get(line.instance_id) ?? { instance_id: line.instance_id }), trajectory_id: line.trajectory_id, value: line.score?.value ?? null, resolved: line.resolved, selected: line.chosen }],
+      : [
+          {
+            instance_id: line.instance_id,
+            repo: repoNameOf(tasks.get(line.instance_id) ?? { instance_id: line.instance_id }),
+            trajectory_id: line.trajectory_id,
+            value: line.score?.value ?? null,
+            resolved: line.resolved,
+            selected: line.chosen,
+          },
+        ],
   );
   if (rows.length > 0) result.metrics = computeMetrics(rows);
   if (options.report) {
     const labelOf = new Map(scoreLines.flatMap((line) => (line.resolved === null ? [] : [[line.trajectory_id, line.resolved] as const])));
     const summaries: SelectionSummary[] = selections
       .sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1))
-      .map((selection) => summarizeSelection(selection, repoNameOf(tasks.get(selection.instance_id) ?? { instance_id: selection.instance_id }), labelOf));
+      .map((selection) =>
+        summarizeSelection(selection, repoNameOf(tasks.get(selection.instance_id) ?? { instance_id: selection.instance_id }), labelOf),
+      );
     const scores = scoreLines.flatMap((line) => (line.score ? [line.score] : []));
     result.report = await writeReports(
       {
@@ -297,7 +352,9 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
           notes: [
             ...(done.size ? [`resumed: ${done.size} instance(s) taken from the previous run`] : []),
             ...(issues.length ? [`${issues.length} input issue(s) skipped`] : []),
-            ...(partlyLabelled.size ? [`${partlyLabelled.size} instance(s) left out of the metrics: some of their candidates have no label`] : []),
+            ...(partlyLabelled.size
+              ? [`${partlyLabelled.size} instance(s) left out of the metrics: some of their candidates have no label`]
+              : []),
             ...warnings.map((warning) => `warning: ${warning.message}`),
             ...(result.unscored.candidates > 0 ? [describeUnscored(result.unscored)] : []),
           ],
@@ -316,7 +373,10 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
  * `N [of TOTAL] candidate(s) could not be scored; K instance(s) have no scored candidate [(first, ...)]`,
  * as the report and the CLI say it; `names` is how many of those instances to name.
  */
-export function describeUnscored(unscored: Pick<Unscored, 'candidates' | 'instances'>, options: { of?: number; names?: number } = {}): string {
+export function describeUnscored(
+  unscored: Pick<Unscored, 'candidates' | 'instances'>,
+  options: { of?: number; names?: number } = {},
+): string {
   const { instances } = unscored;
   const names = options.names ?? 0;
   const named = names > 0 ? ` (${instances.slice(0, names).join(', ')}${instances.length > names ? ', ...' : ''})` : '';
@@ -325,7 +385,9 @@ export function describeUnscored(unscored: Pick<Unscored, 'candidates' | 'instan
 }
 
 function unscoredOf(lines: readonly ScoreLine[]): Unscored {
-  const failed = lines.filter((line) => line.score === null).sort((a, b) => (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0));
+  const failed = lines
+    .filter((line) => line.score === null)
+    .sort((a, b) => (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0));
   const scored = new Set(lines.filter((line) => line.score !== null).map((line) => line.instance_id));
   return {
     candidates: failed.length,

@@ -47,7 +47,8 @@ export interface RolloutContext {
 let defaultCatalog: HarnessCatalog | undefined;
 
 /** The deps' catalog, or config/harnesses with the default install folder (read once). */
-export const harnessCatalog = (deps: Pick<SolveDeps, 'harnesses'>): HarnessCatalog => deps.harnesses ?? (defaultCatalog ??= createHarnessCatalog());
+export const harnessCatalog = (deps: Pick<SolveDeps, 'harnesses'>): HarnessCatalog =>
+  deps.harnesses ?? (defaultCatalog ??= createHarnessCatalog());
 
 export async function prepareRollout(deps: SolveDeps, setup: RolloutSetup, context: RolloutContext): Promise<PreparedRollout> {
   const { agent } = setup;
@@ -57,7 +58,16 @@ export async function prepareRollout(deps: SolveDeps, setup: RolloutSetup, conte
     return {
       mounts: [],
       run: (sandbox) =>
-        runAgent({ policy, sandbox, task: context.task, config: context.agentConfig, trajectoryId: context.trajectoryId, seed: context.index, signal: context.signal, onStep: context.onStep }),
+        runAgent({
+          policy,
+          sandbox,
+          task: context.task,
+          config: context.agentConfig,
+          trajectoryId: context.trajectoryId,
+          seed: context.index,
+          signal: context.signal,
+          onStep: context.onStep,
+        }),
       close: async () => undefined,
     };
   }

@@ -15,7 +15,10 @@ export abstract class BaseSandbox implements Sandbox {
   abstract readonly workdir: string;
   #closing: Promise<void> | undefined;
 
-  protected abstract doExec(command: string, options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions): Promise<ExecResult>;
+  protected abstract doExec(
+    command: string,
+    options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions,
+  ): Promise<ExecResult>;
   protected abstract doWriteFile(path: string, content: Uint8Array, options: CallOptions): Promise<void>;
   protected abstract doReadFile(path: string, options: CallOptions): Promise<Uint8Array>;
   protected abstract doListFiles(path: string, options: CallOptions): Promise<FileEntry[]>;
@@ -45,7 +48,9 @@ export abstract class BaseSandbox implements Sandbox {
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertOpen();
     if (options.input && !this.streamsInput) {
-      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', `the ${this.provider} provider cannot stream a command's stdin (an interactive session)`, { details: { sandbox: this.id } });
+      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', `the ${this.provider} provider cannot stream a command's stdin (an interactive session)`, {
+        details: { sandbox: this.id },
+      });
     }
     const result = await this.doExec(command, {
       ...options,

@@ -17,11 +17,14 @@ export function checkMounts(mounts: SandboxMount[], workdir: string): void {
     const bad = (what: string): never => {
       throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: ${what}`, { details: { field, source: mount.source, target: mount.target } });
     };
-    if (typeof mount.source !== 'string' || !isAbsolute(mount.source) || mount.source.includes('\0')) bad('source must be an absolute host path');
+    if (typeof mount.source !== 'string' || !isAbsolute(mount.source) || mount.source.includes('\0'))
+      bad('source must be an absolute host path');
     if (!existsSync(mount.source)) bad(`source ${mount.source} does not exist on the host`);
     const target = typeof mount.target === 'string' ? posix.normalize(mount.target) : '';
-    if (!isAbsolute(target) || target === '/' || target === '/run' || target.includes('\0')) bad('target must be an absolute path below / (not / or /run itself)');
-    if (MOUNT_FORBIDDEN_UNDER.some((dir) => target === dir || target.startsWith(`${dir}/`))) bad(`target ${target} is inside a system or private folder`);
+    if (!isAbsolute(target) || target === '/' || target === '/run' || target.includes('\0'))
+      bad('target must be an absolute path below / (not / or /run itself)');
+    if (MOUNT_FORBIDDEN_UNDER.some((dir) => target === dir || target.startsWith(`${dir}/`)))
+      bad(`target ${target} is inside a system or private folder`);
     const inside = (a: string, b: string): boolean => a === b || a.startsWith(`${b}/`);
     if (inside(target, workdir) || inside(workdir, target)) bad(`target ${target} overlaps the workspace ${workdir}`);
   });

@@ -50,7 +50,14 @@ export const DEFAULT_PATCH_MAX_BYTES = 4 * 1024 * 1024;
 /** The `patch` setting every provider accepts (`sandbox.patch` in the config file). */
 export const PatchSettingsSchema = z.strictObject({
   /** More patterns to leave out, .gitignore syntax (`*.log`, `/out/`, `data/*.csv`). */
-  exclude: z.array(z.string().min(1).regex(/^[^\n\r\0]*$/, 'one pattern per entry, no line breaks')).optional(),
+  exclude: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .regex(/^[^\n\r\0]*$/, 'one pattern per entry, no line breaks'),
+    )
+    .optional(),
   /** Whether DEFAULT_PATCH_EXCLUDES apply (default true). */
   defaultExcludes: z.boolean().optional(),
   /** Whether binary changes go into the patch, as git binary patches (default false). */

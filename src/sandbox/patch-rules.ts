@@ -23,13 +23,31 @@ const SYMLINK_MODE = /^(?:new file mode|new mode) 120000$|^index [0-9a-f]+\.\.[0
 /** Git's C-style quoting of unusual paths (`"a/sp ace\\t"`), undone far enough to judge the path. */
 function unquote(path: string): string {
   if (!path.startsWith('"') || !path.endsWith('"')) return path;
-  return path.slice(1, -1).replace(/\\([0-7]{3}|.)/g, (_, escaped: string) => (/^[0-7]{3}$/.test(escaped) ? String.fromCharCode(Number.parseInt(escaped, 8)) : escaped === 't' ? '\t' : escaped === 'n' ? '\n' : escaped));
+  return path
+    .slice(1, -1)
+    .replace(/\\([0-7]{3}|.)/g, (_, escaped: string) =>
+      /^[0-7]{3}$/.test(escaped)
+        ? String.fromCharCode(Number.parseInt(escaped, 8))
+        : escaped === 't'
+          ? '\t'
+          : escaped === 'n'
+            ? '\n'
+            : escaped,
+    );
 }
 
 /** The two paths of a `diff --git` header (each may be quoted). */
 function headerPaths(rest: string): string[] {
   const quoted = [...rest.matchAll(/"(?:[^"\\]|\\.)*"/g)].map((match) => match[0]);
-  if (quoted.length > 0) return [...quoted, ...rest.replace(/"(?:[^"\\]|\\.)*"/g, ' ').trim().split(/\s+/).filter(Boolean)];
+  if (quoted.length > 0)
+    return [
+      ...quoted,
+      ...rest
+        .replace(/"(?:[^"\\]|\\.)*"/g, ' ')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean),
+    ];
   // Unquoted: `a/<path> b/<path>`, the path repeated; split in the middle when the halves agree.
   const middle = rest.indexOf(' b/');
   return middle > 0 ? [rest.slice(0, middle), rest.slice(middle + 1)] : rest.split(' ');
@@ -85,7 +103,12 @@ export function patchViolation(patch: string): PatchViolation | undefined {
     if (!section?.symlink || section.path === null) return undefined;
     const target = section.added.join('\n');
     const why = linkRefusal(section.path, target);
-    return why ? { path: shown(section.path), what: `makes ${JSON.stringify(shown(section.path))} a symbolic link to ${JSON.stringify(shown(target))}, which is ${why}` } : undefined;
+    return why
+      ? {
+          path: shown(section.path),
+          what: `makes ${JSON.stringify(shown(section.path))} a symbolic link to ${JSON.stringify(shown(target))}, which is ${why}`,
+        }
+      : undefined;
   };
   for (const raw of patch.split('\n')) {
     const line = raw.replace(/\r$/, '');
@@ -133,4 +156,5 @@ export function patchViolation(patch: string): PatchViolation | undefined {
 }
 
 /** The rules in one sentence, for error messages. */
-export const PATCH_RULES = 'patches may only change files inside the repository, outside .git, and may only make symbolic links that point inside it';
+export const PATCH_RULES =
+  'patches may only change files inside the repository, outside .git, and may only make symbolic links that point inside it';

@@ -83,7 +83,10 @@ export function findBlocker(path: string, user: PathUser, own = ''): Blocker | u
 
 /** "/x (mode 700)" and the command that opens it to the sandbox user. */
 export function describeBlocker(blocker: Blocker): { where: string; fix: string } {
-  return { where: `${blocker.folder} (mode ${blocker.mode.toString(8).padStart(3, '0')})`, fix: `chmod o+${blocker.missing} ${blocker.folder}` };
+  return {
+    where: `${blocker.folder} (mode ${blocker.mode.toString(8).padStart(3, '0')})`,
+    fix: `chmod o+${blocker.missing} ${blocker.folder}`,
+  };
 }
 
 /** Who `user` is, in a message. */
@@ -92,7 +95,10 @@ export function userLabel(user: PathUser): string {
 }
 
 /** The first of `candidates` (folders) that `user` can reach, with why each one before it was passed over. */
-export function firstReachable(candidates: string[], user: PathUser): { dir: string | undefined; passedOver: Array<{ dir: string; blocker: Blocker }> } {
+export function firstReachable(
+  candidates: string[],
+  user: PathUser,
+): { dir: string | undefined; passedOver: Array<{ dir: string; blocker: Blocker }> } {
   const passedOver: Array<{ dir: string; blocker: Blocker }> = [];
   for (const dir of [...new Set(candidates.map((candidate) => resolve(candidate)))]) {
     const blocker = findBlocker(dir, user, 'x');

@@ -28,11 +28,19 @@ export function isSandboxProviderName(name: string): name is SandboxProviderName
  * `patch` is the config file's `sandbox.patch`, which every provider takes as its `patch` setting
  * (keys given in `settings.patch` win). Unknown names get WNW_ERR_SBX_PROVIDER listing the valid ones.
  */
-export async function createSandboxProvider(name: string, settings: Record<string, unknown> = {}, patch?: PatchConfig): Promise<SandboxProvider> {
+export async function createSandboxProvider(
+  name: string,
+  settings: Record<string, unknown> = {},
+  patch?: PatchConfig,
+): Promise<SandboxProvider> {
   if (!isSandboxProviderName(name)) {
-    throw wnwError('WNW_ERR_SBX_PROVIDER', `unknown sandbox provider ${JSON.stringify(name)}; use one of: ${SANDBOX_PROVIDERS.join(', ')}`, {
-      details: { field: 'sandbox.provider', valid: [...SANDBOX_PROVIDERS] },
-    });
+    throw wnwError(
+      'WNW_ERR_SBX_PROVIDER',
+      `unknown sandbox provider ${JSON.stringify(name)}; use one of: ${SANDBOX_PROVIDERS.join(', ')}`,
+      {
+        details: { field: 'sandbox.provider', valid: [...SANDBOX_PROVIDERS] },
+      },
+    );
   }
   const factory = (await loaders[name]()) as (settings: Record<string, unknown>) => SandboxProvider | Promise<SandboxProvider>;
   if (!patch) return factory(settings);

@@ -14,6 +14,11 @@ export function checkModelFolder(folder: string): void {
   }
   for (const file of ['model.onnx', 'config.json']) {
     const path = join(folder, file);
-    if (!existsSync(path)) throw wnwError('WNW_ERR_SCORE_MODEL', `${folder} has no ${file}${file === 'config.json' ? ' (the model card winnower train writes)' : ''}`, { details: { file: path } });
+    if (!existsSync(path))
+      throw wnwError(
+        'WNW_ERR_SCORE_MODEL',
+        `${folder} has no ${file}${file === 'config.json' ? ' (the model card winnower train writes)' : ''}`,
+        { details: { file: path } },
+      );
   }
 }

@@ -27,7 +27,12 @@ export async function probeScorer(scorer: Scorer, options: { timeoutMs: number; 
     const [output] = await Promise.race([scorer.score([{ key: `probe:${randomUUID()}`, text: PROBE_TEXT }], { signal }), late]);
     if (output?.error) return { ok: false, ms: elapsed(), code: output.error.code, reason: output.error.message };
     if (!output || !Number.isFinite(output.value) || output.value < 0 || output.value > 1) {
-      return { ok: false, ms: elapsed(), code: 'WNW_ERR_SCORE_RESPONSE', reason: `the answer is not a probability (${JSON.stringify(output?.value ?? null)})` };
+      return {
+        ok: false,
+        ms: elapsed(),
+        code: 'WNW_ERR_SCORE_RESPONSE',
+        reason: `the answer is not a probability (${JSON.stringify(output?.value ?? null)})`,
+      };
     }
     return { ok: true, ms: elapsed() };
   } catch (error) {

@@ -110,9 +110,13 @@ function headOf(config: ScorerConfig): HeadSettings | undefined {
   const labels = config.labels;
   if (typeof labels !== 'string' && !Array.isArray(labels)) {
     if (config.labelIndex !== undefined || (config.activation !== undefined && config.activation !== 'auto')) {
-      throw wnwError('WNW_ERR_CFG_INVALID', `scorer.labels: labelIndex and activation need the head's label names (a list, or ${Object.keys(LABEL_PRESETS).join(', ')})`, {
-        details: { field: 'scorer.labels' },
-      });
+      throw wnwError(
+        'WNW_ERR_CFG_INVALID',
+        `scorer.labels: labelIndex and activation need the head's label names (a list, or ${Object.keys(LABEL_PRESETS).join(', ')})`,
+        {
+          details: { field: 'scorer.labels' },
+        },
+      );
     }
     return undefined;
   }
@@ -248,9 +252,10 @@ export async function createScorer(config: ScorerConfigInput, options: { observe
     throw wnwError('WNW_ERR_CFG_INVALID', `${field}: ${issue.message}`, { cause: parsed.error, details: { field } });
   }
   const resolved = withTemplateHead(parsed.data);
-  const chatTemplate = resolved.chatTemplate !== undefined
-    ? loadChatTemplate(resolved.chatTemplate)
-    : findChatTemplate(resolved.tokenizer ?? (resolved.backend === 'onnx' ? resolved.model : undefined));
+  const chatTemplate =
+    resolved.chatTemplate !== undefined
+      ? loadChatTemplate(resolved.chatTemplate)
+      : findChatTemplate(resolved.tokenizer ?? (resolved.backend === 'onnx' ? resolved.model : undefined));
   const tokenizer = resolved.tokenizer && resolved.backend !== 'onnx' ? await loadTokenizer(resolved.tokenizer) : undefined;
   let scorer = await BACKENDS[resolved.backend](resolved, tokenizer);
   const { onBatch, onCall } = options.observer ?? {};

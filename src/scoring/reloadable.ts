@@ -67,10 +67,14 @@ export async function createReloadableScorer(create: ScorerFactory): Promise<Rel
       next = await create(target, { reload: true });
     } catch (error) {
       const cause = toWinnowerError(error);
-      throw wnwError('WNW_ERR_SCORE_RELOAD', `${target ?? 'the configured model'} was not loaded: ${cause.message}; the current model keeps serving`, {
-        cause,
-        details: { ...(target === undefined ? {} : { path: target }), cause: cause.toJSON() },
-      });
+      throw wnwError(
+        'WNW_ERR_SCORE_RELOAD',
+        `${target ?? 'the configured model'} was not loaded: ${cause.message}; the current model keeps serving`,
+        {
+          cause,
+          details: { ...(target === undefined ? {} : { path: target }), cause: cause.toJSON() },
+        },
+      );
     }
     if (closed) {
       await next.close();
@@ -152,7 +156,11 @@ export async function createReloadableScorer(create: ScorerFactory): Promise<Rel
 
 /** Whether `scorer` can be reloaded (the server's scorer; a test's plain scorer cannot). */
 export function isReloadable(scorer: Scorer | undefined): scorer is ReloadableScorer {
-  return scorer !== undefined && typeof (scorer as Partial<ReloadableScorer>).reload === 'function' && typeof (scorer as Partial<ReloadableScorer>).pin === 'function';
+  return (
+    scorer !== undefined &&
+    typeof (scorer as Partial<ReloadableScorer>).reload === 'function' &&
+    typeof (scorer as Partial<ReloadableScorer>).pin === 'function'
+  );
 }
 
 /** Holds `scorer`'s current model for one job or request (a plain scorer is held as it is). */

@@ -80,7 +80,12 @@ export async function scoreCandidates(
   const serialized = await Promise.all(
     trajectories.map(async (trajectory) => {
       try {
-        return await serializeTrajectory(task, trajectory, { template, budgetTokens, tokenizer: scorer.tokenizer, chatTemplate: scorer.chatTemplate });
+        return await serializeTrajectory(task, trajectory, {
+          template,
+          budgetTokens,
+          tokenizer: scorer.tokenizer,
+          chatTemplate: scorer.chatTemplate,
+        });
       } catch (error) {
         return toWinnowerError(error, 'WNW_ERR_SCORE_TEMPLATE');
       }
@@ -99,13 +104,20 @@ export async function scoreCandidates(
     }
   }
   // Refused as too long (an estimate that fell short, a server limit below the budget): cut again, once.
-  const refused = ready.flatMap(({ index, item }, position) => (outputs?.[position]?.error?.code === 'WNW_ERR_SCORE_TOO_LONG' ? [{ index, item, position }] : []));
+  const refused = ready.flatMap(({ index, item }, position) =>
+    outputs?.[position]?.error?.code === 'WNW_ERR_SCORE_TOO_LONG' ? [{ index, item, position }] : [],
+  );
   if (refused.length > 0) {
     const retried = await Promise.all(
       refused.map(async ({ item, index, position }) => {
         try {
           const tighter = tighterBudget(item.inputTokens, outputs![position]!.error!);
-          return await serializeTrajectory(task, trajectories[index]!, { template, budgetTokens: tighter, tokenizer: scorer.tokenizer, chatTemplate: scorer.chatTemplate });
+          return await serializeTrajectory(task, trajectories[index]!, {
+            template,
+            budgetTokens: tighter,
+            tokenizer: scorer.tokenizer,
+            chatTemplate: scorer.chatTemplate,
+          });
         } catch {
           return undefined; // cannot be cut that far: the server's refusal stands
         }
@@ -114,7 +126,10 @@ export async function scoreCandidates(
     const again = refused.flatMap((entry, position) => (retried[position] ? [{ ...entry, item: retried[position] }] : []));
     if (again.length > 0) {
       try {
-        const second = await scorer.score(again.map(({ item }) => ({ key: scoreKey(scorer.model, item), text: item.text, inputIds: item.inputIds })), { signal: options.signal });
+        const second = await scorer.score(
+          again.map(({ item }) => ({ key: scoreKey(scorer.model, item), text: item.text, inputIds: item.inputIds })),
+          { signal: options.signal },
+        );
         again.forEach((entry, position) => {
           const output = second[position];
           if (!output || output.error) return;

@@ -91,7 +91,10 @@ export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
     for (const call of batch.calls) call.batches.add(batch);
     const run = (async () => {
       try {
-        const outputs = await scorer.score(items.map((item) => item.input), { signal: batch.controller.signal });
+        const outputs = await scorer.score(
+          items.map((item) => item.input),
+          { signal: batch.controller.signal },
+        );
         if (outputs.length !== items.length) {
           throw wnwError('WNW_ERR_SCORE_RESPONSE', `scorer returned ${outputs.length} results for ${items.length} inputs`);
         }

@@ -61,7 +61,8 @@ export function withCache(scorer: Scorer, options: CacheOptions): Scorer & { rea
     misses.forEach((input, position) => {
       const promise = run.then((outputs) => {
         const output = outputs[position];
-        if (output === undefined) throw wnwError('WNW_ERR_SCORE_RESPONSE', `scorer returned ${outputs.length} results for ${misses.length} inputs`);
+        if (output === undefined)
+          throw wnwError('WNW_ERR_SCORE_RESPONSE', `scorer returned ${outputs.length} results for ${misses.length} inputs`);
         return output;
       });
       promise.catch(() => undefined);
@@ -70,17 +71,14 @@ export function withCache(scorer: Scorer, options: CacheOptions): Scorer & { rea
     const forget = () => {
       for (const input of misses) if (pending.get(input.key)?.flight === flight) pending.delete(input.key);
     };
-    run.then(
-      (outputs) => {
-        forget();
-        misses.forEach((input, position) => {
-          const output = outputs[position];
-          // An input the server refused (too long) is refused again only under the same limits: not kept.
-          if (output && !output.error) remember(input.key, output);
-        });
-      },
-      forget,
-    );
+    run.then((outputs) => {
+      forget();
+      misses.forEach((input, position) => {
+        const output = outputs[position];
+        // An input the server refused (too long) is refused again only under the same limits: not kept.
+        if (output && !output.error) remember(input.key, output);
+      });
+    }, forget);
     return flight;
   }
 

@@ -34,7 +34,12 @@ export function withObserver(scorer: Scorer, onCall: ScoreCallListener): Scorer 
     ...scorerFields(scorer),
     async score(inputs: ScoreInput[], options?: ScoreCallOptions): Promise<ScoreOutput[]> {
       const started = performance.now();
-      const base = { backend: scorer.backend, model: scorer.model, inputs: inputs.length, tokens: inputs.reduce((sum, input) => sum + estimateTokens(input), 0) };
+      const base = {
+        backend: scorer.backend,
+        model: scorer.model,
+        inputs: inputs.length,
+        tokens: inputs.reduce((sum, input) => sum + estimateTokens(input), 0),
+      };
       try {
         const outputs = await scorer.score(inputs, options);
         onCall({ ...base, cached: outputs.filter((output) => output.cached).length, durationMs: performance.now() - started });

@@ -24,7 +24,10 @@ export function describeChecks(p: Prepared): string {
   const checks = p.checks;
   if (!checks) return 'no execution checks';
   const parts: string[] = [];
-  if (checks.regressions !== null) parts.push(checks.regressions === 0 ? 'breaks no test' : `breaks ${checks.regressions} test${checks.regressions === 1 ? '' : 's'} (regression)`);
+  if (checks.regressions !== null)
+    parts.push(
+      checks.regressions === 0 ? 'breaks no test' : `breaks ${checks.regressions} test${checks.regressions === 1 ? '' : 's'} (regression)`,
+    );
   if (checks.repro_total > 0) parts.push(`passes ${checks.repro_passed}/${checks.repro_total} reproduction tests`);
   return parts.join(', ') || 'no execution checks';
 }
@@ -47,8 +50,18 @@ export function withChecks(ordering: Ordering, instance: PreparedInstance, at: n
     why(chosen, ranked, inner) {
       const clause = ordering.why(chosen, ranked, inner);
       const peers = inner.candidates.filter((p) => p.usable && checksKey(p).join() === checksKey(chosen).join()).length;
-      const beaten = ranked.filter((p) => p.usable && p !== chosen && checksKey(p).join() !== checksKey(chosen).join() && p.value !== null && chosen.value !== null && p.value > chosen.value);
-      const override = beaten.length ? `; ${beaten.map((p) => `${p.id} (${describeChecks(p)})`).join(', ')} had a higher value but worse checks` : '';
+      const beaten = ranked.filter(
+        (p) =>
+          p.usable &&
+          p !== chosen &&
+          checksKey(p).join() !== checksKey(chosen).join() &&
+          p.value !== null &&
+          chosen.value !== null &&
+          p.value > chosen.value,
+      );
+      const override = beaten.length
+        ? `; ${beaten.map((p) => `${p.id} (${describeChecks(p)})`).join(', ')} had a higher value but worse checks`
+        : '';
       const ties = peers > 1 ? ` (${peers} candidates tied on the checks; ${ordering.tieSubject} broke the tie)` : '';
       return `${clause}; checks: ${describeChecks(chosen)}${ties}${override}`;
     },

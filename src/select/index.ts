@@ -36,7 +36,9 @@ export function select(strategy: Strategy, candidates: Candidate[], options: Sel
       details: { field: 'strategy' },
     });
   }
-  return gate(parsed.data, candidates, options.instanceId, (usable, instanceId) => rankWith(parsed.data, usable, { ...options, instanceId }));
+  return gate(parsed.data, candidates, options.instanceId, (usable, instanceId) =>
+    rankWith(parsed.data, usable, { ...options, instanceId }),
+  );
 }
 
 /** The strategy's own ranking, without the gate. */
@@ -64,6 +66,21 @@ export { patchShape, type PatchShape, type FileDiff, type HunkLine } from './pat
 export { normalizePatch, type NormalizedPatch } from './normalize-patch.js';
 export { unusableOf } from './usable-gate.js';
 export { rankRobust, robustScore, robustAgreement, ROBUST_WEIGHTS } from './strategies/robust.js';
-export { TrajectoryWeights, TRAJECTORY_SIGNAL_NAMES, ROBUST_TRAJECTORY_PRIOR, LEARNED_TRAJECTORY_PRIOR, type TrajectorySignalName } from './trajectory-weights.js';
+export {
+  TrajectoryWeights,
+  TRAJECTORY_SIGNAL_NAMES,
+  ROBUST_TRAJECTORY_PRIOR,
+  LEARNED_TRAJECTORY_PRIOR,
+  type TrajectorySignalName,
+} from './trajectory-weights.js';
 export { LearnedSelector, loadSelector, contributions, SELECTOR_FILE, SELECTOR_FORMAT } from './strategies/learned.js';
-export { SIGNALS, TRAJECTORY_SIGNALS, VERIFY_SIGNALS, CHECK_SIGNALS, computeSignals, isTestPath, type SignalName, type Signals } from './signals.js';
+export {
+  SIGNALS,
+  TRAJECTORY_SIGNALS,
+  VERIFY_SIGNALS,
+  CHECK_SIGNALS,
+  computeSignals,
+  isTestPath,
+  type SignalName,
+  type Signals,
+} from './signals.js';

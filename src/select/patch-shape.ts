@@ -38,7 +38,8 @@ export type PatchShape =
 type Section = FileDiff & { hasFileHeader: boolean; git: boolean };
 
 const HUNK_HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
-const HEADER_CHANGE = /^(old mode|new mode|deleted file mode|new file mode|rename from|rename to|copy from|copy to|similarity index|dissimilarity index) ?(.*)$/;
+const HEADER_CHANGE =
+  /^(old mode|new mode|deleted file mode|new file mode|rename from|rename to|copy from|copy to|similarity index|dissimilarity index) ?(.*)$/;
 
 /** Reads `patch` and says whether it is empty, broken (with the first problem) or usable. */
 export function patchShape(patch: string): PatchShape {
@@ -95,7 +96,11 @@ export function patchShape(patch: string): PatchShape {
         } else if (op === '+' && newLeft > 0) {
           newLeft--;
           added++;
-        } else return broken(`hunk body does not match its header (${oldLeft} old and ${newLeft} new lines expected, got "${clip(bodyLine)}")`, index);
+        } else
+          return broken(
+            `hunk body does not match its header (${oldLeft} old and ${newLeft} new lines expected, got "${clip(bodyLine)}")`,
+            index,
+          );
         body.push({ op, text: bodyLine.slice(1) });
       }
       if (lines[index + 1]?.startsWith('\\')) index++;

@@ -68,7 +68,10 @@ export function prepare(candidates: Candidate[], instanceId?: string): PreparedI
     };
   });
 
-  const usableValues = prepared.filter((p) => p.usable && p.value !== null).sort(byId).map((p) => p.value!);
+  const usableValues = prepared
+    .filter((p) => p.usable && p.value !== null)
+    .sort(byId)
+    .map((p) => p.value!);
   const meanValue = usableValues.length ? sum(usableValues) / usableValues.length : null;
   const clusters = cluster(prepared, meanValue);
   return {
@@ -114,10 +117,7 @@ function cluster(prepared: Prepared[], meanValue: number | null): Prepared[][] {
 /** Scored first, value descending, smaller patch, then id. */
 export function withinCluster(a: Prepared, b: Prepared): number {
   return (
-    Number(b.value !== null) - Number(a.value !== null) ||
-    (b.value ?? 0) - (a.value ?? 0) ||
-    a.changedLines - b.changedLines ||
-    byId(a, b)
+    Number(b.value !== null) - Number(a.value !== null) || (b.value ?? 0) - (a.value ?? 0) || a.changedLines - b.changedLines || byId(a, b)
   );
 }
 
@@ -139,16 +139,24 @@ function sum(values: number[]): number {
 export function checkIdentity({ trajectory, score, verify }: Candidate, index: number, instance: string, seen: Set<string>): void {
   const where = { index, trajectory_id: trajectory.id };
   if (trajectory.instance_id !== instance) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `select: candidate ${trajectory.id} belongs to ${trajectory.instance_id}, not ${instance}`, { details: { ...where, field: 'trajectory.instance_id' } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `select: candidate ${trajectory.id} belongs to ${trajectory.instance_id}, not ${instance}`, {
+      details: { ...where, field: 'trajectory.instance_id' },
+    });
   }
   if (seen.has(trajectory.id)) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `select: trajectory id ${trajectory.id} appears twice`, { details: { ...where, field: 'trajectory.id' } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `select: trajectory id ${trajectory.id} appears twice`, {
+      details: { ...where, field: 'trajectory.id' },
+    });
   }
   seen.add(trajectory.id);
   if (score && score.trajectory_id !== trajectory.id) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `select: score for ${score.trajectory_id} attached to ${trajectory.id}`, { details: { ...where, field: 'score.trajectory_id' } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `select: score for ${score.trajectory_id} attached to ${trajectory.id}`, {
+      details: { ...where, field: 'score.trajectory_id' },
+    });
   }
   if (verify && verify.trajectory_id !== trajectory.id) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `select: test result for ${verify.trajectory_id} attached to ${trajectory.id}`, { details: { ...where, field: 'verify.trajectory_id' } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `select: test result for ${verify.trajectory_id} attached to ${trajectory.id}`, {
+      details: { ...where, field: 'verify.trajectory_id' },
+    });
   }
 }

@@ -74,8 +74,13 @@ export function fitPriors(rows: LabelledRow[]): Priors {
     add(configs, key, row.resolved);
     add(repos, `${key}\u0000${row.repo}`, row.resolved);
   }
-  const sorted = (table: Record<string, PriorCount>) => Object.fromEntries(Object.entries(table).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return { overall: rows.length ? rows.filter((row) => row.resolved).length / rows.length : 0, configs: sorted(configs), repos: sorted(repos) };
+  const sorted = (table: Record<string, PriorCount>) =>
+    Object.fromEntries(Object.entries(table).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return {
+    overall: rows.length ? rows.filter((row) => row.resolved).length / rows.length : 0,
+    configs: sorted(configs),
+    repos: sorted(repos),
+  };
 }
 
 /** The shrunk resolve rate of the candidate's configuration (the overall rate when unseen). */

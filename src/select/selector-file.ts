@@ -49,12 +49,16 @@ export function loadSelector(modelDir: string): LearnedSelector | undefined {
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw wnwError('WNW_ERR_CFG_INVALID', `${SELECTOR_FILE} in the model folder is not JSON: ${(error as Error).message}`, { details: { field: SELECTOR_FILE } });
+    throw wnwError('WNW_ERR_CFG_INVALID', `${SELECTOR_FILE} in the model folder is not JSON: ${(error as Error).message}`, {
+      details: { field: SELECTOR_FILE },
+    });
   }
   const parsed = LearnedSelector.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw wnwError('WNW_ERR_CFG_INVALID', `${SELECTOR_FILE}: ${issue.path.join('.')}: ${issue.message}`, { details: { field: `${SELECTOR_FILE}.${issue.path.join('.')}` } });
+    throw wnwError('WNW_ERR_CFG_INVALID', `${SELECTOR_FILE}: ${issue.path.join('.')}: ${issue.message}`, {
+      details: { field: `${SELECTOR_FILE}.${issue.path.join('.')}` },
+    });
   }
   return parsed.data;
 }

@@ -19,9 +19,12 @@ export const VERIFY_SIGNALS: readonly SignalName[] = ['verify_ran', 'verify_reso
 /** Signals only a solve job's execution checks provide (regression check, reproduction tests). */
 export const CHECK_SIGNALS: readonly SignalName[] = ['check_regressed', 'check_repro_share'];
 
-const TEST_PATH = /(^|\/)(tests?|testing|__tests__|spec|specs)(\/|$)|(^|\/)test_[^/]*$|_tests?\.\w+$|\.(test|spec)\.\w+$|Tests?\.(java|kt|cs)$|(^|\/)conftest\.py$/i;
-const DEBUG_LINE = /\bprint\(|console\.(log|debug)\(|System\.out\.print|\bpdb\.set_trace|\bbreakpoint\(\)|\bdebugger;|fmt\.Print(ln|f)?\(|\bdbg!\(/;
-const TEST_COMMAND = /\b(pytest|py\.test|unittest|tox|nox|runtests\.py|bin\/test|npm (run )?test|yarn test|jest|vitest|mocha|go test|cargo test|mvn( -\S+)* test|gradle(w)? test|rspec|phpunit)\b/;
+const TEST_PATH =
+  /(^|\/)(tests?|testing|__tests__|spec|specs)(\/|$)|(^|\/)test_[^/]*$|_tests?\.\w+$|\.(test|spec)\.\w+$|Tests?\.(java|kt|cs)$|(^|\/)conftest\.py$/i;
+const DEBUG_LINE =
+  /\bprint\(|console\.(log|debug)\(|System\.out\.print|\bpdb\.set_trace|\bbreakpoint\(\)|\bdebugger;|fmt\.Print(ln|f)?\(|\bdbg!\(/;
+const TEST_COMMAND =
+  /\b(pytest|py\.test|unittest|tox|nox|runtests\.py|bin\/test|npm (run )?test|yarn test|jest|vitest|mocha|go test|cargo test|mvn( -\S+)* test|gradle(w)? test|rspec|phpunit)\b/;
 const TEST_FAILED = /\b(FAILED|FAIL:|ERROR:|\d+ failed|Traceback \(most recent call last\)|AssertionError|BUILD FAILURE|Tests? failed)\b/;
 const TEST_PASSED = /\b(\d+ passed|OK\b|PASSED|Tests? passed|BUILD SUCCESS|ok\s+\S+\s+[\d.]+s)\b/;
 const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]{3,}/g;
@@ -40,7 +43,8 @@ function changedLineSet(p: Prepared): Set<string> {
   if (p.shape.kind !== 'ok') return lines;
   for (const file of p.shape.files) {
     for (const hunk of file.hunks) {
-      for (const line of hunk) if (line.op !== ' ' && line.text.trim() !== '') lines.add(`${pathOf(file)}\0${line.op}\0${line.text.trim()}`);
+      for (const line of hunk)
+        if (line.op !== ' ' && line.text.trim() !== '') lines.add(`${pathOf(file)}\0${line.op}\0${line.text.trim()}`);
     }
   }
   return lines;
@@ -72,7 +76,12 @@ function trajectorySignals(p: Prepared): Pick<Signals, 'traj_steps' | 'traj_ran_
     lastPassed = TEST_FAILED.test(output) ? -1 : TEST_PASSED.test(output) ? 1 : 0;
   }
   const steps = messages.filter((message) => message.role === 'assistant').length;
-  return { traj_steps: Math.log1p(steps), traj_ran_tests: ranTests, traj_last_test_passed: lastPassed, traj_submitted: exit === 'submitted' ? 1 : 0 };
+  return {
+    traj_steps: Math.log1p(steps),
+    traj_ran_tests: ranTests,
+    traj_last_test_passed: lastPassed,
+    traj_submitted: exit === 'submitted' ? 1 : 0,
+  };
 }
 
 function verifySignals(p: Prepared): Pick<Signals, 'verify_ran' | 'verify_resolved' | 'verify_f2p' | 'verify_p2p' | 'verify_broken'> {
@@ -95,7 +104,10 @@ function verifySignals(p: Prepared): Pick<Signals, 'verify_ran' | 'verify_resolv
 function checkSignals(p: Prepared): Pick<Signals, 'check_regressed' | 'check_repro_share'> {
   const checks = p.checks;
   if (!checks) return { check_regressed: 0, check_repro_share: 0 };
-  return { check_regressed: checks.regressions !== null && checks.regressions > 0 ? 1 : 0, check_repro_share: checks.repro_total > 0 ? checks.repro_passed / checks.repro_total : 0 };
+  return {
+    check_regressed: checks.regressions !== null && checks.regressions > 0 ? 1 : 0,
+    check_repro_share: checks.repro_total > 0 ? checks.repro_passed / checks.repro_total : 0,
+  };
 }
 
 /** Signals of every candidate of `instance`, in its order. */
@@ -145,7 +157,8 @@ export function computeSignals(instance: PreparedInstance, task?: Pick<Task, 'pr
       line_agreement: lines && others.length ? mean(others.map((other) => jaccard(lines, lineSets.get(other.id)!))) : 0,
       file_agreement: p.usable && others.length ? mean(others.map((other) => jaccard(fileSets.get(p.id)!, fileSets.get(other.id)!))) : 0,
       size_rel: size === undefined ? 0 : size - meanSize,
-      size_rank: size === undefined || others.length === 0 ? 0 : others.filter((other) => sizes.get(other.id)! < size).length / others.length,
+      size_rank:
+        size === undefined || others.length === 0 ? 0 : others.filter((other) => sizes.get(other.id)! < size).length / others.length,
       files_rel: p.usable ? paths.length - meanFiles : 0,
       issue_files: sourcePaths.length ? mentioned / sourcePaths.length : 0,
       issue_identifiers: identifiers.size ? named / identifiers.size : 0,

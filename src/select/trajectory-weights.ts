@@ -9,18 +9,38 @@ import { z } from 'zod';
 import type { SignalName } from './signal-names.js';
 
 /** The signals only a trajectory provides, in signals.ts order. */
-export const TRAJECTORY_SIGNAL_NAMES = ['traj_steps', 'traj_ran_tests', 'traj_last_test_passed', 'traj_submitted'] as const satisfies readonly SignalName[];
+export const TRAJECTORY_SIGNAL_NAMES = [
+  'traj_steps',
+  'traj_ran_tests',
+  'traj_last_test_passed',
+  'traj_submitted',
+] as const satisfies readonly SignalName[];
 export type TrajectorySignalName = (typeof TRAJECTORY_SIGNAL_NAMES)[number];
 
 /** robust's fixed trajectory prior: a trajectory whose last test run passed (−1 when it failed). */
-export const ROBUST_TRAJECTORY_PRIOR: Record<TrajectorySignalName, number> = { traj_steps: 0, traj_ran_tests: 0, traj_last_test_passed: 0.25, traj_submitted: 0 };
+export const ROBUST_TRAJECTORY_PRIOR: Record<TrajectorySignalName, number> = {
+  traj_steps: 0,
+  traj_ran_tests: 0,
+  traj_last_test_passed: 0.25,
+  traj_submitted: 0,
+};
 /**
  * learned's fixed priors for the trajectory signals (its `learned: false` entries, on raw signals):
  * passing tests is stronger evidence than running them or finishing cleanly.
  */
-export const LEARNED_TRAJECTORY_PRIOR: Record<TrajectorySignalName, number> = { traj_steps: 0, traj_ran_tests: 0.2, traj_last_test_passed: 0.5, traj_submitted: 0.3 };
+export const LEARNED_TRAJECTORY_PRIOR: Record<TrajectorySignalName, number> = {
+  traj_steps: 0,
+  traj_ran_tests: 0.2,
+  traj_last_test_passed: 0.5,
+  traj_submitted: 0.3,
+};
 
-const Weights = z.strictObject({ traj_steps: z.number(), traj_ran_tests: z.number(), traj_last_test_passed: z.number(), traj_submitted: z.number() });
+const Weights = z.strictObject({
+  traj_steps: z.number(),
+  traj_ran_tests: z.number(),
+  traj_last_test_passed: z.number(),
+  traj_submitted: z.number(),
+});
 
 export const TrajectoryWeights = z.strictObject({
   /** Candidates (usable, with a trajectory, in labelled pools with both outcomes) the fit read. */
@@ -41,6 +61,9 @@ export const TrajectoryWeights = z.strictObject({
 export type TrajectoryWeights = z.infer<typeof TrajectoryWeights>;
 
 /** The weights a strategy uses: the fitted ones when present and in use, else its fixed priors. */
-export function trajectoryWeightsFor(strategy: 'robust' | 'learned', fitted: TrajectoryWeights | undefined): Record<TrajectorySignalName, number> | undefined {
+export function trajectoryWeightsFor(
+  strategy: 'robust' | 'learned',
+  fitted: TrajectoryWeights | undefined,
+): Record<TrajectorySignalName, number> | undefined {
   return fitted?.use ? fitted[strategy] : undefined;
 }

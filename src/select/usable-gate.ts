@@ -74,7 +74,11 @@ export function gate(strategy: Strategy, candidates: Candidate[], instanceIdOpti
       unusable.set(candidate.trajectory.id, unprepared(error));
     }
   }
-  const { selection, failed } = rankUsable(candidates.filter((c) => !unusable.has(c.trajectory.id)), instanceId, rank);
+  const { selection, failed } = rankUsable(
+    candidates.filter((c) => !unusable.has(c.trajectory.id)),
+    instanceId,
+    rank,
+  );
   for (const [id, why] of failed) unusable.set(id, why);
   return withFlags(strategy, instanceId, selection, unusable, candidates);
 }
@@ -112,7 +116,11 @@ function rankUsable(usable: Candidate[], instanceId: string, rank: Ranker): { se
 
 function unprepared(error: unknown): Unusable {
   const cause = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return { kind: 'unprepared', reason: `could not be prepared for selection (WNW_ERR_SELECT_CANDIDATE: ${cause})`, code: 'WNW_ERR_SELECT_CANDIDATE' };
+  return {
+    kind: 'unprepared',
+    reason: `could not be prepared for selection (WNW_ERR_SELECT_CANDIDATE: ${cause})`,
+    code: 'WNW_ERR_SELECT_CANDIDATE',
+  };
 }
 
 /**
@@ -120,7 +128,13 @@ function unprepared(error: unknown): Unusable {
  * whose other tests failed moved below the clean ones, then the unusable candidates, every entry
  * flagged; the reason says what the gate changed.
  */
-function withFlags(strategy: Strategy, instanceId: string, inner: Selection | null, unusable: Map<string, Unusable>, candidates: Candidate[]): Selection {
+function withFlags(
+  strategy: Strategy,
+  instanceId: string,
+  inner: Selection | null,
+  unusable: Map<string, Unusable>,
+  candidates: Candidate[],
+): Selection {
   const byId = new Map(candidates.map((candidate) => [candidate.trajectory.id, candidate]));
   const dirty = (entry: RankedCandidate): boolean => {
     const verify = byId.get(entry.trajectory_id)?.verify;
@@ -141,7 +155,12 @@ function withFlags(strategy: Strategy, instanceId: string, inner: Selection | nu
 
   const scored = candidates.filter((candidate) => candidate.score && Number.isFinite(candidate.score.value));
   const rest = [...unusable.entries()].map(([id, why]) => unusableEntry(byId.get(id)!, why, scored));
-  rest.sort((a, b) => b.key[1]! - a.key[1]! || b.key[2]! - a.key[2]! || (a.trajectory_id < b.trajectory_id ? -1 : a.trajectory_id > b.trajectory_id ? 1 : 0));
+  rest.sort(
+    (a, b) =>
+      b.key[1]! - a.key[1]! ||
+      b.key[2]! - a.key[2]! ||
+      (a.trajectory_id < b.trajectory_id ? -1 : a.trajectory_id > b.trajectory_id ? 1 : 0),
+  );
   const ranking = [...reordered, ...rest].map((entry, index) => ({ ...entry, rank: index + 1 }));
 
   const chosen = inner?.chosen == null ? null : (reordered[0]?.trajectory_id ?? null);
@@ -154,7 +173,8 @@ function withFlags(strategy: Strategy, instanceId: string, inner: Selection | nu
       chosen !== first.trajectory_id
         ? `chose ${chosen}: it resolved the named tests and no other test failed; ${first.trajectory_id}, first by ${inner!.degraded_to ?? inner!.strategy}, resolved them too but ${describeOtherFailures(byId.get(first.trajectory_id)!.verify!)}`
         : stripPeriod(inner!.reason);
-    if (chosen === first.trajectory_id && first.other_tests_failed) reason += `; other tests failed for it: ${describeOtherFailures(byId.get(chosen)!.verify!)}`;
+    if (chosen === first.trajectory_id && first.other_tests_failed)
+      reason += `; other tests failed for it: ${describeOtherFailures(byId.get(chosen)!.verify!)}`;
     const chosenValue = ranking[0]?.value ?? 0;
     const better = rest.filter((entry) => entry.value !== null && entry.value > chosenValue).sort((a, b) => b.value! - a.value!)[0];
     if (better) reason += `; ${better.trajectory_id} scored higher (${formatValue(better.value!)}) but ${LOST[better.unusable!.kind]}`;

@@ -33,7 +33,9 @@ function templateOfConfig(config: { chat_template?: unknown }, file: string): st
   if (typeof template === 'string') return template;
   // Some tokenizers keep several named templates; `default` is what apply_chat_template uses.
   if (Array.isArray(template)) {
-    const named = template.find((entry): entry is { name: string; template: string } => typeof entry?.template === 'string' && entry?.name === 'default');
+    const named = template.find(
+      (entry): entry is { name: string; template: string } => typeof entry?.template === 'string' && entry?.name === 'default',
+    );
     if (named) return named.template;
   }
   throw wnwError('WNW_ERR_SCORE_TEMPLATE', `${file} has no chat_template string`, { details: { file, field: 'chat_template' } });
@@ -42,14 +44,20 @@ function templateOfConfig(config: { chat_template?: unknown }, file: string): st
 /** The chat template at `path`: a tokenizer_config.json, a .jinja file, or a folder holding either. */
 export function loadChatTemplate(path: string): string {
   if (!existsSync(path)) {
-    throw wnwError('WNW_ERR_SCORE_TEMPLATE', `chat template not found at ${path} (a tokenizer_config.json, a chat_template.jinja, or their folder)`, {
-      details: { path, field: 'scorer.chatTemplate' },
-    });
+    throw wnwError(
+      'WNW_ERR_SCORE_TEMPLATE',
+      `chat template not found at ${path} (a tokenizer_config.json, a chat_template.jinja, or their folder)`,
+      {
+        details: { path, field: 'scorer.chatTemplate' },
+      },
+    );
   }
   if (statSync(path).isDirectory()) {
     const found = findChatTemplate(path);
     if (found === undefined) {
-      throw wnwError('WNW_ERR_SCORE_TEMPLATE', `${path} holds neither ${CHAT_TEMPLATE_FILES.join(' nor ')}`, { details: { path, field: 'scorer.chatTemplate' } });
+      throw wnwError('WNW_ERR_SCORE_TEMPLATE', `${path} holds neither ${CHAT_TEMPLATE_FILES.join(' nor ')}`, {
+        details: { path, field: 'scorer.chatTemplate' },
+      });
     }
     return found;
   }
@@ -140,9 +148,15 @@ function tojsonOptions(kwargs: Map<string, RuntimeValue>): JsonDumpsOptions {
  */
 class SdkInterpreter extends BaseInterpreter {
   override applyFilter(operand: RuntimeValue, filter: FilterNode, environment: Environment): RuntimeValue {
-    const name = filter.type === 'Identifier' ? filter.value : filter.type === 'CallExpression' && filter.callee?.type === 'Identifier' ? filter.callee.value : undefined;
+    const name =
+      filter.type === 'Identifier'
+        ? filter.value
+        : filter.type === 'CallExpression' && filter.callee?.type === 'Identifier'
+          ? filter.callee.value
+          : undefined;
     if (name !== 'tojson') return super.applyFilter(operand, filter, environment);
-    const kwargs = filter.type === 'CallExpression' ? this.evaluateArguments(filter.args ?? [], environment)[1] : new Map<string, RuntimeValue>();
+    const kwargs =
+      filter.type === 'CallExpression' ? this.evaluateArguments(filter.args ?? [], environment)[1] : new Map<string, RuntimeValue>();
     // The library's own tojson gives a string value of the right class; only its text is replaced.
     const result = super.applyFilter(operand, { type: 'Identifier', value: 'tojson' }, environment);
     result.value = pythonJsonDumps(toPython(operand), tojsonOptions(kwargs));
@@ -179,7 +193,12 @@ export function compileChatTemplate(source: string): CompiledChatTemplate {
     render(variables) {
       const environment = new Environment();
       const globals: Record<string, unknown> = {
-        true: true, false: false, none: null, True: true, False: false, None: null,
+        true: true,
+        false: false,
+        none: null,
+        True: true,
+        False: false,
+        None: null,
         raise_exception: (message: unknown) => {
           throw new Error(String(message));
         },

@@ -47,7 +47,9 @@ export function tokenizerCounter(tokenizer: Tokenizer, bound?: CountBound): Toke
       // Pieces need counts only: their ids stay native. The whole text's ids are what gets sent.
       const unique = [...new Set(texts.filter((text) => text !== ''))];
       const [counted, wholeIds] = await Promise.all([
-        bound === undefined ? tokenizer.countTokens(unique).then((counts) => ({ counts, sampled: false })) : countBounded(tokenizer, unique, bound),
+        bound === undefined
+          ? tokenizer.countTokens(unique).then((counts) => ({ counts, sampled: false }))
+          : countBounded(tokenizer, unique, bound),
         whole === undefined ? undefined : tokenizer.encode([whole]).then(([ids = []]) => ids),
       ]);
       const tokens = new Map(unique.map((text, index) => [text, counted.counts[index]!]));
@@ -125,7 +127,10 @@ export function estimateCounter(charsPerToken: number): TokenCounter {
   const estimate = (text: string): number => Math.ceil(text.length / charsPerToken);
   return {
     estimated: true,
-    count: async (texts, whole) => ({ tokens: texts.map(estimate), ...(whole === undefined ? {} : { whole: { tokens: estimate(whole) } }) }),
+    count: async (texts, whole) => ({
+      tokens: texts.map(estimate),
+      ...(whole === undefined ? {} : { whole: { tokens: estimate(whole) } }),
+    }),
     countFinal: async (text) => ({ tokens: estimate(text) }),
   };
 }
@@ -156,7 +161,10 @@ export async function countDocument(document: SerializationDocument, counter: To
   const texts: string[] = [];
   const add = (text: string): number => texts.push(text) - 1;
   const { render, steps } = document;
-  const longest = maxOf(steps.map((step) => step.step.action.length), Math.max(document.problemStatement.length, document.patchText.length, 1));
+  const longest = maxOf(
+    steps.map((step) => step.step.action.length),
+    Math.max(document.problemStatement.length, document.patchText.length, 1),
+  );
   const nines = Number('9'.repeat(String(longest).length));
   const at = {
     system: add(document.system),
@@ -172,7 +180,10 @@ export async function countDocument(document: SerializationDocument, counter: To
     steps: steps.map((step) => ({
       full: add(step.full),
       elided: add(step.elided),
-      observations: step.observations.map((observation) => ({ full: add(observation.full), cut: observation.cut === undefined ? undefined : add(observation.cut) })),
+      observations: step.observations.map((observation) => ({
+        full: add(observation.full),
+        cut: observation.cut === undefined ? undefined : add(observation.cut),
+      })),
     })),
   };
   const { tokens, sampled = false } = await counter.count(texts);
@@ -191,13 +202,20 @@ export async function countDocument(document: SerializationDocument, counter: To
     steps: at.steps.map((step) => ({
       full: of(step.full),
       elided: of(step.elided),
-      observations: step.observations.map((observation) => ({ full: of(observation.full), ...(observation.cut === undefined ? {} : { cut: of(observation.cut) }) })),
+      observations: step.observations.map((observation) => ({
+        full: of(observation.full),
+        ...(observation.cut === undefined ? {} : { cut: of(observation.cut) }),
+      })),
     })),
     tokensBefore: 0,
     sampled,
   };
   counts.tokensBefore =
-    counts.system + counts.instance + counts.noSteps + counts.patch + counts.question +
+    counts.system +
+    counts.instance +
+    counts.noSteps +
+    counts.patch +
+    counts.question +
     counts.steps.reduce((sum, step) => sum + step.full + step.observations.reduce((inner, observation) => inner + observation.full, 0), 0);
   return counts;
 }

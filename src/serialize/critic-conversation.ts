@@ -87,7 +87,11 @@ function normalise(message: ChatMessage, options: ConversationOptions): CriticMe
   const calls = message.role === 'assistant' ? (message.tool_calls ?? []) : [];
   const content = calls.length > 0 && message.content.trim() === '' ? '' : message.content;
   if (options.toolCalls === 'drop' || calls.length === 0) return { role: message.role, content };
-  return { role: message.role, content, tool_calls: calls.map((call) => ({ type: 'function', function: { name: call.function.name, arguments: call.function.arguments } })) };
+  return {
+    role: message.role,
+    content,
+    tool_calls: calls.map((call) => ({ type: 'function', function: { name: call.function.name, arguments: call.function.arguments } })),
+  };
 }
 
 export function criticConversation(task: Task, trajectory: Trajectory, options: ConversationOptions): CriticConversation {

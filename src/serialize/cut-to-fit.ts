@@ -52,7 +52,8 @@ export interface CutResult {
 export async function cutToFit(pieces: readonly CutPiece[], options: CutToFitOptions): Promise<CutResult> {
   const { budget, measure, keep } = options;
   const order = [...pieces].sort((a, b) => Number(a.shared ?? false) - Number(b.shared ?? false) || b.raw.length - a.raw.length);
-  const setKept = (piece: CutPiece, chars: number) => piece.set(chars >= piece.raw.length ? piece.raw : (keep(piece.raw, chars) ?? piece.raw));
+  const setKept = (piece: CutPiece, chars: number) =>
+    piece.set(chars >= piece.raw.length ? piece.raw : (keep(piece.raw, chars) ?? piece.raw));
   let last: Measured | undefined;
   for (const piece of order) {
     setKept(piece, 0);

@@ -59,10 +59,14 @@ export function fitSteps(input: FitInput, budget: number): StepPlan {
 
   const cuts = steps.flatMap((step, index) =>
     step.observations.flatMap((observation, position) =>
-      observation.cut !== undefined && observation.cut < observation.full ? [{ kind: 'cut' as const, step: index, observation: position, savings: observation.full - observation.cut }] : [],
+      observation.cut !== undefined && observation.cut < observation.full
+        ? [{ kind: 'cut' as const, step: index, observation: position, savings: observation.full - observation.cut }]
+        : [],
     ),
   );
-  const elisions = steps.flatMap((step, index) => (step.elided < step.full ? [{ kind: 'elide' as const, step: index, savings: step.full - step.elided }] : []));
+  const elisions = steps.flatMap((step, index) =>
+    step.elided < step.full ? [{ kind: 'elide' as const, step: index, savings: step.full - step.elided }] : [],
+  );
   for (const action of [...byLargestSavings(cuts), ...byLargestSavings(elisions)]) {
     if (total <= budget) break;
     if (action.kind === 'cut') cut[action.step]![action.observation] = true;

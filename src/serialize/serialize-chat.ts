@@ -31,7 +31,13 @@ interface ChatLayout {
   dropped: Set<number>;
 }
 
-export async function serializeChat(task: Task, trajectory: Trajectory, template: ChatTemplateFile, settings: ChatTemplateSettings, options: SerializeOptions): Promise<Serialized> {
+export async function serializeChat(
+  task: Task,
+  trajectory: Trajectory,
+  template: ChatTemplateFile,
+  settings: ChatTemplateSettings,
+  options: SerializeOptions,
+): Promise<Serialized> {
   const budget = options.budgetTokens;
   if (options.chatTemplate === undefined) {
     throw wnwError(
@@ -44,7 +50,8 @@ export async function serializeChat(task: Task, trajectory: Trajectory, template
   const conversation = criticConversation(task, trajectory, { toolCalls: template.chat.tool_calls });
   const counter = options.tokenizer ? tokenizerCounter(options.tokenizer) : estimateCounter(settings.chars_per_token);
   const { messages, issueIndex } = conversation;
-  const marker = (elided: Elided) => renderField(template.markers.text, { chars: elided.chars, lines: elided.lines }, `${template.name}.markers.text`);
+  const marker = (elided: Elided) =>
+    renderField(template.markers.text, { chars: elided.chars, lines: elided.lines }, `${template.name}.markers.text`);
   const headShare = settings.observation_head_chars / Math.max(1, settings.observation_head_chars + settings.observation_tail_chars);
   const keep = (raw: string, keepChars: number): string | undefined => {
     const head = Math.round(keepChars * headShare);
@@ -52,7 +59,9 @@ export async function serializeChat(task: Task, trajectory: Trajectory, template
   };
   const render = (layout: ChatLayout): string =>
     chat.render({
-      messages: messages.flatMap((message, index): CriticMessage[] => (layout.dropped.has(index) ? [] : [{ ...message, content: layout.contents[index]! }])),
+      messages: messages.flatMap((message, index): CriticMessage[] =>
+        layout.dropped.has(index) ? [] : [{ ...message, content: layout.contents[index]! }],
+      ),
       // The SDK passes `tools` only when there are some; the template then takes its no-tools branch.
       ...(conversation.tools.length > 0 ? { tools: conversation.tools } : {}),
       add_generation_prompt: template.chat.add_generation_prompt,
@@ -74,17 +83,33 @@ export async function serializeChat(task: Task, trajectory: Trajectory, template
   const whole: ChatLayout = { contents: messages.map((message) => message.content), dropped: new Set() };
   const full = await measure(whole);
   const issueCap = Math.floor(settings.issue_max_share * budget);
-  const [issueTokens = 0, ...contentTokens] = (await counter.count([messages[issueIndex]!.content, ...messages.map((message) => message.content)])).tokens;
+  const [issueTokens = 0, ...contentTokens] = (
+    await counter.count([messages[issueIndex]!.content, ...messages.map((message) => message.content)])
+  ).tokens;
   throwIfAborted(options.signal);
   if (full.final.tokens <= budget && issueTokens <= issueCap) return done(full, whole, full.final.tokens);
 
   // Planned cuts on counts: the template's own tokens stay what they were, content shrinks by its count.
-  const overheadPerMessage = Math.max(0, (full.final.tokens - contentTokens.reduce((sum, tokens) => sum + tokens, 0)) / Math.max(1, messages.length));
+  const overheadPerMessage = Math.max(
+    0,
+    (full.final.tokens - contentTokens.reduce((sum, tokens) => sum + tokens, 0)) / Math.max(1, messages.length),
+  );
   const turns = turnsOf(conversation);
   let effective = budget;
   let planned: ChatLayout | undefined;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
-    const layout = plan({ conversation, contentTokens, issueTokens, issueCap, turns, overheadPerMessage, total: full.final.tokens, budget: effective, settings, keep });
+    const layout = plan({
+      conversation,
+      contentTokens,
+      issueTokens,
+      issueCap,
+      turns,
+      overheadPerMessage,
+      total: full.final.tokens,
+      budget: effective,
+      settings,
+      keep,
+    });
     const measured = await measure(layout);
     if (measured.final.tokens <= budget) return done(measured, layout, full.final.tokens);
     planned = layout;
@@ -99,9 +124,13 @@ export async function serializeChat(task: Task, trajectory: Trajectory, template
   });
   const fitted = await cutToFit(pieces, { budget, keep, measure: () => measure(layout) });
   if (fitted.fits) return done(fitted.measured, layout, full.final.tokens);
-  throw wnwError('WNW_ERR_CFG_INVALID', `budgetTokens ${budget} is too small for the system prompt and tools alone (${fitted.measured.final.tokens} tokens with everything else cut)`, {
-    details: { field: 'budgetTokens', budgetTokens: budget, tokens: fitted.measured.final.tokens },
-  });
+  throw wnwError(
+    'WNW_ERR_CFG_INVALID',
+    `budgetTokens ${budget} is too small for the system prompt and tools alone (${fitted.measured.final.tokens} tokens with everything else cut)`,
+    {
+      details: { field: 'budgetTokens', budgetTokens: budget, tokens: fitted.measured.final.tokens },
+    },
+  );
 }
 
 /** Message indexes of each turn after the issue: an assistant message and what follows it up to the next one. */
@@ -169,7 +198,14 @@ function plan(input: PlanInput): ChatLayout {
   return layout;
 }
 
-function result(template: string, measured: Measured, estimated: boolean, tokensBefore: number, layout: ChatLayout, conversation: CriticConversation): Serialized {
+function result(
+  template: string,
+  measured: Measured,
+  estimated: boolean,
+  tokensBefore: number,
+  layout: ChatLayout,
+  conversation: CriticConversation,
+): Serialized {
   const { messages, issueIndex } = conversation;
   const kept = (index: number) => !layout.dropped.has(index);
   const changed = (index: number) => kept(index) && layout.contents[index] !== messages[index]!.content;
@@ -192,4 +228,3 @@ function result(template: string, measured: Measured, estimated: boolean, tokens
     prefixChars: measured.prefixChars,
   };
 }
-

@@ -52,7 +52,12 @@ export interface DocumentRenderers {
   textMarker(elided: Elided): string;
 }
 
-export function buildDocument(task: Task, trajectory: Trajectory, template: TemplateFile, settings: TemplateSettings): SerializationDocument {
+export function buildDocument(
+  task: Task,
+  trajectory: Trajectory,
+  template: TemplateFile,
+  settings: TemplateSettings,
+): SerializationDocument {
   const common = { instance_id: task.instance_id, repo: repoNameOf(task) };
   const { markers, placeholders } = template;
   const at = (field: string): string => `${template.name}.${field}`;
@@ -64,11 +69,22 @@ export function buildDocument(task: Task, trajectory: Trajectory, template: Temp
     step: (step, thought, action) =>
       renderField(
         template.step ?? '',
-        { ...common, index: step.index, thought: orPlaceholder(thought, placeholders.thought), action: orPlaceholder(action, placeholders.action) },
+        {
+          ...common,
+          index: step.index,
+          thought: orPlaceholder(thought, placeholders.thought),
+          action: orPlaceholder(action, placeholders.action),
+        },
         at('step'),
       ),
-    observation: (index, text) => renderField(template.observation ?? '', { ...common, index, observation: orPlaceholder(text, placeholders.observation) }, at('observation')),
-    thoughtMarker: (thought) => renderField(markers.thought ?? '', { chars: thought.length, lines: thought.split('\n').length }, at('markers.thought')),
+    observation: (index, text) =>
+      renderField(
+        template.observation ?? '',
+        { ...common, index, observation: orPlaceholder(text, placeholders.observation) },
+        at('observation'),
+      ),
+    thoughtMarker: (thought) =>
+      renderField(markers.thought ?? '', { chars: thought.length, lines: thought.split('\n').length }, at('markers.thought')),
     stepsMarker: (count, first, last) => renderField(markers.steps ?? '', { count, first, last }, at('markers.steps')),
     observationMarker: (elided) => renderField(markers.observation ?? '', { ...elided }, at('markers.observation')),
     textMarker: (elided) => renderField(markers.text, { ...elided }, at('markers.text')),
@@ -78,13 +94,19 @@ export function buildDocument(task: Task, trajectory: Trajectory, template: Temp
     const parameters = toolCallParameters(call);
     const body = parameters
       ? parameters.map(([key, value]) => renderField(template.tool_parameter ?? '', { key, value }, at('tool_parameter'))).join('')
-      : call.function.arguments.endsWith('\n') ? call.function.arguments : `${call.function.arguments}\n`;
+      : call.function.arguments.endsWith('\n')
+        ? call.function.arguments
+        : `${call.function.arguments}\n`;
     return renderField(template.tool_call ?? '', { name: call.function.name, parameters: body }, at('tool_call'));
   };
 
   const steps =
     template.layout === 'trajectory'
-      ? toSteps(trajectory.messages, { includeReasoning: settings.include_reasoning, splitFencedAction: settings.split_fenced_action, formatToolCall })
+      ? toSteps(trajectory.messages, {
+          includeReasoning: settings.include_reasoning,
+          splitFencedAction: settings.split_fenced_action,
+          formatToolCall,
+        })
       : [];
   const patchText = trimNewlines(trajectory.patch);
   const problemStatement = trimNewlines(task.problem_statement);
@@ -95,7 +117,10 @@ export function buildDocument(task: Task, trajectory: Trajectory, template: Temp
     patch: render.patch(patchText),
     patchText,
     question: renderField(template.question, common, at('question')),
-    noSteps: template.layout === 'trajectory' && steps.length === 0 ? renderField(placeholders.no_steps ?? '', common, at('placeholders.no_steps')) : '',
+    noSteps:
+      template.layout === 'trajectory' && steps.length === 0
+        ? renderField(placeholders.no_steps ?? '', common, at('placeholders.no_steps'))
+        : '',
     steps: steps.map((step) => ({
       step,
       full: render.step(step, step.thought, step.action),

@@ -10,7 +10,14 @@
 import { throwIfAborted, wnwError } from '../errors.js';
 import type { Task } from '../types/task.js';
 import type { Trajectory } from '../types/trajectory.js';
-import { countDocument, estimateCounter, tokenizerCounter, type DocumentCounts, type FinalCount, type TokenCounter } from './count-document.js';
+import {
+  countDocument,
+  estimateCounter,
+  tokenizerCounter,
+  type DocumentCounts,
+  type FinalCount,
+  type TokenCounter,
+} from './count-document.js';
 import { cutToFit, type CutPiece, type Measured } from './cut-to-fit.js';
 import { fitSteps, waterFill, type StepPlan } from './fit-budget.js';
 import { headTail, type Elided } from './head-tail.js';
@@ -36,14 +43,17 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   }
   throwIfAborted(options.signal);
   const loaded = loadTemplate(options.template, { dirs: options.templateDirs });
-  if (isChatTemplate(loaded)) return serializeChat(task, trajectory, loaded, resolveSettings(ChatTemplateSettings, loaded.defaults, options.settings), options);
+  if (isChatTemplate(loaded))
+    return serializeChat(task, trajectory, loaded, resolveSettings(ChatTemplateSettings, loaded.defaults, options.settings), options);
   const template = loaded;
   const settings = resolveSettings(TemplateSettings, template.defaults, options.settings);
   const document = buildDocument(task, trajectory, template, settings);
   // No piece is tokenized far past what the budget can hold (twice its characters at
   // `chars_per_token`); below EXACT_CHARS every piece is counted whole, as it always was.
   const boundChars = Math.max(EXACT_CHARS, Math.ceil(2 * budget * settings.chars_per_token));
-  const counter = options.tokenizer ? tokenizerCounter(options.tokenizer, { budget, chars: boundChars }) : estimateCounter(settings.chars_per_token);
+  const counter = options.tokenizer
+    ? tokenizerCounter(options.tokenizer, { budget, chars: boundChars })
+    : estimateCounter(settings.chars_per_token);
   const issueCap = Math.floor(settings.issue_max_share * budget);
   const uncut = uncutLayout(document);
   const uncutText = assemble(document, uncut);
@@ -64,7 +74,8 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   const headShare = settings.observation_head_chars / Math.max(1, settings.observation_head_chars + settings.observation_tail_chars);
   const keep = (raw: string, keepChars: number) => cutText(document, raw, keepChars, headShare);
   // Planned cuts keep the characters of a piece in proportion to the tokens they may take.
-  const shrink = (raw: string, chars: number, tokens: number, keepTokens: number): string => keep(raw, Math.floor((keepTokens * chars) / Math.max(1, tokens))) ?? raw;
+  const shrink = (raw: string, chars: number, tokens: number, keepTokens: number): string =>
+    keep(raw, Math.floor((keepTokens * chars) / Math.max(1, tokens))) ?? raw;
 
   const prefix = await fitIssue(document, counts, issueCap, shrink, counter);
   throwIfAborted(options.signal);
@@ -81,7 +92,8 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
     throwIfAborted(options.signal);
     return { ...assembled, final };
   };
-  const done = (measured: Measured, layout: Layout) => result(template.name, measured, measured.final, counter.estimated, counts.tokensBefore, layout);
+  const done = (measured: Measured, layout: Layout) =>
+    result(template.name, measured, measured.final, counter.estimated, counts.tokensBefore, layout);
   let effective = budget;
   let planned: Layout | undefined;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
@@ -94,7 +106,8 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   }
   // Still over, or no plan fits by the counts: cut on exact counts of the whole text, from the
   // last plan, else from the smallest layout (every step dropped; issue and patch left to cut).
-  const cutFrom = (layout: Layout) => cutToFit(cutPieces(document, layout), { budget, keep, probeChars: boundChars, measure: () => measure(layout) });
+  const cutFrom = (layout: Layout) =>
+    cutToFit(cutPieces(document, layout), { budget, keep, probeChars: boundChars, measure: () => measure(layout) });
   if (planned !== undefined) {
     const fitted = await cutFrom(planned);
     if (fitted.fits) return done(fitted.measured, planned);
@@ -104,9 +117,13 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   if (fitted.fits) return done(fitted.measured, smallest);
   // Over with every piece of the smallest layout cut: that last measurement is the template text alone.
   const { final } = fitted.measured;
-  throw wnwError('WNW_ERR_CFG_INVALID', `budgetTokens ${budget} is too small for template text alone (${final.tokens} tokens with everything cut)`, {
-    details: { field: 'budgetTokens', budgetTokens: budget, tokens: final.tokens },
-  });
+  throw wnwError(
+    'WNW_ERR_CFG_INVALID',
+    `budgetTokens ${budget} is too small for template text alone (${final.tokens} tokens with everything cut)`,
+    {
+      details: { field: 'budgetTokens', budgetTokens: budget, tokens: final.tokens },
+    },
+  );
 }
 
 /** `raw` with about `keepChars` characters kept as head + marker + tail (undefined: no shorter that way). */
@@ -130,7 +147,10 @@ function cutPieces(document: SerializationDocument, layout: Layout): CutPiece[] 
   document.steps.forEach((step, position) => {
     if (isDropped(layout.plan, position)) return;
     const action = step.step.action;
-    pieces.push({ raw: action, set: (text) => void (text === action ? layout.actions.delete(position) : layout.actions.set(position, text)) });
+    pieces.push({
+      raw: action,
+      set: (text) => void (text === action ? layout.actions.delete(position) : layout.actions.set(position, text)),
+    });
     step.observations.forEach((observation, index) => {
       const key = `${position}:${index}`;
       pieces.push({
@@ -148,13 +168,20 @@ function cutPieces(document: SerializationDocument, layout: Layout): CutPiece[] 
     raw: issue,
     shared: true,
     set: (text) => {
-      layout.prefix = text === issue ? { ...planned, instance: document.instance, issue, cut: false } : { ...planned, instance: document.render.instance(text), issue: text, cut: true };
+      layout.prefix =
+        text === issue
+          ? { ...planned, instance: document.instance, issue, cut: false }
+          : { ...planned, instance: document.render.instance(text), issue: text, cut: true };
     },
   });
   return pieces;
 }
 
-function resolveSettings<T extends object>(schema: typeof TemplateSettings | typeof ChatTemplateSettings, defaults: T, overrides: object | undefined): T {
+function resolveSettings<T extends object>(
+  schema: typeof TemplateSettings | typeof ChatTemplateSettings,
+  defaults: T,
+  overrides: object | undefined,
+): T {
   if (overrides === undefined) return defaults;
   const parsed = schema.partial().safeParse(overrides);
   if (!parsed.success) {
@@ -173,7 +200,13 @@ type Shrink = (raw: string, chars: number, tokens: number, keepTokens: number) =
  * of the characters can hold more than its share of the tokens), so the plan starts from the
  * prefix's real size.
  */
-async function fitIssue(document: SerializationDocument, counts: DocumentCounts, cap: number, shrink: Shrink, counter: TokenCounter): Promise<Prefix> {
+async function fitIssue(
+  document: SerializationDocument,
+  counts: DocumentCounts,
+  cap: number,
+  shrink: Shrink,
+  counter: TokenCounter,
+): Promise<Prefix> {
   const issueTokens = counts.instance - counts.instanceWrapper;
   const issue = document.problemStatement;
   if (issueTokens <= cap) return { instance: document.instance, issue, tokens: counts.instance, cut: false };
@@ -196,9 +229,22 @@ interface Item {
 }
 
 /** The cuts the counts say fit `budget`; undefined when even the smallest layout does not fit by the counts. */
-function planLayout(document: SerializationDocument, counts: DocumentCounts, prefix: Prefix, budget: number, settings: TemplateSettings, shrink: Shrink): Layout | undefined {
+function planLayout(
+  document: SerializationDocument,
+  counts: DocumentCounts,
+  prefix: Prefix,
+  budget: number,
+  settings: TemplateSettings,
+  shrink: Shrink,
+): Layout | undefined {
   const fixed = counts.system + prefix.tokens + counts.question + counts.patch + counts.noSteps;
-  const input = { fixed, steps: counts.steps, stepsMarker: counts.stepsMarker, keepFirst: settings.keep_first_steps, keepLast: settings.keep_last_steps };
+  const input = {
+    fixed,
+    steps: counts.steps,
+    stepsMarker: counts.stepsMarker,
+    keepFirst: settings.keep_first_steps,
+    keepLast: settings.keep_last_steps,
+  };
   const layout: Layout = { plan: fitSteps(input, budget), prefix, actions: new Map(), observations: new Map() };
   if (layout.plan.tokens <= budget) return layout;
 
@@ -239,7 +285,11 @@ function planLayout(document: SerializationDocument, counts: DocumentCounts, pre
     apply: (text) => (layout.prefix = { ...prefix, instance: document.render.instance(text), issue: text, cut: true }),
   };
   const stepCount = document.steps.length;
-  const dropAll: StepPlan = { ...layout.plan, dropped: stepCount > 0 ? { start: 0, end: stepCount } : null, tokens: fixed + (stepCount > 0 ? counts.stepsMarker : 0) };
+  const dropAll: StepPlan = {
+    ...layout.plan,
+    dropped: stepCount > 0 ? { start: 0, end: stepCount } : null,
+    tokens: fixed + (stepCount > 0 ? counts.stepsMarker : 0),
+  };
   const rounds: Array<[StepPlan, Item[]]> = [
     [layout.plan, [patchItem, ...stepItems]],
     [dropAll, [patchItem]],
@@ -247,7 +297,11 @@ function planLayout(document: SerializationDocument, counts: DocumentCounts, pre
   ];
   for (const [plan, items] of rounds) {
     const overhead = plan.tokens - items.reduce((sum, item) => sum + item.tokens, 0);
-    const cap = waterFill(items.map((item) => item.tokens), budget - overhead, counts.textMarker);
+    const cap = waterFill(
+      items.map((item) => item.tokens),
+      budget - overhead,
+      counts.textMarker,
+    );
     if (cap === undefined) continue;
     layout.plan = plan;
     for (const item of items) {
@@ -272,12 +326,14 @@ function result(
   const kept = (position: number): boolean => !isDropped(plan, position);
   const thoughts = plan.elided.filter((elided, position) => elided && kept(position)).length;
   const observations = plan.cut.reduce(
-    (sum, cuts, position) => (kept(position) ? sum + cuts.filter((isCut, index) => isCut || layout.observations.has(`${position}:${index}`)).length : sum),
+    (sum, cuts, position) =>
+      kept(position) ? sum + cuts.filter((isCut, index) => isCut || layout.observations.has(`${position}:${index}`)).length : sum,
     0,
   );
   const stepsDropped = plan.dropped === null ? 0 : plan.dropped.end - plan.dropped.start;
   const cutDetail = { issue: layout.prefix.cut, actions: layout.actions.size };
-  const truncated = thoughts > 0 || observations > 0 || stepsDropped > 0 || layout.patch !== undefined || cutDetail.issue || cutDetail.actions > 0;
+  const truncated =
+    thoughts > 0 || observations > 0 || stepsDropped > 0 || layout.patch !== undefined || cutDetail.issue || cutDetail.actions > 0;
   return {
     template,
     text,

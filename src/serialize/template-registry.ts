@@ -38,7 +38,9 @@ export function listTemplates(options: TemplateLookup = {}): string[] {
 /** Loads `<name>.yaml`; an unknown name or an invalid file is WNW_ERR_SCORE_TEMPLATE. */
 export function loadTemplate(name: string, options: TemplateLookup = {}): AnyTemplateFile {
   const file = /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)
-    ? searchPath(options).map((dir) => join(dir, `${name}.yaml`)).find((candidate) => existsSync(candidate))
+    ? searchPath(options)
+        .map((dir) => join(dir, `${name}.yaml`))
+        .find((candidate) => existsSync(candidate))
     : undefined;
   if (file === undefined) {
     const valid = listTemplates(options);
@@ -69,7 +71,9 @@ function parseTemplateFile(file: string, name: string): AnyTemplateFile {
   }
   const template = parsed.data;
   if (template.name !== name) {
-    throw wnwError('WNW_ERR_SCORE_TEMPLATE', `${file}: name is ${template.name}, expected ${name}`, { details: { template: name, file, field: 'name' } });
+    throw wnwError('WNW_ERR_SCORE_TEMPLATE', `${file}: name is ${template.name}, expected ${name}`, {
+      details: { template: name, file, field: 'name' },
+    });
   }
   checkPlaceholders(template);
   return template;

@@ -131,7 +131,10 @@ export const ChatTemplateFile = z
      * The classification head this input was made for: a label table known by name and the output
      * read as success. A scorer given this template and no `labels` reads its outputs so.
      */
-    head: z.object({ labels: z.string().min(1), label_index: z.number().int().nonnegative() }).strict().optional(),
+    head: z
+      .object({ labels: z.string().min(1), label_index: z.number().int().nonnegative() })
+      .strict()
+      .optional(),
     defaults: ChatTemplateSettings,
   })
   .strict()

@@ -33,7 +33,12 @@ const ERROR_MEANINGS: Record<number, string> = {
 
 /** The error responses a route can give, by status, each with what it means. */
 export function errorResponses(...statuses: number[]): Record<number, typeof ErrorBody> {
-  return Object.fromEntries(statuses.map((status) => [status, ErrorBody.describe(`${ERROR_MEANINGS[status] ?? 'error'}; the body is {error: {code, message, details}}`)]));
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      ErrorBody.describe(`${ERROR_MEANINGS[status] ?? 'error'}; the body is {error: {code, message, details}}`),
+    ]),
+  );
 }
 
 /** Every route answers these when API keys are configured (401 none given, 403 not accepted), 429 past the rate limit (server.limits), and 500 on a bug. */
@@ -44,11 +49,21 @@ const ScoreOrError = z.union([Score.loose(), z.looseObject({ trajectory_id: z.st
 
 /** Which model and selector scored a job (src/scoring/scorer-identity.ts); null without a value model. */
 const IdentityView = z.looseObject({
-  model: z.looseObject({ name: z.string(), path: z.string().nullable(), hash: z.string().nullable() }).describe('The model: its name, folder (onnx) and sha256 over model.onnx, tokenizer.json and config.json (null for a served model)'),
-  selector: z.looseObject({ path: z.string().nullable(), hash: z.string().nullable(), default_strategy: z.string().nullable() }).describe("The model folder's selector.json: path, sha256 of its bytes, the default strategy it sets (null without one)"),
-  scorer: z.looseObject({ backend: z.string(), urls: z.array(z.string()) }).describe('The backend and the server base URLs (empty for onnx)'),
+  model: z
+    .looseObject({ name: z.string(), path: z.string().nullable(), hash: z.string().nullable() })
+    .describe('The model: its name, folder (onnx) and sha256 over model.onnx, tokenizer.json and config.json (null for a served model)'),
+  selector: z
+    .looseObject({ path: z.string().nullable(), hash: z.string().nullable(), default_strategy: z.string().nullable() })
+    .describe("The model folder's selector.json: path, sha256 of its bytes, the default strategy it sets (null without one)"),
+  scorer: z
+    .looseObject({ backend: z.string(), urls: z.array(z.string()) })
+    .describe('The backend and the server base URLs (empty for onnx)'),
 });
-const ScoredByView = IdentityView.extend({ selector: IdentityView.shape.selector.extend({ strategy: z.string().nullable().describe('The strategy that selected (null on /score, which selects nothing)') }) })
+const ScoredByView = IdentityView.extend({
+  selector: IdentityView.shape.selector.extend({
+    strategy: z.string().nullable().describe('The strategy that selected (null on /score, which selects nothing)'),
+  }),
+})
   .nullable()
   .describe('Which value model and selector scored this (content hashes), and the strategy that selected; null without a value model');
 
@@ -78,16 +93,34 @@ const CandidateView = z.looseObject({
 /** Execution checks without a test list (src/types/checks.ts; every field in docs/checks.md). */
 const ChecksView = z
   .looseObject({
-    regression: z.looseObject({ base: z.looseObject({}).nullable(), candidates: z.array(z.looseObject({ index: z.number().int() })) }).nullable(),
-    reproduction: z.looseObject({ tests: z.array(z.looseObject({ writer: z.number().int() })), matrix: z.array(z.looseObject({ index: z.number().int(), writer: z.number().int() })) }).nullable(),
+    regression: z
+      .looseObject({ base: z.looseObject({}).nullable(), candidates: z.array(z.looseObject({ index: z.number().int() })) })
+      .nullable(),
+    reproduction: z
+      .looseObject({
+        tests: z.array(z.looseObject({ writer: z.number().int() })),
+        matrix: z.array(z.looseObject({ index: z.number().int(), writer: z.number().int() })),
+      })
+      .nullable(),
     cost: z.looseObject({ sandbox_ms: z.number(), policy_tokens: z.number(), policy_calls: z.number() }),
   })
-  .describe('The regression check (base runs, regressions per candidate), every generated reproduction test, the pass matrix and their cost; docs/checks.md');
+  .describe(
+    'The regression check (base runs, regressions per candidate), every generated reproduction test, the pass matrix and their cost; docs/checks.md',
+  );
 
 const SolveResultView = z
   .looseObject({
     instance_id: z.string(),
-    chosen: z.looseObject({ index: z.number().int(), trajectory_id: z.string(), patch: z.string(), patch_encoding: z.literal('base64').optional(), value: z.number().nullable(), verify_status: z.string().nullable() }).nullable(),
+    chosen: z
+      .looseObject({
+        index: z.number().int(),
+        trajectory_id: z.string(),
+        patch: z.string(),
+        patch_encoding: z.literal('base64').optional(),
+        value: z.number().nullable(),
+        verify_status: z.string().nullable(),
+      })
+      .nullable(),
     selection: LooseSelection,
     candidates: z.array(z.looseObject({ index: z.number().int(), status: z.string() })),
     rollouts: z.record(z.string(), z.number()),
@@ -115,7 +148,15 @@ export const JobView = z
   })
   .describe('A job: status, progress counters, every candidate so far, and the result once it has one');
 
-export const JobSummary = JobView.pick({ job_id: true, kind: true, status: true, progress: true, created_at: true, updated_at: true, error: true }).extend({
+export const JobSummary = JobView.pick({
+  job_id: true,
+  kind: true,
+  status: true,
+  progress: true,
+  created_at: true,
+  updated_at: true,
+  error: true,
+}).extend({
   /** The headline a jobs list shows (src/server/views/job-overview.ts); a field is null when the job does not say. */
   overview: z
     .looseObject({
@@ -154,7 +195,10 @@ export const ModelLoaded = z
   .looseObject({
     backend: z.string(),
     model: z.string(),
-    default_strategy: z.string().nullable().describe("The strategy a request naming none now gets (the selector's), null without a selector"),
+    default_strategy: z
+      .string()
+      .nullable()
+      .describe("The strategy a request naming none now gets (the selector's), null without a selector"),
     identity: IdentityView.nullable(),
     previous: IdentityView.nullable().describe('The model that served before; jobs started on it finish on it'),
   })

@@ -92,13 +92,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
 
   const metrics = deps.metrics ?? createServiceMetrics();
-  metrics.watch({ jobsByStatus: () => deps.store.countJobsByStatus(), queuedJobs: () => deps.jobs.queued, openSandboxes: openSandboxCount });
+  metrics.watch({
+    jobsByStatus: () => deps.store.countJobsByStatus(),
+    queuedJobs: () => deps.jobs.queued,
+    openSandboxes: openSandboxCount,
+  });
   let closing = false;
   const limits = deps.limits ?? DEFAULT_LIMITS;
-  app.decorate('winnower', { jobs: deps.jobs, store: deps.store, solveDeps: deps.solveDeps, metrics, limits, closing: () => closing, repoRoots: deps.repoRoots ?? [], policyHosts: deps.policyHosts ?? [], repoHosts: deps.repoHosts ?? [], scorerReadiness: deps.solveDeps.scorer ? createScorerReadiness(deps.solveDeps.scorer, deps.scorerProbe) : undefined });
+  app.decorate('winnower', {
+    jobs: deps.jobs,
+    store: deps.store,
+    solveDeps: deps.solveDeps,
+    metrics,
+    limits,
+    closing: () => closing,
+    repoRoots: deps.repoRoots ?? [],
+    policyHosts: deps.policyHosts ?? [],
+    repoHosts: deps.repoHosts ?? [],
+    scorerReadiness: deps.solveDeps.scorer ? createScorerReadiness(deps.solveDeps.scorer, deps.scorerProbe) : undefined,
+  });
   installRequestId(app);
   app.addHook('onResponse', async (request, reply) => {
-    metrics.observeRequest({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000);
+    metrics.observeRequest(
+      { method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode },
+      reply.elapsedTime / 1000,
+    );
   });
   // Before the server stops: an SSE stream or a `?wait=true` request on a running job ends only
   // with the job, and the server's close waits for every open connection. Bounded, so that a
@@ -106,7 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
     const late = await deps.jobs.shutdown();
-    if (late.length > 0) app.log.warn({ jobs: late }, 'jobs still stopping after the shutdown grace; the next start records them as interrupted');
+    if (late.length > 0)
+      app.log.warn({ jobs: late }, 'jobs still stopping after the shutdown grace; the next start records them as interrupted');
   });
 
   installErrorHandler(app);

@@ -18,7 +18,11 @@ export const LimitsConfig = z.strictObject({
   /** Candidates in one /score or /rerank request. */
   max_candidates: z.number().int().positive().max(MAX_CANDIDATES_CAP).default(256),
   /** Size of one candidate (its JSON: messages, patch, meta) in bytes. */
-  max_trajectory_bytes: z.number().int().positive().default(4 * 1024 * 1024),
+  max_trajectory_bytes: z
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024),
 });
 export type LimitsConfig = z.infer<typeof LimitsConfig>;
 

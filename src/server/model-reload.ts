@@ -8,7 +8,11 @@ import type { FastifyInstance } from 'fastify';
 import type { ReloadableScorer, ReloadResult } from '../scoring/reloadable.js';
 import type { ScorerIdentity } from '../scoring/scorer-identity.js';
 
-export async function reloadModel(app: FastifyInstance, scorer: ReloadableScorer, options: { path?: string; via: string }): Promise<ReloadResult & { previous: ScorerIdentity | null }> {
+export async function reloadModel(
+  app: FastifyInstance,
+  scorer: ReloadableScorer,
+  options: { path?: string; via: string },
+): Promise<ReloadResult & { previous: ScorerIdentity | null }> {
   const previous = scorer.identity ?? null;
   const loaded = await scorer.reload(options.path === undefined ? {} : { path: options.path });
   app.winnower.scorerReadiness?.forget();

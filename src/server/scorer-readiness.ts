@@ -55,9 +55,13 @@ export function createScorerReadiness(scorer: Scorer, options: ScorerProbeOption
       if (last === undefined || last.verdict.ok) return;
       const verdict = fresh() ? last.verdict : await probe();
       if (!verdict.ok) {
-        throw wnwError('WNW_ERR_SCORE_UNAVAILABLE', `the value model is not answering (${verdict.code}: ${verdict.reason}, checked ${verdict.checked_at}); retry later`, {
-          details: { probe: verdict },
-        });
+        throw wnwError(
+          'WNW_ERR_SCORE_UNAVAILABLE',
+          `the value model is not answering (${verdict.code}: ${verdict.reason}, checked ${verdict.checked_at}); retry later`,
+          {
+            details: { probe: verdict },
+          },
+        );
       }
     },
   };

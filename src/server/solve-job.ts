@@ -16,7 +16,8 @@ export function solveJob(deps: SolveDeps, request: SolveRequest): JobRunner {
     try {
       const identity = pinned.scorer?.identity;
       // The event type is the pipeline's; the server adds the field (stored and streamed with it).
-      const emit: typeof hooks.emit = (event) => hooks.emit(event.type === 'job-start' ? ({ ...event, scorer: identity ?? null } as typeof event) : event);
+      const emit: typeof hooks.emit = (event) =>
+        hooks.emit(event.type === 'job-start' ? ({ ...event, scorer: identity ?? null } as typeof event) : event);
       const result = await runSolve(pinned.scorer ? { ...deps, scorer: pinned.scorer } : deps, jobId, request, { ...hooks, emit });
       return { ...result, scored_by: scoredBy(identity, result.selection.strategy) };
     } finally {

@@ -3,10 +3,23 @@ import type { CandidateRegressions, GeneratedTest, MatrixCell, RegressionBase } 
 
 export type JobEventBody =
   /** `policies`: a mixed job's policies, each with its n, its waves and the configuration its candidates carry. */
-  | { type: 'job-start'; n: number; waves: number[]; policies?: Array<{ index: number; n: number; waves: number[]; config: Record<string, unknown> }> }
+  | {
+      type: 'job-start';
+      n: number;
+      waves: number[];
+      policies?: Array<{ index: number; n: number; waves: number[]; config: Record<string, unknown> }>;
+    }
   /** `policy`: which of the job's policies runs it (0 for a one-policy job); `config`: the configuration its candidate carries. */
   | { type: 'rollout-start'; index: number; wave: number; policy?: number; config?: Record<string, unknown> }
-  | { type: 'rollout-finish'; index: number; status: 'finished' | 'failed' | 'cancelled'; exit: string; steps: number; patch_bytes: number; error?: string }
+  | {
+      type: 'rollout-finish';
+      index: number;
+      status: 'finished' | 'failed' | 'cancelled';
+      exit: string;
+      steps: number;
+      patch_bytes: number;
+      error?: string;
+    }
   | { type: 'rollout-skip'; index: number; reason: string }
   /** A finished candidate whose patch can never be chosen (no patch, unparseable, refused by the patch rules): not scored or tested. */
   | { type: 'candidate-unusable'; index: number; kind: string; reason: string }

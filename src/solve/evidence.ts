@@ -44,7 +44,10 @@ export class CheckEvidence {
 
   /** Valid generated tests, by writer number. */
   validWriters(): number[] {
-    return [...this.#tests.values()].filter((test) => test.valid).map((test) => test.writer).sort((a, b) => a - b);
+    return [...this.#tests.values()]
+      .filter((test) => test.valid)
+      .map((test) => test.writer)
+      .sort((a, b) => a - b);
   }
 
   /** What selection reads for candidate `index`; undefined when no check produced anything for it. */
@@ -84,7 +87,9 @@ export class CheckEvidence {
       this.#cells.reduce((sum, cell) => sum + cell.duration_ms, 0);
     return {
       regression: this.#regressionRan ? { base: this.#base, candidates } : null,
-      reproduction: this.#reproductionRan ? { tests, matrix: [...this.#cells].sort((a, b) => a.index - b.index || a.writer - b.writer) } : null,
+      reproduction: this.#reproductionRan
+        ? { tests, matrix: [...this.#cells].sort((a, b) => a.index - b.index || a.writer - b.writer) }
+        : null,
       cost: {
         sandbox_ms: sandboxMs,
         policy_tokens: tests.reduce((sum, t) => sum + t.tokens, 0),

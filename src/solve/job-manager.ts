@@ -51,7 +51,8 @@ export class JobManager {
   constructor(store: JobStore, options: JobManagerOptions = {}) {
     this.#store = store;
     this.#maxRunning = options.maxRunning ?? 4;
-    this.#onStoreError = options.onStoreError ?? ((error, jobId) => console.error(`winnower: could not record the end of job ${jobId}:`, error));
+    this.#onStoreError =
+      options.onStoreError ?? ((error, jobId) => console.error(`winnower: could not record the end of job ${jobId}:`, error));
     this.#onEvent = options.onEvent;
     this.#maxQueued = options.maxQueued ?? Number.POSITIVE_INFINITY;
     this.#queueRetryAfterS = options.queueRetryAfterS ?? 10;
@@ -99,10 +100,19 @@ export class JobManager {
   start(kind: JobRecord['kind'], request: unknown, run: JobRunner): JobRecord {
     // Refused before anything is stored: a client told to come back later has left no job behind.
     if (this.#active >= this.#maxRunning && this.#waiting.length >= this.#maxQueued) {
-      throw wnwError('WNW_ERR_LIMIT_QUEUE', `${this.#waiting.length} jobs are already queued (server.limits.max_queued_jobs); retry later`, {
-        details: { queued: this.#waiting.length, limit: this.#maxQueued, setting: 'server.limits.max_queued_jobs', retry_after_s: this.#queueRetryAfterS },
-        retryable: true,
-      });
+      throw wnwError(
+        'WNW_ERR_LIMIT_QUEUE',
+        `${this.#waiting.length} jobs are already queued (server.limits.max_queued_jobs); retry later`,
+        {
+          details: {
+            queued: this.#waiting.length,
+            limit: this.#maxQueued,
+            setting: 'server.limits.max_queued_jobs',
+            retry_after_s: this.#queueRetryAfterS,
+          },
+          retryable: true,
+        },
+      );
     }
     const id = randomUUID();
     const job = this.#store.createJob({ id, kind, request, status: 'queued' });
@@ -139,7 +149,11 @@ export class JobManager {
           // A solve job stopped by a shutdown or a client's cancel still answers with the best of what had
           // finished and the checks' evidence so far, marked partial: stopping a job loses nothing.
           try {
-            update.result = partialSolveResult(this.#store, this.get(id), `${error.message}; chosen among the candidates that had finished`);
+            update.result = partialSolveResult(
+              this.#store,
+              this.get(id),
+              `${error.message}; chosen among the candidates that had finished`,
+            );
           } catch (partialError) {
             this.#onStoreError(partialError, id);
           }
@@ -174,7 +188,8 @@ export class JobManager {
     const job = this.get(id);
     const entry = this.#running.get(id);
     if (!entry) {
-      if (TERMINAL_JOB_STATUSES.includes(job.status)) throw wnwError('WNW_ERR_JOB_STATE', `job ${id} already ${job.status}`, { details: { job_id: id, status: job.status } });
+      if (TERMINAL_JOB_STATUSES.includes(job.status))
+        throw wnwError('WNW_ERR_JOB_STATE', `job ${id} already ${job.status}`, { details: { job_id: id, status: job.status } });
       return job;
     }
     if (!entry.controller.signal.aborted) {

@@ -12,7 +12,8 @@ import { CheckEvidence } from './evidence.js';
 import { candidateSummary, chosenView, usageTotals } from './result-view.js';
 import type { SolveResult } from './run-solve.js';
 
-export interface PartialSolveResult extends Pick<SolveResult, 'instance_id' | 'chosen' | 'selection' | 'candidates' | 'rollouts' | 'checks'> {
+export interface PartialSolveResult
+  extends Pick<SolveResult, 'instance_id' | 'chosen' | 'selection' | 'candidates' | 'rollouts' | 'checks'> {
   /** Always true: the job did not run to its end; `chosen` is the best of what had finished. */
   partial: true;
   reason: string;
@@ -47,7 +48,12 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
     strategy,
     finished.map((candidate) => {
       const checks = evidence.forCandidate(candidate.index);
-      return { trajectory: candidate.trajectory!, ...(candidate.score ? { score: candidate.score } : {}), ...(candidate.verify ? { verify: candidate.verify } : {}), ...(checks ? { checks } : {}) };
+      return {
+        trajectory: candidate.trajectory!,
+        ...(candidate.score ? { score: candidate.score } : {}),
+        ...(candidate.verify ? { verify: candidate.verify } : {}),
+        ...(checks ? { checks } : {}),
+      };
     }),
     { instanceId },
   );
@@ -88,7 +94,14 @@ export function recoverInterrupted(store: JobStore): string[] {
   const ids = store.markInterrupted();
   for (const id of ids) {
     const job = store.getJob(id);
-    if (job?.kind === 'solve') store.updateJob(id, { result: partialSolveResult(store, job, 'the server stopped while this job was running (found at restart); chosen among the candidates that had finished') });
+    if (job?.kind === 'solve')
+      store.updateJob(id, {
+        result: partialSolveResult(
+          store,
+          job,
+          'the server stopped while this job was running (found at restart); chosen among the candidates that had finished',
+        ),
+      });
   }
   return ids;
 }

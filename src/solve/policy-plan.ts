@@ -30,7 +30,17 @@ export interface PlannedPolicy {
 /** The request's policies in order, each with its rollout indexes; one entry without `policies`. */
 export function planPolicies(request: SolveRequest): PlannedPolicy[] {
   if (!request.policies) {
-    return [{ index: 0, n: request.n, policy: request.policy, agent: request.agent, waves: request.waves ?? [request.n], first: 0, field: 'body' }];
+    return [
+      {
+        index: 0,
+        n: request.n,
+        policy: request.policy,
+        agent: request.agent,
+        waves: request.waves ?? [request.n],
+        first: 0,
+        field: 'body',
+      },
+    ];
   }
   let first = 0;
   return request.policies.map((entry, index) => {
@@ -49,7 +59,8 @@ export function planPolicies(request: SolveRequest): PlannedPolicy[] {
   });
 }
 
-const definedOf = <T extends object>(fields: T): Partial<T> => Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+const definedOf = <T extends object>(fields: T): Partial<T> =>
+  Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 
 /** The planned policy rollout `index` belongs to. */
 export function policyOf(plan: readonly PlannedPolicy[], index: number): PlannedPolicy {
@@ -76,7 +87,8 @@ export function jobWaves(plan: readonly PlannedPolicy[]): number[][] {
     const lists = perPolicy.map((waveList) => waveList[wave] ?? []);
     const longest = Math.max(...lists.map((members) => members.length));
     const members: number[] = [];
-    for (let position = 0; position < longest; position += 1) for (const list of lists) if (position < list.length) members.push(list[position]!);
+    for (let position = 0; position < longest; position += 1)
+      for (const list of lists) if (position < list.length) members.push(list[position]!);
     waves.push(members);
   }
   return waves;

@@ -28,11 +28,23 @@ export interface PoolChecks {
   checks: Map<string, CandidateChecks>;
 }
 
-export async function checkPool(deps: SolveDeps, task: Task, trajectories: readonly Trajectory[], options: PoolCheckOptions): Promise<PoolChecks> {
+export async function checkPool(
+  deps: SolveDeps,
+  task: Task,
+  trajectories: readonly Trajectory[],
+  options: PoolCheckOptions,
+): Promise<PoolChecks> {
   const request = SolveRequest.parse({
     instance_id: task.instance_id,
     issue: task.problem_statement || task.instance_id,
-    ...(task.repo?.url || task.repo?.path ? { repo: { ...(task.repo.url ? { url: task.repo.url } : { path: task.repo.path }), ...(task.repo.base_commit ? { commit: task.repo.base_commit } : {}) } } : {}),
+    ...(task.repo?.url || task.repo?.path
+      ? {
+          repo: {
+            ...(task.repo.url ? { url: task.repo.url } : { path: task.repo.path }),
+            ...(task.repo.base_commit ? { commit: task.repo.base_commit } : {}),
+          },
+        }
+      : {}),
     ...(task.image ? { image: task.image } : {}),
     n: Math.max(1, Math.min(64, trajectories.length)),
     ...(options.reproduction?.policy ? { policy: options.reproduction.policy } : {}),

@@ -83,25 +83,69 @@ export function startRegression(context: SolveContext): RegressionStage {
       detectedSuite = await suiteKnown;
       if (!detectedSuite) {
         await first;
-        record({ runner: 'none', command: '', scope: 'full', passed: 0, flaky: [], error: 'no test suite found (set verify.regression.test_command)' }, Date.now() - started);
+        record(
+          {
+            runner: 'none',
+            command: '',
+            scope: 'full',
+            passed: 0,
+            flaky: [],
+            error: 'no test suite found (set verify.regression.test_command)',
+          },
+          Date.now() - started,
+        );
         return undefined;
       }
       const suite = detectedSuite;
-      const [a, b] = await twoRuns(suite, suite.command, timeoutMs, first.then((run) => run!));
+      const [a, b] = await twoRuns(
+        suite,
+        suite.command,
+        timeoutMs,
+        first.then((run) => run!),
+      );
       const fits = !a.timed_out && !b.timed_out;
       if (fits && a.tests.size === 0 && (a.exit_code === 126 || a.exit_code === 127)) {
-        record({ runner: suite.runner, command: suite.command, scope: 'full', passed: 0, flaky: [], error: `the test command could not be started (exit ${a.exit_code})` }, a.duration_ms + b.duration_ms);
+        record(
+          {
+            runner: suite.runner,
+            command: suite.command,
+            scope: 'full',
+            passed: 0,
+            flaky: [],
+            error: `the test command could not be started (exit ${a.exit_code})`,
+          },
+          a.duration_ms + b.duration_ms,
+        );
         return undefined;
       }
       const outcomes = compareBaseRuns(a.tests, b.tests);
       const state: BaseState = { suite, scope: fits ? 'full' : 'related', outcomes: new Map() };
       if (fits) state.outcomes.set(suite.command, Promise.resolve(outcomes));
-      record({ runner: suite.runner, command: suite.command, scope: state.scope, passed: fits ? outcomes.passed.size : 0, flaky: fits ? outcomes.flaky : [] }, a.duration_ms + b.duration_ms);
+      record(
+        {
+          runner: suite.runner,
+          command: suite.command,
+          scope: state.scope,
+          passed: fits ? outcomes.passed.size : 0,
+          flaky: fits ? outcomes.flaky : [],
+        },
+        a.duration_ms + b.duration_ms,
+      );
       return state;
     } catch (error) {
       if (signal.aborted) throw error;
       const failure = toWinnowerError(error);
-      record({ runner: detectedSuite?.runner ?? 'none', command: detectedSuite?.command ?? '', scope: 'full', passed: 0, flaky: [], error: `${failure.code}: ${failure.message}` }, Date.now() - started);
+      record(
+        {
+          runner: detectedSuite?.runner ?? 'none',
+          command: detectedSuite?.command ?? '',
+          scope: 'full',
+          passed: 0,
+          flaky: [],
+          error: `${failure.code}: ${failure.message}`,
+        },
+        Date.now() - started,
+      );
       return undefined;
     }
   })();
@@ -126,7 +170,16 @@ export function startRegression(context: SolveContext): RegressionStage {
       const state = await base;
       if (!state) return;
       const started = Date.now();
-      const result: CandidateRegressions = { index: slot.index, trajectory_id: trajectory.id, status: 'checked', regressions: [], compared: 0, scope: state.scope, timed_out: false, duration_ms: 0 };
+      const result: CandidateRegressions = {
+        index: slot.index,
+        trajectory_id: trajectory.id,
+        status: 'checked',
+        regressions: [],
+        compared: 0,
+        scope: state.scope,
+        timed_out: false,
+        duration_ms: 0,
+      };
       let candidateRun: { command: string; run: SuiteRun } | undefined;
       try {
         // The patch rules (src/sandbox/patch-rules.ts) refuse a patch that would leave the repository, as verification does.
@@ -151,7 +204,13 @@ export function startRegression(context: SolveContext): RegressionStage {
             }
             command = subset;
           }
-          candidateRun = { command, run: await runSuite(sandbox, command, state.suite.parser, { timeoutMs: state.scope === 'related' ? relatedTimeoutMs : timeoutMs, signal }) };
+          candidateRun = {
+            command,
+            run: await runSuite(sandbox, command, state.suite.parser, {
+              timeoutMs: state.scope === 'related' ? relatedTimeoutMs : timeoutMs,
+              signal,
+            }),
+          };
         });
         // Base runs of a related subset start only after the candidate's sandbox is closed: a
         // slot is never held while waiting for another (no deadlock under max_sandboxes).

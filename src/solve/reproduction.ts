@@ -62,19 +62,44 @@ export function startReproduction(context: SolveContext): ReproductionStage {
   // The writers stop with the job or the stop rule (their tests are no longer needed then).
   const writerSignal = AbortSignal.any([context.signal, context.checksSignal]);
   const request = writerRequest(context.request);
-  const agentConfig = loadAgentConfig(options.agent, { time_limit_s: options.budget_s, ...(options.step_limit ? { step_limit: options.step_limit } : {}) });
+  const agentConfig = loadAgentConfig(options.agent, {
+    time_limit_s: options.budget_s,
+    ...(options.step_limit ? { step_limit: options.step_limit } : {}),
+  });
   const testTimeoutMs = options.timeout_s * 1000;
 
   const writeOne = async (writer: number): Promise<ValidTest | undefined> => {
     const started = Date.now();
-    const record: GeneratedTest = { writer, trajectory_id: `${context.jobId}/test-writer/${writer}`, file: null, content: null, base_outcome: null, valid: false, discard_reason: null, base_log_tail: '', tokens: 0, policy_calls: 0, sandbox_ms: 0 };
+    const record: GeneratedTest = {
+      writer,
+      trajectory_id: `${context.jobId}/test-writer/${writer}`,
+      file: null,
+      content: null,
+      base_outcome: null,
+      valid: false,
+      discard_reason: null,
+      base_log_tail: '',
+      tokens: 0,
+      policy_calls: 0,
+      sandbox_ms: 0,
+    };
     let valid: ValidTest | undefined;
     try {
       const trajectory = await context.budget.hold(async (): Promise<Trajectory> => {
-        const prepared = await prepareRollout(context.deps, request, { task: context.task, agentConfig, trajectoryId: record.trajectory_id, index: writer, signal: writerSignal, onStep: () => undefined });
+        const prepared = await prepareRollout(context.deps, request, {
+          task: context.task,
+          agentConfig,
+          trajectoryId: record.trajectory_id,
+          index: writer,
+          signal: writerSignal,
+          onStep: () => undefined,
+        });
         let sandbox: Sandbox | undefined;
         try {
-          sandbox = await context.deps.sandboxes.create(prepared.mounts.length ? { ...context.spec, mounts: prepared.mounts } : context.spec, { signal: writerSignal });
+          sandbox = await context.deps.sandboxes.create(
+            prepared.mounts.length ? { ...context.spec, mounts: prepared.mounts } : context.spec,
+            { signal: writerSignal },
+          );
           return await prepared.run(sandbox);
         } finally {
           await sandbox?.close().catch(() => undefined);
@@ -90,7 +115,8 @@ export function startReproduction(context: SolveContext): ReproductionStage {
         if ('discard' in extracted) record.discard_reason = extracted.discard;
         else {
           record.file = extracted.file;
-          record.content = extracted.content.length > SHOWN_CONTENT_BYTES ? tailOf(extracted.content, SHOWN_CONTENT_BYTES) : extracted.content;
+          record.content =
+            extracted.content.length > SHOWN_CONTENT_BYTES ? tailOf(extracted.content, SHOWN_CONTENT_BYTES) : extracted.content;
           const run = await context.budget.hold(async () => {
             const sandbox = await context.deps.sandboxes.create(context.spec, { signal });
             try {
@@ -119,31 +145,38 @@ export function startReproduction(context: SolveContext): ReproductionStage {
     return valid;
   };
 
-  const tests = Promise.all(Array.from({ length: options.n }, (_, writer) => writeOne(writer))).then((all) => all.filter((test): test is ValidTest => test !== undefined));
+  const tests = Promise.all(Array.from({ length: options.n }, (_, writer) => writeOne(writer))).then((all) =>
+    all.filter((test): test is ValidTest => test !== undefined),
+  );
   tests.catch(() => undefined);
   context.background.push(tests);
 
   const runCell = async (slot: Slot, test: ValidTest): Promise<void> => {
     const trajectory = slot.trajectory!;
     const started = Date.now();
-    const outcome = await context.budget.hold(async (): Promise<MatrixCell['outcome']> => {
-      const sandbox = await context.deps.sandboxes.create(context.spec, { signal });
-      try {
+    const outcome = await context.budget
+      .hold(async (): Promise<MatrixCell['outcome']> => {
+        const sandbox = await context.deps.sandboxes.create(context.spec, { signal });
         try {
-          await sandbox.applyPatch(trajectory.patch, { signal });
-        } catch (error) {
-          if (signal.aborted) throw error;
-          return 'apply_failed';
+          try {
+            await sandbox.applyPatch(trajectory.patch, { signal });
+          } catch (error) {
+            if (signal.aborted) throw error;
+            return 'apply_failed';
+          }
+          return (await runTestFile(sandbox, test, { timeoutMs: testTimeoutMs, signal })).outcome;
+        } finally {
+          await sandbox.close().catch(() => undefined);
         }
-        return (await runTestFile(sandbox, test, { timeoutMs: testTimeoutMs, signal })).outcome;
-      } finally {
-        await sandbox.close().catch(() => undefined);
-      }
-    }).catch((error: unknown): MatrixCell['outcome'] => {
-      if (signal.aborted) throw error;
-      return 'error';
+      })
+      .catch((error: unknown): MatrixCell['outcome'] => {
+        if (signal.aborted) throw error;
+        return 'error';
+      });
+    context.emit({
+      type: 'matrix-cell-finish',
+      cell: { index: slot.index, writer: test.writer, outcome, duration_ms: Date.now() - started },
     });
-    context.emit({ type: 'matrix-cell-finish', cell: { index: slot.index, writer: test.writer, outcome, duration_ms: Date.now() - started } });
   };
 
   /**
@@ -161,11 +194,18 @@ export function startReproduction(context: SolveContext): ReproductionStage {
           await sandbox.applyPatch(trajectory.patch, { signal });
         } catch (error) {
           if (signal.aborted) throw error;
-          for (const test of valid) context.emit({ type: 'matrix-cell-finish', cell: { index: slot.index, writer: test.writer, outcome: 'apply_failed', duration_ms: Date.now() - applyStarted } });
+          for (const test of valid)
+            context.emit({
+              type: 'matrix-cell-finish',
+              cell: { index: slot.index, writer: test.writer, outcome: 'apply_failed', duration_ms: Date.now() - applyStarted },
+            });
           return true;
         }
-        const git = (command: string) => sandbox.exec(`git -c user.name=winnower -c user.email=winnower@localhost ${command}`, { timeoutMs: 120_000, signal });
-        const committed = await git('add -A && git -c user.name=winnower -c user.email=winnower@localhost commit -q --no-verify --allow-empty -m candidate');
+        const git = (command: string) =>
+          sandbox.exec(`git -c user.name=winnower -c user.email=winnower@localhost ${command}`, { timeoutMs: 120_000, signal });
+        const committed = await git(
+          'add -A && git -c user.name=winnower -c user.email=winnower@localhost commit -q --no-verify --allow-empty -m candidate',
+        );
         if (committed.exitCode !== 0) return false;
         for (const test of valid) {
           const started = Date.now();
@@ -177,7 +217,10 @@ export function startReproduction(context: SolveContext): ReproductionStage {
             });
           // Back to the candidate's prepared state: the test file and whatever the run wrote go away.
           const reset = await git('reset -q --hard && git clean -fdq');
-          context.emit({ type: 'matrix-cell-finish', cell: { index: slot.index, writer: test.writer, outcome, duration_ms: Date.now() - started } });
+          context.emit({
+            type: 'matrix-cell-finish',
+            cell: { index: slot.index, writer: test.writer, outcome, duration_ms: Date.now() - started },
+          });
           if (reset.exitCode !== 0) throw new Error(`could not reset the workspace after a test: ${reset.stdout}${reset.stderr}`);
         }
         return true;
@@ -193,7 +236,11 @@ export function startReproduction(context: SolveContext): ReproductionStage {
       if (valid.length === 0) return;
       // A patch the patch rules refuse (it would leave the repository) is never applied: its row is `apply_failed`.
       if (patchViolation(slot.trajectory.patch)) {
-        for (const test of valid) context.emit({ type: 'matrix-cell-finish', cell: { index: slot.index, writer: test.writer, outcome: 'apply_failed', duration_ms: 0 } });
+        for (const test of valid)
+          context.emit({
+            type: 'matrix-cell-finish',
+            cell: { index: slot.index, writer: test.writer, outcome: 'apply_failed', duration_ms: 0 },
+          });
         return;
       }
       const done = await runRow(slot, valid).catch((error: unknown) => {

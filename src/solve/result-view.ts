@@ -65,7 +65,13 @@ export function candidateSummary(candidate: CandidateState, jobId: string, check
 export function chosenView(candidate: CandidateState | undefined): ChosenView | null {
   const trajectory = candidate?.trajectory;
   if (!candidate || !trajectory) return null;
-  return { index: candidate.index, trajectory_id: trajectory.id, patch: trajectory.patch, value: candidate.score?.value ?? null, verify_status: candidate.verify?.status ?? null };
+  return {
+    index: candidate.index,
+    trajectory_id: trajectory.id,
+    patch: trajectory.patch,
+    value: candidate.score?.value ?? null,
+    verify_status: candidate.verify?.status ?? null,
+  };
 }
 
 /** Policy calls and tokens (prompt + completion) of the rollouts' trajectories. */

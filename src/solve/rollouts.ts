@@ -18,7 +18,11 @@ import type { SolveContext, Slot } from './solve-context.js';
 export function skipRollout(context: SolveContext, slot: Slot): void {
   slot.status = context.hooks.signal.aborted ? 'cancelled' : 'skipped';
   context.save(slot);
-  context.hooks.emit({ type: 'rollout-skip', index: slot.index, reason: context.stoppedEarly ? `stop rule: ${context.stoppedEarly}` : 'job cancelled' });
+  context.hooks.emit({
+    type: 'rollout-skip',
+    index: slot.index,
+    reason: context.stoppedEarly ? `stop rule: ${context.stoppedEarly}` : 'job cancelled',
+  });
 }
 
 /** The trajectory with the rollout's configuration in `meta.config` (over what the agent put there, e.g. its policy mode). */
@@ -64,7 +68,10 @@ export async function runRollout(context: SolveContext, slot: Slot, wave: number
       if (slot.status === 'finished' && slot.trajectory.meta.error) slot.status = 'failed';
       if (slot.status !== 'finished') {
         const recorded = slot.trajectory.meta.error as ErrorRecord | undefined;
-        slot.error = recorded ?? { code: exit === 'timeout' ? 'WNW_ERR_POLICY_TIMEOUT' : 'WNW_ERR_OP_ABORTED', message: slot.trajectory.exit_raw || exit };
+        slot.error = recorded ?? {
+          code: exit === 'timeout' ? 'WNW_ERR_POLICY_TIMEOUT' : 'WNW_ERR_OP_ABORTED',
+          message: slot.trajectory.exit_raw || exit,
+        };
       }
     } catch (error) {
       slot.status = signal.aborted ? 'cancelled' : 'failed';

@@ -52,10 +52,25 @@ export async function runSolve(
   const context = createSolveContext(deps, jobId, request, hooks);
   const verifyLane = verificationLane(context);
   const waves = jobWaves(context.plan).map((members) => members.length);
-  hooks.emit({ type: 'job-start', n: request.n, waves, ...(request.policies ? { policies: context.plan.map((planned) => ({ index: planned.index, n: planned.n, waves: planned.waves, config: context.slots[planned.first]!.config })) } : {}) });
+  hooks.emit({
+    type: 'job-start',
+    n: request.n,
+    waves,
+    ...(request.policies
+      ? {
+          policies: context.plan.map((planned) => ({
+            index: planned.index,
+            n: planned.n,
+            waves: planned.waves,
+            config: context.slots[planned.first]!.config,
+          })),
+        }
+      : {}),
+  });
   // One look at each policy server before n sandboxes are made for it (src/rollout/policy/policy-reachability.ts).
   for (const planned of context.plan) {
-    const field = planned.policy === undefined ? 'policy.url' : planned.policy === request.policy ? 'body.policy.url' : `${planned.field}.policy.url`;
+    const field =
+      planned.policy === undefined ? 'policy.url' : planned.policy === request.policy ? 'body.policy.url' : `${planned.field}.policy.url`;
     await checkPolicyReachable(resolvePolicyOptions(planned.policy, deps.policyDefaults ?? {}), { field, signal: hooks.signal });
   }
   const regression = regressionEnabled(context) ? startRegression(context) : undefined;
@@ -95,7 +110,13 @@ function solveResult(context: SolveContext, selection: Selection, chosen: Slot |
     chosen: chosenView(chosen),
     selection,
     candidates: slots.map((slot) => candidateSummary(slot, context.jobId, context.evidence.forCandidate(slot.index))),
-    rollouts: { planned: request.n, finished: count('finished'), failed: count('failed'), cancelled: count('cancelled'), skipped: count('skipped') },
+    rollouts: {
+      planned: request.n,
+      finished: count('finished'),
+      failed: count('failed'),
+      cancelled: count('cancelled'),
+      skipped: count('skipped'),
+    },
     compute: {
       ...usageTotals(trajectories),
       rollout_ms: context.rolloutMs,

@@ -21,11 +21,25 @@ export async function scoreSlot(context: SolveContext, slot: Slot): Promise<void
   const { scorer, request, hooks } = context;
   const unusable = unusablePatch(slot);
   if (unusable) {
-    hooks.emit({ type: 'candidate-unusable', index: slot.index, kind: unusable.kind, reason: unusable.kind === 'empty' ? 'no patch' : unusable.reason });
+    hooks.emit({
+      type: 'candidate-unusable',
+      index: slot.index,
+      kind: unusable.kind,
+      reason: unusable.kind === 'empty' ? 'no patch' : unusable.reason,
+    });
     return;
   }
   if (!scorer || !slot.trajectory) return;
-  const [scored] = await scoreCandidates(scorer, context.task, [slot.trajectory], { template: request.scoring.template, budgetTokens: request.scoring.budget_tokens, signal: hooks.signal });
+  const [scored] = await scoreCandidates(scorer, context.task, [slot.trajectory], {
+    template: request.scoring.template,
+    budgetTokens: request.scoring.budget_tokens,
+    signal: hooks.signal,
+  });
   slot.score = scored?.score;
-  hooks.emit({ type: 'score-available', index: slot.index, value: slot.score?.value ?? null, ...(scored?.error ? { error: scored.error.message } : {}) });
+  hooks.emit({
+    type: 'score-available',
+    index: slot.index,
+    value: slot.score?.value ?? null,
+    ...(scored?.error ? { error: scored.error.message } : {}),
+  });
 }

@@ -25,11 +25,19 @@ export function selectCandidate(context: SolveContext): { selection: Selection; 
   const { request, scorer, task } = context;
   const usable = context.slots.filter((slot) => slot.status === 'finished' && slot.trajectory);
   const folder = (scorer ?? context.deps.scorer)?.selector;
-  const mixed = priorsApply(folder?.priors, usable.map((slot) => slot.trajectory!));
+  const mixed = priorsApply(
+    folder?.priors,
+    usable.map((slot) => slot.trajectory!),
+  );
   const strategy: Strategy = request.strategy ?? (mixed ? 'robust' : defaultStrategy(context.verifying, scorer));
   const selection = select(
     strategy,
-    usable.map((slot) => ({ trajectory: slot.trajectory!, score: slot.score, verify: slot.verify, checks: context.evidence.forCandidate(slot.index) })),
+    usable.map((slot) => ({
+      trajectory: slot.trajectory!,
+      score: slot.score,
+      verify: slot.verify,
+      checks: context.evidence.forCandidate(slot.index),
+    })),
     { instanceId: task.instance_id, selector: strategy === 'robust' ? folder : scorer?.selector, task },
   );
   const chosen = usable.find((slot) => slot.trajectory!.id === selection.chosen);

@@ -86,7 +86,11 @@ const agentFields = {
   command_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
 };
 
-export const AgentOptions = z.strictObject({ ...agentFields, config: AGENT_CONFIG_NAME.default('default'), harness: HARNESS_NAME.default('winnower') });
+export const AgentOptions = z.strictObject({
+  ...agentFields,
+  config: AGENT_CONFIG_NAME.default('default'),
+  harness: HARNESS_NAME.default('winnower'),
+});
 export type AgentOptions = z.infer<typeof AgentOptions>;
 
 const sumOf = (sizes: readonly number[]): number => sizes.reduce((sum, size) => sum + size, 0);
@@ -111,26 +115,45 @@ export const PolicyEntry = z
     /** Wave sizes summing to this entry's n; one wave by default. Wave k of the job runs wave k of every entry. */
     waves: z.array(z.number().int().positive()).optional(),
   })
-  .refine((entry) => !entry.waves || sumOf(entry.waves) === entry.n, { message: "wave sizes must add up to this entry's n", path: ['waves'] });
+  .refine((entry) => !entry.waves || sumOf(entry.waves) === entry.n, {
+    message: "wave sizes must add up to this entry's n",
+    path: ['waves'],
+  });
 export type PolicyEntry = z.infer<typeof PolicyEntry>;
 
 /** n, waves and policies agree: one total within MAX_N, waves per entry when there are entries, distinct run names. */
 function checkPolicies(request: { n?: number; waves?: number[]; policies?: PolicyEntry[] }, context: z.RefinementCtx): void {
   const { policies } = request;
   if (!policies) {
-    if (request.waves && sumOf(request.waves) !== (request.n ?? 4)) context.addIssue({ code: 'custom', message: 'wave sizes must add up to n', path: ['waves'] });
+    if (request.waves && sumOf(request.waves) !== (request.n ?? 4))
+      context.addIssue({ code: 'custom', message: 'wave sizes must add up to n', path: ['waves'] });
     return;
   }
   const total = sumOf(policies.map((entry) => entry.n));
-  if (total > MAX_N) context.addIssue({ code: 'custom', message: `the policies' n add up to ${total}, more than the ${MAX_N} rollouts a job may run`, path: ['policies'] });
+  if (total > MAX_N)
+    context.addIssue({
+      code: 'custom',
+      message: `the policies' n add up to ${total}, more than the ${MAX_N} rollouts a job may run`,
+      path: ['policies'],
+    });
   if (request.n !== undefined && request.n !== total) {
-    context.addIssue({ code: 'custom', message: `n (${request.n}) must equal the sum of policies[].n (${total}), or be left out`, path: ['n'] });
+    context.addIssue({
+      code: 'custom',
+      message: `n (${request.n}) must equal the sum of policies[].n (${total}), or be left out`,
+      path: ['n'],
+    });
   }
-  if (request.waves) context.addIssue({ code: 'custom', message: 'with policies, give waves per policy (policies[i].waves)', path: ['waves'] });
+  if (request.waves)
+    context.addIssue({ code: 'custom', message: 'with policies, give waves per policy (policies[i].waves)', path: ['waves'] });
   const seen = new Set<string>();
   policies.forEach((entry, index) => {
     if (entry.name === undefined) return;
-    if (seen.has(entry.name)) context.addIssue({ code: 'custom', message: `run name "${entry.name}" is given twice; each policy's name must be its own`, path: ['policies', index, 'name'] });
+    if (seen.has(entry.name))
+      context.addIssue({
+        code: 'custom',
+        message: `run name "${entry.name}" is given twice; each policy's name must be its own`,
+        path: ['policies', index, 'name'],
+      });
     seen.add(entry.name);
   });
 }
@@ -186,7 +209,14 @@ export const SolveRequest = z
         regression: RegressionOptions.default({ enabled: true, budget_s: 600 }),
         reproduction: ReproductionOptions.optional(),
       })
-      .default({ enabled: false, fail_to_pass: [], pass_to_pass: [], timeout_s: 300, concurrency: 4, regression: { enabled: true, budget_s: 600 } }),
+      .default({
+        enabled: false,
+        fail_to_pass: [],
+        pass_to_pass: [],
+        timeout_s: 300,
+        concurrency: 4,
+        regression: { enabled: true, budget_s: 600 },
+      }),
     stop_rule: StopRule.nullable().default(null),
     strategy: Strategy.optional(),
   })

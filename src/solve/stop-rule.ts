@@ -18,22 +18,34 @@ import type { StopRule } from './solve-request.js';
  * Whether a finished candidate satisfies the stop rule; returns the reason when it does.
  * `checks`: its regression and reproduction evidence, when those checks ran for it.
  */
-export function stopRuleMet(rule: StopRule | null, score: Score | undefined, verify: VerifyResult | undefined, verifying: boolean, checks?: CandidateChecks): string | undefined {
+export function stopRuleMet(
+  rule: StopRule | null,
+  score: Score | undefined,
+  verify: VerifyResult | undefined,
+  verifying: boolean,
+  checks?: CandidateChecks,
+): string | undefined {
   if (!rule) return undefined;
   if (!score || score.value < rule.min_value) return undefined;
   // Never on a patch that did not apply, nor on one whose other tests failed (src/verify/other-failures.ts).
   if (verify && (verify.status === 'apply_failed' || otherTestsFailed(verify))) return undefined;
   if (rule.require_resolved && verifying && verify && !verify.resolved) return undefined;
   if (rule.require_resolved && verifying && !verify && !checks) return undefined;
-  if (rule.require_checks && (!checks || checks.regressions === null || checks.regressions > 0 || checks.repro_passed < checks.repro_total)) return undefined;
+  if (rule.require_checks && (!checks || checks.regressions === null || checks.regressions > 0 || checks.repro_passed < checks.repro_total))
+    return undefined;
   const tested = rule.require_resolved && verifying && verify ? ' and passed its tests' : '';
-  const checked = rule.require_checks && checks ? `, passes ${checks.repro_passed}/${checks.repro_total} valid reproduction tests and breaks no test (regression check)` : '';
+  const checked =
+    rule.require_checks && checks
+      ? `, passes ${checks.repro_passed}/${checks.repro_total} valid reproduction tests and breaks no test (regression check)`
+      : '';
   return `a candidate scored ${score.value.toFixed(3)} ≥ ${rule.min_value}${tested}${checked}`;
 }
 
 /** Whether every policy of the job has a rollout that ended (`settled`), counting `slot` as ended. */
 function everyPolicyHeard(context: SolveContext, slot?: Slot): boolean {
-  return context.plan.every((planned) => context.slots.some((other) => other.policy === planned.index && (other.settled || other === slot)));
+  return context.plan.every((planned) =>
+    context.slots.some((other) => other.policy === planned.index && (other.settled || other === slot)),
+  );
 }
 
 function fire(context: SolveContext, index: number, reason: string): void {
@@ -43,7 +55,13 @@ function fire(context: SolveContext, index: number, reason: string): void {
 
 /** Fires the stop rule (once per job) when `slot` meets it; in a mixed job, once every policy was heard from. */
 export function applyStopRule(context: SolveContext, slot: Slot): void {
-  const reason = stopRuleMet(context.request.stop_rule, slot.score, slot.verify, context.verifying, context.evidence.forCandidate(slot.index));
+  const reason = stopRuleMet(
+    context.request.stop_rule,
+    slot.score,
+    slot.verify,
+    context.verifying,
+    context.evidence.forCandidate(slot.index),
+  );
   if (!reason || context.stoppedEarly) return;
   if (everyPolicyHeard(context, slot)) return fire(context, slot.index, reason);
   context.pendingStop ??= { index: slot.index, reason: `${reason}; fired once every policy had a rollout end` };

@@ -30,7 +30,12 @@ export async function verifySlot(context: SolveContext, slot: Slot, lane: <T>(wo
     context.budget.hold(async () => {
       const sandbox = await deps.sandboxes.create(context.spec, { signal: hooks.signal });
       try {
-        return await verifyCandidate(sandbox, context.task, { id: trajectory.id, patch: trajectory.patch }, { testTimeoutMs: request.verify.timeout_s * 1000, signal: hooks.signal });
+        return await verifyCandidate(
+          sandbox,
+          context.task,
+          { id: trajectory.id, patch: trajectory.patch },
+          { testTimeoutMs: request.verify.timeout_s * 1000, signal: hooks.signal },
+        );
       } finally {
         await sandbox.close().catch((error: unknown) => context.noteCloseFailure(slot, error));
       }
@@ -42,5 +47,12 @@ export async function verifySlot(context: SolveContext, slot: Slot, lane: <T>(wo
   });
   if (!slot.verify) return;
   const otherFailures = describeOtherFailures(slot.verify);
-  hooks.emit({ type: 'verify-finish', index: slot.index, status: slot.verify.status, resolved: slot.verify.resolved, exit_code: slot.verify.exit_code, ...(otherFailures ? { other_failures: otherFailures } : {}) });
+  hooks.emit({
+    type: 'verify-finish',
+    index: slot.index,
+    status: slot.verify.status,
+    resolved: slot.verify.resolved,
+    exit_code: slot.verify.exit_code,
+    ...(otherFailures ? { other_failures: otherFailures } : {}),
+  });
 }

@@ -3,7 +3,17 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { wnwError } from '../errors.js';
 import { preparePrivateDatabase } from './private-files.js';
-import { TERMINAL_JOB_STATUSES, type CandidateRecord, type CandidateUpdate, type JobEventRecord, type JobRecord, type JobStatus, type JobStore, type JobUpdate, type ListJobsOptions } from './types.js';
+import {
+  TERMINAL_JOB_STATUSES,
+  type CandidateRecord,
+  type CandidateUpdate,
+  type JobEventRecord,
+  type JobRecord,
+  type JobStatus,
+  type JobStore,
+  type JobUpdate,
+  type ListJobsOptions,
+} from './types.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS jobs (
@@ -106,9 +116,13 @@ function listJobsQuery(options: ListJobsOptions): { sql: string; values: unknown
   if (options.status) add('status = ?', options.status);
   if (options.kind) add('kind = ?', options.kind);
   if (options.createdAfter) add('created_at > ?', options.createdAfter);
-  if (options.before) add('(created_at < ? OR (created_at = ? AND id < ?))', options.before.created_at, options.before.created_at, options.before.id);
+  if (options.before)
+    add('(created_at < ? OR (created_at = ? AND id < ?))', options.before.created_at, options.before.created_at, options.before.id);
   values.push(options.limit ?? 100);
-  return { sql: `SELECT * FROM jobs${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`, values };
+  return {
+    sql: `SELECT * FROM jobs${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`,
+    values,
+  };
 }
 
 /** Opens (or creates) `<dataDir>/winnower.db`; `:memory:` for an in-memory store. */
@@ -135,7 +149,9 @@ export function createSqliteStore(dataDir: string): JobStore {
     countByStatus: db.prepare<[], { status: string; count: number }>('SELECT status, COUNT(*) AS count FROM jobs GROUP BY status'),
     deleteJob: db.prepare<[string]>('DELETE FROM jobs WHERE id = ?'),
     finishedBefore: db.prepare<[string], { id: string }>(`SELECT id FROM jobs WHERE status IN (${TERMINAL}) AND updated_at < ?`),
-    finishedBeyond: db.prepare<[number], { id: string }>(`SELECT id FROM jobs WHERE status IN (${TERMINAL}) ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?`),
+    finishedBeyond: db.prepare<[number], { id: string }>(
+      `SELECT id FROM jobs WHERE status IN (${TERMINAL}) ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?`,
+    ),
     getCandidate: db.prepare<[string, number], CandidateRow>('SELECT * FROM candidates WHERE job_id = ? AND idx = ?'),
     upsertCandidate: db.prepare(
       `INSERT INTO candidates (job_id, idx, status, trajectory, score, verify, error, updated_at)
@@ -242,10 +258,17 @@ export function createSqliteStore(dataDir: string): JobStore {
           ids.push(row.id);
           // Nothing of that process runs any more: the counters say so.
           const progress = toJob(row).progress;
-          store.updateJob(row.id, { status: 'interrupted', error, progress: 'rollouts_running' in progress ? { ...progress, rollouts_running: 0 } : progress });
+          store.updateJob(row.id, {
+            status: 'interrupted',
+            error,
+            progress: 'rollouts_running' in progress ? { ...progress, rollouts_running: 0 } : progress,
+          });
           for (const candidate of store.listCandidates(row.id)) {
             if (candidate.status === 'pending' || candidate.status === 'running') {
-              store.putCandidate(row.id, candidate.index, { status: 'cancelled', error: { code: 'WNW_ERR_OP_ABORTED', message: 'interrupted by a server restart' } });
+              store.putCandidate(row.id, candidate.index, {
+                status: 'cancelled',
+                error: { code: 'WNW_ERR_OP_ABORTED', message: 'interrupted by a server restart' },
+              });
             }
           }
           // The event log ends as a live stream would have: with the job's end.

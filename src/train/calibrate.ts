@@ -25,7 +25,11 @@ export function fitPlatt(logits: number[], labels: boolean[], iterations = 100):
   let b = 0;
   let current = loss(a, b);
   for (let it = 0; it < iterations; it++) {
-    let ga = 0, gb = 0, haa = 1e-9, hab = 0, hbb = 1e-9;
+    let ga = 0,
+      gb = 0,
+      haa = 1e-9,
+      hab = 0,
+      hbb = 1e-9;
     for (let i = 0; i < logits.length; i++) {
       const x = logits[i]!;
       const p = 1 / (1 + Math.exp(-(a * x + b)));

@@ -46,7 +46,10 @@ export interface CrossFitResult {
 }
 
 /** Cross-fits priors over instance folds of already loaded candidates. */
-export function crossFitCandidates(candidates: LabelledCandidate[], options: { folds: number; seed?: number; bootstrap?: number }): Omit<CrossFitResult, 'seconds'> {
+export function crossFitCandidates(
+  candidates: LabelledCandidate[],
+  options: { folds: number; seed?: number; bootstrap?: number },
+): Omit<CrossFitResult, 'seconds'> {
   const seed = options.seed ?? 1;
   const foldOfPool = (c: LabelledCandidate) => foldOf(c.trajectory.instance_id, options.folds, seed);
   const pools: EvalPool[] = [];
@@ -54,9 +57,17 @@ export function crossFitCandidates(candidates: LabelledCandidate[], options: { f
     const history = candidates.filter((c) => foldOfPool(c) !== k);
     const priors = fitPriors(history);
     // Patch-only history has no trajectory signal to fit: skip computing its signals.
-    const trajectory = history.some((c) => c.trajectory.messages.length > 0) ? fitTrajectoryWeights(unscoredSelectorPools(history), { format: SELECTOR_FORMAT, signals: [] }) : undefined;
-    for (const members of groupBy(candidates.filter((c) => foldOfPool(c) === k), (c) => c.pool).values()) {
-      const prepared = prepare(members.map((c) => ({ trajectory: c.trajectory })), members[0]!.trajectory.instance_id);
+    const trajectory = history.some((c) => c.trajectory.messages.length > 0)
+      ? fitTrajectoryWeights(unscoredSelectorPools(history), { format: SELECTOR_FORMAT, signals: [] })
+      : undefined;
+    for (const members of groupBy(
+      candidates.filter((c) => foldOfPool(c) === k),
+      (c) => c.pool,
+    ).values()) {
+      const prepared = prepare(
+        members.map((c) => ({ trajectory: c.trajectory })),
+        members[0]!.trajectory.instance_id,
+      );
       const task = members[0]!.task;
       const withHistory = rankRobust(prepared, task, priors, trajectory);
       const zeroShot = rankRobust(prepared, task);
@@ -64,7 +75,13 @@ export function crossFitCandidates(candidates: LabelledCandidate[], options: { f
       pools.push({
         pool: members[0]!.pool,
         benchmark: members[0]!.benchmark,
-        candidates: prepared.candidates.map((p, i) => ({ id: p.id, resolved: members[i]!.resolved, usable: p.usable, changedLines: p.changedLines, clusterKey: p.normalized?.key ?? null })),
+        candidates: prepared.candidates.map((p, i) => ({
+          id: p.id,
+          resolved: members[i]!.resolved,
+          usable: p.usable,
+          changedLines: p.changedLines,
+          clusterKey: p.normalized?.key ?? null,
+        })),
         values: {
           [CROSS_FITTED]: withHistory.ranking.reduce<Array<number | null>>((values, entry) => {
             // The ranking's own order as a score: first place highest.
@@ -77,7 +94,12 @@ export function crossFitCandidates(candidates: LabelledCandidate[], options: { f
       });
     }
   }
-  const evaluateOptions = { selectors: [...TRIVIAL_SELECTORS, ZERO_SHOT, CROSS_FITTED], probabilistic: [], bootstrap: options.bootstrap ?? 1000, seed };
+  const evaluateOptions = {
+    selectors: [...TRIVIAL_SELECTORS, ZERO_SHOT, CROSS_FITTED],
+    probabilistic: [],
+    bootstrap: options.bootstrap ?? 1000,
+    seed,
+  };
   const table = evaluateScope(`cross-fitted over ${options.folds} instance folds: all`, pools, evaluateOptions);
   const mixed = evaluateScope(
     `cross-fitted over ${options.folds} instance folds: mixed-label`,
@@ -85,7 +107,11 @@ export function crossFitCandidates(candidates: LabelledCandidate[], options: { f
     evaluateOptions,
   );
   const runs = [...groupBy(candidates, (c) => c.trajectory.source).entries()]
-    .map(([source, members]) => ({ source, candidates: members.length, resolved: members.filter((c) => c.resolved).length / members.length }))
+    .map(([source, members]) => ({
+      source,
+      candidates: members.length,
+      resolved: members.filter((c) => c.resolved).length / members.length,
+    }))
     .sort((a, b) => (a.source < b.source ? -1 : 1));
   const runLines = runs.map((run) => `| ${run.source} | ${run.candidates} | ${(100 * run.resolved).toFixed(1)} |`).join('\n');
   const markdown = `${formatTables([table, mixed])}\n### each run alone\n\n| run | candidates | resolved % |\n|---|---|---|\n${runLines}\n`;
@@ -96,8 +122,13 @@ export function crossFitCandidates(candidates: LabelledCandidate[], options: { f
 export async function crossFit(options: CrossFitOptions): Promise<CrossFitResult> {
   const started = Date.now();
   const dataset = await loadDataset(options);
-  const kept = options.sources?.length ? dataset.candidates.filter((c) => matchesSource(c.trajectory.source, options.sources!)) : dataset.candidates;
-  if (kept.length === 0) throw wnwError('WNW_ERR_INPUT_INVALID', `no labelled candidate comes from ${options.sources!.join(', ')}`, { details: { field: 'sources' } });
+  const kept = options.sources?.length
+    ? dataset.candidates.filter((c) => matchesSource(c.trajectory.source, options.sources!))
+    : dataset.candidates;
+  if (kept.length === 0)
+    throw wnwError('WNW_ERR_INPUT_INVALID', `no labelled candidate comes from ${options.sources!.join(', ')}`, {
+      details: { field: 'sources' },
+    });
   const result = crossFitCandidates(kept, options);
   return { ...result, seconds: (Date.now() - started) / 1000 };
 }

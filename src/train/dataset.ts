@@ -48,14 +48,24 @@ const str = (value: unknown): string | null => (typeof value === 'string' && val
 
 export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
   // The same inputs and the same --source-from rule as `winnower rerank --candidates`.
-  const imported = await importRuns(options.rollouts, { flag: '--rollouts', sourceFrom: options.sourceFrom, onInvalid: options.onInvalid, signal: options.signal });
+  const imported = await importRuns(options.rollouts, {
+    flag: '--rollouts',
+    sourceFrom: options.sourceFrom,
+    onInvalid: options.onInvalid,
+    signal: options.signal,
+  });
   const issues: ImportIssue[] = imported.issues;
   const trajectories: Trajectory[] = imported.items;
-  if (trajectories.length === 0) throw wnwError('WNW_ERR_INPUT_INVALID', `no candidates in ${options.rollouts.join(', ')}`, { details: { field: 'rollouts' } });
+  if (trajectories.length === 0)
+    throw wnwError('WNW_ERR_INPUT_INVALID', `no candidates in ${options.rollouts.join(', ')}`, { details: { field: 'rollouts' } });
 
   const labels: Labels = labelsFromTrajectories(trajectories);
   for (const input of (options.labels ?? []).map(namedInput)) {
-    const result = await importLabels(input.path, { signal: options.signal, onInvalid: options.onInvalid, ...(input.name ? { source: input.name } : {}) });
+    const result = await importLabels(input.path, {
+      signal: options.signal,
+      onInvalid: options.onInvalid,
+      ...(input.name ? { source: input.name } : {}),
+    });
     issues.push(...result.issues);
     for (const [key, value] of result.labels) labels.set(key, value);
   }
@@ -73,7 +83,9 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
     // instance) and cannot tell two rollouts of one policy on one instance apart (exported job
     // rows): the row's own label wins unless label files were given.
     const own = typeof trajectory.meta.resolved === 'boolean' ? trajectory.meta.resolved : undefined;
-    const resolved = options.labels?.length ? (lookupLabel(labels, trajectory.instance_id, trajectory.source) ?? own) : (own ?? lookupLabel(labels, trajectory.instance_id, trajectory.source));
+    const resolved = options.labels?.length
+      ? (lookupLabel(labels, trajectory.instance_id, trajectory.source) ?? own)
+      : (own ?? lookupLabel(labels, trajectory.instance_id, trajectory.source));
     if (resolved === undefined) {
       dropped.unlabelled++;
       continue;
@@ -81,7 +93,9 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
     const permissive = typeof trajectory.meta.permissive === 'boolean' ? trajectory.meta.permissive : null;
     if (options.permissiveOnly) {
       if (permissive === null) {
-        throw wnwError('WNW_ERR_INPUT_INVALID', `--permissive-only: candidate ${trajectory.id} has no "permissive" field`, { details: { field: 'permissive', id: trajectory.id } });
+        throw wnwError('WNW_ERR_INPUT_INVALID', `--permissive-only: candidate ${trajectory.id} has no "permissive" field`, {
+          details: { field: 'permissive', id: trajectory.id },
+        });
       }
       if (!permissive) {
         dropped.not_permissive++;
@@ -106,6 +120,9 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
       origin: str(trajectory.meta.source_repo) ?? trajectory.source,
     });
   }
-  if (candidates.length === 0) throw wnwError('WNW_ERR_INPUT_INVALID', 'no labelled candidates to train on (give --labels, or rows with "resolved")', { details: { field: 'labels' } });
+  if (candidates.length === 0)
+    throw wnwError('WNW_ERR_INPUT_INVALID', 'no labelled candidates to train on (give --labels, or rows with "resolved")', {
+      details: { field: 'labels' },
+    });
   return { candidates, dropped, issues };
 }

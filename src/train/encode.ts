@@ -26,7 +26,12 @@ export async function encodeCandidates(candidates: LabelledCandidate[], options:
       limit(async () => {
         options.signal?.throwIfAborted();
         const template = templateFor(withMessages.has(candidate.pool), {});
-        const serialized = await serializeTrajectory(candidate.task, candidate.trajectory, { template, budgetTokens: options.budgetTokens, tokenizer: options.tokenizer, signal: options.signal });
+        const serialized = await serializeTrajectory(candidate.task, candidate.trajectory, {
+          template,
+          budgetTokens: options.budgetTokens,
+          tokenizer: options.tokenizer,
+          signal: options.signal,
+        });
         const ids = serialized.inputIds ?? (await options.tokenizer.encode([serialized.text]))[0]!;
         options.onProgress?.(++done, candidates.length);
         return ids;

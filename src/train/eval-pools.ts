@@ -20,7 +20,12 @@ export const ROBUST_FIXED = 'robust, fixed trajectory priors';
 export const LEARNED_FIXED = 'learned selector, fixed trajectory priors';
 
 /** The pool of `members` (one pool's candidates) given each one's score (undefined: not scored). */
-export function evalPool(members: LabelledCandidate[], scores: Array<Score | undefined>, selector: LearnedSelector, extraValues: Record<string, Array<number | null>> = {}): EvalPool {
+export function evalPool(
+  members: LabelledCandidate[],
+  scores: Array<Score | undefined>,
+  selector: LearnedSelector,
+  extraValues: Record<string, Array<number | null>> = {},
+): EvalPool {
   const task = members[0]!.task;
   const candidates: Candidate[] = members.map((c, i) => ({ trajectory: c.trajectory, ...(scores[i] ? { score: scores[i] } : {}) }));
   const prepared = prepare(candidates, members[0]!.trajectory.instance_id);
@@ -35,7 +40,13 @@ export function evalPool(members: LabelledCandidate[], scores: Array<Score | und
   return {
     pool: members[0]!.pool,
     benchmark: members[0]!.benchmark,
-    candidates: prepared.candidates.map((p, i) => ({ id: p.id, resolved: members[i]!.resolved, usable: p.usable, changedLines: p.changedLines, clusterKey: p.normalized?.key ?? null })),
+    candidates: prepared.candidates.map((p, i) => ({
+      id: p.id,
+      resolved: members[i]!.resolved,
+      usable: p.usable,
+      changedLines: p.changedLines,
+      clusterKey: p.normalized?.key ?? null,
+    })),
     values: {
       [TRAINED]: scores.map((s) => s?.value ?? null),
       ...extraValues,
@@ -45,6 +56,11 @@ export function evalPool(members: LabelledCandidate[], scores: Array<Score | und
       [LEARNED_FIXED]: signals.map((s) => contributions(fixed, s).total),
       [ROBUST_FIXED]: signals.map((s, i) => robustScore(s) - tieBreak(i)),
     },
-    chosen: { [LEARNED]: learned.chosen, [ROBUST]: robust.chosen, [LEARNED_FIXED]: learnedFixed.chosen, [ROBUST_FIXED]: robustFixed.chosen },
+    chosen: {
+      [LEARNED]: learned.chosen,
+      [ROBUST]: robust.chosen,
+      [LEARNED_FIXED]: learnedFixed.chosen,
+      [ROBUST_FIXED]: robustFixed.chosen,
+    },
   };
 }

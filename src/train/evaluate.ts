@@ -216,7 +216,12 @@ export function evaluateScope(scope: string, pools: EvalPool[], options: Evaluat
       const pts = points(pools, selector);
       const aucs: number[] = [];
       for (const sample of samples.slice(0, Math.min(samples.length, 300))) {
-        const a = rocAuc(points(sample.map((i) => pools[i]!), selector));
+        const a = rocAuc(
+          points(
+            sample.map((i) => pools[i]!),
+            selector,
+          ),
+        );
         if (a !== null) aucs.push(a);
       }
       aucs.sort((a, b) => a - b);
@@ -228,7 +233,10 @@ export function evaluateScope(scope: string, pools: EvalPool[], options: Evaluat
     if (withinPoint !== null) {
       const draws: number[] = [];
       for (const sample of samples.slice(0, Math.min(samples.length, 300))) {
-        const a = withinPoolAuc(sample.map((i) => pools[i]!), selector);
+        const a = withinPoolAuc(
+          sample.map((i) => pools[i]!),
+          selector,
+        );
         if (a !== null) draws.push(a);
       }
       draws.sort((a, b) => a - b);
@@ -260,7 +268,15 @@ export function evaluateAll(pools: EvalPool[], options: EvaluateOptions, prefix 
   return [
     evaluateScope(`${prefix}all`, pools, options),
     evaluateScope(`${prefix}mixed-label`, mixed, options),
-    ...(benchmarks.length > 1 ? benchmarks.map((b) => evaluateScope(`${prefix}benchmark ${b}`, pools.filter((pool) => pool.benchmark === b), options)) : []),
+    ...(benchmarks.length > 1
+      ? benchmarks.map((b) =>
+          evaluateScope(
+            `${prefix}benchmark ${b}`,
+            pools.filter((pool) => pool.benchmark === b),
+            options,
+          ),
+        )
+      : []),
   ];
 }
 

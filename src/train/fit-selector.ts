@@ -52,7 +52,9 @@ export function fitSelector(pools: SelectorPool[], options: FitSelectorOptions =
   });
   const learnable = stats.map((stat) => stat.std > 1e-9);
   const mixed = pools.filter((pool) => pool.labels.some(Boolean) && pool.labels.some((label) => !label));
-  const standardized = mixed.map((pool) => pool.signals.map((s) => stats.map((stat, k) => (learnable[k] ? (s[stat.name] - stat.mean) / stat.std : 0))));
+  const standardized = mixed.map((pool) =>
+    pool.signals.map((s) => stats.map((stat, k) => (learnable[k] ? (s[stat.name] - stat.mean) / stat.std : 0))),
+  );
 
   const w = new Float64Array(SIGNALS.length);
   const m = new Float64Array(SIGNALS.length);

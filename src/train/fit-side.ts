@@ -24,7 +24,15 @@ import type { Calibration } from './onnx-export.js';
 import { foldOf } from './split.js';
 import { fitPriors } from '../select/priors.js';
 import { fitTrajectoryWeights } from './fit-trajectory.js';
-import { DEFAULT_FIT, fitValueModel, initParams, predictLogit, type TrainExample, type ValueModelParams, type ValueModelShape } from './value-model.js';
+import {
+  DEFAULT_FIT,
+  fitValueModel,
+  initParams,
+  predictLogit,
+  type TrainExample,
+  type ValueModelParams,
+  type ValueModelShape,
+} from './value-model.js';
 import { tokenizerJson, WordCounter } from './vocabulary.js';
 
 export interface FitSideOptions {
@@ -59,7 +67,14 @@ export interface FittedSide {
 }
 
 function copyParams(params: ValueModelParams): ValueModelParams {
-  return { ...params, embedding: params.embedding.slice(), w1: params.w1.slice(), b1: params.b1.slice(), w2: params.w2.slice(), skip: params.skip.slice() };
+  return {
+    ...params,
+    embedding: params.embedding.slice(),
+    w1: params.w1.slice(),
+    b1: params.b1.slice(),
+    w2: params.w2.slice(),
+    skip: params.skip.slice(),
+  };
 }
 
 /**
@@ -97,7 +112,10 @@ export function offlineScore(candidate: LabelledCandidate, value: number, raw: n
   };
 }
 
-const formatWeights = (weights: Record<string, number>) => Object.entries(weights).map(([name, w]) => `${name} ${w.toFixed(2)}`).join(', ');
+const formatWeights = (weights: Record<string, number>) =>
+  Object.entries(weights)
+    .map(([name, w]) => `${name} ${w.toFixed(2)}`)
+    .join(', ');
 
 /** Signals and labels of each pool's usable candidates, given a value per candidate. */
 function selectorPools(candidates: LabelledCandidate[], valueOf: Map<LabelledCandidate, { value: number; raw: number }>): SelectorPool[] {
@@ -108,7 +126,11 @@ function selectorPools(candidates: LabelledCandidate[], valueOf: Map<LabelledCan
     );
     const signals = computeSignals(instance, members[0]!.task);
     const usable = instance.candidates.map((p, i) => ({ p, i })).filter(({ p }) => p.usable);
-    return { signals: usable.map(({ i }) => signals[i]!), labels: usable.map(({ i }) => members[i]!.resolved), trajectory: usable.map(({ i }) => members[i]!.trajectory.messages.length > 0) };
+    return {
+      signals: usable.map(({ i }) => signals[i]!),
+      labels: usable.map(({ i }) => members[i]!.resolved),
+      trajectory: usable.map(({ i }) => members[i]!.trajectory.messages.length > 0),
+    };
   });
 }
 
@@ -127,7 +149,12 @@ export async function fitSide(trainSide: LabelledCandidate[], dir: string, optio
   const cache = new Map<LabelledCandidate, FeatureBag>();
   const bags = async (candidates: LabelledCandidate[]): Promise<FeatureBag[]> => {
     const missing = candidates.filter((c) => !cache.has(c));
-    const ids = await encodeCandidates(missing, { tokenizer, budgetTokens, signal: options.signal, onProgress: (done, total) => options.onProgress?.('encode', done, total) });
+    const ids = await encodeCandidates(missing, {
+      tokenizer,
+      budgetTokens,
+      signal: options.signal,
+      onProgress: (done, total) => options.onProgress?.('encode', done, total),
+    });
     missing.forEach((c, i) => cache.set(c, featureBag(ids[i]!, space)));
     return candidates.map((c) => cache.get(c)!);
   };
@@ -149,10 +176,15 @@ export async function fitSide(trainSide: LabelledCandidate[], dir: string, optio
     const held = trainSide.filter((c) => foldOfCandidate.get(c) === k);
     heldOf.push(held);
     if (fit.length === 0 || held.length === 0) {
-      if (k === 0) throw wnwError('WNW_ERR_INPUT_INVALID', `too few training instances for ${folds} folds`, { details: { field: 'folds' } });
+      if (k === 0)
+        throw wnwError('WNW_ERR_INPUT_INVALID', `too few training instances for ${folds} folds`, { details: { field: 'folds' } });
       continue;
     }
-    const params = initParams(shape, seed + k + 1, fit.map((c) => bagOf(c).logLength));
+    const params = initParams(
+      shape,
+      seed + k + 1,
+      fit.map((c) => bagOf(c).logLength),
+    );
     fitValueModel(params, fit.map(example), {
       ...fitOptions,
       seed: seed + k,
@@ -180,7 +212,10 @@ export async function fitSide(trainSide: LabelledCandidate[], dir: string, optio
   const calibrations = heldOf.map((held) => {
     const scored = held.filter((c) => oofByEpoch.get(c)?.[epochs - 1] !== undefined);
     const logits = scored.map((c) => oofByEpoch.get(c)![epochs - 1]!);
-    const fitted = fitPlatt(logits, scored.map((c) => c.resolved));
+    const fitted = fitPlatt(
+      logits,
+      scored.map((c) => c.resolved),
+    );
     scored.forEach((c, i) => {
       const raw = fitted.a * logits[i]! + fitted.b;
       oofValue.set(c, { value: sigmoid(raw), raw });
@@ -192,11 +227,28 @@ export async function fitSide(trainSide: LabelledCandidate[], dir: string, optio
   const pools = selectorPools(oofCandidates, oofValue);
   const fittedSelector = fitSelector(pools);
   const trajectory = fitTrajectoryWeights(pools, fittedSelector);
-  const selector: LearnedSelector = { ...fittedSelector, ...(options.priors === false ? {} : { priors: fitPriors(trainSide) }), ...(trajectory ? { trajectory } : {}) };
-  const poolAuc = rocAuc(pools.flatMap((pool) => pool.signals.map((signal, i) => ({ value: signal.value_rel, resolved: pool.labels[i]! }))));
-  log(`out-of-fold AUC ${rocAuc(oofCandidates.map((c) => ({ value: oofValue.get(c)!.value, resolved: c.resolved })))?.toFixed(3)}, of value_rel within pools ${poolAuc?.toFixed(3)}`);
-  log(`calibration: a ${calibration.a.toFixed(3)}, b ${calibration.b.toFixed(3)}; selector weights ${selector.signals.filter((s) => s.learned).map((s) => `${s.name} ${s.weight.toFixed(2)}`).join(', ')}`);
-  log(trajectory ? `trajectory weights from ${trajectory.rows} candidates in ${trajectory.pools} mixed pools: robust ${formatWeights(trajectory.robust)}; learned ${formatWeights(trajectory.learned)}` : 'trajectory weights: no mixed pool with trajectories, the fixed priors stay');
+  const selector: LearnedSelector = {
+    ...fittedSelector,
+    ...(options.priors === false ? {} : { priors: fitPriors(trainSide) }),
+    ...(trajectory ? { trajectory } : {}),
+  };
+  const poolAuc = rocAuc(
+    pools.flatMap((pool) => pool.signals.map((signal, i) => ({ value: signal.value_rel, resolved: pool.labels[i]! }))),
+  );
+  log(
+    `out-of-fold AUC ${rocAuc(oofCandidates.map((c) => ({ value: oofValue.get(c)!.value, resolved: c.resolved })))?.toFixed(3)}, of value_rel within pools ${poolAuc?.toFixed(3)}`,
+  );
+  log(
+    `calibration: a ${calibration.a.toFixed(3)}, b ${calibration.b.toFixed(3)}; selector weights ${selector.signals
+      .filter((s) => s.learned)
+      .map((s) => `${s.name} ${s.weight.toFixed(2)}`)
+      .join(', ')}`,
+  );
+  log(
+    trajectory
+      ? `trajectory weights from ${trajectory.rows} candidates in ${trajectory.pools} mixed pools: robust ${formatWeights(trajectory.robust)}; learned ${formatWeights(trajectory.learned)}`
+      : 'trajectory weights: no mixed pool with trajectories, the fixed priors stay',
+  );
   const params = snapshots[epochs - 1]!;
   const value = (bag: FeatureBag) => {
     const raw = calibration.a * predictLogit(params, bag) + calibration.b;

@@ -9,7 +9,13 @@
  */
 import { contributions, computeSignals, robustAgreement, type Candidate, type LearnedSelector, type Signals } from '../select/index.js';
 import { prepare } from '../select/prepare.js';
-import { LEARNED_TRAJECTORY_PRIOR, ROBUST_TRAJECTORY_PRIOR, TRAJECTORY_SIGNAL_NAMES, type TrajectorySignalName, type TrajectoryWeights } from '../select/trajectory-weights.js';
+import {
+  LEARNED_TRAJECTORY_PRIOR,
+  ROBUST_TRAJECTORY_PRIOR,
+  TRAJECTORY_SIGNAL_NAMES,
+  type TrajectorySignalName,
+  type TrajectoryWeights,
+} from '../select/trajectory-weights.js';
 import { groupBy } from '../util/group-by.js';
 import type { LabelledCandidate } from './dataset.js';
 import type { SelectorPool } from './fit-selector.js';
@@ -42,10 +48,17 @@ export function poolsWithTrajectories(pools: SelectorPool[]): SelectorPool[] {
  */
 export function unscoredSelectorPools(candidates: LabelledCandidate[]): SelectorPool[] {
   return [...groupBy(candidates, (c) => c.pool).values()].map((members) => {
-    const instance = prepare(members.map((c): Candidate => ({ trajectory: c.trajectory })), members[0]!.trajectory.instance_id);
+    const instance = prepare(
+      members.map((c): Candidate => ({ trajectory: c.trajectory })),
+      members[0]!.trajectory.instance_id,
+    );
     const signals = computeSignals(instance, members[0]!.task);
     const usable = instance.candidates.flatMap((p, i) => (p.usable ? [i] : []));
-    return { signals: usable.map((i) => signals[i]!), labels: usable.map((i) => members[i]!.resolved), trajectory: usable.map((i) => members[i]!.trajectory.messages.length > 0) };
+    return {
+      signals: usable.map((i) => signals[i]!),
+      labels: usable.map((i) => members[i]!.resolved),
+      trajectory: usable.map((i) => members[i]!.trajectory.messages.length > 0),
+    };
   });
 }
 
@@ -54,7 +67,12 @@ export function unscoredSelectorPools(candidates: LabelledCandidate[]): Selector
  * definite curvature: the prior's plus each pool's covariance of the signals under the softmax (the
  * exact Hessian for a pool with one resolved candidate, an upper bound on it otherwise).
  */
-function objective(pools: FitPool[], w: number[], prior: number[], strength: number): { value: number; gradient: number[]; curvature: number[][] } {
+function objective(
+  pools: FitPool[],
+  w: number[],
+  prior: number[],
+  strength: number,
+): { value: number; gradient: number[]; curvature: number[][] } {
   const k = w.length;
   let value = 0;
   const gradient = w.map((wk, j) => strength * (wk - prior[j]!));
@@ -142,13 +160,21 @@ function fitOne(pools: SelectorPool[], offset: (signals: Signals) => number, pri
     offset: pool.signals.map(offset),
     labels: pool.labels,
   }));
-  const w = minimise(fitPools, TRAJECTORY_SIGNAL_NAMES.map((name) => prior[name]), strength);
+  const w = minimise(
+    fitPools,
+    TRAJECTORY_SIGNAL_NAMES.map((name) => prior[name]),
+    strength,
+  );
   return Object.fromEntries(TRAJECTORY_SIGNAL_NAMES.map((name, j) => [name, w[j]!])) as Weights;
 }
 
 /** The learned score without its trajectory entries: the offset the learned weights are fitted against. */
 function learnedOffset(selector: LearnedSelector): (signals: Signals) => number {
-  const rest: LearnedSelector = { ...selector, signals: selector.signals.filter((s) => !(TRAJECTORY_SIGNAL_NAMES as readonly string[]).includes(s.name)), trajectory: undefined };
+  const rest: LearnedSelector = {
+    ...selector,
+    signals: selector.signals.filter((s) => !(TRAJECTORY_SIGNAL_NAMES as readonly string[]).includes(s.name)),
+    trajectory: undefined,
+  };
   return (signals) => contributions(rest, signals).total;
 }
 
@@ -157,7 +183,11 @@ function learnedOffset(selector: LearnedSelector): (signals: Signals) => number 
  * those without trajectories are skipped here), or undefined when no pool with both outcomes has
  * trajectories. `selector`: the fitted learned selector (its other weights give learned's offset).
  */
-export function fitTrajectoryWeights(pools: SelectorPool[], selector: LearnedSelector, options: { strength?: number } = {}): TrajectoryWeights | undefined {
+export function fitTrajectoryWeights(
+  pools: SelectorPool[],
+  selector: LearnedSelector,
+  options: { strength?: number } = {},
+): TrajectoryWeights | undefined {
   const strength = options.strength ?? TRAJECTORY_PRIOR_STRENGTH;
   const fit = poolsWithTrajectories(pools);
   if (fit.length === 0) return undefined;

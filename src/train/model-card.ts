@@ -101,7 +101,9 @@ export async function writeModelCard(input: ModelCardInput): Promise<void> {
       selector: {
         file: 'selector.json',
         how: 'listwise softmax over each training pool with both outcomes, on out-of-fold values; signals the data never varied keep a stated prior (learned: false)',
-        weights: Object.fromEntries(input.selector.signals.map((s) => [s.name, { weight: Math.round(s.weight * 1000) / 1000, learned: s.learned }])),
+        weights: Object.fromEntries(
+          input.selector.signals.map((s) => [s.name, { weight: Math.round(s.weight * 1000) / 1000, learned: s.learned }]),
+        ),
         default_strategy: input.selector.default_strategy ?? null,
         default_reason: input.selector.default_reason ?? null,
         trajectory_weights: input.selector.trajectory ?? null,
@@ -117,9 +119,14 @@ export async function writeModelCard(input: ModelCardInput): Promise<void> {
 
 function readme(input: ModelCardInput): string {
   const sources = input.sources
-    .map((s) => `| ${s.origin} | ${s.license ?? 'not stated'} | ${s.permissive === null ? 'unknown' : s.permissive ? 'yes' : 'no'} | ${s.candidates} | ${s.instances} |`)
+    .map(
+      (s) =>
+        `| ${s.origin} | ${s.license ?? 'not stated'} | ${s.permissive === null ? 'unknown' : s.permissive ? 'yes' : 'no'} | ${s.candidates} | ${s.instances} |`,
+    )
     .join('\n');
-  const weights = input.selector.signals.map((s) => `| ${s.name} | ${s.weight.toFixed(3)} | ${s.learned ? 'learned' : 'prior (not in the training data)'} |`).join('\n');
+  const weights = input.selector.signals
+    .map((s) => `| ${s.name} | ${s.weight.toFixed(3)} | ${s.learned ? 'learned' : 'prior (not in the training data)'} |`)
+    .join('\n');
   return `# winnower value model
 
 Built by \`winnower train\`; do not edit by hand. Rebuild with:
@@ -159,9 +166,14 @@ ${input.tables.length ? formatTables(input.tables) : '(no validation split)'}
 function defaultSection(input: ModelCardInput): string {
   const strategy = input.selector.default_strategy ?? 'learned';
   const rows = input.verdicts
-    .map((v) => `| ${v.split} | ${v.source_held_out ? 'yes' : 'no'} | ${v.pools} | ${v.best_trivial} ${pctOf(v.best_trivial_selected)} | ${pctOf(v.learned_selected)} (${v.learned_beats_trivial ? 'beats it' : 'does not beat it'}) | ${pctOf(v.robust_selected)} (${v.robust_reaches_trivial ? 'at or above' : 'below'}) |`)
+    .map(
+      (v) =>
+        `| ${v.split} | ${v.source_held_out ? 'yes' : 'no'} | ${v.pools} | ${v.best_trivial} ${pctOf(v.best_trivial_selected)} | ${pctOf(v.learned_selected)} (${v.learned_beats_trivial ? 'beats it' : 'does not beat it'}) | ${pctOf(v.robust_selected)} (${v.robust_reaches_trivial ? 'at or above' : 'below'}) |`,
+    )
     .join('\n');
-  const table = rows ? `\n\n| split | sources unseen | pools | best trivial selector, selected@1 % | learned selector | robust |\n|---|---|---|---|---|---|\n${rows}` : '';
+  const table = rows
+    ? `\n\n| split | sources unseen | pools | best trivial selector, selected@1 % | learned selector | robust |\n|---|---|---|---|---|---|\n${rows}`
+    : '';
   return `A request that names no strategy gets **${strategy}**: ${input.selector.default_reason ?? 'written before the check existed'}.${table}`;
 }
 

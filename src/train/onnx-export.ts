@@ -45,7 +45,7 @@ export function exportValueModel(options: ExportOptions): Uint8Array {
   // The linear path, with the same length standardisation folded in.
   const skip = Float32Array.from(params.skip, (w) => w * calibration.a);
   skip[dims] = (params.skip[dims]! / params.lengthStd) * calibration.a;
-  const skipBias = (-params.skip[dims]! * params.lengthMean) / params.lengthStd * calibration.a;
+  const skipBias = ((-params.skip[dims]! * params.lengthMean) / params.lengthStd) * calibration.a;
   const bigramOffset = 2 * space.vocabSize;
 
   const initializer: Onnx.ITensorProto[] = [
@@ -106,7 +106,13 @@ export function exportValueModel(options: ExportOptions): Uint8Array {
     node('Div', ['bag_sum', 'tokens_root'], 'pooled'),
     node('Add', ['tokens', 'one_f'], 'tokens_plus_one'),
     node('Log', ['tokens_plus_one'], 'log_length'),
-    { opType: 'Concat', input: ['pooled', 'log_length'], output: ['features'], name: 'Concat_features', attribute: [intAttribute('axis', 1)] },
+    {
+      opType: 'Concat',
+      input: ['pooled', 'log_length'],
+      output: ['features'],
+      name: 'Concat_features',
+      attribute: [intAttribute('axis', 1)],
+    },
     node('MatMul', ['features', 'dense.weight'], 'dense_projected'),
     node('Add', ['dense_projected', 'dense.bias'], 'dense_out'),
     node('Relu', ['dense_out'], 'hidden'),

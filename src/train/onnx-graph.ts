@@ -20,7 +20,12 @@ export function int64Tensor(name: string, dims: number[], values: number[]): Onn
 }
 
 export function valueInfo(name: string, elemType: number, dims: Array<string | number>): Onnx.IValueInfoProto {
-  return { name, type: { tensorType: { elemType, shape: { dim: dims.map((dim) => (typeof dim === 'string' ? { dimParam: dim } : { dimValue: dim })) } } } };
+  return {
+    name,
+    type: {
+      tensorType: { elemType, shape: { dim: dims.map((dim) => (typeof dim === 'string' ? { dimParam: dim } : { dimValue: dim })) } },
+    },
+  };
 }
 
 export function intAttribute(name: string, value: number): Onnx.IAttributeProto {
@@ -30,4 +35,3 @@ export function intAttribute(name: string, value: number): Onnx.IAttributeProto 
 export function node(opType: string, input: string[], output: string, attribute: Onnx.IAttributeProto[] = []): Onnx.INodeProto {
   return { opType, input, output: [output], name: `${opType}_${output}`, attribute };
 }
-

@@ -26,7 +26,11 @@ export interface HeldOutFold {
 const mixed = (members: LabelledCandidate[]) => members.some((c) => c.resolved) && members.some((c) => !c.resolved);
 
 /** One fold per entry of `holdouts`; a fold with nothing to train on or no mixed pool is skipped (logged). */
-export async function evaluateHeldOutSources(candidates: LabelledCandidate[], holdouts: string[][], options: FitSideOptions): Promise<HeldOutFold[]> {
+export async function evaluateHeldOutSources(
+  candidates: LabelledCandidate[],
+  holdouts: string[][],
+  options: FitSideOptions,
+): Promise<HeldOutFold[]> {
   const root = await mkdtemp(join(tmpdir(), 'winnower-sources-'));
   const folds: HeldOutFold[] = [];
   try {
@@ -35,21 +39,31 @@ export async function evaluateHeldOutSources(candidates: LabelledCandidate[], ho
       const { train, validation } = splitBySource(candidates, holdout, options.seed);
       const groups = [...groupBy(validation, (c) => c.pool).values()];
       if (train.length === 0 || !groups.some(mixed)) {
-        options.log(`held out ${holdout.join(',')}: skipped (${train.length === 0 ? 'nothing left to train on' : 'no held-out pool with both outcomes'})`);
+        options.log(
+          `held out ${holdout.join(',')}: skipped (${train.length === 0 ? 'nothing left to train on' : 'no held-out pool with both outcomes'})`,
+        );
         continue;
       }
       options.log(`held out ${holdout.join(',')}: ${train.length} train, ${validation.length} validation candidates`);
       const fitted = await fitSide(train, join(root, String(k)), { ...options, log: (line) => options.log(`  ${line}`) });
       const bags = await fitted.bags(validation);
-      const scoreOf = new Map(validation.map((c, i) => {
-        const { value, raw } = fitted.value(bags[i]!);
-        return [c, offlineScore(c, value, raw)];
-      }));
+      const scoreOf = new Map(
+        validation.map((c, i) => {
+          const { value, raw } = fitted.value(bags[i]!);
+          return [c, offlineScore(c, value, raw)];
+        }),
+      );
       folds.push({
         holdout,
         trainCandidates: train.length,
         validationCandidates: validation.length,
-        pools: groups.map((members) => evalPool(members, members.map((c) => scoreOf.get(c)), fitted.selector)),
+        pools: groups.map((members) =>
+          evalPool(
+            members,
+            members.map((c) => scoreOf.get(c)),
+            fitted.selector,
+          ),
+        ),
       });
     }
   } finally {

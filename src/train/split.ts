@@ -59,7 +59,11 @@ export interface SourceSplittable extends Splittable {
  * left to train on), the instances are halved by a seeded hash instead: one half validates, the
  * other half trains on the candidates of the other sources only.
  */
-export function splitBySource<T extends SourceSplittable>(items: T[], holdout: readonly string[], seed = 1): { train: T[]; validation: T[] } {
+export function splitBySource<T extends SourceSplittable>(
+  items: T[],
+  holdout: readonly string[],
+  seed = 1,
+): { train: T[]; validation: T[] } {
   const held = new Set(items.filter((item) => matchesSource(item.trajectory.source, holdout)).map((item) => item.pool));
   const train: T[] = [];
   const validation: T[] = [];

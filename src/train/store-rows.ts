@@ -14,11 +14,24 @@ import type { LabelledCandidate } from './dataset.js';
 const LABEL: Record<string, boolean | undefined> = { resolved: true, unresolved: false, apply_failed: false };
 
 function taskOf(request: unknown, instanceId: string): Task {
-  const body = (request ?? {}) as { issue?: unknown; task?: { problem_statement?: unknown; repo?: { name?: unknown } }; repo?: { url?: unknown; path?: unknown } };
-  const statement = typeof body.issue === 'string' ? body.issue : typeof body.task?.problem_statement === 'string' ? body.task.problem_statement : '';
+  const body = (request ?? {}) as {
+    issue?: unknown;
+    task?: { problem_statement?: unknown; repo?: { name?: unknown } };
+    repo?: { url?: unknown; path?: unknown };
+  };
+  const statement =
+    typeof body.issue === 'string' ? body.issue : typeof body.task?.problem_statement === 'string' ? body.task.problem_statement : '';
   const location = typeof body.repo?.url === 'string' ? body.repo.url : typeof body.repo?.path === 'string' ? body.repo.path : undefined;
-  const name = typeof body.task?.repo?.name === 'string' ? body.task.repo.name : location ? basename(location).replace(/\.git$/, '') : undefined;
-  return { instance_id: instanceId, problem_statement: statement, fail_to_pass: [], pass_to_pass: [], meta: {}, ...(name ? { repo: { name } } : {}) } as Task;
+  const name =
+    typeof body.task?.repo?.name === 'string' ? body.task.repo.name : location ? basename(location).replace(/\.git$/, '') : undefined;
+  return {
+    instance_id: instanceId,
+    problem_statement: statement,
+    fail_to_pass: [],
+    pass_to_pass: [],
+    meta: {},
+    ...(name ? { repo: { name } } : {}),
+  } as Task;
 }
 
 /** Every verified candidate of every finished job in `dataDir`'s store, newest job first. */
@@ -39,7 +52,11 @@ export function labelledFromStore(dataDir: string): LabelledCandidate[] {
           if (!candidate.trajectory || resolved === undefined) continue;
           const task = taskOf(job.request, candidate.trajectory.instance_id);
           rows.push({
-            trajectory: { ...candidate.trajectory, id: `${job.id}/${candidate.trajectory.id}`, meta: { ...candidate.trajectory.meta, job_id: job.id, resolved, ...(scoredBy ? { scored_by: scoredBy } : {}) } },
+            trajectory: {
+              ...candidate.trajectory,
+              id: `${job.id}/${candidate.trajectory.id}`,
+              meta: { ...candidate.trajectory.meta, job_id: job.id, resolved, ...(scoredBy ? { scored_by: scoredBy } : {}) },
+            },
             task,
             resolved,
             pool: `${job.id}|${candidate.trajectory.instance_id}`,

@@ -13,7 +13,16 @@ import { createOnnxScorer } from '../scoring/onnx/onnx.js';
 import { SELECTOR_FILE, type LearnedSelector } from '../select/index.js';
 import { loadDataset, type LabelledCandidate } from './dataset.js';
 import { evalPool, LEARNED, LEARNED_FIXED, ROBUST, ROBUST_FIXED, TRAINED, UNTRAINED } from './eval-pools.js';
-import { beatsTrivial, bestTrivial, evaluateAll, evaluateScope, formatTables, TRIVIAL_SELECTORS, type EvalPool, type ScopeTable } from './evaluate.js';
+import {
+  beatsTrivial,
+  bestTrivial,
+  evaluateAll,
+  evaluateScope,
+  formatTables,
+  TRIVIAL_SELECTORS,
+  type EvalPool,
+  type ScopeTable,
+} from './evaluate.js';
 import { fitSide, type FitSideOptions } from './fit-side.js';
 import { writeModelCard, type DataSource, type SplitVerdict } from './model-card.js';
 import { exportValueModel, type Calibration } from './onnx-export.js';
@@ -95,21 +104,33 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const budgetTokens = options.budgetTokens ?? TRAIN_DEFAULTS.budgetTokens;
   if (folds < 2) throw wnwError('WNW_ERR_INPUT_INVALID', 'folds must be at least 2', { details: { field: 'folds' } });
   if (options.holdoutSources?.length && options.holdoutRepos?.length) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', 'give --holdout-sources or --holdout-repos, not both', { details: { field: 'holdout_sources' } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', 'give --holdout-sources or --holdout-repos, not both', {
+      details: { field: 'holdout_sources' },
+    });
   }
 
   const dataset = await loadTrainingRows(options);
   const bySource = Boolean(options.holdoutSources?.length);
   const { train: trainSide, validation } = bySource
     ? splitBySource(dataset.candidates, options.holdoutSources!, seed)
-    : splitByInstance(dataset.candidates, { seed, validationFraction: options.validationFraction ?? TRAIN_DEFAULTS.validationFraction, holdoutRepos: options.holdoutRepos });
+    : splitByInstance(dataset.candidates, {
+        seed,
+        validationFraction: options.validationFraction ?? TRAIN_DEFAULTS.validationFraction,
+        holdoutRepos: options.holdoutRepos,
+      });
   if (trainSide.length === 0) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', 'the split left no candidates to train on', { details: { field: bySource ? 'holdout_sources' : options.holdoutRepos?.length ? 'holdout_repos' : 'validation_fraction' } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', 'the split left no candidates to train on', {
+      details: { field: bySource ? 'holdout_sources' : options.holdoutRepos?.length ? 'holdout_repos' : 'validation_fraction' },
+    });
   }
   if (bySource && validation.length === 0) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `no candidate comes from ${options.holdoutSources!.join(', ')}`, { details: { field: 'holdout_sources' } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `no candidate comes from ${options.holdoutSources!.join(', ')}`, {
+      details: { field: 'holdout_sources' },
+    });
   }
-  log(`data: ${dataset.candidates.length} labelled candidates (${trainSide.length} train, ${validation.length} validation); dropped ${JSON.stringify(dataset.dropped)}; ${dataset.issues.length} input issue(s) skipped`);
+  log(
+    `data: ${dataset.candidates.length} labelled candidates (${trainSide.length} train, ${validation.length} validation); dropped ${JSON.stringify(dataset.dropped)}; ${dataset.issues.length} input issue(s) skipped`,
+  );
 
   const fitOptions: FitSideOptions = {
     seed,
@@ -130,30 +151,69 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const fitted = await fitSide(trainSide, outDir, fitOptions);
   const { space, shape, params, calibration, epochs } = fitted;
 
-  const model = exportValueModel({ params, space, calibration, docString: `winnower value model, seed ${seed}, fold 0 of ${folds} over ${trainSide.length} training candidates` });
+  const model = exportValueModel({
+    params,
+    space,
+    calibration,
+    docString: `winnower value model, seed ${seed}, fold 0 of ${folds} over ${trainSide.length} training candidates`,
+  });
   await writeFile(join(outDir, 'model.onnx'), model);
 
   // Validation through the real serving path: the exported folder, loaded by the onnx scorer.
   let tables: ScopeTable[] = [];
   let exportMaxDiff: number | null = null;
-  const splitName = bySource ? `held out ${options.holdoutSources!.join(',')}` : options.holdoutRepos?.length ? `held-out repositories ${options.holdoutRepos.join(',')}` : 'held-out instances';
+  const splitName = bySource
+    ? `held out ${options.holdoutSources!.join(',')}`
+    : options.holdoutRepos?.length
+      ? `held-out repositories ${options.holdoutRepos.join(',')}`
+      : 'held-out instances';
   const probabilistic = (baseline: boolean) => [TRAINED, ...(baseline ? [UNTRAINED] : [])];
   // With trajectories in the data, each strategy is also shown with its fixed trajectory priors: the check on the fitted weights.
   const withTrajectories = dataset.candidates.some((c) => c.trajectory.messages.length > 0);
-  const selectorsFor = (baseline: boolean) => [...TRIVIAL_SELECTORS, ...(baseline ? [UNTRAINED] : []), TRAINED, LEARNED, ROBUST, ...(withTrajectories ? [LEARNED_FIXED, ROBUST_FIXED] : [])];
+  const selectorsFor = (baseline: boolean) => [
+    ...TRIVIAL_SELECTORS,
+    ...(baseline ? [UNTRAINED] : []),
+    TRAINED,
+    LEARNED,
+    ROBUST,
+    ...(withTrajectories ? [LEARNED_FIXED, ROBUST_FIXED] : []),
+  ];
   // The card is written before validation too: the onnx scorer reads config.json.
-  const card = { outDir, space, shape, budgetTokens, padTokenId: PAD_ID, seed, epochs, folds, calibration, selector: fitted.selector, sources: dataSources(dataset.candidates), trainCandidates: trainSide.length, validationCandidates: validation.length, command: options.command ?? '', options };
+  const card = {
+    outDir,
+    space,
+    shape,
+    budgetTokens,
+    padTokenId: PAD_ID,
+    seed,
+    epochs,
+    folds,
+    calibration,
+    selector: fitted.selector,
+    sources: dataSources(dataset.candidates),
+    trainCandidates: trainSide.length,
+    validationCandidates: validation.length,
+    command: options.command ?? '',
+    options,
+  };
   await writeFile(join(outDir, SELECTOR_FILE), `${JSON.stringify(fitted.selector, null, 2)}\n`);
   await writeModelCard({ ...card, tables, verdicts: [], seconds: 0 });
   if (validation.length > 0) {
     const validationBags = await fitted.bags(validation);
     const tsRaw = new Map(validation.map((c, i) => [c, calibration.a * predictLogit(params, validationBags[i]!) + calibration.b]));
     const evaluated = await evaluateValidation(validation, outDir, options.baselineModel, fitted.selector, budgetTokens, options);
-    exportMaxDiff = Math.max(...validation.map((c) => {
-      const onnx = evaluated.raw.get(c);
-      return onnx === undefined ? 0 : Math.abs(onnx - tsRaw.get(c)!);
-    }));
-    tables = evaluateAll(evaluated.pools, { selectors: selectorsFor(evaluated.hasBaseline), probabilistic: probabilistic(evaluated.hasBaseline), bootstrap: options.bootstrap, seed });
+    exportMaxDiff = Math.max(
+      ...validation.map((c) => {
+        const onnx = evaluated.raw.get(c);
+        return onnx === undefined ? 0 : Math.abs(onnx - tsRaw.get(c)!);
+      }),
+    );
+    tables = evaluateAll(evaluated.pools, {
+      selectors: selectorsFor(evaluated.hasBaseline),
+      probabilistic: probabilistic(evaluated.hasBaseline),
+      bootstrap: options.bootstrap,
+      seed,
+    });
   }
 
   // The source-held-out check: the split itself when it is by source, else leave-one-source-out.
@@ -165,15 +225,28 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   if (!bySource && (options.sourceCheck ?? 'loso') === 'loso') {
     const families = rotatingSources(dataset.candidates);
     log(`leave-one-source-out over ${families.length} source famil${families.length === 1 ? 'y' : 'ies'}: ${families.join(', ')}`);
-    heldOutWithTrajectories = dataset.candidates.some((c) => c.trajectory.messages.length > 0 && matchesSource(c.trajectory.source, families));
-    const heldOut = await evaluateHeldOutSources(dataset.candidates, families.map((f) => [f]), fitOptions);
-    const sourceTables = heldOutTables(heldOut, { selectors: selectorsFor(false), probabilistic: probabilistic(false), bootstrap: options.bootstrap, seed });
+    heldOutWithTrajectories = dataset.candidates.some(
+      (c) => c.trajectory.messages.length > 0 && matchesSource(c.trajectory.source, families),
+    );
+    const heldOut = await evaluateHeldOutSources(
+      dataset.candidates,
+      families.map((f) => [f]),
+      fitOptions,
+    );
+    const sourceTables = heldOutTables(heldOut, {
+      selectors: selectorsFor(false),
+      probabilistic: probabilistic(false),
+      bootstrap: options.bootstrap,
+      seed,
+    });
     if (sourceTables.length) verdicts.push(verdict(sourceTables[0]!.scope.replace(/: all$/, ''), sourceTables[0]!, true));
     sourceTable = sourceTables[0];
     tables = [...tables, ...sourceTables];
   }
   const sourceVerdict = verdicts.find((v) => v.source_held_out);
-  const trajectory = fitted.selector.trajectory ? checkTrajectoryWeights(fitted.selector.trajectory, sourceTable, heldOutWithTrajectories) : undefined;
+  const trajectory = fitted.selector.trajectory
+    ? checkTrajectoryWeights(fitted.selector.trajectory, sourceTable, heldOutWithTrajectories)
+    : undefined;
   if (trajectory) log(`trajectory weights: ${trajectory.use ? 'used' : 'not used'} (${trajectory.reason})`);
   const selector: LearnedSelector = {
     ...fitted.selector,
@@ -189,7 +262,19 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   await writeFile(join(outDir, SELECTOR_FILE), `${JSON.stringify(selector, null, 2)}\n`);
   const seconds = (Date.now() - started) / 1000;
   await writeModelCard({ ...card, selector, tables, verdicts, seconds });
-  return { outDir, trainCandidates: trainSide.length, validationCandidates: validation.length, epochs, calibration, selector, tables, table: formatTables(tables), seconds, exportMaxDiff, verdicts };
+  return {
+    outDir,
+    trainCandidates: trainSide.length,
+    validationCandidates: validation.length,
+    epochs,
+    calibration,
+    selector,
+    tables,
+    table: formatTables(tables),
+    seconds,
+    exportMaxDiff,
+    verdicts,
+  };
 }
 
 /**
@@ -199,7 +284,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
  */
 function checkTrajectoryWeights(weights: TrajectoryWeights, table: ScopeTable | undefined, checked: boolean): TrajectoryWeights {
   const fitted = `fitted on ${weights.rows} labelled candidates with trajectories in ${weights.pools} pools with both outcomes`;
-  if (!table || !checked) return { ...weights, use: true, reason: `${fitted}; unchecked: no source-held-out evaluation held out a candidate with a trajectory` };
+  if (!table || !checked)
+    return { ...weights, use: true, reason: `${fitted}; unchecked: no source-held-out evaluation held out a candidate with a trajectory` };
   const selected = (name: string) => table.rows.find((r) => r.selector === name)?.selected_at_1.value ?? null;
   const pct = (x: number | null) => (x === null ? 'n/a' : `${(100 * x).toFixed(1)}%`);
   const pairs = [
@@ -235,19 +321,37 @@ function heldOutTables(folds: HeldOutFold[], options: Parameters<typeof evaluate
   if (folds.length === 0) return [];
   const pooled = folds.flatMap((fold) => fold.pools);
   const name = `leave-one-source-out (${folds.length} folds; a pool counts once per fold that holds it out)`;
-  return [...evaluateAll(pooled, options, `${name}: `).slice(0, 2), ...folds.map((fold) => evaluateScope(`held out ${fold.holdout.join(',')}: all`, fold.pools, options))];
+  return [
+    ...evaluateAll(pooled, options, `${name}: `).slice(0, 2),
+    ...folds.map((fold) => evaluateScope(`held out ${fold.holdout.join(',')}: all`, fold.pools, options)),
+  ];
 }
 
 /** The rollout files' labelled candidates and, with fromStore, the job store's verified ones. */
-async function loadTrainingRows(options: TrainOptions): Promise<{ candidates: LabelledCandidate[]; dropped: Record<string, number>; issues: unknown[] }> {
+async function loadTrainingRows(
+  options: TrainOptions,
+): Promise<{ candidates: LabelledCandidate[]; dropped: Record<string, number>; issues: unknown[] }> {
   const fromFiles = options.rollouts.length
-    ? await loadDataset({ rollouts: options.rollouts, sourceFrom: options.sourceFrom, labels: options.labels, tasks: options.tasks, permissiveOnly: options.permissiveOnly, onInvalid: options.onInvalid, signal: options.signal })
+    ? await loadDataset({
+        rollouts: options.rollouts,
+        sourceFrom: options.sourceFrom,
+        labels: options.labels,
+        tasks: options.tasks,
+        permissiveOnly: options.permissiveOnly,
+        onInvalid: options.onInvalid,
+        signal: options.signal,
+      })
     : { candidates: [], dropped: {}, issues: [] };
   if (!options.fromStore) return fromFiles;
-  if (options.permissiveOnly) throw wnwError('WNW_ERR_INPUT_INVALID', '--permissive-only: rows from the job store carry no licence', { details: { field: 'permissive_only' } });
+  if (options.permissiveOnly)
+    throw wnwError('WNW_ERR_INPUT_INVALID', '--permissive-only: rows from the job store carry no licence', {
+      details: { field: 'permissive_only' },
+    });
   const stored = labelledFromStore(options.fromStore);
   if (stored.length + fromFiles.candidates.length === 0) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `no verified candidates in the job store at ${options.fromStore} (jobs need verification on)`, { details: { field: 'from_store' } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `no verified candidates in the job store at ${options.fromStore} (jobs need verification on)`, {
+      details: { field: 'from_store' },
+    });
   }
   return { ...fromFiles, candidates: [...fromFiles.candidates, ...stored] };
 }
@@ -274,7 +378,10 @@ async function evaluateValidation(
   options: TrainOptions,
 ): Promise<{ pools: EvalPool[]; raw: Map<LabelledCandidate, number>; hasBaseline: boolean }> {
   const scorer = await createOnnxScorer({ modelDir: outDir, name: 'trained' });
-  const baseline = baselineModel && existsSync(join(baselineModel, 'model.onnx')) ? await createOnnxScorer({ modelDir: baselineModel, name: 'untrained' }) : undefined;
+  const baseline =
+    baselineModel && existsSync(join(baselineModel, 'model.onnx'))
+      ? await createOnnxScorer({ modelDir: baselineModel, name: 'untrained' })
+      : undefined;
   const raw = new Map<LabelledCandidate, number>();
   const pools: EvalPool[] = [];
   try {
@@ -285,12 +392,21 @@ async function evaluateValidation(
       const task = members[0]!.task;
       const trajectories = members.map((c) => c.trajectory);
       const scores = await scoreCandidates(scorer, task, trajectories, { budgetTokens, signal: options.signal });
-      const untrained = baseline ? await scoreCandidates(baseline, task, trajectories, { budgetTokens, signal: options.signal }) : undefined;
+      const untrained = baseline
+        ? await scoreCandidates(baseline, task, trajectories, { budgetTokens, signal: options.signal })
+        : undefined;
       members.forEach((c, i) => {
         const score = scores[i]!.score;
         if (score) raw.set(c, score.raw);
       });
-      pools.push(evalPool(members, scores.map((s) => s.score ?? undefined), selector, untrained ? { [UNTRAINED]: untrained.map((s) => s.score?.value ?? null) } : {}));
+      pools.push(
+        evalPool(
+          members,
+          scores.map((s) => s.score ?? undefined),
+          selector,
+          untrained ? { [UNTRAINED]: untrained.map((s) => s.score?.value ?? null) } : {},
+        ),
+      );
       options.onProgress?.('validate', ++done, groups.length);
     }
   } finally {

@@ -53,7 +53,13 @@ export interface FitOptions {
   onEpoch?: (epoch: number, loss: number) => void;
 }
 
-export const DEFAULT_FIT: Omit<FitOptions, 'seed'> = { epochs: 12, learningRate: TRAIN_DEFAULTS.learningRate, l2: 1e-5, rankWeight: 1, groupsPerStep: 4 };
+export const DEFAULT_FIT: Omit<FitOptions, 'seed'> = {
+  epochs: 12,
+  learningRate: TRAIN_DEFAULTS.learningRate,
+  l2: 1e-5,
+  rankWeight: 1,
+  groupsPerStep: 4,
+};
 
 /** Fresh parameters: small seeded uniform weights. */
 export function initParams(shape: ValueModelShape, seed: number, lengths: number[]): ValueModelParams {
@@ -65,7 +71,17 @@ export function initParams(shape: ValueModelShape, seed: number, lengths: number
   const w2 = new Float64Array(shape.hidden).map(() => uniform(Math.sqrt(6 / (shape.hidden + 1))));
   const mean = lengths.length ? lengths.reduce((a, b) => a + b, 0) / lengths.length : 0;
   const variance = lengths.length ? lengths.reduce((a, b) => a + (b - mean) ** 2, 0) / lengths.length : 1;
-  return { ...shape, embedding, w1, b1: new Float64Array(shape.hidden).fill(0.1), w2, skip: new Float64Array(inputs), b2: 0, lengthMean: mean, lengthStd: Math.sqrt(variance) || 1 };
+  return {
+    ...shape,
+    embedding,
+    w1,
+    b1: new Float64Array(shape.hidden).fill(0.1),
+    w2,
+    skip: new Float64Array(inputs),
+    b2: 0,
+    lengthMean: mean,
+    lengthStd: Math.sqrt(variance) || 1,
+  };
 }
 
 interface Activations {

@@ -56,7 +56,15 @@ export function tokenizerJson(words: readonly string[]): string {
   const vocab: Record<string, number> = {};
   FIXED.forEach((token, id) => (vocab[token] = id));
   words.forEach((word, index) => (vocab[word] = FIXED.length + index));
-  const added = (id: number, content: string, special: boolean) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special });
+  const added = (id: number, content: string, special: boolean) => ({
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special,
+  });
   return `${JSON.stringify({
     version: '1.0',
     truncation: null,

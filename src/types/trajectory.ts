@@ -25,15 +25,7 @@ export const ChatMessage = z.object({
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
 /** Why a rollout ended, unified across agents; the agent's own word is kept in `exit_raw`. */
-export const ExitReason = z.enum([
-  'submitted',
-  'step_limit',
-  'token_limit',
-  'timeout',
-  'error',
-  'cancelled',
-  'unknown',
-]);
+export const ExitReason = z.enum(['submitted', 'step_limit', 'token_limit', 'timeout', 'error', 'cancelled', 'unknown']);
 export type ExitReason = z.infer<typeof ExitReason>;
 
 export const Usage = z.object({

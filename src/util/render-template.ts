@@ -8,7 +8,9 @@ export function renderTemplate(template: string, values: Record<string, string |
   return template.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_match, name: string) => {
     const value = values[name];
     if (value === undefined) {
-      throw wnwError('WNW_ERR_CFG_INVALID', `${templateName}: no value for {{${name}}}`, { details: { template: templateName, variable: name } });
+      throw wnwError('WNW_ERR_CFG_INVALID', `${templateName}: no value for {{${name}}}`, {
+        details: { template: templateName, variable: name },
+      });
     }
     return String(value);
   });

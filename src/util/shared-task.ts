@@ -43,7 +43,8 @@ export class SharedTask<T> {
         left = true;
         signal?.removeEventListener('abort', onAbort);
         this.#waiters -= 1;
-        if (this.#waiters === 0 && !this.#settled) this.#controller.abort(wnwError('WNW_ERR_OP_ABORTED', 'every caller waiting for this work gave up'));
+        if (this.#waiters === 0 && !this.#settled)
+          this.#controller.abort(wnwError('WNW_ERR_OP_ABORTED', 'every caller waiting for this work gave up'));
       };
       const onAbort = (): void => {
         leave();

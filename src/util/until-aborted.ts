@@ -2,7 +2,11 @@
 import { abortedError, type WinnowerError } from '../errors.js';
 
 /** `promise`, or `onAbort(signal)` (default WNW_ERR_OP_ABORTED) as soon as `signal` fires (the promise itself runs on). */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, onAbort: (signal: AbortSignal) => WinnowerError = abortedError): Promise<T> {
+export function untilAborted<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  onAbort: (signal: AbortSignal) => WinnowerError = abortedError,
+): Promise<T> {
   if (!signal) return promise;
   if (signal.aborted) return Promise.reject(onAbort(signal));
   return new Promise<T>((resolve, reject) => {

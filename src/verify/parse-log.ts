@@ -23,8 +23,14 @@ export interface ParseLogOptions {
 }
 
 /** Parses `log` with the parser called `parser` (WNW_ERR_INPUT_INVALID for an unknown name). */
-export function parseTestLog(log: string, parser: ParserName | string, context: ParseContext = {}, options: ParseLogOptions = {}): ParsedLog {
+export function parseTestLog(
+  log: string,
+  parser: ParserName | string,
+  context: ParseContext = {},
+  options: ParseLogOptions = {},
+): ParsedLog {
   const parse = getParser(parser);
-  const { text, ...section } = options.markers === false ? { text: log, marked: false, ended: false, timedOut: false } : extractTestSection(log);
+  const { text, ...section } =
+    options.markers === false ? { text: log, marked: false, ended: false, timedOut: false } : extractTestSection(log);
   return { parser: parser as ParserName, tests: parse(text, context), section };
 }

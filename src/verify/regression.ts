@@ -29,7 +29,11 @@ export function compareBaseRuns(first: Map<string, TestStatus>, second: Map<stri
 }
 
 /** The candidate's regressions against `base`; `timedOut`: the candidate's run did not finish. */
-export function findRegressions(base: BaseOutcomes, candidate: Map<string, TestStatus>, timedOut: boolean): { regressions: Regression[]; compared: number } {
+export function findRegressions(
+  base: BaseOutcomes,
+  candidate: Map<string, TestStatus>,
+  timedOut: boolean,
+): { regressions: Regression[]; compared: number } {
   const regressions: Regression[] = [];
   let compared = 0;
   for (const id of base.passed) {

@@ -16,7 +16,8 @@ export const MAX_TEST_FILE_BYTES = 64 * 1024;
 
 const TEST_NAME = /(^|\/)(test_[^/]*\.py|[^/]*_test\.py|[^/]*\.(test|spec)\.[cm]?js)$/;
 /** Errors that say the test never reached the behaviour under test. */
-const UNRELATED = /\b(ModuleNotFoundError|ImportError|SyntaxError|IndentationError|NameError|fixture '[^']*' not found|ERROR collecting|errors? during collection|Cannot find module|SyntaxError:)\b/;
+const UNRELATED =
+  /\b(ModuleNotFoundError|ImportError|SyntaxError|IndentationError|NameError|fixture '[^']*' not found|ERROR collecting|errors? during collection|Cannot find module|SyntaxError:)\b/;
 
 export type ExtractedTest = { file: string; content: string } | { discard: string };
 
@@ -66,12 +67,25 @@ export interface TestFileRun {
 }
 
 /** Writes `test` into `sandbox` (never over an existing file) and runs it. */
-export async function runTestFile(sandbox: Sandbox, test: { file: string; content: string }, options: { timeoutMs: number; signal?: AbortSignal }): Promise<TestFileRun> {
+export async function runTestFile(
+  sandbox: Sandbox,
+  test: { file: string; content: string },
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<TestFileRun> {
   const started = performance.now();
   const path = shellWord(test.file);
-  const exists = await sandbox.exec(`if [ -e ${path} ] || [ -L ${path} ]; then echo exists; else mkdir -p -- "$(dirname ${path})"; fi`, { timeoutMs: 30_000, ...(options.signal ? { signal: options.signal } : {}) });
+  const exists = await sandbox.exec(`if [ -e ${path} ] || [ -L ${path} ]; then echo exists; else mkdir -p -- "$(dirname ${path})"; fi`, {
+    timeoutMs: 30_000,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   throwIfAborted(options.signal);
-  if (exists.stdout.trim() === 'exists') return { outcome: 'conflict', reason: `${test.file} already exists here; a generated test never overwrites a file`, log_tail: '', duration_ms: Math.round(performance.now() - started) };
+  if (exists.stdout.trim() === 'exists')
+    return {
+      outcome: 'conflict',
+      reason: `${test.file} already exists here; a generated test never overwrites a file`,
+      log_tail: '',
+      duration_ms: Math.round(performance.now() - started),
+    };
   await sandbox.writeFile(test.file, test.content, options.signal ? { signal: options.signal } : {});
   const file = test.file;
   const parser = file.endsWith('.py') ? 'pytest' : 'exit-code';
@@ -82,18 +96,45 @@ export async function runTestFile(sandbox: Sandbox, test: { file: string; conten
   const unittestRan = /^Ran (\d+) tests? in /m.exec(run.log);
   if (run.timed_out) return { outcome: 'error', reason: 'the test timed out', log_tail: run.log_tail, duration_ms: elapsed };
   if (UNRELATED.test(run.log) && !statuses.includes('failed')) {
-    return { outcome: 'error', reason: `errors for an unrelated reason: ${UNRELATED.exec(run.log)![1]}`, log_tail: run.log_tail, duration_ms: elapsed };
+    return {
+      outcome: 'error',
+      reason: `errors for an unrelated reason: ${UNRELATED.exec(run.log)![1]}`,
+      log_tail: run.log_tail,
+      duration_ms: elapsed,
+    };
   }
-  if (UNRELATED.test(run.log) && statuses.includes('failed') && /^E\s+(ModuleNotFoundError|ImportError|SyntaxError|NameError)\b/m.test(run.log)) {
-    return { outcome: 'error', reason: 'errors for an unrelated reason: an import or name error inside the test', log_tail: run.log_tail, duration_ms: elapsed };
+  if (
+    UNRELATED.test(run.log) &&
+    statuses.includes('failed') &&
+    /^E\s+(ModuleNotFoundError|ImportError|SyntaxError|NameError)\b/m.test(run.log)
+  ) {
+    return {
+      outcome: 'error',
+      reason: 'errors for an unrelated reason: an import or name error inside the test',
+      log_tail: run.log_tail,
+      duration_ms: elapsed,
+    };
   }
   if (parser === 'pytest' && statuses.length > 0) {
-    if (statuses.includes('error')) return { outcome: 'error', reason: 'errors outside the test body (collection, fixtures)', log_tail: run.log_tail, duration_ms: elapsed };
+    if (statuses.includes('error'))
+      return {
+        outcome: 'error',
+        reason: 'errors outside the test body (collection, fixtures)',
+        log_tail: run.log_tail,
+        duration_ms: elapsed,
+      };
     if (statuses.includes('failed')) return { outcome: 'failed', log_tail: run.log_tail, duration_ms: elapsed };
     if (statuses.some((status) => status === 'passed')) return { outcome: 'passed', log_tail: run.log_tail, duration_ms: elapsed };
     return { outcome: 'error', reason: 'no test ran (all skipped)', log_tail: run.log_tail, duration_ms: elapsed };
   }
-  if (unittestRan && Number(unittestRan[1]) === 0) return { outcome: 'error', reason: 'no test collected', log_tail: run.log_tail, duration_ms: elapsed };
-  if (!unittestRan && parser === 'pytest') return { outcome: 'error', reason: `no test collected (exit ${run.exit_code ?? 'killed'})`, log_tail: run.log_tail, duration_ms: elapsed };
+  if (unittestRan && Number(unittestRan[1]) === 0)
+    return { outcome: 'error', reason: 'no test collected', log_tail: run.log_tail, duration_ms: elapsed };
+  if (!unittestRan && parser === 'pytest')
+    return {
+      outcome: 'error',
+      reason: `no test collected (exit ${run.exit_code ?? 'killed'})`,
+      log_tail: run.log_tail,
+      duration_ms: elapsed,
+    };
   return { outcome: run.exit_code === 0 ? 'passed' : 'failed', log_tail: run.log_tail, duration_ms: elapsed };
 }

@@ -19,7 +19,12 @@ export interface SuiteRun {
   log_tail: string;
 }
 
-export async function runSuite(sandbox: Sandbox, command: string, parser: ParserName, options: { timeoutMs: number; signal?: AbortSignal }): Promise<SuiteRun> {
+export async function runSuite(
+  sandbox: Sandbox,
+  command: string,
+  parser: ParserName,
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<SuiteRun> {
   throwIfAborted(options.signal);
   const run = await sandbox.exec(`exec 2>&1\n${command}`, {
     timeoutMs: options.timeoutMs,
@@ -32,5 +37,12 @@ export async function runSuite(sandbox: Sandbox, command: string, parser: Parser
     parser === 'exit-code'
       ? new Map<string, TestStatus>(run.exitCode === null ? [] : [[command, run.exitCode === 0 ? 'passed' : 'failed']])
       : parseTestLog(log, parser, { exitCode: run.exitCode, testIds: [] }, { markers: false }).tests;
-  return { tests, exit_code: run.exitCode, timed_out: run.timedOut, duration_ms: run.durationMs, log, log_tail: tailOf(log, DEFAULT_LOG_TAIL_BYTES) };
+  return {
+    tests,
+    exit_code: run.exitCode,
+    timed_out: run.timedOut,
+    duration_ms: run.durationMs,
+    log,
+    log_tail: tailOf(log, DEFAULT_LOG_TAIL_BYTES),
+  };
 }

@@ -95,7 +95,10 @@ function noTests(task: Pick<Task, 'instance_id'>, why: string): never {
 }
 
 /** The shell command that runs the task's listed tests with `parser`'s runner. */
-export function buildTestCommand(task: Pick<Task, 'instance_id' | 'fail_to_pass' | 'pass_to_pass' | 'test_patch'>, parser: ParserName): string {
+export function buildTestCommand(
+  task: Pick<Task, 'instance_id' | 'fail_to_pass' | 'pass_to_pass' | 'test_patch'>,
+  parser: ParserName,
+): string {
   const ids = listedIds(task);
   const patchFiles = patchedFiles(task.test_patch).filter((file) => file.endsWith('.py'));
   switch (parser) {
@@ -105,10 +108,9 @@ export function buildTestCommand(task: Pick<Task, 'instance_id' | 'fail_to_pass'
       return ['python3 -m pytest -rA --tb=no -p no:cacheprovider', ...files.map(shellWord)].join(' ');
     }
     case 'django': {
-      const modules = unique([
-        ...ids.map(djangoModuleOf),
-        ...patchFiles.map(djangoModuleOfFile),
-      ].filter((module): module is string => module !== undefined));
+      const modules = unique(
+        [...ids.map(djangoModuleOf), ...patchFiles.map(djangoModuleOfFile)].filter((module): module is string => module !== undefined),
+      );
       if (modules.length === 0) noTests(task, 'no test module can be derived from the listed ids or the test patch');
       return ['./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1', ...modules.map(shellWord)].join(' ');
     }

@@ -40,8 +40,16 @@ const PROBE = [
 ].join('\n');
 
 /** Finds the suite in `sandbox` (at the base commit); undefined when there is none. */
-export async function findTestSuite(sandbox: Sandbox, given: string | undefined, options: { signal?: AbortSignal } = {}): Promise<TestSuite | undefined> {
-  const probe = await sandbox.exec(`set -- ${shellWord(sandbox.workdir)}\n${PROBE}`, { timeoutMs: 60_000, maxOutputBytes: 4 * 1024 * 1024, ...(options.signal ? { signal: options.signal } : {}) });
+export async function findTestSuite(
+  sandbox: Sandbox,
+  given: string | undefined,
+  options: { signal?: AbortSignal } = {},
+): Promise<TestSuite | undefined> {
+  const probe = await sandbox.exec(`set -- ${shellWord(sandbox.workdir)}\n${PROBE}`, {
+    timeoutMs: 60_000,
+    maxOutputBytes: 4 * 1024 * 1024,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   const lines = probe.stdout.split('\n');
   const runners = lines.filter((line) => line.startsWith('runner=')).map((line) => line.slice(7));
   const files = lines.filter((line) => line.startsWith('file=')).map((line) => line.slice(5));
@@ -56,17 +64,36 @@ export async function findTestSuite(sandbox: Sandbox, given: string | undefined,
   if (runner === 'django') {
     const modules = (chosen: string[]) => chosen.map(djangoModuleOfFile).filter((module): module is string => module !== undefined);
     const base = './tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1';
-    return { runner, parser: 'django', command: base, testFiles: pyTests, forFiles: (chosen) => (modules(chosen).length ? [base, ...modules(chosen).map(shellWord)].join(' ') : undefined) };
+    return {
+      runner,
+      parser: 'django',
+      command: base,
+      testFiles: pyTests,
+      forFiles: (chosen) => (modules(chosen).length ? [base, ...modules(chosen).map(shellWord)].join(' ') : undefined),
+    };
   }
   if (runner === 'sympy') {
-    return { runner, parser: 'sympy', command: 'bin/test -C --verbose', testFiles: pyTests, forFiles: (chosen) => ['bin/test -C --verbose', ...chosen.map(shellWord)].join(' ') };
+    return {
+      runner,
+      parser: 'sympy',
+      command: 'bin/test -C --verbose',
+      testFiles: pyTests,
+      forFiles: (chosen) => ['bin/test -C --verbose', ...chosen.map(shellWord)].join(' '),
+    };
   }
   if (runner === 'go' || runner === 'cargo' || runner === 'npm') {
     const command = { go: 'go test ./...', cargo: 'cargo test', npm: 'npm test' }[runner];
     return { runner, parser: 'exit-code', command, testFiles, forFiles: () => undefined };
   }
   if (pyTests.length === 0) return undefined;
-  if (pytest) return { runner: 'pytest', parser: 'pytest', command: PYTEST, testFiles: pyTests, forFiles: (chosen) => [PYTEST, ...chosen.map(shellWord)].join(' ') };
+  if (pytest)
+    return {
+      runner: 'pytest',
+      parser: 'pytest',
+      command: PYTEST,
+      testFiles: pyTests,
+      forFiles: (chosen) => [PYTEST, ...chosen.map(shellWord)].join(' '),
+    };
   const module = (file: string) => file.replace(/\.py$/, '').replace(/\//g, '.');
   return {
     runner: 'unittest',
@@ -82,11 +109,26 @@ export async function findTestSuite(sandbox: Sandbox, given: string | undefined,
  * mention it (an import) in their first lines — read in `sandbox`. Path heuristics only when the
  * read fails.
  */
-export async function relatedTestFiles(sandbox: Sandbox, suite: TestSuite, changed: string[], options: { signal?: AbortSignal } = {}): Promise<string[]> {
-  const stems = [...new Set(changed.filter((file) => !TEST_FILE.test(file)).map((file) => file.replace(/^.*\//, '').replace(/\.[^.]+$/, '')).filter((stem) => stem.length >= 3 && stem !== '__init__'))];
+export async function relatedTestFiles(
+  sandbox: Sandbox,
+  suite: TestSuite,
+  changed: string[],
+  options: { signal?: AbortSignal } = {},
+): Promise<string[]> {
+  const stems = [
+    ...new Set(
+      changed
+        .filter((file) => !TEST_FILE.test(file))
+        .map((file) => file.replace(/^.*\//, '').replace(/\.[^.]+$/, ''))
+        .filter((stem) => stem.length >= 3 && stem !== '__init__'),
+    ),
+  ];
   if (stems.length === 0) return [];
   const byPath = suite.testFiles.filter((file) => stems.some((stem) => file.includes(stem)));
-  const pattern = stems.map((stem) => stem.replace(/[^\w]/g, '')).filter(Boolean).join('|');
+  const pattern = stems
+    .map((stem) => stem.replace(/[^\w]/g, ''))
+    .filter(Boolean)
+    .join('|');
   if (!pattern || suite.testFiles.length === 0) return byPath;
   const listed = suite.testFiles.slice(0, 5000).map(shellWord).join(' ');
   const grep = await sandbox.exec(`grep -l -E '(import|from|require|use)[^\\n]*\\b(${pattern})\\b' -- ${listed} 2>/dev/null; true`, {
@@ -94,6 +136,9 @@ export async function relatedTestFiles(sandbox: Sandbox, suite: TestSuite, chang
     maxOutputBytes: 1024 * 1024,
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  const byImport = grep.stdout.split('\n').map((line) => line.trim()).filter(Boolean);
+  const byImport = grep.stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   return [...new Set([...byPath, ...byImport])];
 }

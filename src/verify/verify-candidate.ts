@@ -92,7 +92,8 @@ export async function verifyCandidate(
       await sandbox.applyPatch(candidate.patch, { signal });
     } catch (error) {
       const failure = rethrowIfAborted(error, signal);
-      if (failure.code !== 'WNW_ERR_SBX_PATCH') return finish({ status: 'error', error: `applying the candidate patch: ${failure.message}` });
+      if (failure.code !== 'WNW_ERR_SBX_PATCH')
+        return finish({ status: 'error', error: `applying the candidate patch: ${failure.message}` });
       return finish({ status: 'apply_failed', apply_error: failure.message });
     }
     base.applied = true;
@@ -130,7 +131,12 @@ export async function verifyCandidate(
     // Harness markers count only when the test command prints them; otherwise the code under test
     // could print a section of its own and hide the runner's real results outside it.
     const markers = command.includes('>>>>> Start Test Output');
-    const parsed = parseTestLog(log, parser, { exitCode: run.exitCode, testIds: [...task.fail_to_pass, ...task.pass_to_pass] }, { markers });
+    const parsed = parseTestLog(
+      log,
+      parser,
+      { exitCode: run.exitCode, testIds: [...task.fail_to_pass, ...task.pass_to_pass] },
+      { markers },
+    );
     const timedOut = run.timedOut || parsed.section.timedOut;
     const grade = gradeTests({
       tests: parsed.tests,

@@ -19,8 +19,13 @@ function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
-    const targets = [...text.matchAll(/(?:import|export)[^'"]*?from\s+['"](\.[^'"]+)['"]/g)].map((match) => resolve(dirname(file), match[1]!.replace(/\.js$/, '.ts')));
-    graph.set(file, targets.filter((target) => known.has(target)));
+    const targets = [...text.matchAll(/(?:import|export)[^'"]*?from\s+['"](\.[^'"]+)['"]/g)].map((match) =>
+      resolve(dirname(file), match[1]!.replace(/\.js$/, '.ts')),
+    );
+    graph.set(
+      file,
+      targets.filter((target) => known.has(target)),
+    );
   }
   return graph;
 }

@@ -7,12 +7,37 @@ import { runCli } from '../support/cli.js';
 /** A /classify body with its bench request number taken out, and that number. */
 function numbered(body: unknown): { shape: string; numbers: string[] } {
   const text = JSON.stringify(body);
-  return { shape: text.replace(/bench request \d+/g, 'bench request #'), numbers: [...new Set([...text.matchAll(/bench request (\d+)/g)].map((match) => match[1]!))] };
+  return {
+    shape: text.replace(/bench request \d+/g, 'bench request #'),
+    numbers: [...new Set([...text.matchAll(/bench request (\d+)/g)].map((match) => match[1]!))],
+  };
 }
 
 describe('winnower bench', () => {
   it('benchmarks /score against its own server and a fixed-latency backend, and prints one JSON object', async () => {
-    const run = await runCli(['bench', '--scenario', 'score', '-c', '1,2', '-a', '6', '--warmup', '0', '--candidates', '2', '--tokens', '300', '--compare-backend', '--backend-latency', '5', '--json', '--no-progress'], { timeoutMs: 120_000 });
+    const run = await runCli(
+      [
+        'bench',
+        '--scenario',
+        'score',
+        '-c',
+        '1,2',
+        '-a',
+        '6',
+        '--warmup',
+        '0',
+        '--candidates',
+        '2',
+        '--tokens',
+        '300',
+        '--compare-backend',
+        '--backend-latency',
+        '5',
+        '--json',
+        '--no-progress',
+      ],
+      { timeoutMs: 120_000 },
+    );
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -30,10 +55,33 @@ describe('winnower bench', () => {
     }
   }, 150_000);
 
-  it('with --backend-url, measures the operator\'s vLLM server straight and through winnower with the very bodies winnower sends', async () => {
+  it("with --backend-url, measures the operator's vLLM server straight and through winnower with the very bodies winnower sends", async () => {
     const vllm = await startFakeVllm();
     try {
-      const run = await runCli(['bench', '--scenario', 'score', '-c', '1,2', '-a', '4', '--warmup', '0', '--candidates', '2', '--tokens', '200', '--no-batching', '--compare-backend', '--backend-url', vllm.url, '--json', '--no-progress'], { timeoutMs: 150_000 });
+      const run = await runCli(
+        [
+          'bench',
+          '--scenario',
+          'score',
+          '-c',
+          '1,2',
+          '-a',
+          '4',
+          '--warmup',
+          '0',
+          '--candidates',
+          '2',
+          '--tokens',
+          '200',
+          '--no-batching',
+          '--compare-backend',
+          '--backend-url',
+          vllm.url,
+          '--json',
+          '--no-progress',
+        ],
+        { timeoutMs: 150_000 },
+      );
       expect(run.code, run.stderr).toBe(0);
       const report = JSON.parse(run.stdout.trim());
       expect(report.server.scorer).toBe(`vllm at ${vllm.url}, model ${vllm.model}`);
@@ -44,8 +92,12 @@ describe('winnower bench', () => {
         expect(each.overhead.latency_mean_ratio).toBeGreaterThan(0);
       }
       // winnower's calls carry its request id; the bench's direct ones are sent as captured, without one.
-      const calls = vllm.requests.filter((request) => request.path === '/classify' && JSON.stringify(request.body).includes('bench request'));
-      const fromWinnower = calls.filter((request) => request.headers['x-request-id'] !== undefined).map((request) => numbered(request.body));
+      const calls = vllm.requests.filter(
+        (request) => request.path === '/classify' && JSON.stringify(request.body).includes('bench request'),
+      );
+      const fromWinnower = calls
+        .filter((request) => request.headers['x-request-id'] !== undefined)
+        .map((request) => numbered(request.body));
       const direct = calls.filter((request) => request.headers['x-request-id'] === undefined).map((request) => numbered(request.body));
       expect(direct).toHaveLength(8);
       // Probes and the capture, then 4 + 4 measured requests.
@@ -63,11 +115,33 @@ describe('winnower bench', () => {
     }
   }, 200_000);
 
-  it('stops before measuring when winnower\'s scorer fails (its readiness probe found it down: /score answers 503 naming the scorer\'s error)', async () => {
+  it("stops before measuring when winnower's scorer fails (its readiness probe found it down: /score answers 503 naming the scorer's error)", async () => {
     const vllm = await startFakeVllm();
     vllm.refuse = () => true;
     try {
-      const run = await runCli(['bench', '--scenario', 'score', '-c', '1', '-a', '2', '--warmup', '0', '--candidates', '2', '--tokens', '200', '--compare-backend', '--backend-url', vllm.url, '--json', '--no-progress'], { timeoutMs: 150_000 });
+      const run = await runCli(
+        [
+          'bench',
+          '--scenario',
+          'score',
+          '-c',
+          '1',
+          '-a',
+          '2',
+          '--warmup',
+          '0',
+          '--candidates',
+          '2',
+          '--tokens',
+          '200',
+          '--compare-backend',
+          '--backend-url',
+          vllm.url,
+          '--json',
+          '--no-progress',
+        ],
+        { timeoutMs: 150_000 },
+      );
       expect(run.code).not.toBe(0);
       expect(run.stderr).toMatch(/the probe request POST \/score answered 503: .*WNW_ERR_SCORE_UNAVAILABLE.*WNW_ERR_SCORE_UPSTREAM/);
       expect(run.stdout).toBe('');
@@ -84,15 +158,45 @@ describe('winnower bench', () => {
   });
 
   it('refuses --compare-backend with --url, or for solve, before starting anything', async () => {
-    const options = { connections: [1], durationS: 1, warmupS: 0, timeoutS: 5, candidates: 1, tokens: 10, batching: true, compareBackend: true, backendLatencyMs: 5, n: 1, policyLatencyMs: 0, verify: false, progress: false };
+    const options = {
+      connections: [1],
+      durationS: 1,
+      warmupS: 0,
+      timeoutS: 5,
+      candidates: 1,
+      tokens: 10,
+      batching: true,
+      compareBackend: true,
+      backendLatencyMs: 5,
+      n: 1,
+      policyLatencyMs: 0,
+      verify: false,
+      progress: false,
+    };
     await expect(runBench({ ...options, scenario: 'score', url: 'http://127.0.0.1:9' })).rejects.toThrow(/leave out --url/);
     await expect(runBench({ ...options, scenario: 'solve' })).rejects.toThrow(/score or rerank/);
   });
 
   it('refuses --backend-url flag combinations that cannot mean what they say, naming the flag', async () => {
-    const options = { scenario: 'score' as const, connections: [1], durationS: 1, warmupS: 0, timeoutS: 5, candidates: 1, tokens: 10, batching: true, compareBackend: true, n: 1, policyLatencyMs: 0, verify: false, progress: false };
+    const options = {
+      scenario: 'score' as const,
+      connections: [1],
+      durationS: 1,
+      warmupS: 0,
+      timeoutS: 5,
+      candidates: 1,
+      tokens: 10,
+      batching: true,
+      compareBackend: true,
+      n: 1,
+      policyLatencyMs: 0,
+      verify: false,
+      progress: false,
+    };
     const backendUrl = 'http://127.0.0.1:9';
-    await expect(runBench({ ...options, url: 'http://127.0.0.1:9', backendUrl })).rejects.toThrow(/--backend-url with --url: .*config the bench cannot see/);
+    await expect(runBench({ ...options, url: 'http://127.0.0.1:9', backendUrl })).rejects.toThrow(
+      /--backend-url with --url: .*config the bench cannot see/,
+    );
     await expect(runBench({ ...options, compareBackend: false, backendUrl })).rejects.toThrow(/--backend-url .*add --compare-backend/);
     await expect(runBench({ ...options, backendUrl, backendLatencyMs: 5 })).rejects.toThrow(/--backend-latency/);
     await expect(runBench({ ...options, backendModel: 'm' })).rejects.toThrow(/--backend-model .*add --backend-url/);

@@ -11,9 +11,14 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 function runDemo(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'demo'], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'demo'],
+      { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 

@@ -35,7 +35,9 @@ describe('README, --help and the code agree', () => {
     }
     expect(flat(README)).toContain('and `/solve` without tests is `robust`');
     const solve = await help('solve');
-    expect(solve).toMatch(/--strategy <name> value \| consensus \| hybrid \| learned \| robust \(default: hybrid with tests; without, .*\(robust for the bundled models\/winnower-value\)/);
+    expect(solve).toMatch(
+      /--strategy <name> value \| consensus \| hybrid \| learned \| robust \(default: hybrid with tests; without, .*\(robust for the bundled models\/winnower-value\)/,
+    );
   });
 
   it('on the default model of rerank: models/winnower-value, not the tiny model', async () => {
@@ -46,9 +48,13 @@ describe('README, --help and the code agree', () => {
   });
 
   it('on where harness CLIs are installed', async () => {
-    expect(defaultHarnessDir({})).toBe(process.getuid?.() === 0 ? '/var/cache/winnower/harnesses' : expect.stringMatching(/\.cache\/winnower\/harnesses$/));
+    expect(defaultHarnessDir({})).toBe(
+      process.getuid?.() === 0 ? '/var/cache/winnower/harnesses' : expect.stringMatching(/\.cache\/winnower\/harnesses$/),
+    );
     expect(await help('harness', 'install')).toContain('/var/cache/winnower/harnesses as root, else ~/.cache/winnower/harnesses');
-    expect(README).toContain('harness install pi claude-code   # pinned, into /var/cache/winnower/harnesses as root, else ~/.cache/winnower/harnesses');
+    expect(README).toContain(
+      'harness install pi claude-code   # pinned, into /var/cache/winnower/harnesses as root, else ~/.cache/winnower/harnesses',
+    );
   });
 
   it('on what an image needs (the patch and diff scripts run mktemp in it)', () => {
@@ -61,12 +67,15 @@ describe('README, --help and the code agree', () => {
     const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
     const minimum = /^>=(\d+\.\d+)$/.exec(manifest.engines.node)?.[1];
     expect(README).toContain(`Node.js ≥ ${minimum}`);
-    const cookie = JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/cookie/package.json'), 'utf8')) as { version: string; engines: { node: string } };
+    const cookie = JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/cookie/package.json'), 'utf8')) as {
+      version: string;
+      engines: { node: string };
+    };
     expect(flat(README)).toContain(`\`cookie@${cookie.version}\``);
     expect(flat(README)).toMatch(/The `claude-code` harness \(\d[\d.]*\) declares Node ≥ 22/);
   });
 
-  it('on commands that start at once: no `npx winnower` (it re-runs the build) in the README\'s commands', () => {
+  it("on commands that start at once: no `npx winnower` (it re-runs the build) in the README's commands", () => {
     const blocks = [...README.matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g)].map((match) => match[1]!);
     expect(blocks.join('\n')).not.toMatch(/^\s*npx winnower /m);
   });

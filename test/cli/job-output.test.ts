@@ -18,8 +18,16 @@ const candidate = (index: number, fields: Partial<CandidateView>): CandidateView
 
 describe('job output', () => {
   it('says "no patch" for an empty candidate in the event line and the table', () => {
-    expect(formatEvent('candidate-unusable', { index: 3, kind: 'empty', reason: 'no patch' })).toBe('candidate 3: no patch, not scored or tested');
-    const job: JobView = { job_id: 'j', status: 'succeeded', error: null, candidates: [candidate(3, { patch: '', value: null })], result: null };
+    expect(formatEvent('candidate-unusable', { index: 3, kind: 'empty', reason: 'no patch' })).toBe(
+      'candidate 3: no patch, not scored or tested',
+    );
+    const job: JobView = {
+      job_id: 'j',
+      status: 'succeeded',
+      error: null,
+      candidates: [candidate(3, { patch: '', value: null })],
+      result: null,
+    };
     expect(renderCandidates(job, 'name', () => 'gives-up').split('\n')[1]).toMatch(/^3 +gives-up +3 +— +no patch +— +— +— *$/);
   });
 
@@ -30,25 +38,59 @@ describe('job output', () => {
       status: 'succeeded',
       error: null,
       candidates: [],
-      result: { chosen: null, rollouts: { finished: 2, failed: 0, cancelled: 0, skipped: 0 }, compute: {}, selection: { reason, ranking: [] } },
+      result: {
+        chosen: null,
+        rollouts: { finished: 2, failed: 0, cancelled: 0, skipped: 0 },
+        compute: {},
+        selection: { reason, ranking: [] },
+      },
     };
     expect(renderOutcome(job)).toMatch(new RegExp(`\n\nnothing chosen: ${reason.replace(/[().]/g, '\\$&')}$`));
   });
 
   it('shows the exit code and the unnamed tests that failed beside a resolved outcome', () => {
-    expect(formatEvent('verify-finish', { index: 0, status: 'resolved', resolved: true, exit_code: 1, other_failures: 'exit 1, 2 other tests failed (a, b)' })).toBe(
-      'candidate 0 tests: resolved (exit 1, 2 other tests failed (a, b))',
-    );
+    expect(
+      formatEvent('verify-finish', {
+        index: 0,
+        status: 'resolved',
+        resolved: true,
+        exit_code: 1,
+        other_failures: 'exit 1, 2 other tests failed (a, b)',
+      }),
+    ).toBe('candidate 0 tests: resolved (exit 1, 2 other tests failed (a, b))');
     const job: JobView = {
       job_id: 'j',
       status: 'succeeded',
       error: null,
       candidates: [
-        candidate(0, { verify: { status: 'resolved', fail_to_pass: tally(1), pass_to_pass: tally(0), exit_code: 1, other_failed: ['a', 'b'], other_failed_count: 2 } }),
-        candidate(1, { verify: { status: 'resolved', fail_to_pass: tally(1), pass_to_pass: tally(0), exit_code: 0, other_failed: [], other_failed_count: 0 } }),
+        candidate(0, {
+          verify: {
+            status: 'resolved',
+            fail_to_pass: tally(1),
+            pass_to_pass: tally(0),
+            exit_code: 1,
+            other_failed: ['a', 'b'],
+            other_failed_count: 2,
+          },
+        }),
+        candidate(1, {
+          verify: {
+            status: 'resolved',
+            fail_to_pass: tally(1),
+            pass_to_pass: tally(0),
+            exit_code: 0,
+            other_failed: [],
+            other_failed_count: 0,
+          },
+        }),
         candidate(2, { patch: 'broken', value: null }),
       ],
-      result: { chosen: { index: 1, patch: 'p' }, rollouts: {}, compute: {}, selection: { ranking: [{ trajectory_id: 'job/2', unusable: { kind: 'unparseable' } }] } },
+      result: {
+        chosen: { index: 1, patch: 'p' },
+        rollouts: {},
+        compute: {},
+        selection: { ranking: [{ trajectory_id: 'job/2', unusable: { kind: 'unparseable' } }] },
+      },
     };
     const lines = renderCandidates(job, 'name', (c) => `c${c.index}`).split('\n');
     expect(lines[0]).toMatch(/ P2P +other tests +chosen$/);

@@ -28,7 +28,13 @@ const writeJsonl = (file: string, rows: unknown[]) => writeFileSync(file, rows.m
 
 const patch = (file: string, line: string) => `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1 +1 @@\n-old\n+${line}\n`;
 const INSTANCES = ['o__r-1', 'o__r-2'];
-const task = (instanceId: string) => ({ instance_id: instanceId, repo: 'o/r', problem_statement: `The parser fails on ${instanceId}.`, FAIL_TO_PASS: '[]', PASS_TO_PASS: '[]' });
+const task = (instanceId: string) => ({
+  instance_id: instanceId,
+  repo: 'o/r',
+  problem_statement: `The parser fails on ${instanceId}.`,
+  FAIL_TO_PASS: '[]',
+  PASS_TO_PASS: '[]',
+});
 
 describe('winnower rerank: paths, progress, unscored candidates and missing tasks', () => {
   const dir = mkdtempSync(join(tmpdir(), 'wnw-rerank-output-cli-'));
@@ -36,7 +42,14 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
   // Two runs of one model (same model_name_or_path): told apart by file name only.
   const runs = ['a', 'b'].map((name) => {
     const file = join(dir, `${name}.jsonl`);
-    writeJsonl(file, INSTANCES.map((instanceId) => ({ instance_id: instanceId, model_name_or_path: 'm', model_patch: patch('x.py', `fix ${name} ${instanceId}`) })));
+    writeJsonl(
+      file,
+      INSTANCES.map((instanceId) => ({
+        instance_id: instanceId,
+        model_name_or_path: 'm',
+        model_patch: patch('x.py', `fix ${name} ${instanceId}`),
+      })),
+    );
     return file;
   });
   const tasks = INSTANCES.map((instanceId, index) => {
@@ -46,13 +59,26 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
   });
   const labels = ['a', 'b'].map((name) => {
     const file = join(dir, `labels-${name}.jsonl`);
-    writeJsonl(file, INSTANCES.map((instanceId) => ({ instance_id: instanceId, source: name, resolved: name === 'a' })));
+    writeJsonl(
+      file,
+      INSTANCES.map((instanceId) => ({ instance_id: instanceId, source: name, resolved: name === 'a' })),
+    );
     return file;
   });
 
   it('takes several paths after one flag, as an unquoted glob expands to, for --candidates, --tasks and --labels', async () => {
     const out = join(dir, 'several', 'predictions.jsonl');
-    const { code, stdout, stderr } = await rerank(['--candidates', ...runs, '--tasks', ...tasks, '--labels', ...labels, '--out', out, '--no-progress']);
+    const { code, stdout, stderr } = await rerank([
+      '--candidates',
+      ...runs,
+      '--tasks',
+      ...tasks,
+      '--labels',
+      ...labels,
+      '--out',
+      out,
+      '--no-progress',
+    ]);
     expect(stderr).not.toContain('too many arguments');
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('2 instances (0 resumed), 4 candidates');
@@ -65,7 +91,15 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
 
   it('names sources after the files a quoted glob matches, as it does for the same files unquoted', async () => {
     const out = join(dir, 'glob', 'predictions.jsonl');
-    const { code, stderr } = await rerank(['--candidates', join(dir, '[ab].jsonl'), '--tasks', join(dir, 'tasks-*.jsonl'), '--out', out, '--no-progress']);
+    const { code, stderr } = await rerank([
+      '--candidates',
+      join(dir, '[ab].jsonl'),
+      '--tasks',
+      join(dir, 'tasks-*.jsonl'),
+      '--out',
+      out,
+      '--no-progress',
+    ]);
     expect(stderr).not.toContain('duplicate trajectory id');
     expect(code, stderr).toBe(0);
     const lines = readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
@@ -85,18 +119,41 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
     // everything cut); o__r-1's is a patch (patch-v1, 278). A budget of 320 fits only the patch.
     const trajectories = join(dir, 'trajectories.jsonl');
     writeJsonl(trajectories, [
-      { instance_id: 'o__r-2', source: 'agent', messages: [{ role: 'user', content: 'fix the parser' }, { role: 'assistant', content: 'done' }], patch: patch('y.py', 'fix') },
+      {
+        instance_id: 'o__r-2',
+        source: 'agent',
+        messages: [
+          { role: 'user', content: 'fix the parser' },
+          { role: 'assistant', content: 'done' },
+        ],
+        patch: patch('y.py', 'fix'),
+      },
     ]);
     const patches = join(dir, 'patches.jsonl');
     writeJsonl(patches, [{ instance_id: 'o__r-1', model_name_or_path: 'm', model_patch: patch('x.py', 'fix') }]);
     const out = join(dir, 'unscored', 'predictions.jsonl');
-    const { code, stdout, stderr } = await rerank(['--candidates', patches, trajectories, '--tasks', ...tasks, '--budget', '320', '--out', out, '--no-progress']);
+    const { code, stdout, stderr } = await rerank([
+      '--candidates',
+      patches,
+      trajectories,
+      '--tasks',
+      ...tasks,
+      '--budget',
+      '320',
+      '--out',
+      out,
+      '--no-progress',
+    ]);
     expect(code, stderr).toBe(3);
     expect(stderr).toContain('rerank: 1 of 2 candidate(s) could not be scored; 1 instance(s) have no scored candidate (o__r-2)');
     expect(stderr).toMatch(/^ {2}trajectories\/o__r-2: WNW_ERR_CFG_INVALID: budgetTokens 320 is too small/m);
     expect(stdout).toContain('2 instances (0 resumed), 2 candidates');
     // The outputs are written all the same, every line whole.
-    expect(readJsonl<{ instance_id: string }>(out).map((row) => row.instance_id).sort()).toEqual(INSTANCES);
+    expect(
+      readJsonl<{ instance_id: string }>(out)
+        .map((row) => row.instance_id)
+        .sort(),
+    ).toEqual(INSTANCES);
     const lines = readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
     expect(lines.find((line) => line.instance_id === 'o__r-1')!.score).not.toBeNull();
     expect(lines.find((line) => line.instance_id === 'o__r-2')!.error?.code).toBe('WNW_ERR_CFG_INVALID');
@@ -107,11 +164,22 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
     const report = join(dir, 'missing-task', 'report.md');
     const warned = await rerank(['--candidates', runs[0]!, '--tasks', tasks[0]!, '--out', out, '--report', report, '--no-progress']);
     expect(warned.code, warned.stderr).toBe(0);
-    expect(warned.stderr).toContain('rerank: warning: 1 instance(s) have candidates but no task record (e.g. o__r-2); they were scored without the issue text');
+    expect(warned.stderr).toContain(
+      'rerank: warning: 1 instance(s) have candidates but no task record (e.g. o__r-2); they were scored without the issue text',
+    );
     expect(readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl')).every((line) => line.score !== null)).toBe(true);
     expect(readFileSync(report, 'utf8')).toContain('1 instance(s) have candidates but no task record');
 
-    const strict = await rerank(['--candidates', runs[0]!, '--tasks', tasks[0]!, '--out', join(dir, 'strict', 'predictions.jsonl'), '--strict', '--no-progress']);
+    const strict = await rerank([
+      '--candidates',
+      runs[0]!,
+      '--tasks',
+      tasks[0]!,
+      '--out',
+      join(dir, 'strict', 'predictions.jsonl'),
+      '--strict',
+      '--no-progress',
+    ]);
     expect(strict.code).toBe(2);
     expect(strict.stderr).toContain('WNW_ERR_INPUT_INVALID: 1 instance(s) have candidates but no task record (e.g. o__r-2)');
     expect(strict.stderr).toContain('(field: tasks)');

@@ -16,9 +16,14 @@ const RUNS = ['breaks-other-tests', 'correct-fix', 'gives-up', 'plausible-wrong-
 
 /** The rerank arguments of the npm script, with --out and --report moved into `dir`. */
 function scriptArgs(dir: string): string[] {
-  const script = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['rerank:sample']!;
+  const script = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts[
+    'rerank:sample'
+  ]!;
   expect(script.startsWith('node bin/winnower.js rerank ')).toBe(true);
-  const words = script.slice('node bin/winnower.js rerank '.length).split(' ').map((word) => word.replace(/^'(.*)'$/, '$1'));
+  const words = script
+    .slice('node bin/winnower.js rerank '.length)
+    .split(' ')
+    .map((word) => word.replace(/^'(.*)'$/, '$1'));
   const at = (flag: string) => words.indexOf(flag) + 1;
   words[at('--out')] = join(dir, 'predictions.jsonl');
   words[at('--report')] = join(dir, 'report.md');
@@ -31,7 +36,10 @@ describe('the rerank sample (examples/rerank-sample)', () => {
 
   it('holds four runs of the demo task, each a prediction and a results.json', () => {
     for (const run of RUNS) {
-      const rows = readFileSync(join(SAMPLE, 'runs', `${run}.jsonl`), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { instance_id: string; model_name_or_path: string; model_patch: string });
+      const rows = readFileSync(join(SAMPLE, 'runs', `${run}.jsonl`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { instance_id: string; model_name_or_path: string; model_patch: string });
       expect(rows).toEqual([{ instance_id: 'durations-1', model_name_or_path: run, model_patch: expect.any(String) }]);
       expect(patchShape(rows[0]!.model_patch).kind, run).toBe(run === 'gives-up' ? 'empty' : 'ok');
       const report = JSON.parse(readFileSync(join(SAMPLE, 'runs', `${run}.results.json`), 'utf8')) as Record<string, string[]>;
@@ -41,13 +49,21 @@ describe('the rerank sample (examples/rerank-sample)', () => {
 
   it('`npm run rerank:sample` reranks it with the labels from each run’s results.json', async () => {
     const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(join(ROOT, 'node_modules/.bin/tsx'), ['src/cli/main.ts', 'rerank', ...scriptArgs(dir)], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 120_000 }, (error, out, err) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout: out, stderr: err });
-      });
+      execFile(
+        join(ROOT, 'node_modules/.bin/tsx'),
+        ['src/cli/main.ts', 'rerank', ...scriptArgs(dir)],
+        { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 120_000 },
+        (error, out, err) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout: out, stderr: err });
+        },
+      );
     });
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('1 instances (0 resumed), 4 candidates');
-    const scores = readFileSync(join(dir, 'predictions.scores.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { source: string; resolved: boolean | null; chosen: boolean });
+    const scores = readFileSync(join(dir, 'predictions.scores.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { source: string; resolved: boolean | null; chosen: boolean });
     expect(Object.fromEntries(scores.map((line) => [line.source, line.resolved]))).toEqual({
       'breaks-other-tests': false,
       'correct-fix': true,

@@ -22,9 +22,23 @@ describe('winnower rerank: scored_by in the summary JSON', () => {
     const tiny = join(dir, 'tiny');
     cpSync(TINY_MODEL_DIR(), tiny, { recursive: true });
     const runs: Array<{ scored_by: any; instances: number; predictions: string }> = [];
-    for (const [name, model] of [['a', DEFAULT_MODEL_DIR()], ['b', tiny]] as const) {
+    for (const [name, model] of [
+      ['a', DEFAULT_MODEL_DIR()],
+      ['b', tiny],
+    ] as const) {
       const out = join(dir, name, 'predictions.jsonl');
-      const { code, stdout, stderr } = await runCli(['rerank', '--candidates', candidates, '--tasks', tasks, '--model', model, '--out', out, '--no-progress']);
+      const { code, stdout, stderr } = await runCli([
+        'rerank',
+        '--candidates',
+        candidates,
+        '--tasks',
+        tasks,
+        '--model',
+        model,
+        '--out',
+        out,
+        '--no-progress',
+      ]);
       expect(code, stderr).toBe(0);
       const summary = join(dir, name, 'predictions.summary.json');
       expect(stdout).toContain(`summary: ${summary}`);
@@ -34,10 +48,18 @@ describe('winnower rerank: scored_by in the summary JSON', () => {
     expect(bundled!.instances).toBe(12);
     expect(bundled!.scored_by).toMatchObject({
       model: { name: 'winnower-value', path: DEFAULT_MODEL_DIR(), hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) },
-      selector: { path: join(DEFAULT_MODEL_DIR(), 'selector.json'), hash: expect.stringMatching(/^sha256:/), default_strategy: 'robust', strategy: 'robust' },
+      selector: {
+        path: join(DEFAULT_MODEL_DIR(), 'selector.json'),
+        hash: expect.stringMatching(/^sha256:/),
+        default_strategy: 'robust',
+        strategy: 'robust',
+      },
       scorer: { backend: 'onnx', urls: [] },
     });
-    expect(untrained!.scored_by).toMatchObject({ model: { name: 'tiny', path: tiny }, selector: { path: null, hash: null, default_strategy: null, strategy: 'value' } });
+    expect(untrained!.scored_by).toMatchObject({
+      model: { name: 'tiny', path: tiny },
+      selector: { path: null, hash: null, default_strategy: null, strategy: 'value' },
+    });
     expect(untrained!.scored_by.model.hash).not.toBe(bundled!.scored_by.model.hash);
   }, 180_000);
 });

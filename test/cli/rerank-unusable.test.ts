@@ -37,15 +37,25 @@ describe('winnower rerank with a huge candidate and an instance without a usable
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it.each([[[]], [['--skip-invalid']]])('finishes with exit 0 and one prediction per instance (extra flags: %j)', async (extra) => {
-    const out = join(dir, `predictions${extra.length}.jsonl`);
-    const run = await runCli(['rerank', '--candidates', candidates, '--model', TINY_MODEL_DIR(), '--strategy', 'value', '--out', out, '--no-progress', ...extra], { timeoutMs: 300_000 });
-    expect(run.stderr).not.toMatch(/RangeError|Maximum call stack/);
-    expect(run.code).toBe(0);
-    const predictions = new Map(readJsonl<Prediction>(out).map((row) => [row.instance_id, row]));
-    expect([...predictions.keys()].sort()).toEqual(['big__big-1', 'none__none-1']);
-    expect(predictions.get('big__big-1')!.model_patch).not.toBe('');
-    expect(predictions.get('none__none-1')).toMatchObject({ model_patch: '', no_patch_reason: 'None of the 2 candidates has a usable patch (1 empty, 1 unparseable), nothing chosen.' });
-    expect(run.stderr).toContain('rerank: 1 instance(s) have no usable candidate');
-  }, 600_000);
+  it.each([[[]], [['--skip-invalid']]])(
+    'finishes with exit 0 and one prediction per instance (extra flags: %j)',
+    async (extra) => {
+      const out = join(dir, `predictions${extra.length}.jsonl`);
+      const run = await runCli(
+        ['rerank', '--candidates', candidates, '--model', TINY_MODEL_DIR(), '--strategy', 'value', '--out', out, '--no-progress', ...extra],
+        { timeoutMs: 300_000 },
+      );
+      expect(run.stderr).not.toMatch(/RangeError|Maximum call stack/);
+      expect(run.code).toBe(0);
+      const predictions = new Map(readJsonl<Prediction>(out).map((row) => [row.instance_id, row]));
+      expect([...predictions.keys()].sort()).toEqual(['big__big-1', 'none__none-1']);
+      expect(predictions.get('big__big-1')!.model_patch).not.toBe('');
+      expect(predictions.get('none__none-1')).toMatchObject({
+        model_patch: '',
+        no_patch_reason: 'None of the 2 candidates has a usable patch (1 empty, 1 unparseable), nothing chosen.',
+      });
+      expect(run.stderr).toContain('rerank: 1 instance(s) have no usable candidate');
+    },
+    600_000,
+  );
 });

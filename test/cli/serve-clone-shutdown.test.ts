@@ -36,15 +36,29 @@ describe.skipIf(!hasBubblewrap())('winnower serve during a hanging clone', () =>
     const { child, exited } = serve;
     try {
       const base = await serve.base;
-      const body = solveBody(world.repo, { repo: { url: tarpit.url }, n: 1, policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] }, verify: { enabled: false } });
-      const posted = await request(`${base}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const body = solveBody(world.repo, {
+        repo: { url: tarpit.url },
+        n: 1,
+        policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] },
+        verify: { enabled: false },
+      });
+      const posted = await request(`${base}/solve`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       const { job_id: jobId } = (await posted.body.json()) as { job_id: string };
       await cloneHanging(tarpit);
 
       child.kill('SIGTERM');
       const { code } = await exited;
       expect(code, serve.output()).toBe(0);
-      expect(await eventually(() => gitProcessesFor(tarpit), (lines) => lines.length === 0)).toEqual([]);
+      expect(
+        await eventually(
+          () => gitProcessesFor(tarpit),
+          (lines) => lines.length === 0,
+        ),
+      ).toEqual([]);
       const store = createSqliteStore(dataDir);
       try {
         expect(store.getJob(jobId)?.status).toBe('interrupted');

@@ -5,8 +5,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_DIR, TINY_MODEL_DIR } from '../../src/config.js';
 import { startServeProcess, type ServeProcess } from '../support/cli.js';
 
-const PATCH = (line: string) => `diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1,1 +1,2 @@\n def f():\n+    ${line}\n`;
-const body = JSON.stringify({ task: { instance_id: 'acme__widgets-1', problem_statement: 'f is wrong' }, candidates: [{ id: 'a', patch: PATCH('x = 1') }, { id: 'b', patch: PATCH('y = 2') }] });
+const PATCH = (line: string) =>
+  `diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1,1 +1,2 @@\n def f():\n+    ${line}\n`;
+const body = JSON.stringify({
+  task: { instance_id: 'acme__widgets-1', problem_statement: 'f is wrong' },
+  candidates: [
+    { id: 'a', patch: PATCH('x = 1') },
+    { id: 'b', patch: PATCH('y = 2') },
+  ],
+});
 
 describe('winnower serve reloads its model folder on SIGHUP', () => {
   const dir = mkdtempSync(join(tmpdir(), 'winnower-reload-'));
@@ -34,7 +41,8 @@ describe('winnower serve reloads its model folder on SIGHUP', () => {
     cpSync(DEFAULT_MODEL_DIR(), modelDir, { recursive: true });
     expect((await rerank()).selection.strategy).toBe('value'); // no reload yet: the loaded model stays
     serve.child.kill('SIGHUP');
-    for (let i = 0; i < 200 && !serve.output().includes('scorer reloaded on SIGHUP'); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let i = 0; i < 200 && !serve.output().includes('scorer reloaded on SIGHUP'); i++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect(serve.output()).toContain('scorer reloaded on SIGHUP');
     expect((await rerank()).selection.strategy).toBe('robust');
     expect(serve.child.exitCode).toBeNull();

@@ -32,7 +32,16 @@ describe.skipIf(!hasBubblewrap())('winnower serve', () => {
     try {
       const base = await serve.base;
       const correct = demoRecordings()['correct-fix']!;
-      const stuck = { ...correct, messages: [{ role: 'assistant' as const, content: 'Wait.', tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'bash', arguments: '{"command":"sleep 60"}' } }] }] };
+      const stuck = {
+        ...correct,
+        messages: [
+          {
+            role: 'assistant' as const,
+            content: 'Wait.',
+            tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'bash', arguments: '{"command":"sleep 60"}' } }],
+          },
+        ],
+      };
       const posted = await request(`${base}/solve`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -11,9 +11,11 @@ function parseSolve(args: string[]): Record<string, unknown> {
   const program = new Command('winnower').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
   registerSolveCommand(program);
   let flags: Record<string, unknown> | undefined;
-  program.commands.find((command) => command.name() === 'solve')!.action((parsed: Record<string, unknown>) => {
-    flags = parsed;
-  });
+  program.commands
+    .find((command) => command.name() === 'solve')!
+    .action((parsed: Record<string, unknown>) => {
+      flags = parsed;
+    });
   program.parse(['solve', ...args], { from: 'user' });
   return flags!;
 }

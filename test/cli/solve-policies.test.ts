@@ -34,15 +34,21 @@ describe.skipIf(!hasBubblewrap())('winnower solve --policies', () => {
     const task = demoTask();
     const out = join(dirname(repo), 'job.json');
     const { code, stderr } = await runSolve([
-      '--repo', repo,
-      '--issue', task.problem_statement,
-      '--policies', file,
-      '--test-command', task.test_command,
+      '--repo',
+      repo,
+      '--issue',
+      task.problem_statement,
+      '--policies',
+      file,
+      '--test-command',
+      task.test_command,
       ...task.fail_to_pass.flatMap((id) => ['--fail-to-pass', id]),
       ...task.pass_to_pass.flatMap((id) => ['--pass-to-pass', id]),
-      '--test-patch', join(DEMO_DIR, 'test_patch.diff'),
+      '--test-patch',
+      join(DEMO_DIR, 'test_patch.diff'),
       '--no-regression',
-      '--out', out,
+      '--out',
+      out,
     ]);
     expect(code, stderr).toBe(0);
     expect(stderr).toContain('rollout 0 started (steady)');
@@ -54,7 +60,7 @@ describe.skipIf(!hasBubblewrap())('winnower solve --policies', () => {
     expect(job.result.chosen.index).toBe(0);
   }, 120_000);
 
-  it('refuses an n that is not the policies\' sum, naming it, with exit code 2', async () => {
+  it("refuses an n that is not the policies' sum, naming it, with exit code 2", async () => {
     const { code, stderr } = await runSolve(['--repo', repo, '--issue', 'x', '--policies', file, '--n', '3']);
     expect(code).toBe(2);
     expect(stderr).toContain('n (3) must equal the sum of policies[].n (2)');

@@ -8,7 +8,8 @@ import { runCli } from '../support/cli.js';
 const ROOT = new URL('../../', import.meta.url).pathname;
 const RECORDING = join(ROOT, 'examples/demo/trajectories/correct-fix.json');
 
-const runSolve = (args: string[], cwd: string) => runCli(['solve', ...args], { cwd, env: { WINNOWER_POLICY_URL: '', WINNOWER_DATA_DIR: join(cwd, 'data') }, timeoutMs: 60_000 });
+const runSolve = (args: string[], cwd: string) =>
+  runCli(['solve', ...args], { cwd, env: { WINNOWER_POLICY_URL: '', WINNOWER_DATA_DIR: join(cwd, 'data') }, timeoutMs: 60_000 });
 
 describe('winnower solve: repository checks before any rollout', () => {
   let scratch: string;
@@ -21,11 +22,15 @@ describe('winnower solve: repository checks before any rollout', () => {
   it.each([
     [['--repo', 'no-such-dir'], '--repo', 'does not exist'],
     [['--repo', 'plain'], '--repo', 'not a git repository'],
-  ])('%j: exit code 2, the flag named, no rollout started', async (repoArgs, flag, reason) => {
-    const { code, stderr } = await runSolve([...repoArgs, '--issue', 'x', '--n', '2', '--replay', RECORDING], scratch);
-    expect(code).toBe(2);
-    expect(stderr).toContain(reason);
-    expect(stderr).toContain(`field: ${flag}`);
-    expect(stderr).not.toContain('rollout 0 started');
-  }, 60_000);
+  ])(
+    '%j: exit code 2, the flag named, no rollout started',
+    async (repoArgs, flag, reason) => {
+      const { code, stderr } = await runSolve([...repoArgs, '--issue', 'x', '--n', '2', '--replay', RECORDING], scratch);
+      expect(code).toBe(2);
+      expect(stderr).toContain(reason);
+      expect(stderr).toContain(`field: ${flag}`);
+      expect(stderr).not.toContain('rollout 0 started');
+    },
+    60_000,
+  );
 });

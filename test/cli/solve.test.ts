@@ -20,19 +20,28 @@ describe.skipIf(!hasBubblewrap())('winnower solve', () => {
     const out = join(dirname(repo), 'job.json');
     const patch = join(dirname(repo), 'chosen.diff');
     const { code, stdout, stderr } = await runSolve([
-      '--repo', repo,
-      '--issue', task.problem_statement,
-      '--n', '2',
-      '--replay', join(DEMO_DIR, 'trajectories/plausible-wrong-fix.json'),
-      '--replay', join(DEMO_DIR, 'trajectories/correct-fix.json'),
-      '--test-command', task.test_command,
+      '--repo',
+      repo,
+      '--issue',
+      task.problem_statement,
+      '--n',
+      '2',
+      '--replay',
+      join(DEMO_DIR, 'trajectories/plausible-wrong-fix.json'),
+      '--replay',
+      join(DEMO_DIR, 'trajectories/correct-fix.json'),
+      '--test-command',
+      task.test_command,
       ...task.fail_to_pass.flatMap((id) => ['--fail-to-pass', id]),
       ...task.pass_to_pass.flatMap((id) => ['--pass-to-pass', id]),
-      '--test-patch', join(DEMO_DIR, 'test_patch.diff'),
+      '--test-patch',
+      join(DEMO_DIR, 'test_patch.diff'),
       // The given tests only: the regression check (on by default) is not what this test is about.
       '--no-regression',
-      '--out', out,
-      '--patch-out', patch,
+      '--out',
+      out,
+      '--patch-out',
+      patch,
     ]);
     expect(stderr).toContain('rollout 0 started');
     expect(stderr).toContain('job succeeded');
@@ -46,7 +55,18 @@ describe.skipIf(!hasBubblewrap())('winnower solve', () => {
   }, 120_000);
 
   it('rejects a request that cannot run, naming the field, with exit code 2', async () => {
-    const { code, stderr } = await runSolve(['--repo', repo, '--issue', 'x', '--waves', '1,2', '--n', '2', '--replay', join(DEMO_DIR, 'trajectories/correct-fix.json')]);
+    const { code, stderr } = await runSolve([
+      '--repo',
+      repo,
+      '--issue',
+      'x',
+      '--waves',
+      '1,2',
+      '--n',
+      '2',
+      '--replay',
+      join(DEMO_DIR, 'trajectories/correct-fix.json'),
+    ]);
     expect(code).toBe(2);
     expect(stderr).toContain('waves');
     const missing = await runSolve(['--repo', repo]);

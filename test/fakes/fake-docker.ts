@@ -217,17 +217,34 @@ export class FakeDocker {
         return this.#send(response, { status: 400, json: { message: 'invalid JSON' } });
       }
     }
-    const recorded: RecordedDockerRequest = { method: request.method ?? 'GET', path, version: versioned?.[1], query: Object.fromEntries(url.searchParams), body: isJson ? body : undefined };
+    const recorded: RecordedDockerRequest = {
+      method: request.method ?? 'GET',
+      path,
+      version: versioned?.[1],
+      query: Object.fromEntries(url.searchParams),
+      body: isJson ? body : undefined,
+    };
     this.requests.push(recorded);
     const version = versioned?.[1]?.slice(1);
     if (version && versionBefore(this.#api.max, version)) {
-      return this.#send(response, { status: 400, json: { message: `client version ${version} is too new. Maximum supported API version is ${this.#api.max}` } });
+      return this.#send(response, {
+        status: 400,
+        json: { message: `client version ${version} is too new. Maximum supported API version is ${this.#api.max}` },
+      });
     }
     if (version && versionBefore(version, this.#api.min)) {
-      return this.#send(response, { status: 400, json: { message: `client version ${version} is too old. Minimum supported API version is ${this.#api.min}, please upgrade your client to a newer version` } });
+      return this.#send(response, {
+        status: 400,
+        json: {
+          message: `client version ${version} is too old. Minimum supported API version is ${this.#api.min}, please upgrade your client to a newer version`,
+        },
+      });
     }
 
-    const rule = this.rules.find((candidate) => (candidate.times ?? Infinity) > 0 && (!candidate.method || candidate.method === recorded.method) && candidate.path.test(path));
+    const rule = this.rules.find(
+      (candidate) =>
+        (candidate.times ?? Infinity) > 0 && (!candidate.method || candidate.method === recorded.method) && candidate.path.test(path),
+    );
     if (rule) {
       if (rule.times !== undefined) rule.times--;
       if (rule.fault === 'hang') return;
@@ -245,16 +262,29 @@ export class FakeDocker {
 
   #send(response: ServerResponse, reply: Reply, head = false): void {
     const text = reply.text ?? (reply.json === undefined ? '' : JSON.stringify(reply.json));
-    response.writeHead(reply.status, { ...(text ? { 'content-type': reply.json === undefined ? 'text/plain' : 'application/json' } : {}), 'api-version': this.#api.max, ...reply.headers });
+    response.writeHead(reply.status, {
+      ...(text ? { 'content-type': reply.json === undefined ? 'text/plain' : 'application/json' } : {}),
+      'api-version': this.#api.max,
+      ...reply.headers,
+    });
     response.end(head ? undefined : text);
   }
 
-  async #route(request: RecordedDockerRequest, raw: Buffer, incoming: IncomingMessage, response: ServerResponse): Promise<Reply | undefined> {
+  async #route(
+    request: RecordedDockerRequest,
+    raw: Buffer,
+    incoming: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<Reply | undefined> {
     const { method, path, query } = request;
     const input = (request.body ?? {}) as Record<string, unknown>;
     let match: RegExpExecArray | null;
     if (method === 'GET' && path === '/_ping') return { status: 200, text: 'OK' };
-    if (method === 'GET' && path === '/version') return { status: 200, json: { Version: this.#engineVersion, ApiVersion: this.#api.max, MinAPIVersion: this.#api.min, Os: 'linux', Arch: 'amd64' } };
+    if (method === 'GET' && path === '/version')
+      return {
+        status: 200,
+        json: { Version: this.#engineVersion, ApiVersion: this.#api.max, MinAPIVersion: this.#api.min, Os: 'linux', Arch: 'amd64' },
+      };
     if (method === 'GET' && path === '/events') return this.#eventLog(query);
     if (method === 'POST' && path === '/images/create') return this.#pull(query.fromImage ?? '');
     if (method === 'POST' && path === '/containers/create') return this.#create(input, query.name);
@@ -270,12 +300,28 @@ export class FakeDocker {
       if (method === 'GET' && action === '/json') {
         return {
           status: 200,
-          json: { Id: container.id, Name: `/${container.name}`, Config: container.config, State: { Running: container.running, Status: container.running ? 'running' : 'exited', OOMKilled: container.oomKilled, ExitCode: container.running ? 0 : 137, Error: '' } },
+          json: {
+            Id: container.id,
+            Name: `/${container.name}`,
+            Config: container.config,
+            State: {
+              Running: container.running,
+              Status: container.running ? 'running' : 'exited',
+              OOMKilled: container.oomKilled,
+              ExitCode: container.running ? 0 : 137,
+              Error: '',
+            },
+          },
         };
       }
       if (method === 'DELETE' && action === '') {
         if (container.running && query.force !== 'true' && query.force !== '1') {
-          return { status: 409, json: { message: `cannot remove container "/${container.name}": container is running: stop the container before removing or force remove` } };
+          return {
+            status: 409,
+            json: {
+              message: `cannot remove container "/${container.name}": container is running: stop the container before removing or force remove`,
+            },
+          };
         }
         for (const child of container.processes) if (child.pid) killGroup(child.pid);
         container.running = false;
@@ -285,7 +331,15 @@ export class FakeDocker {
       if (method === 'POST' && action === '/exec') {
         if (!container.running) return { status: 409, json: { message: `container ${container.id} is not running` } };
         if (!Array.isArray(input.Cmd) || input.Cmd.length === 0) return { status: 400, json: { message: 'No exec command specified' } };
-        const exec: FakeExec = { id: randomBytes(32).toString('hex'), container, config: input, running: false, started: false, exitCode: null, pid: 0 };
+        const exec: FakeExec = {
+          id: randomBytes(32).toString('hex'),
+          container,
+          config: input,
+          running: false,
+          started: false,
+          exitCode: null,
+          pid: 0,
+        };
         this.execs.set(exec.id, exec);
         return { status: 201, json: { Id: exec.id } };
       }
@@ -295,7 +349,17 @@ export class FakeDocker {
       const exec = this.execs.get(match[1] ?? '');
       if (!exec) return { status: 404, json: { message: `No such exec instance: ${match[1]}` } };
       if (match[2] === 'json' && method === 'GET') {
-        return { status: 200, json: { ID: exec.id, Running: exec.running, ExitCode: exec.exitCode, Pid: exec.pid, ContainerID: exec.container.id, ProcessConfig: { tty: false, entrypoint: (exec.config.Cmd as string[])[0], arguments: (exec.config.Cmd as string[]).slice(1) } } };
+        return {
+          status: 200,
+          json: {
+            ID: exec.id,
+            Running: exec.running,
+            ExitCode: exec.exitCode,
+            Pid: exec.pid,
+            ContainerID: exec.container.id,
+            ProcessConfig: { tty: false, entrypoint: (exec.config.Cmd as string[])[0], arguments: (exec.config.Cmd as string[]).slice(1) },
+          },
+        };
       }
       if (match[2] === 'start' && method === 'POST') {
         if (exec.started) return { status: 409, json: { message: `Exec ${exec.id} has already been started` } };
@@ -314,9 +378,20 @@ export class FakeDocker {
     const filters = JSON.parse(query.filters ?? '{}') as { container?: string[]; event?: string[] };
     const lines = this.events
       .filter((event) => event.timeNano >= since && event.timeNano <= until)
-      .filter((event) => (!filters.container || filters.container.includes(event.id)) && (!filters.event || filters.event.includes(event.action)))
+      .filter(
+        (event) => (!filters.container || filters.container.includes(event.id)) && (!filters.event || filters.event.includes(event.action)),
+      )
       .map((event) =>
-        JSON.stringify({ status: event.action, id: event.id, Type: 'container', Action: event.action, Actor: { ID: event.id, Attributes: {} }, scope: 'local', time: Math.floor(event.timeNano / 1e9), timeNano: event.timeNano }),
+        JSON.stringify({
+          status: event.action,
+          id: event.id,
+          Type: 'container',
+          Action: event.action,
+          Actor: { ID: event.id, Attributes: {} },
+          scope: 'local',
+          time: Math.floor(event.timeNano / 1e9),
+          timeNano: event.timeNano,
+        }),
       );
     return { status: 200, text: lines.map((line) => `${line}\n`).join(''), headers: { 'content-type': 'application/json' } };
   }
@@ -327,14 +402,27 @@ export class FakeDocker {
     if (refused) return { status: refused.status, json: { message: refused.message } };
     const streamed = this.#pullErrors.get(ref);
     if (streamed !== undefined) {
-      return { status: 200, text: `${JSON.stringify({ status: `Pulling from ${ref}` })}\n${JSON.stringify({ errorDetail: { message: streamed }, error: streamed })}\n`, headers: { 'content-type': 'application/json' } };
+      return {
+        status: 200,
+        text: `${JSON.stringify({ status: `Pulling from ${ref}` })}\n${JSON.stringify({ errorDetail: { message: streamed }, error: streamed })}\n`,
+        headers: { 'content-type': 'application/json' },
+      };
     }
     const source = this.#pullable.get(ref);
     if (source === undefined) {
-      return { status: 404, json: { message: `pull access denied for ${ref.split(':')[0]}, repository does not exist or may require 'docker login': denied: requested access to the resource is denied` } };
+      return {
+        status: 404,
+        json: {
+          message: `pull access denied for ${ref.split(':')[0]}, repository does not exist or may require 'docker login': denied: requested access to the resource is denied`,
+        },
+      };
     }
     this.#images.set(ref, source);
-    const lines = [{ status: `Pulling from ${ref}`, id: 'latest' }, { status: 'Digest: sha256:0123456789abcdef' }, { status: `Status: Downloaded newer image for ${ref}` }];
+    const lines = [
+      { status: `Pulling from ${ref}`, id: 'latest' },
+      { status: 'Digest: sha256:0123456789abcdef' },
+      { status: `Status: Downloaded newer image for ${ref}` },
+    ];
     return { status: 200, text: lines.map((line) => JSON.stringify(line)).join('\r\n'), headers: { 'content-type': 'application/json' } };
   }
 
@@ -366,7 +454,17 @@ export class FakeDocker {
       await rm(mapPath(root, bind.target), { recursive: true, force: true });
       await symlink(bind.source, mapPath(root, bind.target));
     }
-    const container: FakeContainer = { id: randomBytes(32).toString('hex'), name: containerName, config: input, root, running: false, stopping: false, oomKilled: false, binds, processes: new Set() };
+    const container: FakeContainer = {
+      id: randomBytes(32).toString('hex'),
+      name: containerName,
+      config: input,
+      root,
+      running: false,
+      stopping: false,
+      oomKilled: false,
+      binds,
+      processes: new Set(),
+    };
     this.containers.set(container.id, container);
     return { status: 201, json: { Id: container.id, Warnings: [] } };
   }
@@ -393,7 +491,10 @@ export class FakeDocker {
       socket.end();
       return;
     }
-    const cwd = mapIn(container, typeof config.WorkingDir === 'string' && config.WorkingDir ? config.WorkingDir : String(container.config.WorkingDir ?? '/'));
+    const cwd = mapIn(
+      container,
+      typeof config.WorkingDir === 'string' && config.WorkingDir ? config.WorkingDir : String(container.config.WorkingDir ?? '/'),
+    );
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: container.root, LANG: 'C.UTF-8' };
     for (const pair of [...((container.config.Env as string[] | undefined) ?? []), ...((config.Env as string[] | undefined) ?? [])]) {
       const equals = pair.indexOf('=');
@@ -401,7 +502,9 @@ export class FakeDocker {
     }
     const cmd = config.Cmd as string[];
     const user = String(config.User || container.config.User || '0');
-    const hasHome = [...((container.config.Env as string[] | undefined) ?? []), ...((config.Env as string[] | undefined) ?? [])].some((pair) => pair.startsWith('HOME='));
+    const hasHome = [...((container.config.Env as string[] | undefined) ?? []), ...((config.Env as string[] | undefined) ?? [])].some(
+      (pair) => pair.startsWith('HOME='),
+    );
     void resolveUser(container.root, user).then((ids) => {
       if (!ids) {
         frame(1, Buffer.from(`unable to find user ${user.split(':')[0]}: no matching entries in passwd file\r\n`));
@@ -418,14 +521,27 @@ export class FakeDocker {
     });
   }
 
-  #spawnExec(exec: FakeExec, socket: Socket, frame: (type: 1 | 2, payload: Buffer) => void, cwd: string, env: Record<string, string>, ids: { uid: number; gid: number } | undefined): Promise<void> {
+  #spawnExec(
+    exec: FakeExec,
+    socket: Socket,
+    frame: (type: 1 | 2, payload: Buffer) => void,
+    cwd: string,
+    env: Record<string, string>,
+    ids: { uid: number; gid: number } | undefined,
+  ): Promise<void> {
     const container = exec.container;
     const config = exec.config;
     const cmd = config.Cmd as string[];
     return stat(cwd).then(
       (info) => {
         if (!info.isDirectory()) throw new Error('not a directory');
-        const child = spawn(cmd[0] ?? 'false', cmd.slice(1), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...(ids ?? {}) });
+        const child = spawn(cmd[0] ?? 'false', cmd.slice(1), {
+          cwd,
+          env,
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          ...(ids ?? {}),
+        });
         container.processes.add(child);
         exec.pid = child.pid ?? 0;
         child.stdout?.on('data', (chunk: Buffer) => frame(1, chunk));
@@ -444,7 +560,12 @@ export class FakeDocker {
         child.on('close', () => socket.end());
       },
       () => {
-        frame(1, Buffer.from(`OCI runtime exec failed: exec failed: unable to start container process: chdir to cwd ("${String(config.WorkingDir)}") set in config.json failed: no such file or directory: unknown\r\n`));
+        frame(
+          1,
+          Buffer.from(
+            `OCI runtime exec failed: exec failed: unable to start container process: chdir to cwd ("${String(config.WorkingDir)}") set in config.json failed: no such file or directory: unknown\r\n`,
+          ),
+        );
         exec.exitCode = 126;
         exec.running = false;
         socket.end();
@@ -452,7 +573,13 @@ export class FakeDocker {
     );
   }
 
-  async #archive(method: string, container: FakeContainer, query: Record<string, string>, raw: Buffer, response: ServerResponse): Promise<Reply | undefined> {
+  async #archive(
+    method: string,
+    container: FakeContainer,
+    query: Record<string, string>,
+    raw: Buffer,
+    response: ServerResponse,
+  ): Promise<Reply | undefined> {
     const path = query.path ?? '';
     const target = mapIn(container, path || '/');
     const missing = { status: 404, json: { message: `Could not find the file ${path} in container ${container.name}` } };
@@ -462,7 +589,8 @@ export class FakeDocker {
       if (!info.isDirectory()) return { status: 400, json: { message: `extraction point is not a directory: ${path}` } };
       if (query.copyUIDGID === '1' || query.copyUIDGID === 'true') {
         const user = container.config.User;
-        if (typeof user === 'string' && user) return { status: 500, json: { message: `getent unable to find entry "${user}" in passwd database` } };
+        if (typeof user === 'string' && user)
+          return { status: 500, json: { message: `getent unable to find entry "${user}" in passwd database` } };
       }
       const into = posix.normalize(path || '/');
       if (container.binds.some((bind) => bind.readOnly && (into === bind.target || into.startsWith(`${bind.target}/`)))) {
@@ -474,7 +602,11 @@ export class FakeDocker {
         .filter(Boolean)
         .map((entry) => posix.join(path || '/', entry))
         .find((entry) => container.binds.some((bind) => bind.readOnly && (entry === bind.target || entry.startsWith(`${bind.target}/`))));
-      if (readOnly) return { status: 500, json: { message: `Error processing tar file(exit status 1): open ${readOnly.replace(/\/$/, '')}: read-only file system` } };
+      if (readOnly)
+        return {
+          status: 500,
+          json: { message: `Error processing tar file(exit status 1): open ${readOnly.replace(/\/$/, '')}: read-only file system` },
+        };
       // dockerd extracts as root and keeps the headers' owners; without root the fake cannot.
       const owners = process.getuid?.() === 0 ? ['--same-owner', '--numeric-owner'] : ['--no-same-owner'];
       const result = await run('tar', ['-x', ...owners, '-C', target], raw);
@@ -484,7 +616,13 @@ export class FakeDocker {
     if (!info) return missing;
     const mode = (info.mode & 0o777) + (info.isDirectory() ? 2 ** 31 : 0) + (info.isSymbolicLink() ? 2 ** 27 : 0);
     const statHeader = Buffer.from(
-      JSON.stringify({ name: basename(target), size: info.size, mode, mtime: info.mtime.toISOString(), linkTarget: info.isSymbolicLink() ? await readlink(target) : '' }),
+      JSON.stringify({
+        name: basename(target),
+        size: info.size,
+        mode,
+        mtime: info.mtime.toISOString(),
+        linkTarget: info.isSymbolicLink() ? await readlink(target) : '',
+      }),
     ).toString('base64');
     if (method === 'HEAD') return { status: 200, headers: { 'x-docker-container-path-stat': statHeader } };
     if (method !== 'GET') return { status: 405, json: { message: 'method not allowed' } };
@@ -553,14 +691,21 @@ function killGroup(pid: number): void {
   }
 }
 
-function run(command: string, args: string[], input: Buffer, keepStdout = false): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  input: Buffer,
+  keepStdout = false,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: ['pipe', keepStdout ? 'pipe' : 'ignore', 'pipe'] });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') }));
+    child.on('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') }),
+    );
     child.stdin?.end(input);
   });
 }

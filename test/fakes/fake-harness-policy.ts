@@ -36,7 +36,8 @@ export interface FakeHarnessPolicy {
 type Json = Record<string, any>;
 
 function turnOf(path: string, body: Json): number {
-  if (path === '/v1/responses') return Array.isArray(body.input) ? body.input.filter((item: Json) => item.type === 'function_call').length : 0;
+  if (path === '/v1/responses')
+    return Array.isArray(body.input) ? body.input.filter((item: Json) => item.type === 'function_call').length : 0;
   return (body.messages ?? []).filter((message: Json) => message.role === 'assistant').length;
 }
 
@@ -47,17 +48,56 @@ function answer(path: string, body: Json, script: HarnessScript, turn: number): 
   const args = command === undefined ? undefined : (script.args ?? ((text: string) => ({ command: text })))(command);
   const text = command === undefined ? (script.final ?? 'Done.') : `Step ${turn}.`;
   if (path === '/v1/chat/completions') {
-    const message = { role: 'assistant', content: text, ...(args ? { tool_calls: [{ id, type: 'function', function: { name: script.tool, arguments: JSON.stringify(args) } }] } : {}) };
-    return { id: `chatcmpl-${turn}`, object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message, finish_reason: args ? 'tool_calls' : 'stop' }], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } };
+    const message = {
+      role: 'assistant',
+      content: text,
+      ...(args ? { tool_calls: [{ id, type: 'function', function: { name: script.tool, arguments: JSON.stringify(args) } }] } : {}),
+    };
+    return {
+      id: `chatcmpl-${turn}`,
+      object: 'chat.completion',
+      created: 0,
+      model: body.model,
+      choices: [{ index: 0, message, finish_reason: args ? 'tool_calls' : 'stop' }],
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    };
   }
   if (path === '/v1/messages') {
     const content = [{ type: 'text', text }, ...(args ? [{ type: 'tool_use', id: `toolu_${turn}`, name: script.tool, input: args }] : [])];
-    return { id: `msg_${turn}`, type: 'message', role: 'assistant', model: body.model, content, stop_reason: args ? 'tool_use' : 'end_turn', stop_sequence: null, usage: { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens } };
+    return {
+      id: `msg_${turn}`,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content,
+      stop_reason: args ? 'tool_use' : 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens },
+    };
   }
   const output = args
     ? [{ type: 'function_call', id: `fc_${turn}`, call_id: id, name: script.tool, arguments: JSON.stringify(args), status: 'completed' }]
-    : [{ type: 'message', id: `msg_${turn}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] }];
-  return { id: `resp_${turn}`, object: 'response', status: 'completed', model: body.model, output, usage: { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens } };
+    : [
+        {
+          type: 'message',
+          id: `msg_${turn}`,
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text, annotations: [] }],
+        },
+      ];
+  return {
+    id: `resp_${turn}`,
+    object: 'response',
+    status: 'completed',
+    model: body.model,
+    output,
+    usage: {
+      input_tokens: usage.prompt_tokens,
+      output_tokens: usage.completion_tokens,
+      total_tokens: usage.prompt_tokens + usage.completion_tokens,
+    },
+  };
 }
 
 export async function startFakeHarnessPolicy(scripts: Record<string, HarnessScript>): Promise<FakeHarnessPolicy> {
@@ -67,8 +107,10 @@ export async function startFakeHarnessPolicy(scripts: Record<string, HarnessScri
     const path = (request.url ?? '').split('?')[0]!;
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const send = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(typeof body === 'string' ? body : JSON.stringify(body));
-    if (request.method !== 'POST' || !['/v1/chat/completions', '/v1/messages', '/v1/responses'].includes(path)) return send(404, { error: { message: `no route ${path}` } });
+    const send = (status: number, body: unknown) =>
+      response.writeHead(status, { 'content-type': 'application/json' }).end(typeof body === 'string' ? body : JSON.stringify(body));
+    if (request.method !== 'POST' || !['/v1/chat/completions', '/v1/messages', '/v1/responses'].includes(path))
+      return send(404, { error: { message: `no route ${path}` } });
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
     requests.push({ path, body, headers: request.headers });
     const fault = faults.shift();

@@ -128,7 +128,12 @@ export class FakeHttpServer {
     } catch {
       // kept as text
     }
-    const recorded: RecordedRequest = { method: request.method ?? 'GET', path: (request.url ?? '/').split('?')[0]!, headers: request.headers, body };
+    const recorded: RecordedRequest = {
+      method: request.method ?? 'GET',
+      path: (request.url ?? '/').split('?')[0]!,
+      headers: request.headers,
+      body,
+    };
     this.requests.push(recorded);
     this.inFlight += 1;
     this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
@@ -143,7 +148,16 @@ export class FakeHttpServer {
       if (fault?.kind === 'status') {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (fault.retryAfter !== undefined) headers['retry-after'] = fault.retryAfter;
-        response.writeHead(fault.status, headers).end(fault.body ?? JSON.stringify({ object: 'error', message: `injected ${fault.status}`, type: 'InternalServerError', param: null, code: fault.status }));
+        response.writeHead(fault.status, headers).end(
+          fault.body ??
+            JSON.stringify({
+              object: 'error',
+              message: `injected ${fault.status}`,
+              type: 'InternalServerError',
+              param: null,
+              code: fault.status,
+            }),
+        );
         return;
       }
       if (fault?.kind === 'malformed') {

@@ -12,7 +12,8 @@ export interface FakeOpenAIOptions {
   maxLogprobs?: number;
 }
 
-const isIds = (value: unknown): value is number[] => Array.isArray(value) && value.length > 0 && value.every((item) => Number.isInteger(item));
+const isIds = (value: unknown): value is number[] =>
+  Array.isArray(value) && value.length > 0 && value.every((item) => Number.isInteger(item));
 
 function invalid(message: string, param: string | null = null): Reply {
   return { status: 400, json: { error: { ...fixture('openai', 'error-400').error, message, param } } };
@@ -62,7 +63,8 @@ export class FakeOpenAI extends FakeHttpServer {
     if (typeof content !== 'string') return invalid('messages must end with a message whose content is text', 'messages');
     if (body.logprobs !== true) return invalid('this fake only answers requests with logprobs: true', 'logprobs');
     const count = body.top_logprobs ?? 0;
-    if (!(count >= 0 && count <= this.maxLogprobs)) return invalid(`top_logprobs must be between 0 and ${this.maxLogprobs}`, 'top_logprobs');
+    if (!(count >= 0 && count <= this.maxLogprobs))
+      return invalid(`top_logprobs must be between 0 and ${this.maxLogprobs}`, 'top_logprobs');
     const top = this.topLogprobs(fakeLogit(content), count);
     const bytes = (token: string) => [...Buffer.from(token, 'utf8')];
     const template = fixture('openai', 'chat-completion');
@@ -70,7 +72,11 @@ export class FakeOpenAI extends FakeHttpServer {
     const choice = {
       ...template.choices[0],
       message: { ...template.choices[0].message, content: token },
-      logprobs: { content: [{ token, logprob, bytes: bytes(token), top_logprobs: top.map(([t, lp]) => ({ token: t, logprob: lp, bytes: bytes(t) })) }] },
+      logprobs: {
+        content: [
+          { token, logprob, bytes: bytes(token), top_logprobs: top.map(([t, lp]) => ({ token: t, logprob: lp, bytes: bytes(t) })) },
+        ],
+      },
     };
     return { status: 200, json: { ...template, model: body.model, choices: [choice] } };
   }
@@ -79,10 +85,12 @@ export class FakeOpenAI extends FakeHttpServer {
     const prompt: unknown = body?.prompt;
     let prompts: Array<number[] | string>;
     if (typeof prompt === 'string' || isIds(prompt)) prompts = [prompt];
-    else if (Array.isArray(prompt) && prompt.length > 0 && (prompt.every((item) => typeof item === 'string') || prompt.every(isIds))) prompts = prompt;
+    else if (Array.isArray(prompt) && prompt.length > 0 && (prompt.every((item) => typeof item === 'string') || prompt.every(isIds)))
+      prompts = prompt;
     else return invalid('prompt must be a string, a list of strings, token ids or a list of token id lists', 'prompt');
     const count = body.logprobs ?? 0;
-    if (!(Number.isInteger(count) && count >= 0 && count <= this.maxLogprobs)) return invalid(`logprobs must be between 0 and ${this.maxLogprobs}`, 'logprobs');
+    if (!(Number.isInteger(count) && count >= 0 && count <= this.maxLogprobs))
+      return invalid(`logprobs must be between 0 and ${this.maxLogprobs}`, 'logprobs');
     if (body.echo) return invalid('this fake does not return prompt log-probabilities', 'echo');
     const template = fixture('openai', 'completion');
     const choices = prompts.map((one, index) => {

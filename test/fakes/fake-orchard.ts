@@ -293,7 +293,12 @@ export class FakeOrchard {
   }
 
   #matchRule(request: RecordedRequest): FakeOrchardRule | undefined {
-    const rule = this.rules.find((candidate) => (candidate.times ?? Infinity) > 0 && (!candidate.method || candidate.method === request.method) && candidate.path.test(request.path));
+    const rule = this.rules.find(
+      (candidate) =>
+        (candidate.times ?? Infinity) > 0 &&
+        (!candidate.method || candidate.method === request.method) &&
+        candidate.path.test(request.path),
+    );
     if (rule && rule.times !== undefined) rule.times--;
     return rule;
   }
@@ -315,7 +320,8 @@ export class FakeOrchard {
       if (method === 'GET') return this.#info(id);
       if (method === 'DELETE') return this.#delete(id);
     }
-    if (method === 'GET' && (match = /^\/sandboxes\/([^/]+)\/wait$/.exec(path))) return this.#waitSandbox(decodeURIComponent(match[1] ?? ''), Number(request.query.timeout ?? 300));
+    if (method === 'GET' && (match = /^\/sandboxes\/([^/]+)\/wait$/.exec(path)))
+      return this.#waitSandbox(decodeURIComponent(match[1] ?? ''), Number(request.query.timeout ?? 300));
     if (method === 'POST' && (match = /^\/sandboxes\/([^/]+)\/heartbeat$/.exec(path))) {
       const id = decodeURIComponent(match[1] ?? '');
       const sandbox = this.sandboxes.get(id);
@@ -325,8 +331,10 @@ export class FakeOrchard {
       if (sandbox.status === 'ready') sandbox.lastHeartbeat = Date.now() / 1000;
       return { status: 200, body: { status: 'ok', sandbox_id: id } };
     }
-    if (method === 'POST' && (match = /^\/sandboxes\/([^/]+)\/exec$/.exec(path))) return this.#exec(decodeURIComponent(match[1] ?? ''), request.body);
-    if (method === 'POST' && (match = /^\/sandboxes\/([^/]+)\/apply_patch$/.exec(path))) return this.#applyPatch(decodeURIComponent(match[1] ?? ''), request.body);
+    if (method === 'POST' && (match = /^\/sandboxes\/([^/]+)\/exec$/.exec(path)))
+      return this.#exec(decodeURIComponent(match[1] ?? ''), request.body);
+    if (method === 'POST' && (match = /^\/sandboxes\/([^/]+)\/apply_patch$/.exec(path)))
+      return this.#applyPatch(decodeURIComponent(match[1] ?? ''), request.body);
     if (method === 'GET' && (match = /^\/jobs\/([^/]+)$/.exec(path))) {
       const job = this.jobs.get(decodeURIComponent(match[1] ?? ''));
       return job ? { status: 200, body: jobBody(job) } : notFound('Job not found');
@@ -360,7 +368,11 @@ export class FakeOrchard {
   async #create(body: unknown): Promise<Answer> {
     if (this.createUnavailable > 0) {
       this.createUnavailable--;
-      return { status: 503, body: { detail: 'Service temporarily overloaded, please retry: 429 Too Many Requests' }, headers: { 'retry-after': this.#options.retryAfter } };
+      return {
+        status: 503,
+        body: { detail: 'Service temporarily overloaded, please retry: 429 Too Many Requests' },
+        headers: { 'retry-after': this.#options.retryAfter },
+      };
     }
     const input = (body ?? {}) as Record<string, unknown>;
     if (typeof input.image !== 'string' || input.image === '') {
@@ -368,12 +380,29 @@ export class FakeOrchard {
     }
     // pydantic v2: `timeout: int` rejects a fractional number (§14).
     if (input.timeout !== undefined && !Number.isInteger(input.timeout)) {
-      return { status: 422, body: { detail: [{ type: 'int_from_float', loc: ['body', 'timeout'], msg: 'Input should be a valid integer, got a number with a fractional part', input: input.timeout }] } };
+      return {
+        status: 422,
+        body: {
+          detail: [
+            {
+              type: 'int_from_float',
+              loc: ['body', 'timeout'],
+              msg: 'Input should be a valid integer, got a number with a fractional part',
+              input: input.timeout,
+            },
+          ],
+        },
+      };
     }
     const id = typeof input.sandbox_id === 'string' ? input.sandbox_id : randomBytes(4).toString('hex');
     // Ids are not validated: Kubernetes refuses the pod name, and that comes back as a 500 (§13).
     if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(id)) {
-      return { status: 500, body: { detail: `Failed to create sandbox: (422) Reason: Unprocessable Entity: Pod "sandbox-${id}" is invalid: metadata.name: Invalid value` } };
+      return {
+        status: 500,
+        body: {
+          detail: `Failed to create sandbox: (422) Reason: Unprocessable Entity: Pod "sandbox-${id}" is invalid: metadata.name: Invalid value`,
+        },
+      };
     }
     const timeoutS = typeof input.timeout === 'number' ? input.timeout : 3600;
     const existing = this.sandboxes.get(id);
@@ -511,7 +540,14 @@ export class FakeOrchard {
     return job;
   }
 
-  async #run(sandbox: FakeSandbox, job: FakeJob, cwd: string, env: Record<string, string>, timeoutS: number, loginShell: boolean): Promise<void> {
+  async #run(
+    sandbox: FakeSandbox,
+    job: FakeJob,
+    cwd: string,
+    env: Record<string, string>,
+    timeoutS: number,
+    loginShell: boolean,
+  ): Promise<void> {
     if (job.status !== 'queued') return;
     if (job.killedBecause || sandbox.status !== 'ready') {
       this.#complete(job, { exit_code: null, error: job.killedBecause ?? POD_KILLED_ERROR });
@@ -585,7 +621,10 @@ export class FakeOrchard {
     const job = this.#newJob(id, script);
     sandbox.queue = sandbox.queue.then(() => this.#run(sandbox, job, '/workspace', {}, timeoutS, false));
     await job.done;
-    return { status: 200, body: { success: job.exit_code === 0, stdout: job.stdout, stderr: job.stderr, exit_code: job.exit_code, error: job.error } };
+    return {
+      status: 200,
+      body: { success: job.exit_code === 0, stdout: job.stdout, stderr: job.stderr, exit_code: job.exit_code, error: job.error },
+    };
   }
 
   async #writeFile(sandbox: FakeSandbox, body: unknown): Promise<Answer> {
@@ -644,12 +683,20 @@ export class FakeOrchard {
 /** The bubblewrap arguments that make a sandbox dir a pod's `/`. */
 function podMounts(root: string): string[] {
   return [
-    '--bind', root, '/',
-    '--ro-bind', '/usr', '/usr',
+    '--bind',
+    root,
+    '/',
+    '--ro-bind',
+    '/usr',
+    '/usr',
     ...['bin', 'sbin', 'lib', 'lib64'].flatMap((dir) => ['--ro-bind-try', `/usr/${dir}`, `/${dir}`]),
-    '--ro-bind', '/etc', '/etc',
-    '--proc', '/proc',
-    '--dev', '/dev',
+    '--ro-bind',
+    '/etc',
+    '/etc',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
     '--die-with-parent',
   ];
 }
@@ -709,7 +756,16 @@ export function filterLoginStderr(text: string): string {
 }
 
 function createBody(sandbox: FakeSandbox, timeoutS: number): Record<string, unknown> {
-  return { sandbox_id: sandbox.id, namespace: 'sandbox-pods', image: sandbox.image, block_network: sandbox.blockNetwork, cpu: sandbox.cpu, memory: sandbox.memory, timeout: timeoutS, status: 'pending' };
+  return {
+    sandbox_id: sandbox.id,
+    namespace: 'sandbox-pods',
+    image: sandbox.image,
+    block_network: sandbox.blockNetwork,
+    cpu: sandbox.cpu,
+    memory: sandbox.memory,
+    timeout: timeoutS,
+    status: 'pending',
+  };
 }
 
 function infoBody(sandbox: FakeSandbox): Record<string, unknown> {
@@ -802,7 +858,10 @@ export async function createRepoImage(files: Record<string, string | Uint8Array>
   }
   await mkdir(repo, { recursive: true });
   const git = (...args: string[]): void => {
-    execFileSync('git', ['-c', 'user.name=fake', '-c', 'user.email=fake@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, stdio: 'ignore' });
+    execFileSync('git', ['-c', 'user.name=fake', '-c', 'user.email=fake@example.com', '-c', 'init.defaultBranch=main', ...args], {
+      cwd: repo,
+      stdio: 'ignore',
+    });
   };
   git('init', '-q');
   git('add', '-A');

@@ -54,7 +54,11 @@ async function readJson(request: IncomingMessage): Promise<Record<string, unknow
   return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
 }
 
-export async function startFakePolicy(options: { scripts: Record<string, FakePolicyScript[]>; delayMs?: number; mode?: 'tools' | 'text' }): Promise<FakePolicyServer> {
+export async function startFakePolicy(options: {
+  scripts: Record<string, FakePolicyScript[]>;
+  delayMs?: number;
+  mode?: 'tools' | 'text';
+}): Promise<FakePolicyServer> {
   const requests: Array<Record<string, unknown>> = [];
   const headers: IncomingHttpHeaders[] = [];
   const faults: FakePolicyFault[] = [];
@@ -84,11 +88,15 @@ export async function startFakePolicy(options: { scripts: Record<string, FakePol
     const turn = messages.filter((message) => message.role === 'assistant').length;
     if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
     if (!script) {
-      response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no script for model ${String(body.model)} seed ${seed}` } }));
+      response
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `no script for model ${String(body.model)} seed ${seed}` } }));
       return;
     }
     if (script.failFromTurn && turn >= script.failFromTurn.turn) {
-      response.writeHead(script.failFromTurn.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'scripted failure' } }));
+      response
+        .writeHead(script.failFromTurn.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: 'scripted failure' } }));
       return;
     }
     const text = (options.mode ?? 'tools') === 'text';
@@ -103,7 +111,9 @@ export async function startFakePolicy(options: { scripts: Record<string, FakePol
         : {
             role: 'assistant',
             content: `Step ${turn}.`,
-            tool_calls: [{ id: `call_${seed}_${turn}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }],
+            tool_calls: [
+              { id: `call_${seed}_${turn}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } },
+            ],
           };
     }
     const scripted = script.usage?.[turn];

@@ -29,7 +29,8 @@ const SCORE_FIELDS = new Set(['model', 'query', 'items', 'label_token_ids', 'app
 
 const isIds = (value: unknown): value is number[] => Array.isArray(value) && value.every((item) => Number.isInteger(item));
 const isIdLists = (value: unknown): value is number[][] => Array.isArray(value) && value.length > 0 && value.every(isIds);
-const isTexts = (value: unknown): value is string[] => Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string');
+const isTexts = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string');
 
 function badRequest(message: string): Reply {
   return { status: 400, json: { ...fixture('sglang', 'error-400'), message } };
@@ -109,13 +110,15 @@ export class FakeSGLang extends FakeHttpServer {
 
   #score(body: any): Reply {
     if (this.scoreNotFound) return { status: 404, json: fixture('sglang', 'not-found') };
-    if ('text_1' in (body ?? {}) || 'text_2' in (body ?? {})) return badRequest('text_1/text_2 are not fields of a score request; use query and items.');
+    if ('text_1' in (body ?? {}) || 'text_2' in (body ?? {}))
+      return badRequest('text_1/text_2 are not fields of a score request; use query and items.');
     const extra = Object.keys(body ?? {}).find((key) => !SCORE_FIELDS.has(key));
     if (extra) return badRequest(`Unknown field in score request: ${extra}`);
     const labels: unknown = body?.label_token_ids;
     // A classification model (sgl-project/sglang#22118) needs no label ids: it answers its head's pooled logits.
     const classification = labels === undefined && this.classifier;
-    if (!classification && (!isIds(labels) || labels.length === 0)) return badRequest('label_token_ids must be a non-empty list of token ids');
+    if (!classification && (!isIds(labels) || labels.length === 0))
+      return badRequest('label_token_ids must be a non-empty list of token ids');
     const { query, items } = body;
     let prompts: Array<number[] | string>;
     if (typeof query === 'string' && isTexts(items)) prompts = items.map((item) => (body.item_first ? item + query : query + item));
@@ -124,9 +127,14 @@ export class FakeSGLang extends FakeHttpServer {
     if (this.multiItemDelimiter !== undefined && items.length > 1) {
       // One sequence: query, then each item behind a delimiter token, all in one forward pass.
       this.prefill.add(isIds(query) ? query : (query as string));
-      for (const item of items as Array<number[] | string>) this.prefill.addComputed((typeof item === 'string' ? Math.ceil(item.length / 4) : item.length) + 1);
+      for (const item of items as Array<number[] | string>)
+        this.prefill.addComputed((typeof item === 'string' ? Math.ceil(item.length / 4) : item.length) + 1);
     } else for (const prompt of prompts) this.prefill.add(prompt);
-    if (classification) return { status: 200, json: { ...fixture('sglang', 'score'), scores: prompts.map((prompt) => this.logits(prompt)), model: body.model ?? 'default' } };
+    if (classification)
+      return {
+        status: 200,
+        json: { ...fixture('sglang', 'score'), scores: prompts.map((prompt) => this.logits(prompt)), model: body.model ?? 'default' },
+      };
     const labelIds = labels as number[];
     const scores = prompts.map((prompt) => {
       const logprobs = labelIds.map((id) => this.logprobOf(id, fakeLogit(prompt)));
@@ -155,7 +163,8 @@ export class FakeSGLang extends FakeHttpServer {
           id: `generate-${this.requests.length}-${index}`,
           prompt_tokens: prompt.length,
           output_token_logprobs: body.return_logprob ? [[this.logprobOf(top, logit), top, null]] : undefined,
-          output_token_ids_logprobs: body.return_logprob && isIds(wanted) ? [wanted.map((id) => [this.logprobOf(id, logit), id, null])] : undefined,
+          output_token_ids_logprobs:
+            body.return_logprob && isIds(wanted) ? [wanted.map((id) => [this.logprobOf(id, logit), id, null])] : undefined,
         },
       };
     });

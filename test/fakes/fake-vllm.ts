@@ -47,12 +47,38 @@ export const SCORE_CLAMP = 1e-6;
 
 /** Fields of vLLM's `/classify` request (vllm/entrypoints/pooling/base/protocol.py); anything else is refused. */
 const CLASSIFY_FIELDS = new Set([
-  'model', 'user', 'input', 'messages', 'add_generation_prompt', 'continue_final_message', 'chat_template', 'chat_template_kwargs',
-  'add_special_tokens', 'truncate_prompt_tokens', 'truncation_side', 'padding', 'request_id', 'priority', 'cache_salt', 'mm_processor_kwargs', 'use_activation',
+  'model',
+  'user',
+  'input',
+  'messages',
+  'add_generation_prompt',
+  'continue_final_message',
+  'chat_template',
+  'chat_template_kwargs',
+  'add_special_tokens',
+  'truncate_prompt_tokens',
+  'truncation_side',
+  'padding',
+  'request_id',
+  'priority',
+  'cache_salt',
+  'mm_processor_kwargs',
+  'use_activation',
 ]);
-const SCORE_FIELDS = new Set(['model', 'user', 'queries', 'documents', 'truncate_prompt_tokens', 'request_id', 'priority', 'mm_processor_kwargs', 'use_activation']);
+const SCORE_FIELDS = new Set([
+  'model',
+  'user',
+  'queries',
+  'documents',
+  'truncate_prompt_tokens',
+  'request_id',
+  'priority',
+  'mm_processor_kwargs',
+  'use_activation',
+]);
 
-const isIds = (value: unknown): value is number[] => Array.isArray(value) && value.length > 0 && value.every((item) => Number.isInteger(item));
+const isIds = (value: unknown): value is number[] =>
+  Array.isArray(value) && value.length > 0 && value.every((item) => Number.isInteger(item));
 
 /** vLLM's (FastAPI's) answer to a request that fails validation. */
 function invalid(message: string, param: string | null = null): Reply {
@@ -125,7 +151,10 @@ export class FakeVllm extends FakeHttpServer {
   #models(): Reply {
     return {
       status: 200,
-      json: { object: 'list', data: [{ ...fixture('vllm', 'models').data[0], id: this.model, root: this.model, max_model_len: this.maxModelLen }] },
+      json: {
+        object: 'list',
+        data: [{ ...fixture('vllm', 'models').data[0], id: this.model, root: this.model, max_model_len: this.maxModelLen }],
+      },
     };
   }
 
@@ -134,20 +163,37 @@ export class FakeVllm extends FakeHttpServer {
     if ('normalize' in body) return invalid('`normalize` is deprecated and removed; use `use_activation` instead', 'normalize');
     const allowed = this.legacy ? new Set([...fields].filter((field) => field !== 'use_activation')) : fields;
     const extra = Object.keys(body).find((key) => !allowed.has(key));
-    if (extra) return invalid(`[{'type': 'extra_forbidden', 'loc': ('body', '${extra}'), 'msg': 'Extra inputs are not permitted', 'input': ${JSON.stringify(body[extra])}}]`, extra);
+    if (extra)
+      return invalid(
+        `[{'type': 'extra_forbidden', 'loc': ('body', '${extra}'), 'msg': 'Extra inputs are not permitted', 'input': ${JSON.stringify(body[extra])}}]`,
+        extra,
+      );
     if (body.model !== undefined && body.model !== this.model) {
-      return { status: 404, json: { error: { message: `The model \`${body.model}\` does not exist.`, type: 'NotFoundError', param: 'model', code: 404 } } };
+      return {
+        status: 404,
+        json: { error: { message: `The model \`${body.model}\` does not exist.`, type: 'NotFoundError', param: 'model', code: 404 } },
+      };
     }
-    if (body.use_activation !== undefined && body.use_activation !== null && typeof body.use_activation !== 'boolean') return invalid('use_activation must be a boolean or null', 'use_activation');
+    if (body.use_activation !== undefined && body.use_activation !== null && typeof body.use_activation !== 'boolean')
+      return invalid('use_activation must be a boolean or null', 'use_activation');
     if (body.priority !== undefined && body.priority !== 0) return invalid('Priority scheduling is not enabled.', 'priority');
     const truncate = body.truncate_prompt_tokens;
-    if (truncate !== undefined && truncate !== null && !(Number.isInteger(truncate) && truncate >= -1)) return invalid('truncate_prompt_tokens must be an integer >= -1', 'truncate_prompt_tokens');
+    if (truncate !== undefined && truncate !== null && !(Number.isInteger(truncate) && truncate >= -1))
+      return invalid('truncate_prompt_tokens must be an integer >= -1', 'truncate_prompt_tokens');
     if (Number.isInteger(truncate) && truncate > this.maxModelLen) {
-      return invalid(`truncate_prompt_tokens value (${truncate}) is greater than max_model_len (${this.maxModelLen}). Please, select a smaller truncation size.`, 'truncate_prompt_tokens');
+      return invalid(
+        `truncate_prompt_tokens value (${truncate}) is greater than max_model_len (${this.maxModelLen}). Please, select a smaller truncation size.`,
+        'truncate_prompt_tokens',
+      );
     }
     // Seen on a real vLLM (8000 of 8000): the request is never answered; 7999 works.
     if (truncate === this.maxModelLen) return { status: 200, json: null, hang: true };
-    if (body.truncation_side !== undefined && body.truncation_side !== null && body.truncation_side !== 'left' && body.truncation_side !== 'right') {
+    if (
+      body.truncation_side !== undefined &&
+      body.truncation_side !== null &&
+      body.truncation_side !== 'left' &&
+      body.truncation_side !== 'right'
+    ) {
       return invalid("truncation_side must be 'left' or 'right'", 'truncation_side');
     }
     return undefined;
@@ -155,7 +201,8 @@ export class FakeVllm extends FakeHttpServer {
 
   /** A prompt after `truncate_prompt_tokens` (`left` keeps the last tokens), or the context-length refusal. */
   #fit(prompt: number[] | string, body: any): number[] | string | Reply {
-    const limit: number | undefined = Number.isInteger(body.truncate_prompt_tokens) && body.truncate_prompt_tokens > 0 ? body.truncate_prompt_tokens : undefined;
+    const limit: number | undefined =
+      Number.isInteger(body.truncate_prompt_tokens) && body.truncate_prompt_tokens > 0 ? body.truncate_prompt_tokens : undefined;
     let fitted = prompt;
     if (limit !== undefined && this.tokensOf(prompt) > limit) {
       const keep = typeof prompt === 'string' ? limit * this.charsPerToken : limit;
@@ -176,7 +223,8 @@ export class FakeVllm extends FakeHttpServer {
     const input: unknown = body.input;
     let prompts: Array<number[] | string>;
     if (typeof input === 'string' || isIds(input)) prompts = [input];
-    else if (Array.isArray(input) && input.length > 0 && (input.every((item) => typeof item === 'string') || input.every(isIds))) prompts = input;
+    else if (Array.isArray(input) && input.length > 0 && (input.every((item) => typeof item === 'string') || input.every(isIds)))
+      prompts = input;
     else return invalid('input must be a string, a list of strings, token ids or a list of token id lists', 'input');
     if (this.refuse && prompts.some(this.refuse)) return invalid('input refused by the test', 'input');
     const fitted: Array<number[] | string> = [];
@@ -197,7 +245,12 @@ export class FakeVllm extends FakeHttpServer {
     const tokens = fitted.reduce((sum, prompt) => sum + this.tokensOf(prompt), 0);
     return {
       status: 200,
-      json: { ...template, model: this.model, data: data.reverse(), usage: { ...template.usage, prompt_tokens: tokens, total_tokens: tokens } },
+      json: {
+        ...template,
+        model: this.model,
+        data: data.reverse(),
+        usage: { ...template.usage, prompt_tokens: tokens, total_tokens: tokens },
+      },
     };
   }
 
@@ -208,12 +261,17 @@ export class FakeVllm extends FakeHttpServer {
     const { queries, documents } = body;
     // `queries: str | list[str]`, `documents: str | list[str] | ...`: token ids fail validation.
     const strings = (value: unknown): string[] | undefined =>
-      typeof value === 'string' ? [value] : Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string') ? value : undefined;
+      typeof value === 'string'
+        ? [value]
+        : Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string')
+          ? value
+          : undefined;
     const queryList = strings(queries);
     if (!queryList) return notAString('queries', queries);
     const documentList = strings(documents);
     if (!documentList) return notAString('documents', documents);
-    if (queryList.length !== 1 && queryList.length !== documentList.length) return invalid('queries must be one item or as many as documents', 'queries');
+    if (queryList.length !== 1 && queryList.length !== documentList.length)
+      return invalid('queries must be one item or as many as documents', 'queries');
     const data: Array<{ index: number; object: string; score: number }> = [];
     let tokens = 0;
     for (const [index, document] of documentList.entries()) {
@@ -233,7 +291,15 @@ export class FakeVllm extends FakeHttpServer {
       data.push({ index, object: 'score', score: Math.min(1 - SCORE_CLAMP, Math.max(SCORE_CLAMP, probability)) });
     }
     const template = fixture('vllm', 'score');
-    return { status: 200, json: { ...template, model: this.model, data: data.reverse(), usage: { ...template.usage, prompt_tokens: tokens, total_tokens: tokens } } };
+    return {
+      status: 200,
+      json: {
+        ...template,
+        model: this.model,
+        data: data.reverse(),
+        usage: { ...template.usage, prompt_tokens: tokens, total_tokens: tokens },
+      },
+    };
   }
 }
 

@@ -26,7 +26,10 @@ export class PrefillCounter {
 
   /** Counts one sequence's prefill and returns its token count. */
   add(prompt: readonly number[] | string): number {
-    const tokens = typeof prompt === 'string' ? Array.from({ length: Math.ceil(prompt.length / 4) }, (_, index) => prompt.slice(index * 4, index * 4 + 4)) : prompt;
+    const tokens =
+      typeof prompt === 'string'
+        ? Array.from({ length: Math.ceil(prompt.length / 4) }, (_, index) => prompt.slice(index * 4, index * 4 + 4))
+        : prompt;
     let cached = 0;
     if (this.prefixCache) {
       let key = '';

@@ -72,6 +72,9 @@ export function gitProcessesFor(tarpit: Tarpit): string[] {
 /** Waits until git is connected to the tarpit and its remote helper runs. */
 export async function cloneHanging(tarpit: Tarpit): Promise<void> {
   await tarpit.connected();
-  const found = await eventually(() => gitProcessesFor(tarpit), (lines) => lines.some((line) => line.includes('git-remote-http')));
+  const found = await eventually(
+    () => gitProcessesFor(tarpit),
+    (lines) => lines.some((line) => line.includes('git-remote-http')),
+  );
   expect(found).toContainEqual(expect.stringContaining('git-remote-http'));
 }

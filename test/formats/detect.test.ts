@@ -25,7 +25,10 @@ describe('format detection and dispatch', () => {
   });
 
   it('detects winnower JSONL, and a report.json or a tasks file as nothing', async () => {
-    const own = tempFile('own.jsonl', `${JSON.stringify({ format: 'winnower-trajectory-1', id: 's/a__b-1', instance_id: 'a__b-1', source: 's' })}\n`);
+    const own = tempFile(
+      'own.jsonl',
+      `${JSON.stringify({ format: 'winnower-trajectory-1', id: 's/a__b-1', instance_id: 'a__b-1', source: 's' })}\n`,
+    );
     expect(await detectFormat(own)).toBe('winnower');
     expect(await detectFormat(ownFixture('mini-swe-agent', 'text', 'acme__widgets-101.report.json'))).toBeUndefined();
     expect(await detectFormat(ownFixture('swebench', 'tasks.jsonl'))).toBeUndefined();
@@ -36,7 +39,10 @@ describe('format detection and dispatch', () => {
     const preds = join(dir, 'predictions.txt');
     copyFileSync(PREDICTIONS, preds);
     const mini = join(dir, 'looks-like.jsonl');
-    writeFileSync(mini, JSON.stringify(JSON.parse(readFileSync(ownFixture('mini-swe-agent', 'text', 'acme__widgets-101.traj.json'), 'utf8'))));
+    writeFileSync(
+      mini,
+      JSON.stringify(JSON.parse(readFileSync(ownFixture('mini-swe-agent', 'text', 'acme__widgets-101.traj.json'), 'utf8'))),
+    );
     expect(await detectFormat(preds)).toBe('swebench-predictions');
     expect(await detectFormat(mini)).toBe('mini-swe-agent');
     const { items } = await importTrajectories([preds, mini]);
@@ -63,7 +69,10 @@ describe('format detection and dispatch', () => {
 
   it('reports a file that matches no importer with the valid format names', async () => {
     const report = ownFixture('mini-swe-agent', 'text', 'acme__widgets-101.report.json');
-    await expect(importTrajectories(report)).rejects.toMatchObject({ code: 'WNW_ERR_INPUT_FORMAT', message: expect.stringContaining(TRAJECTORY_FORMATS.join(', ')) });
+    await expect(importTrajectories(report)).rejects.toMatchObject({
+      code: 'WNW_ERR_INPUT_FORMAT',
+      message: expect.stringContaining(TRAJECTORY_FORMATS.join(', ')),
+    });
     const skipped = await importTrajectories(ownFixture('mini-swe-agent', 'text'), { onInvalid: 'skip' });
     expect(skipped.items).toHaveLength(2);
     expect(skipped.issues.map((issue) => [issue.code, issue.field, issue.file.endsWith('.report.json')])).toEqual([
@@ -103,7 +112,10 @@ describe('expandInputs', () => {
   it('expands folders, globs and plain paths, without duplicates', async () => {
     const folder = await expandInputs([ownFixture('swe-agent')]);
     expect(folder.map((f) => f.split('/').pop())).toEqual(['acme__tools-302.function_calling.traj', 'acme__widgets-102.traj']);
-    const globbed = await expandInputs([ownFixture('mini-swe-agent/*/*.report.json'), ownFixture('mini-swe-agent', 'text', 'acme__widgets-101.report.json')]);
+    const globbed = await expandInputs([
+      ownFixture('mini-swe-agent/*/*.report.json'),
+      ownFixture('mini-swe-agent', 'text', 'acme__widgets-101.report.json'),
+    ]);
     expect(globbed.map((f) => f.split('/').pop())).toEqual(['acme__gadgets-201.report.json', 'acme__widgets-101.report.json']);
   });
 
@@ -139,7 +151,10 @@ describeRealData('format detection on public trajectories', 'trajectories', () =
   it('detects a report.json as nothing, and reports it with the valid format names', async () => {
     const report = realTrajectory('mini-swe-agent-1_text', 'django__django-10999.report.json');
     expect(await detectFormat(report)).toBeUndefined();
-    await expect(importTrajectories(report)).rejects.toMatchObject({ code: 'WNW_ERR_INPUT_FORMAT', message: expect.stringContaining(TRAJECTORY_FORMATS.join(', ')) });
+    await expect(importTrajectories(report)).rejects.toMatchObject({
+      code: 'WNW_ERR_INPUT_FORMAT',
+      message: expect.stringContaining(TRAJECTORY_FORMATS.join(', ')),
+    });
     const skipped = await importTrajectories(realTrajectory('mini-swe-agent-1_text'), { onInvalid: 'skip' });
     expect(skipped.items).toHaveLength(2);
     expect(skipped.issues.map((issue) => issue.file.endsWith('.report.json'))).toEqual([true, true]);

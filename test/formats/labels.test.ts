@@ -30,8 +30,15 @@ describe('label importer', () => {
     const { labels, issues } = await importLabels(ownFixture('swebench', 'results.json'), { source: 'run1' });
     expect(issues).toEqual([]);
     expect(labels.size).toBe(12);
-    expect([...labels].filter(([, resolved]) => resolved).map(([key]) => key).sort()).toEqual(
-      ['acme__gadgets-201', 'acme__tools-302', 'acme__widgets-101', 'beta__parser-11', 'django__django-99001', 'sympy__sympy-99001'].map((id) => `run1/${id}`),
+    expect(
+      [...labels]
+        .filter(([, resolved]) => resolved)
+        .map(([key]) => key)
+        .sort(),
+    ).toEqual(
+      ['acme__gadgets-201', 'acme__tools-302', 'acme__widgets-101', 'beta__parser-11', 'django__django-99001', 'sympy__sympy-99001'].map(
+        (id) => `run1/${id}`,
+      ),
     );
     // the same verdicts as the rows' own `resolved` fields
     const fromRows = await importLabels(PREDICTIONS, { source: 'run1' });
@@ -41,7 +48,13 @@ describe('label importer', () => {
   it('reads SWE-bench run reports: resolved_ids/unresolved_ids and the older results.json lists', async () => {
     const harness = tempFile(
       'run.json',
-      JSON.stringify({ total_instances: 4, resolved_ids: ['a__b-1'], unresolved_ids: ['a__b-2'], error_ids: ['a__b-3'], incomplete_ids: ['a__b-4'] }),
+      JSON.stringify({
+        total_instances: 4,
+        resolved_ids: ['a__b-1'],
+        unresolved_ids: ['a__b-2'],
+        error_ids: ['a__b-3'],
+        incomplete_ids: ['a__b-4'],
+      }),
     );
     const fromHarness = await importLabels(harness, { source: 'run1' });
     expect([...fromHarness.labels]).toEqual([
@@ -49,7 +62,10 @@ describe('label importer', () => {
       ['run1/a__b-2', false],
       ['run1/a__b-3', false],
     ]);
-    const older = tempFile('results.json', JSON.stringify({ generated: ['x__y-1', 'x__y-2'], applied: ['x__y-1', 'x__y-2'], resolved: ['x__y-2'] }));
+    const older = tempFile(
+      'results.json',
+      JSON.stringify({ generated: ['x__y-1', 'x__y-2'], applied: ['x__y-1', 'x__y-2'], resolved: ['x__y-2'] }),
+    );
     const fromOlder = await importLabels(older, { source: 'run2' });
     expect(Object.fromEntries(fromOlder.labels)).toEqual({ 'run2/x__y-2': true, 'run2/x__y-1': false });
   });
@@ -63,7 +79,10 @@ describe('label importer', () => {
 
   it('reports a report without a source, and conflicting labels', async () => {
     const harness = tempFile('run.json', JSON.stringify({ resolved_ids: ['a__b-1'], unresolved_ids: [] }));
-    await expect(importLabels(harness)).rejects.toMatchObject({ code: 'WNW_ERR_INPUT_INVALID', details: { field: 'source', record: 'a__b-1' } });
+    await expect(importLabels(harness)).rejects.toMatchObject({
+      code: 'WNW_ERR_INPUT_INVALID',
+      details: { field: 'source', record: 'a__b-1' },
+    });
     const rows = tempFile(
       'labels.jsonl',
       ['{"instance_id":"a__b-1","source":"s","resolved":true}', '{"instance_id":"a__b-1","source":"s","resolved":false}'].join('\n'),

@@ -48,7 +48,9 @@ describe('malformed input', () => {
   });
 
   it('reports a bad role in a single-document trajectory by record path (no line)', async () => {
-    const raw = JSON.parse(readFileSync(ownFixture('mini-swe-agent', 'text', 'acme__widgets-101.traj.json'), 'utf8')) as { messages: Array<{ role: string }> };
+    const raw = JSON.parse(readFileSync(ownFixture('mini-swe-agent', 'text', 'acme__widgets-101.traj.json'), 'utf8')) as {
+      messages: Array<{ role: string }>;
+    };
     raw.messages[3]!.role = 'robot';
     const file = tempFile('broken.traj.json', JSON.stringify(raw, null, 2));
     await expect(importTrajectories(file)).rejects.toMatchObject({ details: { file, line: null, field: 'messages[3].role' } });

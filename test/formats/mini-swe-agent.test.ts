@@ -48,7 +48,12 @@ describe('mini-swe-agent importer', () => {
     expect(observations.at(-1)!.content).toBe(raw.info.submission);
     expect(observations.at(-1)!.meta?.exit_code).toBeUndefined();
     expect(trajectory.usage).toEqual({ prompt_tokens: 5400, completion_tokens: 150, calls: 4, cost: 0.0123 });
-    expect(trajectory.meta).toMatchObject({ agent: 'mini-swe-agent', trajectory_format: 'mini-swe-agent-1', agent_version: '1.15.0', model: 'acme/coder-large' });
+    expect(trajectory.meta).toMatchObject({
+      agent: 'mini-swe-agent',
+      trajectory_format: 'mini-swe-agent-1',
+      agent_version: '1.15.0',
+      model: 'acme/coder-large',
+    });
   });
 
   it('reads a v1 run that hit the step limit: no patch, a turn without an action, its format-error reply an observation', async () => {
@@ -95,7 +100,9 @@ describe('mini-swe-agent importer', () => {
     const first = trajectory.messages[2]!;
     expect(first.content).toBe('');
     expect(first.reasoning).toBe("I'll start by listing the repository to find the plugin module.");
-    expect(first.tool_calls).toEqual([{ id: 'call_b1', type: 'function', function: { name: 'bash', arguments: '{"command": "ls -la /testbed"}' } }]);
+    expect(first.tool_calls).toEqual([
+      { id: 'call_b1', type: 'function', function: { name: 'bash', arguments: '{"command": "ls -la /testbed"}' } },
+    ]);
     expect(trajectory.usage?.calls).toBe(3);
   });
 
@@ -213,7 +220,9 @@ describeRealData('mini-swe-agent importer on public trajectories', 'trajectories
       expect(trajectory.patch.startsWith('diff --git a/tests/missing_colon.py')).toBe(true);
       const codes = trajectory.messages.filter((m) => m.meta?.observation).map((m) => m.meta?.exit_code ?? null);
       expect(codes).toEqual([1, 0, 0, 0, 0, 0, 0, 1, 0, null]);
-      expect(trajectory.messages[2]!.meta?.action).toBe('cat /Users/fuchur/Documents/24/git_sync/swe-agent-test-repo/tests/./missing_colon.py');
+      expect(trajectory.messages[2]!.meta?.action).toBe(
+        'cat /Users/fuchur/Documents/24/git_sync/swe-agent-test-repo/tests/./missing_colon.py',
+      );
     }
   });
 });

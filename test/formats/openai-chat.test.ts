@@ -33,7 +33,10 @@ describe('openai-chat importer', () => {
     });
     expect(trajectory.messages[2]!.tool_calls).toHaveLength(2);
     expect(trajectory.messages[8]!.content).toBe(''); // null in the row
-    expect(trajectory.messages[5]).toEqual({ role: 'assistant', content: 'resize truncates with int(); rounding up with math.ceil fixes the failing case.' });
+    expect(trajectory.messages[5]).toEqual({
+      role: 'assistant',
+      content: 'resize truncates with int(); rounding up with math.ceil fixes the failing case.',
+    });
     const names = trajectory.messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.name);
     expect(names).toEqual(['str_replace_editor', 'execute_bash', 'str_replace_editor', 'execute_bash', 'finish']);
     const tool = trajectory.messages.find((m) => m.role === 'tool')!;
@@ -43,7 +46,11 @@ describe('openai-chat importer', () => {
     expect(trajectory.messages[0]).not.toHaveProperty('tool_calls');
     expect(trajectory.exit).toBe('submitted');
     expect(trajectory.exit_raw).toBe('tool:finish');
-    expect((trajectory.meta.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(['execute_bash', 'finish', 'str_replace_editor']);
+    expect((trajectory.meta.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual([
+      'execute_bash',
+      'finish',
+      'str_replace_editor',
+    ]);
   });
 
   it('reads an unresolved row that never called finish: exit unknown, sample suffix split', async () => {
@@ -59,11 +66,27 @@ describe('openai-chat importer', () => {
       {
         messages: [
           { role: 'system', content: 'sys' },
-          { role: 'user', content: [{ type: 'text', text: 'fix ' }, { type: 'text', text: 'it' }] },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: { command: 'ls' } } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'fix ' },
+              { type: 'text', text: 'it' },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: { command: 'ls' } } }],
+          },
           { role: 'tool', tool_call_id: 'c1', content: 'a.py' },
         ],
-        metadata: { instance_id: 'django__django-11095', policy: 'qwen', patch: 'diff --git a/a b/a\n', resolved: false, exit: 'step_limit' },
+        metadata: {
+          instance_id: 'django__django-11095',
+          policy: 'qwen',
+          patch: 'diff --git a/a b/a\n',
+          resolved: false,
+          exit: 'step_limit',
+        },
       },
       { messages: [{ role: 'user', content: 'x' }], metadata: { instance_id: 'django__django-11099', source: 'qwen' } },
     ];
@@ -100,7 +123,13 @@ describe('openai-chat importer', () => {
 
   it('takes a row id and source from the top level, and numbers rows of one instance that nothing tells apart instead of refusing the file', async () => {
     const messages = [{ role: 'user', content: 'fix it' }];
-    const withIds = [1, 2].map((n) => ({ messages, metadata: { instance_id: 'django__django-15202' }, id: `row-${n}`, source: `run-${n}`, resolved: n === 1 }));
+    const withIds = [1, 2].map((n) => ({
+      messages,
+      metadata: { instance_id: 'django__django-15202' },
+      id: `row-${n}`,
+      source: `run-${n}`,
+      resolved: n === 1,
+    }));
     const file = tempFile('orchard-ids.jsonl', withIds.map((row) => JSON.stringify(row)).join('\n') + '\n');
     const byId = await importTrajectories(file);
     expect(byId.items.map((t) => [t.id, t.source, t.meta.resolved])).toEqual([
@@ -108,11 +137,16 @@ describe('openai-chat importer', () => {
       ['row-2', 'run-2', false],
     ]);
     // Under a source the caller names (--source-from file, NAME=PATH), row ids are prefixed with it.
-    expect((await importTrajectories(file, { sourceFrom: 'file' })).items.map((t) => t.id)).toEqual(['orchard-ids/row-1', 'orchard-ids/row-2']);
+    expect((await importTrajectories(file, { sourceFrom: 'file' })).items.map((t) => t.id)).toEqual([
+      'orchard-ids/row-1',
+      'orchard-ids/row-2',
+    ]);
 
     const bare = [0, 1, 2].map((n) => ({ messages, metadata: { instance_id: 'django__django-15202', resolved: n === 1 } }));
     bare.push({ messages, metadata: { instance_id: 'django__django-15203', resolved: true } });
-    const { items, issues } = await importTrajectories(tempFile('orchard-bare.jsonl', bare.map((row) => JSON.stringify(row)).join('\n') + '\n'));
+    const { items, issues } = await importTrajectories(
+      tempFile('orchard-bare.jsonl', bare.map((row) => JSON.stringify(row)).join('\n') + '\n'),
+    );
     expect(issues).toEqual([]);
     expect(items.map((t) => [t.id, t.source, t.meta.row_of_instance])).toEqual([
       ['openai-chat/django__django-15202', 'openai-chat', undefined],
@@ -126,7 +160,14 @@ describe('openai-chat importer', () => {
   });
 
   it('reads winnower JSONL, one Trajectory per line, and can rename the source', async () => {
-    const line = { id: 'p/a__b-1', instance_id: 'a__b-1', source: 'p', messages: [{ role: 'user', content: 'hi' }], patch: 'd', exit: 'submitted' };
+    const line = {
+      id: 'p/a__b-1',
+      instance_id: 'a__b-1',
+      source: 'p',
+      messages: [{ role: 'user', content: 'hi' }],
+      patch: 'd',
+      exit: 'submitted',
+    };
     const file = tempFile('run.jsonl', `${JSON.stringify(line)}\n${JSON.stringify({ ...line, id: 'p/a__b-2', instance_id: 'a__b-2' })}\n`);
     const { items } = await importWinnowerTrajectories(file);
     expect(items.map((t) => [t.id, t.format, t.exit])).toEqual([
@@ -178,6 +219,10 @@ describeRealData('openai-chat importer on public SWE-Gym rows', 'trajectories', 
     expect(trajectory.messages[0]).not.toHaveProperty('tool_calls');
     expect(trajectory.exit).toBe('submitted');
     expect(trajectory.exit_raw).toBe('tool:finish');
-    expect((trajectory.meta.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(['execute_bash', 'finish', 'str_replace_editor']);
+    expect((trajectory.meta.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual([
+      'execute_bash',
+      'finish',
+      'str_replace_editor',
+    ]);
   });
 });

@@ -23,9 +23,18 @@ describe('openhands importer', () => {
     expect(firstCall.role).toBe('assistant');
     expect(firstCall.content).toBe('Start by listing the repository.');
     expect(firstCall.tool_calls).toEqual([
-      { id: 'toolu_01', type: 'function', function: { name: 'execute_bash', arguments: '{"command": "ls /workspace/acme__gadgets__0.3"}' } },
+      {
+        id: 'toolu_01',
+        type: 'function',
+        function: { name: 'execute_bash', arguments: '{"command": "ls /workspace/acme__gadgets__0.3"}' },
+      },
     ]);
-    expect(trajectory.messages[3]).toMatchObject({ role: 'tool', tool_call_id: 'toolu_01', name: 'execute_bash', meta: { observation: true, exit_code: 0 } });
+    expect(trajectory.messages[3]).toMatchObject({
+      role: 'tool',
+      tool_call_id: 'toolu_01',
+      name: 'execute_bash',
+      meta: { observation: true, exit_code: 0 },
+    });
     // two actions from one model response: one assistant turn with both calls, then both observations
     expect(trajectory.messages[4]!.tool_calls!.map((call) => call.id)).toEqual(['toolu_02', 'toolu_03']);
     expect(trajectory.messages[5]!.meta).toEqual({ observation: true, observation_type: 'read' });
@@ -34,15 +43,27 @@ describe('openhands importer', () => {
     expect(error.role).toBe('user');
     expect(error.content).toBe("Parameter 'command' is expected to be one of ['view', 'create', 'str_replace', 'insert', 'undo_edit'].");
     // a call recorded without its model response is rebuilt from the action's args and thought
-    expect(trajectory.messages[8]).toMatchObject({ role: 'assistant', content: 'Use the exact factor.', meta: { action: 'edit', reconstructed: true } });
+    expect(trajectory.messages[8]).toMatchObject({
+      role: 'assistant',
+      content: 'Use the exact factor.',
+      meta: { action: 'edit', reconstructed: true },
+    });
     expect(JSON.parse(trajectory.messages[8]!.tool_calls![0]!.function.arguments)).toEqual({
-      path: '/workspace/acme__gadgets__0.3/gadgets/units.py', command: 'str_replace', old_str: 'return feet * 0.3', new_str: 'return feet * 0.3048',
+      path: '/workspace/acme__gadgets__0.3/gadgets/units.py',
+      command: 'str_replace',
+      old_str: 'return feet * 0.3',
+      new_str: 'return feet * 0.3048',
     });
     expect(trajectory.messages.at(-1)!.tool_calls![0]!.function.name).toBe('finish');
     expect(trajectory.exit).toBe('submitted');
     expect(trajectory.exit_raw).toBe('finish');
     expect(trajectory.meta.skipped_events).toEqual({ recall: 2, agent_state_changed: 1 });
-    expect(trajectory.meta).toMatchObject({ agent_class: 'CodeActAgent', max_iterations: 30, repo: 'acme/gadgets', base_commit: '1a2b3c4d5e6f70819a2b3c4d5e6f70819a2b5e6f' });
+    expect(trajectory.meta).toMatchObject({
+      agent_class: 'CodeActAgent',
+      max_iterations: 30,
+      repo: 'acme/gadgets',
+      base_commit: '1a2b3c4d5e6f70819a2b3c4d5e6f70819a2b5e6f',
+    });
     expect(trajectory.usage).toEqual({ prompt_tokens: 12000, completion_tokens: 300, calls: 5, cost: 0 });
   });
 
@@ -69,7 +90,9 @@ describe('openhands importer', () => {
 
   it('maps how a run ended', () => {
     expect(mapOpenHandsExit(openHandsExitRaw(null, 'finish', undefined))).toBe('submitted');
-    expect(mapOpenHandsExit(openHandsExitRaw('RuntimeError: Agent reached maximum iteration in headless mode', 'run', undefined))).toBe('step_limit');
+    expect(mapOpenHandsExit(openHandsExitRaw('RuntimeError: Agent reached maximum iteration in headless mode', 'run', undefined))).toBe(
+      'step_limit',
+    );
     expect(mapOpenHandsExit(openHandsExitRaw('ContextWindowExceededError: too long', 'run', undefined))).toBe('token_limit');
     expect(mapOpenHandsExit(openHandsExitRaw('Runtime died', 'finish', undefined))).toBe('error');
     expect(mapOpenHandsExit(openHandsExitRaw(undefined, 'run', 'stopped'))).toBe('cancelled');
@@ -95,9 +118,18 @@ describeRealData('openhands importer on public trajectories', 'trajectories', ()
     expect(firstCall.role).toBe('assistant');
     expect(firstCall.content.startsWith('The task involves exploring the repository')).toBe(true);
     expect(firstCall.tool_calls).toEqual([
-      { id: 'toolu_01', type: 'function', function: { name: 'execute_bash', arguments: '{"command": "ls /workspace/ponylang__ponyc__0.1"}' } },
+      {
+        id: 'toolu_01',
+        type: 'function',
+        function: { name: 'execute_bash', arguments: '{"command": "ls /workspace/ponylang__ponyc__0.1"}' },
+      },
     ]);
-    expect(trajectory.messages[3]).toMatchObject({ role: 'tool', tool_call_id: 'toolu_01', name: 'execute_bash', meta: { observation: true, exit_code: 0 } });
+    expect(trajectory.messages[3]).toMatchObject({
+      role: 'tool',
+      tool_call_id: 'toolu_01',
+      name: 'execute_bash',
+      meta: { observation: true, exit_code: 0 },
+    });
     expect(trajectory.messages[5]!.meta).toEqual({ observation: true, observation_type: 'run', exit_code: 2 });
     const error = trajectory.messages.find((m) => m.meta?.observation_type === 'error')!;
     expect(error.role).toBe('user');
@@ -116,7 +148,9 @@ describeRealData('openhands importer on public trajectories', 'trajectories', ()
     expect(trajectory.id).toBe('openhands/basic');
     expect(trajectory.patch).toBe('');
     expect(trajectory.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
-    expect(trajectory.messages[0]!.content).toBe('Please create a simple 2048 game. No need to run it. Please finish the interaction after your finish coding.');
+    expect(trajectory.messages[0]!.content).toBe(
+      'Please create a simple 2048 game. No need to run it. Please finish the interaction after your finish coding.',
+    );
     expect(trajectory.messages[1]!.tool_calls![0]!.id).toBe('toolu_017nBp7UfiGqyrA7j77HgtFP');
     expect(trajectory.messages[2]!.tool_call_id).toBe('toolu_017nBp7UfiGqyrA7j77HgtFP');
     expect(trajectory.messages[3]!.tool_calls![0]!.function.name).toBe('finish');

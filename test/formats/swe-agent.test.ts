@@ -20,7 +20,11 @@ describe('swe-agent importer', () => {
     expect(trajectory.messages).toHaveLength(8);
     expect(trajectory.messages[1]!.meta).toEqual({ is_demo: true });
     const actions = trajectory.messages.filter((m) => m.role === 'assistant').map((m) => m.meta?.action);
-    expect(actions).toEqual(['open widgets/split.py\n', 'edit 3:3\n    return [part.strip() for part in parts if part]\nend_of_edit\n', 'submit\n']);
+    expect(actions).toEqual([
+      'open widgets/split.py\n',
+      'edit 3:3\n    return [part.strip() for part in parts if part]\nend_of_edit\n',
+      'submit\n',
+    ]);
     expect(trajectory.messages[3]!.meta?.thought).toBe('Let me open the module the issue names.\n');
     // 2 observations: the final `submit` turn ends the history without one
     expect(trajectory.messages.filter((m) => m.meta?.observation)).toHaveLength(2);
@@ -58,7 +62,10 @@ describe('swe-agent importer', () => {
   });
 
   it('reads replay_config stored as a JSON string, and names the source by option over the model', async () => {
-    const raw = JSON.parse(readFileSync(ownFixture('swe-agent', 'acme__tools-302.function_calling.traj'), 'utf8')) as Record<string, unknown>;
+    const raw = JSON.parse(readFileSync(ownFixture('swe-agent', 'acme__tools-302.function_calling.traj'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     const file = tempFile('run.traj', JSON.stringify({ ...raw, replay_config: JSON.stringify(raw.replay_config) }));
     const { items } = await importSweAgent(file, { source: 'demo' });
     expect(items[0]!.id).toBe('demo/acme__tools-302');

@@ -8,7 +8,11 @@ const V1 = 'acme-agent-v1';
 const V2 = 'acme-agent-v2';
 const PREDICTIONS = ownFixture('swebench', 'predictions.jsonl');
 
-const rowsOf = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+const rowsOf = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('swebench predictions importer', () => {
   it('reads predictions JSONL into patch-only trajectories, extra fields (resolved) kept in meta', async () => {
@@ -52,7 +56,10 @@ describe('swebench predictions importer', () => {
     expect(fromKeyed.items[1]!.patch).toBe('');
     expect(fromKeyed.items[1]!.meta.patch_null).toBe(true);
 
-    const array = tempFile('predictions.json', JSON.stringify([{ instance_id: 'a__b-1', model_name_or_path: 'x', model_patch: 'p' }], null, 2));
+    const array = tempFile(
+      'predictions.json',
+      JSON.stringify([{ instance_id: 'a__b-1', model_name_or_path: 'x', model_patch: 'p' }], null, 2),
+    );
     const fromArray = await importSwebenchPredictions(array);
     expect(fromArray.items.map((t) => [t.id, t.patch])).toEqual([['x/a__b-1', 'p']]);
   });

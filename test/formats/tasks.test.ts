@@ -5,7 +5,11 @@ import { taskFromRecord } from '../../src/formats/tasks.js';
 import { describeRealData } from '../support/shared-data.js';
 import { ownFixture, realDevstral, tempFile } from './fixture-path.js';
 
-const rowsOf = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+const rowsOf = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('task importer', () => {
   it('reads SWE-bench task records (F2P/P2P as JSON lists)', async () => {

@@ -32,7 +32,11 @@ describe('http client', () => {
     const server = await serve('a');
     connect([server.url], { apiKey: 'k1', headers: { 'x-request-id': 'r1' } });
     expect(await echo({ hello: 'world' })).toEqual({ echo: { hello: 'world' }, server: 'a' });
-    expect(server.requests[0]!.headers).toMatchObject({ 'content-type': 'application/json', authorization: 'Bearer k1', 'x-request-id': 'r1' });
+    expect(server.requests[0]!.headers).toMatchObject({
+      'content-type': 'application/json',
+      authorization: 'Bearer k1',
+      'x-request-id': 'r1',
+    });
   });
 
   it('keeps a path prefix of the base URL', async () => {
@@ -200,8 +204,12 @@ describe('http client', () => {
   });
 
   it('rejects a configuration without URLs or with a bad one', () => {
-    expect(() => createHttpClient({ urls: [], timeoutMs: 1, retries: 0 })).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID' }));
-    expect(() => createHttpClient({ urls: ['not a url'], timeoutMs: 1, retries: 0 })).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID' }));
+    expect(() => createHttpClient({ urls: [], timeoutMs: 1, retries: 0 })).toThrow(
+      expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID' }),
+    );
+    expect(() => createHttpClient({ urls: ['not a url'], timeoutMs: 1, retries: 0 })).toThrow(
+      expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID' }),
+    );
   });
 });
 

@@ -26,7 +26,11 @@ describe('runLoad', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('sends `amount` requests, each with its own number in the body, and counts the non-2xx', async () => {
-    const result = await runLoad(base, { method: 'POST', path: '/score', bodyParts: ['{"n":', '}'] }, { connections: 2, durationS: 10, amount: 20, timeoutS: 5, label: 'test', progress: false });
+    const result = await runLoad(
+      base,
+      { method: 'POST', path: '/score', bodyParts: ['{"n":', '}'] },
+      { connections: 2, durationS: 10, amount: 20, timeoutS: 5, label: 'test', progress: false },
+    );
     expect(result.requests).toBe(20);
     expect(new Set(bodies.map((body) => JSON.parse(body).n)).size).toBe(20);
     expect(result.non_2xx).toBe(4);
@@ -38,9 +42,26 @@ describe('runLoad', () => {
   it('puts the number in every place of the body, draws it from a shared source, and counts 2xx answers called failures', async () => {
     bodies.length = 0;
     let next = 100;
-    const request = { method: 'POST' as const, path: '/classify', bodyParts: ['{"a":', ',"b":', '}'], failedAnswer: (body: string) => body === '{}' };
-    const result = await runLoad(base, request, { connections: 1, durationS: 10, amount: 3, timeoutS: 5, label: 'test', progress: false, nextNumber: () => (next += 1) });
-    expect(bodies.map((body) => JSON.parse(body))).toEqual([{ a: 101, b: 101 }, { a: 102, b: 102 }, { a: 103, b: 103 }]);
+    const request = {
+      method: 'POST' as const,
+      path: '/classify',
+      bodyParts: ['{"a":', ',"b":', '}'],
+      failedAnswer: (body: string) => body === '{}',
+    };
+    const result = await runLoad(base, request, {
+      connections: 1,
+      durationS: 10,
+      amount: 3,
+      timeoutS: 5,
+      label: 'test',
+      progress: false,
+      nextNumber: () => (next += 1),
+    });
+    expect(bodies.map((body) => JSON.parse(body))).toEqual([
+      { a: 101, b: 101 },
+      { a: 102, b: 102 },
+      { a: 103, b: 103 },
+    ]);
     // Every answer is `{}`, the 200s among them are the failed answers.
     expect(result.failed_answers).toBe(result.status_codes[200]);
     expect(result.failed_answers).toBeGreaterThan(0);
@@ -62,9 +83,20 @@ describe('runLoad when nothing finishes in the window', () => {
   });
 
   it('counts the requests still in flight and marks the row incomplete, with no zero figures', async () => {
-    const result = await runLoad(base, { method: 'POST', path: '/score', bodyParts: ['{"n":', '}'] }, { connections: 3, durationS: 1, timeoutS: 30, label: 'test', progress: false });
+    const result = await runLoad(
+      base,
+      { method: 'POST', path: '/score', bodyParts: ['{"n":', '}'] },
+      { connections: 3, durationS: 1, timeoutS: 30, label: 'test', progress: false },
+    );
     expect(result).toMatchObject({ requests: 0, errors: 0, in_flight: 3, incomplete: true });
-    const report = formatReport({ scenario: 'score', target: base, server: {}, request: {}, load: { duration_s: 1, warmup_s: 0, timeout_s: 30 }, runs: [{ connections: 3, winnower: result }] });
+    const report = formatReport({
+      scenario: 'score',
+      target: base,
+      server: {},
+      request: {},
+      load: { duration_s: 1, warmup_s: 0, timeout_s: 30 },
+      runs: [{ connections: 3, winnower: result }],
+    });
     const row = report.split('\n').find((line) => line.startsWith('winnower /score'))!;
     expect(row).toContain('(incomplete)');
     expect(row).not.toMatch(/\b0\.0\b/);
@@ -74,8 +106,26 @@ describe('runLoad when nothing finishes in the window', () => {
 
 describe('unscored', () => {
   it('calls a /score answer with an error in place of a score a failure, and a full one not', () => {
-    expect(unscored(JSON.stringify({ scores: [{ trajectory_id: 'a', value: 0.5 }, { trajectory_id: 'b', value: 0.1 }] }))).toBe(false);
-    expect(unscored(JSON.stringify({ scores: [{ trajectory_id: 'a', value: 0.5 }, { trajectory_id: 'b', error: { code: 'WNW_ERR_SCORE_UPSTREAM', message: 'down' } }] }))).toBe(true);
+    expect(
+      unscored(
+        JSON.stringify({
+          scores: [
+            { trajectory_id: 'a', value: 0.5 },
+            { trajectory_id: 'b', value: 0.1 },
+          ],
+        }),
+      ),
+    ).toBe(false);
+    expect(
+      unscored(
+        JSON.stringify({
+          scores: [
+            { trajectory_id: 'a', value: 0.5 },
+            { trajectory_id: 'b', error: { code: 'WNW_ERR_SCORE_UPSTREAM', message: 'down' } },
+          ],
+        }),
+      ),
+    ).toBe(true);
     expect(unscored('{"scores": [')).toBe(true);
   });
 });

@@ -10,10 +10,20 @@ import { startFakeVllm } from '../fakes/fake-vllm.js';
 describe('bench stubs', () => {
   it('the scorer stub scores through the vllm client after its latency, and keeps the body it received', async () => {
     const stub = await startScorerStub({ latencyMs: 20 });
-    const scorer = await createScorer({ backend: 'vllm', model: stub.model, urls: [stub.url], cacheEntries: 0, batching: false, retries: 0 });
+    const scorer = await createScorer({
+      backend: 'vllm',
+      model: stub.model,
+      urls: [stub.url],
+      cacheEntries: 0,
+      batching: false,
+      retries: 0,
+    });
     try {
       const started = performance.now();
-      const outputs = await scorer.score([{ key: 'a', text: 'first' }, { key: 'b', text: 'second' }]);
+      const outputs = await scorer.score([
+        { key: 'a', text: 'first' },
+        { key: 'b', text: 'second' },
+      ]);
       expect(performance.now() - started).toBeGreaterThanOrEqual(20);
       expect(outputs).toHaveLength(2);
       for (const output of outputs) expect(output.value).toBeGreaterThan(0);
@@ -40,15 +50,30 @@ describe('bench stubs', () => {
   it('the recording pass-through forwards the vllm client to the backend and keeps each POST as sent, with the headers a replay needs', async () => {
     const vllm = await startFakeVllm();
     const proxy = await startRecordingProxy(vllm.url);
-    const scorer = await createScorer({ backend: 'vllm', model: vllm.model, urls: [proxy.url], apiKey: 'backend-key', cacheEntries: 0, batching: false, retries: 0 });
+    const scorer = await createScorer({
+      backend: 'vllm',
+      model: vllm.model,
+      urls: [proxy.url],
+      apiKey: 'backend-key',
+      cacheEntries: 0,
+      batching: false,
+      retries: 0,
+    });
     try {
       await scorer.score([{ key: 'warm', text: 'the feature probe goes first' }]);
       proxy.clear();
-      const outputs = await scorer.score([{ key: 'a', text: 'first' }, { key: 'b', text: 'second' }]);
+      const outputs = await scorer.score([
+        { key: 'a', text: 'first' },
+        { key: 'b', text: 'second' },
+      ]);
       expect(outputs).toHaveLength(2);
       const [call, ...others] = proxy.posts();
       expect(others).toEqual([]);
-      expect(call).toMatchObject({ method: 'POST', path: '/classify', headers: { 'content-type': 'application/json', authorization: 'Bearer backend-key' } });
+      expect(call).toMatchObject({
+        method: 'POST',
+        path: '/classify',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer backend-key' },
+      });
       // The backend got the very body that was recorded, and the answer came back through.
       expect(JSON.parse(call!.body)).toEqual(vllm.bodies('/classify').at(-1));
       expect(JSON.parse(call!.body).input).toEqual(['first', 'second']);

@@ -12,7 +12,14 @@ import {
   type MetricRow,
 } from '../../src/metrics/ranking.js';
 
-const row = (instance_id: string, repo: string, trajectory_id: string, value: number | null, resolved: boolean, selected = false): MetricRow => ({
+const row = (
+  instance_id: string,
+  repo: string,
+  trajectory_id: string,
+  value: number | null,
+  resolved: boolean,
+  selected = false,
+): MetricRow => ({
   instance_id,
   repo,
   trajectory_id,
@@ -67,7 +74,14 @@ describe('computeMetrics on a hand-computed example', () => {
   it('per repository', () => {
     expect(Object.keys(report.by_repo)).toEqual(['x/a', 'y/b']);
     const a = report.by_repo['x/a']!;
-    expect(a).toMatchObject({ instances: 2, candidates: 5, resolved_candidates: 2, scored_candidates: 5, pass_at_n: 1, selected_at_1: 0.5 });
+    expect(a).toMatchObject({
+      instances: 2,
+      candidates: 5,
+      resolved_candidates: 2,
+      scored_candidates: 5,
+      pass_at_n: 1,
+      selected_at_1: 0.5,
+    });
     // mean@1 = (1/3 + 1/2) / 2 = 5/12; headroom = (1/2 − 5/12) / (1 − 5/12) = 1/7
     expect(a.mean_at_1).toBeCloseTo(5 / 12, 12);
     expect(a.headroom_closed).toBeCloseTo(1 / 7, 12);
@@ -79,7 +93,14 @@ describe('computeMetrics on a hand-computed example', () => {
     expect(a.ece).toBeCloseTo(0.46, 12);
 
     const b = report.by_repo['y/b']!;
-    expect(b).toMatchObject({ instances: 2, candidates: 4, resolved_candidates: 1, scored_candidates: 3, pass_at_n: 0.5, selected_at_1: 0.5 });
+    expect(b).toMatchObject({
+      instances: 2,
+      candidates: 4,
+      resolved_candidates: 1,
+      scored_candidates: 3,
+      pass_at_n: 0.5,
+      selected_at_1: 0.5,
+    });
     // mean@1 = (0 + 1/2) / 2 = 0.25; headroom = (0.5 − 0.25) / (0.5 − 0.25) = 1
     expect(b.mean_at_1).toBe(0.25);
     expect(b.headroom_closed).toBe(1);
@@ -105,11 +126,34 @@ describe('computeMetrics on a hand-computed example', () => {
 
 describe('single metrics', () => {
   it('AUC: ties count one half; all tied is 0.5; perfect and inverted orders; null with one class', () => {
-    expect(rocAuc([{ value: 0.5, resolved: true }, { value: 0.5, resolved: false }, { value: 0.5, resolved: false }])).toBe(0.5);
+    expect(
+      rocAuc([
+        { value: 0.5, resolved: true },
+        { value: 0.5, resolved: false },
+        { value: 0.5, resolved: false },
+      ]),
+    ).toBe(0.5);
     // positives 0.4, 0.4; negatives 0.4, 0.1: each positive beats 0.1 (1) and ties 0.4 (0.5) → 3 / 4
-    expect(rocAuc([{ value: 0.4, resolved: true }, { value: 0.4, resolved: true }, { value: 0.4, resolved: false }, { value: 0.1, resolved: false }])).toBe(0.75);
-    expect(rocAuc([{ value: 0.9, resolved: true }, { value: 0.1, resolved: false }])).toBe(1);
-    expect(rocAuc([{ value: 0.1, resolved: true }, { value: 0.9, resolved: false }])).toBe(0);
+    expect(
+      rocAuc([
+        { value: 0.4, resolved: true },
+        { value: 0.4, resolved: true },
+        { value: 0.4, resolved: false },
+        { value: 0.1, resolved: false },
+      ]),
+    ).toBe(0.75);
+    expect(
+      rocAuc([
+        { value: 0.9, resolved: true },
+        { value: 0.1, resolved: false },
+      ]),
+    ).toBe(1);
+    expect(
+      rocAuc([
+        { value: 0.1, resolved: true },
+        { value: 0.9, resolved: false },
+      ]),
+    ).toBe(0);
     expect(rocAuc([{ value: 0.9, resolved: true }])).toBeNull();
     expect(rocAuc([])).toBeNull();
   });
@@ -138,13 +182,24 @@ describe('single metrics', () => {
 
   it('Brier: mean squared error against the label', () => {
     // (0.2 − 0)² + (0.6 − 1)² = 0.04 + 0.16 → 0.1
-    expect(brierScore([{ value: 0.2, resolved: false }, { value: 0.6, resolved: true }])).toBeCloseTo(0.1, 12);
+    expect(
+      brierScore([
+        { value: 0.2, resolved: false },
+        { value: 0.6, resolved: true },
+      ]),
+    ).toBeCloseTo(0.1, 12);
     expect(brierScore([])).toBeNull();
   });
 
   it('headroom closed is null when pass@N equals mean@1 (nothing or everything resolved)', () => {
     const allResolved = [row('i', 'r', 'a', 0.9, true, true), row('i', 'r', 'b', 0.1, true)];
-    expect(computeMetrics(allResolved).overall).toMatchObject({ mean_at_1: 1, pass_at_n: 1, selected_at_1: 1, headroom_closed: null, auc: null });
+    expect(computeMetrics(allResolved).overall).toMatchObject({
+      mean_at_1: 1,
+      pass_at_n: 1,
+      selected_at_1: 1,
+      headroom_closed: null,
+      auc: null,
+    });
     const noneResolved = [row('i', 'r', 'a', 0.9, false, true)];
     expect(computeMetrics(noneResolved).overall.headroom_closed).toBeNull();
     expect(headroomClosed(0.5, null, 0.7)).toBeNull();
@@ -154,13 +209,34 @@ describe('single metrics', () => {
   it('an instance with no selection counts as not resolved; no rows gives nulls', () => {
     const rows = [row('i1', 'r', 'a', 0.5, true), row('i2', 'r', 'b', 0.5, true, true)];
     expect(computeMetrics(rows).overall).toMatchObject({ selected_at_1: 0.5, selected_instances: 1 });
-    expect(computeMetrics([]).overall).toMatchObject({ instances: 0, mean_at_1: null, pass_at_n: null, selected_at_1: null, headroom_closed: null, auc: null, ece: null, brier: null });
+    expect(computeMetrics([]).overall).toMatchObject({
+      instances: 0,
+      mean_at_1: null,
+      pass_at_n: null,
+      selected_at_1: null,
+      headroom_closed: null,
+      auc: null,
+      ece: null,
+      brier: null,
+    });
     expect(meanAt1([])).toBeNull();
   });
 
   it('histogram splits by label', () => {
-    const histogram = scoreHistogram([{ value: 0.01, resolved: true }, { value: 0.99, resolved: false }, { value: 1, resolved: false }], 4);
-    expect(histogram.map((bin) => [bin.resolved, bin.unresolved])).toEqual([[1, 0], [0, 0], [0, 0], [0, 2]]);
+    const histogram = scoreHistogram(
+      [
+        { value: 0.01, resolved: true },
+        { value: 0.99, resolved: false },
+        { value: 1, resolved: false },
+      ],
+      4,
+    );
+    expect(histogram.map((bin) => [bin.resolved, bin.unresolved])).toEqual([
+      [1, 0],
+      [0, 0],
+      [0, 0],
+      [0, 2],
+    ]);
   });
 
   it('rejects two selections in an instance and an instance under two repositories', () => {

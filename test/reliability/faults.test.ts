@@ -26,7 +26,10 @@ import { FakeProvider } from '../verify/fake-sandbox.js';
 import { closedPort } from '../support/ports.js';
 
 const task = { instance_id: 'demo__demo-1', problem_statement: 'x should be 2' };
-const candidates = ['a', 'b'].map((id) => ({ id, patch: `diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = ${id}\n` }));
+const candidates = ['a', 'b'].map((id) => ({
+  id,
+  patch: `diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = ${id}\n`,
+}));
 
 describe('scorer faults', () => {
   let vllm: FakeVllm;
@@ -34,7 +37,15 @@ describe('scorer faults', () => {
   let server: TestApp;
   beforeAll(async () => {
     vllm = await startFakeVllm();
-    scorer = await createScorer({ backend: 'vllm', model: vllm.model, urls: [vllm.url], retries: 0, timeoutMs: 1500, cacheEntries: 0, batching: false });
+    scorer = await createScorer({
+      backend: 'vllm',
+      model: vllm.model,
+      urls: [vllm.url],
+      retries: 0,
+      timeoutMs: 1500,
+      cacheEntries: 0,
+      batching: false,
+    });
     server = await startTestApp({ scorer });
   });
   afterAll(async () => {
@@ -58,7 +69,10 @@ describe('scorer faults', () => {
   it('garbage from the scorer: each candidate names WNW_ERR_SCORE_RESPONSE, /rerank degrades to consensus and says so, then recovers', async () => {
     vllm.malformed(2, '{"data": [ {"index": 0, "probs": "not a list"');
     const scored = (await score('/score')).json();
-    expect(scored.scores.map((entry: { error?: { code: string } }) => entry.error?.code)).toEqual(['WNW_ERR_SCORE_RESPONSE', 'WNW_ERR_SCORE_RESPONSE']);
+    expect(scored.scores.map((entry: { error?: { code: string } }) => entry.error?.code)).toEqual([
+      'WNW_ERR_SCORE_RESPONSE',
+      'WNW_ERR_SCORE_RESPONSE',
+    ]);
     const reranked = await score('/rerank');
     expect(reranked.statusCode).toBe(200);
     expect(reranked.json().selection).toMatchObject({ degraded_to: 'consensus', chosen: expect.any(String) });
@@ -70,7 +84,10 @@ describe('scorer faults', () => {
     vllm.delayMs = 5000;
     const response = await score('/score');
     expect(response.statusCode).toBe(200);
-    expect(response.json().scores.map((entry: { error?: { code: string } }) => entry.error?.code)).toEqual(['WNW_ERR_SCORE_TIMEOUT', 'WNW_ERR_SCORE_TIMEOUT']);
+    expect(response.json().scores.map((entry: { error?: { code: string } }) => entry.error?.code)).toEqual([
+      'WNW_ERR_SCORE_TIMEOUT',
+      'WNW_ERR_SCORE_TIMEOUT',
+    ]);
   });
 
   it('the scorer down: WNW_ERR_SCORE_UPSTREAM naming the address, a degraded /rerank, /readyz 503 naming the scorer, then /score 503 at once', async () => {
@@ -88,7 +105,10 @@ describe('scorer faults', () => {
       // Readiness probes the scorer (issue 18 item 11): a load balancer stops sending this instance work.
       const ready = await other.app.inject('/readyz');
       expect(ready.statusCode).toBe(503);
-      expect(ready.json()).toMatchObject({ status: 'scorer-unavailable', scorer: { ok: false, error: { code: 'WNW_ERR_SCORE_UPSTREAM' } } });
+      expect(ready.json()).toMatchObject({
+        status: 'scorer-unavailable',
+        scorer: { ok: false, error: { code: 'WNW_ERR_SCORE_UPSTREAM' } },
+      });
       const again = await other.app.inject({ method: 'POST', url: '/score', payload: { task, candidates } });
       expect(again.statusCode).toBe(503);
       expect(again.json().error.code).toBe('WNW_ERR_SCORE_UNAVAILABLE');
@@ -117,7 +137,14 @@ describe('policy and sandbox faults in a /solve job', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  const body = (policyUrl: string) => ({ issue: 'x should be 2', repo: { path: repo }, n: 2, verify: { enabled: false }, scoring: { enabled: false }, policy: { kind: 'openai', url: policyUrl, model: 'm', timeout_s: 20 } });
+  const body = (policyUrl: string) => ({
+    issue: 'x should be 2',
+    repo: { path: repo },
+    n: 2,
+    verify: { enabled: false },
+    scoring: { enabled: false },
+    policy: { kind: 'openai', url: policyUrl, model: 'm', timeout_s: 20 },
+  });
 
   it('a policy server dropping connections: the job ends, each candidate failed with WNW_ERR_POLICY_UPSTREAM naming the reset', async () => {
     const server = await startTestApp({ sandboxes: new FakeProvider() });
@@ -145,7 +172,9 @@ describe('policy and sandbox faults in a /solve job', () => {
     try {
       const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: body(policy.url) });
       const job = response.json();
-      expect(job.candidates.map((candidate: { status: string; error: { code: string } }) => [candidate.status, candidate.error.code])).toEqual([
+      expect(
+        job.candidates.map((candidate: { status: string; error: { code: string } }) => [candidate.status, candidate.error.code]),
+      ).toEqual([
         ['failed', 'WNW_ERR_SBX_CREATE'],
         ['failed', 'WNW_ERR_SBX_CREATE'],
       ]);
@@ -165,12 +194,19 @@ describe('policy and sandbox faults in a /solve job', () => {
  * to the child would leave running.
  */
 async function serve(configFile: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--config', configFile], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, WINNOWER_CONFIG: '' } });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'serve', '--config', configFile], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, WINNOWER_CONFIG: '' },
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   for (let attempt = 0; attempt < 300; attempt += 1) {
     if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${stderr}`);
-    const ready = await request(`http://127.0.0.1:${port}/readyz`).then((response) => response.body.dump().then(() => response.statusCode), () => 0);
+    const ready = await request(`http://127.0.0.1:${port}/readyz`).then(
+      (response) => response.body.dump().then(() => response.statusCode),
+      () => 0,
+    );
     if (ready === 200) return child;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -202,18 +238,32 @@ describe.skipIf(!hasBubblewrap())('SIGKILL mid-job, then a restart', () => {
     const config = join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ server: { port, data_dir: join(dir, 'data') }, log_level: 'warn', log_format: 'json' }));
     const call = async (method: 'GET' | 'POST', path: string, payload?: unknown) => {
-      const response = await request(`${base}${path}`, { method, ...(payload ? { body: JSON.stringify(payload), headers: { 'content-type': 'application/json' } } : {}), headersTimeout: 0, bodyTimeout: 0 });
+      const response = await request(`${base}${path}`, {
+        method,
+        ...(payload ? { body: JSON.stringify(payload), headers: { 'content-type': 'application/json' } } : {}),
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
       return { status: response.statusCode, json: (await response.body.json()) as any };
     };
     child = await serve(config, port);
-    const finished = await call('POST', '/solve?wait=true', solveBody(repo, { n: 1, policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] }, verify: { enabled: false } }));
+    const finished = await call(
+      'POST',
+      '/solve?wait=true',
+      solveBody(repo, { n: 1, policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] }, verify: { enabled: false } }),
+    );
     expect(finished.json.status, JSON.stringify(finished.json).slice(0, 500)).toBe('succeeded');
     const before = (await call('GET', `/jobs/${finished.json.job_id}`)).json;
 
-    const started = await call('POST', '/solve', solveBody(repo, { n: 2, policy: { kind: 'openai', url: policy.url, model: 'slow' }, verify: { enabled: false } }));
+    const started = await call(
+      'POST',
+      '/solve',
+      solveBody(repo, { n: 2, policy: { kind: 'openai', url: policy.url, model: 'slow' }, verify: { enabled: false } }),
+    );
     expect(started.status).toBe(202);
     const running = started.json.job_id as string;
-    for (let attempt = 0; attempt < 300 && policy.requests.filter((body) => body.model === 'slow').length < 2; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let attempt = 0; attempt < 300 && policy.requests.filter((body) => body.model === 'slow').length < 2; attempt += 1)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await call('GET', `/jobs/${running}`)).json.status).toBe('running');
 
     const exited = new Promise((resolve) => child!.once('exit', resolve));
@@ -227,11 +277,16 @@ describe.skipIf(!hasBubblewrap())('SIGKILL mid-job, then a restart', () => {
     expect(interrupted.status).toBe('interrupted');
     expect(interrupted.error.message).toMatch(/server stopped/);
     expect(interrupted.candidates).toHaveLength(2);
-    for (const candidate of interrupted.candidates) expect(candidate).toMatchObject({ status: 'cancelled', error: { message: expect.stringMatching(/restart/) } });
+    for (const candidate of interrupted.candidates)
+      expect(candidate).toMatchObject({ status: 'cancelled', error: { message: expect.stringMatching(/restart/) } });
     const listed = (await call('GET', '/jobs?status=interrupted')).json;
     expect(listed.jobs.map((job: { job_id: string }) => job.job_id)).toEqual([running]);
     // And it takes work again.
-    const again = await call('POST', '/solve?wait=true', solveBody(repo, { n: 1, policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] }, verify: { enabled: false } }));
+    const again = await call(
+      'POST',
+      '/solve?wait=true',
+      solveBody(repo, { n: 1, policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] }, verify: { enabled: false } }),
+    );
     expect(again.json.status).toBe('succeeded');
   }, 120_000);
 });

@@ -25,7 +25,10 @@ const HALF_S = 4;
 function footprint(): { heapBytes: number; handles: number } {
   for (let i = 0; i < 3; i += 1) gc();
   const memory = process.memoryUsage();
-  return { heapBytes: memory.heapUsed + memory.arrayBuffers, handles: process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap').length };
+  return {
+    heapBytes: memory.heapUsed + memory.arrayBuffers,
+    handles: process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap').length,
+  };
 }
 
 describe('fixed-rate /rerank load', () => {
@@ -39,7 +42,8 @@ describe('fixed-rate /rerank load', () => {
 
   it(`holds ${RATE_PER_S} req/s for two halves of ${HALF_S} s with no errors and no growth of memory or handles`, async () => {
     const request = scenarioRequest('rerank', scoringBody({ candidates: 4, tokens: 400 }), undefined);
-    const half = (label: string) => runLoad(base, request, { connections: 4, durationS: HALF_S, ratePerS: RATE_PER_S, timeoutS: 30, label, progress: false });
+    const half = (label: string) =>
+      runLoad(base, request, { connections: 4, durationS: HALF_S, ratePerS: RATE_PER_S, timeoutS: 30, label, progress: false });
     // A short warm-up first: the workers, JIT and caches settle before anything is measured.
     await runLoad(base, request, { connections: 4, durationS: 1, ratePerS: RATE_PER_S, timeoutS: 30, label: 'warm-up', progress: false });
     const results: LoadResult[] = [];
@@ -52,7 +56,12 @@ describe('fixed-rate /rerank load', () => {
     }
     for (const result of results) {
       expect(result.requests).toBeGreaterThan(0);
-      expect({ errors: result.errors, timeouts: result.timeouts, non_2xx: result.non_2xx, failed_answers: result.failed_answers }).toEqual({ errors: 0, timeouts: 0, non_2xx: 0, failed_answers: 0 });
+      expect({ errors: result.errors, timeouts: result.timeouts, non_2xx: result.non_2xx, failed_answers: result.failed_answers }).toEqual({
+        errors: 0,
+        timeouts: 0,
+        non_2xx: 0,
+        failed_answers: 0,
+      });
     }
     const [, afterFirst, afterSecond] = marks as [unknown, ReturnType<typeof footprint>, ReturnType<typeof footprint>];
     // Growth from the first half to the second: at most 5% or 4 MiB, whichever is larger (a leak of 40 KB a request would pass it).

@@ -33,10 +33,30 @@ describe('winnower rerank with the OpenHands critic on vLLM', () => {
     const dir = mkdtempSync(join(tmpdir(), 'wnw-critic-'));
     const out = join(dir, 'predictions.jsonl');
     const run = await runCli([
-      'rerank', '--candidates', `run-a=${FIXTURE}`, '--candidates', `run-b=${FIXTURE}`,
-      '--scorer', 'vllm', '--url', server.url, '--model', 'critic', '--api-key', 'k',
-      '--head-labels', 'openhands-critic', '--template', 'openhands-critic-v1', '--chat-template', QWEN3_TOKENIZER_CONFIG,
-      '--budget', '65536', '--out', out, '--no-progress',
+      'rerank',
+      '--candidates',
+      `run-a=${FIXTURE}`,
+      '--candidates',
+      `run-b=${FIXTURE}`,
+      '--scorer',
+      'vllm',
+      '--url',
+      server.url,
+      '--model',
+      'critic',
+      '--api-key',
+      'k',
+      '--head-labels',
+      'openhands-critic',
+      '--template',
+      'openhands-critic-v1',
+      '--chat-template',
+      QWEN3_TOKENIZER_CONFIG,
+      '--budget',
+      '65536',
+      '--out',
+      out,
+      '--no-progress',
     ]);
     expect(run.code, run.stderr).toBe(0);
     const lines = readJsonl<ScoreLine>(out.replace(/\.jsonl$/, '.scores.jsonl'));
@@ -64,8 +84,26 @@ describe('winnower rerank with the OpenHands critic on vLLM', () => {
     const rerank = (budget: string) => {
       const out = join(mkdtempSync(join(tmpdir(), 'wnw-critic-')), 'predictions.jsonl');
       // No --head-labels: the critic template implies the critic's head.
-      const args = ['rerank', '--candidates', `run-a=${FIXTURE}`, '--scorer', 'vllm', '--url', small.url, '--model', 'critic',
-        '--template', 'openhands-critic-v1', '--chat-template', QWEN3_TOKENIZER_CONFIG, '--budget', budget, '--out', out, '--no-progress'];
+      const args = [
+        'rerank',
+        '--candidates',
+        `run-a=${FIXTURE}`,
+        '--scorer',
+        'vllm',
+        '--url',
+        small.url,
+        '--model',
+        'critic',
+        '--template',
+        'openhands-critic-v1',
+        '--chat-template',
+        QWEN3_TOKENIZER_CONFIG,
+        '--budget',
+        budget,
+        '--out',
+        out,
+        '--no-progress',
+      ];
       return { out, run: runCli(args) };
     };
 

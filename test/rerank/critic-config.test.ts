@@ -9,11 +9,22 @@ describe('examples/config/openhands-critic.yaml', () => {
   it('is a valid configuration, and its scorer settings score against a vLLM serving the critic', async () => {
     const file = new URL('../../examples/config/openhands-critic.yaml', import.meta.url).pathname;
     const config = loadConfig({ file, env: {} });
-    expect(config.scorer).toMatchObject({ backend: 'vllm', model: 'critic', labels: 'openhands-critic', template: 'openhands-critic-v1', labelIndex: 0 });
+    expect(config.scorer).toMatchObject({
+      backend: 'vllm',
+      model: 'critic',
+      labels: 'openhands-critic',
+      template: 'openhands-critic-v1',
+      labelIndex: 0,
+    });
     expect(ScorerConfig.safeParse(config.scorer).success).toBe(true);
     const server = await startFakeVllm({ model: 'critic', numLabels: 27, maxModelLen: 65_536 });
     // The model folders of the example are the user's download; here the Qwen3 files from node_modules stand in.
-    const scorer = await createScorer({ ...(config.scorer as ScorerConfig), urls: [server.url], tokenizer: QWEN3_TOKENIZER, chatTemplate: QWEN3_TOKENIZER_CONFIG });
+    const scorer = await createScorer({
+      ...(config.scorer as ScorerConfig),
+      urls: [server.url],
+      tokenizer: QWEN3_TOKENIZER,
+      chatTemplate: QWEN3_TOKENIZER_CONFIG,
+    });
     try {
       expect(scorer.template).toBe('openhands-critic-v1');
       const [output] = await scorer.score(textInputs(1));

@@ -45,17 +45,29 @@ describe('rerankBatch output under concurrency', () => {
 
   it(`writes every row whole: ${INSTANCES} instances with ${PATCH_BYTES / 1024} KiB patches finishing together at concurrency ${INSTANCES}`, async () => {
     const candidates = join(dir, 'candidates.jsonl');
-    const rows = Array.from({ length: INSTANCES }, (_, index) => ({ instance_id: `o__r-${index}`, model_name_or_path: 'm', model_patch: bigPatch(index, PATCH_BYTES) }));
+    const rows = Array.from({ length: INSTANCES }, (_, index) => ({
+      instance_id: `o__r-${index}`,
+      model_name_or_path: 'm',
+      model_patch: bigPatch(index, PATCH_BYTES),
+    }));
     writeFileSync(candidates, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
     const out = join(dir, 'predictions.jsonl');
     const scores = join(dir, 'scores.jsonl');
 
-    const result = await rerankBatch({ candidates: [candidates], scorer: new BarrierScorer(INSTANCES), strategy: 'value', out, scores, concurrency: INSTANCES });
+    const result = await rerankBatch({
+      candidates: [candidates],
+      scorer: new BarrierScorer(INSTANCES),
+      strategy: 'value',
+      out,
+      scores,
+      concurrency: INSTANCES,
+    });
 
     expect(result.instances).toBe(INSTANCES);
     const predictions = readJsonl<{ instance_id: string; model_patch: string }>(out);
     expect(predictions.map((row) => row.instance_id).sort()).toEqual(rows.map((row) => row.instance_id).sort());
-    for (const prediction of predictions) expect(prediction.model_patch).toBe(rows.find((row) => row.instance_id === prediction.instance_id)!.model_patch);
+    for (const prediction of predictions)
+      expect(prediction.model_patch).toBe(rows.find((row) => row.instance_id === prediction.instance_id)!.model_patch);
     const lines = readJsonl<ScoreLine>(scores);
     expect(lines.map((line) => line.instance_id).sort()).toEqual(rows.map((row) => row.instance_id).sort());
     expect(lines.every((line) => line.score !== null)).toBe(true);

@@ -65,7 +65,11 @@ describe('rerankBatch resume', () => {
   function inputs(options: { withLabels: boolean; runs?: Array<keyof typeof RUNS> }) {
     const files = (options.runs ?? (['run-a', 'run-b'] as const)).map((name) => {
       const file = join(root, `${name}-${options.withLabels ? 'labelled' : 'bare'}.jsonl`);
-      const rows = RUNS[name].map(({ resolved, ...row }) => ({ ...row, model_name_or_path: 'm', ...(options.withLabels ? { resolved } : {}) }));
+      const rows = RUNS[name].map(({ resolved, ...row }) => ({
+        ...row,
+        model_name_or_path: 'm',
+        ...(options.withLabels ? { resolved } : {}),
+      }));
       writeFileSync(file, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
       return file;
     });
@@ -74,7 +78,9 @@ describe('rerankBatch resume', () => {
 
   function labelsFile(): string {
     const file = join(root, 'labels.jsonl');
-    const rows = Object.entries(RUNS).flatMap(([name, rows]) => rows.map((row) => ({ instance_id: row.instance_id, source: `${name}-bare`, resolved: row.resolved })));
+    const rows = Object.entries(RUNS).flatMap(([name, rows]) =>
+      rows.map((row) => ({ instance_id: row.instance_id, source: `${name}-bare`, resolved: row.resolved })),
+    );
     writeFileSync(file, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
     return file;
   }
@@ -109,11 +115,12 @@ describe('rerankBatch resume', () => {
     expect(result.metrics?.overall).toMatchObject({ instances: 3, candidates: 6, scored_candidates: 6 });
     const scores = lines<ScoreLine>(join(dir, 'scores.jsonl'));
     expect(scores).toHaveLength(6);
-    expect(scores.filter((line) => line.chosen).map((line) => line.trajectory_id).sort()).toEqual([
-      'run-a-labelled/o__r-1',
-      'run-b-labelled/o__r-2',
-      'run-b-labelled/o__r-3',
-    ]);
+    expect(
+      scores
+        .filter((line) => line.chosen)
+        .map((line) => line.trajectory_id)
+        .sort(),
+    ).toEqual(['run-a-labelled/o__r-1', 'run-b-labelled/o__r-2', 'run-b-labelled/o__r-3']);
   });
 
   it('does not keep predictions made with another strategy', async () => {
@@ -134,7 +141,11 @@ describe('rerankBatch resume', () => {
       }
     }
     const first = await rerankBatch(options(new FlakyScorer()));
-    expect(lines<ScoreLine>(join(dir, 'scores.jsonl')).filter((line) => line.score === null).map((line) => line.instance_id)).toEqual(['o__r-2', 'o__r-2']);
+    expect(
+      lines<ScoreLine>(join(dir, 'scores.jsonl'))
+        .filter((line) => line.score === null)
+        .map((line) => line.instance_id),
+    ).toEqual(['o__r-2', 'o__r-2']);
     expect(first.instances).toBe(3);
     const scorer = new ScriptedScorer();
     const second = await rerankBatch(options(scorer));
@@ -153,7 +164,9 @@ describe('rerankBatch resume', () => {
     }
     const result = await rerankBatch(options(new DownOnB(), { report: join(dir, 'report.md') }));
     expect(result.unscored).toMatchObject({ candidates: 2, instances: ['o__r-2'] });
-    expect(readFileSync(join(dir, 'report.md'), 'utf8')).toContain('2 candidate(s) could not be scored; 1 instance(s) have no scored candidate');
+    expect(readFileSync(join(dir, 'report.md'), 'utf8')).toContain(
+      '2 candidate(s) could not be scored; 1 instance(s) have no scored candidate',
+    );
   });
 
   it('does not keep scores from another value model', async () => {
@@ -173,7 +186,13 @@ describe('rerankBatch resume', () => {
     const result = await rerankBatch(options(scorer, { candidates, labels: [labelsFile()] }));
     expect(result.resumed).toBe(3);
     expect(scorer.scoredInstances).toBe(0);
-    expect(result.metrics?.overall).toMatchObject({ instances: 3, candidates: 6, resolved_candidates: 3, pass_at_n: 1, selected_at_1: 2 / 3 });
+    expect(result.metrics?.overall).toMatchObject({
+      instances: 3,
+      candidates: 6,
+      resolved_candidates: 3,
+      pass_at_n: 1,
+      selected_at_1: 2 / 3,
+    });
     expect(lines<ScoreLine>(join(dir, 'scores.jsonl')).map((line) => line.resolved)).not.toContain(null);
   });
 
@@ -181,10 +200,17 @@ describe('rerankBatch resume', () => {
     const labels = join(root, 'partial-labels.jsonl');
     // run-b is labelled on o__r-3 only: o__r-2's chosen candidate (run-b, 0.8) has no label.
     const rows = [...RUNS['run-a'].map((row) => ({ ...row, source: 'run-a-bare' })), { ...RUNS['run-b'][2]!, source: 'run-b-bare' }];
-    writeFileSync(labels, rows.map(({ instance_id, source, resolved }) => JSON.stringify({ instance_id, source, resolved })).join('\n') + '\n');
-    const result = await rerankBatch(options(new ScriptedScorer(), { candidates: inputs({ withLabels: false }), labels: [labels], report: join(dir, 'report.md') }));
+    writeFileSync(
+      labels,
+      rows.map(({ instance_id, source, resolved }) => JSON.stringify({ instance_id, source, resolved })).join('\n') + '\n',
+    );
+    const result = await rerankBatch(
+      options(new ScriptedScorer(), { candidates: inputs({ withLabels: false }), labels: [labels], report: join(dir, 'report.md') }),
+    );
     expect(result.metrics?.overall).toMatchObject({ instances: 1, candidates: 2, mean_at_1: 0.5, pass_at_n: 1, selected_at_1: 1 });
-    expect(readFileSync(join(dir, 'report.md'), 'utf8')).toContain('2 instance(s) left out of the metrics: some of their candidates have no label');
+    expect(readFileSync(join(dir, 'report.md'), 'utf8')).toContain(
+      '2 instance(s) left out of the metrics: some of their candidates have no label',
+    );
   });
 
   it('keeps complete instances of the same run and redoes only the rest', async () => {
@@ -210,7 +236,14 @@ describe('rerankBatch candidate globs', () => {
       const rows = RUNS['run-a'].map(({ resolved: _resolved, ...row }) => ({ ...row, model_name_or_path: 'm' }));
       writeFileSync(join(root, `${name}.jsonl`), rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
     }
-    const result = await rerankBatch({ candidates: [join(root, 'run*.jsonl')], scorer: new ScriptedScorer(), strategy: 'value', out: join(root, 'out', 'predictions.jsonl'), scores: join(root, 'out', 'scores.jsonl'), concurrency: 1 });
+    const result = await rerankBatch({
+      candidates: [join(root, 'run*.jsonl')],
+      scorer: new ScriptedScorer(),
+      strategy: 'value',
+      out: join(root, 'out', 'predictions.jsonl'),
+      scores: join(root, 'out', 'scores.jsonl'),
+      concurrency: 1,
+    });
     expect(result).toMatchObject({ instances: 3, candidates: 6, issues: [] });
     // Two files matched: each is its own source (named after the file), as the shell would have passed them.
     expect(new Set(lines<ScoreLine>(join(root, 'out', 'scores.jsonl')).map((line) => line.source))).toEqual(new Set(['run[1]', 'run[2]']));

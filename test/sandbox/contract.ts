@@ -41,7 +41,10 @@ export const CONTRACT_REPO_FILES: Record<string, string | Uint8Array> = {
 export function makeContractRepo(dir: string): string {
   mkdirSync(dir, { recursive: true });
   const git = (...args: string[]): string =>
-    execFileSync('git', ['-c', 'user.name=contract', '-c', 'user.email=contract@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+    execFileSync('git', ['-c', 'user.name=contract', '-c', 'user.email=contract@example.com', '-c', 'init.defaultBranch=main', ...args], {
+      cwd: dir,
+      encoding: 'utf8',
+    }).trim();
   git('init', '-q');
   for (const [path, content] of Object.entries(CONTRACT_REPO_FILES)) {
     mkdirSync(join(dir, path, '..'), { recursive: true });
@@ -115,7 +118,10 @@ export function runSandboxContract(options: SandboxContractOptions): void {
       expect(seen).toEqual({ stdout: result.stdout, stderr: result.stderr });
       expect(seen.stdout).toBe('one\nthree\n');
       const capped = { stdout: '' };
-      await sandbox.exec('head -c 5000 /dev/zero | tr "\\0" b', { maxOutputBytes: 100, onOutput: (_stream, chunk) => (capped.stdout += Buffer.from(chunk).toString()) });
+      await sandbox.exec('head -c 5000 /dev/zero | tr "\\0" b', {
+        maxOutputBytes: 100,
+        onOutput: (_stream, chunk) => (capped.stdout += Buffer.from(chunk).toString()),
+      });
       expect(capped.stdout).toBe('b'.repeat(100));
     });
 
@@ -127,18 +133,14 @@ export function runSandboxContract(options: SandboxContractOptions): void {
       expect(result.exitCode).toBe(0);
     });
 
-    test(
-      'exec timeout kills the command and returns promptly',
-      async () => {
-        const started = Date.now();
-        const result = await sandbox.exec('echo started; sleep 30 & sleep 30', { timeoutMs: 500 });
-        expect(result.timedOut).toBe(true);
-        expect(result.exitCode).toBeNull();
-        expect(Date.now() - started).toBeLessThan(5000);
-        expect((await sandbox.exec('echo alive')).stdout).toBe('alive\n');
-      },
-      15_000,
-    );
+    test('exec timeout kills the command and returns promptly', async () => {
+      const started = Date.now();
+      const result = await sandbox.exec('echo started; sleep 30 & sleep 30', { timeoutMs: 500 });
+      expect(result.timedOut).toBe(true);
+      expect(result.exitCode).toBeNull();
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect((await sandbox.exec('echo alive')).stdout).toBe('alive\n');
+    }, 15_000);
 
     test('exec abort rejects with WNW_ERR_OP_ABORTED', async () => {
       const controller = new AbortController();
@@ -160,7 +162,9 @@ export function runSandboxContract(options: SandboxContractOptions): void {
         { name: 'text.txt', type: 'file' },
       ]);
       expect(entries.find((entry) => entry.name === 'text.txt')?.size).toBe(7);
-      expect((await sandbox.listFiles('.')).map((entry) => entry.name)).toEqual(expect.arrayContaining(['README.md', 'data.bin', 'out', 'src']));
+      expect((await sandbox.listFiles('.')).map((entry) => entry.name)).toEqual(
+        expect.arrayContaining(['README.md', 'data.bin', 'out', 'src']),
+      );
     });
 
     test('reading or listing something missing is WNW_ERR_SBX_FILE', async () => {
@@ -200,7 +204,20 @@ export function runSandboxContract(options: SandboxContractOptions): void {
     test('diff leaves out build artifacts and caches, tracked files excepted, with no .gitignore', async () => {
       expect((await sandbox.exec('test -e .gitignore')).exitCode).not.toBe(0);
       expect((await sandbox.exec('printf %s "$PYTHONDONTWRITEBYTECODE"')).stdout).toBe('1');
-      const junk = ['__pycache__/app.cpython-311.pyc', 'src/__pycache__/app.cpython-311.pyc', 'src/app.pyc', '.pytest_cache/v/cache/lastfailed', 'node_modules/left-pad/index.js', '.venv/pyvenv.cfg', 'venv/pyvenv.cfg', 'pkg.egg-info/PKG-INFO', 'build/lib/app.py', 'dist/app.tar.gz', '.mypy_cache/CACHEDIR.TAG', '.tox/py311/log.txt'];
+      const junk = [
+        '__pycache__/app.cpython-311.pyc',
+        'src/__pycache__/app.cpython-311.pyc',
+        'src/app.pyc',
+        '.pytest_cache/v/cache/lastfailed',
+        'node_modules/left-pad/index.js',
+        '.venv/pyvenv.cfg',
+        'venv/pyvenv.cfg',
+        'pkg.egg-info/PKG-INFO',
+        'build/lib/app.py',
+        'dist/app.tar.gz',
+        '.mypy_cache/CACHEDIR.TAG',
+        '.tox/py311/log.txt',
+      ];
       for (const path of junk) await sandbox.writeFile(path, 'generated\n');
       await sandbox.writeFile('src/kept.py', 'kept = True\n');
       const diff = await sandbox.diff();
@@ -208,9 +225,15 @@ export function runSandboxContract(options: SandboxContractOptions): void {
       // A folder in the exclude list that the repository tracks still has its changes in the patch.
       const tracked = await sandboxWith({ patch: { exclude: ['src/', '*.md'] } });
       try {
-        await tracked.exec('echo "# changed" >> src/app.py && echo more >> README.md && printf "x\\n" > src/untracked.py && printf "y\\n" > notes.md && printf "z\\n" > __pycache__.txt');
+        await tracked.exec(
+          'echo "# changed" >> src/app.py && echo more >> README.md && printf "x\\n" > src/untracked.py && printf "y\\n" > notes.md && printf "z\\n" > __pycache__.txt',
+        );
         const names = (await tracked.diff()).match(/^diff --git .*$/gm);
-        expect(names).toEqual(['diff --git a/README.md b/README.md', 'diff --git a/__pycache__.txt b/__pycache__.txt', 'diff --git a/src/app.py b/src/app.py']);
+        expect(names).toEqual([
+          'diff --git a/README.md b/README.md',
+          'diff --git a/__pycache__.txt b/__pycache__.txt',
+          'diff --git a/src/app.py b/src/app.py',
+        ]);
       } finally {
         await tracked.close();
       }
@@ -264,7 +287,17 @@ export function runSandboxContract(options: SandboxContractOptions): void {
     });
 
     test('applyPatch rejects a bad hunk with WNW_ERR_SBX_PATCH naming the file', async () => {
-      const patch = ['diff --git a/README.md b/README.md', '--- a/README.md', '+++ b/README.md', '@@ -1,3 +1,3 @@', ' # not the content', '-nothing here', '+something', ' at all', ''].join('\n');
+      const patch = [
+        'diff --git a/README.md b/README.md',
+        '--- a/README.md',
+        '+++ b/README.md',
+        '@@ -1,3 +1,3 @@',
+        ' # not the content',
+        '-nothing here',
+        '+something',
+        ' at all',
+        '',
+      ].join('\n');
       const error = await expectCode(sandbox.applyPatch(patch), 'WNW_ERR_SBX_PATCH');
       expect(error.message).toContain('README.md');
       expect(await sandbox.diff()).toBe('');

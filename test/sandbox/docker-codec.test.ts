@@ -23,7 +23,13 @@ function demux(chunks: Buffer[], tty = false): { stdout: string; stderr: string;
 }
 
 describe('docker stream demultiplexer', () => {
-  const stream = Buffer.concat([frame(1, 'hello '), frame(2, 'warn\n'), frame(1, 'world\n'), frame(1, ''), frame(2, Buffer.alloc(70_000, 0x41))]);
+  const stream = Buffer.concat([
+    frame(1, 'hello '),
+    frame(2, 'warn\n'),
+    frame(1, 'world\n'),
+    frame(1, ''),
+    frame(2, Buffer.alloc(70_000, 0x41)),
+  ]);
 
   it('splits stdout and stderr frames', () => {
     expect(demux([stream])).toEqual({ stdout: 'hello world\n', stderr: `warn\n${'A'.repeat(70_000)}`, leftover: 0 });
@@ -45,7 +51,11 @@ describe('docker stream demultiplexer', () => {
   });
 
   it('passes a TTY stream through as stdout, even when its bytes look like a frame header', () => {
-    expect(demux([Buffer.from('plain output\n'), Buffer.from('more')], true)).toEqual({ stdout: 'plain output\nmore', stderr: '', leftover: 0 });
+    expect(demux([Buffer.from('plain output\n'), Buffer.from('more')], true)).toEqual({
+      stdout: 'plain output\nmore',
+      stderr: '',
+      leftover: 0,
+    });
     // Framing comes from the Tty flag, not from guessing: these bytes are a valid stderr header.
     expect(demux([frame(2, 'not a frame')], true).stdout).toBe(`\x02\x00\x00\x00\x00\x00\x00\x0bnot a frame`);
   });
@@ -103,7 +113,10 @@ describe('docker tar codec', () => {
   });
 
   it('round-trips its own archives and rejects a damaged header', () => {
-    const archive = writeTar([{ name: veryLong, content: Buffer.from('v') }, { name: 'd', type: 'directory' }]);
+    const archive = writeTar([
+      { name: veryLong, content: Buffer.from('v') },
+      { name: 'd', type: 'directory' },
+    ]);
     expect(readTar(archive).map(({ name, type, size }) => ({ name, type, size }))).toEqual([
       { name: veryLong, type: 'file', size: 1 },
       { name: 'd/', type: 'directory', size: 0 },
@@ -115,7 +128,8 @@ describe('docker tar codec', () => {
 });
 
 describe('docker response schemas', () => {
-  const fixture = (name: string): unknown => JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/docker', `${name}.json`), 'utf8'));
+  const fixture = (name: string): unknown =>
+    JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/docker', `${name}.json`), 'utf8'));
 
   it('parses the documented shapes', async () => {
     const types = await import('../../src/sandbox/providers/docker/api-types.js');

@@ -73,11 +73,20 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
     try {
       const version = String((await provider().describe()).apiVersion);
       const post = (path: string, body: unknown) =>
-        request(`http://docker/${version}${path}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      const created = (await (await post(`/containers/${sandbox.id}/exec`, { AttachStdout: true, AttachStderr: true, Tty: false, Cmd: ['echo', 'hi'] })).body.json()) as { Id: string };
+        request(`http://docker/${version}${path}`, {
+          method: 'POST',
+          dispatcher: agent,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const created = (await (
+        await post(`/containers/${sandbox.id}/exec`, { AttachStdout: true, AttachStderr: true, Tty: false, Cmd: ['echo', 'hi'] })
+      ).body.json()) as { Id: string };
       const started = await post(`/exec/${created.Id}/start`, { Detach: false, Tty: false });
       const frames = Buffer.from(await started.body.arrayBuffer());
-      expect(started.headers['content-type']).toBe(Number(version.split('.')[1]) <= 41 ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream');
+      expect(started.headers['content-type']).toBe(
+        Number(version.split('.')[1]) <= 41 ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream',
+      );
       expect([...frames.subarray(0, 8)]).toEqual([1, 0, 0, 0, 0, 0, 0, 3]);
       expect(frames.subarray(8).toString()).toBe('hi\n');
     } finally {
@@ -129,15 +138,26 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
     try {
       expect((await sandbox.exec('id -u; id -g; echo "$HOME"')).stdout).toBe('1000\n1000\n/tmp\n');
       expect((await sandbox.exec('stat -c %u:%g . src')).stdout).toBe('1000:1000\n1000:1000\n');
-      expect(await sandbox.exec('echo new > new.txt && mkdir -p "$HOME/.cache/x" deep/er && touch deep/er/f && echo ok')).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
+      expect(await sandbox.exec('echo new > new.txt && mkdir -p "$HOME/.cache/x" deep/er && touch deep/er/f && echo ok')).toMatchObject({
+        exitCode: 0,
+        stdout: 'ok\n',
+      });
       // git's object files stay root's (not copied up); the user can still add objects, and repack.
-      expect((await sandbox.exec('h=$(git rev-parse HEAD); stat -c %u .git/objects ".git/objects/${h:0:2}/${h:2}"')).stdout).toBe('1000\n0\n');
-      expect(await sandbox.exec('git add -A && git -c user.name=a -c user.email=a@b commit -qm mine && git gc -q --prune=now && echo ok')).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
+      expect((await sandbox.exec('h=$(git rev-parse HEAD); stat -c %u .git/objects ".git/objects/${h:0:2}/${h:2}"')).stdout).toBe(
+        '1000\n0\n',
+      );
+      expect(
+        await sandbox.exec('git add -A && git -c user.name=a -c user.email=a@b commit -qm mine && git gc -q --prune=now && echo ok'),
+      ).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
       await sandbox.writeFile('made/by/upload.txt', 'x\n');
-      expect((await sandbox.exec('stat -c %u:%g made made/by made/by/upload.txt && touch made/by/more')).stdout).toBe('1000:1000\n1000:1000\n1000:1000\n');
+      expect((await sandbox.exec('stat -c %u:%g made made/by made/by/upload.txt && touch made/by/more')).stdout).toBe(
+        '1000:1000\n1000:1000\n1000:1000\n',
+      );
       if (!target.real) return;
       // The engine's own settings: no capabilities, no-new-privileges, system folders out of reach.
-      expect((await sandbox.exec("grep -E '^(CapEff|NoNewPrivs)' /proc/self/status")).stdout).toBe('CapEff:\t0000000000000000\nNoNewPrivs:\t1\n');
+      expect((await sandbox.exec("grep -E '^(CapEff|NoNewPrivs)' /proc/self/status")).stdout).toBe(
+        'CapEff:\t0000000000000000\nNoNewPrivs:\t1\n',
+      );
       expect((await sandbox.exec('touch /usr/x 2>&1; echo "$?"')).stdout).toMatch(/Permission denied\n1\n$/);
     } finally {
       await sandbox.close();
@@ -145,7 +165,10 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
   });
 
   it('refuses root unless allowRoot; an explicit user wins', async (context) => {
-    await expectCode(Promise.resolve().then(() => provider({ user: 'root' })), 'WNW_ERR_CFG_INVALID');
+    await expectCode(
+      Promise.resolve().then(() => provider({ user: 'root' })),
+      'WNW_ERR_CFG_INVALID',
+    );
     if (!target.real && process.getuid?.() !== 0) context.skip();
     const root = await provider({ user: '0:0', allowRoot: true }).create({ image: target.contractImage });
     try {
@@ -158,7 +181,9 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
     const other = await provider({ user: '4242:4243' }).create({ image: target.contractImage });
     try {
       await other.writeFile('mine.txt', 'x');
-      expect((await other.exec('id -u; id -g; stat -c %u:%g . mine.txt; touch more && echo ok')).stdout).toBe('4242\n4243\n4242:4243\n4242:4243\nok\n');
+      expect((await other.exec('id -u; id -g; stat -c %u:%g . mine.txt; touch more && echo ok')).stdout).toBe(
+        '4242\n4243\n4242:4243\n4242:4243\nok\n',
+      );
     } finally {
       await other.close();
     }
@@ -208,7 +233,13 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
     // Commands run as 1000:1000: bound folders must be open to that user (mkdtemp makes them 0700).
     chmodSync(ro, 0o755);
     chmodSync(rw, 0o777);
-    const sandbox = await provider().create({ image: target.contractImage, mounts: [{ source: ro, target: '/mnt/in' }, { source: rw, target: '/mnt/out', readOnly: false }] });
+    const sandbox = await provider().create({
+      image: target.contractImage,
+      mounts: [
+        { source: ro, target: '/mnt/in' },
+        { source: rw, target: '/mnt/out', readOnly: false },
+      ],
+    });
     try {
       expect(new TextDecoder().decode(await sandbox.readFile('/mnt/in/input.txt'))).toBe('from the host\n');
       expect((await sandbox.exec('cat input.txt', { cwd: '/mnt/in' })).stdout).toBe('from the host\n');

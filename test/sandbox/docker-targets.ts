@@ -65,7 +65,11 @@ export async function fakeTarget(): Promise<DockerTarget> {
 export async function realTarget(socketPath: string): Promise<DockerTarget> {
   const agent = new Agent({ connect: { socketPath } });
   const call = async (method: 'POST' | 'DELETE', path: string, body?: Buffer): Promise<string> => {
-    const response = await request(`http://docker${path}`, { method, dispatcher: agent, ...(body ? { body, headers: { 'content-type': 'application/x-tar' } } : {}) });
+    const response = await request(`http://docker${path}`, {
+      method,
+      dispatcher: agent,
+      ...(body ? { body, headers: { 'content-type': 'application/x-tar' } } : {}),
+    });
     const text = await response.body.text();
     if (response.statusCode >= 300) throw new Error(`${method} ${path} answered ${response.statusCode}: ${text}`);
     return text;

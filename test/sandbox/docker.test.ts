@@ -75,7 +75,10 @@ describe('docker provider: availability and settings', () => {
     try {
       process.env.DOCKER_HOST = `unix://${fake.socketPath}`;
       provider = createDockerProvider();
-      expect(await provider.describe()).toMatchObject({ engine: 'Docker 20.10.24-fake (API 1.12 to 1.41, linux/amd64)', apiVersion: 'v1.41' });
+      expect(await provider.describe()).toMatchObject({
+        engine: 'Docker 20.10.24-fake (API 1.12 to 1.41, linux/amd64)',
+        apiVersion: 'v1.41',
+      });
       await provider.close();
       process.env.DOCKER_HOST = 'tcp://10.0.0.1:2375';
       provider = createDockerProvider();
@@ -92,7 +95,10 @@ describe('docker provider: availability and settings', () => {
     // A daemon killed with SIGKILL leaves its socket file behind with nobody listening.
     const listenThenDie = "require('net').createServer().listen(process.argv[1], () => process.kill(process.pid, 'SIGKILL'))";
     spawnSync(process.execPath, ['-e', listenThenDie, join(dir, 'docker.sock')]);
-    const error = await expectCode(makeProvider({ socketPath: join(dir, 'docker.sock') }).create({ image: IMAGE }), 'WNW_ERR_SBX_UNAVAILABLE');
+    const error = await expectCode(
+      makeProvider({ socketPath: join(dir, 'docker.sock') }).create({ image: IMAGE }),
+      'WNW_ERR_SBX_UNAVAILABLE',
+    );
     expect(error.message).toContain('ECONNREFUSED');
     await rm(dir, { recursive: true, force: true });
   });
@@ -109,7 +115,14 @@ describe('docker provider: availability and settings', () => {
 
 describe('docker provider: containers', () => {
   it('creates a container without network and with the spec limits, then starts it', async () => {
-    const sandbox = (await makeProvider({ user: '1000:1000' }).create({ image: IMAGE, cpu: 1.5, memoryMb: 512, maxProcesses: 64, env: { A: 'b' }, label: 'job-1' })) as DockerSandbox;
+    const sandbox = (await makeProvider({ user: '1000:1000' }).create({
+      image: IMAGE,
+      cpu: 1.5,
+      memoryMb: 512,
+      maxProcesses: 64,
+      env: { A: 'b' },
+      label: 'job-1',
+    })) as DockerSandbox;
     const create = fake.requests.filter((request) => request.path === '/containers/create').at(-1);
     expect(create?.version).toBe('v1.41');
     expect(create?.query.name).toMatch(/^winnower-[0-9a-f]{12}$/);
@@ -140,23 +153,32 @@ describe('docker provider: containers', () => {
     // Ownership through the tar headers: docker 20.10 answers copyUIDGID with a numeric user by a 500.
     await sandbox.writeFile('owned.txt', 'x');
     expect(fake.requests.filter((request) => request.method === 'PUT').at(-1)?.query).toEqual({ path: '/testbed' });
-    if (process.getuid?.() === 0) expect(statSync(join(fake.rootOf(sandbox.id), 'testbed/owned.txt'))).toMatchObject({ uid: 1000, gid: 1000 });
+    if (process.getuid?.() === 0)
+      expect(statSync(join(fake.rootOf(sandbox.id), 'testbed/owned.txt'))).toMatchObject({ uid: 1000, gid: 1000 });
     await sandbox.close();
   });
 
   it('asks for a network and a lifetime when the spec says so', async () => {
     const sandbox = await makeProvider().create({ image: IMAGE, network: true, lifetimeS: 600 });
-    expect(lastBody('POST', /^\/containers\/create$/)).toMatchObject({ NetworkDisabled: false, Cmd: ['600'], HostConfig: { NetworkMode: 'bridge' } });
+    expect(lastBody('POST', /^\/containers\/create$/)).toMatchObject({
+      NetworkDisabled: false,
+      Cmd: ['600'],
+      HostConfig: { NetworkMode: 'bridge' },
+    });
     await sandbox.close();
   });
 
   it('pulls a missing image, and fails clearly when it cannot', async () => {
     const sandbox = await makeProvider().create({ image: 'registry.example/pullable:1.0' });
-    expect(fake.requests.filter((request) => request.path === '/images/create').at(-1)?.query).toEqual({ fromImage: 'registry.example/pullable:1.0' });
+    expect(fake.requests.filter((request) => request.path === '/images/create').at(-1)?.query).toEqual({
+      fromImage: 'registry.example/pullable:1.0',
+    });
     await sandbox.close();
     const broken = await expectCode(makeProvider().create({ image: 'registry.example/broken' }), 'WNW_ERR_SBX_CREATE');
     expect(broken.message).toContain('manifest unknown');
-    expect(fake.requests.filter((request) => request.path === '/images/create').at(-1)?.query).toEqual({ fromImage: 'registry.example/broken:latest' });
+    expect(fake.requests.filter((request) => request.path === '/images/create').at(-1)?.query).toEqual({
+      fromImage: 'registry.example/broken:latest',
+    });
     const unknown = await expectCode(makeProvider().create({ image: 'nobody/nothing:1' }), 'WNW_ERR_SBX_CREATE');
     expect(unknown.message).toContain('pull access denied');
     const noPull = await expectCode(makeProvider({ pull: false }).create({ image: 'nobody/nothing:2' }), 'WNW_ERR_SBX_CREATE');
@@ -237,11 +259,15 @@ describe('docker provider: exec and files', () => {
     const puts = fake.requests.filter((request) => request.method === 'PUT');
     expect(puts.slice(-2).map((put) => put.query)).toEqual([{ path: '/testbed/new/dir' }, { path: '/testbed' }]);
     // The missing folders travel in the tar, so they are the sandbox user's, not the engine's root's.
-    if (process.getuid?.() === 0) for (const made of ['new', 'new/dir', 'new/dir/f.bin']) expect(statSync(join(fake.rootOf(sandbox.id), 'testbed', made))).toMatchObject({ uid: 1000, gid: 1000 });
+    if (process.getuid?.() === 0)
+      for (const made of ['new', 'new/dir', 'new/dir/f.bin'])
+        expect(statSync(join(fake.rootOf(sandbox.id), 'testbed', made))).toMatchObject({ uid: 1000, gid: 1000 });
     expect((await sandbox.exec('touch new/dir/g && echo made')).stdout).toBe('made\n');
     expect(await readFile(join(fake.rootOf(sandbox.id), 'testbed/new/dir/f.bin'))).toEqual(Buffer.from([0, 255, 10]));
     expect(await sandbox.readFile('/testbed/new/dir/f.bin')).toEqual(Uint8Array.from([0, 255, 10]));
-    expect(fake.requests.filter((request) => request.method === 'GET' && request.path.endsWith('/archive')).at(-1)?.query).toEqual({ path: '/testbed/new/dir/f.bin' });
+    expect(fake.requests.filter((request) => request.method === 'GET' && request.path.endsWith('/archive')).at(-1)?.query).toEqual({
+      path: '/testbed/new/dir/f.bin',
+    });
   });
 
   it('follows a symlink when reading, and refuses a directory', async () => {
@@ -374,7 +400,10 @@ describe('docker provider: API version', () => {
     ] as const) {
       const engine = await FakeDocker.start({ api, images: { [IMAGE]: image } });
       try {
-        const error = await expectCode(createDockerProvider({ socketPath: engine.socketPath }).create({ image: IMAGE }), 'WNW_ERR_SBX_UNAVAILABLE');
+        const error = await expectCode(
+          createDockerProvider({ socketPath: engine.socketPath }).create({ image: IMAGE }),
+          'WNW_ERR_SBX_UNAVAILABLE',
+        );
         expect(error.message).toContain(why);
         expect(error.retryable).toBe(false);
         expect(engine.count('POST', /^\/containers\/create$/)).toBe(0);
@@ -402,10 +431,14 @@ describe('docker provider: engine behaviours of docker 20.10', () => {
 
   it('a missing manifest, refused before any stream, is WNW_ERR_SBX_CREATE and not retried', async () => {
     const gone = 'registry.example/gone:1';
-    const engine = await FakeDocker.start({ pullRefusals: { [gone]: { status: 404, message: `manifest for ${gone} not found: manifest unknown: manifest unknown` } } });
+    const engine = await FakeDocker.start({
+      pullRefusals: { [gone]: { status: 404, message: `manifest for ${gone} not found: manifest unknown: manifest unknown` } },
+    });
     try {
       const error = await expectCode(createDockerProvider({ socketPath: engine.socketPath }).create({ image: gone }), 'WNW_ERR_SBX_CREATE');
-      expect(error.message).toBe(`image ${gone} not found (not on this engine, and the registry has no such image): manifest for ${gone} not found: manifest unknown: manifest unknown`);
+      expect(error.message).toBe(
+        `image ${gone} not found (not on this engine, and the registry has no such image): manifest for ${gone} not found: manifest unknown: manifest unknown`,
+      );
       expect(error.details).toMatchObject({ image: gone, missingImage: true, status: 404 });
       expect(error.retryable).toBe(false);
       expect(engine.count('POST', /^\/images\/create$/)).toBe(1);
@@ -417,8 +450,16 @@ describe('docker provider: engine behaviours of docker 20.10', () => {
   it('binds spec.mounts read-only unless asked, and checks them before any container exists', async () => {
     const source = mkdtempSync(join(tmpdir(), 'docker-bind-'));
     try {
-      const sandbox = await makeProvider().create({ image: IMAGE, mounts: [{ source, target: '/opt/tool' }, { source, target: '/mnt/out', readOnly: false }] });
-      expect(lastBody('POST', /^\/containers\/create$/)).toMatchObject({ HostConfig: { Binds: [`${source}:/opt/tool:ro`, `${source}:/mnt/out:rw`] } });
+      const sandbox = await makeProvider().create({
+        image: IMAGE,
+        mounts: [
+          { source, target: '/opt/tool' },
+          { source, target: '/mnt/out', readOnly: false },
+        ],
+      });
+      expect(lastBody('POST', /^\/containers\/create$/)).toMatchObject({
+        HostConfig: { Binds: [`${source}:/opt/tool:ro`, `${source}:/mnt/out:rw`] },
+      });
       await sandbox.close();
       const before = fake.count('POST', /^\/containers\/create$/);
       for (const [mount, why] of [
@@ -441,14 +482,20 @@ describe('docker provider: engine behaviours of docker 20.10', () => {
 describe('docker provider: the sandbox user', () => {
   const asRoot = process.getuid?.() === 0;
   const execUsers = (id: string): unknown[] =>
-    fake.requests.filter((request) => request.method === 'POST' && request.path === `/containers/${id}/exec`).map((request) => (request.body as { User?: unknown }).User);
+    fake.requests
+      .filter((request) => request.method === 'POST' && request.path === `/containers/${id}/exec`)
+      .map((request) => (request.body as { User?: unknown }).User);
 
   it('runs every command as 1000:1000 by default, after one root exec that gives it the workdir', async () => {
     const sandbox = await makeProvider().create({ image: IMAGE });
     try {
-      const rootExecs = fake.requests.filter((request) => request.path === `/containers/${sandbox.id}/exec` && (request.body as { User?: string }).User === '0:0');
+      const rootExecs = fake.requests.filter(
+        (request) => request.path === `/containers/${sandbox.id}/exec` && (request.body as { User?: string }).User === '0:0',
+      );
       expect(rootExecs).toHaveLength(1);
-      expect((rootExecs[0]?.body as { Cmd: string[]; WorkingDir: string }).Cmd.at(-1)).toMatch(/^find \. -path \.\/\.git\/objects -prune -o \\\( ! -user 1000 -o ! -group 1000 \\\) -exec chown -h 1000:1000 \{\} \+ /);
+      expect((rootExecs[0]?.body as { Cmd: string[]; WorkingDir: string }).Cmd.at(-1)).toMatch(
+        /^find \. -path \.\/\.git\/objects -prune -o \\\( ! -user 1000 -o ! -group 1000 \\\) -exec chown -h 1000:1000 \{\} \+ /,
+      );
       expect((rootExecs[0]?.body as { WorkingDir: string }).WorkingDir).toBe('/testbed');
       await sandbox.exec('true');
       await sandbox.diff();
@@ -458,8 +505,14 @@ describe('docker provider: the sandbox user', () => {
       expect((await sandbox.exec('id -u; id -g; echo "$HOME"')).stdout).toBe('1000\n1000\n/tmp\n');
       expect((await sandbox.exec('stat -c %u:%g a.py docs/readme.md .')).stdout).toBe('1000:1000\n1000:1000\n1000:1000\n');
       // git's object files stay root's (not copied up); their folders are the user's, so git can add objects.
-      expect((await sandbox.exec('h=$(git rev-parse HEAD); stat -c %u .git/index .git/objects ".git/objects/${h:0:2}/${h:2}"')).stdout).toBe('1000\n1000\n0\n');
-      expect(await sandbox.exec('echo changed > a.py && mkdir -p made && touch made/x && git add -A && git -c user.name=a -c user.email=a@b commit -qm mine && git gc -q && echo ok')).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
+      expect(
+        (await sandbox.exec('h=$(git rev-parse HEAD); stat -c %u .git/index .git/objects ".git/objects/${h:0:2}/${h:2}"')).stdout,
+      ).toBe('1000\n1000\n0\n');
+      expect(
+        await sandbox.exec(
+          'echo changed > a.py && mkdir -p made && touch made/x && git add -A && git -c user.name=a -c user.email=a@b commit -qm mine && git gc -q && echo ok',
+        ),
+      ).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
       // Outside the workdir the image's root-owned files stay out of its reach.
       expect((await sandbox.exec('touch ../root-only 2>&1; echo "$?"')).stdout).toMatch(/Permission denied\n1\n$/);
     } finally {
@@ -485,7 +538,12 @@ describe('docker provider: the sandbox user', () => {
     const sandbox = await makeProvider({ user: '0:0', allowRoot: true }).create({ image: IMAGE });
     try {
       expect(new Set(execUsers(sandbox.id))).toEqual(new Set(['0:0']));
-      expect(fake.requests.some((request) => request.path === `/containers/${sandbox.id}/exec` && String((request.body as { Cmd: string[] }).Cmd.at(-1)).includes('chown'))).toBe(false);
+      expect(
+        fake.requests.some(
+          (request) =>
+            request.path === `/containers/${sandbox.id}/exec` && String((request.body as { Cmd: string[] }).Cmd.at(-1)).includes('chown'),
+        ),
+      ).toBe(false);
       if (asRoot) expect((await sandbox.exec('id -u')).stdout).toBe('0\n');
     } finally {
       await sandbox.close();
@@ -495,7 +553,10 @@ describe('docker provider: the sandbox user', () => {
   it('an explicit user wins, by number or by a name the image knows; a name that is uid 0 is refused', async () => {
     const named = await createRepoImage({ 'a.py': 'x\n' });
     await mkdir(join(named, 'etc'), { recursive: true });
-    await writeFile(join(named, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/bash\ntoor:x:0:0::/root:/bin/bash\napp:x:1234:1235::/home/app:/bin/bash\n');
+    await writeFile(
+      join(named, 'etc/passwd'),
+      'root:x:0:0:root:/root:/bin/bash\ntoor:x:0:0::/root:/bin/bash\napp:x:1234:1235::/home/app:/bin/bash\n',
+    );
     const engine = await FakeDocker.start({ images: { [IMAGE]: image, named } });
     try {
       const byNumber = await createDockerProvider({ socketPath: engine.socketPath, user: '4242:4243' }).create({ image: IMAGE });
@@ -504,10 +565,17 @@ describe('docker provider: the sandbox user', () => {
       if (!asRoot) return; // not root, the fake runs every user as its own uid: names resolve to it
       const byName = await createDockerProvider({ socketPath: engine.socketPath, user: 'app' }).create({ image: 'named' });
       // The name is resolved inside (`id -u`, as that user), then the workdir is given to its numbers.
-      expect(engine.requests.filter((request) => request.path === `/containers/${byName.id}/exec`).map((request) => (request.body as { Cmd: string[] }).Cmd.at(-1))[1]).toContain('chown -h 1234:1235');
+      expect(
+        engine.requests
+          .filter((request) => request.path === `/containers/${byName.id}/exec`)
+          .map((request) => (request.body as { Cmd: string[] }).Cmd.at(-1))[1],
+      ).toContain('chown -h 1234:1235');
       expect((await byName.exec('id -u; stat -c %u:%g a.py; echo "$HOME"')).stdout).toBe('1234\n1234:1235\n/home/app\n');
       await byName.close();
-      const error = await expectCode(createDockerProvider({ socketPath: engine.socketPath, user: 'toor' }).create({ image: 'named' }), 'WNW_ERR_CFG_INVALID');
+      const error = await expectCode(
+        createDockerProvider({ socketPath: engine.socketPath, user: 'toor' }).create({ image: 'named' }),
+        'WNW_ERR_CFG_INVALID',
+      );
       expect(error.message).toContain('toor is uid 0');
       expect(engine.containers.size).toBe(0);
     } finally {

@@ -22,9 +22,10 @@ function standIn(reply: string): string[] {
 async function lostBy(reply: string): Promise<{ code: string | undefined; message: string }> {
   const agent = await ExecAgent.start('sbx-test', standIn(reply), Buffer.alloc(0));
   try {
-    const error = await agent
-      .run({ argv: ['sh', '-c', 'true'], env: {}, cwd: '/', timeoutMs: 10_000, maxOutputBytes: 1024 })
-      .result.then(() => undefined, (caught: unknown) => caught);
+    const error = await agent.run({ argv: ['sh', '-c', 'true'], env: {}, cwd: '/', timeoutMs: 10_000, maxOutputBytes: 1024 }).result.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(agent.lost).toBeDefined();
     return { code: WinnowerError.isInstance(error) ? error.code : String(error), message: (error as Error).message };
   } finally {
@@ -34,7 +35,9 @@ async function lostBy(reply: string): Promise<{ code: string | undefined; messag
 
 describe('exec agent protocol: a broken agent is a lost sandbox', () => {
   it('an oversized frame header', async () => {
-    const lost = await lostBy("(() => { const head = Buffer.alloc(9); head.writeUInt32BE(0x7fffffff, 0); head.write('O', 4, 'latin1'); head.writeUInt32BE(1, 5); return head; })()");
+    const lost = await lostBy(
+      "(() => { const head = Buffer.alloc(9); head.writeUInt32BE(0x7fffffff, 0); head.write('O', 4, 'latin1'); head.writeUInt32BE(1, 5); return head; })()",
+    );
     expect(lost.code).toBe('WNW_ERR_SBX_LOST');
     expect(lost.message).toContain('frame of 2147483647 bytes');
   });
@@ -46,7 +49,7 @@ describe('exec agent protocol: a broken agent is a lost sandbox', () => {
   });
 
   it('an agent that exits', async () => {
-    const lost = await lostBy("Buffer.alloc(0)); process.exit(3); (0");
+    const lost = await lostBy('Buffer.alloc(0)); process.exit(3); (0');
     expect(lost.code).toBe('WNW_ERR_SBX_LOST');
     expect(lost.message).toContain('exited (code 3)');
   });

@@ -39,7 +39,10 @@ function agentPids(sandbox: Sandbox): number[] {
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   return WinnowerError.isInstance(error) ? error.code : String(error);
 }
 
@@ -155,6 +158,9 @@ describe.skipIf(bwrapMissing)('local provider, a bwrap per exec (exec: launch)',
   const launching = providers.make({ exec: 'launch' });
   runSandboxContract({
     name: 'local (exec: launch)',
-    create: async (settings) => ({ provider: settings ? createLocalProvider({ logger: quietLogger, exec: 'launch', ...settings }) : launching, spec }),
+    create: async (settings) => ({
+      provider: settings ? createLocalProvider({ logger: quietLogger, exec: 'launch', ...settings }) : launching,
+      spec,
+    }),
   });
 });

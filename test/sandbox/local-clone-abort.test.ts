@@ -47,8 +47,18 @@ describe.skipIf(bwrapMissing)('local provider: host-side clones', () => {
 
     controller.abort();
     expect(await creating).toBe('WNW_ERR_OP_ABORTED');
-    expect(await eventually(() => gitProcessesFor(tarpit), (found) => found.length === 0)).toEqual([]);
-    expect(await eventually(() => tarpit.open, (open) => open === 0)).toBe(0);
+    expect(
+      await eventually(
+        () => gitProcessesFor(tarpit),
+        (found) => found.length === 0,
+      ),
+    ).toEqual([]);
+    expect(
+      await eventually(
+        () => tarpit.open,
+        (open) => open === 0,
+      ),
+    ).toBe(0);
   }, 60_000);
 
   it('a clone shared by two creates goes on while one of them waits, and stops when both gave up', async () => {
@@ -68,7 +78,12 @@ describe.skipIf(bwrapMissing)('local provider: host-side clones', () => {
 
     second.abort();
     expect(await creatingSecond).toBe('WNW_ERR_OP_ABORTED');
-    expect(await eventually(() => gitProcessesFor(tarpit), (found) => found.length === 0)).toEqual([]);
+    expect(
+      await eventually(
+        () => gitProcessesFor(tarpit),
+        (found) => found.length === 0,
+      ),
+    ).toEqual([]);
   }, 60_000);
 
   it('close() ends a clone in progress instead of waiting for it', async () => {
@@ -79,7 +94,12 @@ describe.skipIf(bwrapMissing)('local provider: host-side clones', () => {
 
     await own.close();
     expect(await creating).toBe('WNW_ERR_SBX_CLOSED');
-    expect(await eventually(() => gitProcessesFor(tarpit), (found) => found.length === 0)).toEqual([]);
+    expect(
+      await eventually(
+        () => gitProcessesFor(tarpit),
+        (found) => found.length === 0,
+      ),
+    ).toEqual([]);
   }, 60_000);
 
   it('gives up a clone that trickles past cloneTimeoutMs with WNW_ERR_SBX_TIMEOUT, leaving no git process', async () => {
@@ -94,7 +114,12 @@ describe.skipIf(bwrapMissing)('local provider: host-side clones', () => {
       const error: { code?: string; message?: string } = await creating;
       expect(error.code).toBe('WNW_ERR_SBX_TIMEOUT');
       expect(error.message).toContain('sandbox.settings.cloneTimeoutMs');
-      expect(await eventually(() => gitProcessesFor(tarpit), (found) => found.length === 0)).toEqual([]);
+      expect(
+        await eventually(
+          () => gitProcessesFor(tarpit),
+          (found) => found.length === 0,
+        ),
+      ).toEqual([]);
     } finally {
       await own.close();
     }

@@ -30,7 +30,9 @@ describe.skipIf(bwrapMissing)('local sandbox disk caps', () => {
   });
 
   for (const workspace of ['auto', 'copy'] as const) {
-    it(`stops the workspace's writes at diskMb (${workspace === 'auto' ? 'overlay' : 'copy'}): ENOSPC and a note, nothing on the host's disk`, { timeout: 60_000 }, async () => {
+    it(`stops the workspace's writes at diskMb (${workspace === 'auto' ? 'overlay' : 'copy'}): ENOSPC and a note, nothing on the host's disk`, {
+      timeout: 60_000,
+    }, async () => {
       const provider = make({ diskMb: 20, tmpMb: 20, workspace });
       const rootDir = String((await provider.describe()).rootDir);
       const sandbox = await provider.create(spec);
@@ -38,7 +40,9 @@ describe.skipIf(bwrapMissing)('local sandbox disk caps', () => {
         const full = await sandbox.exec('head -c 100M /dev/zero > big.bin');
         expect(full.exitCode).not.toBe(0);
         expect(full.stderr).toContain('No space left on device');
-        expect(full.note).toBe('disk full: the 20 MiB cap of the workspace (/workspace) is reached (sandbox.settings.diskMb); writes fail with "No space left on device" until files are removed');
+        expect(full.note).toBe(
+          'disk full: the 20 MiB cap of the workspace (/workspace) is reached (sandbox.settings.diskMb); writes fail with "No space left on device" until files are removed',
+        );
         // A file write of ours past the cap is an error naming it.
         const error = await expectCode(sandbox.writeFile('more.bin', new Uint8Array(MIB)), 'WNW_ERR_SBX_DISK');
         expect(error.details).toMatchObject({ area: 'workspace', capBytes: 20 * MIB });
@@ -82,12 +86,16 @@ describe.skipIf(bwrapMissing)('local sandbox disk caps', () => {
     }
   });
 
-  it('keeps the caps within the memory limit (tmpfs pages are charged to the sandbox), so a full disk leaves room to clean up', { timeout: 60_000 }, async () => {
+  it('keeps the caps within the memory limit (tmpfs pages are charged to the sandbox), so a full disk leaves room to clean up', {
+    timeout: 60_000,
+  }, async () => {
     const provider = make({ diskMb: 400, tmpMb: 400 });
     const sandbox = await provider.create({ ...spec, memoryMb: 64 });
     try {
       expect((await sandbox.exec('head -c 300M /dev/zero > /tmp/big')).note).toContain('the 16 MiB cap of /tmp and /var/tmp is reached');
-      expect((await sandbox.exec('head -c 300M /dev/zero > big')).note).toContain('the 32 MiB cap of the workspace (/workspace) is reached');
+      expect((await sandbox.exec('head -c 300M /dev/zero > big')).note).toContain(
+        'the 32 MiB cap of the workspace (/workspace) is reached',
+      );
       expect((await sandbox.exec('rm /tmp/big big && echo cleaned')).stdout).toBe('cleaned\n');
     } finally {
       await sandbox.close();

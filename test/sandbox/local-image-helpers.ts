@@ -12,7 +12,10 @@ import { makeContractRepo } from './contract.js';
 
 function onPath(name: string): boolean {
   try {
-    execFileSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore', env: { PATH: `${process.env.PATH ?? ''}:/usr/sbin:/usr/bin:/sbin:/bin` } });
+    execFileSync('sh', ['-c', `command -v ${name}`], {
+      stdio: 'ignore',
+      env: { PATH: `${process.env.PATH ?? ''}:/usr/sbin:/usr/bin:/sbin:/bin` },
+    });
     return true;
   } catch {
     return false;
@@ -20,10 +23,31 @@ function onPath(name: string): boolean {
 }
 
 /** Why the image tests cannot run here (skopeo or umoci missing), or undefined. */
-export const imageToolsMissing: string | undefined = ['skopeo', 'umoci'].every(onPath) ? undefined : 'skopeo or umoci is not installed (apt-get install -y skopeo umoci)';
+export const imageToolsMissing: string | undefined = ['skopeo', 'umoci'].every(onPath)
+  ? undefined
+  : 'skopeo or umoci is not installed (apt-get install -y skopeo umoci)';
 
 /** Programs the tiny image carries, copied from the host with the libraries ldd names. */
-const PROGRAMS = ['bash', 'cat', 'ls', 'mkdir', 'dirname', 'rm', 'mktemp', 'cp', 'find', 'env', 'id', 'touch', 'head', 'tr', 'wc', 'sleep', 'seq', 'git'];
+const PROGRAMS = [
+  'bash',
+  'cat',
+  'ls',
+  'mkdir',
+  'dirname',
+  'rm',
+  'mktemp',
+  'cp',
+  'find',
+  'env',
+  'id',
+  'touch',
+  'head',
+  'tr',
+  'wc',
+  'sleep',
+  'seq',
+  'git',
+];
 
 function hostPath(name: string): string {
   return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
@@ -72,7 +96,15 @@ export function writeTinyImage(dir: string, options: { condaDelayS?: number; sec
   mkdirSync(join(base, 'usr', 'bin'), { recursive: true });
   for (const program of PROGRAMS) copyWithLibraries(program, base);
   symlinkSync('usr/bin', join(base, 'bin'));
-  for (const folder of ['etc', 'tmp', 'opt/dropme/inner', 'opt/miniconda3/bin', 'opt/miniconda3/etc/profile.d', 'opt/miniconda3/envs/testbed/bin']) mkdirSync(join(base, folder), { recursive: true });
+  for (const folder of [
+    'etc',
+    'tmp',
+    'opt/dropme/inner',
+    'opt/miniconda3/bin',
+    'opt/miniconda3/etc/profile.d',
+    'opt/miniconda3/envs/testbed/bin',
+  ])
+    mkdirSync(join(base, folder), { recursive: true });
   writeFileSync(join(base, 'etc', 'gone.txt'), 'deleted by the upper layer\n');
   writeFileSync(join(base, 'etc', 'kept.txt'), 'kept\n');
   // A folder the image locks (mode 000, a file inside): unpacking and setuid clearing must cope.
@@ -83,19 +115,37 @@ export function writeTinyImage(dir: string, options: { condaDelayS?: number; sec
   writeFileSync(join(base, 'usr', 'bin', 'setuid-tool'), '#!/usr/bin/bash\nid -u\n');
   chmodSync(join(base, 'usr', 'bin', 'setuid-tool'), 0o6755);
   writeFileSync(join(base, 'opt', 'dropme', 'inner', 'file'), 'deleted with its folder\n');
-  writeFileSync(join(base, 'opt', 'miniconda3', 'bin', 'conda'), '#!/usr/bin/bash\necho "stand-in conda: use the shell function" >&2\nexit 1\n', { mode: 0o755 });
+  writeFileSync(
+    join(base, 'opt', 'miniconda3', 'bin', 'conda'),
+    '#!/usr/bin/bash\necho "stand-in conda: use the shell function" >&2\nexit 1\n',
+    { mode: 0o755 },
+  );
   writeFileSync(
     join(base, 'opt', 'miniconda3', 'etc', 'profile.d', 'conda.sh'),
-    ['conda() {', '  if [ "$1" = activate ]; then', ...(options.condaDelayS ? [`    sleep ${options.condaDelayS}`] : []), '    export CONDA_DEFAULT_ENV="$2" CONDA_PREFIX="/opt/miniconda3/envs/$2"', '    export PATH="/opt/miniconda3/envs/$2/bin:$PATH"', '  fi', '}', ''].join('\n'),
+    [
+      'conda() {',
+      '  if [ "$1" = activate ]; then',
+      ...(options.condaDelayS ? [`    sleep ${options.condaDelayS}`] : []),
+      '    export CONDA_DEFAULT_ENV="$2" CONDA_PREFIX="/opt/miniconda3/envs/$2"',
+      '    export PATH="/opt/miniconda3/envs/$2/bin:$PATH"',
+      '  fi',
+      '}',
+      '',
+    ].join('\n'),
   );
-  writeFileSync(join(base, 'opt', 'miniconda3', 'envs', 'testbed', 'bin', 'in-testbed'), '#!/usr/bin/bash\necho "from the testbed environment"\n', { mode: 0o755 });
+  writeFileSync(
+    join(base, 'opt', 'miniconda3', 'envs', 'testbed', 'bin', 'in-testbed'),
+    '#!/usr/bin/bash\necho "from the testbed environment"\n',
+    { mode: 0o755 },
+  );
   const testbed = join(base, 'testbed');
   mkdirSync(testbed);
   const baseCommit = makeContractRepo(testbed);
   let head = baseCommit;
   if (options.secondCommit) {
     writeFileSync(join(testbed, 'README.md'), `${readFileSync(join(testbed, 'README.md'), 'utf8')}second commit\n`);
-    const git = (...args: string[]): string => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: testbed, encoding: 'utf8' }).trim();
+    const git = (...args: string[]): string =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: testbed, encoding: 'utf8' }).trim();
     git('commit', '-qam', 'second');
     head = git('rev-parse', 'HEAD');
   }
@@ -135,7 +185,11 @@ export function writeTinyImage(dir: string, options: { condaDelayS?: number; sec
       layers: layers.map((layer) => ({ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: layer.digest, size: layer.size })),
     }),
   );
-  const entry = (tag: string) => ({ mediaType: 'application/vnd.oci.image.manifest.v1+json', ...manifest, annotations: { 'org.opencontainers.image.ref.name': tag } });
+  const entry = (tag: string) => ({
+    mediaType: 'application/vnd.oci.image.manifest.v1+json',
+    ...manifest,
+    annotations: { 'org.opencontainers.image.ref.name': tag },
+  });
   writeFileSync(join(layout, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests: [entry('v1'), entry('alias')] }));
   writeFileSync(join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
   rmSync(base, { recursive: true, force: true });

@@ -10,7 +10,10 @@ const digest = `sha256:${'a'.repeat(64)}`;
 describe('parseImageReference', () => {
   it.each([
     ['python:3.12', { transport: 'docker', skopeo: 'docker://python:3.12' }],
-    ['swebench/sweb.eval.x86_64.django_1776_django-11099:latest', { transport: 'docker', skopeo: 'docker://swebench/sweb.eval.x86_64.django_1776_django-11099:latest' }],
+    [
+      'swebench/sweb.eval.x86_64.django_1776_django-11099:latest',
+      { transport: 'docker', skopeo: 'docker://swebench/sweb.eval.x86_64.django_1776_django-11099:latest' },
+    ],
     ['127.0.0.1:5000/winnower/testbed:1', { transport: 'docker', registry: '127.0.0.1:5000' }],
     [`ghcr.io/org/img@${digest}`, { transport: 'docker', registry: 'ghcr.io', skopeo: `docker://ghcr.io/org/img@${digest}` }],
     ['localhost/img', { transport: 'docker', registry: 'localhost' }],
@@ -50,7 +53,13 @@ describe('parseImageReference', () => {
   });
 
   it('treats loopback registries as plain HTTP, others not', () => {
-    expect(['127.0.0.1:5000', 'localhost', 'localhost:5000', '[::1]:5000', '127.5.0.1'].map(isLoopbackRegistry)).toEqual([true, true, true, true, true]);
+    expect(['127.0.0.1:5000', 'localhost', 'localhost:5000', '[::1]:5000', '127.5.0.1'].map(isLoopbackRegistry)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect(['10.0.0.1:5000', 'ghcr.io', undefined, 'localhost.example.com'].map(isLoopbackRegistry)).toEqual([false, false, false, false]);
   });
 });
@@ -63,11 +72,20 @@ describe('image settings of the local provider', () => {
     [{ imageCacheDir: '/var/cache/a:b' }, 'sandbox.settings.imageCacheDir'],
     [{ insecureRegistries: 'host:5000' }, 'sandbox.settings.insecureRegistries'],
   ])('refuses %j when the provider is made, naming the field', (settings, field) => {
-    expect(() => createLocalProvider(settings as unknown as LocalProviderSettings)).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field } }));
+    expect(() => createLocalProvider(settings as unknown as LocalProviderSettings)).toThrow(
+      expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field } }),
+    );
   });
 
   it('takes valid ones', () => {
-    expect(() => createLocalProvider({ pullTimeoutMs: 60_000, condaEnv: false, imageWorkdir: '/srv/repo', insecureRegistries: ['registry.internal:5000'] })).not.toThrow();
+    expect(() =>
+      createLocalProvider({
+        pullTimeoutMs: 60_000,
+        condaEnv: false,
+        imageWorkdir: '/srv/repo',
+        insecureRegistries: ['registry.internal:5000'],
+      }),
+    ).not.toThrow();
   });
 });
 
@@ -76,8 +94,18 @@ describe('skopeoError', () => {
   const layout = parseImageReference('oci:/images/layout:v1');
   const failed = (stderr: string) => ({ code: 1, signal: null, stdout: '', stderr, timedOut: false });
   it.each([
-    [registry, 'pinging container registry 127.0.0.1:5000: Get "http://127.0.0.1:5000/v2/": dial tcp 127.0.0.1:5000: connect: connection refused', 'WNW_ERR_SBX_REGISTRY', 'unreachable'],
-    [registry, 'pinging container registry registry-1.docker.io: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io on 10.0.0.53:53: no such host', 'WNW_ERR_SBX_REGISTRY', 'unreachable'],
+    [
+      registry,
+      'pinging container registry 127.0.0.1:5000: Get "http://127.0.0.1:5000/v2/": dial tcp 127.0.0.1:5000: connect: connection refused',
+      'WNW_ERR_SBX_REGISTRY',
+      'unreachable',
+    ],
+    [
+      registry,
+      'pinging container registry registry-1.docker.io: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io on 10.0.0.53:53: no such host',
+      'WNW_ERR_SBX_REGISTRY',
+      'unreachable',
+    ],
     [registry, 'reading manifest 1 in 127.0.0.1:5000/w/t: manifest unknown: manifest unknown', 'WNW_ERR_SBX_IMAGE', 'not found'],
     [registry, 'reading manifest 1 in 127.0.0.1:5000/w/t: unauthorized: authentication required', 'WNW_ERR_SBX_IMAGE', 'access denied'],
     [layout, 'open /images/layout/index.json: no such file or directory', 'WNW_ERR_SBX_IMAGE', 'not found'],

@@ -99,7 +99,11 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
       expect(blocked.exitCode).not.toBe(0);
       expect(blocked.stdout).not.toContain('host secret');
       expect((await networked.exec(probe, { timeoutMs: 10_000 })).stdout).toContain('host secret');
-      const status = (await sandbox.exec('while read -r line; do case "$line" in CapEff:*|NoNewPrivs:*|Seccomp:*) echo "$line";; esac; done < /proc/self/status')).stdout;
+      const status = (
+        await sandbox.exec(
+          'while read -r line; do case "$line" in CapEff:*|NoNewPrivs:*|Seccomp:*) echo "$line";; esac; done < /proc/self/status',
+        )
+      ).stdout;
       expect(status).toMatch(/CapEff:\s+0+\n/);
       expect(status).toMatch(/NoNewPrivs:\s+1/);
       expect(status).toMatch(/Seccomp:\s+2/);
@@ -112,7 +116,7 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     }
   });
 
-  it('diffs against the image repository\'s HEAD, or against the commit the spec names', async () => {
+  it("diffs against the image repository's HEAD, or against the commit the spec names", async () => {
     const two = writeTinyImage(join(scratch.dir, 'two-commits'), { secondCommit: true });
     const own = make({ imageCacheDir: join(scratch.dir, 'cache-two-commits') });
     const atHead = await own.create({ image: two.reference });
@@ -129,7 +133,9 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
   it('gives each sandbox its own copy-on-write root, and never writes to the shared rootfs', async () => {
     const [one, two] = await Promise.all([provider.create({ image: image.reference }), provider.create({ image: image.reference })]);
     try {
-      expect((await one.exec('echo mine > /etc/kept.txt && echo changed >> README.md && mkdir -p /opt/new && echo ok')).stdout).toBe('ok\n');
+      expect((await one.exec('echo mine > /etc/kept.txt && echo changed >> README.md && mkdir -p /opt/new && echo ok')).stdout).toBe(
+        'ok\n',
+      );
       expect((await two.exec('cat /etc/kept.txt; [ -e /opt/new ] || echo no-new; git status --short')).stdout).toBe('kept\nno-new\n');
       expect(await one.diff()).toContain('+changed');
       const entries = readdirSync(cacheDir).filter((name) => !name.startsWith('.'));
@@ -165,9 +171,17 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     const slow = writeTinyImage(join(scratch.dir, 'slow-image'), { condaDelayS: 2 });
     const fresh = make({ imageCacheDir: join(scratch.dir, 'cache-slow') });
     const controller = new AbortController();
-    const creates = [fresh.create({ image: slow.reference }, { signal: controller.signal }), fresh.create({ image: slow.reference }), fresh.create({ image: slow.reference })];
+    const creates = [
+      fresh.create({ image: slow.reference }, { signal: controller.signal }),
+      fresh.create({ image: slow.reference }),
+      fresh.create({ image: slow.reference }),
+    ];
     // The one-off that activates conda (and sleeps in it) is running: cancel the first create now.
-    await eventually(() => hostCommandLines().some((process) => process.cmdline.includes('profile.d/conda.sh')), (running) => running, 20_000);
+    await eventually(
+      () => hostCommandLines().some((process) => process.cmdline.includes('profile.d/conda.sh')),
+      (running) => running,
+      20_000,
+    );
     controller.abort();
     const [cancelled, ...others] = await Promise.allSettled(creates);
     const reason: unknown = cancelled?.status === 'rejected' ? cancelled.reason : undefined;
@@ -181,7 +195,7 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     }
   });
 
-  it('activates the image\'s conda environment `testbed` for every command, unless told not to', async () => {
+  it("activates the image's conda environment `testbed` for every command, unless told not to", async () => {
     const sandbox = await provider.create({ image: image.reference });
     try {
       expect((await sandbox.exec('echo "$CONDA_DEFAULT_ENV"; in-testbed')).stdout).toBe('testbed\nfrom the testbed environment\n');
@@ -203,7 +217,9 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     execFileSync('chmod', ['-R', 'a+rX', scratch.dir]);
     const sandbox = await provider.create({ image: image.reference, mounts: [{ source: tools, target: '/opt/harness' }] });
     try {
-      expect((await sandbox.exec('cat /opt/harness/tool.txt; touch /opt/harness/x 2>/dev/null || echo read-only')).stdout).toBe('from the host\nread-only\n');
+      expect((await sandbox.exec('cat /opt/harness/tool.txt; touch /opt/harness/x 2>/dev/null || echo read-only')).stdout).toBe(
+        'from the host\nread-only\n',
+      );
     } finally {
       await sandbox.close();
     }
@@ -226,8 +242,15 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     await expect(provider.create({ image: image.reference, workdir: '/srv/repo' })).rejects.toThrow(/has no directory \/srv\/repo/);
     expect(await codeOf(provider.create({ image: image.reference, workdir: '/proc/x' }))).toBe('WNW_ERR_INPUT_INVALID');
     expect(await codeOf(provider.create({ image: 'UPPER/case' }))).toBe('WNW_ERR_INPUT_INVALID');
-    expect(await codeOf(provider.create({ image: image.reference, repo: { base_commit: '--output=/tmp/x' } }))).toBe('WNW_ERR_INPUT_INVALID');
-    expect((await provider.describe()).images).toMatchObject({ tools: expect.stringContaining('skopeo'), cacheDir, workdir: '/testbed', condaEnv: 'testbed' });
+    expect(await codeOf(provider.create({ image: image.reference, repo: { base_commit: '--output=/tmp/x' } }))).toBe(
+      'WNW_ERR_INPUT_INVALID',
+    );
+    expect((await provider.describe()).images).toMatchObject({
+      tools: expect.stringContaining('skopeo'),
+      cacheDir,
+      workdir: '/testbed',
+      condaEnv: 'testbed',
+    });
     expect(existsSync(cacheDir)).toBe(true);
     expect(readdirSync(cacheDir).filter((name) => name.startsWith('.tmp-'))).toEqual([]);
   });
@@ -239,7 +262,9 @@ describe.skipIf(missing || !isRoot)('local provider with images, as root', () =>
     const scratch = tempDir('wnw-local-image-root-');
     const provider = createLocalProvider({ logger: quiet, imageCacheDir: join(scratch.dir, 'cache') });
     try {
-      await expect(provider.create({ image: 'oci:/nowhere:v1' })).rejects.toThrow(/cannot pass through .*wnw-local-image-root-\w+ \(mode 700\)/);
+      await expect(provider.create({ image: 'oci:/nowhere:v1' })).rejects.toThrow(
+        /cannot pass through .*wnw-local-image-root-\w+ \(mode 700\)/,
+      );
     } finally {
       await provider.close();
       scratch.remove();
@@ -248,31 +273,41 @@ describe.skipIf(missing || !isRoot)('local provider with images, as root', () =>
 });
 
 const registryImage = process.env.WINNOWER_TEST_REGISTRY_IMAGE;
-const registrySkip = missing ?? (registryImage ? undefined : 'WINNOWER_TEST_REGISTRY_IMAGE is not set (.ci/run starts a loopback registry and sets it)');
+const registrySkip =
+  missing ?? (registryImage ? undefined : 'WINNOWER_TEST_REGISTRY_IMAGE is not set (.ci/run starts a loopback registry and sets it)');
 
-describe.skipIf(registrySkip)(`[images] local provider with an image from a registry${registrySkip ? ` (skipped: ${registrySkip})` : ''}`, () => {
-  let scratch: { dir: string; remove(): void };
-  let provider: SandboxProvider;
-  beforeAll(() => {
-    scratch = tempDir('wnw-local-image-registry-');
-    chmodSync(scratch.dir, 0o711);
-    provider = createLocalProvider({ logger: quiet, imageCacheDir: join(scratch.dir, 'cache') });
-  });
-  afterAll(async () => {
-    await provider?.close();
-    scratch?.remove();
-  });
+describe.skipIf(registrySkip)(
+  `[images] local provider with an image from a registry${registrySkip ? ` (skipped: ${registrySkip})` : ''}`,
+  () => {
+    let scratch: { dir: string; remove(): void };
+    let provider: SandboxProvider;
+    beforeAll(() => {
+      scratch = tempDir('wnw-local-image-registry-');
+      chmodSync(scratch.dir, 0o711);
+      provider = createLocalProvider({ logger: quiet, imageCacheDir: join(scratch.dir, 'cache') });
+    });
+    afterAll(async () => {
+      await provider?.close();
+      scratch?.remove();
+    });
 
-  it('keys the rootfs by the registry\'s manifest digest, so name:tag and name@digest share it', async () => {
-    const inspected = JSON.parse(execFileSync('skopeo', ['inspect', '--tls-verify=false', `docker://${registryImage}`], { encoding: 'utf8' })) as { Digest: string };
-    const byTag = await provider.create({ image: registryImage! });
-    const byDigest = await provider.create({ image: `${registryImage!.replace(/:[^:/]+$/, '')}@${inspected.Digest}` });
-    try {
-      expect((await byTag.exec('git log --format=%s -1; python3 -c "import unittest; print(unittest.__name__)"')).stdout).toBe('durations: base commit of the demo task\nunittest\n');
-      expect((await byDigest.exec('ls durations.py')).stdout).toBe('durations.py\n');
-      expect(readdirSync(join(scratch.dir, 'cache')).filter((name) => !name.startsWith('.'))).toEqual([inspected.Digest.replace('sha256:', '')]);
-    } finally {
-      await Promise.all([byTag.close(), byDigest.close()]);
-    }
-  }, 120_000);
-});
+    it("keys the rootfs by the registry's manifest digest, so name:tag and name@digest share it", async () => {
+      const inspected = JSON.parse(
+        execFileSync('skopeo', ['inspect', '--tls-verify=false', `docker://${registryImage}`], { encoding: 'utf8' }),
+      ) as { Digest: string };
+      const byTag = await provider.create({ image: registryImage! });
+      const byDigest = await provider.create({ image: `${registryImage!.replace(/:[^:/]+$/, '')}@${inspected.Digest}` });
+      try {
+        expect((await byTag.exec('git log --format=%s -1; python3 -c "import unittest; print(unittest.__name__)"')).stdout).toBe(
+          'durations: base commit of the demo task\nunittest\n',
+        );
+        expect((await byDigest.exec('ls durations.py')).stdout).toBe('durations.py\n');
+        expect(readdirSync(join(scratch.dir, 'cache')).filter((name) => !name.startsWith('.'))).toEqual([
+          inspected.Digest.replace('sha256:', ''),
+        ]);
+      } finally {
+        await Promise.all([byTag.close(), byDigest.close()]);
+      }
+    }, 120_000);
+  },
+);

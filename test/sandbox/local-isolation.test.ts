@@ -52,7 +52,11 @@ describe.skipIf(bwrapMissing).each(['agent', 'launch'] as const)('local sandbox 
       const blocked = await sandbox.exec(probe, { timeoutMs: 10_000 });
       expect(blocked.exitCode).not.toBe(0);
       expect(blocked.stdout).not.toContain('host secret');
-      expect((await sandbox.exec('cat /sys/class/net/*/operstate 2>/dev/null; ls /sys/class/net 2>/dev/null | grep -v "^lo$" || true')).stdout.trim()).toBe('');
+      expect(
+        (
+          await sandbox.exec('cat /sys/class/net/*/operstate 2>/dev/null; ls /sys/class/net 2>/dev/null | grep -v "^lo$" || true')
+        ).stdout.trim(),
+      ).toBe('');
     } finally {
       await sandbox.close();
     }
@@ -113,7 +117,7 @@ describe.skipIf(bwrapMissing).each(['agent', 'launch'] as const)('local sandbox 
     }
   });
 
-  it('gets no descriptor the server inherited without close-on-exec (a parent\'s pipe)', { timeout: 30_000 }, async () => {
+  it("gets no descriptor the server inherited without close-on-exec (a parent's pipe)", { timeout: 30_000 }, async () => {
     // A child winnower with fd 40 a pipe to this test, inherited without close-on-exec (node marks
     // the inherited fds from 0 up to its first gap close-on-exec, not one past a gap).
     const dir = tempDir('wnw-fds-');
@@ -130,7 +134,10 @@ describe.skipIf(bwrapMissing).each(['agent', 'launch'] as const)('local sandbox 
           'await provider.close();',
         ].join('\n'),
       );
-      const child = spawn('bash', ['-c', 'exec 40>&3 3>&-; exec "$0" --import tsx "$1"', process.execPath, script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+      const child = spawn('bash', ['-c', 'exec 40>&3 3>&-; exec "$0" --import tsx "$1"', process.execPath, script], {
+        cwd: process.cwd(),
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       let leaked = '';
@@ -151,7 +158,9 @@ describe.skipIf(bwrapMissing).each(['agent', 'launch'] as const)('local sandbox 
     const host = spawn('sleep', [marker], { stdio: 'ignore' });
     const sandbox = await provider.create(spec);
     try {
-      const seen = await sandbox.exec('for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done; echo "count $(ls -d /proc/[0-9]* | wc -l)"');
+      const seen = await sandbox.exec(
+        'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done; echo "count $(ls -d /proc/[0-9]* | wc -l)"',
+      );
       expect(seen.stdout).not.toContain(marker);
       expect(Number(/count (\d+)/.exec(seen.stdout)?.[1])).toBeLessThan(10);
       expect((await sandbox.exec(`kill -9 ${host.pid}`)).exitCode).not.toBe(0);
@@ -234,7 +243,13 @@ describe.skipIf(bwrapMissing).each(['agent', 'launch'] as const)('local sandbox 
     const sandbox = await provider.create(spec);
     try {
       const started = Date.now();
-      const command = [`setsid sleep ${marker}1 >/dev/null 2>&1 &`, `(setsid sh -c "sleep ${marker}2" &)`, `nohup sleep ${marker}3 >/dev/null 2>&1 &`, `sleep ${marker}4 &`, `sleep ${marker}5`].join('\n');
+      const command = [
+        `setsid sleep ${marker}1 >/dev/null 2>&1 &`,
+        `(setsid sh -c "sleep ${marker}2" &)`,
+        `nohup sleep ${marker}3 >/dev/null 2>&1 &`,
+        `sleep ${marker}4 &`,
+        `sleep ${marker}5`,
+      ].join('\n');
       const result = await sandbox.exec(command, { timeoutMs: 500 });
       expect(result).toMatchObject({ timedOut: true, exitCode: null });
       expect(Date.now() - started).toBeLessThan(3000);
@@ -249,7 +264,11 @@ describe.skipIf(bwrapMissing).each(['agent', 'launch'] as const)('local sandbox 
     // paths appear in every launcher's and holder's command line) and this test's commands.
     const ours = (): number[] =>
       hostCommandLines()
-        .filter((entry) => entry.pid !== process.pid && (entry.cmdline.includes(rootDir) || entry.cmdline.includes('wnw-cycle') || entry.cmdline.includes('sleep 61.789')))
+        .filter(
+          (entry) =>
+            entry.pid !== process.pid &&
+            (entry.cmdline.includes(rootDir) || entry.cmdline.includes('wnw-cycle') || entry.cmdline.includes('sleep 61.789')),
+        )
         .map((entry) => entry.pid);
     const before = new Set(ours());
     // A Docker engine on the same host (CI runs the docker tests beside these) mounts overlay2
@@ -279,7 +298,11 @@ describe.skipIf(bwrapMissing).each(['agent', 'launch'] as const)('local sandbox 
     expect(readdirSync(join(rootDir, 'sandboxes'))).toEqual([]);
     for (const controller of ['memory', 'pids']) {
       const groups = readFileSync('/proc/self/mountinfo', 'utf8').includes(`cgroup`) ? findProviderGroups(controller) : [];
-      for (const group of groups) expect(readdirSync(group).filter((name) => name.startsWith('local-')), group).toEqual([]);
+      for (const group of groups)
+        expect(
+          readdirSync(group).filter((name) => name.startsWith('local-')),
+          group,
+        ).toEqual([]);
     }
   });
 });

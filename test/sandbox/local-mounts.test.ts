@@ -37,10 +37,12 @@ describe.skipIf(bwrapMissing)('local provider: spec.mounts', () => {
   });
 
   it('binds read-only by default and read-write when asked', async () => {
-    const sandbox = await provider.create(spec([
-      { source: tools, target: '/opt/harness' },
-      { source: sockets, target: '/run/winnower', readOnly: false },
-    ]));
+    const sandbox = await provider.create(
+      spec([
+        { source: tools, target: '/opt/harness' },
+        { source: sockets, target: '/run/winnower', readOnly: false },
+      ]),
+    );
     try {
       const run = await sandbox.exec('/opt/harness/hello.sh');
       expect(run.stdout).toBe('hello from the host install\n');
@@ -60,12 +62,13 @@ describe.skipIf(bwrapMissing)('local provider: spec.mounts', () => {
     chmodSync(path, 0o666);
     const sandbox = await provider.create(spec([{ source: sockets, target: '/run/winnower', readOnly: false }]));
     try {
-      const script = "import socket; s = socket.socket(socket.AF_UNIX); s.connect('/run/winnower/proxy.sock'); print(s.recv(16).decode().strip())";
+      const script =
+        "import socket; s = socket.socket(socket.AF_UNIX); s.connect('/run/winnower/proxy.sock'); print(s.recv(16).decode().strip())";
       const result = await sandbox.exec(`python3 -c "${script}"`);
       expect(result.stderr).toBe('');
       expect(result.stdout).toBe('pong\n');
       // And no TCP to the host: the network stays off.
-      const tcp = await sandbox.exec("python3 -c \"import socket; socket.create_connection(('127.0.0.1', 22), 1)\" 2>&1; echo rc=$?");
+      const tcp = await sandbox.exec('python3 -c "import socket; socket.create_connection((\'127.0.0.1\', 22), 1)" 2>&1; echo rc=$?');
       expect(tcp.stdout).toMatch(/rc=1/);
     } finally {
       await sandbox.close();
@@ -81,7 +84,10 @@ describe.skipIf(bwrapMissing)('local provider: spec.mounts', () => {
     [{ source: tools, target: '/workspace/sub' }, 'overlaps the workspace'],
     [{ source: tools, target: '/opt/../usr' }, 'inside a system or private folder'],
   ])('rejects %j at create', async (mount, message) => {
-    const caught = await provider.create(spec([mount])).then(() => undefined, (error: unknown) => error);
+    const caught = await provider.create(spec([mount])).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(WinnowerError.isInstance(caught)).toBe(true);
     expect((caught as WinnowerError).code).toBe('WNW_ERR_INPUT_INVALID');
     expect((caught as WinnowerError).message).toContain(message);

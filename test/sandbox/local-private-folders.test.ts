@@ -30,7 +30,10 @@ describe('reachability checks', () => {
     expect(findBlocker(inside, OTHER_USER)).toEqual({ folder: closed, mode: 0o700, missing: 'x' });
     // Its owner passes.
     expect(findBlocker(inside, { uid: statSync(closed).uid, gid: -1 })).toBeUndefined();
-    expect(firstReachable([join(closed, 'a'), tmpdir()], OTHER_USER)).toMatchObject({ dir: tmpdir(), passedOver: [{ dir: join(closed, 'a'), blocker: { folder: closed } }] });
+    expect(firstReachable([join(closed, 'a'), tmpdir()], OTHER_USER)).toMatchObject({
+      dir: tmpdir(),
+      passedOver: [{ dir: join(closed, 'a'), blocker: { folder: closed } }],
+    });
     // What the path itself must allow: a file only its owner reads, in an open folder.
     const open = mkdtempSync(join(tmpdir(), 'wnw-open-'));
     try {
@@ -60,7 +63,9 @@ describe('reachability checks', () => {
     expect(statSync(runtime.dir).mode & 0o777).toBe(0o755);
     for (const file of [runtime.forwarder, runtime.node]) expect(findBlocker(file, OTHER_USER, 'r')).toBeUndefined();
     rmSync(runtime.dir, { recursive: true, force: true });
-    expect(() => prepareRuntime(OTHER_USER, [join(closed, 'tmp')])).toThrow(`cannot pass through ${closed} (mode 700), above ${join(closed, 'tmp')}; run \`chmod o+x ${closed}\``);
+    expect(() => prepareRuntime(OTHER_USER, [join(closed, 'tmp')])).toThrow(
+      `cannot pass through ${closed} (mode 700), above ${join(closed, 'tmp')}; run \`chmod o+x ${closed}\``,
+    );
   });
 
   it.skipIf(!isRoot)('a harness installed under a closed folder is not available, saying why without the host path', () => {
@@ -121,8 +126,13 @@ describe.skipIf(bwrapMissing || !isRoot)('local provider and folders the sandbox
   it('refuses a mount whose source the sandbox user cannot reach, naming the folder', async () => {
     const source = join(closed, 'mounted.txt');
     writeFileSync(source, 'x\n', { mode: 0o644 });
-    const error = await expectCode(make().create({ repo: { path: repo.dir, base_commit: base }, mounts: [{ source, target: '/opt/mounted.txt' }] }), 'WNW_ERR_SBX_CREATE');
-    expect(error.message).toContain(`spec.mounts[0]: the sandbox user (uid 65534) cannot reach ${source}: it cannot pass through ${closed} (mode 700)`);
+    const error = await expectCode(
+      make().create({ repo: { path: repo.dir, base_commit: base }, mounts: [{ source, target: '/opt/mounted.txt' }] }),
+      'WNW_ERR_SBX_CREATE',
+    );
+    expect(error.message).toContain(
+      `spec.mounts[0]: the sandbox user (uid 65534) cannot reach ${source}: it cannot pass through ${closed} (mode 700)`,
+    );
   });
 
   it('works under umask 077: its folders get their modes, the overlay still mounts', async () => {

@@ -23,7 +23,10 @@ function homeWithRcFiles(dir: string, marker: string): void {
   for (const name of ['.bashrc', '.bash_profile', '.profile']) writeFileSync(join(dir, name), script);
 }
 
-function run(argv: string[], options: { env: NodeJS.ProcessEnv; stdin?: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  argv: string[],
+  options: { env: NodeJS.ProcessEnv; stdin?: string },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -58,16 +61,18 @@ describe.skipIf(bwrapMissing)('local provider launcher and shell startup files',
     }
   });
 
-  it.skipIf(!isRoot)("writeFile and applyPatch run no startup file of the server's user (root's own home replaced by one with a .bashrc)", async () => {
-    const home = tempDir('wnw-rc-home-');
-    const repo = tempDir('wnw-rc-repo-');
-    try {
-      const marker = join(home.dir, 'marker');
-      homeWithRcFiles(home.dir, marker);
-      makeTestRepo(repo.dir);
-      // The launcher's environment is scrubbed, so its bash finds root's home in /etc/passwd: put
-      // ours there in a private mount namespace instead of touching the real one.
-      const script = `
+  it.skipIf(!isRoot)(
+    "writeFile and applyPatch run no startup file of the server's user (root's own home replaced by one with a .bashrc)",
+    async () => {
+      const home = tempDir('wnw-rc-home-');
+      const repo = tempDir('wnw-rc-repo-');
+      try {
+        const marker = join(home.dir, 'marker');
+        homeWithRcFiles(home.dir, marker);
+        makeTestRepo(repo.dir);
+        // The launcher's environment is scrubbed, so its bash finds root's home in /etc/passwd: put
+        // ours there in a private mount namespace instead of touching the real one.
+        const script = `
         import { createLocalProvider } from ${JSON.stringify(join(ROOT, 'src/sandbox/providers/local/provider.ts'))};
         const provider = createLocalProvider({ logger: { info() {}, warn() {} } });
         try {
@@ -79,16 +84,35 @@ describe.skipIf(bwrapMissing)('local provider launcher and shell startup files',
         } finally {
           await provider.close();
         }`;
-      const result = await run(
-        ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', 'mount --bind "$1" "$2" && shift 2 && exec "$@"', 'wnw', home.dir, userInfo().homedir, process.execPath, '--import', 'tsx', '--input-type=module', '-e', script],
-        { env: { ...process.env, WNW_REPO: repo.dir, WNW_PATCH: ADD_FILE_PATCH } },
-      );
-      expect(result.code, result.stderr).toBe(0);
-      expect(JSON.parse(result.stdout.trim().split('\n').at(-1)!)).toEqual({ files: 'written through stdin\nadded\n' });
-      expect(existsSync(marker)).toBe(false);
-    } finally {
-      home.remove();
-      repo.remove();
-    }
-  }, 60_000);
+        const result = await run(
+          [
+            'unshare',
+            '--mount',
+            '--propagation',
+            'private',
+            'sh',
+            '-c',
+            'mount --bind "$1" "$2" && shift 2 && exec "$@"',
+            'wnw',
+            home.dir,
+            userInfo().homedir,
+            process.execPath,
+            '--import',
+            'tsx',
+            '--input-type=module',
+            '-e',
+            script,
+          ],
+          { env: { ...process.env, WNW_REPO: repo.dir, WNW_PATCH: ADD_FILE_PATCH } },
+        );
+        expect(result.code, result.stderr).toBe(0);
+        expect(JSON.parse(result.stdout.trim().split('\n').at(-1)!)).toEqual({ files: 'written through stdin\nadded\n' });
+        expect(existsSync(marker)).toBe(false);
+      } finally {
+        home.remove();
+        repo.remove();
+      }
+    },
+    60_000,
+  );
 });

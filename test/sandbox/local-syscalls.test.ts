@@ -50,18 +50,106 @@ describe('seccomp filter: the program', () => {
   it.skipIf(!program)('is a valid classic-BPF program the kernel accepts in size', () => {
     expect(program!.length % 8).toBe(0);
     expect(program!.length / 8).toBeLessThanOrEqual(4096);
-    expect(DENIED_SYSCALLS).toEqual(expect.arrayContaining(['mount', 'umount2', 'pivot_root', 'keyctl', 'add_key', 'request_key', 'bpf', 'init_module', 'finit_module', 'delete_module', 'ptrace', 'process_vm_readv', 'process_vm_writev', 'kexec_load', 'perf_event_open', 'userfaultfd']));
+    expect(DENIED_SYSCALLS).toEqual(
+      expect.arrayContaining([
+        'mount',
+        'umount2',
+        'pivot_root',
+        'keyctl',
+        'add_key',
+        'request_key',
+        'bpf',
+        'init_module',
+        'finit_module',
+        'delete_module',
+        'ptrace',
+        'process_vm_readv',
+        'process_vm_writev',
+        'kexec_load',
+        'perf_event_open',
+        'userfaultfd',
+      ]),
+    );
   });
 
   const cases: Array<{ arch: 'x86_64' | 'aarch64'; numbers: Record<string, number> }> = [
-    { arch: 'x86_64', numbers: { read: 0, write: 1, getpid: 39, mount: 165, umount2: 166, pivot_root: 155, ptrace: 101, bpf: 321, keyctl: 250, add_key: 248, request_key: 249, init_module: 175, finit_module: 313, delete_module: 176, kexec_load: 246, perf_event_open: 298, userfaultfd: 323, process_vm_readv: 310, process_vm_writev: 311, unshare: 272, clone: 56, clone3: 435 } },
-    { arch: 'aarch64', numbers: { read: 63, write: 64, getpid: 172, mount: 40, umount2: 39, pivot_root: 41, ptrace: 117, bpf: 280, keyctl: 219, add_key: 217, request_key: 218, init_module: 105, finit_module: 273, delete_module: 106, kexec_load: 104, perf_event_open: 241, userfaultfd: 282, process_vm_readv: 270, process_vm_writev: 271, unshare: 97, clone: 220, clone3: 435 } },
+    {
+      arch: 'x86_64',
+      numbers: {
+        read: 0,
+        write: 1,
+        getpid: 39,
+        mount: 165,
+        umount2: 166,
+        pivot_root: 155,
+        ptrace: 101,
+        bpf: 321,
+        keyctl: 250,
+        add_key: 248,
+        request_key: 249,
+        init_module: 175,
+        finit_module: 313,
+        delete_module: 176,
+        kexec_load: 246,
+        perf_event_open: 298,
+        userfaultfd: 323,
+        process_vm_readv: 310,
+        process_vm_writev: 311,
+        unshare: 272,
+        clone: 56,
+        clone3: 435,
+      },
+    },
+    {
+      arch: 'aarch64',
+      numbers: {
+        read: 63,
+        write: 64,
+        getpid: 172,
+        mount: 40,
+        umount2: 39,
+        pivot_root: 41,
+        ptrace: 117,
+        bpf: 280,
+        keyctl: 219,
+        add_key: 217,
+        request_key: 218,
+        init_module: 105,
+        finit_module: 273,
+        delete_module: 106,
+        kexec_load: 104,
+        perf_event_open: 241,
+        userfaultfd: 282,
+        process_vm_readv: 270,
+        process_vm_writev: 271,
+        unshare: 97,
+        clone: 220,
+        clone3: 435,
+      },
+    },
   ];
   for (const { arch, numbers } of cases) {
     it.skipIf(!program)(`${arch}: denies the list with EPERM, new user namespaces by flag, clone3 with ENOSYS, allows the rest`, () => {
       const run = (name: string, args?: number[]): number => runFilter(program!, { nr: numbers[name]!, arch: AUDIT_ARCH[arch], args });
       for (const name of ['read', 'write', 'getpid']) expect(run(name), name).toBe(ALLOW);
-      for (const name of ['mount', 'umount2', 'pivot_root', 'ptrace', 'bpf', 'keyctl', 'add_key', 'request_key', 'init_module', 'finit_module', 'delete_module', 'kexec_load', 'perf_event_open', 'userfaultfd', 'process_vm_readv', 'process_vm_writev']) {
+      for (const name of [
+        'mount',
+        'umount2',
+        'pivot_root',
+        'ptrace',
+        'bpf',
+        'keyctl',
+        'add_key',
+        'request_key',
+        'init_module',
+        'finit_module',
+        'delete_module',
+        'kexec_load',
+        'perf_event_open',
+        'userfaultfd',
+        'process_vm_readv',
+        'process_vm_writev',
+      ]) {
         expect(run(name), name).toBe(EPERM);
       }
       expect(run('clone3')).toBe(ENOSYS);
@@ -94,35 +182,45 @@ describe.skipIf(bwrapMissing)('seccomp filter and process budget in real sandbox
     repo.remove();
   });
 
-  it.skipIf(!seccompProgram())('runs every command under the filter: no nested user namespace, denied calls fail', { timeout: 60_000 }, async () => {
-    const sandbox = await make().create(spec);
-    try {
-      expect((await sandbox.exec('grep Seccomp: /proc/self/status')).stdout).toMatch(/^Seccomp:\s+2$/m);
-      const unshare = await sandbox.exec('unshare -U true');
-      expect(unshare.exitCode).not.toBe(0);
-      expect(unshare.stderr).toMatch(/Operation not permitted|No space left on device/);
-      const root = await sandbox.exec('unshare -r id');
-      expect(root.exitCode).not.toBe(0);
-      expect(root.stdout).not.toContain('uid=0');
-      const probe = [
-        'import ctypes, os',
-        'libc = ctypes.CDLL(None, use_errno=True)',
-        'names = {"x64": {"mount": 165, "ptrace": 101, "bpf": 321, "keyctl": 250, "init_module": 175, "userfaultfd": 323, "perf_event_open": 298, "clone3": 435},',
-        '         "arm64": {"mount": 40, "ptrace": 117, "bpf": 280, "keyctl": 219, "init_module": 105, "userfaultfd": 282, "perf_event_open": 241, "clone3": 435}}',
-        `for name, nr in names["${process.arch}"].items():`,
-        '    ctypes.set_errno(0)',
-        '    result = libc.syscall(nr, 0, 0, 0, 0, 0, 0)',
-        '    print(name, result, os.strerror(ctypes.get_errno()))',
-      ].join('\n');
-      const denied = await sandbox.exec('python3 -', { stdin: probe });
-      expect(denied.stderr).toBe('');
-      const lines = Object.fromEntries(denied.stdout.trim().split('\n').map((line) => [line.split(' ')[0], line.slice(line.indexOf(' ') + 1)]));
-      for (const name of ['mount', 'ptrace', 'bpf', 'keyctl', 'init_module', 'userfaultfd', 'perf_event_open']) expect(lines[name], name).toBe('-1 Operation not permitted');
-      expect(lines.clone3).toBe('-1 Function not implemented');
-    } finally {
-      await sandbox.close();
-    }
-  });
+  it.skipIf(!seccompProgram())(
+    'runs every command under the filter: no nested user namespace, denied calls fail',
+    { timeout: 60_000 },
+    async () => {
+      const sandbox = await make().create(spec);
+      try {
+        expect((await sandbox.exec('grep Seccomp: /proc/self/status')).stdout).toMatch(/^Seccomp:\s+2$/m);
+        const unshare = await sandbox.exec('unshare -U true');
+        expect(unshare.exitCode).not.toBe(0);
+        expect(unshare.stderr).toMatch(/Operation not permitted|No space left on device/);
+        const root = await sandbox.exec('unshare -r id');
+        expect(root.exitCode).not.toBe(0);
+        expect(root.stdout).not.toContain('uid=0');
+        const probe = [
+          'import ctypes, os',
+          'libc = ctypes.CDLL(None, use_errno=True)',
+          'names = {"x64": {"mount": 165, "ptrace": 101, "bpf": 321, "keyctl": 250, "init_module": 175, "userfaultfd": 323, "perf_event_open": 298, "clone3": 435},',
+          '         "arm64": {"mount": 40, "ptrace": 117, "bpf": 280, "keyctl": 219, "init_module": 105, "userfaultfd": 282, "perf_event_open": 241, "clone3": 435}}',
+          `for name, nr in names["${process.arch}"].items():`,
+          '    ctypes.set_errno(0)',
+          '    result = libc.syscall(nr, 0, 0, 0, 0, 0, 0)',
+          '    print(name, result, os.strerror(ctypes.get_errno()))',
+        ].join('\n');
+        const denied = await sandbox.exec('python3 -', { stdin: probe });
+        expect(denied.stderr).toBe('');
+        const lines = Object.fromEntries(
+          denied.stdout
+            .trim()
+            .split('\n')
+            .map((line) => [line.split(' ')[0], line.slice(line.indexOf(' ') + 1)]),
+        );
+        for (const name of ['mount', 'ptrace', 'bpf', 'keyctl', 'init_module', 'userfaultfd', 'perf_event_open'])
+          expect(lines[name], name).toBe('-1 Operation not permitted');
+        expect(lines.clone3).toBe('-1 Function not implemented');
+      } finally {
+        await sandbox.close();
+      }
+    },
+  );
 
   it('still runs normal work: git, python3 with threads and processes, bash pipelines', { timeout: 60_000 }, async () => {
     const sandbox = await make().create(spec);
@@ -131,7 +229,7 @@ describe.skipIf(bwrapMissing)('seccomp filter and process budget in real sandbox
         [
           'set -e',
           'git -c user.name=a -c user.email=a@b commit -q --allow-empty -m step && git log --oneline | wc -l',
-          'python3 -c "import threading, subprocess; t = threading.Thread(target=print, args=(\'thread\',)); t.start(); t.join(); print(subprocess.run([\'echo\', \'child\'], capture_output=True, text=True).stdout.strip())"',
+          "python3 -c \"import threading, subprocess; t = threading.Thread(target=print, args=('thread',)); t.start(); t.join(); print(subprocess.run(['echo', 'child'], capture_output=True, text=True).stdout.strip())\"",
           'python3 -c "import multiprocessing as m; print(sum(m.Pool(2).map(abs, [-1, -2, -3])))"',
           'seq 1 100 | grep 7 | sort -r | head -n 2 | tr "\\n" " "; echo',
           'echo "$(echo nested $(echo subshells))" & wait',
@@ -151,7 +249,8 @@ describe.skipIf(bwrapMissing)('seccomp filter and process budget in real sandbox
     const description = await provider.describe();
     const limits = description.limits as Record<string, unknown>;
     expect(limits.allSandboxes).toMatchObject({ processes: budget });
-    if (!String(limits.pids).startsWith('cgroup')) context.skip(`no cgroup pids controller here (limits: ${JSON.stringify(limits)}); the budget is RLIMIT_NPROC of the sandbox uid`);
+    if (!String(limits.pids).startsWith('cgroup'))
+      context.skip(`no cgroup pids controller here (limits: ${JSON.stringify(limits)}); the budget is RLIMIT_NPROC of the sandbox uid`);
     const group = providerPidsGroup(limits);
     expect(readFileSync(join(group, 'pids.max'), 'utf8').trim()).toBe(String(budget));
     const sandboxes = await Promise.all([1, 2].map(() => provider.create({ ...spec, maxProcesses: 50 })));

@@ -31,7 +31,10 @@ describe.skipIf(bwrapMissing)('local provider', () => {
   const contractProvider = createLocalProvider({ logger: quiet });
   runSandboxContract({
     name: 'local (overlay)',
-    create: async (settings) => ({ provider: settings ? createLocalProvider({ logger: quiet, ...settings }) : contractProvider, spec: { repo: { path: repo.dir, base_commit: base } } }),
+    create: async (settings) => ({
+      provider: settings ? createLocalProvider({ logger: quiet, ...settings }) : contractProvider,
+      spec: { repo: { path: repo.dir, base_commit: base } },
+    }),
   });
 
   it('starts at the base commit and shares one snapshot between sandboxes', async () => {
@@ -69,9 +72,15 @@ describe.skipIf(bwrapMissing)('local provider', () => {
       } finally {
         await first.close();
       }
-      execFileSync('sh', ['-c', 'echo third >> README.md && git -c user.name=t -c user.email=t@example.com commit -qam third'], { cwd: moving.dir });
+      execFileSync('sh', ['-c', 'echo third >> README.md && git -c user.name=t -c user.email=t@example.com commit -qam third'], {
+        cwd: moving.dir,
+      });
       const after = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: moving.dir, encoding: 'utf8' }).trim();
-      for (const repoSpec of [{ path: moving.dir }, { path: moving.dir, base_commit: 'HEAD' }, { path: `${moving.dir}/.`, base_commit: 'main' }]) {
+      for (const repoSpec of [
+        { path: moving.dir },
+        { path: moving.dir, base_commit: 'HEAD' },
+        { path: `${moving.dir}/.`, base_commit: 'main' },
+      ]) {
         const sandbox = await provider.create({ repo: repoSpec });
         try {
           expect((await sandbox.exec('git rev-parse HEAD')).stdout.trim()).toBe(after);
@@ -189,7 +198,10 @@ describe.skipIf(bwrapMissing)('local provider', () => {
 
   it('falls back to copies when asked, and says so at start-up', async () => {
     const warnings: string[] = [];
-    const copying = createLocalProvider({ workspace: 'copy', logger: { info: () => undefined, warn: (message) => warnings.push(message) } });
+    const copying = createLocalProvider({
+      workspace: 'copy',
+      logger: { info: () => undefined, warn: (message) => warnings.push(message) },
+    });
     try {
       expect((await copying.describe()).workspace).toBe('copy');
       expect(warnings.join('\n')).toMatch(/copy/);

@@ -36,10 +36,16 @@ afterEach(async () => {
 });
 
 function makeProvider(settings: OrchardProviderSettings = {}): SandboxProvider {
-  provider = createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', requestTimeoutMs: 3_000, heartbeatIntervalMs: 0, retries: 3, ...settings });
+  provider = createOrchardProvider({
+    baseUrl: fake.url,
+    apiKey: 'test-key',
+    requestTimeoutMs: 3_000,
+    heartbeatIntervalMs: 0,
+    retries: 3,
+    ...settings,
+  });
   return provider;
 }
-
 
 function execPosts(sandbox: Sandbox): number {
   return fake.count('POST', new RegExp(`^/sandboxes/${sandbox.id}/exec$`));
@@ -93,7 +99,9 @@ describe('orchard faults: create', () => {
 
   it('deletes the sandbox a create that got no answer may have made (deadline, cancellation)', async () => {
     const postedIds = (): string[] =>
-      fake.requests.filter((request) => request.method === 'POST' && request.path === '/sandboxes').map((request) => (request.body as { sandbox_id: string }).sandbox_id);
+      fake.requests
+        .filter((request) => request.method === 'POST' && request.path === '/sandboxes')
+        .map((request) => (request.body as { sandbox_id: string }).sandbox_id);
     fake.inject({ method: 'POST', path: /^\/sandboxes$/, fault: 'hang-after', times: 1 });
     await expectCode(makeProvider({ requestTimeoutMs: 300 }).create({ image: IMAGE }), 'WNW_ERR_SBX_TIMEOUT');
     expect(fake.deleted).toContain(postedIds().at(-1));
@@ -123,7 +131,10 @@ describe('orchard faults: create', () => {
     const port = (server.address() as AddressInfo).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const started = Date.now();
-    const error = await expectCode(makeProvider({ baseUrl: `http://127.0.0.1:${port}`, retries: 2 }).create({ image: IMAGE }), 'WNW_ERR_SBX_UPSTREAM');
+    const error = await expectCode(
+      makeProvider({ baseUrl: `http://127.0.0.1:${port}`, retries: 2 }).create({ image: IMAGE }),
+      'WNW_ERR_SBX_UPSTREAM',
+    );
     expect(error.details.connection).toBe(true);
     expect(error.message).toContain('unreachable');
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
@@ -141,14 +152,23 @@ describe('orchard faults: create', () => {
 describe('orchard faults: exec', () => {
   let sandbox: Sandbox;
   beforeAll(async () => {
-    sandbox = await createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', heartbeatIntervalMs: 0, requestTimeoutMs: 2_000 }).create({ image: IMAGE });
+    sandbox = await createOrchardProvider({
+      baseUrl: fake.url,
+      apiKey: 'test-key',
+      heartbeatIntervalMs: 0,
+      requestTimeoutMs: 2_000,
+    }).create({ image: IMAGE });
   });
   afterAll(async () => sandbox.close());
 
   it('a 500 on exec is WNW_ERR_SBX_UPSTREAM with status, detail and request id', async () => {
     fake.inject({ method: 'POST', path: /\/exec$/, fault: '500', times: 1 });
     const error = await expectCode(sandbox.exec('true'), 'WNW_ERR_SBX_UPSTREAM');
-    expect(error.details).toMatchObject({ status: 500, detail: 'Internal server error: injected failure', requestId: expect.stringMatching(/^req-/) });
+    expect(error.details).toMatchObject({
+      status: 500,
+      detail: 'Internal server error: injected failure',
+      requestId: expect.stringMatching(/^req-/),
+    });
     expect(error.message).toContain(`(request id ${error.details.requestId as string})`);
   });
 
@@ -230,7 +250,10 @@ describe('orchard faults: exec', () => {
 
   it('a sandbox reaped (or deleted) behind its back is WNW_ERR_SBX_LOST, keeping the 404 in details', async () => {
     const reaped = await makeProvider().create({ image: IMAGE });
-    const deleted = await fetch(`${fake.url}/sandboxes/${encodeURIComponent(reaped.id)}`, { method: 'DELETE', headers: { 'x-api-key': 'test-key' } });
+    const deleted = await fetch(`${fake.url}/sandboxes/${encodeURIComponent(reaped.id)}`, {
+      method: 'DELETE',
+      headers: { 'x-api-key': 'test-key' },
+    });
     expect(deleted.status).toBe(200);
     const error = await expectCode(reaped.exec('true'), 'WNW_ERR_SBX_LOST');
     expect(error.message).toContain('reaped it');

@@ -7,7 +7,14 @@ import { tmpdir } from 'node:os';
 import { mapOrchardJob, mapOrchardSandboxStatus } from '../../src/sandbox/providers/orchard/map-status.js';
 import { normaliseExitCode, stripNoTtyNoise, unwrapResult, wrapCommand } from '../../src/sandbox/providers/orchard/command.js';
 import { parseCpu, parseMemoryMb } from '../../src/sandbox/serve/orchard-shapes.js';
-import { OrchardCreateResponse, OrchardErrorBody, OrchardFileList, OrchardJob, OrchardSandboxInfo, OrchardStatusReply } from '../../src/sandbox/providers/orchard/api-types.js';
+import {
+  OrchardCreateResponse,
+  OrchardErrorBody,
+  OrchardFileList,
+  OrchardJob,
+  OrchardSandboxInfo,
+  OrchardStatusReply,
+} from '../../src/sandbox/providers/orchard/api-types.js';
 import { backoffMs } from '../../src/sandbox/providers/orchard/client.js';
 import { describePatchFailure, resolveSandboxPath, withStdinFile } from '../../src/sandbox/providers/remote-shell.js';
 
@@ -29,7 +36,10 @@ describe('orchard response schemas and status mapping', () => {
 
   it('maps sandbox statuses to ready | pending | failed | gone, keeping the raw one', () => {
     expect(mapOrchardSandboxStatus(OrchardSandboxInfo.parse(fixture('sandbox-ready')))).toEqual({ state: 'ready', raw: 'ready' });
-    expect(mapOrchardSandboxStatus(OrchardSandboxInfo.parse(fixture('sandbox-unschedulable')))).toEqual({ state: 'failed', raw: 'unschedulable' });
+    expect(mapOrchardSandboxStatus(OrchardSandboxInfo.parse(fixture('sandbox-unschedulable')))).toEqual({
+      state: 'failed',
+      raw: 'unschedulable',
+    });
     expect(mapOrchardSandboxStatus({ status: 'pending' })).toEqual({ state: 'pending', raw: 'pending' });
     expect(mapOrchardSandboxStatus({ status: 'not_found' })).toEqual({ state: 'gone', raw: 'not_found' });
   });
@@ -40,7 +50,11 @@ describe('orchard response schemas and status mapping', () => {
     expect(mapOrchardJob(job('job-agent-timeout'))).toEqual({ kind: 'timed-out', raw: 'failed' });
     expect(mapOrchardJob(job('job-orchestrator-timeout'))).toEqual({ kind: 'timed-out', raw: 'failed' });
     expect(mapOrchardJob(job('job-inner-124'))).toEqual({ kind: 'exited', exitCode: 124, raw: 'failed' });
-    expect(mapOrchardJob(job('job-no-pod-ip'))).toEqual({ kind: 'error', message: 'No pod IP available for sandbox wnw-3f2a9c1b7d4e', raw: 'failed' });
+    expect(mapOrchardJob(job('job-no-pod-ip'))).toEqual({
+      kind: 'error',
+      message: 'No pod IP available for sandbox wnw-3f2a9c1b7d4e',
+      raw: 'failed',
+    });
     expect(mapOrchardJob(job('job-running'))).toEqual({ kind: 'pending', raw: 'running' });
     expect(mapOrchardJob(job('exec-wait-expired'))).toEqual({ kind: 'pending', raw: 'queued' });
     expect(mapOrchardJob({ ...job('job-succeeded'), status: 'exploded' }).kind).toBe('error');
@@ -55,13 +69,20 @@ describe('remote shell helpers', () => {
   });
 
   it('quotes the command fed from a stdin file', () => {
-    expect(withStdinFile("echo 'hi'", '.winnower-stdin-1')).toBe(`{ rm -f '.winnower-stdin-1'; bash -c 'echo '\\''hi'\\'''; } < '.winnower-stdin-1'`);
+    expect(withStdinFile("echo 'hi'", '.winnower-stdin-1')).toBe(
+      `{ rm -f '.winnower-stdin-1'; bash -c 'echo '\\''hi'\\'''; } < '.winnower-stdin-1'`,
+    );
   });
 
   it('names missing files and corrupt patches from git apply output', () => {
-    expect(describePatchFailure('error: src/gone.py: No such file or directory\n', '').message).toBe('patch does not apply: src/gone.py: No such file or directory');
+    expect(describePatchFailure('error: src/gone.py: No such file or directory\n', '').message).toBe(
+      'patch does not apply: src/gone.py: No such file or directory',
+    );
     expect(describePatchFailure('error: corrupt patch at line 7\n', '').message).toBe('patch does not apply: corrupt patch at line 7');
-    const plain = describePatchFailure('error: patch failed: b.py:30\nerror: b.py: patch does not apply\n', '--- b.py\n+++ b.py\n@@ -3,1 +3,1 @@\n-x\n+y\n@@ -30,2 +30,2 @@\n a\n-b\n+c\n');
+    const plain = describePatchFailure(
+      'error: patch failed: b.py:30\nerror: b.py: patch does not apply\n',
+      '--- b.py\n+++ b.py\n@@ -3,1 +3,1 @@\n-x\n+y\n@@ -30,2 +30,2 @@\n a\n-b\n+c\n',
+    );
     expect(plain.details).toMatchObject({ file: 'b.py', line: 30, hunk: 2 });
   });
 
@@ -91,7 +112,10 @@ describe('orchard answers of the real service (fixtures)', () => {
   });
 
   it('an image that cannot be pulled is just pending with an empty message; errors carry their detail', () => {
-    expect(mapOrchardSandboxStatus(OrchardSandboxInfo.parse(fixture('sandbox-pending-image-pull')))).toEqual({ state: 'pending', raw: 'pending' });
+    expect(mapOrchardSandboxStatus(OrchardSandboxInfo.parse(fixture('sandbox-pending-image-pull')))).toEqual({
+      state: 'pending',
+      raw: 'pending',
+    });
     expect(String(OrchardErrorBody.parse(fixture('error-500-not-a-file')).detail)).toContain('Not a file: /testbed/src');
     expect(String(OrchardErrorBody.parse(fixture('error-404-agent-not-ready')).detail)).toMatch(/agent not ready$/);
     expect(OrchardStatusReply.parse(fixture('heartbeat-ok'))).toEqual({ status: 'ok' });
@@ -124,7 +148,14 @@ describe('the command wrapper (run with the host bash)', () => {
 
   it('feeds an uploaded stdin file and removes it first; activate runs in the same shell', () => {
     writeFileSync(join(dir, '.in'), 'from stdin');
-    const result = run(wrapCommand('cat; ls -a | grep -c "^.in$" || true; echo " $ACTIVATED"', { cwd: dir, timeoutMs: 60_000, stdinFile: '.in', activate: 'ACTIVATED=yes' }).script);
+    const result = run(
+      wrapCommand('cat; ls -a | grep -c "^.in$" || true; echo " $ACTIVATED"', {
+        cwd: dir,
+        timeoutMs: 60_000,
+        stdinFile: '.in',
+        activate: 'ACTIVATED=yes',
+      }).script,
+    );
     expect(result.stdout).toBe('from stdin0\n yes\n');
   });
 

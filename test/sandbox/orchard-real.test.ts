@@ -34,7 +34,14 @@ afterEach(async () => {
 });
 
 function makeProvider(settings: OrchardProviderSettings = {}): SandboxProvider {
-  provider = createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', requestTimeoutMs: 5_000, heartbeatIntervalMs: 0, retries: 2, ...settings });
+  provider = createOrchardProvider({
+    baseUrl: fake.url,
+    apiKey: 'test-key',
+    requestTimeoutMs: 5_000,
+    heartbeatIntervalMs: 0,
+    retries: 2,
+    ...settings,
+  });
   return provider;
 }
 
@@ -64,7 +71,6 @@ async function rawSandbox(at: FakeOrchard = fake, imageName = IMAGE): Promise<st
 async function rawExec(id: string, body: Record<string, unknown>): Promise<{ status: number; json: any }> {
   return api('POST', `/sandboxes/${id}/exec`, { wait: true, ...body });
 }
-
 
 describe('§1 a command that reaches timeout_seconds kills the sandbox', () => {
   it('fake: the job fails with no exit code and no output, and the next exec is 404 "agent not ready"', async () => {
@@ -167,7 +173,10 @@ describe('§4 an image that cannot be pulled stays pending', () => {
 describe('§5 "not a file" and "not a directory" are 500s; 400 means not ready', () => {
   it('fake: 500 wrapping the agent 400; 400 on a pod that is not ready', async () => {
     const id = await rawSandbox();
-    expect(await api('GET', `/sandboxes/${id}/files?path=/testbed`)).toMatchObject({ status: 500, json: { detail: 'Agent download failed (HTTP 400): {"detail":"Not a file: /testbed"}' } });
+    expect(await api('GET', `/sandboxes/${id}/files?path=/testbed`)).toMatchObject({
+      status: 500,
+      json: { detail: 'Agent download failed (HTTP 400): {"detail":"Not a file: /testbed"}' },
+    });
     await api('GET', `/sandboxes/${id}/files?path=/testbed/a.txt`); // the stale connection of §7
     expect((await api('GET', `/sandboxes/${id}/files/list?path=/testbed/a.txt`)).json.detail).toContain('Not a directory: /testbed/a.txt');
     fake.killSandbox(id);
@@ -192,7 +201,13 @@ describe('§6 one dangling symlink fails the whole listing', () => {
     await symlink('/nowhere', join(fake.rootOf(box.id), 'testbed/dangling'));
     expect((await api('GET', `/sandboxes/${box.id}/files/list?path=/testbed`)).status).toBe(500);
     const entries = await box.listFiles('.');
-    expect(entries).toEqual(expect.arrayContaining([{ name: 'dangling', type: 'symlink', size: 8 }, { name: 'a.txt', type: 'file', size: 6 }, { name: 'src', type: 'directory', size: expect.any(Number) }]));
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        { name: 'dangling', type: 'symlink', size: 8 },
+        { name: 'a.txt', type: 'file', size: 6 },
+        { name: 'src', type: 'directory', size: expect.any(Number) },
+      ]),
+    );
   });
 });
 
@@ -256,7 +271,10 @@ describe('§10 heartbeats enrol a sandbox in heartbeat reaping; the TTL counts f
 
     await expectCode(makeProvider({ ttlS: 3_600 }).create({ image: IMAGE, lifetimeS: 4_000 }), 'WNW_ERR_SBX_UNSUPPORTED');
     // No host bind mounts in a pod: refused before any request rather than a harness dying with 127.
-    await expectCode(makeProvider({}).create({ image: IMAGE, mounts: [{ source: '/usr/bin', target: '/opt/winnower/bin' }] }), 'WNW_ERR_SBX_UNSUPPORTED');
+    await expectCode(
+      makeProvider({}).create({ image: IMAGE, mounts: [{ source: '/usr/bin', target: '/opt/winnower/bin' }] }),
+      'WNW_ERR_SBX_UNSUPPORTED',
+    );
     const defaults = await createOrchardProvider({ baseUrl: fake.url }).describe();
     // At most a third of the server's 180 s heartbeat timeout.
     expect(defaults).toMatchObject({ heartbeatIntervalMs: 60_000, ttlS: 7_200 });
@@ -305,7 +323,10 @@ describe('§11 §12 execs queue per sandbox on the server (per replica only); no
 describe('§13 duplicate and invalid ids', () => {
   it('fake: a duplicate id is adopted (200 pending), an invalid one is 500; provider: a fresh id per attempt', async () => {
     const id = await rawSandbox();
-    expect(await api('POST', '/sandboxes', { image: IMAGE, sandbox_id: id })).toMatchObject({ status: 200, json: { sandbox_id: id, status: 'pending', cpu: '4' } });
+    expect(await api('POST', '/sandboxes', { image: IMAGE, sandbox_id: id })).toMatchObject({
+      status: 200,
+      json: { sandbox_id: id, status: 'pending', cpu: '4' },
+    });
     expect((await api('POST', '/sandboxes', { image: IMAGE, sandbox_id: 'Not_Valid' })).status).toBe(500);
     const p = makeProvider();
     const [a, b] = await Promise.all([p.create({ image: IMAGE }), p.create({ image: IMAGE })]);
@@ -351,6 +372,9 @@ describe('§16 confirmed details', () => {
     } finally {
       fake.execWaitCapMs = undefined;
     }
-    expect(await api('DELETE', '/sandboxes/never-was')).toMatchObject({ status: 200, json: { status: 'deleted', sandbox_id: 'never-was' } });
+    expect(await api('DELETE', '/sandboxes/never-was')).toMatchObject({
+      status: 200,
+      json: { status: 'deleted', sandbox_id: 'never-was' },
+    });
   });
 });

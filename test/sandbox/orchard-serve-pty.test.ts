@@ -50,19 +50,31 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve: the PTY WebSocket', () =>
   });
   afterAll(async () => sdk.close());
 
-  it.each(['query', 'header', 'protocol'] as PtyAuth[])('auth by %s: init, ready with a pid, a real tty of the asked size, stdin, output and exit', async (auth) => {
-    const pty = await PtyProcess.open({ baseUrl: base, sandboxId: sandbox.sandboxId, apiKey: KEY, auth, command: `tty; stty size; [ -t 0 ] && echo interactive; read -r line; echo "got $line in $(pwd)"; exit 7`, rows: 30, cols: 100, env: { GREETING: 'x' } });
-    await pty.until(() => pty.frames.some((frame) => frame.type === 'ready'), 'ready');
-    expect(pty.frames.find((frame) => frame.type === 'ready')).toEqual({ type: 'ready', pid: expect.any(Number) });
-    await pty.until(() => pty.output().includes('interactive'), 'the tty check');
-    expect(pty.output()).toMatch(/^\/dev\/pts\/\d+\r\n30 100\r\ninteractive\r\n/);
-    pty.writeStdin('hello\n');
-    expect(await pty.wait()).toBe(7);
-    // The pty echoes what was typed, and turns \n into \r\n, as a terminal does.
-    expect(pty.output()).toContain('hello\r\ngot hello in /workspace\r\n');
-    await pty.closed;
-    expect(pty.closeCode).toBe(1000);
-  });
+  it.each(['query', 'header', 'protocol'] as PtyAuth[])(
+    'auth by %s: init, ready with a pid, a real tty of the asked size, stdin, output and exit',
+    async (auth) => {
+      const pty = await PtyProcess.open({
+        baseUrl: base,
+        sandboxId: sandbox.sandboxId,
+        apiKey: KEY,
+        auth,
+        command: `tty; stty size; [ -t 0 ] && echo interactive; read -r line; echo "got $line in $(pwd)"; exit 7`,
+        rows: 30,
+        cols: 100,
+        env: { GREETING: 'x' },
+      });
+      await pty.until(() => pty.frames.some((frame) => frame.type === 'ready'), 'ready');
+      expect(pty.frames.find((frame) => frame.type === 'ready')).toEqual({ type: 'ready', pid: expect.any(Number) });
+      await pty.until(() => pty.output().includes('interactive'), 'the tty check');
+      expect(pty.output()).toMatch(/^\/dev\/pts\/\d+\r\n30 100\r\ninteractive\r\n/);
+      pty.writeStdin('hello\n');
+      expect(await pty.wait()).toBe(7);
+      // The pty echoes what was typed, and turns \n into \r\n, as a terminal does.
+      expect(pty.output()).toContain('hello\r\ngot hello in /workspace\r\n');
+      await pty.closed;
+      expect(pty.closeCode).toBe(1000);
+    },
+  );
 
   it('resize reaches the terminal (SIGWINCH, new size); signals reach the command; the sandbox outlives the session', async () => {
     const pty = await PtyProcess.open({
@@ -70,7 +82,11 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve: the PTY WebSocket', () =>
       sandboxId: sandbox.sandboxId,
       apiKey: KEY,
       auth: 'query',
-      command: ['bash', '-c', `trap 'echo "winch $(stty size)"' WINCH; trap 'echo "int"' INT; trap 'echo term; exit 3' TERM; echo started; while :; do sleep 0.05; done`],
+      command: [
+        'bash',
+        '-c',
+        `trap 'echo "winch $(stty size)"' WINCH; trap 'echo "int"' INT; trap 'echo term; exit 3' TERM; echo started; while :; do sleep 0.05; done`,
+      ],
       cwd: '/tmp',
     });
     await pty.until(() => pty.output().includes('started'), 'start');
@@ -85,20 +101,41 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve: the PTY WebSocket', () =>
   });
 
   it('KILL ends the command with 137; close asks it to end (TERM); the client leaving kills the session, not the sandbox', async () => {
-    const killed = await PtyProcess.open({ baseUrl: base, sandboxId: sandbox.sandboxId, apiKey: KEY, auth: 'header', command: 'echo up; sleep 600' });
+    const killed = await PtyProcess.open({
+      baseUrl: base,
+      sandboxId: sandbox.sandboxId,
+      apiKey: KEY,
+      auth: 'header',
+      command: 'echo up; sleep 600',
+    });
     await killed.until(() => killed.output().includes('up'), 'start');
     killed.kill('KILL');
     expect(await killed.wait()).toBe(137);
 
-    const closing = await PtyProcess.open({ baseUrl: base, sandboxId: sandbox.sandboxId, apiKey: KEY, auth: 'header', command: 'echo up; sleep 600' });
+    const closing = await PtyProcess.open({
+      baseUrl: base,
+      sandboxId: sandbox.sandboxId,
+      apiKey: KEY,
+      auth: 'header',
+      command: 'echo up; sleep 600',
+    });
     await closing.until(() => closing.output().includes('up'), 'start');
     closing.send({ type: 'close' });
     expect(await closing.wait()).toBe(143);
 
     const marker = `wnw-pty-left-${process.pid}-${Date.now()}`;
-    const leaving = await PtyProcess.open({ baseUrl: base, sandboxId: sandbox.sandboxId, apiKey: KEY, auth: 'query', command: `echo up; exec -a ${marker} sleep 600` });
+    const leaving = await PtyProcess.open({
+      baseUrl: base,
+      sandboxId: sandbox.sandboxId,
+      apiKey: KEY,
+      auth: 'query',
+      command: `echo up; exec -a ${marker} sleep 600`,
+    });
     await leaving.until(() => leaving.output().includes('up'), 'start');
-    const running = (): boolean => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').some((line) => line.startsWith(marker));
+    const running = (): boolean =>
+      execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+        .split('\n')
+        .some((line) => line.startsWith(marker));
     await expect.poll(running, { timeout: 10_000 }).toBe(true);
     leaving.close();
     await expect.poll(running, { timeout: 20_000 }).toBe(false);
@@ -106,7 +143,12 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve: the PTY WebSocket', () =>
   });
 
   it('refuses before running anything: 4401 without or with a wrong key, 4404 unknown sandbox, 4409 not ready; a bad init frame is an error frame and 4400', async () => {
-    for (const [apiKey, auth] of [[undefined, 'none'], ['wrong', 'query'], ['wrong', 'protocol'], ['wrong', 'header']] as const) {
+    for (const [apiKey, auth] of [
+      [undefined, 'none'],
+      ['wrong', 'query'],
+      ['wrong', 'protocol'],
+      ['wrong', 'header'],
+    ] as const) {
       const pty = await PtyProcess.open({ baseUrl: base, sandboxId: sandbox.sandboxId, apiKey, auth, command: 'echo never' });
       await pty.closed;
       expect(pty.closeCode, `${auth} ${apiKey}`).toBe(4401);
@@ -118,10 +160,21 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve: the PTY WebSocket', () =>
 
     let release = (): void => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const slow: SandboxProvider = { name: 'slow', describe: () => local.describe(), close: async () => undefined, create: async (spec, options) => (await gate, local.create(spec, options)) };
+    const slow: SandboxProvider = {
+      name: 'slow',
+      describe: () => local.describe(),
+      close: async () => undefined,
+      create: async (spec, options) => (await gate, local.create(spec, options)),
+    };
     const slowBase = await serve({ provider: slow });
     const pending = await new OrchardSdkClient(slowBase, KEY).createSandbox('x', { waitReady: false });
-    const notReady = await PtyProcess.open({ baseUrl: slowBase, sandboxId: pending.sandboxId, apiKey: KEY, auth: 'query', command: 'true' });
+    const notReady = await PtyProcess.open({
+      baseUrl: slowBase,
+      sandboxId: pending.sandboxId,
+      apiKey: KEY,
+      auth: 'query',
+      command: 'true',
+    });
     await notReady.closed;
     expect(notReady.closeCode).toBe(4409);
     release();

@@ -49,13 +49,26 @@ afterAll(async () => {
  */
 async function serve(options: Partial<OrchardEnvApiOptions> = {}): Promise<string> {
   const app = Fastify();
-  await app.register(orchardEnvApi, { provider: local, repo: { path: repoDir }, repoMode: 'always', apiKey: KEY, cleanupIntervalMs: 0, ...options });
+  await app.register(orchardEnvApi, {
+    provider: local,
+    repo: { path: repoDir },
+    repoMode: 'always',
+    apiKey: KEY,
+    cleanupIntervalMs: 0,
+    ...options,
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   servers.push(app);
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
-async function raw(base: string, method: string, path: string, body?: string, headers: Record<string, string> = { 'x-api-key': KEY }): Promise<{ status: number; text: string; headers: Headers; json: any }> {
+async function raw(
+  base: string,
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = { 'x-api-key': KEY },
+): Promise<{ status: number; text: string; headers: Headers; json: any }> {
   const response = await fetch(base + path, { method, headers, ...(body === undefined ? {} : { body }) });
   const text = await response.text();
   return { status: response.status, text, headers: response.headers, json: text ? JSON.parse(text) : undefined };
@@ -80,7 +93,8 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
   runSandboxContract({
     name: 'orchard provider → winnower sandbox serve → local',
     create: async (settings) => {
-      const make = (): SandboxProvider => createOrchardProvider({ baseUrl: base, apiKey: KEY, workdir: '/workspace', heartbeatIntervalMs: 0, ...settings });
+      const make = (): SandboxProvider =>
+        createOrchardProvider({ baseUrl: base, apiKey: KEY, workdir: '/workspace', heartbeatIntervalMs: 0, ...settings });
       if (settings) return { provider: make(), spec: { image: 'contract' } };
       contractProvider ??= make();
       return { provider: contractProvider, spec: { image: 'contract' } };
@@ -119,8 +133,17 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
     it('exec sends timeout_seconds, cwd and env as null when unset, with wait:true, and gets the finished job', async () => {
       const sandbox = await sdk.createSandbox('python:3.11-slim');
       const job = await sandbox.exec('echo hi; pwd');
-      expect(sdk.bodies.at(-1)?.text).toBe('{"command":"echo hi; pwd","timeout_seconds":null,"cwd":null,"env":null,"login_shell":false,"wait":true}');
-      expect(job).toMatchObject({ status: 'succeeded', exit_code: 0, stdout: 'hi\n/workspace\n', stderr: '', sandbox_id: sandbox.sandboxId, error: null });
+      expect(sdk.bodies.at(-1)?.text).toBe(
+        '{"command":"echo hi; pwd","timeout_seconds":null,"cwd":null,"env":null,"login_shell":false,"wait":true}',
+      );
+      expect(job).toMatchObject({
+        status: 'succeeded',
+        exit_code: 0,
+        stdout: 'hi\n/workspace\n',
+        stderr: '',
+        sandbox_id: sandbox.sandboxId,
+        error: null,
+      });
       expect(sdk.sent.filter((line) => line.endsWith('/exec'))).toHaveLength(1);
       expect(await sandbox.exec('echo oops >&2; exit 3')).toMatchObject({ status: 'failed', exit_code: 3, stderr: 'oops\n' });
       await sandbox.delete();
@@ -128,8 +151,17 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
 
     it('exec with timeout, cwd, env, login_shell and a list command', async () => {
       const sandbox = await sdk.createSandbox('python:3.11-slim');
-      expect(await sandbox.exec('echo "$GREETING"; pwd', { env: { GREETING: 'hi there' }, cwd: '/tmp', timeout: 30 })).toMatchObject({ stdout: 'hi there\n/tmp\n' });
-      expect(JSON.parse(sdk.bodies.at(-1)!.text)).toEqual({ command: 'echo "$GREETING"; pwd', timeout_seconds: 30, cwd: '/tmp', env: { GREETING: 'hi there' }, login_shell: false, wait: true });
+      expect(await sandbox.exec('echo "$GREETING"; pwd', { env: { GREETING: 'hi there' }, cwd: '/tmp', timeout: 30 })).toMatchObject({
+        stdout: 'hi there\n/tmp\n',
+      });
+      expect(JSON.parse(sdk.bodies.at(-1)!.text)).toEqual({
+        command: 'echo "$GREETING"; pwd',
+        timeout_seconds: 30,
+        cwd: '/tmp',
+        env: { GREETING: 'hi there' },
+        login_shell: false,
+        wait: true,
+      });
       const login = await sandbox.exec(`shopt -q login_shell && echo login; python3 -c 'raise ValueError("boom")'`, { loginShell: true });
       expect(login.stdout).toBe('login\n');
       expect(login.stderr).toMatch(/^Traceback \(most recent call last\):\n[^]*ValueError: boom\n$/);
@@ -161,7 +193,9 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
         const sandbox = await flaky.createSandbox('python:3.11-slim');
         const job = await sandbox.exec('sleep 0.5; echo polled');
         expect(job).toMatchObject({ status: 'succeeded', stdout: 'polled\n' });
-        expect(flaky.bodies.at(-1)?.text).toBe('{"command":"sleep 0.5; echo polled","timeout_seconds":null,"cwd":null,"env":null,"login_shell":false}');
+        expect(flaky.bodies.at(-1)?.text).toBe(
+          '{"command":"sleep 0.5; echo polled","timeout_seconds":null,"cwd":null,"env":null,"login_shell":false}',
+        );
         expect(flaky.sent.filter((line) => line.startsWith('GET /jobs/')).length).toBeGreaterThanOrEqual(2);
         // wait=False through the fallback: the queued JobResult the SDK builds itself, then GET /jobs.
         failed = false;
@@ -175,7 +209,11 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
 
     it('upload_content, download_content and list_files (default /)', async () => {
       const sandbox = await sdk.createSandbox('python:3.11-slim');
-      expect(await sandbox.uploadContent('hello\n', '/workspace/test.txt')).toEqual({ success: true, path: '/workspace/test.txt', size: 6 });
+      expect(await sandbox.uploadContent('hello\n', '/workspace/test.txt')).toEqual({
+        success: true,
+        path: '/workspace/test.txt',
+        size: 6,
+      });
       const bytes = Uint8Array.from([0, 1, 2, 254, 255]);
       await sandbox.uploadContent(bytes, '/tmp/deep/blob bin');
       expect(sdk.sent.at(-1)).toBe(`POST /sandboxes/${sandbox.sandboxId}/files`);
@@ -184,7 +222,11 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       expect((await sandbox.listFiles()).map((file) => file.name)).toEqual(expect.arrayContaining(['tmp', 'usr', 'workspace']));
       const listed = await sandbox.listFiles('/workspace');
       expect(listed.map((file) => file.name)).toEqual(expect.arrayContaining(['README.md', 'src', 'test.txt']));
-      expect(listed.find((file) => file.name === 'test.txt')).toMatchObject({ type: 'file', size: 6, modified: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/) });
+      expect(listed.find((file) => file.name === 'test.txt')).toMatchObject({
+        type: 'file',
+        size: 6,
+        modified: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/),
+      });
       const missing = await sandbox.downloadContent('/workspace/nope.txt').catch((error: SdkHttpError) => error);
       expect(missing).toMatchObject({ status: 404, body: { detail: 'File not found: /workspace/nope.txt' } });
       await sandbox.delete();
@@ -193,10 +235,16 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
     it('apply_patch in /workspace with bare headers; a PATCH_EOF line does not cut it short', async () => {
       const sandbox = await sdk.createSandbox('python:3.11-slim');
       await sandbox.uploadContent('hello\n', '/workspace/test.txt');
-      expect(await sandbox.applyPatch('--- test.txt\n+++ test.txt\n@@ -1 +1 @@\n-hello\n+goodbye\n')).toMatchObject({ success: true, exit_code: 0, error: null });
+      expect(await sandbox.applyPatch('--- test.txt\n+++ test.txt\n@@ -1 +1 @@\n-hello\n+goodbye\n')).toMatchObject({
+        success: true,
+        exit_code: 0,
+        error: null,
+      });
       expect(sdk.bodies.at(-1)?.text).toMatch(/"timeout_seconds":30\}$/);
       expect((await sandbox.downloadContent('/workspace/test.txt')).toString()).toBe('goodbye\n');
-      expect(await sandbox.applyPatch('--- test.txt\n+++ test.txt\n@@ -1 +1,2 @@\n goodbye\n+PATCH_EOF\n')).toMatchObject({ success: true });
+      expect(await sandbox.applyPatch('--- test.txt\n+++ test.txt\n@@ -1 +1,2 @@\n goodbye\n+PATCH_EOF\n')).toMatchObject({
+        success: true,
+      });
       const failed = await sandbox.applyPatch('--- nope.txt\n+++ nope.txt\n@@ -1 +1 @@\n-a\n+b\n');
       expect(failed).toMatchObject({ success: false, exit_code: 1 });
       expect(failed.stderr).toContain('nope.txt');
@@ -214,7 +262,10 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       await expect(sandbox.exec('true')).rejects.toThrow(/Sandbox has been deleted/);
       expect(await httpStatus(client.request('GET', `/sandboxes/${sandbox.sandboxId}`))).toBe(404);
       // The SDK's `with` block DELETEs a sandbox the server may already have removed: still 200.
-      expect(await client.request('DELETE', `/sandboxes/${sandbox.sandboxId}`)).toEqual({ status: 'deleted', sandbox_id: sandbox.sandboxId });
+      expect(await client.request('DELETE', `/sandboxes/${sandbox.sandboxId}`)).toEqual({
+        status: 'deleted',
+        sandbox_id: sandbox.sandboxId,
+      });
       await client.close();
       expect(client.sent.at(-1)).toBe(`DELETE /sandboxes/${other.sandboxId}`);
       expect(await httpStatus(client.request('GET', `/sandboxes/${other.sandboxId}`))).toBe(404);
@@ -222,7 +273,11 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
 
     it('serialises the execs of one sandbox and runs sandboxes side by side (3 sandboxes × 4 execs)', async () => {
       const sandboxes = await Promise.all([1, 2, 3].map(() => sdk.createSandbox('python:3.11-slim')));
-      const runs = await Promise.all(sandboxes.map((sandbox) => Promise.all([1, 2, 3, 4].map((n) => sandbox.exec(`s=$(date +%s%N); sleep 0.1; echo $s $(date +%s%N) ${n}`)))));
+      const runs = await Promise.all(
+        sandboxes.map((sandbox) =>
+          Promise.all([1, 2, 3, 4].map((n) => sandbox.exec(`s=$(date +%s%N); sleep 0.1; echo $s $(date +%s%N) ${n}`))),
+        ),
+      );
       for (const jobs of runs) {
         const spans = jobs.map((job) => job.stdout.trim().split(' ').map(Number)).sort((a, b) => a[0]! - b[0]!);
         for (let index = 1; index < spans.length; index++) expect(spans[index]![0]!).toBeGreaterThanOrEqual(spans[index - 1]![1]!);
@@ -234,8 +289,15 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       const sandbox = await sdk.createSandbox('python:3.11-slim');
       expect(await httpStatus(sdk.request('POST', '/sandboxes/no-such-sandbox/exec', { json: { command: 'true', wait: true } }))).toBe(404);
       expect(await httpStatus(sandbox.getJob('no-such-job'))).toBe(404);
-      expect(await sdk.request('GET', `/sandboxes/${sandbox.sandboxId}/files`, { params: { path: '/workspace/src' } }).catch((error: SdkHttpError) => error)).toMatchObject({ status: 400, body: { detail: 'Not a file: /workspace/src' } });
-      expect(await sandbox.listFiles('/workspace/nope').catch((error: SdkHttpError) => error)).toMatchObject({ status: 404, body: { detail: 'Path not found: /workspace/nope' } });
+      expect(
+        await sdk
+          .request('GET', `/sandboxes/${sandbox.sandboxId}/files`, { params: { path: '/workspace/src' } })
+          .catch((error: SdkHttpError) => error),
+      ).toMatchObject({ status: 400, body: { detail: 'Not a file: /workspace/src' } });
+      expect(await sandbox.listFiles('/workspace/nope').catch((error: SdkHttpError) => error)).toMatchObject({
+        status: 404,
+        body: { detail: 'Path not found: /workspace/nope' },
+      });
       expect(await httpStatus(new Client(base, 'wrong').request('GET', `/sandboxes/${sandbox.sandboxId}`))).toBe(403);
       expect(await httpStatus(new Client(base, undefined).request('GET', `/sandboxes/${sandbox.sandboxId}`))).toBe(401);
       expect(await new Client(base, undefined).health()).toEqual({ status: 'healthy' });
@@ -245,7 +307,10 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
 
   describe('wire rules', () => {
     it('compact JSON with application/json and X-Request-ID on every answer, DELETE included', async () => {
-      const created = await raw(base, 'POST', '/sandboxes', '{"image":"python:3.11-slim"}', { 'x-api-key': KEY, 'content-type': 'application/json' });
+      const created = await raw(base, 'POST', '/sandboxes', '{"image":"python:3.11-slim"}', {
+        'x-api-key': KEY,
+        'content-type': 'application/json',
+      });
       // 8 hex digits, as Orchard's ids.
       expect(created.text).toMatch(/"sandbox_id":"[0-9a-f]{8}"/);
       expect(created.json).toMatchObject({ status: 'pending', block_network: true, namespace: 'winnower', timeout: 3600 });
@@ -260,7 +325,10 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
     });
 
     it('DELETE: 404 for an id this server never had; 200 deleted again for one it deleted (Orchard answers 200 for any id)', async () => {
-      expect(await raw(base, 'DELETE', '/sandboxes/never-was')).toMatchObject({ status: 404, json: { detail: 'Sandbox never-was not found' } });
+      expect(await raw(base, 'DELETE', '/sandboxes/never-was')).toMatchObject({
+        status: 404,
+        json: { detail: 'Sandbox never-was not found' },
+      });
       const { sandbox_id: id } = (await raw(base, 'POST', '/sandboxes', '{"image":"x"}')).json;
       expect((await raw(base, 'DELETE', `/sandboxes/${id}`)).json).toEqual({ status: 'deleted', sandbox_id: id });
       expect(await raw(base, 'DELETE', `/sandboxes/${id}`)).toMatchObject({ status: 200, json: { status: 'deleted', sandbox_id: id } });
@@ -270,13 +338,24 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       const created = await raw(base, 'POST', '/sandboxes', '{"image":"x","sandbox_id":null,"cpu":null,"memory":null,"timeout":null}');
       expect(created).toMatchObject({ status: 200, json: { timeout: 3600, status: 'pending' } });
       const id = created.json.sandbox_id as string;
-      const job = await raw(base, 'POST', `/sandboxes/${id}/exec`, '{"command":"echo $0; pwd","timeout_seconds":null,"cwd":null,"env":null,"login_shell":false,"wait":true}');
+      const job = await raw(
+        base,
+        'POST',
+        `/sandboxes/${id}/exec`,
+        '{"command":"echo $0; pwd","timeout_seconds":null,"cwd":null,"env":null,"login_shell":false,"wait":true}',
+      );
       expect(job).toMatchObject({ status: 200, json: { status: 'succeeded', stdout: 'bash\n/workspace\n' } });
       const badNull = await raw(base, 'POST', `/sandboxes/${id}/exec`, '{"command":"true","login_shell":null}');
-      expect(badNull).toMatchObject({ status: 422, json: { detail: [{ type: 'null_not_allowed', loc: ['body', 'login_shell'], msg: 'null is not allowed: expected boolean' }] } });
+      expect(badNull).toMatchObject({
+        status: 422,
+        json: { detail: [{ type: 'null_not_allowed', loc: ['body', 'login_shell'], msg: 'null is not allowed: expected boolean' }] },
+      });
       const absent = await raw(base, 'POST', `/sandboxes/${id}/exec`, '{"cwd":null}');
       expect(absent.json.detail).toEqual([{ type: 'missing', loc: ['body', 'command'], msg: 'Field required' }]);
-      expect((await raw(base, 'POST', '/sandboxes', '{"image":null}')).json.detail[0]).toMatchObject({ loc: ['body', 'image'], msg: 'null is not allowed: expected string' });
+      expect((await raw(base, 'POST', '/sandboxes', '{"image":null}')).json.detail[0]).toMatchObject({
+        loc: ['body', 'image'],
+        msg: 'null is not allowed: expected string',
+      });
       await raw(base, 'DELETE', `/sandboxes/${id}`);
     });
 
@@ -300,21 +379,32 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       await raw(base, 'DELETE', `/sandboxes/${id}`);
     });
 
-    it('exec timeouts: 0 or less, or past the sandbox\'s remaining lifetime, are 422 naming timeout_seconds', async () => {
+    it("exec timeouts: 0 or less, or past the sandbox's remaining lifetime, are 422 naming timeout_seconds", async () => {
       const short = await serve({ ttlS: 600 });
       const { sandbox_id: id } = (await raw(short, 'POST', '/sandboxes', '{"image":"x"}')).json;
       for (const timeout of [0, -5, 1e12, 601]) {
-        const answer = await raw(short, 'POST', `/sandboxes/${id}/exec`, JSON.stringify({ command: 'true', timeout_seconds: timeout, wait: true }));
+        const answer = await raw(
+          short,
+          'POST',
+          `/sandboxes/${id}/exec`,
+          JSON.stringify({ command: 'true', timeout_seconds: timeout, wait: true }),
+        );
         expect(answer.status, String(timeout)).toBe(422);
         expect(answer.json.detail[0].loc).toEqual(['body', 'timeout_seconds']);
       }
       expect((await raw(short, 'POST', `/sandboxes/${id}/apply_patch`, '{"patch":"","timeout_seconds":100000}')).status).toBe(422);
-      expect(await raw(short, 'POST', `/sandboxes/${id}/exec`, '{"command":"echo ok","timeout_seconds":60,"wait":true}')).toMatchObject({ status: 200, json: { stdout: 'ok\n' } });
+      expect(await raw(short, 'POST', `/sandboxes/${id}/exec`, '{"command":"echo ok","timeout_seconds":60,"wait":true}')).toMatchObject({
+        status: 200,
+        json: { stdout: 'ok\n' },
+      });
     });
 
     it('422 in pydantic shape for a missing image, a fractional timeout or a bad sandbox id; a body without content type is JSON too', async () => {
       const missing = await raw(base, 'POST', '/sandboxes', '{}', { 'x-api-key': KEY, 'content-type': 'application/json' });
-      expect(missing).toMatchObject({ status: 422, json: { detail: [{ type: 'missing', loc: ['body', 'image'], msg: 'Field required' }] } });
+      expect(missing).toMatchObject({
+        status: 422,
+        json: { detail: [{ type: 'missing', loc: ['body', 'image'], msg: 'Field required' }] },
+      });
       expect((await raw(base, 'POST', '/sandboxes', '{"image":"x","timeout":1.5}')).json.detail[0].loc).toEqual(['body', 'timeout']);
       expect((await raw(base, 'POST', '/sandboxes', '{"image":"x","sandbox_id":"Bad_Id"}')).status).toBe(422);
       expect((await raw(base, 'POST', '/sandboxes', '{not json')).status).toBe(422);
@@ -322,7 +412,10 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
 
     it('refuses network access unless allowed, and duplicate ids', async () => {
       const refused = await raw(base, 'POST', '/sandboxes', '{"image":"x","block_network":false}');
-      expect(refused).toMatchObject({ status: 403, json: { detail: expect.stringContaining('Network access is disabled on this server') } });
+      expect(refused).toMatchObject({
+        status: 403,
+        json: { detail: expect.stringContaining('Network access is disabled on this server') },
+      });
       // The message names the flag and the config key that permit it.
       expect(refused.json.detail).toContain('--allow-network');
       expect(refused.json.detail).toContain('sandbox.serve.allow_network');
@@ -343,7 +436,12 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
     it('408 from /wait while a sandbox is still starting; the SDK then deletes it', async () => {
       let release = (): void => undefined;
       const gate = new Promise<void>((resolve) => (release = resolve));
-      const slow: SandboxProvider = { name: 'slow', describe: () => local.describe(), close: async () => undefined, create: async (spec, options) => (await gate, local.create(spec, options)) };
+      const slow: SandboxProvider = {
+        name: 'slow',
+        describe: () => local.describe(),
+        close: async () => undefined,
+        create: async (spec, options) => (await gate, local.create(spec, options)),
+      };
       const slowBase = await serve({ provider: slow });
       const sdk = new OrchardSdkClient(slowBase, KEY);
       await expect(sdk.createSandbox('python:3.11-slim', { timeout: 1 })).rejects.toThrow(/TimeoutError/);
@@ -356,7 +454,10 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
     it('GET /files of an endless file (/dev/zero) answers 413 at the read cap instead of reading until the timeout', async () => {
       const sandbox = await new OrchardSdkClient(base, KEY).createSandbox('x');
       const answer = await raw(base, 'GET', `/sandboxes/${sandbox.sandboxId}/files?path=%2Fdev%2Fzero`);
-      expect(answer).toMatchObject({ status: 413, json: { detail: expect.stringMatching(/^File \/dev\/zero is larger than this server's read limit \(\d+ bytes\)$/) } });
+      expect(answer).toMatchObject({
+        status: 413,
+        json: { detail: expect.stringMatching(/^File \/dev\/zero is larger than this server's read limit \(\d+ bytes\)$/) },
+      });
       await sandbox.delete();
     });
 
@@ -364,10 +465,19 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       const sandbox = await new OrchardSdkClient(base, KEY).createSandbox('x');
       const fifo = `/tmp/wnw-fifo-${process.pid}-${Date.now()}`;
       expect((await sandbox.exec(`mkfifo ${fifo}`)).exit_code).toBe(0);
-      const reader = (): string => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((line) => line.includes(fifo) && !line.includes('ps -eo')).join('\n');
+      const reader = (): string =>
+        execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+          .split('\n')
+          .filter((line) => line.includes(fifo) && !line.includes('ps -eo'))
+          .join('\n');
       // node:http, whose destroy() closes the connection at once (an aborted fetch leaves undici's pool holding one).
       const { port } = new URL(base);
-      const request = httpGet({ host: '127.0.0.1', port, path: `/sandboxes/${sandbox.sandboxId}/files?path=${encodeURIComponent(fifo)}`, headers: { 'x-api-key': KEY } });
+      const request = httpGet({
+        host: '127.0.0.1',
+        port,
+        path: `/sandboxes/${sandbox.sandboxId}/files?path=${encodeURIComponent(fifo)}`,
+        headers: { 'x-api-key': KEY },
+      });
       request.on('error', () => undefined);
       await expect.poll(reader, { timeout: 20_000 }).not.toBe('');
       request.destroy();
@@ -379,7 +489,12 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       const capped = await serve({ maxOutputBytes: 64 * 1024 });
       const sandbox = await new OrchardSdkClient(capped, KEY).createSandbox('x');
       const job = await sandbox.exec('echo start >&2; yes', { timeout: 600 });
-      expect(job).toMatchObject({ status: 'failed', exit_code: null, stderr: 'start\n', error: "Output passed the server's cap of 65536 bytes per stream; the command was killed" });
+      expect(job).toMatchObject({
+        status: 'failed',
+        exit_code: null,
+        stderr: 'start\n',
+        error: "Output passed the server's cap of 65536 bytes per stream; the command was killed",
+      });
       expect(Buffer.byteLength(job.stdout)).toBe(64 * 1024);
       expect(await sandbox.exec('echo still here')).toMatchObject({ stdout: 'still here\n' });
       await sandbox.delete();
@@ -396,7 +511,9 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       await beating.heartbeat();
       await expect.poll(async () => httpStatus(sdk.request('GET', `/sandboxes/${beating.sandboxId}`)), { timeout: 5_000 }).toBe(404);
       expect(await httpStatus(sdk.request('GET', `/sandboxes/${silent.sandboxId}`))).toBe('no error');
-      await expect.poll(async () => httpStatus(sdk.request('GET', `/sandboxes/${silent.sandboxId}`)), { timeout: 20_000, interval: 250 }).toBe(404);
+      await expect
+        .poll(async () => httpStatus(sdk.request('GET', `/sandboxes/${silent.sandboxId}`)), { timeout: 20_000, interval: 250 })
+        .toBe(404);
       expect(await httpStatus(silent.exec('true'))).toBe(404);
       // The SDK's `with` block then DELETEs it: a reaped sandbox is still answered `deleted`.
       await silent.delete();
@@ -409,7 +526,13 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       try {
         const sandbox = await sdk.createSandbox(`oci:${join(repoDir, 'no-such-image')}:v1`);
         const info = await sdk.request('GET', `/sandboxes/${sandbox.sandboxId}`);
-        expect(info).toMatchObject({ status: 'ready', source: 'repo', status_message: expect.stringMatching(/^image oci:\S+ could not be used \(WNW_ERR_SBX_IMAGE: .*\); this sandbox is the --repo checkout at \/workspace on the host's \/usr$/) });
+        expect(info).toMatchObject({
+          status: 'ready',
+          source: 'repo',
+          status_message: expect.stringMatching(
+            /^image oci:\S+ could not be used \(WNW_ERR_SBX_IMAGE: .*\); this sandbox is the --repo checkout at \/workspace on the host's \/usr$/,
+          ),
+        });
         expect(await sandbox.exec('pwd; head -1 README.md')).toMatchObject({ stdout: '/workspace\n# contract\n' });
       } finally {
         await sdk.close();
@@ -420,7 +543,9 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       const sdk = new OrchardSdkClient(await serve({ asRoot: true }), KEY);
       try {
         const root = await sdk.createSandbox('x');
-        const job = await root.exec(`id -u; id -g; grep CapEff /proc/self/status; touch /workspace/made-by-root; stat -c %u /workspace/made-by-root; touch /etc/nope 2>/dev/null || echo read-only`);
+        const job = await root.exec(
+          `id -u; id -g; grep CapEff /proc/self/status; touch /workspace/made-by-root; stat -c %u /workspace/made-by-root; touch /etc/nope 2>/dev/null || echo read-only`,
+        );
         expect(job).toMatchObject({ exit_code: 0, stdout: '0\n0\nCapEff:\t0000000000000000\n0\nread-only\n' });
         const plain = await new OrchardSdkClient(base, KEY).createSandbox('x');
         expect((await plain.exec('id -u')).stdout).not.toBe('0\n');
@@ -443,15 +568,35 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       try {
         expect((await app.inject({ method: 'GET', url: '/orchard/health' })).json()).toEqual({ status: 'healthy' });
         expect((await app.inject({ method: 'POST', url: '/orchard/sandboxes', payload: { image: 'x' } })).statusCode).toBe(401);
-        const created = await app.inject({ method: 'POST', url: '/orchard/sandboxes', headers: { 'x-api-key': KEY }, payload: { image: 'x' } });
+        const created = await app.inject({
+          method: 'POST',
+          url: '/orchard/sandboxes',
+          headers: { 'x-api-key': KEY },
+          payload: { image: 'x' },
+        });
         const id = created.json().sandbox_id as string;
-        expect((await app.inject({ method: 'GET', url: `/orchard/sandboxes/${id}/wait?timeout=60`, headers: { 'x-api-key': KEY } })).json()).toMatchObject({ status: 'ready' });
-        const job = await app.inject({ method: 'POST', url: `/orchard/sandboxes/${id}/exec`, headers: { 'x-api-key': KEY }, payload: { command: 'head -1 README.md', wait: true } });
+        expect(
+          (await app.inject({ method: 'GET', url: `/orchard/sandboxes/${id}/wait?timeout=60`, headers: { 'x-api-key': KEY } })).json(),
+        ).toMatchObject({ status: 'ready' });
+        const job = await app.inject({
+          method: 'POST',
+          url: `/orchard/sandboxes/${id}/exec`,
+          headers: { 'x-api-key': KEY },
+          payload: { command: 'head -1 README.md', wait: true },
+        });
         expect(job.json()).toMatchObject({ status: 'succeeded', stdout: '# contract\n' });
-        expect((await app.inject({ method: 'GET', url: '/orchard/sandboxes/nope', headers: { 'x-api-key': KEY } })).json()).toEqual({ detail: 'Sandbox nope not found' });
+        expect((await app.inject({ method: 'GET', url: '/orchard/sandboxes/nope', headers: { 'x-api-key': KEY } })).json()).toEqual({
+          detail: 'Sandbox nope not found',
+        });
         // The PTY WebSocket under the prefix too.
         await app.listen({ host: '127.0.0.1', port: 0 });
-        const pty = await PtyProcess.open({ baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/orchard`, sandboxId: id, apiKey: KEY, auth: 'query', command: 'tty; exit 5' });
+        const pty = await PtyProcess.open({
+          baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/orchard`,
+          sandboxId: id,
+          apiKey: KEY,
+          auth: 'query',
+          command: 'tty; exit 5',
+        });
         expect(await pty.wait()).toBe(5);
         expect(pty.output()).toMatch(/^\/dev\/pts\/\d+\r\n/);
         // The rest of the server keeps its own shape.
@@ -465,46 +610,53 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
 });
 
 const imagesMissing = bwrapMissing ?? imageToolsMissing;
-describe.skipIf(imagesMissing)(`[images] winnower sandbox serve without --repo: a create's image is that image on the provider${imagesMissing ? ` (skipped: ${imagesMissing})` : ''}`, () => {
-  const scratch = tempDir('wnw-serve-image-');
-  chmodSync(scratch.dir, 0o711);
-  const image = imagesMissing ? undefined : writeTinyImage(join(scratch.dir, 'image'));
-  const withImages = createLocalProvider({ logger: quiet, imageCacheDir: join(scratch.dir, 'cache') });
-  afterAll(async () => {
-    await withImages.close();
-    scratch.remove();
-  });
+describe.skipIf(imagesMissing)(
+  `[images] winnower sandbox serve without --repo: a create's image is that image on the provider${imagesMissing ? ` (skipped: ${imagesMissing})` : ''}`,
+  () => {
+    const scratch = tempDir('wnw-serve-image-');
+    chmodSync(scratch.dir, 0o711);
+    const image = imagesMissing ? undefined : writeTinyImage(join(scratch.dir, 'image'));
+    const withImages = createLocalProvider({ logger: quiet, imageCacheDir: join(scratch.dir, 'cache') });
+    afterAll(async () => {
+      await withImages.close();
+      scratch.remove();
+    });
 
-  it('starts the sandbox from the image and runs in its workdir; an image that cannot be had fails the sandbox with the reason', async () => {
-    const base = await serve({ provider: withImages, repo: undefined });
-    const sdk = new OrchardSdkClient(base, KEY);
-    try {
-      const sandbox = await sdk.createSandbox(image!.reference, { timeout: 300 });
-      expect(await sandbox.exec('pwd; git rev-parse HEAD')).toMatchObject({ exit_code: 0, stdout: `/testbed\n${image!.baseCommit}\n` });
-      await expect(sdk.createSandbox(`oci:${join(scratch.dir, 'nowhere')}:v1`)).rejects.toThrow(/RuntimeError: Sandbox [0-9a-f]{8} failed: WNW_ERR_SBX_IMAGE: /);
-    } finally {
-      await sdk.close();
-    }
-  }, 120_000);
+    it('starts the sandbox from the image and runs in its workdir; an image that cannot be had fails the sandbox with the reason', async () => {
+      const base = await serve({ provider: withImages, repo: undefined });
+      const sdk = new OrchardSdkClient(base, KEY);
+      try {
+        const sandbox = await sdk.createSandbox(image!.reference, { timeout: 300 });
+        expect(await sandbox.exec('pwd; git rev-parse HEAD')).toMatchObject({ exit_code: 0, stdout: `/testbed\n${image!.baseCommit}\n` });
+        await expect(sdk.createSandbox(`oci:${join(scratch.dir, 'nowhere')}:v1`)).rejects.toThrow(
+          /RuntimeError: Sandbox [0-9a-f]{8} failed: WNW_ERR_SBX_IMAGE: /,
+        );
+      } finally {
+        await sdk.close();
+      }
+    }, 120_000);
 
-  it('with --repo, the image is honoured when it can be had ("source": "image"); --repo-always never pulls ("source": "repo")', async () => {
-    const preferring = await serve({ provider: withImages, repo: { path: repoDir }, repoMode: 'fallback' });
-    const sdk = new OrchardSdkClient(preferring, KEY);
-    const always = new OrchardSdkClient(await serve({ provider: withImages, repo: { path: repoDir }, repoMode: 'always' }), KEY);
-    try {
-      const fromImage = await sdk.createSandbox(image!.reference, { timeout: 300 });
-      expect(await sdk.request('GET', `/sandboxes/${fromImage.sandboxId}`)).toMatchObject({ source: 'image', status_message: '' });
-      expect(await fromImage.exec('pwd; git rev-parse HEAD')).toMatchObject({ stdout: `/testbed\n${image!.baseCommit}\n` });
-      const created = await always.request('POST', '/sandboxes', { json: { image: image!.reference, block_network: true } });
-      expect(created).toMatchObject({ source: 'repo' });
-      await always.request('GET', `/sandboxes/${created.sandbox_id}/wait`, { params: { timeout: 60 } });
-      expect(await (await always.getSandbox(created.sandbox_id)).exec('pwd; head -1 README.md')).toMatchObject({ stdout: '/workspace\n# contract\n' });
-    } finally {
-      await sdk.close();
-      await always.close();
-    }
-  }, 120_000);
-});
+    it('with --repo, the image is honoured when it can be had ("source": "image"); --repo-always never pulls ("source": "repo")', async () => {
+      const preferring = await serve({ provider: withImages, repo: { path: repoDir }, repoMode: 'fallback' });
+      const sdk = new OrchardSdkClient(preferring, KEY);
+      const always = new OrchardSdkClient(await serve({ provider: withImages, repo: { path: repoDir }, repoMode: 'always' }), KEY);
+      try {
+        const fromImage = await sdk.createSandbox(image!.reference, { timeout: 300 });
+        expect(await sdk.request('GET', `/sandboxes/${fromImage.sandboxId}`)).toMatchObject({ source: 'image', status_message: '' });
+        expect(await fromImage.exec('pwd; git rev-parse HEAD')).toMatchObject({ stdout: `/testbed\n${image!.baseCommit}\n` });
+        const created = await always.request('POST', '/sandboxes', { json: { image: image!.reference, block_network: true } });
+        expect(created).toMatchObject({ source: 'repo' });
+        await always.request('GET', `/sandboxes/${created.sandbox_id}/wait`, { params: { timeout: 60 } });
+        expect(await (await always.getSandbox(created.sandbox_id)).exec('pwd; head -1 README.md')).toMatchObject({
+          stdout: '/workspace\n# contract\n',
+        });
+      } finally {
+        await sdk.close();
+        await always.close();
+      }
+    }, 120_000);
+  },
+);
 
 describe('winnower sandbox serve: the key', () => {
   it('refuses to listen beyond loopback without an API key', () => {

@@ -40,16 +40,26 @@ afterEach(async () => {
 });
 
 function makeProvider(settings: OrchardProviderSettings = {}): SandboxProvider {
-  provider = createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', requestTimeoutMs: 5_000, heartbeatIntervalMs: 0, retries: 2, ...settings });
+  provider = createOrchardProvider({
+    baseUrl: fake.url,
+    apiKey: 'test-key',
+    requestTimeoutMs: 5_000,
+    heartbeatIntervalMs: 0,
+    retries: 2,
+    ...settings,
+  });
   return provider;
 }
-
 
 let contractProvider: SandboxProvider | undefined;
 runSandboxContract({
   name: 'orchard (fake Orchard Env)',
   create: async (settings) => {
-    if (settings) return { provider: createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', heartbeatIntervalMs: 0, ...settings }), spec: { image: CONTRACT_IMAGE } };
+    if (settings)
+      return {
+        provider: createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', heartbeatIntervalMs: 0, ...settings }),
+        spec: { image: CONTRACT_IMAGE },
+      };
     contractProvider ??= createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', heartbeatIntervalMs: 0 });
     return { provider: contractProvider, spec: { image: CONTRACT_IMAGE } };
   },
@@ -95,12 +105,17 @@ describe('orchard provider: create', () => {
 describe('orchard provider: exec', () => {
   let sandbox: Sandbox;
   beforeAll(async () => {
-    sandbox = await createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', heartbeatIntervalMs: 0 }).create({ image: IMAGE, env: { FROM_SPEC: 'spec' } });
+    sandbox = await createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', heartbeatIntervalMs: 0 }).create({
+      image: IMAGE,
+      env: { FROM_SPEC: 'spec' },
+    });
   });
   afterAll(async () => sandbox.close());
 
   it('sends one quoted command string with wait, cwd and env, and returns the result', async () => {
-    const result = await sandbox.exec(`printf '%s|%s|%s' "$FROM_SPEC" "$FROM_CALL" "it's"; echo err >&2; exit 3`, { env: { FROM_CALL: 'call' } });
+    const result = await sandbox.exec(`printf '%s|%s|%s' "$FROM_SPEC" "$FROM_CALL" "it's"; echo err >&2; exit 3`, {
+      env: { FROM_CALL: 'call' },
+    });
     expect(result).toMatchObject({ exitCode: 3, stdout: "spec|call|it's", stderr: 'err\n', timedOut: false, truncated: false });
     const post = fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/exec')).at(-1);
     // The agent's timeout is a backstop past our own `timeout` wrapper (120 s + 5 s kill grace + 10 s).
@@ -137,7 +152,9 @@ describe('orchard provider: exec', () => {
   });
 
   it('caps each stream on our side and says so', async () => {
-    const result = await sandbox.exec("head -c 5000 /dev/zero | tr '\\0' a; head -c 10 /dev/zero | tr '\\0' b >&2", { maxOutputBytes: 1000 });
+    const result = await sandbox.exec("head -c 5000 /dev/zero | tr '\\0' a; head -c 10 /dev/zero | tr '\\0' b >&2", {
+      maxOutputBytes: 1000,
+    });
     expect(result.stdout).toBe('a'.repeat(1000));
     expect(result.stderr).toBe('b'.repeat(10));
     expect(result.truncated).toBe(true);
@@ -168,7 +185,12 @@ describe('orchard provider: files, diff and patches', () => {
 
   it('lists a directory', async () => {
     const entries = await sandbox.listFiles('.');
-    expect(entries).toEqual(expect.arrayContaining([{ name: 'a.py', type: 'file', size: 49 }, { name: '.git', type: 'directory', size: expect.any(Number) }]));
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        { name: 'a.py', type: 'file', size: 49 },
+        { name: '.git', type: 'directory', size: expect.any(Number) },
+      ]),
+    );
   });
 
   it('a missing file is WNW_ERR_SBX_FILE with the request id', async () => {
@@ -180,7 +202,9 @@ describe('orchard provider: files, diff and patches', () => {
   });
 
   it('diffs against the base commit with untracked files, binary changes left out, leaving the index alone', async () => {
-    await sandbox.exec("sed -i 's/^two$/TWO/' a.py && printf 'fresh\\n' > untracked.txt && printf '\\x00\\x01\\x09' > data.bin && rm b.txt");
+    await sandbox.exec(
+      "sed -i 's/^two$/TWO/' a.py && printf 'fresh\\n' > untracked.txt && printf '\\x00\\x01\\x09' > data.bin && rm b.txt",
+    );
     await sandbox.exec('git -c user.name=a -c user.email=a@b commit -qam "agent commit"');
     const diff = await sandbox.diff();
     expect(diff).toContain('diff --git a/a.py b/a.py');
@@ -270,7 +294,10 @@ describe('orchard provider: login shell and activation', () => {
 });
 
 function lastExecBody(id: string): Record<string, unknown> {
-  return fake.requests.filter((request) => request.method === 'POST' && request.path === `/sandboxes/${id}/exec`).at(-1)?.body as Record<string, unknown>;
+  return fake.requests.filter((request) => request.method === 'POST' && request.path === `/sandboxes/${id}/exec`).at(-1)?.body as Record<
+    string,
+    unknown
+  >;
 }
 
 describe('orchard provider: lifecycle', () => {
@@ -311,7 +338,10 @@ describe('orchard provider: lifecycle', () => {
       const sandbox = await provider.create({ image: IMAGE });
       await sandbox.close();
     } finally {
-      for (const [name, value] of [['SANDBOX_BASE_URL', saved.url], ['SANDBOX_API_KEY', saved.key]] as const) {
+      for (const [name, value] of [
+        ['SANDBOX_BASE_URL', saved.url],
+        ['SANDBOX_API_KEY', saved.key],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -323,7 +353,10 @@ describe('orchard provider: answer size', () => {
   it('drops an answer larger than its limit unread (a command printing too much, a huge file) and names the request id', async () => {
     const sandbox = await makeProvider({ maxResponseBytes: 256 * 1024 }).create({ image: IMAGE });
     try {
-      const error = await expectCode(sandbox.exec("head -c 3000000 /dev/zero | tr '\\0' a", { maxOutputBytes: 1024 }), 'WNW_ERR_SBX_UPSTREAM');
+      const error = await expectCode(
+        sandbox.exec("head -c 3000000 /dev/zero | tr '\\0' a", { maxOutputBytes: 1024 }),
+        'WNW_ERR_SBX_UPSTREAM',
+      );
       expect(error.message).toMatch(/larger than 262144 bytes.*request id/);
       expect(error.details).toMatchObject({ tooLarge: true });
       // Within the limit, the exec's own cap still truncates.
@@ -347,7 +380,9 @@ describe('orchard provider: close during create', () => {
     await closing.close();
     const error = await expectCode(creating, 'WNW_ERR_SBX_CLOSED');
     expect(error.message).toContain('closed while');
-    const id = (fake.requests.filter((request) => request.method === 'POST' && request.path === '/sandboxes').at(-1)?.body as { sandbox_id: string }).sandbox_id;
+    const id = (
+      fake.requests.filter((request) => request.method === 'POST' && request.path === '/sandboxes').at(-1)?.body as { sandbox_id: string }
+    ).sandbox_id;
     expect(fake.deleted).toContain(id);
   });
 });

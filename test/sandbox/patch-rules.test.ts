@@ -24,7 +24,10 @@ describe('patchViolation', () => {
   it.each([
     ['a sibling file', newLink('docs/readme', '../README.md')],
     ['a file in the same folder', newLink('a/b/link', 'c.txt')],
-    ['a normal file whose content looks like a path', 'diff --git a/p.txt b/p.txt\nnew file mode 100644\n--- /dev/null\n+++ b/p.txt\n@@ -0,0 +1 @@\n+/etc/passwd\n'],
+    [
+      'a normal file whose content looks like a path',
+      'diff --git a/p.txt b/p.txt\nnew file mode 100644\n--- /dev/null\n+++ b/p.txt\n@@ -0,0 +1 @@\n+/etc/passwd\n',
+    ],
   ])('allows a symbolic link or file to %s', (_, patch) => {
     expect(patchViolation(patch)).toBeUndefined();
   });

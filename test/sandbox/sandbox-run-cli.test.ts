@@ -43,15 +43,25 @@ describe('winnower sandbox run: arguments', () => {
 describe.skipIf(bwrapMissing)('winnower sandbox run (local)', () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it('prints the output and the diff, and exits with the command\'s code', async () => {
-    const result = await run(['--repo', repo.dir, '--commit', base, '--provider', 'local', '--diff', '--', 'echo out; echo err >&2; echo more >> README.md; exit 3']);
+  it("prints the output and the diff, and exits with the command's code", async () => {
+    const result = await run([
+      '--repo',
+      repo.dir,
+      '--commit',
+      base,
+      '--provider',
+      'local',
+      '--diff',
+      '--',
+      'echo out; echo err >&2; echo more >> README.md; exit 3',
+    ]);
     expect(result.code).toBe(3);
     expect(result.stdout).toMatch(/^out\ndiff --git a\/README.md b\/README.md/);
     expect(result.stdout).toContain('+more');
     expect(result.stderr).toContain('err\n');
   });
 
-  it('prints the sandbox\'s note when a command was killed (exit 137)', async () => {
+  it("prints the sandbox's note when a command was killed (exit 137)", async () => {
     const result = await run(['--repo', repo.dir, '--', 'kill -9 $$']);
     expect(result.code).toBe(137);
     expect(result.stderr).toContain('winnower: exit 137: killed by SIGKILL');

@@ -25,7 +25,9 @@ describe('sandbox serve: request timeout', () => {
       let answer = '';
       socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
       const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-      socket.write('POST /sandboxes HTTP/1.1\r\nHost: localhost\r\nX-API-Key: key\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"image":');
+      socket.write(
+        'POST /sandboxes HTTP/1.1\r\nHost: localhost\r\nX-API-Key: key\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"image":',
+      );
       await closed;
       expect(answer).toMatch(/^HTTP\/1\.1 408/);
     } finally {

@@ -133,10 +133,16 @@ describe('variants', () => {
     const weights = readTinyWeights(join(dir, 'model.onnx'));
     const refused = await createOnnxScorer({ modelDir: dir }).catch((error: unknown) => error as WinnowerError);
     expect(refused).toMatchObject({ code: 'WNW_ERR_SCORE_MODEL', details: { field: 'scorer.labels' } });
-    const wrongCount = await createOnnxScorer({ modelDir: dir, head: resolveHead({ labels: ['a', 'b', 'c'], activation: 'sigmoid' }) }).catch((error: unknown) => error as WinnowerError);
+    const wrongCount = await createOnnxScorer({
+      modelDir: dir,
+      head: resolveHead({ labels: ['a', 'b', 'c'], activation: 'sigmoid' }),
+    }).catch((error: unknown) => error as WinnowerError);
     expect(wrongCount).toMatchObject({ code: 'WNW_ERR_SCORE_MODEL', details: { labels: 3 } });
     const critic = await createOnnxScorer({ modelDir: dir, head: resolveHead({ labels: 'openhands-critic' }) });
-    const softmax = await createOnnxScorer({ modelDir: dir, head: resolveHead({ labels: 'openhands-critic', labelIndex: 3, activation: 'softmax' }) });
+    const softmax = await createOnnxScorer({
+      modelDir: dir,
+      head: resolveHead({ labels: 'openhands-critic', labelIndex: 3, activation: 'softmax' }),
+    });
     try {
       expect(critic.kind).toBe('multi-label');
       const ids = await critic.tokenizer.encode(TEXTS);

@@ -25,7 +25,8 @@ describe('scoreCandidates', () => {
 });
 
 describe('scoreCandidates against a vLLM server with a shorter context than the budget', () => {
-  const long = (length: number) => Trajectory.parse({ ...trajectory('long'), patch: `--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+${'b'.repeat(length)}\n` });
+  const long = (length: number) =>
+    Trajectory.parse({ ...trajectory('long'), patch: `--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+${'b'.repeat(length)}\n` });
 
   it('cuts a candidate the server refuses as too long again, to the count the server reported, and scores it', async () => {
     const server = await startFakeVllm({ model: 'cls', maxModelLen: 200 });

@@ -10,7 +10,10 @@ import type { CandidateChecks } from '../../src/types/index.js';
 import { FIX_A, candidate } from './fixtures.js';
 
 const variant = (n: number): string => FIX_A.replace('+    return a + b', `+    return a + b + ${n}`);
-const checked = (id: string, n: number, value: number, checks: CandidateChecks): Candidate => ({ ...candidate(id, variant(n), value), checks });
+const checked = (id: string, n: number, value: number, checks: CandidateChecks): Candidate => ({
+  ...candidate(id, variant(n), value),
+  checks,
+});
 
 /** The demo's shape: the value model prefers the wrong fixes. */
 const pool = (): Candidate[] => [
@@ -26,19 +29,27 @@ describe('selection with regressions and reproduction tests', () => {
     expect(selection.chosen).toBe('correct');
     expect(selection.degraded_to).toBeNull();
     expect(selection.reason).toMatch(/breaks no test, passes 2\/2 reproduction tests/);
-    expect(selection.reason).toMatch(/breaks-tests \(breaks 2 tests \(regression\), passes 2\/2 reproduction tests\).* had a higher value but worse checks/);
+    expect(selection.reason).toMatch(
+      /breaks-tests \(breaks 2 tests \(regression\), passes 2\/2 reproduction tests\).* had a higher value but worse checks/,
+    );
     expect(selection.ranking.map((entry) => entry.trajectory_id)).toEqual(['correct', 'plausible-wrong', 'breaks-tests']);
   });
 
   it('the value model breaks a tie on the checks', () => {
-    const tied = [checked('a', 1, 0.3, { regressions: 0, repro_passed: 1, repro_total: 1 }), checked('b', 2, 0.7, { regressions: 0, repro_passed: 1, repro_total: 1 })];
+    const tied = [
+      checked('a', 1, 0.3, { regressions: 0, repro_passed: 1, repro_total: 1 }),
+      checked('b', 2, 0.7, { regressions: 0, repro_passed: 1, repro_total: 1 }),
+    ];
     const selection = select('hybrid', tied);
     expect(selection.chosen).toBe('b');
     expect(selection.reason).toMatch(/2 candidates tied on the checks; value broke the tie/);
   });
 
   it('learned: the checks come before the learned score', () => {
-    const selector: LearnedSelector = { format: 'winnower-selector-1', signals: SIGNALS.map((name) => ({ name, mean: 0, std: 1, weight: name === 'value_rel' ? 1 : 0, learned: true })) };
+    const selector: LearnedSelector = {
+      format: 'winnower-selector-1',
+      signals: SIGNALS.map((name) => ({ name, mean: 0, std: 1, weight: name === 'value_rel' ? 1 : 0, learned: true })),
+    };
     const selection = select('learned', pool(), { selector });
     expect(selection.chosen).toBe('correct');
     expect(selection.reason).toMatch(/checks: breaks no test/);
@@ -51,7 +62,13 @@ describe('selection with regressions and reproduction tests', () => {
       [0, 0.5],
       [0, 1],
     ]);
-    const byChecks: LearnedSelector = { format: 'winnower-selector-1', signals: [{ name: 'check_repro_share', mean: 0, std: 1, weight: 1, learned: true }, { name: 'check_regressed', mean: 0, std: 1, weight: -2, learned: true }] };
+    const byChecks: LearnedSelector = {
+      format: 'winnower-selector-1',
+      signals: [
+        { name: 'check_repro_share', mean: 0, std: 1, weight: 1, learned: true },
+        { name: 'check_regressed', mean: 0, std: 1, weight: -2, learned: true },
+      ],
+    };
     expect(select('learned', pool(), { selector: byChecks }).ranking[0]!.reasons.join(' ')).toMatch(/check_regressed|check_repro_share/);
   });
 

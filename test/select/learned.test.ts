@@ -13,11 +13,29 @@ function candidate(id: string, patch: string, value?: number): Candidate {
   const trajectory = Trajectory.parse({ id, instance_id: 'acme__widgets-1', source: id, patch });
   return value === undefined
     ? { trajectory }
-    : { trajectory, score: { trajectory_id: id, instance_id: 'acme__widgets-1', value, raw: Math.log(value / (1 - value)), backend: 'onnx', model: 'm', template: 'patch-v1', input_tokens: 1, truncated: false, cut: Cut.parse({}), cached: false } };
+    : {
+        trajectory,
+        score: {
+          trajectory_id: id,
+          instance_id: 'acme__widgets-1',
+          value,
+          raw: Math.log(value / (1 - value)),
+          backend: 'onnx',
+          model: 'm',
+          template: 'patch-v1',
+          input_tokens: 1,
+          truncated: false,
+          cut: Cut.parse({}),
+          cached: false,
+        },
+      };
 }
 
 function selectorWith(weights: Partial<Record<(typeof SIGNALS)[number], number>>): LearnedSelector {
-  return { format: 'winnower-selector-1', signals: SIGNALS.map((name) => ({ name, mean: 0, std: 1, weight: weights[name] ?? 0, learned: true })) };
+  return {
+    format: 'winnower-selector-1',
+    signals: SIGNALS.map((name) => ({ name, mean: 0, std: 1, weight: weights[name] ?? 0, learned: true })),
+  };
 }
 
 const task = { problem_statement: 'Calling parse_widget in widgets/core.py crashes on empty input.' };
@@ -50,7 +68,10 @@ describe('group signals', () => {
 
 describe('learned selection', () => {
   it('ranks by the weighted signals and explains the contributions', () => {
-    const candidates = [candidate('big', diff('a.py', ['a = 1', 'b = 2', 'c = 3', 'd = 4']), 0.7), candidate('small', diff('a.py', ['a = 1']), 0.6)];
+    const candidates = [
+      candidate('big', diff('a.py', ['a = 1', 'b = 2', 'c = 3', 'd = 4']), 0.7),
+      candidate('small', diff('a.py', ['a = 1']), 0.6),
+    ];
     const bySize = select('learned', candidates, { selector: selectorWith({ size_rel: -1 }), task });
     expect(bySize.strategy).toBe('learned');
     expect(bySize.chosen).toBe('small');
@@ -68,7 +89,9 @@ describe('learned selection', () => {
   });
 
   it('never chooses an empty patch, whatever the weights', () => {
-    const selection = select('learned', [candidate('empty', '', 0.99), candidate('x', diff('a.py', ['a = 1']), 0.01)], { selector: selectorWith({ value_rel: 10 }) });
+    const selection = select('learned', [candidate('empty', '', 0.99), candidate('x', diff('a.py', ['a = 1']), 0.01)], {
+      selector: selectorWith({ value_rel: 10 }),
+    });
     expect(selection.chosen).toBe('x');
   });
 

@@ -11,7 +11,9 @@ describe('normalizePatch', () => {
   });
 
   it('ignores file order, index lines and mode lines', () => {
-    const reordered = README_EDIT.replace('index 3333333..4444444 100644', 'old mode 100644\nnew mode 100755\nindex 5555555..6666666') + FIX_A.replace('index 1111111..2222222', 'index abcdef0..1234567');
+    const reordered =
+      README_EDIT.replace('index 3333333..4444444 100644', 'old mode 100644\nnew mode 100755\nindex 5555555..6666666') +
+      FIX_A.replace('index 1111111..2222222', 'index abcdef0..1234567');
     expect(key(reordered)).toBe(key(FIX_A + README_EDIT));
   });
 

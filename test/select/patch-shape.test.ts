@@ -55,7 +55,22 @@ describe('patchShape', () => {
   });
 
   it('tolerates a blank line for an empty context line, "\\ No newline" and text around files', () => {
-    const patch = ['Fix the sign.', '', '--- a/x', '+++ b/x', '@@ -1,3 +1,3 @@', ' a', '', '-b', '\\ No newline at end of file', '+c', '\\ No newline at end of file', '-- ', '2.43.0', ''].join('\n');
+    const patch = [
+      'Fix the sign.',
+      '',
+      '--- a/x',
+      '+++ b/x',
+      '@@ -1,3 +1,3 @@',
+      ' a',
+      '',
+      '-b',
+      '\\ No newline at end of file',
+      '+c',
+      '\\ No newline at end of file',
+      '-- ',
+      '2.43.0',
+      '',
+    ].join('\n');
     expect(patchShape(patch)).toMatchObject({ kind: 'ok', added: 1, removed: 1 });
   });
 
@@ -66,13 +81,19 @@ describe('patchShape', () => {
     if (shape.kind === 'ok') expect([shape.files[0]?.oldPath, shape.files[0]?.newPath]).toEqual(['old.py', 'new.py']);
     expect(patchShape('diff --git a/empty.txt b/empty.txt\nnew file mode 100644\nindex 0000000..e69de29\n').kind).toBe('ok');
     expect(patchShape('diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n').kind).toBe('ok');
-    expect(patchShape('diff --git a/logo.png b/logo.png\nindex 1..2 100644\nBinary files a/logo.png and b/logo.png differ\n').kind).toBe('ok');
+    expect(patchShape('diff --git a/logo.png b/logo.png\nindex 1..2 100644\nBinary files a/logo.png and b/logo.png differ\n').kind).toBe(
+      'ok',
+    );
     expect(patchShape('diff --git a/x b/x\nindex 1..2 100644\n').kind).toBe('unparseable');
   });
 
   it('parses every patch of the importer fixtures (13 predictions, 12 test patches)', () => {
-    const predictions = readRows(new URL('../fixtures/importers/swebench/predictions.jsonl', import.meta.url)).map((row) => patchShape(String(row.model_patch)).kind);
-    const tests = readRows(new URL('../fixtures/importers/swebench/tasks.jsonl', import.meta.url)).map((row) => patchShape(String(row.test_patch)).kind);
+    const predictions = readRows(new URL('../fixtures/importers/swebench/predictions.jsonl', import.meta.url)).map(
+      (row) => patchShape(String(row.model_patch)).kind,
+    );
+    const tests = readRows(new URL('../fixtures/importers/swebench/tasks.jsonl', import.meta.url)).map(
+      (row) => patchShape(String(row.test_patch)).kind,
+    );
     expect(predictions).toHaveLength(13);
     expect(new Set(predictions)).toEqual(new Set(['ok']));
     expect(tests).toHaveLength(12);
@@ -82,7 +103,9 @@ describe('patchShape', () => {
 
 describeRealData('patchShape on the Devstral sample', 'devstral-verified', () => {
   it('parses every real patch (440 predictions, 377 test patches)', () => {
-    const predictions = readRows(sharedData('devstral-verified', 'candidates.jsonl')).map((row) => patchShape(String(row.model_patch)).kind);
+    const predictions = readRows(sharedData('devstral-verified', 'candidates.jsonl')).map(
+      (row) => patchShape(String(row.model_patch)).kind,
+    );
     const tests = readRows(sharedData('devstral-verified', 'tasks.jsonl')).map((row) => patchShape(String(row.test_patch)).kind);
     expect(predictions).toHaveLength(440);
     expect(new Set(predictions)).toEqual(new Set(['ok']));

@@ -20,7 +20,11 @@ function permutations<T>(items: T[]): T[][] {
 
 describe('select: value', () => {
   it('picks the argmax of score.value and explains every place', () => {
-    const selection = select('value', [candidate('t1', variant(1), 0.3), candidate('t2', variant(2), 0.82), candidate('t3', variant(3), 0.5)]);
+    const selection = select('value', [
+      candidate('t1', variant(1), 0.3),
+      candidate('t2', variant(2), 0.82),
+      candidate('t3', variant(3), 0.5),
+    ]);
     expect(selection.chosen).toBe('t2');
     expect(order(selection)).toEqual(['t2', 't3', 't1']);
     expect(reasonsOf(selection, 't2')).toContain('value 0.82 (1st of 3)');
@@ -32,7 +36,11 @@ describe('select: value', () => {
   });
 
   it('ranks a missing score below every scored candidate but above empty patches', () => {
-    const selection = select('value', [candidate('empty', '', 0.95), candidate('unscored', variant(1)), candidate('low', variant(2), 0.05)]);
+    const selection = select('value', [
+      candidate('empty', '', 0.95),
+      candidate('unscored', variant(1)),
+      candidate('low', variant(2), 0.05),
+    ]);
     expect(order(selection)).toEqual(['low', 'unscored', 'empty']);
     expect(reasonsOf(selection, 'unscored')).toContain('no score (scorer failed or not run)');
     expect(selection.reason).toMatch(/^Chose low, .*; empty scored higher \(0\.95\) but its patch is empty\.$/);
@@ -43,7 +51,9 @@ describe('select: value', () => {
     expect(selection.strategy).toBe('value');
     expect(selection.degraded_to).toBe('consensus');
     expect(selection.chosen).toBe('pair-1');
-    expect(selection.reason).toMatch(/^No candidate had a score, so value selection fell back to consensus: chose pair-1 from the largest group of equal patches \(2 of 3 usable; no scores, so a plain majority vote\)/);
+    expect(selection.reason).toMatch(
+      /^No candidate had a score, so value selection fell back to consensus: chose pair-1 from the largest group of equal patches \(2 of 3 usable; no scores, so a plain majority vote\)/,
+    );
   });
 });
 
@@ -53,11 +63,17 @@ describe('select: consensus', () => {
     const selection = select('consensus', [candidate('b', FIX_B, 0.9), candidate('a-noisy', FIX_A_NOISY, 0.5), candidate('a', FIX_A, 0.6)]);
     expect(selection.chosen).toBe('a');
     expect(order(selection)).toEqual(['a', 'a-noisy', 'b']);
-    expect(selection.ranking.map((entry) => [entry.cluster, entry.cluster_size])).toEqual([[1, 2], [1, 2], [2, 1]]);
+    expect(selection.ranking.map((entry) => [entry.cluster, entry.cluster_size])).toEqual([
+      [1, 2],
+      [1, 2],
+      [2, 1],
+    ]);
     expect(reasonsOf(selection, 'a')).toContain('cluster of 2 equal patches');
     expect(reasonsOf(selection, 'a')).toContain('cluster weight 1.1 (1st of 2 clusters)');
     expect(reasonsOf(selection, 'b')).toContain('unique patch');
-    expect(selection.reason).toBe('Chose a (value 0.6), the best member of the heaviest cluster: 2 equal patches of 3 usable, weight 1.1 (size × mean value).');
+    expect(selection.reason).toBe(
+      'Chose a (value 0.6), the best member of the heaviest cluster: 2 equal patches of 3 usable, weight 1.1 (size × mean value).',
+    );
   });
 
   it('weighs clusters by size × mean value: a confident single beats a doubtful pair', () => {
@@ -80,7 +96,9 @@ describe('select: hybrid', () => {
     const selection = select('hybrid', [candidate('high', variant(1), 0.9, 'unresolved'), candidate('low', variant(2), 0.2, 'resolved')]);
     expect(selection.chosen).toBe('low');
     expect(reasonsOf(selection, 'low')).toContain('tests: resolved');
-    expect(selection.reason).toBe('Chose low: tests resolved, the only candidate with that outcome (value 0.2); high had a higher value (0.9) but tests: unresolved.');
+    expect(selection.reason).toBe(
+      'Chose low: tests resolved, the only candidate with that outcome (value 0.2); high had a higher value (0.9) but tests: unresolved.',
+    );
   });
 
   it('orders resolved > not run > unresolved > timeout = error > apply_failed, then by value', () => {
@@ -109,9 +127,15 @@ describe('select: hybrid', () => {
   });
 
   it('with test results but no scores, orders within an outcome by cluster size', () => {
-    const selection = select('hybrid', [candidate('solo', FIX_B, undefined, 'resolved'), candidate('pair-2', FIX_A_NOISY, undefined, 'resolved'), candidate('pair-1', FIX_A, undefined, 'resolved')]);
+    const selection = select('hybrid', [
+      candidate('solo', FIX_B, undefined, 'resolved'),
+      candidate('pair-2', FIX_A_NOISY, undefined, 'resolved'),
+      candidate('pair-1', FIX_A, undefined, 'resolved'),
+    ]);
     expect(order(selection)).toEqual(['pair-1', 'pair-2', 'solo']);
-    expect(selection.reason).toBe('Chose pair-1: tests resolved, none of the 3 with that outcome has a score; tied with pair-2 on test outcome and value, won on trajectory id (lexicographic).');
+    expect(selection.reason).toBe(
+      'Chose pair-1: tests resolved, none of the 3 with that outcome has a score; tied with pair-2 on test outcome and value, won on trajectory id (lexicographic).',
+    );
   });
 });
 
@@ -135,7 +159,12 @@ describe('select: rules for every strategy', () => {
     expect(selection.chosen).toBeNull();
     expect(selection.degraded_to).toBeNull();
     expect(selection.reason).toBe('None of the 2 candidates has a usable patch (1 empty, 1 unparseable), nothing chosen.');
-    expect(select(strategy, [], { instanceId: 'x' })).toMatchObject({ instance_id: 'x', chosen: null, ranking: [], reason: 'No candidates, nothing chosen.' });
+    expect(select(strategy, [], { instanceId: 'x' })).toMatchObject({
+      instance_id: 'x',
+      chosen: null,
+      ranking: [],
+      reason: 'No candidates, nothing chosen.',
+    });
     expect(select(strategy, [candidate('e', ''), candidate('only', FIX_A)]).chosen).toBe('only');
   });
 
@@ -154,14 +183,26 @@ describe('select: rules for every strategy', () => {
   });
 
   it('value: a tie on value is broken by cluster size, then patch size', () => {
-    const selection = select('value', [candidate('long', FIX_A + README_EDIT, 0.5), candidate('short', FIX_B, 0.5), candidate('pair-2', FIX_A_NOISY, 0.5), candidate('pair-1', FIX_A, 0.5)]);
+    const selection = select('value', [
+      candidate('long', FIX_A + README_EDIT, 0.5),
+      candidate('short', FIX_B, 0.5),
+      candidate('pair-2', FIX_A_NOISY, 0.5),
+      candidate('pair-1', FIX_A, 0.5),
+    ]);
     expect(order(selection)).toEqual(['pair-1', 'pair-2', 'short', 'long']);
     const noPair = select('value', [candidate('long', FIX_A + README_EDIT, 0.5), candidate('short', FIX_B, 0.5)]);
-    expect(noPair.reason).toBe('Chose short, the highest value (0.5) of 2 scored candidates with a usable patch; tied with long on value, won on smaller patch.');
+    expect(noPair.reason).toBe(
+      'Chose short, the highest value (0.5) of 2 scored candidates with a usable patch; tied with long on value, won on smaller patch.',
+    );
   });
 
   it.each(STRATEGIES)('%s: every candidate has reasons and the selection one sentence', (strategy) => {
-    const selection = select(strategy, [candidate('a', FIX_A, 0.7, 'resolved'), candidate('b', FIX_A_NOISY), candidate('c', '', 0.2), candidate('d', FIX_B, 0.4, 'unresolved')]);
+    const selection = select(strategy, [
+      candidate('a', FIX_A, 0.7, 'resolved'),
+      candidate('b', FIX_A_NOISY),
+      candidate('c', '', 0.2),
+      candidate('d', FIX_B, 0.4, 'unresolved'),
+    ]);
     expect(Selection.parse(selection)).toEqual(selection);
     for (const entry of selection.ranking) {
       expect(entry.reasons.length).toBeGreaterThanOrEqual(2);

@@ -13,16 +13,24 @@ import { FIX_A, FIX_B, candidate, trajectory, verify } from './fixtures.js';
 const order = (selection: Selection): string[] => selection.ranking.map((entry) => entry.trajectory_id);
 const entry = (selection: Selection, id: string) => selection.ranking.find((ranked) => ranked.trajectory_id === id)!;
 const variant = (n: number): string => FIX_A.replace('+    return a + b', `+    return a + b + ${n}`);
-const LINK_OUT = 'diff --git a/passwd b/passwd\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/passwd\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n';
+const LINK_OUT =
+  'diff --git a/passwd b/passwd\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/passwd\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n';
 
 const selector = loadSelector(DEFAULT_MODEL_DIR());
 /** Every strategy, learned with the bundled model's selector (the strategy under test, not its fallback). */
 const run = (strategy: Strategy, candidates: Candidate[], options: SelectOptions = {}) =>
-  select(strategy, candidates, { ...(strategy === 'learned' && selector ? { selector } : {}), task: { problem_statement: 'add() is wrong' }, ...options });
+  select(strategy, candidates, {
+    ...(strategy === 'learned' && selector ? { selector } : {}),
+    task: { problem_statement: 'add() is wrong' },
+    ...options,
+  });
 
 /** A candidate whose patch did not apply in verification. */
 function notApplied(id: string, value: number): Candidate {
-  const result = { ...verify(id, 'apply_failed'), apply_error: 'error: patch failed: src/calc.py:7\nerror: src/calc.py: patch does not apply' };
+  const result = {
+    ...verify(id, 'apply_failed'),
+    apply_error: 'error: patch failed: src/calc.py:7\nerror: src/calc.py: patch does not apply',
+  };
   return { ...candidate(id, variant(9), value), verify: result };
 }
 
@@ -37,7 +45,10 @@ describe.each(Strategy.options)('the usable gate under %s', (strategy) => {
     const alone = run(strategy, [notApplied('a', 0.9)]);
     expect(alone.chosen).toBeNull();
     expect(alone.reason).toBe('None of the 1 candidate has a usable patch (1 did not apply), nothing chosen.');
-    expect(entry(alone, 'a').unusable).toEqual({ kind: 'apply_failed', reason: 'patch did not apply (error: patch failed: src/calc.py:7)' });
+    expect(entry(alone, 'a').unusable).toEqual({
+      kind: 'apply_failed',
+      reason: 'patch did not apply (error: patch failed: src/calc.py:7)',
+    });
 
     const pair = run(strategy, [notApplied('a', 0.99), { ...candidate('b', FIX_B, 0.01), verify: verify('b', 'unresolved') }]);
     expect(pair.chosen).toBe('b');
@@ -61,11 +72,16 @@ describe.each(Strategy.options)('the usable gate under %s', (strategy) => {
   });
 
   it('ranks a resolved candidate whose other tests failed below a resolved one without', () => {
-    const selection = run(strategy, [resolved('dirty', variant(1), 0.9, ['test_rejects_empty', 'test_rejects_garbage']), resolved('clean', variant(2), 0.5)]);
+    const selection = run(strategy, [
+      resolved('dirty', variant(1), 0.9, ['test_rejects_empty', 'test_rejects_garbage']),
+      resolved('clean', variant(2), 0.5),
+    ]);
     expect(order(selection)).toEqual(['clean', 'dirty']);
     expect(selection.chosen).toBe('clean');
     expect(entry(selection, 'dirty')).toMatchObject({ other_tests_failed: true, unusable: null });
-    expect(entry(selection, 'dirty').reasons).toContain('other tests failed: exit 1, 2 other tests failed (test_rejects_empty, test_rejects_garbage)');
+    expect(entry(selection, 'dirty').reasons).toContain(
+      'other tests failed: exit 1, 2 other tests failed (test_rejects_empty, test_rejects_garbage)',
+    );
     expect(entry(selection, 'clean').other_tests_failed).toBe(false);
   });
 
@@ -97,17 +113,22 @@ describe('the usable gate', () => {
   });
 
   it('keeps hybrid choosing the resolved candidate with other failures over an unresolved one', () => {
-    const selection = run('hybrid', [resolved('dirty', variant(1), 0.2, ['test_x']), { ...candidate('unresolved', variant(2), 0.9), verify: verify('unresolved', 'unresolved') }]);
+    const selection = run('hybrid', [
+      resolved('dirty', variant(1), 0.2, ['test_x']),
+      { ...candidate('unresolved', variant(2), 0.9), verify: verify('unresolved', 'unresolved') },
+    ]);
     expect(selection.chosen).toBe('dirty');
     expect(selection.reason).toMatch(/; other tests failed for it: exit 1, 1 other test failed \(test_x\)\.$/);
   });
 
   it('says why a resolved candidate with other failures lost its place', () => {
     const selection = run('hybrid', [resolved('dirty', variant(1), 0.9, ['test_x']), resolved('clean', variant(2), 0.5)]);
-    expect(selection.reason).toBe('Chose clean: it resolved the named tests and no other test failed; dirty, first by hybrid, resolved them too but exit 1, 1 other test failed (test_x).');
+    expect(selection.reason).toBe(
+      'Chose clean: it resolved the named tests and no other test failed; dirty, first by hybrid, resolved them too but exit 1, 1 other test failed (test_x).',
+    );
   });
 
-  it('still refuses bad input on unusable candidates (the caller\'s error)', () => {
+  it("still refuses bad input on unusable candidates (the caller's error)", () => {
     expect(() => select('value', [candidate('a', ''), candidate('a', FIX_A)])).toThrow(/appears twice/);
   });
 });

@@ -17,10 +17,56 @@ const TINY = new URL('../../models/tiny-value/', import.meta.url).pathname;
 const SEED = 20_260_511;
 const CASES = 300;
 
-const WORDS = ['the', 'error', 'passed', 'def', 'return', 'self', 'import', 'FAILED', 'Traceback', 'assert', 'None', 'diff', 'git', 'test', 'value', 'YES', 'NO'];
+const WORDS = [
+  'the',
+  'error',
+  'passed',
+  'def',
+  'return',
+  'self',
+  'import',
+  'FAILED',
+  'Traceback',
+  'assert',
+  'None',
+  'diff',
+  'git',
+  'test',
+  'value',
+  'YES',
+  'NO',
+];
 // Pieces whose tokens merge with their neighbours: cutting next to them, or joining them to
 // template text, changes how the text around them tokenizes.
-const GLUE = ['  ', '    ', '\n', '\n\n', '\n\n\n', ' \n', '\t', '...', '[', ']', '</', '>', '<|im_end|>', '0', '12', '999', '9999', '==', '->', '"', "'", 'é', 'ß', '中文', '😀', '👍🏽', '\u0301'];
+const GLUE = [
+  '  ',
+  '    ',
+  '\n',
+  '\n\n',
+  '\n\n\n',
+  ' \n',
+  '\t',
+  '...',
+  '[',
+  ']',
+  '</',
+  '>',
+  '<|im_end|>',
+  '0',
+  '12',
+  '999',
+  '9999',
+  '==',
+  '->',
+  '"',
+  "'",
+  'é',
+  'ß',
+  '中文',
+  '😀',
+  '👍🏽',
+  '\u0301',
+];
 
 /**
  * Text whose token density differs between its head, middle and tail (plain words, or glue that
@@ -64,11 +110,23 @@ function randomCase(random: () => number, index: number): Case {
     messages.push({
       role: 'assistant',
       content: randomText(random, size(random, 6_000)),
-      tool_calls: [{ id: `c${step}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: randomText(random, size(random, 4_000)) }) } }],
+      tool_calls: [
+        {
+          id: `c${step}`,
+          type: 'function',
+          function: { name: 'bash', arguments: JSON.stringify({ command: randomText(random, size(random, 4_000)) }) },
+        },
+      ],
     });
     messages.push({ role: 'tool', tool_call_id: `c${step}`, content: randomText(random, size(random, 12_000)) });
   }
-  const trajectory = Trajectory.parse({ id: `t-${index}`, instance_id: task.instance_id, source: 'prop', messages, patch: randomText(random, size(random, 30_000)) });
+  const trajectory = Trajectory.parse({
+    id: `t-${index}`,
+    instance_id: task.instance_id,
+    source: 'prop',
+    messages,
+    patch: randomText(random, size(random, 30_000)),
+  });
   const template = steps > 0 && random() < 0.8 ? 'judge-v1' : 'patch-v1';
   // Budgets from barely above the template text to well over most inputs.
   const budget = 420 + Math.floor(random() ** 2 * 8_000);
@@ -135,7 +193,12 @@ describe('serializeTrajectory fits any input (property, tiny-value tokenizer)', 
       const lines = 100 + Math.floor(random() * 400);
       const issue = Array.from({ length: lines }, (_, line) => (line < lines / 5 || line > (4 * lines) / 5 ? dense() : sparse())).join('');
       const task = Task.parse({ instance_id: `o__r-${index}`, problem_statement: issue });
-      const trajectory = Trajectory.parse({ id: `t-${index}`, instance_id: task.instance_id, source: 'prop', patch: randomText(random, Math.floor(random() * 400)) });
+      const trajectory = Trajectory.parse({
+        id: `t-${index}`,
+        instance_id: task.instance_id,
+        source: 'prop',
+        patch: randomText(random, Math.floor(random() * 400)),
+      });
       const budget = 600 + Math.floor(random() * 3_500);
       try {
         const serialized = await serializeTrajectory(task, trajectory, { template: 'patch-v1', budgetTokens: budget, tokenizer });
@@ -160,8 +223,16 @@ describe('serializeTrajectory fits any input (property, tiny-value tokenizer)', 
     const failures: string[] = [];
     let boundaryEffects = 0;
     for (let index = 0; index < 5; index += 1) {
-      const task = Task.parse({ instance_id: `o__r-${index}`, problem_statement: randomText(random, 2_000 + Math.floor(random() * 4_000)) });
-      const trajectory = Trajectory.parse({ id: `t-${index}`, instance_id: task.instance_id, source: 'prop', patch: randomText(random, 1_000 + Math.floor(random() * 6_000)) });
+      const task = Task.parse({
+        instance_id: `o__r-${index}`,
+        problem_statement: randomText(random, 2_000 + Math.floor(random() * 4_000)),
+      });
+      const trajectory = Trajectory.parse({
+        id: `t-${index}`,
+        instance_id: task.instance_id,
+        source: 'prop',
+        patch: randomText(random, 1_000 + Math.floor(random() * 6_000)),
+      });
       const whole = await serializeTrajectory(task, trajectory, { template: 'patch-v1', budgetTokens: 100_000, tokenizer });
       for (let budget = whole.inputTokens - 1; budget >= whole.inputTokens - 24; budget -= 1) {
         try {

@@ -23,8 +23,12 @@ import { QWEN3_TOKENIZER, QWEN3_TOKENIZER_CONFIG } from '../scoring/http/helpers
 import { pythonWithJinja2 } from '../support/python-jinja2.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/importers/openhands/acme__gadgets-201.output.jsonl', import.meta.url));
-const SHARED_OPENHANDS = fileURLToPath(new URL('../../../shared/data/trajectories/openhands/ponylang__ponyc-4593.output.jsonl', import.meta.url));
-const SHARED_MINI = fileURLToPath(new URL('../../../shared/data/trajectories/mini-swe-agent-1.1_toolcalls/django__django-14752.traj.json', import.meta.url));
+const SHARED_OPENHANDS = fileURLToPath(
+  new URL('../../../shared/data/trajectories/openhands/ponylang__ponyc-4593.output.jsonl', import.meta.url),
+);
+const SHARED_MINI = fileURLToPath(
+  new URL('../../../shared/data/trajectories/mini-swe-agent-1.1_toolcalls/django__django-14752.traj.json', import.meta.url),
+);
 const CHAT_TEMPLATE = loadChatTemplate(QWEN3_TOKENIZER_CONFIG);
 const task = Task.parse({ instance_id: 'acme__gadgets-201', problem_statement: 'to_meters is off by 1.6%.' });
 
@@ -43,10 +47,13 @@ const TOOL_LINES = [
 ];
 const SYSTEM_AND_TOOLS =
   '<|im_start|>system\nYou are OpenHands agent, a helpful AI assistant that can interact with a computer to solve tasks.\n\n' +
-  TOOLS_HEADER + TOOL_LINES.map((line) => `\n${line}`).join('') + TOOLS_FOOTER;
+  TOOLS_HEADER +
+  TOOL_LINES.map((line) => `\n${line}`).join('') +
+  TOOLS_FOOTER;
 const ISSUE = '<|im_start|>user\n<uploaded_files>\n/workspace/acme__gadgets__0.3\n</uploaded_files>\nto_meters is off by 1.6%.<|im_end|>\n';
 const turn = (role: string, content: string) => `<|im_start|>${role}\n${content}<|im_end|>\n`;
-const toolResponses = (...outputs: string[]) => `<|im_start|>user${outputs.map((output) => `\n<tool_response>\n${output}\n</tool_response>`).join('')}<|im_end|>\n`;
+const toolResponses = (...outputs: string[]) =>
+  `<|im_start|>user${outputs.map((output) => `\n<tool_response>\n${output}\n</tool_response>`).join('')}<|im_end|>\n`;
 const EXPECTED =
   SYSTEM_AND_TOOLS +
   ISSUE +
@@ -102,7 +109,14 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
   it('sends the fake vLLM exactly the SDK layout: system prompt + tools, role/text messages, no tool calls, no generation prompt', async () => {
     server = await startFakeVllm({ model: 'critic', numLabels: 27, problemType: 'multi_label_classification' });
     scorer = await createScorer({
-      backend: 'vllm', model: 'critic', urls: [server.url], labels: 'openhands-critic', template: 'openhands-critic-v1', chatTemplate: QWEN3_TOKENIZER_CONFIG, batching: false, cacheEntries: 0,
+      backend: 'vllm',
+      model: 'critic',
+      urls: [server.url],
+      labels: 'openhands-critic',
+      template: 'openhands-critic-v1',
+      chatTemplate: QWEN3_TOKENIZER_CONFIG,
+      batching: false,
+      cacheEntries: 0,
     });
     const trajectory = await recorded();
     const [result] = await scoreCandidates(scorer, task, [trajectory]);
@@ -116,43 +130,74 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
     expect(result!.score!.value).toBeCloseTo(1 / (1 + Math.exp(-result!.score!.raw)), 12);
   });
 
-  it.skipIf(pythonWithJinja2 === undefined)('renders byte for byte as the SDK-configured Jinja2 renders the same conversation', async () => {
-    const trajectory = await recorded();
-    for (const toolCalls of ['drop', 'keep'] as const) {
-      const conversation = criticConversation(task, trajectory, { toolCalls });
-      const serialized = await serializeTrajectory(task, trajectory, {
-        template: toolCalls === 'drop' ? 'openhands-critic-v1' : 'openhands-critic-tool-calls-v1', budgetTokens: 32_768, tokenizer, chatTemplate: CHAT_TEMPLATE,
-      });
-      expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, conversation));
-    }
-  });
+  it.skipIf(pythonWithJinja2 === undefined)(
+    'renders byte for byte as the SDK-configured Jinja2 renders the same conversation',
+    async () => {
+      const trajectory = await recorded();
+      for (const toolCalls of ['drop', 'keep'] as const) {
+        const conversation = criticConversation(task, trajectory, { toolCalls });
+        const serialized = await serializeTrajectory(task, trajectory, {
+          template: toolCalls === 'drop' ? 'openhands-critic-v1' : 'openhands-critic-tool-calls-v1',
+          budgetTokens: 32_768,
+          tokenizer,
+          chatTemplate: CHAT_TEMPLATE,
+        });
+        expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, conversation));
+      }
+    },
+  );
 
-  it.skipIf(pythonWithJinja2 === undefined)('writes tool definitions with &&, quotes, <, > and non-ASCII as the SDK does, byte for byte', async () => {
-    const trajectory = await recorded();
-    // Characters plain Jinja2's tojson escapes (HTML-safe, ASCII-only), key order it would sort, and a float, in the tool definitions.
-    const description = `Run a command: cd /repo && make 'all' "now" <in> >out; café ☃ 𝄞 — 日本語`;
-    const tricky = Trajectory.parse({
-      ...trajectory,
-      meta: {
-        tools: [
-          { type: 'function', function: { name: 'run', description, parameters: { type: 'object', properties: { z: { type: 'string', description: 'a && b' }, a: { type: 'number', default: 0.00001 } }, required: ['z'] } } },
-          { type: 'function', function: { name: 'finish', description: '<done> & “quoted” ü', parameters: { type: 'object', properties: {} } } },
-        ],
-      },
-    });
-    const conversation = criticConversation(task, tricky, { toolCalls: 'drop' });
-    const serialized = await serializeTrajectory(task, tricky, { template: 'openhands-critic-v1', budgetTokens: 32_768, chatTemplate: CHAT_TEMPLATE });
-    // Same UTF-16 string, so the same UTF-8 bytes on the wire.
-    expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, conversation));
-    expect(serialized.text).toContain(
-      `\n{"type": "function", "function": {"name": "run", "description": "Run a command: cd /repo && make 'all' \\"now\\" <in> >out; café ☃ 𝄞 — 日本語", "parameters": {"type": "object", "properties": {"z": {"type": "string", "description": "a && b"}, "a": {"type": "number", "default": 1e-05}}, "required": ["z"]}}}\n`,
-    );
-    expect(serialized.text).not.toMatch(/\\u00(26|27|3c|3e|e9)/);
-  });
+  it.skipIf(pythonWithJinja2 === undefined)(
+    'writes tool definitions with &&, quotes, <, > and non-ASCII as the SDK does, byte for byte',
+    async () => {
+      const trajectory = await recorded();
+      // Characters plain Jinja2's tojson escapes (HTML-safe, ASCII-only), key order it would sort, and a float, in the tool definitions.
+      const description = `Run a command: cd /repo && make 'all' "now" <in> >out; café ☃ 𝄞 — 日本語`;
+      const tricky = Trajectory.parse({
+        ...trajectory,
+        meta: {
+          tools: [
+            {
+              type: 'function',
+              function: {
+                name: 'run',
+                description,
+                parameters: {
+                  type: 'object',
+                  properties: { z: { type: 'string', description: 'a && b' }, a: { type: 'number', default: 0.00001 } },
+                  required: ['z'],
+                },
+              },
+            },
+            {
+              type: 'function',
+              function: { name: 'finish', description: '<done> & “quoted” ü', parameters: { type: 'object', properties: {} } },
+            },
+          ],
+        },
+      });
+      const conversation = criticConversation(task, tricky, { toolCalls: 'drop' });
+      const serialized = await serializeTrajectory(task, tricky, {
+        template: 'openhands-critic-v1',
+        budgetTokens: 32_768,
+        chatTemplate: CHAT_TEMPLATE,
+      });
+      // Same UTF-16 string, so the same UTF-8 bytes on the wire.
+      expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, conversation));
+      expect(serialized.text).toContain(
+        `\n{"type": "function", "function": {"name": "run", "description": "Run a command: cd /repo && make 'all' \\"now\\" <in> >out; café ☃ 𝄞 — 日本語", "parameters": {"type": "object", "properties": {"z": {"type": "string", "description": "a && b"}, "a": {"type": "number", "default": 1e-05}}, "required": ["z"]}}}\n`,
+      );
+      expect(serialized.text).not.toMatch(/\\u00(26|27|3c|3e|e9)/);
+    },
+  );
 
   it('keeps the tool calls, as the chat template renders them, only in openhands-critic-tool-calls-v1', async () => {
     const trajectory = await recorded();
-    const serialized = await serializeTrajectory(task, trajectory, { template: 'openhands-critic-tool-calls-v1', budgetTokens: 32_768, chatTemplate: CHAT_TEMPLATE });
+    const serialized = await serializeTrajectory(task, trajectory, {
+      template: 'openhands-critic-tool-calls-v1',
+      budgetTokens: 32_768,
+      chatTemplate: CHAT_TEMPLATE,
+    });
     expect(serialized.text.startsWith(SYSTEM_AND_TOOLS + ISSUE)).toBe(true);
     expect(serialized.text).toContain(
       '<|im_start|>assistant\nRead the units module and look for the constant.\n<tool_call>\n{"name": "str_replace_editor", "arguments": {"command": "view", "path": "/workspace/acme__gadgets__0.3/gadgets/units.py"}}\n</tool_call>\n<tool_call>\n{"name": "execute_bash", "arguments": {"command": "grep -rn 0.3048 /workspace/acme__gadgets__0.3/gadgets"}}\n</tool_call><|im_end|>\n',
@@ -164,15 +209,29 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
     const trajectory = await recorded();
     const withReasoning = Trajectory.parse({
       ...trajectory,
-      messages: trajectory.messages.map((message) => (message.role === 'assistant' ? { ...message, reasoning: 'SECRET CHAIN OF THOUGHT', name: 'agent' } : message)),
+      messages: trajectory.messages.map((message) =>
+        message.role === 'assistant' ? { ...message, reasoning: 'SECRET CHAIN OF THOUGHT', name: 'agent' } : message,
+      ),
     });
-    const serialized = await serializeTrajectory(task, withReasoning, { template: 'openhands-critic-v1', budgetTokens: 32_768, chatTemplate: CHAT_TEMPLATE });
+    const serialized = await serializeTrajectory(task, withReasoning, {
+      template: 'openhands-critic-v1',
+      budgetTokens: 32_768,
+      chatTemplate: CHAT_TEMPLATE,
+    });
     expect(serialized.text).toBe(EXPECTED);
   });
 
   it('sends token ids that decode to the rendered string when the scorer has the tokenizer', async () => {
     server = await startFakeVllm({ model: 'critic', numLabels: 27 });
-    scorer = await createScorer({ backend: 'vllm', model: 'critic', urls: [server.url], tokenizer: QWEN3_TOKENIZER, chatTemplate: QWEN3_TOKENIZER_CONFIG, labels: 'openhands-critic', batching: false });
+    scorer = await createScorer({
+      backend: 'vllm',
+      model: 'critic',
+      urls: [server.url],
+      tokenizer: QWEN3_TOKENIZER,
+      chatTemplate: QWEN3_TOKENIZER_CONFIG,
+      labels: 'openhands-critic',
+      batching: false,
+    });
     const [result] = await scoreCandidates(scorer, task, [await recorded()], { template: 'openhands-critic-v1' });
     const ids: number[] = server.bodies('/classify').at(-1)!.input[0];
     expect(await tokenizer.decode(ids)).toBe(EXPECTED);
@@ -181,7 +240,9 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
   });
 
   it('names what is missing when no chat template is given', async () => {
-    const error = await serializeTrajectory(task, await recorded(), { template: 'openhands-critic-v1', budgetTokens: 32_768 }).catch((caught: unknown) => caught);
+    const error = await serializeTrajectory(task, await recorded(), { template: 'openhands-critic-v1', budgetTokens: 32_768 }).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toMatchObject({ code: 'WNW_ERR_SCORE_TEMPLATE', details: { field: 'scorer.chatTemplate' } });
   });
 
@@ -191,8 +252,18 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
       const base = await recorded();
       const [system, issue, ...rest] = base.messages;
       const middle = Array.from({ length: turns }, (_, index) => [
-        { role: 'assistant' as const, content: `Step ${index}: look again.`, tool_calls: [{ id: `c${index}`, type: 'function' as const, function: { name: 'execute_bash', arguments: '{"command": "cat big.log"}' } }] },
-        { role: 'tool' as const, content: Array.from({ length: 400 }, (_, line) => `log line ${index}.${line}: nothing to see here`).join('\n'), tool_call_id: `c${index}` },
+        {
+          role: 'assistant' as const,
+          content: `Step ${index}: look again.`,
+          tool_calls: [
+            { id: `c${index}`, type: 'function' as const, function: { name: 'execute_bash', arguments: '{"command": "cat big.log"}' } },
+          ],
+        },
+        {
+          role: 'tool' as const,
+          content: Array.from({ length: 400 }, (_, line) => `log line ${index}.${line}: nothing to see here`).join('\n'),
+          tool_call_id: `c${index}`,
+        },
       ]).flat();
       return Trajectory.parse({ ...base, messages: [system!, issue!, ...middle, ...rest] });
     }
@@ -200,7 +271,12 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
     it('keeps the system prompt, the tools, the issue and the end of the trajectory, and fits by exact count', async () => {
       const trajectory = await longTrajectory(30);
       const budget = 6_000;
-      const serialized = await serializeTrajectory(task, trajectory, { template: 'openhands-critic-v1', budgetTokens: budget, tokenizer, chatTemplate: CHAT_TEMPLATE });
+      const serialized = await serializeTrajectory(task, trajectory, {
+        template: 'openhands-critic-v1',
+        budgetTokens: budget,
+        tokenizer,
+        chatTemplate: CHAT_TEMPLATE,
+      });
       expect(serialized.inputTokens).toBeLessThanOrEqual(budget);
       expect(serialized.inputIds).toEqual((await tokenizer.encode([serialized.text]))[0]);
       expect(serialized.text.startsWith(SYSTEM_AND_TOOLS + ISSUE)).toBe(true);
@@ -214,7 +290,12 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
 
     it('cuts long tool outputs to head and tail before dropping turns', async () => {
       const trajectory = await longTrajectory(2);
-      const serialized = await serializeTrajectory(task, trajectory, { template: 'openhands-critic-v1', budgetTokens: 8_000, tokenizer, chatTemplate: CHAT_TEMPLATE });
+      const serialized = await serializeTrajectory(task, trajectory, {
+        template: 'openhands-critic-v1',
+        budgetTokens: 8_000,
+        tokenizer,
+        chatTemplate: CHAT_TEMPLATE,
+      });
       expect(serialized.inputTokens).toBeLessThanOrEqual(8_000);
       expect(serialized.cut.steps_dropped).toBe(0);
       expect(serialized.cut.observations).toBeGreaterThan(0);
@@ -223,18 +304,30 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
       expect(serialized.text).toContain('log line 1.399: nothing to see here');
     });
 
-    it("gives every candidate of an instance the same prefix, whatever its length", async () => {
+    it('gives every candidate of an instance the same prefix, whatever its length', async () => {
       const short = await recorded();
       const long = await longTrajectory(30);
       const [a, b] = await Promise.all(
-        [short, long].map((trajectory) => serializeTrajectory(task, trajectory, { template: 'openhands-critic-v1', budgetTokens: 6_000, tokenizer, chatTemplate: CHAT_TEMPLATE })),
+        [short, long].map((trajectory) =>
+          serializeTrajectory(task, trajectory, {
+            template: 'openhands-critic-v1',
+            budgetTokens: 6_000,
+            tokenizer,
+            chatTemplate: CHAT_TEMPLATE,
+          }),
+        ),
       );
       expect(a!.text.slice(0, a!.prefixChars)).toBe(b!.text.slice(0, b!.prefixChars));
       expect(a!.prefixChars).toBe((SYSTEM_AND_TOOLS + ISSUE).length);
     });
 
     it('refuses a budget too small for the system prompt and tools', async () => {
-      const error = await serializeTrajectory(task, await recorded(), { template: 'openhands-critic-v1', budgetTokens: 50, tokenizer, chatTemplate: CHAT_TEMPLATE }).catch((caught: unknown) => caught);
+      const error = await serializeTrajectory(task, await recorded(), {
+        template: 'openhands-critic-v1',
+        budgetTokens: 50,
+        tokenizer,
+        chatTemplate: CHAT_TEMPLATE,
+      }).catch((caught: unknown) => caught);
       expect(error).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'budgetTokens' } });
     });
   });
@@ -245,41 +338,80 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
       const withoutTools = Trajectory.parse({ ...trajectory, meta: {} });
       const conversation = criticConversation(task, withoutTools, { toolCalls: 'drop' });
       expect(conversation.toolsInferred).toBe(true);
-      expect(conversation.tools.map((tool) => (tool.function as { name: string }).name)).toEqual(['execute_bash', 'str_replace_editor', 'finish']);
+      expect(conversation.tools.map((tool) => (tool.function as { name: string }).name)).toEqual([
+        'execute_bash',
+        'str_replace_editor',
+        'finish',
+      ]);
       expect(conversation.tools[1]).toEqual({
         type: 'function',
-        function: { name: 'str_replace_editor', parameters: { type: 'object', properties: { command: { type: 'string' }, path: { type: 'string' }, old_str: { type: 'string' }, new_str: { type: 'string' } }, required: [] } },
+        function: {
+          name: 'str_replace_editor',
+          parameters: {
+            type: 'object',
+            properties: { command: { type: 'string' }, path: { type: 'string' }, old_str: { type: 'string' }, new_str: { type: 'string' } },
+            required: [],
+          },
+        },
       });
     });
 
     it('puts the issue in a user turn when the trajectory has none', () => {
-      const bare = Trajectory.parse({ id: 'x', instance_id: task.instance_id, source: 's', messages: [{ role: 'system', content: 'sys' }, { role: 'assistant', content: 'done' }] });
+      const bare = Trajectory.parse({
+        id: 'x',
+        instance_id: task.instance_id,
+        source: 's',
+        messages: [
+          { role: 'system', content: 'sys' },
+          { role: 'assistant', content: 'done' },
+        ],
+      });
       const conversation = criticConversation(task, bare, { toolCalls: 'drop' });
-      expect(conversation.messages).toEqual([{ role: 'system', content: 'sys' }, { role: 'user', content: task.problem_statement }, { role: 'assistant', content: 'done' }]);
+      expect(conversation.messages).toEqual([
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: task.problem_statement },
+        { role: 'assistant', content: 'done' },
+      ]);
       expect(conversation.issueIndex).toBe(1);
     });
 
-    it.skipIf(!existsSync(SHARED_OPENHANDS))('renders a real OpenHands run (../shared/data/trajectories/openhands) with its recorded tools, within the budget', async () => {
-      const { items } = await importTrajectories(SHARED_OPENHANDS);
-      const trajectory = items[0]!;
-      expect(Array.isArray(trajectory.meta['tools'])).toBe(true);
-      const serialized = await serializeTrajectory(task, trajectory, { template: 'openhands-critic-v1', budgetTokens: 16_384, tokenizer, chatTemplate: CHAT_TEMPLATE });
-      expect(serialized.inputTokens).toBeLessThanOrEqual(16_384);
-      expect(serialized.text.startsWith('<|im_start|>system\n')).toBe(true);
-      expect(serialized.text).toContain('# Tools');
-      if (pythonWithJinja2 !== undefined && !serialized.truncated) {
-        expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, criticConversation(task, trajectory, { toolCalls: 'drop' })));
-      }
-    });
+    it.skipIf(!existsSync(SHARED_OPENHANDS))(
+      'renders a real OpenHands run (../shared/data/trajectories/openhands) with its recorded tools, within the budget',
+      async () => {
+        const { items } = await importTrajectories(SHARED_OPENHANDS);
+        const trajectory = items[0]!;
+        expect(Array.isArray(trajectory.meta['tools'])).toBe(true);
+        const serialized = await serializeTrajectory(task, trajectory, {
+          template: 'openhands-critic-v1',
+          budgetTokens: 16_384,
+          tokenizer,
+          chatTemplate: CHAT_TEMPLATE,
+        });
+        expect(serialized.inputTokens).toBeLessThanOrEqual(16_384);
+        expect(serialized.text.startsWith('<|im_start|>system\n')).toBe(true);
+        expect(serialized.text).toContain('# Tools');
+        if (pythonWithJinja2 !== undefined && !serialized.truncated) {
+          expect(serialized.text).toBe(renderWithSdk(CHAT_TEMPLATE, criticConversation(task, trajectory, { toolCalls: 'drop' })));
+        }
+      },
+    );
 
-    it.skipIf(!existsSync(SHARED_MINI))('renders a real mini-swe-agent run (../shared/data/trajectories/mini-swe-agent-1.1_toolcalls) with tools inferred from its calls', async () => {
-      const { items } = await importTrajectories(SHARED_MINI);
-      const trajectory = items[0]!;
-      const conversation = criticConversation(task, trajectory, { toolCalls: 'drop' });
-      expect(conversation.toolsInferred).toBe(true);
-      const serialized = await serializeTrajectory(task, trajectory, { template: 'openhands-critic-v1', budgetTokens: 16_384, tokenizer, chatTemplate: CHAT_TEMPLATE });
-      expect(serialized.inputTokens).toBeLessThanOrEqual(16_384);
-      expect(serialized.text).toContain('# Tools');
-    });
+    it.skipIf(!existsSync(SHARED_MINI))(
+      'renders a real mini-swe-agent run (../shared/data/trajectories/mini-swe-agent-1.1_toolcalls) with tools inferred from its calls',
+      async () => {
+        const { items } = await importTrajectories(SHARED_MINI);
+        const trajectory = items[0]!;
+        const conversation = criticConversation(task, trajectory, { toolCalls: 'drop' });
+        expect(conversation.toolsInferred).toBe(true);
+        const serialized = await serializeTrajectory(task, trajectory, {
+          template: 'openhands-critic-v1',
+          budgetTokens: 16_384,
+          tokenizer,
+          chatTemplate: CHAT_TEMPLATE,
+        });
+        expect(serialized.inputTokens).toBeLessThanOrEqual(16_384);
+        expect(serialized.text).toContain('# Tools');
+      },
+    );
   });
 });

@@ -114,7 +114,16 @@ describe('serializeTrajectory with the Qwen3 tokenizer', () => {
     const trajectory = toolTrajectory('huge-action', 2);
     const assistant = trajectory.messages.filter((message) => message.role === 'assistant').at(-1)!;
     const fileText = Array.from({ length: 3000 }, (_, i) => `def helper_${i}(x):\n    return x * ${i}`).join('\n');
-    assistant.tool_calls = [{ id: 'c', type: 'function', function: { name: 'str_replace_editor', arguments: JSON.stringify({ command: 'create', path: '/testbed/big.py', file_text: fileText }) } }];
+    assistant.tool_calls = [
+      {
+        id: 'c',
+        type: 'function',
+        function: {
+          name: 'str_replace_editor',
+          arguments: JSON.stringify({ command: 'create', path: '/testbed/big.py', file_text: fileText }),
+        },
+      },
+    ];
     const serialized = await serialize(trajectory, 2000);
     await expectExactFit(serialized, 2000);
     expect(serialized.cutDetail.actions).toBe(1);
@@ -123,7 +132,12 @@ describe('serializeTrajectory with the Qwen3 tokenizer', () => {
   });
 
   it('gives every candidate of an instance the same prefix, byte for byte', async () => {
-    const candidates = [long, toolTrajectory('short', 2), patchOnly('patch-only'), toolTrajectory('other', 5, { patch: 'diff --git a/x b/x\n' })];
+    const candidates = [
+      long,
+      toolTrajectory('short', 2),
+      patchOnly('patch-only'),
+      toolTrajectory('other', 5, { patch: 'diff --git a/x b/x\n' }),
+    ];
     for (const budget of [1500, 5000, 40_000]) {
       const serialized = await Promise.all(candidates.map((candidate) => serialize(candidate, budget)));
       const prefixes = serialized.map((item) => item.text.slice(0, item.prefixChars));
@@ -134,7 +148,10 @@ describe('serializeTrajectory with the Qwen3 tokenizer', () => {
   });
 
   it('caps an issue larger than its share of the budget the same way for every candidate', async () => {
-    const bigTask = Task.parse({ ...task, problem_statement: `BIG-ISSUE-HEAD\n${'The separability matrix is wrong for nested models.\n'.repeat(800)}BIG-ISSUE-TAIL` });
+    const bigTask = Task.parse({
+      ...task,
+      problem_statement: `BIG-ISSUE-HEAD\n${'The separability matrix is wrong for nested models.\n'.repeat(800)}BIG-ISSUE-TAIL`,
+    });
     const serialized = await Promise.all([long, patchOnly('p')].map((candidate) => serialize(candidate, 4000, 'judge-v1', bigTask)));
     for (const item of serialized) {
       await expectExactFit(item, 4000);
@@ -187,7 +204,12 @@ describe('serializeTrajectory with the Qwen3 tokenizer', () => {
   });
 
   it('applies settings overrides (steps always kept)', async () => {
-    const serialized = await serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 3500, tokenizer, settings: { keep_first_steps: 2 } });
+    const serialized = await serializeTrajectory(task, long, {
+      template: 'judge-v1',
+      budgetTokens: 3500,
+      tokenizer,
+      settings: { keep_first_steps: 2 },
+    });
     await expectExactFit(serialized, 3500);
     expect(serialized.cut.steps_dropped).toBeGreaterThan(0);
     expect(serialized.text).toContain('ACTION-s2 ');
@@ -206,15 +228,25 @@ describe('serializeTrajectory with the Qwen3 tokenizer', () => {
   });
 
   it('rejects an unknown template, a bad budget, bad settings and an aborted call with coded errors', async () => {
-    const codeOf = async (promise: Promise<unknown>): Promise<string | undefined> => promise.then(() => undefined, (error: unknown) => (WinnowerError.isInstance(error) ? error.code : 'uncoded'));
+    const codeOf = async (promise: Promise<unknown>): Promise<string | undefined> =>
+      promise.then(
+        () => undefined,
+        (error: unknown) => (WinnowerError.isInstance(error) ? error.code : 'uncoded'),
+      );
     const unknown = await serialize(long, 1000, 'judge-v9').catch((error: unknown) => error as WinnowerError);
     expect(unknown).toMatchObject({ code: 'WNW_ERR_SCORE_TEMPLATE' });
     expect((unknown as WinnowerError).message).toContain('judge-v1, openhands-critic-tool-calls-v1, openhands-critic-v1, patch-v1');
     expect(await codeOf(serialize(long, 0))).toBe('WNW_ERR_CFG_INVALID');
     expect(await codeOf(serialize(long, 10))).toBe('WNW_ERR_CFG_INVALID');
-    expect(await codeOf(serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 1000, settings: { keep_first_steps: -1 } }))).toBe('WNW_ERR_CFG_INVALID');
-    expect(await codeOf(serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 1000, settings: { head_chars: 5 } as never }))).toBe('WNW_ERR_CFG_INVALID');
-    expect(await codeOf(serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 1000, signal: AbortSignal.abort() }))).toBe('WNW_ERR_OP_ABORTED');
+    expect(
+      await codeOf(serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 1000, settings: { keep_first_steps: -1 } })),
+    ).toBe('WNW_ERR_CFG_INVALID');
+    expect(
+      await codeOf(serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 1000, settings: { head_chars: 5 } as never })),
+    ).toBe('WNW_ERR_CFG_INVALID');
+    expect(await codeOf(serializeTrajectory(task, long, { template: 'judge-v1', budgetTokens: 1000, signal: AbortSignal.abort() }))).toBe(
+      'WNW_ERR_OP_ABORTED',
+    );
   });
 });
 

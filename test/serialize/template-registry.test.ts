@@ -60,7 +60,9 @@ describe('template registry', () => {
     expect(error.code).toBe('WNW_ERR_SCORE_TEMPLATE');
     expect(error.message).toContain('typo-v1.instance');
     expect(error.message).toContain('{{problem}}');
-    await expect(serializeTrajectory(task, toolTrajectory('t', 1), { template: 'typo-v1', templateDirs: [dir], budgetTokens: 1000 })).rejects.toMatchObject({
+    await expect(
+      serializeTrajectory(task, toolTrajectory('t', 1), { template: 'typo-v1', templateDirs: [dir], budgetTokens: 1000 }),
+    ).rejects.toMatchObject({
       code: 'WNW_ERR_SCORE_TEMPLATE',
     });
   });

@@ -15,7 +15,14 @@ describe('loadTokenizer', () => {
   it('ignores truncation and padding saved in tokenizer.json (winnower cuts and pads itself)', async () => {
     const json = JSON.parse(readFileSync(join(MODEL_DIR, 'tokenizer.json'), 'utf8')) as Record<string, unknown>;
     json.truncation = { direction: 'Right', max_length: 8, strategy: 'LongestFirst', stride: 0 };
-    json.padding = { strategy: 'BatchLongest', direction: 'Right', pad_to_multiple_of: null, pad_id: 0, pad_type_id: 0, pad_token: '[PAD]' };
+    json.padding = {
+      strategy: 'BatchLongest',
+      direction: 'Right',
+      pad_to_multiple_of: null,
+      pad_id: 0,
+      pad_type_id: 0,
+      pad_token: '[PAD]',
+    };
     writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
     const reference = await loadTokenizer(MODEL_DIR);
     const configured = await loadTokenizer(dir);

@@ -3,7 +3,11 @@ import { headTail } from '../../src/serialize/head-tail.js';
 import { toolCallParameters, toSteps } from '../../src/serialize/trajectory-steps.js';
 import { ChatMessage } from '../../src/types/index.js';
 
-const options = { includeReasoning: true, splitFencedAction: true, formatToolCall: (call: { function: { name: string } }) => `CALL ${call.function.name}` };
+const options = {
+  includeReasoning: true,
+  splitFencedAction: true,
+  formatToolCall: (call: { function: { name: string } }) => `CALL ${call.function.name}`,
+};
 
 describe('toSteps', () => {
   it('pairs assistant turns with the tool and observation messages that follow', () => {
@@ -11,7 +15,14 @@ describe('toSteps', () => {
       { role: 'system', content: 'sys' },
       { role: 'user', content: 'task' },
       { role: 'tool', content: 'orphan output' },
-      { role: 'assistant', content: 'plan', tool_calls: [{ id: '1', function: { name: 'bash', arguments: '{}' } }, { id: '2', function: { name: 'edit', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: 'plan',
+        tool_calls: [
+          { id: '1', function: { name: 'bash', arguments: '{}' } },
+          { id: '2', function: { name: 'edit', arguments: '{}' } },
+        ],
+      },
       { role: 'tool', content: 'out 1\n' },
       { role: 'tool', content: 'out 2' },
       { role: 'user', content: 'obs', meta: { observation: true } },
@@ -25,15 +36,24 @@ describe('toSteps', () => {
   });
 
   it('takes the last fenced block as the action when there are no tool calls', () => {
-    const [step] = toSteps([ChatMessage.parse({ role: 'assistant', content: 'first\n```py\nx\n```\nthen\n```bash\nls -la\n```' })], options);
+    const [step] = toSteps(
+      [ChatMessage.parse({ role: 'assistant', content: 'first\n```py\nx\n```\nthen\n```bash\nls -la\n```' })],
+      options,
+    );
     expect(step).toMatchObject({ thought: 'first\n```py\nx\n```\nthen', action: '```bash\nls -la\n```' });
-    const [kept] = toSteps([ChatMessage.parse({ role: 'assistant', content: 'a\n```bash\nls\n```' })], { ...options, splitFencedAction: false });
+    const [kept] = toSteps([ChatMessage.parse({ role: 'assistant', content: 'a\n```bash\nls\n```' })], {
+      ...options,
+      splitFencedAction: false,
+    });
     expect(kept).toMatchObject({ thought: 'a\n```bash\nls\n```', action: '' });
   });
 
   it('reads tool call arguments as parameters when they are a JSON object', () => {
     const call = (args: string) => ({ id: 'c', type: 'function' as const, function: { name: 'f', arguments: args } });
-    expect(toolCallParameters(call('{"command":"ls","n":2}'))).toEqual([['command', 'ls'], ['n', '2']]);
+    expect(toolCallParameters(call('{"command":"ls","n":2}'))).toEqual([
+      ['command', 'ls'],
+      ['n', '2'],
+    ]);
     expect(toolCallParameters(call('not json'))).toBeUndefined();
     expect(toolCallParameters(call('[1]'))).toBeUndefined();
   });

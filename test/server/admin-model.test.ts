@@ -13,8 +13,15 @@ import { DEFAULT_MODEL_DIR, loadConfig, TINY_MODEL_DIR } from '../../src/config.
 import type { Trajectory } from '../../src/types/trajectory.js';
 import { createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from '../solve/helpers.js';
 
-const PATCH = (line: string) => `diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1,1 +1,2 @@\n def f():\n+    ${line}\n`;
-const rerankBody = { task: { instance_id: 'acme__widgets-1', problem_statement: 'f is wrong' }, candidates: [{ id: 'a', patch: PATCH('x = 1') }, { id: 'b', patch: PATCH('y = 2') }] };
+const PATCH = (line: string) =>
+  `diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1,1 +1,2 @@\n def f():\n+    ${line}\n`;
+const rerankBody = {
+  task: { instance_id: 'acme__widgets-1', problem_statement: 'f is wrong' },
+  candidates: [
+    { id: 'a', patch: PATCH('x = 1') },
+    { id: 'b', patch: PATCH('y = 2') },
+  ],
+};
 
 interface ScoredBy {
   model: { name: string; path: string | null; hash: string | null };
@@ -30,7 +37,10 @@ cpSync(TINY_MODEL_DIR(), folderA, { recursive: true });
 cpSync(DEFAULT_MODEL_DIR(), folderB, { recursive: true });
 
 async function startRuntime(name: string, apiKeys: string[] = []): Promise<Runtime> {
-  const config = loadConfig({ env: {}, overrides: { server: { data_dir: join(dir, name), api_keys: apiKeys }, scorer: { backend: 'onnx', model: folderA } } });
+  const config = loadConfig({
+    env: {},
+    overrides: { server: { data_dir: join(dir, name), api_keys: apiKeys }, scorer: { backend: 'onnx', model: folderA } },
+  });
   return createRuntime(config, { logger: false });
 }
 
@@ -60,21 +70,39 @@ describe('POST /admin/model', () => {
     const swapped = await runtime.app.inject({ method: 'POST', url: '/admin/model', payload: { path: folderB } });
     expect(swapped.statusCode).toBe(200);
     const loaded = swapped.json();
-    expect(loaded).toMatchObject({ backend: 'onnx', model: 'model-b', default_strategy: 'robust', identity: { model: { path: folderB } }, previous: { model: { hash: before.scored_by.model.hash } } });
+    expect(loaded).toMatchObject({
+      backend: 'onnx',
+      model: 'model-b',
+      default_strategy: 'robust',
+      identity: { model: { path: folderB } },
+      previous: { model: { hash: before.scored_by.model.hash } },
+    });
     expect(loaded.identity.model.hash).not.toBe(before.scored_by.model.hash);
     expect(loaded.identity.selector.hash).toMatch(/^sha256:/);
 
     const after = await rerank();
     expect(after.scored_by.model).toEqual(loaded.identity.model);
-    expect(after.scored_by.selector).toMatchObject({ path: join(folderB, 'selector.json'), hash: loaded.identity.selector.hash, default_strategy: 'robust', strategy: 'robust' });
+    expect(after.scored_by.selector).toMatchObject({
+      path: join(folderB, 'selector.json'),
+      hash: loaded.identity.selector.hash,
+      default_strategy: 'robust',
+      strategy: 'robust',
+    });
     expect(after.selection.strategy).toBe('robust');
     expect(after.scores.every((score) => score.model === 'model-b')).toBe(true);
 
     // An empty body re-reads the folder serving now: a retrained selector.json written into it is picked up.
-    writeFileSync(join(folderB, 'selector.json'), JSON.stringify({ ...JSON.parse(JSON.stringify(runtime.scorer.selector)), default_strategy: 'learned' }));
+    writeFileSync(
+      join(folderB, 'selector.json'),
+      JSON.stringify({ ...JSON.parse(JSON.stringify(runtime.scorer.selector)), default_strategy: 'learned' }),
+    );
     const reread = await runtime.app.inject({ method: 'POST', url: '/admin/model' });
     expect(reread.statusCode).toBe(200);
-    expect(reread.json()).toMatchObject({ model: 'model-b', default_strategy: 'learned', identity: { model: { hash: loaded.identity.model.hash } } });
+    expect(reread.json()).toMatchObject({
+      model: 'model-b',
+      default_strategy: 'learned',
+      identity: { model: { hash: loaded.identity.model.hash } },
+    });
     expect(reread.json().identity.selector.hash).not.toBe(loaded.identity.selector.hash);
     expect((await rerank()).scored_by.selector).toMatchObject({ default_strategy: 'learned', strategy: 'learned' });
   }, 60_000);
@@ -122,10 +150,21 @@ describe('POST /admin/model', () => {
       expect(local.statusCode, address).toBe(200);
     }
     // Refused before its body is looked at.
-    const remoteTypo = await runtime.app.inject({ method: 'POST', url: '/admin/model', remoteAddress: '10.1.2.3', payload: { folder: 'x' } });
+    const remoteTypo = await runtime.app.inject({
+      method: 'POST',
+      url: '/admin/model',
+      remoteAddress: '10.1.2.3',
+      payload: { folder: 'x' },
+    });
     expect(remoteTypo.statusCode).toBe(403);
     // A forwarded header does not make a remote client local.
-    const forwarded = await runtime.app.inject({ method: 'POST', url: '/admin/model', remoteAddress: '10.1.2.3', headers: { 'x-forwarded-for': '127.0.0.1' }, payload: {} });
+    const forwarded = await runtime.app.inject({
+      method: 'POST',
+      url: '/admin/model',
+      remoteAddress: '10.1.2.3',
+      headers: { 'x-forwarded-for': '127.0.0.1' },
+      payload: {},
+    });
     expect(forwarded.statusCode).toBe(403);
   }, 60_000);
 });
@@ -142,11 +181,22 @@ describe('POST /admin/model on a server with API keys', () => {
   it('needs a key, from anywhere', async () => {
     const none = await runtime.app.inject({ method: 'POST', url: '/admin/model', payload: { path: folderB } });
     expect(none.statusCode).toBe(401);
-    const wrong = await runtime.app.inject({ method: 'POST', url: '/admin/model', headers: { authorization: 'Bearer not-the-key-000' }, payload: { path: folderB } });
+    const wrong = await runtime.app.inject({
+      method: 'POST',
+      url: '/admin/model',
+      headers: { authorization: 'Bearer not-the-key-000' },
+      payload: { path: folderB },
+    });
     expect(wrong.statusCode).toBe(403);
     expect(wrong.json().error.code).toBe('WNW_ERR_AUTH_INVALID');
     expect(runtime.scorer.model).toBe('model-a');
-    const keyed = await runtime.app.inject({ method: 'POST', url: '/admin/model', remoteAddress: '10.1.2.3', headers: { 'x-api-key': 'admin-key-123456' }, payload: { path: folderB } });
+    const keyed = await runtime.app.inject({
+      method: 'POST',
+      url: '/admin/model',
+      remoteAddress: '10.1.2.3',
+      headers: { 'x-api-key': 'admin-key-123456' },
+      payload: { path: folderB },
+    });
     expect(keyed.statusCode).toBe(200);
     expect(runtime.scorer.model).toBe('model-b');
   }, 60_000);
@@ -168,13 +218,27 @@ describe.skipIf(!bwrap)(`a /solve job running across POST /admin/model${bwrap ? 
 
   /** `recording` that first sleeps `seconds` in its sandbox, so that the job is surely running when the model is swapped. */
   function withPause(recording: Trajectory, seconds: number): Trajectory {
-    const pause = { role: 'assistant' as const, content: 'Wait a moment.', tool_calls: [{ id: 'call_pause', type: 'function' as const, function: { name: 'bash', arguments: JSON.stringify({ command: `sleep ${seconds}` }) } }] };
+    const pause = {
+      role: 'assistant' as const,
+      content: 'Wait a moment.',
+      tool_calls: [
+        {
+          id: 'call_pause',
+          type: 'function' as const,
+          function: { name: 'bash', arguments: JSON.stringify({ command: `sleep ${seconds}` }) },
+        },
+      ],
+    };
     return { ...recording, messages: [pause, ...recording.messages] };
   }
 
   it('finishes on the model it started with; the next request gets the new one', async () => {
     const correct = demoRecordings()['correct-fix']!;
-    const body = solveBody(world.repo, { n: 1, policy: { kind: 'replay', recordings: [withPause(correct, 2)] }, verify: { enabled: false } });
+    const body = solveBody(world.repo, {
+      n: 1,
+      policy: { kind: 'replay', recordings: [withPause(correct, 2)] },
+      verify: { enabled: false },
+    });
     const started = await runtime.app.inject({ method: 'POST', url: '/solve', payload: body });
     expect(started.statusCode).toBe(202);
     const jobId = started.json().job_id as string;
@@ -196,7 +260,11 @@ describe.skipIf(!bwrap)(`a /solve job running across POST /admin/model${bwrap ? 
 
   it('a job cancelled mid-run keeps scored_by in its partial result (from its job-start event)', async () => {
     const correct = demoRecordings()['correct-fix']!;
-    const body = solveBody(world.repo, { n: 1, policy: { kind: 'replay', recordings: [withPause(correct, 30)] }, verify: { enabled: false } });
+    const body = solveBody(world.repo, {
+      n: 1,
+      policy: { kind: 'replay', recordings: [withPause(correct, 30)] },
+      verify: { enabled: false },
+    });
     const started = await runtime.app.inject({ method: 'POST', url: '/solve', payload: body });
     const jobId = started.json().job_id as string;
     const job = async () => (await runtime.app.inject({ method: 'GET', url: `/jobs/${jobId}` })).json();

@@ -58,7 +58,10 @@ describe('HTTP API', () => {
     [{ issue: 'x', repo: { path: '/tmp/r' }, agent: { time_limit_s: 3e6 } }, 'agent.time_limit_s'],
     [{ issue: 'x', repo: { path: '/tmp/r' }, agent: { command_timeout_s: 3e6 } }, 'agent.command_timeout_s'],
     [{ issue: 'x', repo: { path: '/tmp/r' }, verify: { enabled: true, test_command: 'true', timeout_s: 3e6 } }, 'verify.timeout_s'],
-    [{ issue: 'x', repo: { path: '/tmp/r' }, policy: { kind: 'openai', url: 'http://localhost:1/v1', model: 'm', timeout_s: 3e6 } }, 'policy.timeout_s'],
+    [
+      { issue: 'x', repo: { path: '/tmp/r' }, policy: { kind: 'openai', url: 'http://localhost:1/v1', model: 'm', timeout_s: 3e6 } },
+      'policy.timeout_s',
+    ],
   ])('rejects a malformed /solve body with 400 naming the field (%j)', async (payload, field) => {
     const response = await app.inject({ method: 'POST', url: '/solve', payload });
     expect(response.statusCode).toBe(400);
@@ -75,17 +78,35 @@ describe('HTTP API', () => {
     const noPolicy = await app.inject({ method: 'POST', url: '/solve', payload: base });
     expect(noPolicy.statusCode).toBe(400);
     expect(noPolicy.json().error.details.field).toBe('body.policy');
-    const replay = { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'hi' }] }] };
-    const unknownAgent = await app.inject({ method: 'POST', url: '/solve', payload: { ...base, policy: replay, agent: { config: 'no-such-agent' } } });
+    const replay = {
+      kind: 'replay',
+      recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'hi' }] }],
+    };
+    const unknownAgent = await app.inject({
+      method: 'POST',
+      url: '/solve',
+      payload: { ...base, policy: replay, agent: { config: 'no-such-agent' } },
+    });
     expect(unknownAgent.statusCode).toBe(400);
     expect(unknownAgent.json().error.details.field).toBe('body.agent.config');
-    const nothingToReplay = await app.inject({ method: 'POST', url: '/solve', payload: { ...base, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'user', content: 'hi' }] }] } } });
+    const nothingToReplay = await app.inject({
+      method: 'POST',
+      url: '/solve',
+      payload: {
+        ...base,
+        policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'user', content: 'hi' }] }] },
+      },
+    });
     expect(nothingToReplay.statusCode).toBe(400);
     expect(nothingToReplay.json().error.details.field).toBe('body.policy.recordings.0');
   });
 
   it('bounds the verification timeout of /rerank', async () => {
-    const response = await app.inject({ method: 'POST', url: '/rerank', payload: { task, candidates: [{ id: 'a', patch: PATCH_A }], verify: true, verify_timeout_s: 3e6 } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/rerank',
+      payload: { task, candidates: [{ id: 'a', patch: PATCH_A }], verify: true, verify_timeout_s: 3e6 },
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().error.details.field).toContain('verify_timeout_s');
   });
@@ -93,7 +114,11 @@ describe('HTTP API', () => {
   it('rejects non-JSON and oversized bodies', async () => {
     const bad = await app.inject({ method: 'POST', url: '/solve', headers: { 'content-type': 'application/json' }, payload: '{"issue":' });
     expect(bad.statusCode).toBe(400);
-    const big = await app.inject({ method: 'POST', url: '/score', payload: { task, candidates: [{ id: 'a', patch: 'x'.repeat(100_000) }] } });
+    const big = await app.inject({
+      method: 'POST',
+      url: '/score',
+      payload: { task, candidates: [{ id: 'a', patch: 'x'.repeat(100_000) }] },
+    });
     expect(big.statusCode).toBe(413);
   });
 
@@ -107,7 +132,17 @@ describe('HTTP API', () => {
   });
 
   it('scores candidates with the value model', async () => {
-    const response = await app.inject({ method: 'POST', url: '/score', payload: { task, candidates: [{ id: 'a', patch: PATCH_A }, { id: 'b', patch: PATCH_B }] } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/score',
+      payload: {
+        task,
+        candidates: [
+          { id: 'a', patch: PATCH_A },
+          { id: 'b', patch: PATCH_B },
+        ],
+      },
+    });
     expect(response.statusCode).toBe(200);
     const body = response.json();
     expect(body.backend).toBe('onnx');
@@ -133,16 +168,29 @@ describe('HTTP API', () => {
     };
     const server = await startTestApp({ scorer: down });
     onTestFinished(() => server.close());
-    const response = await server.app.inject({ method: 'POST', url: '/score', payload: { task, candidates: [{ id: 'a', patch: PATCH_A }] } });
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/score',
+      payload: { task, candidates: [{ id: 'a', patch: PATCH_A }] },
+    });
     expect(response.statusCode).toBe(200);
-    expect(response.json().scores).toEqual([{ trajectory_id: 'a', error: { code: 'WNW_ERR_SCORE_UPSTREAM', message: 'value server answered 503', details: { status: 503 } } }]);
+    expect(response.json().scores).toEqual([
+      { trajectory_id: 'a', error: { code: 'WNW_ERR_SCORE_UPSTREAM', message: 'value server answered 503', details: { status: 503 } } },
+    ]);
   });
 
   it('reranks candidates and explains the choice; an empty patch never wins', async () => {
     const response = await app.inject({
       method: 'POST',
       url: '/rerank',
-      payload: { task, candidates: [{ id: 'empty', patch: '' }, { id: 'a', patch: PATCH_A }, { id: 'b', patch: PATCH_B }] },
+      payload: {
+        task,
+        candidates: [
+          { id: 'empty', patch: '' },
+          { id: 'a', patch: PATCH_A },
+          { id: 'b', patch: PATCH_B },
+        ],
+      },
     });
     expect(response.statusCode).toBe(200);
     const body = response.json();
@@ -152,7 +200,17 @@ describe('HTTP API', () => {
     expect(body.chosen_patch).toBe(body.selection.chosen === 'a' ? PATCH_A : PATCH_B);
     expect(body.selection.ranking.at(-1).trajectory_id).toBe('empty');
     expect(body.selection.reason.length).toBeGreaterThan(0);
-    const duplicate = await app.inject({ method: 'POST', url: '/rerank', payload: { task, candidates: [{ id: 'a', patch: PATCH_A }, { id: 'a', patch: PATCH_B }] } });
+    const duplicate = await app.inject({
+      method: 'POST',
+      url: '/rerank',
+      payload: {
+        task,
+        candidates: [
+          { id: 'a', patch: PATCH_A },
+          { id: 'a', patch: PATCH_B },
+        ],
+      },
+    });
     expect(duplicate.statusCode).toBe(400);
     expect(duplicate.json().error.message).toContain('candidates.1.id');
   });
@@ -167,11 +225,21 @@ describe('HTTP API', () => {
   });
 
   it('cannot be talked past with URL tricks, prefixes of a key or a key of the wrong length', async () => {
-    for (const url of ['/healthz/../jobs/x', '/healthz/%2e%2e/jobs/x', '//healthz', '/healthz;/jobs/x', '/HEALTHZ', '/jobs/x?/healthz', '/jobs/x#/healthz']) {
+    for (const url of [
+      '/healthz/../jobs/x',
+      '/healthz/%2e%2e/jobs/x',
+      '//healthz',
+      '/healthz;/jobs/x',
+      '/HEALTHZ',
+      '/jobs/x?/healthz',
+      '/jobs/x#/healthz',
+    ]) {
       expect((await keyed.inject(url)).statusCode, url).toBe(401);
     }
     for (const key of ['secret-key-12', 'secret-key-1234', 'secret-key-123 ', '']) {
-      expect((await keyed.inject({ url: '/jobs/x', headers: { 'x-api-key': key } })).statusCode, JSON.stringify(key)).toBe(key === '' ? 401 : 403);
+      expect((await keyed.inject({ url: '/jobs/x', headers: { 'x-api-key': key } })).statusCode, JSON.stringify(key)).toBe(
+        key === '' ? 401 : 403,
+      );
     }
     const twoKeys = await startTestApp({ scorer, apiKeys: ['first-key-0001', 'second-key-00002'] });
     try {

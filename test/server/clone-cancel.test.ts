@@ -10,7 +10,12 @@ import { createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld }
 
 /** A /solve body of two rollouts of a repository cloned from `url`. */
 function cloningBody(repoDir: string, url: string): Record<string, unknown> {
-  return solveBody(repoDir, { repo: { url }, n: 2, policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] }, verify: { enabled: false } });
+  return solveBody(repoDir, {
+    repo: { url },
+    n: 2,
+    policy: { kind: 'replay', recordings: [demoRecordings()['correct-fix']] },
+    verify: { enabled: false },
+  });
 }
 
 describe.skipIf(!hasBubblewrap())('a job cloning from a remote that never answers', () => {
@@ -41,10 +46,20 @@ describe.skipIf(!hasBubblewrap())('a job cloning from a remote that never answer
       const deleted = await server.app.inject({ method: 'DELETE', url: `/jobs/${jobId}` });
       expect(deleted.statusCode, deleted.body).toBe(200);
       expect((deleted.json() as { status: string }).status).toBe('cancelled');
-      expect(await eventually(() => gitProcessesFor(tarpit), (lines) => lines.length === 0)).toEqual([]);
+      expect(
+        await eventually(
+          () => gitProcessesFor(tarpit),
+          (lines) => lines.length === 0,
+        ),
+      ).toEqual([]);
       // One clone for both rollouts, and its connection is gone.
       expect(tarpit.connections).toBe(1);
-      expect(await eventually(() => tarpit.open, (open) => open === 0)).toBe(0);
+      expect(
+        await eventually(
+          () => tarpit.open,
+          (open) => open === 0,
+        ),
+      ).toBe(0);
     } finally {
       await server.close();
     }
@@ -60,6 +75,11 @@ describe.skipIf(!hasBubblewrap())('a job cloning from a remote that never answer
     await server.close();
     // The job itself ended within the shutdown's grace (not merely left behind when it ran out).
     expect(server.jobs.isRunning(jobId)).toBe(false);
-    expect(await eventually(() => gitProcessesFor(tarpit), (lines) => lines.length === 0)).toEqual([]);
+    expect(
+      await eventually(
+        () => gitProcessesFor(tarpit),
+        (lines) => lines.length === 0,
+      ),
+    ).toEqual([]);
   }, 60_000);
 });

@@ -50,7 +50,10 @@ describe('SSE replay of stored events', () => {
       jobs,
       app,
       events: async (jobId: string, lastEventId?: string) => {
-        const response = await app.inject({ url: `/jobs/${jobId}/events`, headers: lastEventId === undefined ? {} : { 'last-event-id': lastEventId } });
+        const response = await app.inject({
+          url: `/jobs/${jobId}/events`,
+          headers: lastEventId === undefined ? {} : { 'last-event-id': lastEventId },
+        });
         expect(response.statusCode).toBe(200);
         return parseSse(response.body);
       },
@@ -96,16 +99,19 @@ describe('SSE replay of stored events', () => {
     }
   });
 
-  it.each(['0x2', '1e0', '', '-1', '2.0', '+2', '2abc', '99999999999999999999'])('ignores a Last-Event-ID that is not decimal digits (%j)', async (header) => {
-    const server = await start();
-    try {
-      const jobId = await finishedJob(server);
-      const events = await server.events(jobId, header);
-      expect(events.map((event) => event.id)).toEqual(TYPES.map((_, index) => index));
-    } finally {
-      await server.close();
-    }
-  });
+  it.each(['0x2', '1e0', '', '-1', '2.0', '+2', '2abc', '99999999999999999999'])(
+    'ignores a Last-Event-ID that is not decimal digits (%j)',
+    async (header) => {
+      const server = await start();
+      try {
+        const jobId = await finishedJob(server);
+        const events = await server.events(jobId, header);
+        expect(events.map((event) => event.id)).toEqual(TYPES.map((_, index) => index));
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it.each(['0x2', '1e0'])('ignores a Last-Event-ID that is not decimal digits while the job runs too (%j)', async (header) => {
     const server = await start();
@@ -141,7 +147,11 @@ describe('SSE replay of stored events', () => {
     try {
       expect(await second.events(jobId)).toEqual(before);
       const crashed = await second.events('crashed');
-      expect(crashed.map((event) => [event.id, event.event])).toEqual([[0, 'job-start'], [1, 'rollout-start'], [2, 'job-finish']]);
+      expect(crashed.map((event) => [event.id, event.event])).toEqual([
+        [0, 'job-start'],
+        [1, 'rollout-start'],
+        [2, 'job-finish'],
+      ]);
       expect(crashed[2]!.data).toMatchObject({ status: 'interrupted' });
       expect(await second.events('crashed', '1')).toHaveLength(1);
     } finally {

@@ -12,7 +12,17 @@ import { readSse } from '../support/sse.js';
 
 /** A copy of `recording` that first waits `seconds` (so that a subscriber is surely in before the end). */
 function withPause(recording: Trajectory, seconds: number): Trajectory {
-  const pause = { role: 'assistant' as const, content: 'Wait a moment.', tool_calls: [{ id: 'call_pause', type: 'function' as const, function: { name: 'bash', arguments: JSON.stringify({ command: `sleep ${seconds}` }) } }] };
+  const pause = {
+    role: 'assistant' as const,
+    content: 'Wait a moment.',
+    tool_calls: [
+      {
+        id: 'call_pause',
+        type: 'function' as const,
+        function: { name: 'bash', arguments: JSON.stringify({ command: `sleep ${seconds}` }) },
+      },
+    ],
+  };
   return { ...recording, messages: [pause, ...recording.messages] };
 }
 
@@ -39,7 +49,11 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
   });
 
   async function postSolve(extra: Record<string, unknown>, options: { regressionDefault?: boolean } = {}): Promise<string> {
-    const response = await request(`${base}/solve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(solveBody(world.repo, extra, options)) });
+    const response = await request(`${base}/solve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(solveBody(world.repo, extra, options)),
+    });
     const body = (await response.body.json()) as { job_id: string; status: string };
     expect(response.statusCode).toBe(202);
     expect(body.status).toBe('queued');
@@ -53,14 +67,19 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
   }
 
   it('streams a job from job-start to job-finish, in order, with increasing ids, then ends', async () => {
-    const jobId = await postSolve({ n: 2, policy: { kind: 'replay', recordings: [withPause(wrong, 1), withPause(correct, 1)] } }, { regressionDefault: true });
+    const jobId = await postSolve(
+      { n: 2, policy: { kind: 'replay', recordings: [withPause(wrong, 1), withPause(correct, 1)] } },
+      { regressionDefault: true },
+    );
     const { status, contentType, events } = await readSse(`${base}/jobs/${jobId}/events`);
     expect(status).toBe(200);
     expect(contentType).toBe('text/event-stream');
 
     // ids are the events' sequence numbers: 0, 1, 2, ... with no gap; the SSE event name is the type.
     expect(events.map((event) => event.id)).toEqual(events.map((_, index) => index));
-    expect(events.every((event) => event.event === event.data.type && event.data.seq === event.id && typeof event.data.time === 'string')).toBe(true);
+    expect(
+      events.every((event) => event.event === event.data.type && event.data.seq === event.id && typeof event.data.time === 'string'),
+    ).toBe(true);
 
     const types = events.map((event) => event.event);
     expect(types[0]).toBe('job-start');
@@ -111,15 +130,26 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
 
   it('gives a late subscriber the stored events, and one reconnecting with Last-Event-ID those after it, then ends the stream', async () => {
     const jobId = await postSolve({ n: 1, policy: { kind: 'replay', recordings: [correct] }, verify: { enabled: false } });
-    for (let attempt = 0; attempt < 600 && ['queued', 'running'].includes((await getJob(jobId)).status); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let attempt = 0; attempt < 600 && ['queued', 'running'].includes((await getJob(jobId)).status); attempt += 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await getJob(jobId)).status).toBe('succeeded');
     const { status, events } = await readSse(`${base}/jobs/${jobId}/events`);
     expect(status).toBe(200);
-    expect(events.map((event) => event.event)).toEqual(['job-start', 'rollout-start', 'rollout-finish', 'score-available', 'selection', 'job-finish']);
+    expect(events.map((event) => event.event)).toEqual([
+      'job-start',
+      'rollout-start',
+      'rollout-finish',
+      'score-available',
+      'selection',
+      'job-finish',
+    ]);
     expect(events.map((event) => event.id)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(events.at(-1)).toMatchObject({ event: 'job-finish', data: { type: 'job-finish', status: 'succeeded' } });
     const resumed = await readSse(`${base}/jobs/${jobId}/events`, { 'last-event-id': '3' });
-    expect(resumed.events.map((event) => [event.id, event.event])).toEqual([[4, 'selection'], [5, 'job-finish']]);
+    expect(resumed.events.map((event) => [event.id, event.event])).toEqual([
+      [4, 'selection'],
+      [5, 'job-finish'],
+    ]);
   }, 60_000);
 
   it('resumes a stream after Last-Event-ID', async () => {
@@ -128,8 +158,22 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
       ...correct,
       id: 'recorded/slow',
       messages: [
-        { role: 'assistant', content: 'wait', tool_calls: [{ id: 'c0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'sleep 1.5' }) } }] },
-        { role: 'assistant', content: 'done', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT' }) } }] },
+        {
+          role: 'assistant',
+          content: 'wait',
+          tool_calls: [{ id: 'c0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'sleep 1.5' }) } }],
+        },
+        {
+          role: 'assistant',
+          content: 'done',
+          tool_calls: [
+            {
+              id: 'c1',
+              type: 'function',
+              function: { name: 'bash', arguments: JSON.stringify({ command: 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT' }) },
+            },
+          ],
+        },
       ],
     };
     const jobId = await postSolve({ n: 1, policy: { kind: 'replay', recordings: [slow] }, verify: { enabled: false } });
@@ -183,7 +227,16 @@ describe.skipIf(!bwrap)(`job events over SSE${bwrap ? '' : ' (skipped: bubblewra
   }, 120_000);
 
   it('streams a cancellation: cancelled rollouts, then job-finish cancelled', async () => {
-    const stuck = { ...correct, messages: [{ role: 'assistant' as const, content: 'Wait.', tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'bash', arguments: '{"command":"sleep 60"}' } }] }] };
+    const stuck = {
+      ...correct,
+      messages: [
+        {
+          role: 'assistant' as const,
+          content: 'Wait.',
+          tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'bash', arguments: '{"command":"sleep 60"}' } }],
+        },
+      ],
+    };
     const jobId = await postSolve({ n: 2, policy: { kind: 'replay', recordings: [stuck] }, verify: { enabled: false } });
     const reading = readSse(`${base}/jobs/${jobId}/events`);
     await new Promise((resolve) => setTimeout(resolve, 1_000));

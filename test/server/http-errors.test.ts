@@ -103,8 +103,20 @@ describe('errors before and around routing', () => {
   });
 
   it('cancels with DELETE sent as JSON with an empty body', async () => {
-    const job = jobs.start('solve', {}, (_id, { signal }) => new Promise((_resolve, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason)))));
-    const response = await app.inject({ method: 'DELETE', url: `/jobs/${job.id}`, headers: { 'content-type': 'application/json' }, payload: '' });
+    const job = jobs.start(
+      'solve',
+      {},
+      (_id, { signal }) =>
+        new Promise((_resolve, reject) =>
+          signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason)),
+        ),
+    );
+    const response = await app.inject({
+      method: 'DELETE',
+      url: `/jobs/${job.id}`,
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    });
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json().status).toBe('cancelled');
     const unknown = await app.inject({ method: 'DELETE', url: '/jobs/unknown', headers: { 'content-type': 'application/json' } });
@@ -120,11 +132,21 @@ describe('errors before and around routing', () => {
     // (fastify's code, no field): the strict body schema refuses unknown keys too, so a bare 400
     // would not show that the parser's prototype-poisoning protection still holds.
     const jobsBefore = store.listJobs().length;
-    const valid = '"issue":"x","image":"127.0.0.1:9/img:1","n":1,"policy":{"kind":"replay","recordings":[{"id":"r","instance_id":"i","source":"s","messages":[{"role":"assistant","content":"done"}]}]}';
+    const valid =
+      '"issue":"x","image":"127.0.0.1:9/img:1","n":1,"policy":{"kind":"replay","recordings":[{"id":"r","instance_id":"i","source":"s","messages":[{"role":"assistant","content":"done"}]}]}';
     for (const poison of ['"__proto__":{"n":2}', '"constructor":{"prototype":{"n":2}}']) {
-      const poisoned = await app.inject({ method: 'POST', url: '/solve', headers: { 'content-type': 'application/json' }, payload: `{${valid},${poison}}` });
+      const poisoned = await app.inject({
+        method: 'POST',
+        url: '/solve',
+        headers: { 'content-type': 'application/json' },
+        payload: `{${valid},${poison}}`,
+      });
       expect(poisoned.statusCode, poison).toBe(400);
-      expect(poisoned.json().error, poison).toEqual({ code: 'WNW_ERR_INPUT_INVALID', message: expect.stringContaining('not valid JSON'), details: { fastify_code: 'FST_ERR_CTP_INVALID_JSON_BODY' } });
+      expect(poisoned.json().error, poison).toEqual({
+        code: 'WNW_ERR_INPUT_INVALID',
+        message: expect.stringContaining('not valid JSON'),
+        details: { fastify_code: 'FST_ERR_CTP_INVALID_JSON_BODY' },
+      });
     }
     expect(store.listJobs()).toHaveLength(jobsBefore);
     const empty = await app.inject({ method: 'POST', url: '/solve', headers: { 'content-type': 'application/json' }, payload: '' });

@@ -29,8 +29,22 @@ describe('repository roots and images', () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  it.each(['oci:/etc:x', 'docker-archive:/etc/passwd', 'oci-archive:ELSEWHERE/img.tar', 'oci:ALLOWED/link:v1', 'oci:ALLOWED/../elsewhere:v1'])('refuses /solve with a host image outside the roots (%s)', async (image) => {
-    const payload = { issue: 'x', image: image.replace('ALLOWED', allowed).replace('ELSEWHERE', join(scratch, 'elsewhere')), n: 1, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'hi' }] }] } };
+  it.each([
+    'oci:/etc:x',
+    'docker-archive:/etc/passwd',
+    'oci-archive:ELSEWHERE/img.tar',
+    'oci:ALLOWED/link:v1',
+    'oci:ALLOWED/../elsewhere:v1',
+  ])('refuses /solve with a host image outside the roots (%s)', async (image) => {
+    const payload = {
+      issue: 'x',
+      image: image.replace('ALLOWED', allowed).replace('ELSEWHERE', join(scratch, 'elsewhere')),
+      n: 1,
+      policy: {
+        kind: 'replay',
+        recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'hi' }] }],
+      },
+    };
     const response = await server.app.inject({ method: 'POST', url: '/solve', payload });
     expect(response.statusCode).toBe(400);
     expect(response.json().error.details.field).toBe('body.image');
@@ -40,14 +54,23 @@ describe('repository roots and images', () => {
     const response = await server.app.inject({
       method: 'POST',
       url: '/rerank',
-      payload: { task: { instance_id: 'i', problem_statement: 'p', image: 'oci:/etc:x', test_command: 'true' }, candidates: [{ id: 'a', patch: '' }], verify: true },
+      payload: {
+        task: { instance_id: 'i', problem_statement: 'p', image: 'oci:/etc:x', test_command: 'true' },
+        candidates: [{ id: 'a', patch: '' }],
+        verify: true,
+      },
     });
     expect(response.statusCode).toBe(400);
     expect(response.json().error.details.field).toBe('body.task.image');
   });
 
   it('lets registry references and images under a root through, and refuses a bad reference', async () => {
-    for (const image of ['python:3.12', 'docker://ghcr.io/o/i:1', `127.0.0.1:5000/w/t@sha256:${'b'.repeat(64)}`, `oci:${join(allowed, 'layout')}:v1`]) {
+    for (const image of [
+      'python:3.12',
+      'docker://ghcr.io/o/i:1',
+      `127.0.0.1:5000/w/t@sha256:${'b'.repeat(64)}`,
+      `oci:${join(allowed, 'layout')}:v1`,
+    ]) {
       await expect(checkImageAccess(image, [allowed], 'image')).resolves.toBeUndefined();
     }
     await expect(checkImageAccess('oci:/etc:x', [], 'image')).resolves.toBeUndefined();

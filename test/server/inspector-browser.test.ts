@@ -22,7 +22,8 @@ const START_TIMEOUT_MS = 120_000;
 const SCREENSHOTS = process.env.WINNOWER_UPDATE_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs', 'images') : undefined;
 
 /** Each row of the rollouts table as `index:status`. */
-const rowStatuses = (page: Page) => page.$$eval('#rollouts tbody tr', (rows) => rows.map((row) => `${row.getAttribute('data-index')}:${row.getAttribute('data-status')}`));
+const rowStatuses = (page: Page) =>
+  page.$$eval('#rollouts tbody tr', (rows) => rows.map((row) => `${row.getAttribute('data-index')}:${row.getAttribute('data-status')}`));
 const jobStatus = (page: Page) => page.$eval('#job-status', (element) => element.textContent);
 
 describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on winnower serve', () => {
@@ -32,10 +33,18 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
   let browser: TestBrowser;
   let repo: string;
   const solve = async (extra: Record<string, unknown>, server = base, headers: Record<string, string> = {}) => {
-    const given = demoSolveBody(repo, { verifyTimeoutS: 120, agent: { time_limit_s: 240 } }, { policy: { kind: 'replay', recordings: Object.values(demoRecordings()) }, ...extra });
+    const given = demoSolveBody(
+      repo,
+      { verifyTimeoutS: 120, agent: { time_limit_s: 240 } },
+      { policy: { kind: 'replay', recordings: Object.values(demoRecordings()) }, ...extra },
+    );
     // The given tests only: the regression check (on by default) would run the suite again per candidate, and no test here is about it.
     const body = { ...given, verify: { ...(given.verify as Record<string, unknown>), regression: { enabled: false } } };
-    const response = await fetch(`${server}/solve`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const response = await fetch(`${server}/solve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     expect(response.status).toBe(202);
     return ((await response.json()) as { job_id: string }).job_id;
   };
@@ -65,7 +74,10 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
     await page.goto(`${base}/ui/jobs/${id}`);
     await page.waitForSelector('#rollouts tbody tr');
     const first = await rowStatuses(page);
-    expect(first.every((row) => row.endsWith(':finished')), first.join(' ')).toBe(false);
+    expect(
+      first.every((row) => row.endsWith(':finished')),
+      first.join(' '),
+    ).toBe(false);
     expect(await jobStatus(page)).toMatch(/^(queued|running)$/);
     await page.evaluate('window.__sameDocument = true');
     // A rollout row turns finished while the job still runs, in the same document (no reload).
@@ -114,7 +126,12 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
   }, 600_000);
 
   it("[browser] a mixed-policy job lists its policies from the job-start event and labels each rollout with its entry's run", async () => {
-    const id = await solve({ policies: [{ name: 'first', n: 1 }, { name: 'second', n: 1 }] });
+    const id = await solve({
+      policies: [
+        { name: 'first', n: 1 },
+        { name: 'second', n: 1 },
+      ],
+    });
     const page = await browser.page();
     await page.goto(`${base}/ui/jobs/${id}`);
     await page.waitForFunction(`document.querySelector('#job-status')?.textContent === 'succeeded'`, { timeout: 240_000, polling: 100 });
@@ -165,7 +182,10 @@ describe.skipIf(!hasChromium() || !hasBubblewrap())('[browser] web inspector on 
 
       await page.type('#api-key', 'not-the-key-000');
       await page.click('#api-key-submit');
-      await page.waitForFunction(`document.querySelector('#key-form')?.textContent?.includes('not accepted')`, { timeout: 60_000, polling: 100 });
+      await page.waitForFunction(`document.querySelector('#key-form')?.textContent?.includes('not accepted')`, {
+        timeout: 60_000,
+        polling: 100,
+      });
 
       await page.type('#api-key', KEY);
       await page.click('#api-key-submit');

@@ -74,14 +74,28 @@ describe('web inspector routes', () => {
   });
 
   it('GET /jobs gives each job the headline the list shows: task, N, policy, harness, chosen, resolved', async () => {
-    const job = open.jobs.start('solve', { instance_id: 'task-7', n: 3, policy: { kind: 'replay' }, agent: { harness: 'winnower' } }, async () => ({
-      instance_id: 'task-7',
-      chosen: { index: 2, trajectory_id: 't/2', patch: 'x', value: 0.5, verify_status: 'resolved' },
-      selection: { strategy: 'hybrid' },
-    }));
+    const job = open.jobs.start(
+      'solve',
+      { instance_id: 'task-7', n: 3, policy: { kind: 'replay' }, agent: { harness: 'winnower' } },
+      async () => ({
+        instance_id: 'task-7',
+        chosen: { index: 2, trajectory_id: 't/2', patch: 'x', value: 0.5, verify_status: 'resolved' },
+        selection: { strategy: 'hybrid' },
+      }),
+    );
     await open.jobs.wait(job.id);
-    const listed = (await open.app.inject({ url: '/jobs' })).json() as { jobs: Array<{ job_id: string; overview: Record<string, unknown> }> };
-    expect(listed.jobs.find((item) => item.job_id === job.id)?.overview).toEqual({ instance_id: 'task-7', n: 3, policy: 'replay', harness: 'winnower', strategy: 'hybrid', chosen_index: 2, resolved: true });
+    const listed = (await open.app.inject({ url: '/jobs' })).json() as {
+      jobs: Array<{ job_id: string; overview: Record<string, unknown> }>;
+    };
+    expect(listed.jobs.find((item) => item.job_id === job.id)?.overview).toEqual({
+      instance_id: 'task-7',
+      n: 3,
+      policy: 'replay',
+      harness: 'winnower',
+      strategy: 'hybrid',
+      chosen_index: 2,
+      resolved: true,
+    });
   });
 
   it('saved data in a page cannot close its script block or open a comment', () => {

@@ -23,8 +23,14 @@ describe('patches that are not UTF-8 in the job API', () => {
     }));
     await server.jobs.wait(job.id);
     jobId = job.id;
-    server.store.putCandidate(jobId, 0, { status: 'finished', trajectory: Trajectory.parse({ id: 't0', instance_id: 'demo', source: 'replay', patch: latin1 }) });
-    server.store.putCandidate(jobId, 1, { status: 'finished', trajectory: Trajectory.parse({ id: 't1', instance_id: 'demo', source: 'replay', patch: UTF8 }) });
+    server.store.putCandidate(jobId, 0, {
+      status: 'finished',
+      trajectory: Trajectory.parse({ id: 't0', instance_id: 'demo', source: 'replay', patch: latin1 }),
+    });
+    server.store.putCandidate(jobId, 1, {
+      status: 'finished',
+      trajectory: Trajectory.parse({ id: 't1', instance_id: 'demo', source: 'replay', patch: UTF8 }),
+    });
   });
   afterAll(async () => server?.close());
 

@@ -23,7 +23,9 @@ describe('GET /jobs and purge', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const response: { statusCode: number; json(): any } = await server.app.inject({ url: `/jobs?limit=2${cursor ? `&cursor=${cursor}` : ''}` });
+      const response: { statusCode: number; json(): any } = await server.app.inject({
+        url: `/jobs?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      });
       expect(response.statusCode).toBe(200);
       const body: { jobs: Array<{ job_id: string }>; next_cursor: string | null } = response.json();
       expect(body.jobs.length).toBeLessThanOrEqual(2);

@@ -64,7 +64,10 @@ describe('server limits over HTTP', () => {
       payload: { task, candidates: ['a', 'b', 'c', 'd', 'e'].map((id) => candidate(id)) },
     });
     expect(response.statusCode).toBe(413);
-    expect(response.json().error).toMatchObject({ code: 'WNW_ERR_INPUT_TOO_LARGE', details: { field: 'body.candidates', limit: 4, given: 5 } });
+    expect(response.json().error).toMatchObject({
+      code: 'WNW_ERR_INPUT_TOO_LARGE',
+      details: { field: 'body.candidates', limit: 4, given: 5 },
+    });
   });
 
   it('refuses a candidate larger than server.limits.max_trajectory_bytes with a 413 naming it', async () => {
@@ -72,7 +75,10 @@ describe('server limits over HTTP', () => {
       method: 'POST',
       url: '/rerank',
       headers: { 'x-api-key': 'key-two-456' },
-      payload: { task, candidates: [candidate('small'), candidate('big', { messages: [{ role: 'assistant', content: 'x'.repeat(4096) }] })] },
+      payload: {
+        task,
+        candidates: [candidate('small'), candidate('big', { messages: [{ role: 'assistant', content: 'x'.repeat(4096) }] })],
+      },
     });
     expect(response.statusCode).toBe(413);
     expect(response.json().error.details).toMatchObject({ field: 'body.candidates.1', limit: 2048 });
@@ -88,7 +94,16 @@ describe('server limits over HTTP', () => {
         method: 'POST',
         url: '/solve',
         headers: { 'x-api-key': 'key-three-789' },
-        payload: { issue: 'x should be 2', repo: { path: join(repoDir, 'repo') }, n: 1, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'demo__demo-1', source: 'recorded', messages: [{ role: 'assistant', content: 'done' }] }] }, verify: { enabled: false } },
+        payload: {
+          issue: 'x should be 2',
+          repo: { path: join(repoDir, 'repo') },
+          n: 1,
+          policy: {
+            kind: 'replay',
+            recordings: [{ id: 'r', instance_id: 'demo__demo-1', source: 'recorded', messages: [{ role: 'assistant', content: 'done' }] }],
+          },
+          verify: { enabled: false },
+        },
       });
       expect(response.statusCode, response.body).toBe(503);
       expect(response.headers['retry-after']).toBe('10');
@@ -106,7 +121,8 @@ describe('rate limit without API keys', () => {
     const open = await startTestApp({ limits: { ...DEFAULT_LIMITS, rate_per_minute: 60, rate_burst: 2 } });
     try {
       const statuses = [];
-      for (let i = 0; i < 3; i += 1) statuses.push((await open.app.inject({ url: '/jobs', headers: { 'x-api-key': `made-up-${i}` } })).statusCode);
+      for (let i = 0; i < 3; i += 1)
+        statuses.push((await open.app.inject({ url: '/jobs', headers: { 'x-api-key': `made-up-${i}` } })).statusCode);
       expect(statuses).toEqual([200, 200, 429]);
     } finally {
       await open.close();
@@ -123,7 +139,9 @@ describe('job manager queue cap', () => {
     const first = jobs.start('solve', {}, run);
     const second = jobs.start('solve', {}, run);
     expect(jobs.queued).toBe(1);
-    expect(() => jobs.start('solve', {}, run)).toThrow(expect.objectContaining({ code: 'WNW_ERR_LIMIT_QUEUE', details: expect.objectContaining({ retry_after_s: 3, limit: 1 }) }));
+    expect(() => jobs.start('solve', {}, run)).toThrow(
+      expect.objectContaining({ code: 'WNW_ERR_LIMIT_QUEUE', details: expect.objectContaining({ retry_after_s: 3, limit: 1 }) }),
+    );
     const started = async () => {
       while (releases.length === 0) await new Promise((resolve) => setImmediate(resolve));
     };

@@ -17,7 +17,10 @@ import { gitRepo } from './git-repo.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
 const task = { instance_id: 'demo__demo-1', problem_statement: 'x should be 2' };
-const candidates = ['a', 'b', 'c'].map((id) => ({ id, patch: `diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = ${id}\n` }));
+const candidates = ['a', 'b', 'c'].map((id) => ({
+  id,
+  patch: `diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = ${id}\n`,
+}));
 
 /** The value of one sample line of the exposition text (`name{labels} value`), 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -105,7 +108,14 @@ describe('request ids', () => {
   let server: TestApp;
   beforeAll(async () => {
     vllm = await startFakeVllm();
-    const scorer = await createScorer({ backend: 'vllm', model: vllm.model, urls: [vllm.url], cacheEntries: 0, batching: false, retries: 0 });
+    const scorer = await createScorer({
+      backend: 'vllm',
+      model: vllm.model,
+      urls: [vllm.url],
+      cacheEntries: 0,
+      batching: false,
+      retries: 0,
+    });
     server = await startTestApp({ scorer });
   });
   afterAll(async () => {
@@ -146,7 +156,15 @@ describe('request ids', () => {
         method: 'POST',
         url: '/solve?wait=true',
         headers: { 'x-request-id': 'solve-req-7' },
-        payload: { issue: 'x should be 2', repo: { path: repo }, n: 1, verify: { enabled: false }, scoring: { enabled: false }, agent: { step_limit: 1 }, policy: { kind: 'openai', url: policy.url, model: 'm' } },
+        payload: {
+          issue: 'x should be 2',
+          repo: { path: repo },
+          n: 1,
+          verify: { enabled: false },
+          scoring: { enabled: false },
+          agent: { step_limit: 1 },
+          policy: { kind: 'openai', url: policy.url, model: 'm' },
+        },
       });
       expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
       expect(response.headers['x-request-id']).toBe('solve-req-7');
@@ -161,7 +179,12 @@ describe('request ids', () => {
   });
 
   it('sends the request id on to the scorer server it calls', async () => {
-    const response = await server.app.inject({ method: 'POST', url: '/score', headers: { 'x-request-id': 'score-req-1' }, payload: { task, candidates } });
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/score',
+      headers: { 'x-request-id': 'score-req-1' },
+      payload: { task, candidates },
+    });
     expect(response.statusCode, response.body).toBe(200);
     const calls = vllm.requests.filter((request) => request.path === '/classify');
     expect(calls.length).toBeGreaterThan(0);

@@ -28,7 +28,8 @@ describe('the OpenAPI description', () => {
     await keyedServer?.close();
   });
 
-  const schemaOf = (path: string, method: string, status: string) => spec.paths[path][method].responses[status]?.content?.['application/json']?.schema;
+  const schemaOf = (path: string, method: string, status: string) =>
+    spec.paths[path][method].responses[status]?.content?.['application/json']?.schema;
 
   it('gives /solve its real answers: 202 with the job id, 200 with the job for ?wait=true, and the errors', () => {
     const responses = spec.paths['/solve'].post.responses;
@@ -108,13 +109,41 @@ describe('the OpenAPI description', () => {
     const { store } = openServer;
     store.createJob({ id: 'j', kind: 'solve', request: {}, status: 'succeeded' });
     store.putCandidate('j', 0, { status: 'failed', error: { code: 'WNW_ERR_SBX_REPO', message: 'gone' } });
-    store.updateJob('j', { result: { instance_id: 'i', chosen: null, selection: { instance_id: 'i', strategy: 'value', degraded_to: null, chosen: null, ranking: [], reason: 'none', extra: 1 }, candidates: [{ index: 0, status: 'failed', exit: 'error' }], rollouts: { planned: 1 }, compute: { tokens: 0 }, stopped_early: null, duration_ms: 3 } });
+    store.updateJob('j', {
+      result: {
+        instance_id: 'i',
+        chosen: null,
+        selection: { instance_id: 'i', strategy: 'value', degraded_to: null, chosen: null, ranking: [], reason: 'none', extra: 1 },
+        candidates: [{ index: 0, status: 'failed', exit: 'error' }],
+        rollouts: { planned: 1 },
+        compute: { tokens: 0 },
+        stopped_early: null,
+        duration_ms: 3,
+      },
+    });
     const response = await open.inject('/jobs/j');
     expect(response.statusCode, response.body).toBe(200);
     const body = response.json();
-    expect(body.candidates[0]).toMatchObject({ index: 0, status: 'failed', error: { code: 'WNW_ERR_SBX_REPO', message: 'gone' }, trajectory_id: null });
+    expect(body.candidates[0]).toMatchObject({
+      index: 0,
+      status: 'failed',
+      error: { code: 'WNW_ERR_SBX_REPO', message: 'gone' },
+      trajectory_id: null,
+    });
     expect(body.result).toMatchObject({ stopped_early: null, duration_ms: 3, selection: { extra: 1 }, candidates: [{ exit: 'error' }] });
-    const accepted = await open.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', image: '127.0.0.1:9/img:1', n: 1, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'done' }] }] } } });
+    const accepted = await open.inject({
+      method: 'POST',
+      url: '/solve',
+      payload: {
+        issue: 'x',
+        image: '127.0.0.1:9/img:1',
+        n: 1,
+        policy: {
+          kind: 'replay',
+          recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'done' }] }],
+        },
+      },
+    });
     expect(accepted.statusCode).toBe(202);
     expect(Object.keys(accepted.json()).sort()).toEqual(['job_id', 'status']);
     await open.winnower.jobs.wait(accepted.json().job_id);

@@ -10,7 +10,10 @@ import type { Scorer } from '../../src/scoring/types.js';
 import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
-const scoreBody = { task: { instance_id: 'i', problem_statement: 'x' }, candidates: [{ id: 'a', messages: [{ role: 'assistant', content: 'done' }] }] };
+const scoreBody = {
+  task: { instance_id: 'i', problem_statement: 'x' },
+  candidates: [{ id: 'a', messages: [{ role: 'assistant', content: 'done' }] }],
+};
 
 describe('readiness with a scorer probe', () => {
   let vllm: FakeVllm;
@@ -19,7 +22,15 @@ describe('readiness with a scorer probe', () => {
 
   beforeAll(async () => {
     vllm = await startFakeVllm();
-    scorer = await createScorer({ backend: 'vllm', model: vllm.model, urls: [vllm.url], retries: 0, timeoutMs: 60_000, cacheEntries: 0, batching: false });
+    scorer = await createScorer({
+      backend: 'vllm',
+      model: vllm.model,
+      urls: [vllm.url],
+      retries: 0,
+      timeoutMs: 60_000,
+      cacheEntries: 0,
+      batching: false,
+    });
     // Warm: the first call also reads the server's /v1/models.
     await scorer.score([{ key: 'warm', text: 'warm' }]);
     // Every check probes afresh (ttl 0), so each step below sees the fake's current behaviour.
@@ -57,7 +68,10 @@ describe('readiness with a scorer probe', () => {
     try {
       const ready = await server.app.inject('/readyz');
       expect(ready.statusCode).toBe(503);
-      expect(ready.json()).toMatchObject({ status: 'scorer-unavailable', scorer: { ok: false, error: { code: 'WNW_ERR_SCORE_RESPONSE' } } });
+      expect(ready.json()).toMatchObject({
+        status: 'scorer-unavailable',
+        scorer: { ok: false, error: { code: 'WNW_ERR_SCORE_RESPONSE' } },
+      });
     } finally {
       vllm.faults.length = 0;
     }

@@ -37,9 +37,18 @@ describe('HTTP API over a real socket', () => {
     const response = await request(`${base}/rerank`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ task, candidates: [{ id: 'a', patch: PATCH_A }, { id: 'b', patch: PATCH_B }] }),
+      body: JSON.stringify({
+        task,
+        candidates: [
+          { id: 'a', patch: PATCH_A },
+          { id: 'b', patch: PATCH_B },
+        ],
+      }),
     });
-    const body = (await response.body.json()) as { selection: { strategy: string; degraded_to?: string | null }; scores: Array<{ value?: number; error?: unknown }> };
+    const body = (await response.body.json()) as {
+      selection: { strategy: string; degraded_to?: string | null };
+      scores: Array<{ value?: number; error?: unknown }>;
+    };
     expect(response.statusCode).toBe(200);
     expect(body.scores.map((score) => typeof score.value)).toEqual(['number', 'number']);
     // The server's default without tests: the bundled model folder's default_strategy when it comes with a selector.
@@ -47,24 +56,32 @@ describe('HTTP API over a real socket', () => {
     expect(body.selection.degraded_to ?? null).toBeNull();
   });
 
-  it.skipIf(!hasBubblewrap())('POST /rerank still stops verifying, closing its sandboxes, when the client goes away', async () => {
-    const repo = prepareDemoRepo(join(DEMO_DIR, 'repo'));
-    try {
-      const client = new AbortController();
-      const answer = request(`${base}/rerank`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ task: { ...task, repo: { path: repo }, test_command: 'sleep 60' }, verify: true, candidates: [{ id: 'a', patch: NEW_FILE }] }),
-        signal: client.signal,
-      }).catch(() => undefined);
-      for (let i = 0; i < 200 && openSandboxCount() === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(openSandboxCount()).toBe(1);
-      client.abort();
-      await answer;
-      for (let i = 0; i < 200 && openSandboxCount() > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(openSandboxCount()).toBe(0);
-    } finally {
-      rmSync(dirname(repo), { recursive: true, force: true });
-    }
-  }, 30_000);
+  it.skipIf(!hasBubblewrap())(
+    'POST /rerank still stops verifying, closing its sandboxes, when the client goes away',
+    async () => {
+      const repo = prepareDemoRepo(join(DEMO_DIR, 'repo'));
+      try {
+        const client = new AbortController();
+        const answer = request(`${base}/rerank`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            task: { ...task, repo: { path: repo }, test_command: 'sleep 60' },
+            verify: true,
+            candidates: [{ id: 'a', patch: NEW_FILE }],
+          }),
+          signal: client.signal,
+        }).catch(() => undefined);
+        for (let i = 0; i < 200 && openSandboxCount() === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(openSandboxCount()).toBe(1);
+        client.abort();
+        await answer;
+        for (let i = 0; i < 200 && openSandboxCount() > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(openSandboxCount()).toBe(0);
+      } finally {
+        rmSync(dirname(repo), { recursive: true, force: true });
+      }
+    },
+    30_000,
+  );
 });

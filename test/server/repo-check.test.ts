@@ -40,7 +40,11 @@ describe('submit-time repository checks', () => {
   });
 
   const solve = (repoField: Record<string, string>) =>
-    app.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', repo: repoField, n: 1, policy: { kind: 'replay', recordings: [recording] }, verify: { enabled: false } } });
+    app.inject({
+      method: 'POST',
+      url: '/solve',
+      payload: { issue: 'x', repo: repoField, n: 1, policy: { kind: 'replay', recordings: [recording] }, verify: { enabled: false } },
+    });
 
   it.each([
     [{ path: 'SCRATCH/no-such-dir' }, 'body.repo.path', 'does not exist'],
@@ -72,10 +76,18 @@ describe('submit-time repository checks', () => {
 
   it('checks the repository of a /rerank that verifies, not of one that only scores', async () => {
     const task = { instance_id: 'i', problem_statement: 'p', test_command: 'true', repo: { path: join(scratch, 'plain') } };
-    const verifying = await app.inject({ method: 'POST', url: '/rerank', payload: { task, candidates: [{ id: 'a', patch: '' }], verify: true } });
+    const verifying = await app.inject({
+      method: 'POST',
+      url: '/rerank',
+      payload: { task, candidates: [{ id: 'a', patch: '' }], verify: true },
+    });
     expect(verifying.statusCode).toBe(400);
     expect(verifying.json().error.details.field).toBe('body.task.repo.path');
-    const unknownCommit = await app.inject({ method: 'POST', url: '/rerank', payload: { task: { ...task, repo: { path: repo, base_commit: 'nope' } }, candidates: [{ id: 'a', patch: '' }], verify: true } });
+    const unknownCommit = await app.inject({
+      method: 'POST',
+      url: '/rerank',
+      payload: { task: { ...task, repo: { path: repo, base_commit: 'nope' } }, candidates: [{ id: 'a', patch: '' }], verify: true },
+    });
     expect(unknownCommit.json().error.details.field).toBe('body.task.repo.base_commit');
     const scoring = await app.inject({ method: 'POST', url: '/rerank', payload: { task, candidates: [{ id: 'a', patch: '' }] } });
     expect(scoring.statusCode).toBe(200);
@@ -83,7 +95,17 @@ describe('submit-time repository checks', () => {
 
   it('leaves URLs and repositories inside an image to the rollouts', async () => {
     await expect(checkLocalRepo({ path: undefined }, { path: 'p', commit: 'c' })).resolves.toBeUndefined();
-    const withImage = await app.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', image: '127.0.0.1:9/img:1', repo: { path: '/testbed', commit: 'abc' }, n: 1, policy: { kind: 'replay', recordings: [recording] } } });
+    const withImage = await app.inject({
+      method: 'POST',
+      url: '/solve',
+      payload: {
+        issue: 'x',
+        image: '127.0.0.1:9/img:1',
+        repo: { path: '/testbed', commit: 'abc' },
+        n: 1,
+        policy: { kind: 'replay', recordings: [recording] },
+      },
+    });
     expect(withImage.statusCode).toBe(202);
     await jobs.wait(withImage.json().job_id);
   });

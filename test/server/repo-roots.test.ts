@@ -35,8 +35,12 @@ describe('repository roots', () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  const replay = { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'hi' }] }] };
-  const solve = (repo: Record<string, string>) => app.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', repo, n: 1, policy: replay } });
+  const replay = {
+    kind: 'replay',
+    recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'hi' }] }],
+  };
+  const solve = (repo: Record<string, string>) =>
+    app.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', repo, n: 1, policy: replay } });
 
   it.each([
     [{ path: '/etc' }, 'body.repo.path'],
@@ -48,7 +52,9 @@ describe('repository roots', () => {
     [{ url: 'ELSEWHERE' }, 'body.repo.url'],
     [{ url: 'ext::sh -c true' }, 'body.repo.url'],
   ])('refuses a host repository outside the roots (%j)', async (repo, field) => {
-    const resolved = Object.fromEntries(Object.entries(repo).map(([key, value]) => [key, value.replace('ALLOWED', allowed).replace('ELSEWHERE', elsewhere)]));
+    const resolved = Object.fromEntries(
+      Object.entries(repo).map(([key, value]) => [key, value.replace('ALLOWED', allowed).replace('ELSEWHERE', elsewhere)]),
+    );
     const response = await solve(resolved);
     expect(response.statusCode).toBe(400);
     expect(response.json().error.details.field).toBe(field);
@@ -72,14 +78,21 @@ describe('repository roots', () => {
     const response = await app.inject({
       method: 'POST',
       url: '/rerank',
-      payload: { task: { instance_id: 'i', problem_statement: 'p', repo: { path: elsewhere }, test_command: 'true' }, candidates: [{ id: 'a', patch: '' }], verify: true },
+      payload: {
+        task: { instance_id: 'i', problem_statement: 'p', repo: { path: elsewhere }, test_command: 'true' },
+        candidates: [{ id: 'a', patch: '' }],
+        verify: true,
+      },
     });
     expect(response.statusCode).toBe(400);
     expect(response.json().error.details.field).toBe('body.task.repo.path');
   });
 
   it('reads the roots from WINNOWER_REPO_ROOTS', () => {
-    expect(loadConfig({ env: { WINNOWER_REPO_ROOTS: '/srv/repos, /data/checkouts' } }).server.repo_roots).toEqual(['/srv/repos', '/data/checkouts']);
+    expect(loadConfig({ env: { WINNOWER_REPO_ROOTS: '/srv/repos, /data/checkouts' } }).server.repo_roots).toEqual([
+      '/srv/repos',
+      '/data/checkouts',
+    ]);
     expect(loadConfig({ env: {} }).server.repo_roots).toEqual([]);
   });
 });

@@ -30,7 +30,12 @@ describe('secrets in a /solve request', () => {
     const response = await app.inject({
       method: 'POST',
       url: '/solve',
-      payload: { issue: 'x', repo: { path: gitRepo(join(scratch, 'repo')) }, n: 1, policy: { kind: 'openai', url: 'http://127.0.0.1:9/v1', model: 'm', api_key: SECRET } },
+      payload: {
+        issue: 'x',
+        repo: { path: gitRepo(join(scratch, 'repo')) },
+        n: 1,
+        policy: { kind: 'openai', url: 'http://127.0.0.1:9/v1', model: 'm', api_key: SECRET },
+      },
     });
     expect(response.statusCode).toBe(202);
     const jobId = response.json().job_id as string;
@@ -45,7 +50,12 @@ describe('secrets in a /solve request', () => {
     const response = await app.inject({
       method: 'POST',
       url: '/solve',
-      payload: { issue: 'x', repo: { path: gitRepo(join(scratch, 'url-repo')) }, n: 1, policy: { kind: 'openai', url: `http://user:${SECRET}@127.0.0.1:9/v1`, model: 'm' } },
+      payload: {
+        issue: 'x',
+        repo: { path: gitRepo(join(scratch, 'url-repo')) },
+        n: 1,
+        policy: { kind: 'openai', url: `http://user:${SECRET}@127.0.0.1:9/v1`, model: 'm' },
+      },
     });
     expect(response.statusCode).toBe(202);
     const jobId = response.json().job_id as string;
@@ -59,7 +69,15 @@ describe('secrets in a /solve request', () => {
     const cloned = await app.inject({
       method: 'POST',
       url: '/solve',
-      payload: { issue: 'x', repo: { url: `https://token:${SECRET}@x@127.0.0.1:9/o/r.git` }, n: 1, policy: { kind: 'replay', recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'done' }] }] } },
+      payload: {
+        issue: 'x',
+        repo: { url: `https://token:${SECRET}@x@127.0.0.1:9/o/r.git` },
+        n: 1,
+        policy: {
+          kind: 'replay',
+          recordings: [{ id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'done' }] }],
+        },
+      },
     });
     expect(cloned.statusCode).toBe(202);
     const clonedId = cloned.json().job_id as string;

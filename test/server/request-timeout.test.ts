@@ -19,8 +19,12 @@ function sendPartialBody(port: number, headers: Record<string, string> = {}): Pr
     socket.on('data', (chunk: string) => (answer += chunk));
     socket.on('error', reject);
     socket.on('close', () => resolve(answer));
-    const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-    socket.write(`POST /score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n${extra}\r\n{"task":`);
+    const extra = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    socket.write(
+      `POST /score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n${extra}\r\n{"task":`,
+    );
   });
 }
 

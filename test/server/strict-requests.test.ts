@@ -35,7 +35,13 @@ describe('strict requests', () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  const solveBody = (extra: Record<string, unknown>) => ({ issue: 'x', repo: { path: repo }, n: 1, policy: { kind: 'replay', recordings: [recording] }, ...extra });
+  const solveBody = (extra: Record<string, unknown>) => ({
+    issue: 'x',
+    repo: { path: repo },
+    n: 1,
+    policy: { kind: 'replay', recordings: [recording] },
+    ...extra,
+  });
 
   /** Posts and expects a 400 naming `field`, in details and at the start of the message; returns the error. */
   async function refused(url: string, payload: unknown, field: string, code = 'WNW_ERR_INPUT_INVALID') {
@@ -65,7 +71,11 @@ describe('strict requests', () => {
   it.each([
     ['/score', { task, candidates: [{ id: 'a', patch: PATCH }], templat: 'patch-v1' }, 'body.templat'],
     ['/score', { task: { ...task, problem_statment: 'x' }, candidates: [{ id: 'a', patch: PATCH }] }, 'body.task.problem_statment'],
-    ['/score', { task: { ...task, repo: { path: '/tmp/r', base_comit: 'HEAD' } }, candidates: [{ id: 'a', patch: PATCH }] }, 'body.task.repo.base_comit'],
+    [
+      '/score',
+      { task: { ...task, repo: { path: '/tmp/r', base_comit: 'HEAD' } }, candidates: [{ id: 'a', patch: PATCH }] },
+      'body.task.repo.base_comit',
+    ],
     ['/rerank', { task, candidates: [{ id: 'a', pach: PATCH }] }, 'body.candidates.0.pach'],
     ['/rerank', { task, candidates: [{ id: 'a', patch: PATCH }], verfy: true }, 'body.verfy'],
   ])('%s refuses an unknown key, naming it (%j)', async (url, payload, field) => {
@@ -85,14 +95,26 @@ describe('strict requests', () => {
     expect(error.message).toContain('patch-v1');
     await refused('/score', { task, candidates: [{ id: 'a', patch: PATCH }], budget_tokens: 16 }, 'body.budget_tokens');
     // A budget that holds the template is accepted and used.
-    const fits = await app.inject({ method: 'POST', url: '/score', payload: { task, candidates: [{ id: 'a', patch: PATCH }], budget_tokens: 1024 } });
+    const fits = await app.inject({
+      method: 'POST',
+      url: '/score',
+      payload: { task, candidates: [{ id: 'a', patch: PATCH }], budget_tokens: 1024 },
+    });
     expect(fits.statusCode).toBe(200);
     expect(fits.json().scores[0].input_tokens).toBeLessThanOrEqual(1024);
   });
 
   it('refuses /rerank verification that has no tests or no repository to run them in', async () => {
-    await refused('/rerank', { task: { ...task, repo: { path: repo } }, candidates: [{ id: 'a', patch: PATCH }], verify: true }, 'body.task.test_command');
-    await refused('/rerank', { task: { ...task, test_command: 'true' }, candidates: [{ id: 'a', patch: PATCH }], verify: true }, 'body.task.repo');
+    await refused(
+      '/rerank',
+      { task: { ...task, repo: { path: repo } }, candidates: [{ id: 'a', patch: PATCH }], verify: true },
+      'body.task.test_command',
+    );
+    await refused(
+      '/rerank',
+      { task: { ...task, test_command: 'true' }, candidates: [{ id: 'a', patch: PATCH }], verify: true },
+      'body.task.repo',
+    );
   });
 
   it.each(['ftp://e/v1', 'ws://127.0.0.1:9/v1', 'file:///x', 'data:text/plain,x', 'gopher://e/', 'mailto:a@b'])(
@@ -112,7 +134,11 @@ describe('strict requests', () => {
 
   it('names the recording that has nothing to replay', async () => {
     const silent = { id: 'quiet', instance_id: 'i', source: 's', messages: [{ role: 'user', content: 'hi' }] };
-    const error = await refused('/solve', solveBody({ n: 2, policy: { kind: 'replay', recordings: [recording, silent] } }), 'body.policy.recordings.1');
+    const error = await refused(
+      '/solve',
+      solveBody({ n: 2, policy: { kind: 'replay', recordings: [recording, silent] } }),
+      'body.policy.recordings.1',
+    );
     expect(error.message).toContain('no assistant turns');
   });
 
@@ -140,18 +166,27 @@ describe('strict configuration file', () => {
     ['sandbox:\n  provider: local\n  setting: {}\n', 'sandbox.setting'],
     ['scorer:\n  backend: sglang\n  model: m\n  urls: [http://v:1]\n  timeout_ms: 5\n', 'scorer.timeout_ms'],
   ])('refuses an unknown key, naming it (%j)', (text, field) => {
-    expect(() => loadConfig({ file: configFile(text), env: {} })).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field } }));
-    expect(() => loadConfig({ file: configFile(text), env: {} })).toThrow(new RegExp(`config field ${field.replace('.', '\\.')}: unknown key`));
+    expect(() => loadConfig({ file: configFile(text), env: {} })).toThrow(
+      expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field } }),
+    );
+    expect(() => loadConfig({ file: configFile(text), env: {} })).toThrow(
+      new RegExp(`config field ${field.replace('.', '\\.')}: unknown key`),
+    );
   });
 
   it('refuses a default policy URL with another scheme than http(s)', () => {
-    expect(() => loadConfig({ file: configFile('policy:\n  url: ftp://p/v1\n'), env: {} })).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'policy.url' } }));
+    expect(() => loadConfig({ file: configFile('policy:\n  url: ftp://p/v1\n'), env: {} })).toThrow(
+      expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'policy.url' } }),
+    );
     expect(() => loadConfig({ env: { WINNOWER_POLICY_URL: 'ws://p:1/v1' } })).toThrow(/policy\.url: http or https only/);
     expect(loadConfig({ env: { WINNOWER_POLICY_URL: 'https://p/v1' } }).policy.url).toBe('https://p/v1');
   });
 
   it('still accepts every documented scorer setting', () => {
-    const config = loadConfig({ file: configFile('scorer:\n  backend: sglang\n  model: m\n  urls: [http://v:1]\n  timeoutMs: 5\n  retries: 1\n  batching: false\n'), env: {} });
+    const config = loadConfig({
+      file: configFile('scorer:\n  backend: sglang\n  model: m\n  urls: [http://v:1]\n  timeoutMs: 5\n  retries: 1\n  batching: false\n'),
+      env: {},
+    });
     expect(config.scorer).toMatchObject({ timeoutMs: 5, retries: 1, batching: false });
   });
 });

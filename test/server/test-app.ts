@@ -17,7 +17,20 @@ import { JobManager, type JobManagerOptions } from '../../src/solve/job-manager.
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import type { JobStore } from '../../src/store/types.js';
 
-export interface TestAppOptions extends Pick<AppDeps, 'apiKeys' | 'repoRoots' | 'bodyLimitBytes' | 'requestTimeoutMs' | 'limits' | 'metrics' | 'logger' | 'policyHosts' | 'repoHosts' | 'scorerProbe'> {
+export interface TestAppOptions
+  extends Pick<
+    AppDeps,
+    | 'apiKeys'
+    | 'repoRoots'
+    | 'bodyLimitBytes'
+    | 'requestTimeoutMs'
+    | 'limits'
+    | 'metrics'
+    | 'logger'
+    | 'policyHosts'
+    | 'repoHosts'
+    | 'scorerProbe'
+  > {
   /** 'bundled': the default ONNX model, opened here and closed by `close()`; a Scorer: the caller's, left open; absent: none. */
   scorer?: 'bundled' | Scorer;
   /** The job manager's options (queue cap, event hook); the metrics' event hook is added when `metrics` is given. */
@@ -37,8 +50,17 @@ export interface TestApp {
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const { scorer: scorerOption, jobs: jobOptions, sandboxes = createLocalProvider(), store = createSqliteStore(':memory:'), ...appOptions } = options;
-  const scorer = scorerOption === 'bundled' ? await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() }, { observer: options.metrics?.scorer }) : scorerOption;
+  const {
+    scorer: scorerOption,
+    jobs: jobOptions,
+    sandboxes = createLocalProvider(),
+    store = createSqliteStore(':memory:'),
+    ...appOptions
+  } = options;
+  const scorer =
+    scorerOption === 'bundled'
+      ? await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() }, { observer: options.metrics?.scorer })
+      : scorerOption;
   const metrics = options.metrics;
   const jobs = new JobManager(store, { ...(metrics ? { onEvent: (event, job) => metrics.onJobEvent(event, job) } : {}), ...jobOptions });
   const app = await buildApp({ jobs, store, solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory() }, ...appOptions });

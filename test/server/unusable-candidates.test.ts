@@ -36,7 +36,15 @@ describe.skipIf(!hasBubblewrap())('POST /rerank with unusable and huge candidate
   beforeAll(async () => {
     const repo = prepareDemoRepo(join(DEMO_DIR, 'repo'));
     const demo = demoTask();
-    task = { instance_id: demo.instance_id, problem_statement: demo.problem_statement, repo: { path: repo }, test_command: demo.test_command, fail_to_pass: demo.fail_to_pass, pass_to_pass: demo.pass_to_pass, test_patch: demo.test_patch };
+    task = {
+      instance_id: demo.instance_id,
+      problem_statement: demo.problem_statement,
+      repo: { path: repo },
+      test_command: demo.test_command,
+      fail_to_pass: demo.fail_to_pass,
+      pass_to_pass: demo.pass_to_pass,
+      test_patch: demo.test_patch,
+    };
     server = await startTestApp({ scorer: 'bundled' });
   });
   afterAll(async () => {
@@ -47,11 +55,17 @@ describe.skipIf(!hasBubblewrap())('POST /rerank with unusable and huge candidate
     server.app.inject({ method: 'POST', url: '/rerank', payload: { task, candidates, verify: true, ...extra } });
 
   it('verifies and ranks a 300,000-line added file beside the correct fix, and chooses the fix', async () => {
-    const response = await rerank([{ id: 'huge', patch: largeAddedFilePatch() }, { id: 'fix', patch: FIX }]);
+    const response = await rerank([
+      { id: 'huge', patch: largeAddedFilePatch() },
+      { id: 'fix', patch: FIX },
+    ]);
     expect(response.statusCode).toBe(200);
     const body = response.json();
     expect(body.selection.chosen).toBe('fix');
-    expect(body.verify.map((result: { trajectory_id: string; status: string }) => [result.trajectory_id, result.status]).sort()).toEqual([['fix', 'resolved'], ['huge', 'unresolved']]);
+    expect(body.verify.map((result: { trajectory_id: string; status: string }) => [result.trajectory_id, result.status]).sort()).toEqual([
+      ['fix', 'resolved'],
+      ['huge', 'unresolved'],
+    ]);
     expect(body.selection.ranking.map((entry: { trajectory_id: string }) => entry.trajectory_id)).toEqual(['fix', 'huge']);
   }, 300_000);
 
@@ -68,15 +82,30 @@ describe.skipIf(!hasBubblewrap())('POST /rerank with unusable and huge candidate
 
   it('ranks a candidate that did not apply below the one that did, whatever the strategy', async () => {
     for (const strategy of ['value', 'consensus', 'hybrid', 'learned']) {
-      const body = (await rerank([{ id: 'stale', patch: STALE }, { id: 'fix', patch: FIX }], { strategy })).json();
+      const body = (
+        await rerank(
+          [
+            { id: 'stale', patch: STALE },
+            { id: 'fix', patch: FIX },
+          ],
+          { strategy },
+        )
+      ).json();
       expect(body.selection.chosen, strategy).toBe('fix');
       expect(body.selection.ranking.at(-1), strategy).toMatchObject({ trajectory_id: 'stale', unusable: { kind: 'apply_failed' } });
     }
   }, 300_000);
 
   it('refuses a patch that makes a symbolic link to a host path with a 400 naming the candidate', async () => {
-    const link = 'diff --git a/passwd b/passwd\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/passwd\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n';
-    const response = await rerank([{ id: 'fix', patch: FIX }, { id: 'link', patch: link }], { verify: false });
+    const link =
+      'diff --git a/passwd b/passwd\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/passwd\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n';
+    const response = await rerank(
+      [
+        { id: 'fix', patch: FIX },
+        { id: 'link', patch: link },
+      ],
+      { verify: false },
+    );
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toMatchObject({ code: 'WNW_ERR_INPUT_INVALID', details: { field: 'body.candidates.1.patch' } });
     expect(response.json().error.message).toMatch(/symbolic link to "\/etc\/passwd", which is an absolute path, outside the repository/);

@@ -19,7 +19,10 @@ function checksBody(repo: string, extra: Record<string, unknown> = {}) {
     issue: demoTask().problem_statement,
     repo: { path: repo },
     n: 4,
-    policy: { kind: 'replay', recordings: [recordings['plausible-wrong-fix'], recordings['breaks-other-tests'], recordings['correct-fix'], recordings['gives-up']] },
+    policy: {
+      kind: 'replay',
+      recordings: [recordings['plausible-wrong-fix'], recordings['breaks-other-tests'], recordings['correct-fix'], recordings['gives-up']],
+    },
     agent: { config: 'default', time_limit_s: 60, command_timeout_s: 30 },
     verify: { enabled: true, reproduction: { n: 3, policy: { kind: 'replay', recordings: writers }, budget_s: 60, timeout_s: 60 } },
     ...extra,
@@ -60,7 +63,8 @@ describe.skipIf(!hasBubblewrap())('regression check and reproduction tests witho
       expect(tests[1].discard_reason).toMatch(/passes on the base commit/);
       expect(tests[0].file).toBe('tests/test_repro_hours_minutes.py');
       // The matrix: the plausible-but-wrong fix fails the three-digit test.
-      const cell = (index: number, writer: number) => checks.reproduction.matrix.find((c: { index: number; writer: number }) => c.index === index && c.writer === writer)?.outcome;
+      const cell = (index: number, writer: number) =>
+        checks.reproduction.matrix.find((c: { index: number; writer: number }) => c.index === index && c.writer === writer)?.outcome;
       expect(cell(0, 0)).toBe('passed');
       expect(cell(0, 2)).toBe('failed');
       expect(cell(2, 0)).toBe('passed');
@@ -72,8 +76,10 @@ describe.skipIf(!hasBubblewrap())('regression check and reproduction tests witho
       const byIndex = Object.fromEntries(job.result.candidates.map((c: { index: number }) => [c.index, c]));
       expect(byIndex[1].checks).toEqual({ regressions: 2, repro_passed: 2, repro_total: 2 });
       expect(byIndex[0].checks).toEqual({ regressions: 0, repro_passed: 1, repro_total: 2 });
-      const events = server.jobs.get(job.job_id) && world ? (await server.app.inject({ method: 'GET', url: `/jobs/${job.job_id}/events` })).body : '';
-      for (const type of ['regression-finish', 'repro-test-finish', 'matrix-cell-finish', 'matrix-finish']) expect(events).toContain(`event: ${type}`);
+      const events =
+        server.jobs.get(job.job_id) && world ? (await server.app.inject({ method: 'GET', url: `/jobs/${job.job_id}/events` })).body : '';
+      for (const type of ['regression-finish', 'repro-test-finish', 'matrix-cell-finish', 'matrix-finish'])
+        expect(events).toContain(`event: ${type}`);
       expect(openSandboxCount()).toBe(0);
     } finally {
       await server.close();
@@ -86,7 +92,11 @@ describe.skipIf(!hasBubblewrap())('regression check and reproduction tests witho
       const response = await server.app.inject({
         method: 'POST',
         url: '/solve?wait=true',
-        payload: checksBody(world.repo, { n: 2, policy: { kind: 'replay', recordings: [recordings['breaks-other-tests'], recordings['correct-fix']] }, verify: { enabled: true, timeout_s: 60, regression: { budget_s: 0.001 } } }),
+        payload: checksBody(world.repo, {
+          n: 2,
+          policy: { kind: 'replay', recordings: [recordings['breaks-other-tests'], recordings['correct-fix']] },
+          verify: { enabled: true, timeout_s: 60, regression: { budget_s: 0.001 } },
+        }),
       });
       expect(response.statusCode).toBe(200);
       const job = response.json();

@@ -30,7 +30,11 @@ interface CandidateView {
   exit: string;
   error: { code: string; message: string } | null;
   verify: { status: string } | null;
-  trajectory: { messages: Array<{ role: string; tool_calls?: Array<{ function: { name: string; arguments: string } }> }>; meta: Record<string, any>; usage: Record<string, number> };
+  trajectory: {
+    messages: Array<{ role: string; tool_calls?: Array<{ function: { name: string; arguments: string } }> }>;
+    meta: Record<string, any>;
+    usage: Record<string, number>;
+  };
 }
 
 describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxes, fake policy in each protocol)', () => {
@@ -41,7 +45,12 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
     world = await createWorld();
     fake = await startFakeHarnessPolicy({
       'pi-fix': { tool: 'bash', commands: fix, final: 'Fixed: amounts may now have several digits.' },
-      'claude-fix': { tool: 'Bash', args: (command) => ({ command, description: 'run a step of the fix' }), commands: fix, final: 'Fixed.' },
+      'claude-fix': {
+        tool: 'Bash',
+        args: (command) => ({ command, description: 'run a step of the fix' }),
+        commands: fix,
+        final: 'Fixed.',
+      },
       'scripted-fix': { tool: 'bash', commands: fix },
       runaway: { tool: 'bash', commands: [], final: 'Thinking.' },
       'codex-fix': { tool: 'exec_command', args: (command) => ({ cmd: command }), commands: fix, final: 'Fixed.' },
@@ -52,10 +61,18 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
     await world?.close();
   });
 
-  async function solve(harness: string, policy: Record<string, unknown>, options: { catalog?: typeof installed; n?: number; concurrency?: number } = {}) {
+  async function solve(
+    harness: string,
+    policy: Record<string, unknown>,
+    options: { catalog?: typeof installed; n?: number; concurrency?: number } = {},
+  ) {
     const server = await world.start({ harnesses: options.catalog ?? installed });
     try {
-      const body = solveBody(world.repo, { n: options.n ?? 2, ...(options.concurrency ? { concurrency: options.concurrency } : {}), policy });
+      const body = solveBody(world.repo, {
+        n: options.n ?? 2,
+        ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+        policy,
+      });
       body.agent = { ...(body.agent as object), harness, time_limit_s: 180 };
       const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: body });
       expect(response.statusCode, response.body).toBe(200);
@@ -86,7 +103,11 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
   }
 
   it('the scripted harness: N = 2 candidates from the recorded calls, patches that pass verification', async () => {
-    const { job, candidates } = await solve('scripted', { kind: 'openai', url: fake.url, model: 'scripted-fix', api_key: UPSTREAM_KEY }, { catalog: scripted });
+    const { job, candidates } = await solve(
+      'scripted',
+      { kind: 'openai', url: fake.url, model: 'scripted-fix', api_key: UPSTREAM_KEY },
+      { catalog: scripted },
+    );
     expect(job.status).toBe('succeeded');
     expect(job.result.chosen.verify_status).toBe('resolved');
     expect(job.result.chosen.patch).toContain('(\\d+)([hms])');
@@ -97,7 +118,11 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
 
   it('a malformed upstream answer fails that candidate with the reason; the job goes on', async () => {
     fake.malformed(1);
-    const { job, candidates } = await solve('scripted', { kind: 'openai', url: fake.url, model: 'scripted-fix', api_key: UPSTREAM_KEY }, { catalog: scripted, concurrency: 1 });
+    const { job, candidates } = await solve(
+      'scripted',
+      { kind: 'openai', url: fake.url, model: 'scripted-fix', api_key: UPSTREAM_KEY },
+      { catalog: scripted, concurrency: 1 },
+    );
     expect(job.status).toBe('succeeded');
     const [first, second] = candidates;
     expect(first).toMatchObject({ status: 'failed', exit: 'error', error: { code: 'WNW_ERR_POLICY_RESPONSE' } });
@@ -108,7 +133,12 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
   it('a running harness candidate shows its recorded calls; DELETE /jobs/:id cancels it and keeps them', async () => {
     const server = await world.start({ harnesses: scripted });
     try {
-      const body = solveBody(world.repo, { n: 1, issue: '@runaway', verify: { enabled: false }, policy: { kind: 'openai', url: fake.url, model: 'runaway', api_key: UPSTREAM_KEY } });
+      const body = solveBody(world.repo, {
+        n: 1,
+        issue: '@runaway',
+        verify: { enabled: false },
+        policy: { kind: 'openai', url: fake.url, model: 'runaway', api_key: UPSTREAM_KEY },
+      });
       body.agent = { ...(body.agent as object), harness: 'scripted', step_limit: 100_000 };
       const posted = await server.app.inject({ method: 'POST', url: '/solve', payload: body });
       expect(posted.statusCode).toBe(202);
@@ -134,24 +164,58 @@ describe.skipIf(!hasBubblewrap())('POST /solve with harness CLIs (local sandboxe
   // The real CLIs, each against the fake speaking its protocol. codex is not tagged [harness-cli]:
   // CI does not install it (~400 MB); it runs where it is installed.
   const clis = [
-    { harness: 'pi', tag: '[harness-cli] ', calls: 'chat-completions', policy: { kind: 'openai', model: 'pi-fix' }, tool: 'bash', path: '/v1/chat/completions', key: 'authorization', protocol: 'openai-chat' },
-    { harness: 'claude-code', tag: '[harness-cli] ', calls: 'Anthropic Messages', policy: { kind: 'anthropic', model: 'claude-fix' }, tool: 'Bash', path: '/v1/messages', key: 'x-api-key', protocol: 'anthropic-messages' },
-    { harness: 'codex', tag: '', calls: 'Responses API', policy: { kind: 'openai', model: 'codex-fix' }, tool: 'exec_command', path: '/v1/responses', key: 'authorization', protocol: 'openai-responses' },
+    {
+      harness: 'pi',
+      tag: '[harness-cli] ',
+      calls: 'chat-completions',
+      policy: { kind: 'openai', model: 'pi-fix' },
+      tool: 'bash',
+      path: '/v1/chat/completions',
+      key: 'authorization',
+      protocol: 'openai-chat',
+    },
+    {
+      harness: 'claude-code',
+      tag: '[harness-cli] ',
+      calls: 'Anthropic Messages',
+      policy: { kind: 'anthropic', model: 'claude-fix' },
+      tool: 'Bash',
+      path: '/v1/messages',
+      key: 'x-api-key',
+      protocol: 'anthropic-messages',
+    },
+    {
+      harness: 'codex',
+      tag: '',
+      calls: 'Responses API',
+      policy: { kind: 'openai', model: 'codex-fix' },
+      tool: 'exec_command',
+      path: '/v1/responses',
+      key: 'authorization',
+      protocol: 'openai-responses',
+    },
   ];
   for (const cli of clis) {
-    const [missing, title] = needs(cli.harness, `${cli.tag}the real ${cli.harness} CLI: N = 2 candidates from its recorded ${cli.calls} calls, patches that pass verification`);
-    it.skipIf(missing)(title, async () => {
-      const { job, candidates } = await solve(cli.harness, { ...cli.policy, url: fake.url, api_key: UPSTREAM_KEY });
-      expect(job.status).toBe('succeeded');
-      expect(job.result.chosen.verify_status).toBe('resolved');
-      expectFixedFromRecording(candidates, cli.tool);
-      expect(candidates[0]!.trajectory.meta).toMatchObject({ harness: cli.harness, protocol: cli.protocol, exit_code: 0 });
-      // Each CLI streamed; the proxy asked the upstream for whole answers and re-sent them as SSE.
-      expect(candidates[0]!.trajectory.meta.exchanges.every((exchange: { stream: boolean }) => exchange.stream)).toBe(true);
-      // The upstream got the policy's key and model, from the proxy.
-      const sent = fake.requests.filter((request) => request.path === cli.path && request.body.model === cli.policy.model);
-      expect(sent.length).toBeGreaterThanOrEqual(2 * (fix.length + 1));
-      expect(sent.every((request) => String(request.headers[cli.key]).endsWith(UPSTREAM_KEY))).toBe(true);
-    }, 240_000);
+    const [missing, title] = needs(
+      cli.harness,
+      `${cli.tag}the real ${cli.harness} CLI: N = 2 candidates from its recorded ${cli.calls} calls, patches that pass verification`,
+    );
+    it.skipIf(missing)(
+      title,
+      async () => {
+        const { job, candidates } = await solve(cli.harness, { ...cli.policy, url: fake.url, api_key: UPSTREAM_KEY });
+        expect(job.status).toBe('succeeded');
+        expect(job.result.chosen.verify_status).toBe('resolved');
+        expectFixedFromRecording(candidates, cli.tool);
+        expect(candidates[0]!.trajectory.meta).toMatchObject({ harness: cli.harness, protocol: cli.protocol, exit_code: 0 });
+        // Each CLI streamed; the proxy asked the upstream for whole answers and re-sent them as SSE.
+        expect(candidates[0]!.trajectory.meta.exchanges.every((exchange: { stream: boolean }) => exchange.stream)).toBe(true);
+        // The upstream got the policy's key and model, from the proxy.
+        const sent = fake.requests.filter((request) => request.path === cli.path && request.body.model === cli.policy.model);
+        expect(sent.length).toBeGreaterThanOrEqual(2 * (fix.length + 1));
+        expect(sent.every((request) => String(request.headers[cli.key]).endsWith(UPSTREAM_KEY))).toBe(true);
+      },
+      240_000,
+    );
   }
 });

@@ -47,7 +47,9 @@ export interface TestWorld {
   scorer: Scorer;
   sandboxes: SandboxProvider;
   /** Builds an app (and its store and job manager) over the data dir; call again to simulate a restart. */
-  start(options?: { harnesses?: HarnessCatalog }): Promise<{ app: Awaited<ReturnType<typeof buildApp>>; jobs: JobManager; close(): Promise<void> }>;
+  start(options?: {
+    harnesses?: HarnessCatalog;
+  }): Promise<{ app: Awaited<ReturnType<typeof buildApp>>; jobs: JobManager; close(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -66,7 +68,11 @@ export async function createWorld(options: { sandboxes?: SandboxProvider } = {})
       const store = createSqliteStore(dataDir);
       recoverInterrupted(store);
       const jobs = new JobManager(store);
-      const app = await buildApp({ jobs, store, solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory(), harnesses: options.harnesses } });
+      const app = await buildApp({
+        jobs,
+        store,
+        solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory(), harnesses: options.harnesses },
+      });
       return {
         app,
         jobs,

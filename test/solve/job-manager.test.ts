@@ -10,15 +10,47 @@ import { Score, Trajectory, VerifyResult } from '../../src/types/index.js';
 
 /** Settles, rejecting, when the job is stopped (at once if it already was). */
 const untilAborted = (signal: AbortSignal) =>
-  new Promise<never>((_resolve, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason))));
+  new Promise<never>((_resolve, reject) =>
+    signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason)),
+  );
 const patch = (value: number) => `diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = ${value}\n`;
 const tally = (passed: number, failed: number) => ({ passed, failed, missing: 0 });
 const trajectory = (jobId: string, index: number, patch: string) =>
-  Trajectory.parse({ id: `${jobId}/${index}`, instance_id: 'demo', source: 'replay', patch, exit: 'submitted', usage: { prompt_tokens: 100, completion_tokens: 10, calls: 2 }, meta: { steps: 2 } });
+  Trajectory.parse({
+    id: `${jobId}/${index}`,
+    instance_id: 'demo',
+    source: 'replay',
+    patch,
+    exit: 'submitted',
+    usage: { prompt_tokens: 100, completion_tokens: 10, calls: 2 },
+    meta: { steps: 2 },
+  });
 const score = (jobId: string, index: number, value: number) =>
-  Score.parse({ trajectory_id: `${jobId}/${index}`, instance_id: 'demo', value, raw: 0, backend: 'onnx', model: 'm', template: 'judge-v1', input_tokens: 10, truncated: false, cut: {} });
+  Score.parse({
+    trajectory_id: `${jobId}/${index}`,
+    instance_id: 'demo',
+    value,
+    raw: 0,
+    backend: 'onnx',
+    model: 'm',
+    template: 'judge-v1',
+    input_tokens: 10,
+    truncated: false,
+    cut: {},
+  });
 const verify = (jobId: string, index: number, resolved: boolean) =>
-  VerifyResult.parse({ trajectory_id: `${jobId}/${index}`, instance_id: 'demo', status: resolved ? 'resolved' : 'unresolved', applied: true, fail_to_pass: tally(resolved ? 1 : 0, resolved ? 0 : 1), pass_to_pass: tally(1, 0), resolved, parser: 'exit-code', exit_code: resolved ? 0 : 1, duration_ms: 5 });
+  VerifyResult.parse({
+    trajectory_id: `${jobId}/${index}`,
+    instance_id: 'demo',
+    status: resolved ? 'resolved' : 'unresolved',
+    applied: true,
+    fail_to_pass: tally(resolved ? 1 : 0, resolved ? 0 : 1),
+    pass_to_pass: tally(1, 0),
+    resolved,
+    parser: 'exit-code',
+    exit_code: resolved ? 0 : 1,
+    duration_ms: 5,
+  });
 
 function gate() {
   let open!: () => void;
@@ -77,7 +109,11 @@ describe('job manager', () => {
     for (const manager of [jobs, new JobManager(store)]) {
       const seen: string[] = [];
       let ended = false;
-      manager.subscribe(job.id, (event) => seen.push(`${event.seq}:${event.type}`), () => (ended = true));
+      manager.subscribe(
+        job.id,
+        (event) => seen.push(`${event.seq}:${event.type}`),
+        () => (ended = true),
+      );
       expect(seen).toEqual(['0:job-start', '1:rollout-skip', '2:job-finish']);
       expect(ended).toBe(true);
     }
@@ -100,7 +136,11 @@ describe('job manager', () => {
       emit({ type: 'job-start', n: 1, waves: [1] });
       return { ok: true };
     });
-    jobs.subscribe(job.id, (event) => live.push(event.type), () => undefined);
+    jobs.subscribe(
+      job.id,
+      (event) => live.push(event.type),
+      () => undefined,
+    );
     expect((await jobs.wait(job.id)).status).toBe('succeeded');
     expect(live).toEqual(['job-start', 'job-finish']);
     expect(reported).toEqual(['disk full', 'disk full']);
@@ -111,10 +151,26 @@ describe('job manager', () => {
     const dir = mkdtempSync(join(tmpdir(), 'wnw-jobs-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const before = createSqliteStore(dir);
-    before.createJob({ id: 'j', kind: 'solve', request: { instance_id: 'demo', n: 4, verify: { enabled: true } }, status: 'running', progress: { rollouts_total: 4, rollouts_running: 2, rollouts_finished: 2, rollouts_failed: 0, scored: 2, verified: 2 } });
+    before.createJob({
+      id: 'j',
+      kind: 'solve',
+      request: { instance_id: 'demo', n: 4, verify: { enabled: true } },
+      status: 'running',
+      progress: { rollouts_total: 4, rollouts_running: 2, rollouts_finished: 2, rollouts_failed: 0, scored: 2, verified: 2 },
+    });
     // The resolved candidate scored lower than the unresolved one: hybrid selection (tests ran) prefers it.
-    before.putCandidate('j', 0, { status: 'finished', trajectory: trajectory('j', 0, patch(2)), score: score('j', 0, 0.4), verify: verify('j', 0, true) });
-    before.putCandidate('j', 1, { status: 'finished', trajectory: trajectory('j', 1, patch(3)), score: score('j', 1, 0.9), verify: verify('j', 1, false) });
+    before.putCandidate('j', 0, {
+      status: 'finished',
+      trajectory: trajectory('j', 0, patch(2)),
+      score: score('j', 0, 0.4),
+      verify: verify('j', 0, true),
+    });
+    before.putCandidate('j', 1, {
+      status: 'finished',
+      trajectory: trajectory('j', 1, patch(3)),
+      score: score('j', 1, 0.9),
+      verify: verify('j', 1, false),
+    });
     before.putCandidate('j', 2, { status: 'running', trajectory: trajectory('j', 2, '') });
     before.putCandidate('j', 3, { status: 'running' });
     before.close();
@@ -144,8 +200,32 @@ describe('job manager', () => {
     expect(recoverInterrupted(store)).toEqual(['j']);
     const result = store.getJob('j')!.result as Record<string, any>;
     expect(result.candidates).toEqual([
-      { index: 0, trajectory_id: 'j/0', status: 'finished', source: 'replay', config: null, exit: 'submitted', steps: 2, value: 0.7, verify_status: null, checks: null, error: null },
-      { index: 1, trajectory_id: 'j/1', status: 'skipped', source: null, config: null, exit: 'skipped', steps: 0, value: null, verify_status: null, checks: null, error: null },
+      {
+        index: 0,
+        trajectory_id: 'j/0',
+        status: 'finished',
+        source: 'replay',
+        config: null,
+        exit: 'submitted',
+        steps: 2,
+        value: 0.7,
+        verify_status: null,
+        checks: null,
+        error: null,
+      },
+      {
+        index: 1,
+        trajectory_id: 'j/1',
+        status: 'skipped',
+        source: null,
+        config: null,
+        exit: 'skipped',
+        steps: 0,
+        value: null,
+        verify_status: null,
+        checks: null,
+        error: null,
+      },
     ]);
     expect(result.rollouts).toMatchObject({ planned: 2, finished: 1, skipped: 1 });
   });

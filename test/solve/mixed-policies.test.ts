@@ -32,7 +32,13 @@ describe('policies in the /solve body', () => {
   };
 
   it('n is the sum of the policies, the one-policy form the one-entry case', () => {
-    const mixed = SolveRequest.parse({ ...base, policies: [{ n: 3, policy: replay('correct-fix') }, { n: 2, agent: { harness: 'pi' }, waves: [1, 1] }] });
+    const mixed = SolveRequest.parse({
+      ...base,
+      policies: [
+        { n: 3, policy: replay('correct-fix') },
+        { n: 2, agent: { harness: 'pi' }, waves: [1, 1] },
+      ],
+    });
     expect(mixed.n).toBe(5);
     const plan = planPolicies(mixed);
     expect(plan.map((p) => [p.first, p.n, p.agent.harness, p.waves])).toEqual([
@@ -49,12 +55,26 @@ describe('policies in the /solve body', () => {
   it('bad policies are refused naming the field', () => {
     expect(issuesOf({ policies: [{ n: 2 }, { n: 0 }] })).toContainEqual(expect.objectContaining({ path: 'policies.1.n' }));
     expect(issuesOf({ policies: [{ n: 2, polcy: {} }] })).toContainEqual(expect.objectContaining({ path: 'policies.0' }));
-    expect(issuesOf({ policies: [{ n: 2, policy: { kind: 'openai', url: 'ftp://x', model: 'm' } }] })).toContainEqual(expect.objectContaining({ path: 'policies.0.policy.url' }));
-    expect(issuesOf({ n: 5, policies: [{ n: 2 }, { n: 2 }] })).toContainEqual({ path: 'n', message: 'n (5) must equal the sum of policies[].n (4), or be left out' });
-    expect(issuesOf({ policies: [{ n: 40 }, { n: 40 }] })).toContainEqual(expect.objectContaining({ path: 'policies', message: expect.stringContaining('more than the 64') }));
+    expect(issuesOf({ policies: [{ n: 2, policy: { kind: 'openai', url: 'ftp://x', model: 'm' } }] })).toContainEqual(
+      expect.objectContaining({ path: 'policies.0.policy.url' }),
+    );
+    expect(issuesOf({ n: 5, policies: [{ n: 2 }, { n: 2 }] })).toContainEqual({
+      path: 'n',
+      message: 'n (5) must equal the sum of policies[].n (4), or be left out',
+    });
+    expect(issuesOf({ policies: [{ n: 40 }, { n: 40 }] })).toContainEqual(
+      expect.objectContaining({ path: 'policies', message: expect.stringContaining('more than the 64') }),
+    );
     expect(issuesOf({ waves: [2, 2], policies: [{ n: 2 }, { n: 2 }] })).toContainEqual(expect.objectContaining({ path: 'waves' }));
     expect(issuesOf({ policies: [{ n: 2, waves: [1] }] })).toContainEqual(expect.objectContaining({ path: 'policies.0.waves' }));
-    expect(issuesOf({ policies: [{ n: 1, name: 'a' }, { n: 1, name: 'a' }] })).toContainEqual(expect.objectContaining({ path: 'policies.1.name' }));
+    expect(
+      issuesOf({
+        policies: [
+          { n: 1, name: 'a' },
+          { n: 1, name: 'a' },
+        ],
+      }),
+    ).toContainEqual(expect.objectContaining({ path: 'policies.1.name' }));
     expect(issuesOf({ policies: [] })).toContainEqual(expect.objectContaining({ path: 'policies' }));
   });
 
@@ -101,12 +121,24 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
     policies,
     ...extra,
   });
-  const verify = { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, pass_to_pass: task.pass_to_pass, test_patch: task.test_patch, timeout_s: 60, regression: { enabled: false } };
+  const verify = {
+    enabled: true,
+    test_command: task.test_command,
+    fail_to_pass: task.fail_to_pass,
+    pass_to_pass: task.pass_to_pass,
+    test_patch: task.test_patch,
+    timeout_s: 60,
+    regression: { enabled: false },
+  };
 
   async function start(scorer: Scorer, harnesses?: HarnessCatalog) {
     const store = createSqliteStore(world.dataDir);
     const jobs = new JobManager(store);
-    const app = await buildApp({ jobs, store, solveDeps: { sandboxes: world.sandboxes, scorer, store, createPolicy: createPolicyFactory(), harnesses } });
+    const app = await buildApp({
+      jobs,
+      store,
+      solveDeps: { sandboxes: world.sandboxes, scorer, store, createPolicy: createPolicyFactory(), harnesses },
+    });
     return { app, store, close: async () => (await app.close(), store.close()) };
   }
 
@@ -122,12 +154,21 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
   it('runs every policy, and every candidate carries its configuration in the result, the store and the events', async () => {
     const server = await start(world.scorer);
     try {
-      const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: body({ verify, scoring: { enabled: false } }) });
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/solve?wait=true',
+        payload: body({ verify, scoring: { enabled: false } }),
+      });
       expect(response.statusCode).toBe(200);
       const job = response.json();
       expect(job.status).toBe('succeeded');
       expect(job.result.rollouts).toMatchObject({ planned: 3, finished: 3 });
-      const candidates = job.result.candidates as Array<{ index: number; source: string; config: Record<string, unknown>; verify_status: string }>;
+      const candidates = job.result.candidates as Array<{
+        index: number;
+        source: string;
+        config: Record<string, unknown>;
+        verify_status: string;
+      }>;
       expect(candidates.map((c) => c.config.run)).toEqual(['steady', 'lucky', 'lucky']);
       for (const candidate of candidates) {
         expect(candidate.config).toMatchObject({ model: 'replay', harness: 'winnower', agent: 'default' });
@@ -145,7 +186,14 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
       expect(stored.map((c) => (c.trajectory!.meta.config as Record<string, unknown>).run)).toEqual(['steady', 'lucky', 'lucky']);
       const events = server.store.listEvents(job.job_id) as Array<Record<string, unknown>>;
       const start = events.find((event) => event.type === 'job-start')!;
-      expect(start).toMatchObject({ n: 3, waves: [3], policies: [{ index: 0, n: 1, config: { run: 'steady' } }, { index: 1, n: 2, config: { run: 'lucky' } }] });
+      expect(start).toMatchObject({
+        n: 3,
+        waves: [3],
+        policies: [
+          { index: 0, n: 1, config: { run: 'steady' } },
+          { index: 1, n: 2, config: { run: 'lucky' } },
+        ],
+      });
       const rolloutStarts = events.filter((event) => event.type === 'rollout-start');
       expect(rolloutStarts.map((event) => [event.index, event.policy, (event.config as Record<string, unknown>).run]).sort()).toEqual([
         [0, 0, 'steady'],
@@ -154,8 +202,14 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
       ]);
       configs = candidates.map((c) => ({ source: c.source, config: c.config }));
       // The jobs list names the policies (their run names) and harnesses.
-      const listed = (await server.app.inject({ url: '/jobs' })).json() as { jobs: Array<{ job_id: string; overview: Record<string, unknown> }> };
-      expect(listed.jobs.find((item) => item.job_id === job.job_id)?.overview).toMatchObject({ n: 3, policy: 'steady, lucky', harness: 'winnower' });
+      const listed = (await server.app.inject({ url: '/jobs' })).json() as {
+        jobs: Array<{ job_id: string; overview: Record<string, unknown> }>;
+      };
+      expect(listed.jobs.find((item) => item.job_id === job.job_id)?.overview).toMatchObject({
+        n: 3,
+        policy: 'steady, lucky',
+        harness: 'winnower',
+      });
     } finally {
       await server.close();
     }
@@ -171,7 +225,8 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
 
   it("ranks by each candidate's configuration record when the model folder has priors", async () => {
     expect(configs).toHaveLength(3);
-    const keyOf = (index: number) => configKey({ source: configs[index]!.source, meta: { config: configs[index]!.config } } as Pick<Trajectory, 'source' | 'meta'>);
+    const keyOf = (index: number) =>
+      configKey({ source: configs[index]!.source, meta: { config: configs[index]!.config } } as Pick<Trajectory, 'source' | 'meta'>);
     const priorsFavouring = (good: number[]): Priors => ({
       overall: 0.5,
       configs: Object.fromEntries([0, 1, 2].map((index) => [keyOf(index), { n: 20, resolved: good.includes(index) ? 18 : 2 }])),
@@ -184,7 +239,11 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
     ] as const) {
       const server = await start(withPriors(world.scorer, priorsFavouring([...good])));
       try {
-        const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: body({ verify: { enabled: false }, scoring: { enabled: false } }) });
+        const response = await server.app.inject({
+          method: 'POST',
+          url: '/solve?wait=true',
+          payload: body({ verify: { enabled: false }, scoring: { enabled: false } }),
+        });
         const job = response.json();
         expect(job.status).toBe('succeeded');
         expect(job.result.selection.strategy).toBe('robust');
@@ -201,7 +260,10 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
     // The scripted python3 harness (test/fixtures/harnesses) over a fake policy server that speaks its protocol.
     const fix = commandsOf(recordings['correct-fix']!).filter((command) => !command.includes('COMPLETE_TASK_AND_SUBMIT'));
     const fake = await startFakeHarnessPolicy({ 'scripted-fix': { tool: 'bash', commands: fix } });
-    const server = await start(world.scorer, createHarnessCatalog({ definitionsDir: new URL('../fixtures/harnesses', import.meta.url).pathname }));
+    const server = await start(
+      world.scorer,
+      createHarnessCatalog({ definitionsDir: new URL('../fixtures/harnesses', import.meta.url).pathname }),
+    );
     try {
       const response = await server.app.inject({
         method: 'POST',
@@ -211,7 +273,11 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
           scoring: { enabled: false },
           policies: [
             { name: 'builtin', n: 1, policy: replay('plausible-wrong-fix') },
-            { n: 1, policy: { kind: 'openai', url: fake.url, model: 'scripted-fix', temperature: 0.3 }, agent: { harness: 'scripted', time_limit_s: 180 } },
+            {
+              n: 1,
+              policy: { kind: 'openai', url: fake.url, model: 'scripted-fix', temperature: 0.3 },
+              agent: { harness: 'scripted', time_limit_s: 180 },
+            },
           ],
         }),
       });
@@ -235,7 +301,12 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
       const response = await server.app.inject({
         method: 'POST',
         url: '/solve',
-        payload: body({ policies: [{ n: 1, policy: replay('correct-fix') }, { n: 1, policy: replay('correct-fix'), agent: { harness: 'no-such-harness' } }] }),
+        payload: body({
+          policies: [
+            { n: 1, policy: replay('correct-fix') },
+            { n: 1, policy: replay('correct-fix'), agent: { harness: 'no-such-harness' } },
+          ],
+        }),
       });
       expect(response.statusCode).toBe(400);
       expect(response.json().error.details.field).toBe('body.policies.1.agent.harness');

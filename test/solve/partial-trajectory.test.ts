@@ -20,7 +20,11 @@ describe.skipIf(!hasBubblewrap())('partial trajectories', () => {
     const server = await world.start();
     try {
       const correct = demoRecordings()['correct-fix']!;
-      const call = (id: string, command: string) => ({ role: 'assistant' as const, content: `Step ${id}.`, tool_calls: [{ id, type: 'function' as const, function: { name: 'bash', arguments: JSON.stringify({ command }) } }] });
+      const call = (id: string, command: string) => ({
+        role: 'assistant' as const,
+        content: `Step ${id}.`,
+        tool_calls: [{ id, type: 'function' as const, function: { name: 'bash', arguments: JSON.stringify({ command }) } }],
+      });
       const twoSteps = { ...correct, messages: [call('a', 'echo first step'), call('b', 'sleep 60')] };
       const posted = await server.app.inject({
         method: 'POST',
@@ -35,7 +39,9 @@ describe.skipIf(!hasBubblewrap())('partial trajectories', () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect(candidate?.status).toBe('running');
-      expect(candidate?.trajectory?.messages.some((message) => message.role === 'tool' && message.content.includes('first step'))).toBe(true);
+      expect(candidate?.trajectory?.messages.some((message) => message.role === 'tool' && message.content.includes('first step'))).toBe(
+        true,
+      );
     } finally {
       await server.close();
     }

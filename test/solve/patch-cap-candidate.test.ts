@@ -16,13 +16,20 @@ import { DEMO_DIR, hasBubblewrap, solveBody } from './helpers.js';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { join } from 'node:path';
 
-const call = (id: string, command: string) => ({ role: 'assistant', content: '', tool_calls: [{ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }] });
+const call = (id: string, command: string) => ({
+  role: 'assistant',
+  content: '',
+  tool_calls: [{ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }],
+});
 const recording = {
   id: 'recorded/huge',
   instance_id: 'durations-1',
   source: 'recorded-huge',
   exit: 'submitted',
-  messages: [call('c0', "head -c 300000 /dev/urandom | base64 > huge.txt && echo ok"), call('c1', 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT')],
+  messages: [
+    call('c0', 'head -c 300000 /dev/urandom | base64 > huge.txt && echo ok'),
+    call('c1', 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT'),
+  ],
 };
 
 describe.skipIf(!hasBubblewrap())('a patch over the cap in /solve', () => {
@@ -40,7 +47,11 @@ describe.skipIf(!hasBubblewrap())('a patch over the cap in /solve', () => {
   it('fails that candidate with the cap error', async () => {
     const repo = prepareDemoRepo(join(DEMO_DIR, 'repo'));
     const store = createSqliteStore(':memory:');
-    const app = await buildApp({ jobs: new JobManager(store), store, solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory() } });
+    const app = await buildApp({
+      jobs: new JobManager(store),
+      store,
+      solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory() },
+    });
     try {
       const body = solveBody(repo, { n: 1, policy: { kind: 'replay', recordings: [recording] } });
       delete (body as { verify?: unknown }).verify;

@@ -14,7 +14,16 @@ import { gitRepo } from '../server/git-repo.js';
 import { startTestApp, type TestApp } from '../server/test-app.js';
 import { closedPort } from '../support/ports.js';
 
-const openai = (url: string) => ({ kind: 'openai' as const, url, model: 'm', temperature: 0.7, top_p: 1, max_tokens: 16, mode: 'tools' as const, timeout_s: 30 });
+const openai = (url: string) => ({
+  kind: 'openai' as const,
+  url,
+  model: 'm',
+  temperature: 0.7,
+  top_p: 1,
+  max_tokens: 16,
+  mode: 'tools' as const,
+  timeout_s: 30,
+});
 
 describe('policy reachability', () => {
   let server: TestApp;
@@ -33,7 +42,11 @@ describe('policy reachability', () => {
   it('fails the job with one error naming policy.url, and starts no rollout', async () => {
     const port = await closedPort();
     const repo = gitRepo(join(scratch, 'repo'));
-    const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: { issue: 'x', repo: { path: repo }, n: 8, policy: { kind: 'openai', url: `http://127.0.0.1:${port}/v1`, model: 'm' } } });
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/solve?wait=true',
+      payload: { issue: 'x', repo: { path: repo }, n: 8, policy: { kind: 'openai', url: `http://127.0.0.1:${port}/v1`, model: 'm' } },
+    });
     expect(response.statusCode).toBe(200);
     const job = response.json();
     expect(job.status).toBe('failed');
@@ -54,7 +67,12 @@ describe('policy reachability', () => {
     } finally {
       await new Promise((resolve) => http.close(resolve));
     }
-    await expect(checkPolicyReachable(openai(`http://127.0.0.1:${await closedPort()}/v1`), { field: 'policy.url' })).rejects.toMatchObject({ code: 'WNW_ERR_POLICY_UPSTREAM', details: { field: 'policy.url' } });
-    await expect(checkPolicyReachable(openai('http://no-such-host.invalid/v1'), { field: 'policy.url' })).rejects.toMatchObject({ code: 'WNW_ERR_POLICY_UPSTREAM' });
+    await expect(checkPolicyReachable(openai(`http://127.0.0.1:${await closedPort()}/v1`), { field: 'policy.url' })).rejects.toMatchObject({
+      code: 'WNW_ERR_POLICY_UPSTREAM',
+      details: { field: 'policy.url' },
+    });
+    await expect(checkPolicyReachable(openai('http://no-such-host.invalid/v1'), { field: 'policy.url' })).rejects.toMatchObject({
+      code: 'WNW_ERR_POLICY_UPSTREAM',
+    });
   });
 });

@@ -60,12 +60,18 @@ describe.skipIf(!hasBubblewrap())('a sandbox that fails to close', () => {
       const response = await app.inject({
         method: 'POST',
         url: '/solve?wait=true',
-        payload: solveBody(world.repo, { n: 2, policy: { kind: 'replay', recordings: [recordings['plausible-wrong-fix']!, recordings['correct-fix']!] } }),
+        payload: solveBody(world.repo, {
+          n: 2,
+          policy: { kind: 'replay', recordings: [recordings['plausible-wrong-fix']!, recordings['correct-fix']!] },
+        }),
       });
       const job = response.json();
       expect(job.status).toBe('succeeded');
       expect(job.candidates.map((candidate: { status: string }) => candidate.status)).toEqual(['finished', 'finished']);
-      expect(job.candidates.map((candidate: { verify: { status: string } | null }) => candidate.verify?.status)).toEqual(['unresolved', 'resolved']);
+      expect(job.candidates.map((candidate: { verify: { status: string } | null }) => candidate.verify?.status)).toEqual([
+        'unresolved',
+        'resolved',
+      ]);
       expect(job.result.chosen.index).toBe(1);
       for (const candidate of job.candidates) expect(candidate.error.message).toContain('sandbox close failed');
     } finally {

@@ -111,7 +111,8 @@ describe.skipIf(!hasBubblewrap())('POST /solve end to end (local sandboxes, ONNX
       expect(posted.statusCode).toBe(202);
       const { job_id: jobId } = posted.json();
       // Wait until all three rollouts are inside `sleep 30`.
-      for (let i = 0; i < 200 && policy.requests.filter((body) => body.model === 'slow').length < 3; i += 1) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 200 && policy.requests.filter((body) => body.model === 'slow').length < 3; i += 1)
+        await new Promise((r) => setTimeout(r, 50));
       await new Promise((r) => setTimeout(r, 300));
       expect(openSandboxCount()).toBe(3);
       const started = Date.now();
@@ -131,11 +132,21 @@ describe.skipIf(!hasBubblewrap())('POST /solve end to end (local sandboxes, ONNX
   it('skips rollouts still queued when the stop rule fires, counting them as saved', async () => {
     const server = await world.start();
     try {
-      const ordered = [recordings['correct-fix']!, recordings['gives-up']!, recordings['plausible-wrong-fix']!, recordings['breaks-other-tests']!];
+      const ordered = [
+        recordings['correct-fix']!,
+        recordings['gives-up']!,
+        recordings['plausible-wrong-fix']!,
+        recordings['breaks-other-tests']!,
+      ];
       const response = await server.app.inject({
         method: 'POST',
         url: '/solve?wait=true',
-        payload: solveBody(world.repo, { n: 4, concurrency: 1, policy: { kind: 'replay', recordings: ordered }, stop_rule: { min_value: 0, require_resolved: true } }),
+        payload: solveBody(world.repo, {
+          n: 4,
+          concurrency: 1,
+          policy: { kind: 'replay', recordings: ordered },
+          stop_rule: { min_value: 0, require_resolved: true },
+        }),
       });
       const job = response.json();
       expect(job.status).toBe('succeeded');
@@ -156,7 +167,11 @@ describe.skipIf(!hasBubblewrap())('POST /solve end to end (local sandboxes, ONNX
       const response = await server.app.inject({
         method: 'POST',
         url: '/solve?wait=true',
-        payload: solveBody(world.repo, { repo: { url: 'file:///nonexistent/winnower-repo' }, n: 2, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }),
+        payload: solveBody(world.repo, {
+          repo: { url: 'file:///nonexistent/winnower-repo' },
+          n: 2,
+          policy: { kind: 'openai', url: policy.url, model: 'mixed' },
+        }),
       });
       const job = response.json();
       expect(job.status).toBe('failed');
@@ -175,7 +190,8 @@ describe.skipIf(!hasBubblewrap())('POST /solve end to end (local sandboxes, ONNX
   it('POST /rerank with verify tests existing candidates in fresh sandboxes and picks the one that passes', async () => {
     const fix = (pattern: string) =>
       `diff --git a/durations.py b/durations.py\n--- a/durations.py\n+++ b/durations.py\n@@ -2,7 +2,7 @@\n import re\n \n _UNITS = {"h": 3600, "m": 60, "s": 1}\n-_PART = re.compile(r"(\\d)([hms])")\n+_PART = re.compile(r"${pattern}([hms])")\n \n \n def parse_duration(text):\n`;
-    const stale = 'diff --git a/durations.py b/durations.py\n--- a/durations.py\n+++ b/durations.py\n@@ -1,3 +1,3 @@\n-this line is not there\n+nor is this one\n context\n';
+    const stale =
+      'diff --git a/durations.py b/durations.py\n--- a/durations.py\n+++ b/durations.py\n@@ -1,3 +1,3 @@\n-this line is not there\n+nor is this one\n context\n';
     const task = demoTask();
     const server = await world.start();
     try {

@@ -56,7 +56,11 @@ describe.skipIf(missing)(`[images] POST /solve with an image on the local provid
     async () => {
       const server = await world.start();
       try {
-        const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: imageBody(registryImage!, { n: 2, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }) });
+        const response = await server.app.inject({
+          method: 'POST',
+          url: '/solve?wait=true',
+          payload: imageBody(registryImage!, { n: 2, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }),
+        });
         expect(response.statusCode).toBe(200);
         const job = response.json();
         expect(job.status, JSON.stringify(job.error ?? job.candidates?.map((c: { error?: unknown }) => c.error))).toBe('succeeded');
@@ -74,13 +78,19 @@ describe.skipIf(missing)(`[images] POST /solve with an image on the local provid
     180_000,
   );
 
-  it('fails the job with WNW_ERR_SBX_REGISTRY when the image\'s registry is not there', async () => {
+  it("fails the job with WNW_ERR_SBX_REGISTRY when the image's registry is not there", async () => {
     const closed = createServer();
-    const port = await new Promise<number>((resolve) => closed.listen(0, '127.0.0.1', () => resolve((closed.address() as { port: number }).port)));
+    const port = await new Promise<number>((resolve) =>
+      closed.listen(0, '127.0.0.1', () => resolve((closed.address() as { port: number }).port)),
+    );
     await new Promise((resolve) => closed.close(resolve));
     const server = await world.start();
     try {
-      const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: imageBody(`127.0.0.1:${port}/winnower/testbed:1`, { n: 2, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }) });
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/solve?wait=true',
+        payload: imageBody(`127.0.0.1:${port}/winnower/testbed:1`, { n: 2, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }),
+      });
       const job = response.json();
       expect(job.status).toBe('failed');
       expect(job.error.code).toBe('WNW_ERR_SBX_REGISTRY');

@@ -12,7 +12,11 @@ import type { JobEvent } from '../../src/solve/events.js';
 import { createWorld, demoRecordings, demoTask, hasBubblewrap, solveBody, type TestWorld } from './helpers.js';
 
 const recordings = demoRecordings();
-const call = (id: string, command: string) => ({ role: 'assistant', content: '', tool_calls: [{ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }] });
+const call = (id: string, command: string) => ({
+  role: 'assistant',
+  content: '',
+  tool_calls: [{ id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }],
+});
 const scripted = (name: string, command: string) => ({
   id: `recorded/${name}`,
   instance_id: demoTask().instance_id,
@@ -46,7 +50,10 @@ describe.skipIf(!hasBubblewrap())('POST /solve with huge, empty, symlink and oth
   it('chooses the fix beside a 300,000-line file and leaves the empty patch unscored and last', async () => {
     const { job, events } = await solve({
       n: 3,
-      policy: { kind: 'replay', recordings: [recordings['correct-fix'], scripted('huge', 'seq 1 300000 > big.txt'), recordings['gives-up']] },
+      policy: {
+        kind: 'replay',
+        recordings: [recordings['correct-fix'], scripted('huge', 'seq 1 300000 > big.txt'), recordings['gives-up']],
+      },
     });
     expect(job.status).toBe('succeeded');
     expect(job.result.chosen.index).toBe(0);
@@ -54,7 +61,9 @@ describe.skipIf(!hasBubblewrap())('POST /solve with huge, empty, symlink and oth
     expect(byIndex[1].patch.length).toBeGreaterThan(2_000_000);
     expect(byIndex[1].verify.status).toBe('unresolved');
     expect(byIndex[2]).toMatchObject({ patch: '', value: null, verify: null });
-    expect(job.result.selection.ranking.map((entry: { trajectory_id: string }) => entry.trajectory_id).at(-1)).toBe(byIndex[2].trajectory_id);
+    expect(job.result.selection.ranking.map((entry: { trajectory_id: string }) => entry.trajectory_id).at(-1)).toBe(
+      byIndex[2].trajectory_id,
+    );
     const unusable = events.filter((event) => event.type === 'candidate-unusable');
     expect(unusable).toEqual([expect.objectContaining({ index: 2, kind: 'empty', reason: 'no patch' })]);
     expect(events.filter((event) => (event.type === 'score-available' || event.type === 'verify-finish') && event.index === 2)).toEqual([]);
@@ -82,19 +91,34 @@ describe.skipIf(!hasBubblewrap())('POST /solve with huge, empty, symlink and oth
       waves: [1, 1],
       policy: { kind: 'replay', recordings: [recordings['breaks-other-tests'], recordings['correct-fix']] },
       // The given test only: the other failures come from its run, not from the regression check.
-      verify: { enabled: true, test_command: task.test_command, fail_to_pass: task.fail_to_pass, test_patch: task.test_patch, timeout_s: 60, regression: { enabled: false } },
+      verify: {
+        enabled: true,
+        test_command: task.test_command,
+        fail_to_pass: task.fail_to_pass,
+        test_patch: task.test_patch,
+        timeout_s: 60,
+        regression: { enabled: false },
+      },
       stop_rule: { min_value: 0, require_resolved: true },
     });
     expect(job.status).toBe('succeeded');
     const breaks = job.candidates[0];
     // SWE-bench's grading: only FAIL_TO_PASS is named, and it passes.
     expect(breaks.verify).toMatchObject({ status: 'resolved', exit_code: 1, other_failed_count: 2 });
-    expect(breaks.verify.other_failed.sort()).toEqual([expect.stringMatching(/^test_rejects_empty /), expect.stringMatching(/^test_rejects_garbage /)]);
+    expect(breaks.verify.other_failed.sort()).toEqual([
+      expect.stringMatching(/^test_rejects_empty /),
+      expect.stringMatching(/^test_rejects_garbage /),
+    ]);
     expect(view.candidates[0].verify).toMatchObject({ exit_code: 1, other_failed_count: 2 });
-    expect(events.find((event) => event.type === 'verify-finish' && event.index === 0)).toMatchObject({ exit_code: 1, other_failures: expect.stringMatching(/^exit 1, 2 other tests failed/) });
+    expect(events.find((event) => event.type === 'verify-finish' && event.index === 0)).toMatchObject({
+      exit_code: 1,
+      other_failures: expect.stringMatching(/^exit 1, 2 other tests failed/),
+    });
     // The stop rule waited for a clean resolved candidate: the second wave ran, and stopped nothing after it.
     expect(job.result.rollouts).toMatchObject({ finished: 2, skipped: 0 });
     expect(job.result.chosen.index).toBe(1);
-    expect(job.result.selection.ranking.find((entry: { trajectory_id: string }) => entry.trajectory_id === breaks.trajectory_id)).toMatchObject({ other_tests_failed: true });
+    expect(
+      job.result.selection.ranking.find((entry: { trajectory_id: string }) => entry.trajectory_id === breaks.trajectory_id),
+    ).toMatchObject({ other_tests_failed: true });
   }, 300_000);
 });

@@ -25,7 +25,12 @@ describe('purgeExpired', () => {
     // Count: of the two finished jobs left, only the newest is kept.
     // (newest by created_at, then id: new-2 was created after new-1, or in the same millisecond with the greater id)
     expect(purgeExpired(store, { max_age_days: 0, max_jobs: 1 })).toEqual(['new-1']);
-    expect(store.listJobs().map((job) => job.id).sort()).toEqual(['new-2', 'new-queued', 'old-running']);
+    expect(
+      store
+        .listJobs()
+        .map((job) => job.id)
+        .sort(),
+    ).toEqual(['new-2', 'new-queued', 'old-running']);
     expect(purgeExpired(store, { max_age_days: 0, max_jobs: 0 })).toEqual([]);
     expect(store.countJobsByStatus()).toMatchObject({ queued: 1, running: 1 });
     store.close();

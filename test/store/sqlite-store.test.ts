@@ -49,7 +49,10 @@ describe('sqlite job store', () => {
     expect(job.result).toEqual({ chosen: 't0' });
     expect(job.progress).toEqual({ rollouts_done: 2 });
     const candidates = reopened.listCandidates('j1');
-    expect(candidates.map((c) => [c.index, c.status])).toEqual([[0, 'finished'], [1, 'failed']]);
+    expect(candidates.map((c) => [c.index, c.status])).toEqual([
+      [0, 'finished'],
+      [1, 'failed'],
+    ]);
     expect(candidates[0]!.trajectory?.patch).toBe('diff --git a/x b/x\n');
     expect(candidates[1]!.error?.code).toBe('WNW_ERR_POLICY_UPSTREAM');
     reopened.close();
@@ -59,7 +62,21 @@ describe('sqlite job store', () => {
     const store = createSqliteStore(':memory:');
     store.createJob({ id: 'j', kind: 'solve', request: {} });
     store.putCandidate('j', 0, { status: 'running' });
-    store.putCandidate('j', 0, { score: { trajectory_id: 't', instance_id: 'i', value: 0.5, raw: 0, backend: 'onnx', model: 'm', template: 'judge-v1', input_tokens: 3, truncated: false, cut: { thoughts: 0, observations: 0, steps_dropped: 0, patch: false, tokens_before: 3 }, cached: false } });
+    store.putCandidate('j', 0, {
+      score: {
+        trajectory_id: 't',
+        instance_id: 'i',
+        value: 0.5,
+        raw: 0,
+        backend: 'onnx',
+        model: 'm',
+        template: 'judge-v1',
+        input_tokens: 3,
+        truncated: false,
+        cut: { thoughts: 0, observations: 0, steps_dropped: 0, patch: false, tokens_before: 3 },
+        cached: false,
+      },
+    });
     const candidate = store.putCandidate('j', 0, { status: 'finished' });
     expect(candidate.status).toBe('finished');
     expect(candidate.score?.value).toBe(0.5);
@@ -108,13 +125,29 @@ describe('sqlite job store', () => {
   it('says after a restart that no rollout of an interrupted job runs any more, and ends its events', () => {
     const dir = dataDir();
     const store = createSqliteStore(dir);
-    store.createJob({ id: 'busy', kind: 'solve', request: {}, status: 'running', progress: { rollouts_total: 3, rollouts_running: 2, rollouts_finished: 1, rollouts_failed: 0, scored: 1, verified: 0 } });
+    store.createJob({
+      id: 'busy',
+      kind: 'solve',
+      request: {},
+      status: 'running',
+      progress: { rollouts_total: 3, rollouts_running: 2, rollouts_finished: 1, rollouts_failed: 0, scored: 1, verified: 0 },
+    });
     store.appendEvent('busy', { type: 'job-start', n: 3, waves: [3], seq: 0, time: '2026-01-01T00:00:00.000Z' });
     store.close();
     const restarted = createSqliteStore(dir);
     restarted.markInterrupted();
-    expect(restarted.getJob('busy')!.progress).toEqual({ rollouts_total: 3, rollouts_running: 0, rollouts_finished: 1, rollouts_failed: 0, scored: 1, verified: 0 });
-    expect(restarted.listEvents('busy').map((event) => [event.seq, event.type, event.status])).toEqual([[0, 'job-start', undefined], [1, 'job-finish', 'interrupted']]);
+    expect(restarted.getJob('busy')!.progress).toEqual({
+      rollouts_total: 3,
+      rollouts_running: 0,
+      rollouts_finished: 1,
+      rollouts_failed: 0,
+      scored: 1,
+      verified: 0,
+    });
+    expect(restarted.listEvents('busy').map((event) => [event.seq, event.type, event.status])).toEqual([
+      [0, 'job-start', undefined],
+      [1, 'job-finish', 'interrupted'],
+    ]);
     restarted.close();
   });
 

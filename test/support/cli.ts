@@ -29,9 +29,14 @@ export interface CliOptions {
 /** Runs `winnower <args...>` and resolves when it ends, whatever its exit status. */
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(TSX, [MAIN, ...args], { cwd: options.cwd ?? REPO_ROOT, env: { ...process.env, NO_COLOR: '1', ...options.env }, timeout: options.timeoutMs ?? 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      TSX,
+      [MAIN, ...args],
+      { cwd: options.cwd ?? REPO_ROOT, env: { ...process.env, NO_COLOR: '1', ...options.env }, timeout: options.timeoutMs ?? 120_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -70,7 +75,9 @@ export function startServeProcess(dataDir: string, env: Record<string, string> =
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const base = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start within ${startTimeoutMs} ms: ${output}`)), startTimeoutMs);
     child.on('exit', () => {

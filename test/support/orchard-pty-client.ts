@@ -69,7 +69,15 @@ export class PtyProcess {
     });
     if (socket.readyState === WebSocket.OPEN) {
       const cmd = Array.isArray(options.command) ? options.command : ['bash', '-c', options.command];
-      process.send({ type: 'init', cmd, env: options.env ?? {}, cwd: options.cwd ?? null, rows: options.rows ?? 24, cols: options.cols ?? 80, login_shell: options.loginShell ?? false });
+      process.send({
+        type: 'init',
+        cmd,
+        env: options.env ?? {},
+        cwd: options.cwd ?? null,
+        rows: options.rows ?? 24,
+        cols: options.cols ?? 80,
+        login_shell: options.loginShell ?? false,
+      });
     }
     return process;
   }
@@ -92,14 +100,19 @@ export class PtyProcess {
 
   /** Everything the terminal printed so far. */
   output(): string {
-    return Buffer.concat(this.frames.filter((frame) => frame.type === 'stdout').map((frame) => Buffer.from(String(frame.data), 'base64'))).toString('utf8');
+    return Buffer.concat(
+      this.frames.filter((frame) => frame.type === 'stdout').map((frame) => Buffer.from(String(frame.data), 'base64')),
+    ).toString('utf8');
   }
 
   /** Waits until `test` holds (checked on every frame and at close); throws with the output so far after `ms`. */
   async until(test: () => boolean, what: string, ms = 20_000): Promise<void> {
     const deadline = Date.now() + ms;
     while (!test()) {
-      if (this.closeCode !== undefined && !test()) throw new Error(`closed (${this.closeCode} ${this.closeReason}) before ${what}; output: ${JSON.stringify(this.output())}; frames: ${JSON.stringify(this.frames.filter((frame) => frame.type !== 'stdout'))}`);
+      if (this.closeCode !== undefined && !test())
+        throw new Error(
+          `closed (${this.closeCode} ${this.closeReason}) before ${what}; output: ${JSON.stringify(this.output())}; frames: ${JSON.stringify(this.frames.filter((frame) => frame.type !== 'stdout'))}`,
+        );
       if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms; output: ${JSON.stringify(this.output())}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 200);

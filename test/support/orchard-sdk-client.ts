@@ -108,7 +108,9 @@ abstract class BaseClient {
 
   /** `_request`: three attempts, backoff on connection errors, Retry-After on 503, raise_for_status. */
   async request(method: string, path: string, args: RequestArgs = {}): Promise<any> {
-    const query = args.params ? `?${new URLSearchParams(Object.entries(args.params).map(([key, value]): [string, string] => [key, String(value)])).toString()}` : '';
+    const query = args.params
+      ? `?${new URLSearchParams(Object.entries(args.params).map(([key, value]): [string, string] => [key, String(value)])).toString()}`
+      : '';
     let lastError: unknown;
     for (let attempt = 0; attempt < 3; attempt++) {
       const fault = this.#fault?.(method, path, args.json);
@@ -120,7 +122,10 @@ abstract class BaseClient {
         if (text !== undefined) this.bodies.push({ path, text });
         response = await fetch(this.baseUrl + path + query, {
           method,
-          headers: { ...(this.apiKey ? { 'X-API-Key': this.apiKey } : {}), ...(text === undefined ? {} : { 'Content-Type': 'application/json' }) },
+          headers: {
+            ...(this.apiKey ? { 'X-API-Key': this.apiKey } : {}),
+            ...(text === undefined ? {} : { 'Content-Type': 'application/json' }),
+          },
           ...(text === undefined ? {} : { body: text }),
           signal: AbortSignal.timeout((args.timeoutS ?? this.timeoutS) * 1000),
         });
@@ -164,15 +169,20 @@ abstract class BaseClient {
       this.created.add(id);
       if (options.waitReady === false) return new SdkSandbox(this, id, response);
       try {
-        const info = await this.request('GET', `/sandboxes/${id}/wait`, { params: { timeout: serverTimeout }, ...(this.async ? { timeoutS: serverTimeout + 30 } : {}) });
+        const info = await this.request('GET', `/sandboxes/${id}/wait`, {
+          params: { timeout: serverTimeout },
+          ...(this.async ? { timeoutS: serverTimeout + 30 } : {}),
+        });
         return this.#readyOrThrow(id, info, true);
       } catch (error) {
-        if (error instanceof SdkHttpError && error.status === 408) throw new SdkTimeoutError(`Sandbox ${id} did not become ready within ${serverTimeout}s`);
+        if (error instanceof SdkHttpError && error.status === 408)
+          throw new SdkTimeoutError(`Sandbox ${id} did not become ready within ${serverTimeout}s`);
         if (!(error instanceof SdkHttpError) || (error.status !== 404 && error.status !== 405)) throw error;
       }
       const started = Date.now();
       for (;;) {
-        if ((Date.now() - started) / 1000 > serverTimeout) throw new SdkTimeoutError(`Sandbox ${id} did not become ready within ${serverTimeout}s`);
+        if ((Date.now() - started) / 1000 > serverTimeout)
+          throw new SdkTimeoutError(`Sandbox ${id} did not become ready within ${serverTimeout}s`);
         const info = await this.request('GET', `/sandboxes/${id}`);
         const ready = this.#readyOrThrow(id, info, false);
         if (ready) return ready;
@@ -189,7 +199,8 @@ abstract class BaseClient {
   #readyOrThrow(id: string, info: any, fromWait: boolean): SdkSandbox | undefined {
     if (info.ready || info.status === 'ready') return new SdkSandbox(this, id, info);
     if (info.status === 'failed') throw new Error(`RuntimeError: Sandbox ${id} failed: ${info.status_message ?? 'Pod failed'}`);
-    if (fromWait) throw new Error(`RuntimeError: Sandbox ${id} wait returned non-ready: status=${info.status}, message=${info.status_message ?? ''}`);
+    if (fromWait)
+      throw new Error(`RuntimeError: Sandbox ${id} wait returned non-ready: status=${info.status}, message=${info.status_message ?? ''}`);
     return undefined;
   }
 
@@ -259,7 +270,13 @@ export class SdkSandbox {
   async exec(command: string | string[], args: ExecArgs = {}): Promise<SdkJob> {
     this.#open();
     const path = `/sandboxes/${this.sandboxId}/exec`;
-    const fields = { command, timeout_seconds: args.timeout ?? null, cwd: args.cwd ?? null, env: args.env ?? null, login_shell: args.loginShell ?? false };
+    const fields = {
+      command,
+      timeout_seconds: args.timeout ?? null,
+      cwd: args.cwd ?? null,
+      env: args.env ?? null,
+      login_shell: args.loginShell ?? false,
+    };
     const execTimeout = args.timeout || 300;
     let jobId: string;
     try {
@@ -270,7 +287,14 @@ export class SdkSandbox {
       const response = await this.client.request('POST', path, { json: fields });
       jobId = response.job_id as string;
     }
-    if (args.wait === false) return jobResult({ job_id: jobId, sandbox_id: this.sandboxId, command: String(command), status: 'queued', created_at: Date.now() / 1000 });
+    if (args.wait === false)
+      return jobResult({
+        job_id: jobId,
+        sandbox_id: this.sandboxId,
+        command: String(command),
+        status: 'queued',
+        created_at: Date.now() / 1000,
+      });
     const deadline = Date.now() + (execTimeout + 60) * 1000;
     for (;;) {
       const result = await this.getJob(jobId);
@@ -284,7 +308,10 @@ export class SdkSandbox {
     return jobResult(await this.client.request('GET', `/jobs/${jobId}`));
   }
 
-  async applyPatch(patch: string, timeout = 30): Promise<{ success: boolean; stdout: string; stderr: string; exit_code: number | null; error: string | null }> {
+  async applyPatch(
+    patch: string,
+    timeout = 30,
+  ): Promise<{ success: boolean; stdout: string; stderr: string; exit_code: number | null; error: string | null }> {
     this.#open();
     return this.client.request('POST', `/sandboxes/${this.sandboxId}/apply_patch`, { json: { patch, timeout_seconds: timeout } });
   }
@@ -292,7 +319,9 @@ export class SdkSandbox {
   /** `upload_content` (and `upload_file`, which reads the local file first). */
   async uploadContent(content: Uint8Array | string, remotePath: string): Promise<{ success: boolean; path: string; size: number }> {
     this.#open();
-    return this.client.request('POST', `/sandboxes/${this.sandboxId}/files`, { json: { path: remotePath, content: Buffer.from(content).toString('base64') } });
+    return this.client.request('POST', `/sandboxes/${this.sandboxId}/files`, {
+      json: { path: remotePath, content: Buffer.from(content).toString('base64') },
+    });
   }
 
   /** `download_content` (and `download_file`, which writes it locally). */
@@ -326,7 +355,8 @@ export class SdkSandbox {
 }
 
 function jobResult(data: any): SdkJob {
-  for (const field of ['job_id', 'sandbox_id', 'command', 'status', 'created_at']) if (!(field in data)) throw new Error(`KeyError: '${field}'`);
+  for (const field of ['job_id', 'sandbox_id', 'command', 'status', 'created_at'])
+    if (!(field in data)) throw new Error(`KeyError: '${field}'`);
   return { stdout: '', stderr: '', exit_code: null, error: null, started_at: null, completed_at: null, ...data };
 }
 

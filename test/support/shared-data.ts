@@ -11,7 +11,9 @@ import { describe } from 'vitest';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The shared data folder (it may not exist). */
-export const SHARED_DATA = process.env.WINNOWER_SHARED_DATA ? resolve(process.env.WINNOWER_SHARED_DATA) : resolve(REPO_ROOT, '..', 'shared', 'data');
+export const SHARED_DATA = process.env.WINNOWER_SHARED_DATA
+  ? resolve(process.env.WINNOWER_SHARED_DATA)
+  : resolve(REPO_ROOT, '..', 'shared', 'data');
 
 /** In the name of every test that reads shared data; `.ci/run` counts tests by it. */
 export const REAL_DATA_TAG = '[real-data]';

@@ -50,7 +50,10 @@ export function parseSse(text: string): SseEvent[] {
 }
 
 /** Reads an SSE stream to its end, parsing each event as it arrives. */
-export async function readSse(url: string, headers: Record<string, string> = {}): Promise<{ status: number; contentType: string | undefined; events: TimedSseEvent[] }> {
+export async function readSse(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; contentType: string | undefined; events: TimedSseEvent[] }> {
   const opened = Date.now();
   const response = await request(url, { headers: { accept: 'text/event-stream', ...headers } });
   const decoder = new TextDecoder();

@@ -19,7 +19,7 @@ describe('fitPlatt', () => {
 
   it('keeps the sign of a on large, nearly separable logits (a plain Newton step flips it)', () => {
     const logits = Array.from({ length: 200 }, (_, i) => (i % 2 ? 25 + (i % 7) : -25 - (i % 5)));
-    const labels = logits.map((x, i) => (x > 0) !== (i % 50 === 1));
+    const labels = logits.map((x, i) => x > 0 !== (i % 50 === 1));
     const { a } = fitPlatt(logits, labels);
     expect(a).toBeGreaterThan(0);
   });

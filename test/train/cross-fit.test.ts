@@ -27,9 +27,20 @@ function writeConfigPools(instances: number, seed: number): { candidates: string
     const instance = `acme__widgets-${3000 + i}`;
     tasks.push(JSON.stringify({ instance_id: instance, repo: 'acme/widgets', problem_statement: `The ${pick()} breaks.` }));
     for (const run of runs) {
-      const lines = Array.from({ length: 1 + Math.floor(random() * 8) }, () => `+    ${pick()}_${Math.floor(random() * 100)} = ${pick()}()`);
+      const lines = Array.from(
+        { length: 1 + Math.floor(random() * 8) },
+        () => `+    ${pick()}_${Math.floor(random() * 100)} = ${pick()}()`,
+      );
       const patch = `diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1,1 +1,${lines.length + 1} @@\n def f():\n${lines.join('\n')}\n`;
-      rows.push(JSON.stringify({ instance_id: instance, model_name_or_path: run.source, model_patch: patch, resolved: random() < run.rate, config: run.config }));
+      rows.push(
+        JSON.stringify({
+          instance_id: instance,
+          model_name_or_path: run.source,
+          model_patch: patch,
+          resolved: random() < run.rate,
+          config: run.config,
+        }),
+      );
     }
   }
   writeFileSync(join(dir, 'candidates.jsonl'), `${rows.join('\n')}\n`);
@@ -39,8 +50,12 @@ function writeConfigPools(instances: number, seed: number): { candidates: string
 
 describe('own-history priors', () => {
   it('key a configuration by source and its config object, whatever the key order', () => {
-    expect(configKey({ source: 'a', meta: { config: { model: 'x', t: 1 } } })).toBe(configKey({ source: 'a', meta: { config: { t: 1, model: 'x' } } }));
-    expect(configKey({ source: 'a', meta: { config: { model: 'x' } } })).not.toBe(configKey({ source: 'a', meta: { config: { model: 'y' } } }));
+    expect(configKey({ source: 'a', meta: { config: { model: 'x', t: 1 } } })).toBe(
+      configKey({ source: 'a', meta: { config: { t: 1, model: 'x' } } }),
+    );
+    expect(configKey({ source: 'a', meta: { config: { model: 'x' } } })).not.toBe(
+      configKey({ source: 'a', meta: { config: { model: 'y' } } }),
+    );
     expect(configKey({ source: 'a', meta: {} })).toBe('a');
   });
 
@@ -60,10 +75,33 @@ describe('own-history priors', () => {
       { trajectory: { source: 'good', meta: {} }, repo: 'r', resolved: true },
       { trajectory: { source: 'bad', meta: {} }, repo: 'r', resolved: false },
     ]);
-    const patch = (n: number) => `diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,1 +1,${n + 1} @@\n x\n${Array.from({ length: n }, (_, i) => `+y${i}`).join('\n')}\n`;
+    const patch = (n: number) =>
+      `diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,1 +1,${n + 1} @@\n x\n${Array.from({ length: n }, (_, i) => `+y${i}`).join('\n')}\n`;
     const candidates = [
-      { trajectory: { format: 'winnower-trajectory-1' as const, id: 'g', instance_id: 'i', source: 'good', messages: [], patch: patch(9), exit: 'unknown' as const, meta: {} } },
-      { trajectory: { format: 'winnower-trajectory-1' as const, id: 'b', instance_id: 'i', source: 'bad', messages: [], patch: patch(1), exit: 'unknown' as const, meta: {} } },
+      {
+        trajectory: {
+          format: 'winnower-trajectory-1' as const,
+          id: 'g',
+          instance_id: 'i',
+          source: 'good',
+          messages: [],
+          patch: patch(9),
+          exit: 'unknown' as const,
+          meta: {},
+        },
+      },
+      {
+        trajectory: {
+          format: 'winnower-trajectory-1' as const,
+          id: 'b',
+          instance_id: 'i',
+          source: 'bad',
+          messages: [],
+          patch: patch(1),
+          exit: 'unknown' as const,
+          meta: {},
+        },
+      },
     ];
     expect(select('robust', candidates as never).chosen).toBe('b'); // no history: the smaller patch
     const selection = select('robust', candidates as never, { selector: { format: 'winnower-selector-1', signals: [], priors } });

@@ -10,7 +10,10 @@ function twoRuns(): { dir: string; files: string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'winnower-dataset-'));
   const files = ['seed1', 'seed2'].map((name, run) => {
     const rows = ['django__django-15202', 'django__django-15203'].map((instance_id, index) => ({
-      instance_id, model_name_or_path: 'swe-agent-gpt4', model_patch: `diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+${run}${index}\n`, resolved: (run + index) % 2 === 0,
+      instance_id,
+      model_name_or_path: 'swe-agent-gpt4',
+      model_patch: `diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+${run}${index}\n`,
+      resolved: (run + index) % 2 === 0,
     }));
     const file = join(dir, `${name}.jsonl`);
     writeFileSync(file, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');

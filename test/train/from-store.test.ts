@@ -27,7 +27,11 @@ describe.skipIf(!hasBubblewrap())('train --from-store on a store filled by real 
     const server = await world.start();
     try {
       for (const instance_id of INSTANCES) {
-        const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: solveBody(world.repo, { instance_id, n: 3, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }) });
+        const response = await server.app.inject({
+          method: 'POST',
+          url: '/solve?wait=true',
+          payload: solveBody(world.repo, { instance_id, n: 3, policy: { kind: 'openai', url: policy.url, model: 'mixed' } }),
+        });
         expect(response.json().status).toBe('succeeded');
       }
     } finally {
@@ -49,11 +53,30 @@ describe.skipIf(!hasBubblewrap())('train --from-store on a store filled by real 
     expect(rows.every((row) => row.task.problem_statement.length > 0 && row.trajectory.messages.length > 0)).toBe(true);
     expect(new Set(rows.map((row) => row.trajectory.id)).size).toBe(rows.length);
     // Each row says which model and selector scored its job (the job result's scored_by).
-    for (const row of rows) expect(row.trajectory.meta.scored_by).toMatchObject({ model: { name: 'winnower-value', hash: expect.stringMatching(/^sha256:/) }, selector: { hash: expect.stringMatching(/^sha256:/) } });
+    for (const row of rows)
+      expect(row.trajectory.meta.scored_by).toMatchObject({
+        model: { name: 'winnower-value', hash: expect.stringMatching(/^sha256:/) },
+        selector: { hash: expect.stringMatching(/^sha256:/) },
+      });
   });
 
   it('trains a model folder from them', async () => {
-    const result = await train({ rollouts: [], fromStore: world.dataDir, out: join(world.dataDir, 'model'), folds: 2, validationFraction: 0.01, sourceCheck: 'none', baselineModel: null, vocabSize: 500, bigramBuckets: 1024, dims: 4, hidden: 4, maxEpochs: 2, budgetTokens: 1024, bootstrap: 20 });
+    const result = await train({
+      rollouts: [],
+      fromStore: world.dataDir,
+      out: join(world.dataDir, 'model'),
+      folds: 2,
+      validationFraction: 0.01,
+      sourceCheck: 'none',
+      baselineModel: null,
+      vocabSize: 500,
+      bigramBuckets: 1024,
+      dims: 4,
+      hidden: 4,
+      maxEpochs: 2,
+      budgetTokens: 1024,
+      bootstrap: 20,
+    });
     expect(result.trainCandidates + result.validationCandidates).toBe(2 * INSTANCES.length);
     expect(result.selector.priors?.overall).toBeCloseTo(0.5, 9);
     // The job rows carry their trajectories: the trajectory weights are fitted from the training side's pools with both outcomes (issue 19 item 5).

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { beatsTrivial, bestTrivial, evaluateScope, withinPoolAuc, type EvalPool } from '../../src/train/evaluate.js';
 import { matchesSource, rotatingSources, sourceFamily, splitBySource } from '../../src/train/split.js';
 
-const item = (instance: string, source: string, resolved: boolean) => ({ trajectory: { instance_id: instance, source }, repo: 'acme/widgets', pool: instance, resolved });
+const item = (instance: string, source: string, resolved: boolean) => ({
+  trajectory: { instance_id: instance, source },
+  repo: 'acme/widgets',
+  pool: instance,
+  resolved,
+});
 
 describe('source-held-out split', () => {
   const items = [
@@ -48,18 +53,47 @@ describe('source-held-out split', () => {
   });
 });
 
-const pool = (id: string, cands: Array<[boolean, number, string]>, values: Record<string, Array<number | null>> = {}, chosen: Record<string, string | null> = {}): EvalPool => ({
+const pool = (
+  id: string,
+  cands: Array<[boolean, number, string]>,
+  values: Record<string, Array<number | null>> = {},
+  chosen: Record<string, string | null> = {},
+): EvalPool => ({
   pool: id,
   benchmark: 'b',
-  candidates: cands.map(([resolved, changedLines, key], i) => ({ id: `${id}-${i}`, resolved, usable: true, changedLines, clusterKey: key })),
+  candidates: cands.map(([resolved, changedLines, key], i) => ({
+    id: `${id}-${i}`,
+    resolved,
+    usable: true,
+    changedLines,
+    clusterKey: key,
+  })),
   values,
   chosen,
 });
 
 describe('trivial selectors beside the model', () => {
   const pools = [
-    pool('p1', [[true, 10, 'x'], [false, 2, 'y'], [false, 30, 'z']], { m: [0.9, 0.1, 0.5] }, { m: 'p1-0' }),
-    pool('p2', [[false, 10, 'x'], [true, 20, 'y'], [true, 21, 'y']], { m: [0.2, 0.2, 0.8] }, { m: 'p2-2' }),
+    pool(
+      'p1',
+      [
+        [true, 10, 'x'],
+        [false, 2, 'y'],
+        [false, 30, 'z'],
+      ],
+      { m: [0.9, 0.1, 0.5] },
+      { m: 'p1-0' },
+    ),
+    pool(
+      'p2',
+      [
+        [false, 10, 'x'],
+        [true, 20, 'y'],
+        [true, 21, 'y'],
+      ],
+      { m: [0.2, 0.2, 0.8] },
+      { m: 'p2-2' },
+    ),
   ];
 
   it('within-pool AUC counts only pairs of one pool, ties half; random has none', () => {
@@ -71,12 +105,20 @@ describe('trivial selectors beside the model', () => {
   });
 
   it('names the best trivial selector, and a model beats it only strictly', () => {
-    const table = evaluateScope('all', pools, { selectors: ['random', 'longest', 'shortest', 'majority', 'm'], probabilistic: [], bootstrap: 20 });
+    const table = evaluateScope('all', pools, {
+      selectors: ['random', 'longest', 'shortest', 'majority', 'm'],
+      probabilistic: [],
+      bootstrap: 20,
+    });
     // majority: p1 all distinct (1/3), p2 the y cluster (2/2) → mean 0.667, the best trivial one.
     expect(bestTrivial(table)!.selector).toBe('majority');
     expect(table.rows.find((r) => r.selector === 'm')!.within_auc!.value).toBeCloseTo(3.5 / 4, 9);
     expect(beatsTrivial(table, 'm')).toBe(true);
-    const tied = evaluateScope('all', pools, { selectors: ['random', 'longest', 'shortest', 'majority', 'm'], probabilistic: [], bootstrap: 20 });
+    const tied = evaluateScope('all', pools, {
+      selectors: ['random', 'longest', 'shortest', 'majority', 'm'],
+      probabilistic: [],
+      bootstrap: 20,
+    });
     expect(beatsTrivial(tied, 'majority')).toBe(false);
     expect(beatsTrivial(tied, 'majority', false)).toBe(true);
   });

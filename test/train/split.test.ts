@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { foldOf, splitByInstance } from '../../src/train/split.js';
 
-const items = Array.from({ length: 2000 }, (_, i) => ({ trajectory: { instance_id: `acme__widgets-${Math.floor(i / 4)}` }, repo: i % 8 < 4 ? 'acme/widgets' : 'acme/gears' }));
+const items = Array.from({ length: 2000 }, (_, i) => ({
+  trajectory: { instance_id: `acme__widgets-${Math.floor(i / 4)}` },
+  repo: i % 8 < 4 ? 'acme/widgets' : 'acme/gears',
+}));
 
 describe('splitByInstance', () => {
   it('never puts one instance on both sides, and holds out about the asked share (ids that differ only at the end)', () => {
@@ -14,7 +17,9 @@ describe('splitByInstance', () => {
 
   it('is seeded and independent of input order', () => {
     const a = splitByInstance(items, { seed: 3, validationFraction: 0.2 }).validation.map((item) => item.trajectory.instance_id);
-    const b = splitByInstance([...items].reverse(), { seed: 3, validationFraction: 0.2 }).validation.map((item) => item.trajectory.instance_id);
+    const b = splitByInstance([...items].reverse(), { seed: 3, validationFraction: 0.2 }).validation.map(
+      (item) => item.trajectory.instance_id,
+    );
     expect(new Set(a)).toEqual(new Set(b));
     const c = splitByInstance(items, { seed: 4, validationFraction: 0.2 }).validation.map((item) => item.trajectory.instance_id);
     expect(new Set(c)).not.toEqual(new Set(a));

@@ -12,7 +12,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prng } from '../../src/util/prng.js';
 
-const WORDS = ['value', 'result', 'config', 'parse', 'render', 'items', 'index', 'count', 'buffer', 'token', 'stream', 'handle', 'error', 'update', 'cache', 'limit'];
+const WORDS = [
+  'value',
+  'result',
+  'config',
+  'parse',
+  'render',
+  'items',
+  'index',
+  'count',
+  'buffer',
+  'token',
+  'stream',
+  'handle',
+  'error',
+  'update',
+  'cache',
+  'limit',
+];
 
 export interface SourcePools {
   dir: string;
@@ -33,14 +50,31 @@ export function writeSourceShortcutPools(options: { trainInstances: number; held
   const rows: string[] = [];
   const tasks: string[] = [];
   const row = (instance: string, source: string, patch: string, resolved: boolean) =>
-    rows.push(JSON.stringify({ instance_id: instance, model_name_or_path: source, model_patch: patch, resolved, dataset_license: 'MIT', permissive: true, source_repo: 'acme/synthetic' }));
+    rows.push(
+      JSON.stringify({
+        instance_id: instance,
+        model_name_or_path: source,
+        model_patch: patch,
+        resolved,
+        dataset_license: 'MIT',
+        permissive: true,
+        source_repo: 'acme/synthetic',
+      }),
+    );
   for (let i = 0; i < options.trainInstances + options.heldOutInstances; i++) {
     const instance = `acme__widgets-${2000 + i}`;
-    tasks.push(JSON.stringify({ instance_id: instance, repo: 'acme/widgets', problem_statement: `The ${pick()} ${pick()} breaks when ${pick()} is empty.` }));
+    tasks.push(
+      JSON.stringify({
+        instance_id: instance,
+        repo: 'acme/widgets',
+        problem_statement: `The ${pick()} ${pick()} breaks when ${pick()} is empty.`,
+      }),
+    );
     const file = `src/${pick()}.py`;
     if (i < options.trainInstances) {
       for (const run of [1, 2]) row(instance, `alpha/run-${run}`, diff(file, lines(1 + Math.floor(random() * 2))), true);
-      for (const run of [1, 2]) row(instance, `beta/run-${run}`, diff(file, [...lines(10 + Math.floor(random() * 6)), '+    print("debug")']), false);
+      for (const run of [1, 2])
+        row(instance, `beta/run-${run}`, diff(file, [...lines(10 + Math.floor(random() * 6)), '+    print("debug")']), false);
     } else {
       const fix = lines(6);
       row(instance, 'gamma/run-1', diff(file, [...fix, line()]), true);

@@ -8,7 +8,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prng } from '../../src/util/prng.js';
 
-const WORDS = ['value', 'result', 'config', 'parse', 'render', 'items', 'index', 'count', 'buffer', 'token', 'stream', 'handle', 'error', 'update', 'cache', 'limit'];
+const WORDS = [
+  'value',
+  'result',
+  'config',
+  'parse',
+  'render',
+  'items',
+  'index',
+  'count',
+  'buffer',
+  'token',
+  'stream',
+  'handle',
+  'error',
+  'update',
+  'cache',
+  'limit',
+];
 
 export interface SyntheticPool {
   dir: string;
@@ -24,7 +41,13 @@ export function writeSyntheticPool(options: { instances: number; perInstance: nu
   const tasks: string[] = [];
   for (let i = 0; i < options.instances; i++) {
     const instance = `acme__widgets-${1000 + i}`;
-    tasks.push(JSON.stringify({ instance_id: instance, repo: 'acme/widgets', problem_statement: `The ${pick()} ${pick()} breaks when ${pick()} is empty.` }));
+    tasks.push(
+      JSON.stringify({
+        instance_id: instance,
+        repo: 'acme/widgets',
+        problem_statement: `The ${pick()} ${pick()} breaks when ${pick()} is empty.`,
+      }),
+    );
     for (let c = 0; c < options.perInstance; c++) {
       // Mixed pools: about half the candidates of each instance are resolved.
       const resolved = random() < 0.5;
@@ -32,7 +55,17 @@ export function writeSyntheticPool(options: { instances: number; perInstance: nu
       if (resolved) lines.splice(Math.floor(random() * lines.length), 0, `+    ${pick()} = frobnicate(${pick()})`);
       const file = `src/${pick()}.py`;
       const patch = `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1,1 +1,${lines.length + 1} @@\n def f():\n${lines.join('\n')}\n`;
-      rows.push(JSON.stringify({ instance_id: instance, model_name_or_path: `run-${c}`, model_patch: patch, resolved, dataset_license: 'MIT', permissive: c !== 0, source_repo: 'acme/synthetic' }));
+      rows.push(
+        JSON.stringify({
+          instance_id: instance,
+          model_name_or_path: `run-${c}`,
+          model_patch: patch,
+          resolved,
+          dataset_license: 'MIT',
+          permissive: c !== 0,
+          source_repo: 'acme/synthetic',
+        }),
+      );
     }
   }
   const candidates = join(dir, 'candidates.jsonl');

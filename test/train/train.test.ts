@@ -13,7 +13,16 @@ import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { train, type TrainResult } from '../../src/train/train.js';
 import { writeSyntheticPool, type SyntheticPool } from './synthetic.js';
 
-const SMALL = { vocabSize: 500, bigramBuckets: 4096, dims: 8, hidden: 8, maxEpochs: 12, folds: 3, bootstrap: 50, budgetTokens: 1024 } as const;
+const SMALL = {
+  vocabSize: 500,
+  bigramBuckets: 4096,
+  dims: 8,
+  hidden: 8,
+  maxEpochs: 12,
+  folds: 3,
+  bootstrap: 50,
+  budgetTokens: 1024,
+} as const;
 
 describe('winnower train on a synthetic pool whose label is one token', () => {
   let pool: SyntheticPool;
@@ -21,7 +30,14 @@ describe('winnower train on a synthetic pool whose label is one token', () => {
 
   beforeAll(async () => {
     pool = writeSyntheticPool({ instances: 80, perInstance: 4, seed: 7 });
-    first = await train({ rollouts: [pool.candidates], tasks: [pool.tasks], out: join(pool.dir, 'model-a'), seed: 3, baselineModel: TINY_MODEL_DIR(), ...SMALL });
+    first = await train({
+      rollouts: [pool.candidates],
+      tasks: [pool.tasks],
+      out: join(pool.dir, 'model-a'),
+      seed: 3,
+      baselineModel: TINY_MODEL_DIR(),
+      ...SMALL,
+    });
   }, 120_000);
 
   it('learns the token: validation AUC above 0.95, and the learned selector closes most of the headroom', () => {
@@ -43,11 +59,25 @@ describe('winnower train on a synthetic pool whose label is one token', () => {
   });
 
   it('is deterministic for a seed: the same bytes twice', async () => {
-    const again = await train({ rollouts: [pool.candidates], tasks: [pool.tasks], out: join(pool.dir, 'model-b'), seed: 3, baselineModel: null, ...SMALL });
+    const again = await train({
+      rollouts: [pool.candidates],
+      tasks: [pool.tasks],
+      out: join(pool.dir, 'model-b'),
+      seed: 3,
+      baselineModel: null,
+      ...SMALL,
+    });
     for (const file of ['model.onnx', 'tokenizer.json', 'selector.json']) {
       expect(readFileSync(join(again.outDir, file)).equals(readFileSync(join(first.outDir, file))), file).toBe(true);
     }
-    const other = await train({ rollouts: [pool.candidates], tasks: [pool.tasks], out: join(pool.dir, 'model-c'), seed: 4, baselineModel: null, ...SMALL });
+    const other = await train({
+      rollouts: [pool.candidates],
+      tasks: [pool.tasks],
+      out: join(pool.dir, 'model-c'),
+      seed: 4,
+      baselineModel: null,
+      ...SMALL,
+    });
     expect(readFileSync(join(other.outDir, 'model.onnx')).equals(readFileSync(join(first.outDir, 'model.onnx')))).toBe(false);
   }, 120_000);
 
@@ -60,12 +90,29 @@ describe('winnower train on a synthetic pool whose label is one token', () => {
       expect.objectContaining({ origin: 'acme/synthetic', license: 'MIT', permissive: true, candidates: 240, instances: 80 }),
       expect.objectContaining({ origin: 'acme/synthetic', license: 'MIT', permissive: false, candidates: 80, instances: 80 }),
     ]);
-    expect(config.winnower.validation[0].rows.map((row: { selector: string }) => row.selector)).toEqual(['random', 'longest', 'shortest', 'majority', 'untrained model', 'trained model', 'learned selector', 'robust']);
+    expect(config.winnower.validation[0].rows.map((row: { selector: string }) => row.selector)).toEqual([
+      'random',
+      'longest',
+      'shortest',
+      'majority',
+      'untrained model',
+      'trained model',
+      'learned selector',
+      'robust',
+    ]);
     expect(readFileSync(join(first.outDir, 'README.md'), 'utf8')).toContain('| acme/synthetic | MIT | yes | 240 | 80 |');
   });
 
   it('--permissive-only drops the rows that are not permissive', async () => {
-    const result = await train({ rollouts: [pool.candidates], tasks: [pool.tasks], out: join(pool.dir, 'model-p'), seed: 3, permissiveOnly: true, baselineModel: null, ...SMALL });
+    const result = await train({
+      rollouts: [pool.candidates],
+      tasks: [pool.tasks],
+      out: join(pool.dir, 'model-p'),
+      seed: 3,
+      permissiveOnly: true,
+      baselineModel: null,
+      ...SMALL,
+    });
     expect(result.trainCandidates + result.validationCandidates).toBe(240);
   }, 120_000);
 
@@ -75,7 +122,12 @@ describe('winnower train on a synthetic pool whose label is one token', () => {
     beforeAll(async () => {
       scorer = await createScorer({ backend: 'onnx', model: first.outDir });
       const store = createSqliteStore(':memory:');
-      app = await buildApp({ jobs: new JobManager(store), store, solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() }, apiKeys: [] });
+      app = await buildApp({
+        jobs: new JobManager(store),
+        store,
+        solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() },
+        apiKeys: [],
+      });
     });
     afterAll(async () => {
       await app?.close();
@@ -89,8 +141,13 @@ describe('winnower train on a synthetic pool whose label is one token', () => {
     });
 
     it('is served by POST /score and picks the frobnicate patch by POST /rerank with the learned strategy by default', async () => {
-      const patch = (line: string) => `diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1,1 +1,2 @@\n def f():\n+    ${line}\n`;
-      const task = { instance_id: 'acme__widgets-9999', problem_statement: 'The parse cache breaks when items is empty.', repo: { name: 'acme/widgets' } };
+      const patch = (line: string) =>
+        `diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1,1 +1,2 @@\n def f():\n+    ${line}\n`;
+      const task = {
+        instance_id: 'acme__widgets-9999',
+        problem_statement: 'The parse cache breaks when items is empty.',
+        repo: { name: 'acme/widgets' },
+      };
       const candidates = [
         { id: 'good', patch: patch('value = frobnicate(items)') },
         { id: 'bad', patch: patch('value = render(items)') },

@@ -29,7 +29,9 @@ const winnerOf = (instance: string) => Number(/\d+$/.exec(instance)![0]) % 4;
 function pool(instance: string, family: string): Trajectory[] {
   return [0, 1, 2, 3].map((c) => {
     const resolved = c === winnerOf(instance);
-    const line = resolved ? `    widget = repaired_${instance.replace(/\W/g, '_')}(value)` : `    widget = patched_${instance.replace(/\W/g, '_')}(value)`;
+    const line = resolved
+      ? `    widget = repaired_${instance.replace(/\W/g, '_')}(value)`
+      : `    widget = patched_${instance.replace(/\W/g, '_')}(value)`;
     return Trajectory.parse({
       id: `${family}/agent/${instance}/${c}`,
       instance_id: instance,
@@ -38,9 +40,25 @@ function pool(instance: string, family: string): Trajectory[] {
       messages: [
         { role: 'system', content: 'You are a software engineer.' },
         { role: 'user', content: `Fix the widget bug in ${instance}.` },
-        { role: 'assistant', content: 'Look at the widget code.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'grep -rn widget src' }) } }] },
+        {
+          role: 'assistant',
+          content: 'Look at the widget code.',
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'grep -rn widget src' }) } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'src/widgets.py:1: def build(value):', meta: { observation: true } },
-        { role: 'assistant', content: 'Edit it.', tool_calls: [{ id: 'c2', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: "sed -i 's/old/new/' src/widgets.py" }) } }] },
+        {
+          role: 'assistant',
+          content: 'Edit it.',
+          tool_calls: [
+            {
+              id: 'c2',
+              type: 'function',
+              function: { name: 'bash', arguments: JSON.stringify({ command: "sed -i 's/old/new/' src/widgets.py" }) },
+            },
+          ],
+        },
         { role: 'tool', tool_call_id: 'c2', content: '', meta: { observation: true } },
       ],
       patch: `diff --git a/src/widgets.py b/src/widgets.py\n--- a/src/widgets.py\n+++ b/src/widgets.py\n@@ -1,1 +1,2 @@\n def build(value):\n+${line}\n`,
@@ -116,7 +134,11 @@ describe('trajectory weights learned from labelled history', () => {
     expect(vocab).toHaveProperty('grep');
     expect(vocab).toHaveProperty('sed');
     const [trajectory] = pool('acme__widgets-1', 'alpha');
-    const served = await serializeTrajectory({ instance_id: 'acme__widgets-1', problem_statement: 'p', fail_to_pass: [], pass_to_pass: [], meta: {} }, trajectory!, { template: 'judge-v1', budgetTokens: 4096 });
+    const served = await serializeTrajectory(
+      { instance_id: 'acme__widgets-1', problem_statement: 'p', fail_to_pass: [], pass_to_pass: [], meta: {} },
+      trajectory!,
+      { template: 'judge-v1', budgetTokens: 4096 },
+    );
     expect(served.text).toContain('grep -rn widget src');
     expect(served.text).toContain('src/widgets.py:1: def build(value):');
   });
@@ -168,13 +190,33 @@ describe('fitTrajectoryWeights', () => {
     expect(fitTrajectoryWeights([failedOnly], EMPTY)).toBeUndefined();
     expect(fitTrajectoryWeights([...pools.slice(0, 3), failedOnly], EMPTY)!.rows).toBe(12);
     // Patch-only candidates carry no trajectory: no weights.
-    expect(fitTrajectoryWeights(pools.map((p) => ({ ...p, trajectory: p.labels.map(() => false) })), EMPTY)).toBeUndefined();
+    expect(
+      fitTrajectoryWeights(
+        pools.map((p) => ({ ...p, trajectory: p.labels.map(() => false) })),
+        EMPTY,
+      ),
+    ).toBeUndefined();
   });
 
-  it('robustScore with no weights is today\'s score: agreement plus 0.25 × last test passed', () => {
+  it("robustScore with no weights is today's score: agreement plus 0.25 × last test passed", () => {
     const candidates = candidatesOf('acme__widgets-1');
-    const fitted: TrajectoryWeights = { rows: 4, pools: 1, prior_strength: 8, robust: { traj_steps: 0, traj_ran_tests: 0, traj_last_test_passed: 0.25, traj_submitted: 0 }, learned: { traj_steps: 0, traj_ran_tests: 0.2, traj_last_test_passed: 0.5, traj_submitted: 0.3 }, use: true, reason: 'r' };
-    const signals = { line_agreement: 0.5, file_agreement: 1, traj_last_test_passed: 1, traj_steps: 2, traj_ran_tests: 1, traj_submitted: 1 } as Parameters<typeof robustScore>[0];
+    const fitted: TrajectoryWeights = {
+      rows: 4,
+      pools: 1,
+      prior_strength: 8,
+      robust: { traj_steps: 0, traj_ran_tests: 0, traj_last_test_passed: 0.25, traj_submitted: 0 },
+      learned: { traj_steps: 0, traj_ran_tests: 0.2, traj_last_test_passed: 0.5, traj_submitted: 0.3 },
+      use: true,
+      reason: 'r',
+    };
+    const signals = {
+      line_agreement: 0.5,
+      file_agreement: 1,
+      traj_last_test_passed: 1,
+      traj_steps: 2,
+      traj_ran_tests: 1,
+      traj_submitted: 1,
+    } as Parameters<typeof robustScore>[0];
     expect(robustScore(signals)).toBe(0.5 + 1 + 0.25);
     expect(robustScore(signals, fitted.robust)).toBe(robustScore(signals));
     expect(select('robust', candidates, { selector: { ...EMPTY, trajectory: fitted } }).chosen).toBe(select('robust', candidates).chosen);

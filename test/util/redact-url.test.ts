@@ -18,10 +18,14 @@ describe('redactUrlCredentials', () => {
     expect(redactUrlCredentials(url, marker)).toBe(expected);
   });
 
-  it.each(['https://example.com/o/r.git', 'https://example.com/users/a@b', 'https://example.com?to=a@b', 'git@github.com:o/r.git', '/srv/repos/r', 'not a url'])(
-    'leaves %s unchanged (no credentials in its authority)',
-    (url) => {
-      expect(redactUrlCredentials(url, '***')).toBe(url);
-    },
-  );
+  it.each([
+    'https://example.com/o/r.git',
+    'https://example.com/users/a@b',
+    'https://example.com?to=a@b',
+    'git@github.com:o/r.git',
+    '/srv/repos/r',
+    'not a url',
+  ])('leaves %s unchanged (no credentials in its authority)', (url) => {
+    expect(redactUrlCredentials(url, '***')).toBe(url);
+  });
 });

@@ -14,7 +14,11 @@ function untilAborted(): { started: () => number; work: (signal: AbortSignal) =>
   };
 }
 
-const codeOf = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error: { code?: string }) => error.code);
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (error: { code?: string }) => error.code,
+  );
 
 describe('SharedTask', () => {
   it('gives every waiter the same result of one run', async () => {

@@ -139,7 +139,10 @@ export class FakeSandbox implements Sandbox {
     this.#assertOpen();
     this.calls.push('applyPatch');
     const body = patch.endsWith('\n') ? patch : `${patch}\n`;
-    const result = await this.exec('git apply --whitespace=nowarn -', { stdin: body, ...(options.signal ? { signal: options.signal } : {}) });
+    const result = await this.exec('git apply --whitespace=nowarn -', {
+      stdin: body,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
     if (result.exitCode !== 0) throw wnwError('WNW_ERR_SBX_PATCH', result.stderr.trim() || 'patch does not apply');
   }
 

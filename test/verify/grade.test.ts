@@ -8,7 +8,12 @@ describe('gradeTests', () => {
   it('resolves only when every F2P and P2P test passed (xfail counts as passed)', () => {
     const tests = map({ a: 'passed', b: 'xfail', c: 'passed' });
     const grade = gradeTests({ tests, failToPass: ['a'], passToPass: ['b', 'c'], exitCode: 1, timedOut: false });
-    expect(grade).toMatchObject({ status: 'resolved', resolved: true, fail_to_pass: { passed: 1, failed: 0, missing: 0 }, pass_to_pass: { passed: 2, failed: 0, missing: 0 } });
+    expect(grade).toMatchObject({
+      status: 'resolved',
+      resolved: true,
+      fail_to_pass: { passed: 1, failed: 0, missing: 0 },
+      pass_to_pass: { passed: 2, failed: 0, missing: 0 },
+    });
   });
 
   it('reports missing tests as missing, and failed, errored, skipped or xpassed ones as failed', () => {

@@ -11,7 +11,9 @@ import { type SampleRepo, makeSampleRepo } from './sample-repo.js';
 
 const bwrap = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'].find((path) => existsSync(path));
 /** python3 must exist where the sandbox looks (/usr/bin), not only on this user's PATH. */
-const sandboxPython = ['/usr/bin/python3', '/usr/local/bin/python3'].some((path) => existsSync(path) && spawnSync(path, ['--version']).status === 0);
+const sandboxPython = ['/usr/bin/python3', '/usr/local/bin/python3'].some(
+  (path) => existsSync(path) && spawnSync(path, ['--version']).status === 0,
+);
 const skipReason = !bwrap
   ? 'bubblewrap is not installed (apt-get install -y bubblewrap)'
   : !sandboxPython
@@ -47,8 +49,16 @@ describe.skipIf(skipReason !== undefined)(`verifyMany on the local provider${ski
       ['non-applying', 'apply_failed'],
       ['touches-tests', 'resolved'],
     ]);
-    expect(results[0]).toMatchObject({ applied: true, exit_code: 0, fail_to_pass: { passed: 1, failed: 0, missing: 0 }, pass_to_pass: { passed: 1, failed: 0, missing: 0 } });
-    expect(results[1]).toMatchObject({ fail_to_pass: { passed: 0, failed: 1, missing: 0 }, pass_to_pass: { passed: 1, failed: 0, missing: 0 } });
+    expect(results[0]).toMatchObject({
+      applied: true,
+      exit_code: 0,
+      fail_to_pass: { passed: 1, failed: 0, missing: 0 },
+      pass_to_pass: { passed: 1, failed: 0, missing: 0 },
+    });
+    expect(results[1]).toMatchObject({
+      fail_to_pass: { passed: 0, failed: 1, missing: 0 },
+      pass_to_pass: { passed: 1, failed: 0, missing: 0 },
+    });
     expect(results[2]!.apply_error).toBeTruthy();
     expect(results[0]!.log_tail).toContain('Ran 2 tests');
   }, 120_000);

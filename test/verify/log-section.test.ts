@@ -19,12 +19,18 @@ describe('extractTestSection', () => {
 
   it('reads a start marker without an end marker and a Timeout error line as a timeout', () => {
     const log = "+ : '>>>>> Start Test Output'\nt.py ....\n\nTimeout error: 1800 seconds exceeded.\n";
-    expect(extractTestSection(log)).toEqual({ text: 't.py ....\n\nTimeout error: 1800 seconds exceeded.\n', marked: true, ended: false, timedOut: true });
+    expect(extractTestSection(log)).toEqual({
+      text: 't.py ....\n\nTimeout error: 1800 seconds exceeded.\n',
+      marked: true,
+      ended: false,
+      timedOut: true,
+    });
     expect(extractTestSection("+ : '>>>>> Start Test Output'\ncut short\n").timedOut).toBe(false);
   });
 
   it('parses the whole log when a marker appears twice (output of the code under test)', () => {
-    const forged = "+ : '>>>>> Start Test Output'\n>>>>> Start Test Output\nok fake\n>>>>> End Test Output\nFAIL real\n+ : '>>>>> End Test Output'\n";
+    const forged =
+      "+ : '>>>>> Start Test Output'\n>>>>> Start Test Output\nok fake\n>>>>> End Test Output\nFAIL real\n+ : '>>>>> End Test Output'\n";
     expect(extractTestSection(forged)).toEqual({ text: forged, marked: false, ended: false, timedOut: false });
     const earlyEnd = "+ : '>>>>> Start Test Output'\nok fake\n>>>>> End Test Output\nFAIL real\n+ : '>>>>> End Test Output'\n";
     expect(extractTestSection(earlyEnd).text).toBe(earlyEnd);

@@ -14,11 +14,28 @@ import { extractTestFile, runTestFile } from '../../src/verify/reproduction-test
 import { DEMO_DIR, hasBubblewrap } from '../solve/helpers.js';
 
 const newFile = (path: string, lines: string[]) =>
-  [`diff --git a/${path} b/${path}`, 'new file mode 100644', 'index 0000000..1111111', '--- /dev/null', `+++ b/${path}`, `@@ -0,0 +1,${lines.length} @@`, ...lines.map((line) => `+${line}`), ''].join('\n');
+  [
+    `diff --git a/${path} b/${path}`,
+    'new file mode 100644',
+    'index 0000000..1111111',
+    '--- /dev/null',
+    `+++ b/${path}`,
+    `@@ -0,0 +1,${lines.length} @@`,
+    ...lines.map((line) => `+${line}`),
+    '',
+  ].join('\n');
 
 describe('extractTestFile', () => {
   it('takes the one new test file and ignores changes to existing files', () => {
-    const edit = ['diff --git a/durations.py b/durations.py', '--- a/durations.py', '+++ b/durations.py', '@@ -1 +1 @@', '-a', '+b', ''].join('\n');
+    const edit = [
+      'diff --git a/durations.py b/durations.py',
+      '--- a/durations.py',
+      '+++ b/durations.py',
+      '@@ -1 +1 @@',
+      '-a',
+      '+b',
+      '',
+    ].join('\n');
     const patch = edit + newFile('tests/test_repro.py', ['import unittest', 'x = 1']);
     expect(extractTestFile(patch)).toEqual({ file: 'tests/test_repro.py', content: 'import unittest\nx = 1\n' });
   });
@@ -52,7 +69,17 @@ describe.skipIf(!hasBubblewrap())('runTestFile on the demo repository at its bas
     }
   };
 
-  const test = (body: string[]) => ['import unittest', 'from durations import parse_duration', '', '', 'class Repro(unittest.TestCase):', '    def test_it(self):', ...body.map((line) => `        ${line}`), ''].join('\n');
+  const test = (body: string[]) =>
+    [
+      'import unittest',
+      'from durations import parse_duration',
+      '',
+      '',
+      'class Repro(unittest.TestCase):',
+      '    def test_it(self):',
+      ...body.map((line) => `        ${line}`),
+      '',
+    ].join('\n');
 
   it('fails for the issue: valid', async () => {
     expect((await run('tests/test_repro_a.py', test(['self.assertEqual(parse_duration("120m"), 7200)']))).outcome).toBe('failed');
@@ -63,7 +90,10 @@ describe.skipIf(!hasBubblewrap())('runTestFile on the demo repository at its bas
   });
 
   it('an import error is an error, not a failure', async () => {
-    const result = await run('tests/test_repro_c.py', test(['self.assertEqual(parse_duration("120m"), 7200)']).replace('from durations import', 'from duration import'));
+    const result = await run(
+      'tests/test_repro_c.py',
+      test(['self.assertEqual(parse_duration("120m"), 7200)']).replace('from durations import', 'from duration import'),
+    );
     expect(result.outcome).toBe('error');
     expect(result.reason).toMatch(/unrelated/);
   });

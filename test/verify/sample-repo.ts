@@ -106,7 +106,10 @@ export function makeSampleRepo(): SampleRepo {
       good: diffOf({ 'calc/ops.py': ops('a + b') }),
       wrong: diffOf({ 'calc/ops.py': ops('a + b + 1') }),
       breaking: diffOf({ 'calc/ops.py': ops('a + b', 'a + b') }),
-      touchesTests: diffOf({ 'calc/ops.py': ops('a + b'), 'tests/test_ops.py': `${FILES['tests/test_ops.py']}\n    def test_add(self):\n        pass\n` }),
+      touchesTests: diffOf({
+        'calc/ops.py': ops('a + b'),
+        'tests/test_ops.py': `${FILES['tests/test_ops.py']}\n    def test_add(self):\n        pass\n`,
+      }),
       nonApplying: [
         'diff --git a/calc/ops.py b/calc/ops.py',
         '--- a/calc/ops.py',

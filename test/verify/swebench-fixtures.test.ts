@@ -72,7 +72,9 @@ function harnessLogSuite(root: string, expected: HarnessLogExpectations, more: (
   });
 
   it('picks the parser from the eval.sh test command, and from the repository alone', () => {
-    const fromCommand = Object.fromEntries(names.map((name) => [name, detectParser({ instance_id: name, test_command: load(name).testCommand })]));
+    const fromCommand = Object.fromEntries(
+      names.map((name) => [name, detectParser({ instance_id: name, test_command: load(name).testCommand })]),
+    );
     expect(fromCommand).toEqual(Object.fromEntries(names.map((name) => [name, expected.commandParsers?.[name] ?? parserOfRepo(name)])));
     for (const name of names) expect(detectParser({ instance_id: name }), name).toBe(parserOfRepo(name));
   });
@@ -112,7 +114,13 @@ function harnessLogSuite(root: string, expected: HarnessLogExpectations, more: (
     const parsed = parseTestLog(fixture.log, parser);
     expect(parsed.section).toEqual({ marked: true, ended: false, timedOut: true });
     expect(parsed.tests.size).toBe(0); // progress dots only: no test is named
-    const grade = gradeTests({ tests: parsed.tests, failToPass: [timeout.failToPass], passToPass: [], exitCode: null, timedOut: parsed.section.timedOut });
+    const grade = gradeTests({
+      tests: parsed.tests,
+      failToPass: [timeout.failToPass],
+      passToPass: [],
+      exitCode: null,
+      timedOut: parsed.section.timedOut,
+    });
     expect(grade).toMatchObject({ status: 'timeout', resolved: false, fail_to_pass: { passed: 0, failed: 0, missing: 1 } });
   });
 
@@ -135,7 +143,12 @@ describe('harness-shaped logs written for winnower (test/fixtures/harness-logs)'
       ],
       resolved: ['acme__tools-302', 'acme__widgets-101'],
       commandParsers: { 'acme__cli-401': 'unittest' },
-      collectionError: { name: 'acme__gadgets-204', file: 'gadgets/tests/test_core.py', passToPass: 4, listed: 'gadgets/tests/test_core.py::test_registry[gear]' },
+      collectionError: {
+        name: 'acme__gadgets-204',
+        file: 'gadgets/tests/test_core.py',
+        passToPass: 4,
+        listed: 'gadgets/tests/test_core.py::test_registry[gear]',
+      },
       timeout: { name: 'acme__widgets-103', failToPass: 'tests/test_render.py::test_render_huge' },
     },
     (load) => {
@@ -144,7 +157,11 @@ describe('harness-shaped logs written for winnower (test/fixtures/harness-logs)'
         const { parsed, grade } = gradeFixture(fixture);
         expect(parsed.section).toEqual({ marked: true, ended: true, timedOut: false });
         expect([...parsed.tests.values()]).toEqual(['passed', 'passed', 'passed', 'passed']);
-        expect(grade).toMatchObject({ status: 'resolved', fail_to_pass: { passed: 1, failed: 0, missing: 0 }, pass_to_pass: { passed: 3, failed: 0, missing: 0 } });
+        expect(grade).toMatchObject({
+          status: 'resolved',
+          fail_to_pass: { passed: 1, failed: 0, missing: 0 },
+          pass_to_pass: { passed: 3, failed: 0, missing: 0 },
+        });
       });
 
       it('acme__gadgets-201: reads the pytest 3.x -vv classic layout (report.json is wrong)', () => {
@@ -164,18 +181,21 @@ describe('harness-shaped logs written for winnower (test/fixtures/harness-logs)'
       it.each([
         ['acme__gadgets-202', { failed: 1, passed: 4 }],
         ['acme__gadgets-203', { failed: 1, passed: 4, skipped: 1 }],
-      ] as const)('%s: tox without -rA names only the failed test; P2P are missing, not failed (report.json says failed)', (name, counts) => {
-        const fixture = load(name);
-        const { parser, parsed, grade } = gradeFixture(fixture);
-        expect(parser).toBe('pytest');
-        // 203 has ANSI colour codes around the status, the test name and the stats line.
-        expect(fixture.log.includes('\x1b[')).toBe(name === 'acme__gadgets-203');
-        expect([...parsed.tests]).toEqual([['tests/test_format.py::test_format_nested', 'failed']]);
-        expect(pytestStatsCounts(fixture.log)).toEqual(counts);
-        expect(grade.fail_to_pass).toEqual({ passed: 0, failed: 1, missing: 0 });
-        expect(grade.pass_to_pass).toEqual({ passed: 0, failed: 0, missing: 4 });
-        expect(grade.status).toBe('unresolved');
-      });
+      ] as const)(
+        '%s: tox without -rA names only the failed test; P2P are missing, not failed (report.json says failed)',
+        (name, counts) => {
+          const fixture = load(name);
+          const { parser, parsed, grade } = gradeFixture(fixture);
+          expect(parser).toBe('pytest');
+          // 203 has ANSI colour codes around the status, the test name and the stats line.
+          expect(fixture.log.includes('\x1b[')).toBe(name === 'acme__gadgets-203');
+          expect([...parsed.tests]).toEqual([['tests/test_format.py::test_format_nested', 'failed']]);
+          expect(pytestStatsCounts(fixture.log)).toEqual(counts);
+          expect(grade.fail_to_pass).toEqual({ passed: 0, failed: 1, missing: 0 });
+          expect(grade.pass_to_pass).toEqual({ passed: 0, failed: 0, missing: 4 });
+          expect(grade.status).toBe('unresolved');
+        },
+      );
 
       it('acme__widgets-102: SWE-bench ids truncated at a space match; xfail passes; a skip location is no test', () => {
         const fixture = load('acme__widgets-102');
@@ -263,8 +283,7 @@ describe('harness-shaped logs written for winnower (test/fixtures/harness-logs)'
         expect(grade.pass_to_pass).toEqual({ passed: 2, failed: 2, missing: 0 });
       });
     },
-  ),
-);
+  ));
 
 describeRealData('SWE-bench harness logs of a public run', 'swebench-logs', () =>
   harnessLogSuite(
@@ -283,12 +302,27 @@ describeRealData('SWE-bench harness logs of a public run', 'swebench-logs', () =
         'sphinx-doc__sphinx-9658',
       ],
       resolved: [
-        'django__django-11095', 'matplotlib__matplotlib-26342', 'pallets__flask-5014', 'psf__requests-2317', 'pydata__xarray-3677',
-        'pylint-dev__pylint-6903', 'pytest-dev__pytest-5809', 'scikit-learn__scikit-learn-14141', 'sympy__sympy-20590',
+        'django__django-11095',
+        'matplotlib__matplotlib-26342',
+        'pallets__flask-5014',
+        'psf__requests-2317',
+        'pydata__xarray-3677',
+        'pylint-dev__pylint-6903',
+        'pytest-dev__pytest-5809',
+        'scikit-learn__scikit-learn-14141',
+        'sympy__sympy-20590',
       ],
       // 0 tests ran: the 654 listed ids (1 F2P, 653 P2P) are all graded error.
-      collectionError: { name: 'pydata__xarray-3305', file: 'xarray/tests/test_dataarray.py', passToPass: 653, listed: 'xarray/tests/test_dataarray.py::TestDataArray::test_quantile' },
-      timeout: { name: 'scikit-learn__scikit-learn-14710', failToPass: 'sklearn/ensemble/_hist_gradient_boosting/tests/test_gradient_boosting.py::test_early_stopping_classification' },
+      collectionError: {
+        name: 'pydata__xarray-3305',
+        file: 'xarray/tests/test_dataarray.py',
+        passToPass: 653,
+        listed: 'xarray/tests/test_dataarray.py::TestDataArray::test_quantile',
+      },
+      timeout: {
+        name: 'scikit-learn__scikit-learn-14710',
+        failToPass: 'sklearn/ensemble/_hist_gradient_boosting/tests/test_gradient_boosting.py::test_early_stopping_classification',
+      },
     },
     (load) => {
       it('astropy__astropy-7166: reads the pytest 3.3.1 -vv classic layout (report.json is wrong)', () => {
@@ -307,7 +341,12 @@ describeRealData('SWE-bench harness logs of a public run', 'swebench-logs', () =
       });
 
       it.each([
-        ['sphinx-doc__sphinx-7757', 'tests/test_util_inspect.py::test_signature_from_str_positionaly_only_args', 33, { passed: 33, failed: 1 }],
+        [
+          'sphinx-doc__sphinx-7757',
+          'tests/test_util_inspect.py::test_signature_from_str_positionaly_only_args',
+          33,
+          { passed: 33, failed: 1 },
+        ],
         ['sphinx-doc__sphinx-9658', 'tests/test_util_typing.py::test_restify_mock', 24, { passed: 24, failed: 1, skipped: 2 }],
       ] as const)('%s: names only the failed test; P2P are missing, not failed (report.json says failed)', (name, failed, p2p, counts) => {
         const fixture = load(name);

@@ -42,10 +42,13 @@ export function loadFixture(root: string, instanceId: string): SwebenchFixture {
   const reportPath = join(dir, 'report.json');
   let report: HarnessReport | undefined;
   if (existsSync(reportPath)) {
-    const raw = JSON.parse(readFileSync(reportPath, 'utf8')) as Record<string, {
-      resolved: boolean;
-      tests_status: Record<'FAIL_TO_PASS' | 'PASS_TO_PASS', { success: string[]; failure: string[] }>;
-    }>;
+    const raw = JSON.parse(readFileSync(reportPath, 'utf8')) as Record<
+      string,
+      {
+        resolved: boolean;
+        tests_status: Record<'FAIL_TO_PASS' | 'PASS_TO_PASS', { success: string[]; failure: string[] }>;
+      }
+    >;
     const entry = raw[instanceId]!;
     report = {
       resolved: entry.resolved,

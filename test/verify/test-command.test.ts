@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
 import { type ParserName, detectParser } from '../../src/verify/detect.js';
-import { buildTestCommand, djangoModuleOf, listedTestFiles, patchedFiles, shellWord, unittestTarget } from '../../src/verify/test-command.js';
+import {
+  buildTestCommand,
+  djangoModuleOf,
+  listedTestFiles,
+  patchedFiles,
+  shellWord,
+  unittestTarget,
+} from '../../src/verify/test-command.js';
 import { describeRealData, subfolders } from '../support/shared-data.js';
 import { OWN_LOGS, REAL_LOGS, listsOf, loadFixture } from './swebench-fixtures.js';
 
@@ -26,7 +33,10 @@ function expectHarnessTargets(root: string, parserOf: (name: string, testCommand
     const fixture = loadFixture(root, name);
     if (!fixture.report || fixture.testCommand.startsWith('tox ')) continue; // tox runs a command of its own
     const lists = listsOf(fixture.report);
-    const command = buildTestCommand(task({ fail_to_pass: lists.failToPass, pass_to_pass: lists.passToPass, test_patch: fixture.testPatch }), parserOf(name, fixture.testCommand));
+    const command = buildTestCommand(
+      task({ fail_to_pass: lists.failToPass, pass_to_pass: lists.passToPass, test_patch: fixture.testPatch }),
+      parserOf(name, fixture.testCommand),
+    );
     expect(targets(command).length, name).toBeGreaterThan(0);
     expect(new Set(targets(command)), name).toEqual(new Set(targets(fixture.testCommand)));
     checked += 1;
@@ -47,31 +57,47 @@ describe('buildTestCommand', () => {
   });
 
   it('builds pytest commands from the files of the node ids', () => {
-    const command = buildTestCommand(task({ fail_to_pass: ['tests/a.py::T::test_x[1-2]'], pass_to_pass: ['tests/a.py::test_y', 'tests/b c.py::test_z'] }), 'pytest');
+    const command = buildTestCommand(
+      task({ fail_to_pass: ['tests/a.py::T::test_x[1-2]'], pass_to_pass: ['tests/a.py::test_y', 'tests/b c.py::test_z'] }),
+      'pytest',
+    );
     expect(command).toBe("python3 -m pytest -rA --tb=no -p no:cacheprovider tests/a.py 'tests/b c.py'");
   });
 
   it('builds Django commands from module labels, both id forms, plus the test patch modules', () => {
     const command = buildTestCommand(
       task({
-        fail_to_pass: ['test_a (aggregation.tests.AggregateTestCase)', 'test_b (template_tests.filter_tests.test_x.T.test_b)', 'A docstring line'],
+        fail_to_pass: [
+          'test_a (aggregation.tests.AggregateTestCase)',
+          'test_b (template_tests.filter_tests.test_x.T.test_b)',
+          'A docstring line',
+        ],
         test_patch: 'diff --git a/tests/queries/test_q.py b/tests/queries/test_q.py\n',
       }),
       'django',
     );
-    expect(command).toBe('./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 aggregation.tests template_tests.filter_tests.test_x queries.test_q');
+    expect(command).toBe(
+      './tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 aggregation.tests template_tests.filter_tests.test_x queries.test_q',
+    );
   });
 
   it('builds SymPy commands from the test patch files, else keyword names', () => {
     const patch = 'diff --git a/sympy/core/tests/test_basic.py b/sympy/core/tests/test_basic.py\n';
-    expect(buildTestCommand(task({ fail_to_pass: ['test_immutable'], test_patch: patch }), 'sympy')).toBe('bin/test -C --verbose sympy/core/tests/test_basic.py');
-    expect(buildTestCommand(task({ fail_to_pass: ['test_immutable', 'test_has'] }), 'sympy')).toBe('bin/test -C --verbose -k test_immutable test_has');
+    expect(buildTestCommand(task({ fail_to_pass: ['test_immutable'], test_patch: patch }), 'sympy')).toBe(
+      'bin/test -C --verbose sympy/core/tests/test_basic.py',
+    );
+    expect(buildTestCommand(task({ fail_to_pass: ['test_immutable', 'test_has'] }), 'sympy')).toBe(
+      'bin/test -C --verbose -k test_immutable test_has',
+    );
   });
 
   it('builds unittest commands from dotted ids', () => {
-    expect(buildTestCommand(task({ fail_to_pass: ['test_a (pkg.tests.T)'], pass_to_pass: ['pkg.tests.T.test_b', 'test_a (pkg.tests.T.test_a)'] }), 'unittest')).toBe(
-      'python3 -m unittest -v pkg.tests.T.test_a pkg.tests.T.test_b',
-    );
+    expect(
+      buildTestCommand(
+        task({ fail_to_pass: ['test_a (pkg.tests.T)'], pass_to_pass: ['pkg.tests.T.test_b', 'test_a (pkg.tests.T.test_a)'] }),
+        'unittest',
+      ),
+    ).toBe('python3 -m unittest -v pkg.tests.T.test_a pkg.tests.T.test_b');
   });
 
   it('refuses with WNW_ERR_VERIFY_NO_TESTS when nothing can be run', () => {
@@ -114,6 +140,8 @@ describe('listedTestFiles', () => {
       pass_to_pass: ['tests/test_a.py::test_z', 'pkg.tests.test_b.C.test_w', '../up.py::t', '/etc/passwd::t', 'test_q (a.b.C.test_q)'],
     };
     expect(listedTestFiles(task, 'pytest')).toEqual(['tests/test_a.py', 'pkg/tests/test_b.py', 'a/b.py']);
-    expect(listedTestFiles({ fail_to_pass: ['test_x (aggregation.tests.AggTests)'], pass_to_pass: [] }, 'django')).toEqual(['tests/aggregation/tests.py']);
+    expect(listedTestFiles({ fail_to_pass: ['test_x (aggregation.tests.AggTests)'], pass_to_pass: [] }, 'django')).toEqual([
+      'tests/aggregation/tests.py',
+    ]);
   });
 });

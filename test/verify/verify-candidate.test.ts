@@ -47,7 +47,13 @@ function withOverrides(sandbox: Sandbox, overrides: Partial<Pick<Sandbox, 'exec'
 }
 
 /** A task graded by exit code alone (no listed tests, shell test command). */
-const shellTask = (command: string): Task => ({ ...sample.task, test_command: command, fail_to_pass: [], pass_to_pass: [], test_patch: undefined });
+const shellTask = (command: string): Task => ({
+  ...sample.task,
+  test_command: command,
+  fail_to_pass: [],
+  pass_to_pass: [],
+  test_patch: undefined,
+});
 
 describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skipped: no `python3` on PATH)', () => {
   it('resolves a good patch, running the built unittest command', async () => {
@@ -68,7 +74,9 @@ describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skip
     expect(result.log_tail).toContain('Ran 2 tests');
     expect(result.duration_ms).toBeGreaterThan(0);
     expect(sandbox.calls.filter((call) => call === 'applyPatch')).toHaveLength(2);
-    expect(sandbox.calls.some((call) => call.includes('python3 -m unittest -v tests.test_ops.OpsTest.test_add tests.test_ops.OpsTest.test_mul'))).toBe(true);
+    expect(
+      sandbox.calls.some((call) => call.includes('python3 -m unittest -v tests.test_ops.OpsTest.test_add tests.test_ops.OpsTest.test_mul')),
+    ).toBe(true);
   });
 
   it('uses the task test command and detects its parser', async () => {
@@ -95,7 +103,13 @@ describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skip
     const task = { ...sample.task, pass_to_pass: [], test_command: 'python3 -m unittest -v tests.test_ops' };
     const { result } = await verifyIn(task, sample.patches.breaking);
     // The log spells the test `test_mul (tests.test_ops.OpsTest)`, or with `.test_mul` on Python 3.11+.
-    expect(result).toMatchObject({ status: 'resolved', resolved: true, exit_code: 1, other_failed: [expect.stringMatching(/^test_mul \(tests\.test_ops\.OpsTest/)], other_failed_count: 1 });
+    expect(result).toMatchObject({
+      status: 'resolved',
+      resolved: true,
+      exit_code: 1,
+      other_failed: [expect.stringMatching(/^test_mul \(tests\.test_ops\.OpsTest/)],
+      other_failed_count: 1,
+    });
     expect(otherTestsFailed(result)).toBe(true);
     expect(describeOtherFailures(result)).toMatch(/^exit 1, 1 other test failed \(test_mul /);
     const clean = (await verifyIn(task, sample.patches.good)).result;
@@ -127,7 +141,10 @@ describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skip
     expect(result.status).toBe('unresolved');
     expect(result.tests['test_add (tests.test_ops.OpsTest)']).toBe('failed');
     // A task command with markers of its own still has them honoured, but not a second pair.
-    const marked = { ...sample.task, test_command: "echo '>>>>> Start Test Output'; python3 -m unittest -v tests.test_ops; echo '>>>>> End Test Output'" };
+    const marked = {
+      ...sample.task,
+      test_command: "echo '>>>>> Start Test Output'; python3 -m unittest -v tests.test_ops; echo '>>>>> End Test Output'",
+    };
     const withMarkers = await verifyIn(marked, forged, { parser: 'unittest' });
     expect(withMarkers.result.status).toBe('unresolved');
     expect(withMarkers.result.tests['test_add (tests.test_ops.OpsTest)']).toBe('failed');
@@ -168,7 +185,7 @@ describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skip
 });
 
 describe('verifyCandidate outcomes that never throw', () => {
-  it('records a patch that does not apply as apply_failed, with git\'s message, and runs nothing', async () => {
+  it("records a patch that does not apply as apply_failed, with git's message, and runs nothing", async () => {
     const { result, sandbox } = await verifyIn(sample.task, sample.patches.nonApplying);
     expect(result).toMatchObject({ status: 'apply_failed', applied: false, resolved: false, exit_code: null });
     expect(result.apply_error).toMatch(/patch/i);
@@ -182,7 +199,8 @@ describe('verifyCandidate outcomes that never throw', () => {
 
   it('refuses a patch that makes a symbolic link out of the repository (patch rules), applying nothing', async () => {
     // Issue 18 item 2: git apply would make the link, and a test run that never reads it passes.
-    const link = 'diff --git a/passwd b/passwd\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/passwd\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n';
+    const link =
+      'diff --git a/passwd b/passwd\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/passwd\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n';
     const { result, sandbox } = await verifyIn(shellTask('exit 0'), link, { parser: 'exit-code' });
     expect(result).toMatchObject({ status: 'apply_failed', applied: false, resolved: false });
     expect(result.apply_error).toMatch(/^refused by the patch rules: .*symbolic link to "\/etc\/passwd"/);
@@ -198,8 +216,14 @@ describe('verifyCandidate outcomes that never throw', () => {
   });
 
   it('grades by exit code when no tests are listed', async () => {
-    expect((await verifyIn(shellTask('echo fine; exit 0'), sample.patches.good, { parser: 'exit-code' })).result).toMatchObject({ status: 'resolved', exit_code: 0 });
-    expect((await verifyIn(shellTask('echo bad >&2; exit 3'), sample.patches.good, { parser: 'exit-code' })).result).toMatchObject({ status: 'unresolved', exit_code: 3 });
+    expect((await verifyIn(shellTask('echo fine; exit 0'), sample.patches.good, { parser: 'exit-code' })).result).toMatchObject({
+      status: 'resolved',
+      exit_code: 0,
+    });
+    expect((await verifyIn(shellTask('echo bad >&2; exit 3'), sample.patches.good, { parser: 'exit-code' })).result).toMatchObject({
+      status: 'unresolved',
+      exit_code: 3,
+    });
   });
 
   it('merges stderr into the log', async () => {
@@ -252,7 +276,9 @@ describe('verifyCandidate outcomes that never throw', () => {
   });
 
   it('keeps the last 8 KiB of the log', async () => {
-    const { result } = await verifyIn(shellTask('for i in $(seq 1 3000); do echo "line $i"; done'), sample.patches.good, { parser: 'exit-code' });
+    const { result } = await verifyIn(shellTask('for i in $(seq 1 3000); do echo "line $i"; done'), sample.patches.good, {
+      parser: 'exit-code',
+    });
     expect(Buffer.byteLength(result.log_tail)).toBeLessThanOrEqual(8 * 1024);
     expect(result.log_tail.endsWith('line 3000\n')).toBe(true);
     expect(tailOf('héllo', 4)).toBe('llo'); // never starts inside a UTF-8 character
@@ -265,7 +291,14 @@ describe('verifyCandidate cancellation', () => {
     setTimeout(() => controller.abort(), 200);
     const sandbox = new FakeSandbox(sample.path);
     try {
-      await expect(verifyCandidate(sandbox, shellTask('sleep 20'), { id: 'c', patch: sample.patches.good }, { parser: 'exit-code', signal: controller.signal })).rejects.toMatchObject({
+      await expect(
+        verifyCandidate(
+          sandbox,
+          shellTask('sleep 20'),
+          { id: 'c', patch: sample.patches.good },
+          { parser: 'exit-code', signal: controller.signal },
+        ),
+      ).rejects.toMatchObject({
         code: 'WNW_ERR_OP_ABORTED',
       });
     } finally {
@@ -351,7 +384,11 @@ describe('verifyMany', () => {
     const provider = new FakeProvider();
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
-    const run = verifyMany(provider, shellTask('sleep 20'), candidates(), { parser: 'exit-code', concurrency: 2, signal: controller.signal });
+    const run = verifyMany(provider, shellTask('sleep 20'), candidates(), {
+      parser: 'exit-code',
+      concurrency: 2,
+      signal: controller.signal,
+    });
     await expect(run).rejects.toSatisfy((error: unknown) => WinnowerError.isInstance(error) && error.code === 'WNW_ERR_OP_ABORTED');
     expect(provider.created.length).toBeGreaterThan(0);
     expect(provider.created.length).toBeLessThanOrEqual(2);

@@ -32,7 +32,9 @@ export function scoredByText(scoredBy: RunInfo['scored_by']): string | null {
   if (!scoredBy) return null;
   const short = (hash: string | null) => (hash ? hash.replace(/^sha256:/, '').slice(0, 12) : null);
   const { model, selector, scorer } = scoredBy;
-  const selectorText = selector.path ? `selector ${selector.strategy ?? DASH}${selector.default_strategy && selector.default_strategy !== selector.strategy ? ` (default ${selector.default_strategy})` : ''}${short(selector.hash) ? ` (selector.json ${short(selector.hash)})` : ''}` : `strategy ${selector.strategy ?? DASH} (no selector.json)`;
+  const selectorText = selector.path
+    ? `selector ${selector.strategy ?? DASH}${selector.default_strategy && selector.default_strategy !== selector.strategy ? ` (default ${selector.default_strategy})` : ''}${short(selector.hash) ? ` (selector.json ${short(selector.hash)})` : ''}`
+    : `strategy ${selector.strategy ?? DASH} (no selector.json)`;
   return [`${model.name}${short(model.hash) ? ` (${short(model.hash)})` : ''}`, selectorText, `backend ${scorer.backend}`].join(' · ');
 }
 
@@ -46,7 +48,18 @@ export function missed(selections: SelectionSummary[]): SelectionSummary[] {
 }
 
 /** Column headers and cells of the metrics table, shared by both renders. */
-export const METRIC_COLUMNS = ['instances', 'candidates', 'resolved', 'mean@1', 'pass@N', 'selected@1', 'headroom closed', 'AUC', 'ECE', 'Brier'];
+export const METRIC_COLUMNS = [
+  'instances',
+  'candidates',
+  'resolved',
+  'mean@1',
+  'pass@N',
+  'selected@1',
+  'headroom closed',
+  'AUC',
+  'ECE',
+  'Brier',
+];
 
 export function metricCells(metrics: RankingMetrics): string[] {
   return [

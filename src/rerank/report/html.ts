@@ -1,5 +1,17 @@
 /** The report as one self-contained HTML page: inline CSS, two inline SVG figures, the tables. */
-import { DASH, METRIC_COLUMNS, duration, escapeHtml as h, fixed, metricCells, missed, scoredByText, title, truncationSentence, yesNo } from './format.js';
+import {
+  DASH,
+  METRIC_COLUMNS,
+  duration,
+  escapeHtml as h,
+  fixed,
+  metricCells,
+  missed,
+  scoredByText,
+  title,
+  truncationSentence,
+  yesNo,
+} from './format.js';
 import { calibrationSvg, histogramSvg } from './svg.js';
 import type { ReportInput } from './types.js';
 
@@ -19,22 +31,48 @@ export function renderHtmlReport(input: ReportInput): string {
 
   body.push('<h2>Run</h2>', '<table>');
   const files = run.files.length ? run.files.map((file) => `<code>${h(file)}</code>`).join('<br>') : DASH;
-  const timings = Object.entries(run.timings).map(([phase, ms]) => `${h(phase)} ${duration(ms)}`).join(', ') || DASH;
+  const timings =
+    Object.entries(run.timings)
+      .map(([phase, ms]) => `${h(phase)} ${duration(ms)}`)
+      .join(', ') || DASH;
   const scoredBy = scoredByText(run.scored_by);
-  for (const [label, value] of [['strategy', h(run.strategy)], ['scorer', h(run.scorer)], ['model', h(run.model)], ...(scoredBy ? [['scored by', h(scoredBy)]] : []), ['template', h(run.template)], ['files', files], ['timings', timings]]) {
+  for (const [label, value] of [
+    ['strategy', h(run.strategy)],
+    ['scorer', h(run.scorer)],
+    ['model', h(run.model)],
+    ...(scoredBy ? [['scored by', h(scoredBy)]] : []),
+    ['template', h(run.template)],
+    ['files', files],
+    ['timings', timings],
+  ]) {
     body.push(`<tr><th>${label}</th><td>${value}</td></tr>`);
   }
   body.push('</table>');
-  if (run.inspector) body.push(`<p>Every instance's candidates, trajectories and diffs: <a href="${h(run.inspector)}">open the inspector</a> (<code>winnower inspect</code>).</p>`);
+  if (run.inspector)
+    body.push(
+      `<p>Every instance's candidates, trajectories and diffs: <a href="${h(run.inspector)}">open the inspector</a> (<code>winnower inspect</code>).</p>`,
+    );
   if (run.notes?.length) body.push(`<ul>${run.notes.map((note) => `<li>${h(note)}</li>`).join('')}</ul>`);
 
-  body.push('<h2>Results</h2>', '<table>', `<tr><th>scope</th>${METRIC_COLUMNS.map((column) => `<th class="num">${column}</th>`).join('')}</tr>`);
+  body.push(
+    '<h2>Results</h2>',
+    '<table>',
+    `<tr><th>scope</th>${METRIC_COLUMNS.map((column) => `<th class="num">${column}</th>`).join('')}</tr>`,
+  );
   body.push(row(['all', ...metricCells(metrics.overall)], 'all'));
   for (const [repo, repoMetrics] of Object.entries(metrics.by_repo)) body.push(row([h(repo), ...metricCells(repoMetrics)]));
   body.push('</table>');
-  body.push('<p class="muted">mean@1: a uniformly random candidate per instance; pass@N: the oracle; headroom closed: (selected@1 − mean@1) / (pass@N − mean@1).</p>');
+  body.push(
+    '<p class="muted">mean@1: a uniformly random candidate per instance; pass@N: the oracle; headroom closed: (selected@1 − mean@1) / (pass@N − mean@1).</p>',
+  );
 
-  body.push('<h2>Scores</h2>', '<div class="figures">', `<figure>${histogramSvg(metrics.histogram)}</figure>`, `<figure>${calibrationSvg(metrics.calibration)}</figure>`, '</div>');
+  body.push(
+    '<h2>Scores</h2>',
+    '<div class="figures">',
+    `<figure>${histogramSvg(metrics.histogram)}</figure>`,
+    `<figure>${calibrationSvg(metrics.calibration)}</figure>`,
+    '</div>',
+  );
 
   body.push('<h2>Truncation</h2>', `<p>${h(truncationSentence(input))}</p>`);
 
@@ -42,13 +80,20 @@ export function renderHtmlReport(input: ReportInput): string {
   body.push(`<h2>Missed: a resolved candidate existed but was not chosen (${misses.length})</h2>`);
   if (misses.length) {
     body.push('<table>', '<tr><th>instance</th><th>repo</th><th>chosen</th><th class="num">value</th><th>reason</th></tr>');
-    for (const s of misses) body.push(`<tr><td>${h(s.instance_id)}</td><td>${h(s.repo)}</td><td>${s.chosen ? h(s.chosen) : DASH}</td><td class="num">${fixed(s.value)}</td><td>${h(s.reason ?? '')}</td></tr>`);
+    for (const s of misses)
+      body.push(
+        `<tr><td>${h(s.instance_id)}</td><td>${h(s.repo)}</td><td>${s.chosen ? h(s.chosen) : DASH}</td><td class="num">${fixed(s.value)}</td><td>${h(s.reason ?? '')}</td></tr>`,
+      );
     body.push('</table>');
   } else {
     body.push('<p>None.</p>');
   }
 
-  body.push(`<h2>Selections (${selections.length})</h2>`, '<table>', '<tr><th>instance</th><th>repo</th><th>chosen</th><th class="num">value</th><th>resolved</th><th>any resolved</th><th class="num">candidates</th></tr>');
+  body.push(
+    `<h2>Selections (${selections.length})</h2>`,
+    '<table>',
+    '<tr><th>instance</th><th>repo</th><th>chosen</th><th class="num">value</th><th>resolved</th><th>any resolved</th><th class="num">candidates</th></tr>',
+  );
   for (const s of selections) {
     const resolvedClass = s.resolved === null ? 'muted' : s.resolved ? 'yes' : 'no';
     body.push(

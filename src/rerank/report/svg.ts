@@ -38,7 +38,9 @@ export function histogramSvg(histogram: HistogramBin[]): string {
       if (count === 0) return;
       const left = x(bin.lower) + index * (binWidth / 2) + 0.5;
       const tip = escapeHtml(`${bin.lower.toFixed(2)}–${bin.upper.toFixed(2)}: ${count} ${label}`);
-      parts.push(`<rect x="${n(left)}" y="${n(y(count))}" width="${n(barWidth)}" height="${n(y(0) - y(count))}" fill="${color}"><title>${tip}</title></rect>`);
+      parts.push(
+        `<rect x="${n(left)}" y="${n(y(count))}" width="${n(barWidth)}" height="${n(y(0) - y(count))}" fill="${color}"><title>${tip}</title></rect>`,
+      );
     });
   }
   parts.push(...xAxis(x, y(0), margin.top + plotHeight + 18));
@@ -61,7 +63,9 @@ export function calibrationSvg(bins: CalibrationBin[]): string {
     parts.push(`<line x1="${n(x(0))}" y1="${n(y(tick))}" x2="${n(x(1))}" y2="${n(y(tick))}" stroke="${GRID}"/>`);
     parts.push(`<text x="${n(x(0) - 6)}" y="${n(y(tick) + 4)}" text-anchor="end">${tick}</text>`);
   }
-  parts.push(`<line x1="${n(x(0))}" y1="${n(y(0))}" x2="${n(x(1))}" y2="${n(y(1))}" stroke="#888" stroke-dasharray="4 4"><title>perfect calibration</title></line>`);
+  parts.push(
+    `<line x1="${n(x(0))}" y1="${n(y(0))}" x2="${n(x(1))}" y2="${n(y(1))}" stroke="#888" stroke-dasharray="4 4"><title>perfect calibration</title></line>`,
+  );
   const filled = bins.filter((bin) => bin.count > 0 && bin.mean_value !== null && bin.observed !== null);
   const total = filled.reduce((sum, bin) => sum + bin.count, 0);
   if (filled.length > 1) {
@@ -70,8 +74,12 @@ export function calibrationSvg(bins: CalibrationBin[]): string {
   }
   for (const bin of filled) {
     const radius = 3 + 6 * Math.sqrt(bin.count / Math.max(1, total));
-    const tip = escapeHtml(`${bin.lower.toFixed(1)}–${bin.upper.toFixed(1)}: ${bin.count} candidates, mean value ${bin.mean_value!.toFixed(3)}, resolved ${(bin.observed! * 100).toFixed(1)}%`);
-    parts.push(`<circle cx="${n(x(bin.mean_value!))}" cy="${n(y(bin.observed!))}" r="${n(radius)}" fill="#1565c0" fill-opacity="0.7"><title>${tip}</title></circle>`);
+    const tip = escapeHtml(
+      `${bin.lower.toFixed(1)}–${bin.upper.toFixed(1)}: ${bin.count} candidates, mean value ${bin.mean_value!.toFixed(3)}, resolved ${(bin.observed! * 100).toFixed(1)}%`,
+    );
+    parts.push(
+      `<circle cx="${n(x(bin.mean_value!))}" cy="${n(y(bin.observed!))}" r="${n(radius)}" fill="#1565c0" fill-opacity="0.7"><title>${tip}</title></circle>`,
+    );
   }
   parts.push(...xAxis(x, y(0), margin.top + plot + 18, [0, 0.25, 0.5, 0.75, 1]));
   parts.push(`<text x="${n(x(0.5))}" y="${height - 4}" text-anchor="middle">mean predicted value</text>`);

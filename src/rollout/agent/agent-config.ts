@@ -32,7 +32,12 @@ export type AgentConfig = z.infer<typeof AgentConfig>;
 /** Names of the agent configs under config/agents. */
 export function listAgentConfigs(): string[] {
   const dir = join(packageRoot(), 'config', 'agents');
-  return existsSync(dir) ? readdirSync(dir).filter((entry) => entry.endsWith('.yaml')).map((entry) => entry.slice(0, -'.yaml'.length)).sort() : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((entry) => entry.endsWith('.yaml'))
+        .map((entry) => entry.slice(0, -'.yaml'.length))
+        .sort()
+    : [];
 }
 
 /**
@@ -43,14 +48,18 @@ export function loadAgentConfig(name = 'default', overrides: Partial<AgentLimits
   const isPath = name.endsWith('.yaml') || name.endsWith('.yml');
   const file = isPath ? name : join(packageRoot(), 'config', 'agents', `${name}.yaml`);
   if (!existsSync(file)) {
-    const message = isPath ? `agent config ${name} not found` : `agent config "${name}" not found; available: ${listAgentConfigs().join(', ')}`;
+    const message = isPath
+      ? `agent config ${name} not found`
+      : `agent config "${name}" not found; available: ${listAgentConfigs().join(', ')}`;
     throw wnwError('WNW_ERR_CFG_INVALID', message, { details: { field: 'agent.config' } });
   }
   const parsed = AgentConfig.safeParse(parse(readFileSync(file, 'utf8')));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = issue.path.join('.');
-    throw wnwError('WNW_ERR_CFG_INVALID', `agent config ${isPath ? name : `"${name}"`}: ${key}: ${issue.message}`, { details: { field: 'agent.config', key } });
+    throw wnwError('WNW_ERR_CFG_INVALID', `agent config ${isPath ? name : `"${name}"`}: ${key}: ${issue.message}`, {
+      details: { field: 'agent.config', key },
+    });
   }
   return { ...parsed.data, limits: { ...parsed.data.limits, ...overrides } };
 }

@@ -25,7 +25,10 @@ export interface RunAgentOptions {
 
 /** Ends the loop; carries the exit reason (mini-swe-agent's control-flow exceptions). */
 class StopRun extends Error {
-  constructor(readonly exit: ExitReason, readonly detail: string) {
+  constructor(
+    readonly exit: ExitReason,
+    readonly detail: string,
+  ) {
     super(detail);
   }
 }
@@ -34,7 +37,9 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
   const { policy, sandbox, task, config, signal } = options;
   const { limits } = config;
   const values = { workdir: sandbox.workdir, submit_sentinel: config.submit_sentinel, problem_statement: task.problem_statement };
-  const system = renderTemplate(config.system_template, values, 'system_template') + (policy.mode === 'text' ? renderTemplate(config.text_mode_addendum, values, 'text_mode_addendum') : '');
+  const system =
+    renderTemplate(config.system_template, values, 'system_template') +
+    (policy.mode === 'text' ? renderTemplate(config.text_mode_addendum, values, 'text_mode_addendum') : '');
   const messages: ChatMessage[] = [
     { role: 'system', content: system },
     { role: 'user', content: renderTemplate(config.instance_template, values, 'instance_template') },
@@ -74,12 +79,23 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
   const runAction = async (action: Action): Promise<boolean> => {
     const result = await sandbox.exec(action.command, { timeoutMs: limits.command_timeout_s * 1000, signal: turnSignal });
     // The sandbox's note (killed for lack of memory, a full disk) is a line of its own after the output.
-    const output = elideMiddle(result.stdout + result.stderr, limits.output_head_chars, limits.output_tail_chars) + (result.note ? `\n[sandbox] ${result.note}` : '');
+    const output =
+      elideMiddle(result.stdout + result.stderr, limits.output_head_chars, limits.output_tail_chars) +
+      (result.note ? `\n[sandbox] ${result.note}` : '');
     const content = result.timedOut
       ? renderTemplate(config.timeout_template, { timeout_s: limits.command_timeout_s, output }, 'timeout_template')
       : renderTemplate(config.observation_template, { exit_code: result.exitCode ?? 'killed', output }, 'observation_template');
-    const meta = { exit_code: result.exitCode, timed_out: result.timedOut, truncated: result.truncated, duration_ms: result.durationMs, observation: true, ...(result.note ? { note: result.note } : {}) };
-    messages.push(action.toolCallId ? { role: 'tool', tool_call_id: action.toolCallId, name: 'bash', content, meta } : { role: 'user', content, meta });
+    const meta = {
+      exit_code: result.exitCode,
+      timed_out: result.timedOut,
+      truncated: result.truncated,
+      duration_ms: result.durationMs,
+      observation: true,
+      ...(result.note ? { note: result.note } : {}),
+    };
+    messages.push(
+      action.toolCallId ? { role: 'tool', tool_call_id: action.toolCallId, name: 'bash', content, meta } : { role: 'user', content, meta },
+    );
     return result.stdout.trimStart().split('\n')[0]?.trim() === config.submit_sentinel;
   };
 
@@ -88,7 +104,8 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
       if (signal?.aborted) throw new StopRun('cancelled', 'cancelled');
       if (deadline.aborted) throw new StopRun('timeout', `time limit of ${limits.time_limit_s} s reached`);
       if (steps >= limits.step_limit) throw new StopRun('step_limit', `step limit of ${limits.step_limit} reached`);
-      if (usage.prompt_tokens + usage.completion_tokens >= limits.token_limit) throw new StopRun('token_limit', `token limit of ${limits.token_limit} reached`);
+      if (usage.prompt_tokens + usage.completion_tokens >= limits.token_limit)
+        throw new StopRun('token_limit', `token limit of ${limits.token_limit} reached`);
 
       const turn = await policy.next({ messages, seed: options.seed, signal: turnSignal });
       steps += 1;
@@ -101,7 +118,8 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
       if (!parsed.ok) {
         // A format error costs a step and gets a corrective message; in tools mode every call still needs a reply.
         const content = renderTemplate(config.format_error_template, { ...values, problem: parsed.problem }, 'format_error_template');
-        for (const call of turn.message.tool_calls ?? []) messages.push({ role: 'tool', tool_call_id: call.id, name: call.function.name, content });
+        for (const call of turn.message.tool_calls ?? [])
+          messages.push({ role: 'tool', tool_call_id: call.id, name: call.function.name, content });
         if (!turn.message.tool_calls?.length) messages.push({ role: 'user', content, meta: { format_error: true } });
       } else {
         for (const action of parsed.actions) {

@@ -35,7 +35,8 @@ export function parseActions(message: ChatMessage, mode: 'tools' | 'text'): Pars
     .filter((match) => SHELL_INFO.has(match[1]!.trim()))
     .map((match) => match[2]!.trim())
     .filter((block) => block !== '');
-  if (blocks.length !== 1) return { ok: false, problem: blocks.length === 0 ? 'no bash code block' : `${blocks.length} bash code blocks instead of one` };
+  if (blocks.length !== 1)
+    return { ok: false, problem: blocks.length === 0 ? 'no bash code block' : `${blocks.length} bash code blocks instead of one` };
   return { ok: true, actions: [{ command: blocks[0]! }] };
 }
 

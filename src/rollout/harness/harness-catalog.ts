@@ -58,19 +58,33 @@ export function createHarnessCatalog(options: { definitionsDir?: string; install
   return {
     installDir,
     list: () => [
-      { name: BUILTIN_HARNESS, description: loaded.builtin?.description ?? "winnower's built-in bash agent", protocol: 'openai-chat', source: 'builtin' as const, available: true },
+      {
+        name: BUILTIN_HARNESS,
+        description: loaded.builtin?.description ?? "winnower's built-in bash agent",
+        protocol: 'openai-chat',
+        source: 'builtin' as const,
+        available: true,
+      },
       ...[...definitions.values()].map(status),
     ],
     resolve(name, field = 'agent.harness') {
       const definition = definitions.get(name);
       if (!definition) {
-        throw wnwError('WNW_ERR_HARNESS_UNKNOWN', `harness "${name}" is not defined; known: ${[BUILTIN_HARNESS, ...definitions.keys()].join(', ')}`, { details: { field } });
+        throw wnwError(
+          'WNW_ERR_HARNESS_UNKNOWN',
+          `harness "${name}" is not defined; known: ${[BUILTIN_HARNESS, ...definitions.keys()].join(', ')}`,
+          { details: { field } },
+        );
       }
       const install = harnessInstall(definition, installDir);
       if (!install.installed) {
-        throw wnwError('WNW_ERR_HARNESS_MISSING', `harness "${name}" is not installed on this server; install it with: ${install.installCommand}`, {
-          details: { field, install_command: install.installCommand },
-        });
+        throw wnwError(
+          'WNW_ERR_HARNESS_MISSING',
+          `harness "${name}" is not installed on this server; install it with: ${install.installCommand}`,
+          {
+            details: { field, install_command: install.installCommand },
+          },
+        );
       }
       const closed = unreachable(install);
       if (closed) throw wnwError('WNW_ERR_HARNESS_MISSING', `harness "${name}": ${closedReason(name, closed)}`, { details: { field } });

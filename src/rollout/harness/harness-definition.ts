@@ -43,7 +43,9 @@ export const HarnessDefinition = z.strictObject({
   /** What the issue file holds: {{problem_statement}}, {{workdir}}. */
   prompt_template: z.string().min(1),
   /** Files written below the rollout's HOME before the run ({{proxy_url}}, {{proxy_origin}}, {{token}}, {{model}}, {{home}}). */
-  files: z.array(z.strictObject({ path: z.string().regex(/^[\w.-]+(?:\/[\w.-]+)*$/, 'a relative path below HOME'), content: z.string() })).default([]),
+  files: z
+    .array(z.strictObject({ path: z.string().regex(/^[\w.-]+(?:\/[\w.-]+)*$/, 'a relative path below HOME'), content: z.string() }))
+    .default([]),
   /** Extra environment, rendered with the same placeholders. */
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).default({}),
   /**
@@ -79,15 +81,23 @@ export const harnessesDir = (): string => join(packageRoot(), 'config', 'harness
 export function loadHarnessDefinitions(dir = harnessesDir()): HarnessDefinitions {
   const out: HarnessDefinitions = { external: new Map() };
   if (!existsSync(dir)) return out;
-  for (const file of readdirSync(dir).filter((entry) => entry.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((entry) => entry.endsWith('.yaml'))
+    .sort()) {
     const raw = parse(readFileSync(join(dir, file), 'utf8')) as { builtin?: unknown } | null;
     const parsed = (raw?.builtin === true ? BuiltinHarnessDefinition : HarnessDefinition).safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw wnwError('WNW_ERR_CFG_INVALID', `harness definition ${file}: ${issue.path.join('.')}: ${issue.message}`, { details: { file, key: issue.path.join('.') } });
+      throw wnwError('WNW_ERR_CFG_INVALID', `harness definition ${file}: ${issue.path.join('.')}: ${issue.message}`, {
+        details: { file, key: issue.path.join('.') },
+      });
     }
     if (`${parsed.data.name}.yaml` !== file) {
-      throw wnwError('WNW_ERR_CFG_INVALID', `harness definition ${file} names itself "${parsed.data.name}"; the file must be ${parsed.data.name}.yaml`, { details: { file } });
+      throw wnwError(
+        'WNW_ERR_CFG_INVALID',
+        `harness definition ${file} names itself "${parsed.data.name}"; the file must be ${parsed.data.name}.yaml`,
+        { details: { file } },
+      );
     }
     if ('builtin' in parsed.data) out.builtin = parsed.data;
     else out.external.set(parsed.data.name, parsed.data);

@@ -45,9 +45,16 @@ export function harnessInstall(definition: HarnessDefinition, dir: string): Harn
 }
 
 /** Installs an npm harness from the registry (npm's own client), unless its pinned version is there. */
-export async function installHarness(definition: HarnessDefinition, dir: string, options: { log?: (line: string) => void } = {}): Promise<{ folder: string; fresh: boolean }> {
+export async function installHarness(
+  definition: HarnessDefinition,
+  dir: string,
+  options: { log?: (line: string) => void } = {},
+): Promise<{ folder: string; fresh: boolean }> {
   const { source } = definition;
-  if (source.kind !== 'npm') throw wnwError('WNW_ERR_INPUT_INVALID', `harness ${definition.name} comes with the sandbox image; there is nothing to install`, { details: { field: 'name' } });
+  if (source.kind !== 'npm')
+    throw wnwError('WNW_ERR_INPUT_INVALID', `harness ${definition.name} comes with the sandbox image; there is nothing to install`, {
+      details: { field: 'name' },
+    });
   const install = harnessInstall(definition, dir);
   const folder = install.folder!;
   if (install.installed) return { folder, fresh: false };
@@ -57,17 +64,24 @@ export async function installHarness(definition: HarnessDefinition, dir: string,
   const args = ['install', '--prefix', folder, '--no-audit', '--no-fund', '--save-exact', `${source.package}@${source.version}`];
   options.log?.(`npm ${args.join(' ')}`);
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn('sh', ['-c', 'umask 022 && exec npm "$@"', 'npm', ...args], { stdio: ['ignore', 'inherit', 'inherit'], cwd: folder });
+    const child = spawn('sh', ['-c', 'umask 022 && exec npm "$@"', 'npm', ...args], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      cwd: folder,
+    });
     child.on('error', reject);
     child.on('exit', resolve);
   });
   if (code !== 0 || !harnessInstall(definition, dir).installed) {
-    throw wnwError('WNW_ERR_CFG_INVALID', `npm could not install ${source.package}@${source.version} into ${folder} (exit ${code})`, { details: { package: source.package } });
+    throw wnwError('WNW_ERR_CFG_INVALID', `npm could not install ${source.package}@${source.version} into ${folder} (exit ${code})`, {
+      details: { package: source.package },
+    });
   }
   const closed = findBlocker(folder, sandboxUser(), 'rx');
   if (closed) {
     const { where, fix } = describeBlocker(closed);
-    options.log?.(`warning: sandboxes cannot reach ${folder}: the sandbox user cannot pass through ${where}; run \`${fix}\` or set WINNOWER_HARNESS_DIR to a folder every user can pass through`);
+    options.log?.(
+      `warning: sandboxes cannot reach ${folder}: the sandbox user cannot pass through ${where}; run \`${fix}\` or set WINNOWER_HARNESS_DIR to a folder every user can pass through`,
+    );
   }
   return { folder, fresh: true };
 }

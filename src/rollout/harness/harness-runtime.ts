@@ -42,9 +42,13 @@ export function prepareRuntime(user: PathUser, parents = [tmpdir(), '/tmp', '/va
   if (!parent) {
     const closed = passedOver[0]!;
     const { where, fix } = describeBlocker(closed.blocker);
-    throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `no folder for the files harness rollouts bind into sandboxes: ${userLabel(user)} cannot pass through ${where}, above ${closed.dir}; run \`${fix}\`, or set TMPDIR to a folder every user can pass through`, {
-      details: { folder: closed.blocker.folder },
-    });
+    throw wnwError(
+      'WNW_ERR_SBX_UNAVAILABLE',
+      `no folder for the files harness rollouts bind into sandboxes: ${userLabel(user)} cannot pass through ${where}, above ${closed.dir}; run \`${fix}\`, or set TMPDIR to a folder every user can pass through`,
+      {
+        details: { folder: closed.blocker.folder },
+      },
+    );
   }
   removeStale(parent);
   const dir = mkdtempSync(join(parent, `winnower-run-${process.pid}-`));

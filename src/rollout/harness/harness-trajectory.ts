@@ -26,7 +26,12 @@ export function harnessTrajectory(
   const { protocol } = context.definition;
   const { request, response } = proxy.last;
   const main = proxy.exchanges.filter((exchange) => exchange.kind === 'main');
-  const answer = response ? responseMessages(protocol, response).map((message) => ({ ...message, meta: { ...message.meta, exchange: main.at(-1)?.index, usage: main.at(-1)?.usage } })) : [];
+  const answer = response
+    ? responseMessages(protocol, response).map((message) => ({
+        ...message,
+        meta: { ...message.meta, exchange: main.at(-1)?.index, usage: main.at(-1)?.usage },
+      }))
+    : [];
   return {
     format: TRAJECTORY_FORMAT,
     id: context.trajectoryId,

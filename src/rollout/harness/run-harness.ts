@@ -69,14 +69,27 @@ export async function prepareHarnessRollout(options: HarnessRolloutOptions): Pro
   const { definition, install } = options.harness;
   // Files the sandbox binds, where its user can reach them whatever folder holds this checkout.
   const runtime = harnessRuntime();
-  const limits = { ...definition.limits, ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined)) };
+  const limits = {
+    ...definition.limits,
+    ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined)),
+  };
   const stopController = new AbortController();
   const signal = AbortSignal.any([options.signal, stopController.signal]);
   const startedAt = Date.now();
   const model = options.model ?? (options.policy.kind === 'replay' ? 'replay' : options.policy.model);
   const temperature = options.policy.kind === 'openai' ? options.policy.temperature : undefined;
-  const upstream = createUpstream(definition.protocol, options.policy, { sampling: { seed: options.seed, temperature }, recordingIndex: options.recordingIndex ?? options.seed });
-  const context = { definition, trajectoryId: options.trajectoryId, instanceId: options.task.instance_id, source: `${definition.name}:${upstream.name}`, seed: options.seed, startedAt };
+  const upstream = createUpstream(definition.protocol, options.policy, {
+    sampling: { seed: options.seed, temperature },
+    recordingIndex: options.recordingIndex ?? options.seed,
+  });
+  const context = {
+    definition,
+    trajectoryId: options.trajectoryId,
+    instanceId: options.task.instance_id,
+    source: `${definition.name}:${upstream.name}`,
+    seed: options.seed,
+    startedAt,
+  };
   let proxy: RecordingProxy;
   try {
     proxy = await startRecordingProxy({
@@ -107,11 +120,20 @@ export async function prepareHarnessRollout(options: HarnessRolloutOptions): Pro
     const values = { proxy_origin: origin, proxy_url: `${origin}/v1`, token: proxy.token, model, home: HOME, workdir: sandbox.workdir };
     let outcome: HarnessOutcome;
     try {
-      for (const file of definition.files) await sandbox.writeFile(`${HOME}/${file.path}`, renderTemplate(file.content, values, `files.${file.path}`), { signal });
+      for (const file of definition.files)
+        await sandbox.writeFile(`${HOME}/${file.path}`, renderTemplate(file.content, values, `files.${file.path}`), { signal });
       const issueFile = `${HOME}/.winnower/issue.md`;
       const script = `${HOME}/.winnower/run.sh`;
       // The issue goes in a file and the command reads it at run time: its text never becomes shell source.
-      await sandbox.writeFile(issueFile, renderTemplate(definition.prompt_template, { problem_statement: options.task.problem_statement, workdir: sandbox.workdir }, 'prompt_template'), { signal });
+      await sandbox.writeFile(
+        issueFile,
+        renderTemplate(
+          definition.prompt_template,
+          { problem_statement: options.task.problem_statement, workdir: sandbox.workdir },
+          'prompt_template',
+        ),
+        { signal },
+      );
       await sandbox.writeFile(script, `${definition.command}\n`, { signal });
       const env: Record<string, string> = {
         HOME,
@@ -120,26 +142,40 @@ export async function prepareHarnessRollout(options: HarnessRolloutOptions): Pro
         WINNOWER_MODEL: model,
         ...Object.fromEntries(Object.entries(definition.env).map(([name, value]) => [name, renderTemplate(value, values, `env.${name}`)])),
       };
-      const result = await sandbox.exec(`exec node ${FORWARDER_MOUNT} ${SOCKET_MOUNT}/${proxy.socketName} ${LOOPBACK_PORT} -- bash ${script}`, {
-        cwd: sandbox.workdir,
-        env,
-        timeoutMs: limits.time_limit_s * 1000,
-        signal,
-      });
-      const meta = { exit_code: result.exitCode, stdout_tail: tail(result.stdout), stderr_tail: tail(result.stderr), timed_out: result.timedOut };
+      const result = await sandbox.exec(
+        `exec node ${FORWARDER_MOUNT} ${SOCKET_MOUNT}/${proxy.socketName} ${LOOPBACK_PORT} -- bash ${script}`,
+        {
+          cwd: sandbox.workdir,
+          env,
+          timeoutMs: limits.time_limit_s * 1000,
+          signal,
+        },
+      );
+      const meta = {
+        exit_code: result.exitCode,
+        stdout_tail: tail(result.stdout),
+        stderr_tail: tail(result.stderr),
+        timed_out: result.timedOut,
+      };
       outcome = decide(proxy.stopped(), options.signal, result, limits.time_limit_s, meta);
       const mainCalls = proxy.exchanges.filter((exchange) => exchange.kind === 'main').length;
       if (outcome.exit === 'submitted' && mainCalls === 0 && proxy.exchanges.length > 0) {
         // Every call lacked the main tools: the definition's main_tools do not match what this CLI sends.
-        const error = wnwError('WNW_ERR_HARNESS_FAILED', `harness ${definition.name} made no agent-loop call: none of its ${proxy.exchanges.length} requests offered all of main_tools (${definition.main_tools.join(', ')})`, {
-          details: { main_tools: definition.main_tools },
-        });
+        const error = wnwError(
+          'WNW_ERR_HARNESS_FAILED',
+          `harness ${definition.name} made no agent-loop call: none of its ${proxy.exchanges.length} requests offered all of main_tools (${definition.main_tools.join(', ')})`,
+          {
+            details: { main_tools: definition.main_tools },
+          },
+        );
         outcome = { exit: 'error', exitRaw: error.message, patch: '', meta: { ...meta, error: error.toJSON() } };
       }
     } catch (caught) {
       const error = toWinnowerError(caught);
       const stop = proxy.stopped();
-      outcome = stop ? decide(stop, options.signal, undefined, limits.time_limit_s, {}) : { exit: options.signal.aborted ? 'cancelled' : 'error', exitRaw: error.message, patch: '', meta: { error: error.toJSON() } };
+      outcome = stop
+        ? decide(stop, options.signal, undefined, limits.time_limit_s, {})
+        : { exit: options.signal.aborted ? 'cancelled' : 'error', exitRaw: error.message, patch: '', meta: { error: error.toJSON() } };
     }
     if (outcome.exit !== 'cancelled') {
       try {
@@ -162,12 +198,21 @@ function decide(
   timeLimitS: number,
   meta: Record<string, unknown>,
 ): HarnessOutcome {
-  const with_ = (exit: HarnessOutcome['exit'], exitRaw: string, error?: WinnowerError): HarnessOutcome => ({ exit, exitRaw, patch: '', meta: { ...meta, ...(error ? { error: error.toJSON() } : {}) } });
+  const with_ = (exit: HarnessOutcome['exit'], exitRaw: string, error?: WinnowerError): HarnessOutcome => ({
+    exit,
+    exitRaw,
+    patch: '',
+    meta: { ...meta, ...(error ? { error: error.toJSON() } : {}) },
+  });
   if (jobSignal.aborted) return with_('cancelled', 'cancelled');
   if (stop) return with_(stop.exit, stop.detail, stop.error);
   if (result?.timedOut) return with_('timeout', `time limit of ${timeLimitS} s reached`);
   if (result?.exitCode === 0) return with_('submitted', 'harness exited 0');
   const lastLine = result?.stderr.trim().split('\n').at(-1) ?? '';
-  const error = wnwError('WNW_ERR_HARNESS_FAILED', `harness exited with ${result?.exitCode ?? 'no exit code'}${lastLine ? `: ${lastLine.slice(0, 300)}` : ''}`, { details: { exit_code: result?.exitCode ?? null } });
+  const error = wnwError(
+    'WNW_ERR_HARNESS_FAILED',
+    `harness exited with ${result?.exitCode ?? 'no exit code'}${lastLine ? `: ${lastLine.slice(0, 300)}` : ''}`,
+    { details: { exit_code: result?.exitCode ?? null } },
+  );
   return with_('error', error.message, error);
 }

@@ -93,7 +93,9 @@ export function createOpenAIPolicy(options: OpenAIPolicyOptions): Policy {
           role: 'assistant',
           content: choice.message.content ?? '',
           ...(choice.message.reasoning_content ? { reasoning: choice.message.reasoning_content } : {}),
-          ...(toolCalls.length ? { tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: call.function })) } : {}),
+          ...(toolCalls.length
+            ? { tool_calls: toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: call.function })) }
+            : {}),
         },
         usage: response.usage ?? { prompt_tokens: 0, completion_tokens: 0 },
         finishReason: choice.finish_reason ?? 'stop',

@@ -34,15 +34,31 @@ export function resolvePolicyOptions(requested: PolicyOptions | undefined, defau
   const options: PolicyOptions | undefined =
     requested ??
     (defaults.url
-      ? { kind: 'openai', url: defaults.url, model: defaults.model ?? 'default', api_key: defaults.api_key, mode: defaults.mode ?? 'tools', temperature: 0.7, top_p: 1, max_tokens: 4096, timeout_s: 300 }
+      ? {
+          kind: 'openai',
+          url: defaults.url,
+          model: defaults.model ?? 'default',
+          api_key: defaults.api_key,
+          mode: defaults.mode ?? 'tools',
+          temperature: 0.7,
+          top_p: 1,
+          max_tokens: 4096,
+          timeout_s: 300,
+        }
       : undefined);
   if (!options) {
-    throw wnwError('WNW_ERR_CFG_INVALID', 'no policy: give `policy` in the request or set WINNOWER_POLICY_URL', { details: { field: 'policy' } });
+    throw wnwError('WNW_ERR_CFG_INVALID', 'no policy: give `policy` in the request or set WINNOWER_POLICY_URL', {
+      details: { field: 'policy' },
+    });
   }
   if (requested && requested.kind !== 'replay' && defaults.allow_request_urls === false && requested.url !== defaults.url) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', 'policy.url: this server only calls its configured policy server; omit policy.url or use the configured one', {
-      details: { field: 'policy.url' },
-    });
+    throw wnwError(
+      'WNW_ERR_INPUT_INVALID',
+      'policy.url: this server only calls its configured policy server; omit policy.url or use the configured one',
+      {
+        details: { field: 'policy.url' },
+      },
+    );
   }
   return options;
 }
@@ -53,12 +69,25 @@ export function createPolicyFactory(defaults: DefaultPolicy = {}): PolicyFactory
   const create = (requested: PolicyOptions | undefined, index: number): Policy => {
     const options = resolvePolicyOptions(requested, defaults);
     if (options.kind === 'anthropic') {
-      throw wnwError('WNW_ERR_INPUT_INVALID', 'policy.kind: anthropic serves harnesses that speak Anthropic Messages (agent.harness: claude-code); the built-in agent needs an OpenAI-compatible server', {
-        details: { field: 'policy.kind' },
-      });
+      throw wnwError(
+        'WNW_ERR_INPUT_INVALID',
+        'policy.kind: anthropic serves harnesses that speak Anthropic Messages (agent.harness: claude-code); the built-in agent needs an OpenAI-compatible server',
+        {
+          details: { field: 'policy.kind' },
+        },
+      );
     }
     if (options.kind === 'replay') return createReplayPolicy(options.recordings[index % options.recordings.length]!);
-    const key = JSON.stringify([options.url, options.model, options.api_key, options.mode, options.temperature, options.top_p, options.max_tokens, options.timeout_s]);
+    const key = JSON.stringify([
+      options.url,
+      options.model,
+      options.api_key,
+      options.mode,
+      options.temperature,
+      options.top_p,
+      options.max_tokens,
+      options.timeout_s,
+    ]);
     let policy = clients.get(key);
     if (!policy) {
       policy = createOpenAIPolicy({

@@ -11,7 +11,10 @@ export const PolicyOptions = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('openai'),
     /** Base URL of an OpenAI-compatible server, e.g. http://localhost:30000/v1. */
-    url: z.url({ protocol: /^https?$/, error: 'http or https only: the base URL of an OpenAI-compatible server, e.g. http://localhost:30000/v1' }),
+    url: z.url({
+      protocol: /^https?$/,
+      error: 'http or https only: the base URL of an OpenAI-compatible server, e.g. http://localhost:30000/v1',
+    }),
     model: z.string().min(1),
     api_key: z.string().optional(),
     temperature: z.number().min(0).max(2).default(0.7),
@@ -26,7 +29,10 @@ export const PolicyOptions = z.discriminatedUnion('kind', [
     /** An Anthropic Messages server, for harnesses that speak that protocol (claude-code). */
     kind: z.literal('anthropic'),
     /** Base URL including the API prefix, e.g. https://api.anthropic.com/v1. */
-    url: z.url({ protocol: /^https?$/, error: 'http or https only: the base URL of an Anthropic Messages server, e.g. https://api.anthropic.com/v1' }),
+    url: z.url({
+      protocol: /^https?$/,
+      error: 'http or https only: the base URL of an Anthropic Messages server, e.g. https://api.anthropic.com/v1',
+    }),
     model: z.string().min(1),
     api_key: z.string().optional(),
     /** Set on every call when given; otherwise the harness's own choice stands. */

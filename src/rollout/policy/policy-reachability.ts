@@ -15,8 +15,19 @@ export const REACHABILITY_TIMEOUT_MS = 10_000;
 
 /** Error codes of a failure to connect, as undici and Node raise them; a connection reset after it was made is not one (the server is there). */
 const CONNECT_FAILURES = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'EPROTO',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'EPROTO',
 ]);
 
 function connectFailure(error: unknown): string | undefined {
@@ -37,7 +48,10 @@ function connectFailure(error: unknown): string | undefined {
  * Resolves when the policy server of `policy` answers at all (replayed policies have none);
  * throws WNW_ERR_POLICY_UPSTREAM naming `field` when it cannot be reached.
  */
-export async function checkPolicyReachable(policy: PolicyOptions, options: { field: string; signal?: AbortSignal; timeoutMs?: number }): Promise<void> {
+export async function checkPolicyReachable(
+  policy: PolicyOptions,
+  options: { field: string; signal?: AbortSignal; timeoutMs?: number },
+): Promise<void> {
   if (policy.kind === 'replay') return;
   const timeoutMs = options.timeoutMs ?? REACHABILITY_TIMEOUT_MS;
   const dispatcher = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
@@ -51,10 +65,14 @@ export async function checkPolicyReachable(policy: PolicyOptions, options: { fie
     // Connected, but no answer in time: the server is there (perhaps busy); the rollouts' own deadlines apply.
     if (reason === undefined) return;
     const shown = redactUrlCredentials(policy.url, '***');
-    throw wnwError('WNW_ERR_POLICY_UPSTREAM', `${options.field}: the policy server at ${shown} cannot be reached (${reason}); no rollout was started`, {
-      details: { field: options.field, url: shown },
-      cause: error,
-    });
+    throw wnwError(
+      'WNW_ERR_POLICY_UPSTREAM',
+      `${options.field}: the policy server at ${shown} cannot be reached (${reason}); no rollout was started`,
+      {
+        details: { field: options.field, url: shown },
+        cause: error,
+      },
+    );
   } finally {
     await dispatcher.close().catch(() => undefined);
   }

@@ -10,7 +10,9 @@ import type { Policy, PolicyTurn, PolicyTurnRequest } from './types.js';
 export function createReplayPolicy(recording: Trajectory, name = `replay:${recording.source}`): Policy {
   const turns: ChatMessage[] = recording.messages.filter((message) => message.role === 'assistant');
   if (turns.length === 0) {
-    throw wnwError('WNW_ERR_POLICY_REPLAY', `trajectory ${recording.id} has no assistant turns to replay`, { details: { trajectory: recording.id } });
+    throw wnwError('WNW_ERR_POLICY_REPLAY', `trajectory ${recording.id} has no assistant turns to replay`, {
+      details: { trajectory: recording.id },
+    });
   }
   const mode = turns.some((turn) => (turn.tool_calls?.length ?? 0) > 0) ? 'tools' : 'text';
   let next = 0;

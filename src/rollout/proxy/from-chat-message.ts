@@ -16,7 +16,11 @@ const parseArguments = (text: string): unknown => {
   }
 };
 
-export function answerFromMessage(protocol: HarnessProtocol, message: ChatMessage, options: { id: string; model: string; usage: { prompt_tokens: number; completion_tokens: number } }): Json {
+export function answerFromMessage(
+  protocol: HarnessProtocol,
+  message: ChatMessage,
+  options: { id: string; model: string; usage: { prompt_tokens: number; completion_tokens: number } },
+): Json {
   const calls = message.tool_calls ?? [];
   const { usage } = options;
   if (protocol === 'openai-chat') {
@@ -25,7 +29,13 @@ export function answerFromMessage(protocol: HarnessProtocol, message: ChatMessag
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: options.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: message.content, ...(calls.length ? { tool_calls: calls } : {}) }, finish_reason: calls.length ? 'tool_calls' : 'stop' }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: message.content, ...(calls.length ? { tool_calls: calls } : {}) },
+          finish_reason: calls.length ? 'tool_calls' : 'stop',
+        },
+      ],
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
     };
   }
@@ -37,7 +47,12 @@ export function answerFromMessage(protocol: HarnessProtocol, message: ChatMessag
       model: options.model,
       content: [
         ...(message.content ? [{ type: 'text', text: message.content }] : []),
-        ...calls.map((call) => ({ type: 'tool_use', id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) })),
+        ...calls.map((call) => ({
+          type: 'tool_use',
+          id: call.id,
+          name: call.function.name,
+          input: parseArguments(call.function.arguments),
+        })),
       ],
       stop_reason: calls.length ? 'tool_use' : 'end_turn',
       stop_sequence: null,
@@ -51,9 +66,30 @@ export function answerFromMessage(protocol: HarnessProtocol, message: ChatMessag
     status: 'completed',
     model: options.model,
     output: [
-      ...(message.content ? [{ type: 'message', id: `${options.id}-msg`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: message.content, annotations: [] }] }] : []),
-      ...calls.map((call, index) => ({ type: 'function_call', id: `${options.id}-fc${index}`, call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' })),
+      ...(message.content
+        ? [
+            {
+              type: 'message',
+              id: `${options.id}-msg`,
+              role: 'assistant',
+              status: 'completed',
+              content: [{ type: 'output_text', text: message.content, annotations: [] }],
+            },
+          ]
+        : []),
+      ...calls.map((call, index) => ({
+        type: 'function_call',
+        id: `${options.id}-fc${index}`,
+        call_id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+        status: 'completed',
+      })),
     ],
-    usage: { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+    usage: {
+      input_tokens: usage.prompt_tokens,
+      output_tokens: usage.completion_tokens,
+      total_tokens: usage.prompt_tokens + usage.completion_tokens,
+    },
   };
 }

@@ -25,7 +25,9 @@ const ChatResponse = z.looseObject({
       z.looseObject({
         message: z.looseObject({
           content: z.string().nullish(),
-          tool_calls: z.array(z.looseObject({ id: z.string(), function: z.looseObject({ name: z.string(), arguments: z.string() }) })).nullish(),
+          tool_calls: z
+            .array(z.looseObject({ id: z.string(), function: z.looseObject({ name: z.string(), arguments: z.string() }) }))
+            .nullish(),
         }),
         finish_reason: z.string().nullish(),
       }),
@@ -49,11 +51,19 @@ const ResponsesResponse = z.looseObject({
 export const PROTOCOLS: Record<HarnessProtocol, ProtocolSpec> = {
   'openai-chat': { path: '/v1/chat/completions', forwardHeaders: [], upstreamPath: '/chat/completions', response: ChatResponse },
   'openai-responses': { path: '/v1/responses', forwardHeaders: ['openai-beta'], upstreamPath: '/responses', response: ResponsesResponse },
-  'anthropic-messages': { path: '/v1/messages', forwardHeaders: ['anthropic-version', 'anthropic-beta'], upstreamPath: '/messages', response: AnthropicResponse },
+  'anthropic-messages': {
+    path: '/v1/messages',
+    forwardHeaders: ['anthropic-version', 'anthropic-beta'],
+    upstreamPath: '/messages',
+    response: AnthropicResponse,
+  },
 };
 
 /** Tokens an answer cost, in the chat-completions names whatever the protocol. */
-export function usageOf(protocol: HarnessProtocol, response: Record<string, unknown>): { prompt_tokens: number; completion_tokens: number } {
+export function usageOf(
+  protocol: HarnessProtocol,
+  response: Record<string, unknown>,
+): { prompt_tokens: number; completion_tokens: number } {
   const usage = (response.usage ?? {}) as Record<string, number | undefined>;
   if (protocol === 'openai-chat') return { prompt_tokens: usage.prompt_tokens ?? 0, completion_tokens: usage.completion_tokens ?? 0 };
   // Anthropic counts cached prompt tokens apart from input_tokens; they were sent all the same.
@@ -82,14 +92,21 @@ export interface Sampling {
  * chat completions take a seed and a temperature, Responses a temperature unless the request
  * asks for reasoning, Anthropic a temperature unless extended thinking is on (both refuse one).
  */
-export function upstreamBody(protocol: HarnessProtocol, body: Record<string, unknown>, model: string, sampling: Sampling): Record<string, unknown> {
+export function upstreamBody(
+  protocol: HarnessProtocol,
+  body: Record<string, unknown>,
+  model: string,
+  sampling: Sampling,
+): Record<string, unknown> {
   const { stream: _stream, stream_options: _streamOptions, ...rest } = body;
   const out: Record<string, unknown> = { ...rest, model };
   if (protocol === 'openai-chat' && sampling.seed !== undefined) out.seed = sampling.seed;
   const thinking = (body.thinking as { type?: string } | undefined)?.type;
   // Reasoning requests refuse a temperature: Anthropic with extended thinking, Responses with `reasoning`.
   const temperatureAllowed =
-    protocol === 'openai-chat' || (protocol === 'anthropic-messages' && (thinking === undefined || thinking === 'disabled')) || (protocol === 'openai-responses' && body.reasoning == null);
+    protocol === 'openai-chat' ||
+    (protocol === 'anthropic-messages' && (thinking === undefined || thinking === 'disabled')) ||
+    (protocol === 'openai-responses' && body.reasoning == null);
   if (sampling.temperature !== undefined && temperatureAllowed) out.temperature = sampling.temperature;
   return out;
 }

@@ -129,7 +129,8 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
   };
 
   const expected = Buffer.from(token);
-  const matches = (given: unknown): boolean => typeof given === 'string' && given.length === token.length && timingSafeEqual(Buffer.from(given), expected);
+  const matches = (given: unknown): boolean =>
+    typeof given === 'string' && given.length === token.length && timingSafeEqual(Buffer.from(given), expected);
   const authorized = (request: IncomingMessage): boolean => {
     const bearer = request.headers.authorization?.startsWith('Bearer ') ? request.headers.authorization.slice('Bearer '.length) : undefined;
     return matches(bearer) || matches(request.headers['x-api-key']);
@@ -138,8 +139,10 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const started = Date.now();
     const path = (request.url ?? '/').split('?')[0]!;
-    if (!authorized(request)) return reply(response, 401, errorBody(protocol, 'authentication_error', 'this proxy accepts only its rollout token'));
-    if (request.method !== 'POST') return reply(response, 404, errorBody(protocol, 'not_found_error', `no route ${request.method} ${path}`));
+    if (!authorized(request))
+      return reply(response, 401, errorBody(protocol, 'authentication_error', 'this proxy accepts only its rollout token'));
+    if (request.method !== 'POST')
+      return reply(response, 404, errorBody(protocol, 'not_found_error', `no route ${request.method} ${path}`));
     let body: Json;
     try {
       body = await readBody(request);
@@ -147,7 +150,14 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
       return reply(response, 400, errorBody(protocol, 'invalid_request_error', (error as Error).message));
     }
     const record = (entry: Omit<RecordedExchange, 'index' | 'path' | 'started_at' | 'duration_ms' | 'stream'>): RecordedExchange => {
-      const exchange = { index: exchanges.length, path, stream: body.stream === true, started_at: new Date(started).toISOString(), duration_ms: Date.now() - started, ...entry };
+      const exchange = {
+        index: exchanges.length,
+        path,
+        stream: body.stream === true,
+        started_at: new Date(started).toISOString(),
+        duration_ms: Date.now() - started,
+        ...entry,
+      };
       exchanges.push(exchange);
       return exchange;
     };
@@ -156,18 +166,31 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
       record({ kind: 'side', status: 200 });
       return reply(response, 200, { input_tokens: Math.ceil(JSON.stringify(body).length / 4) });
     }
-    if (path !== spec.path) return reply(response, 404, errorBody(protocol, 'not_found_error', `this proxy speaks ${protocol} at ${spec.path}`));
+    if (path !== spec.path)
+      return reply(response, 404, errorBody(protocol, 'not_found_error', `this proxy speaks ${protocol} at ${spec.path}`));
     const offered = new Set(toolNamesOf(body));
     if (!options.mainTools.every((name) => offered.has(name))) {
       record({ kind: 'side', status: 200 });
-      return reply(response, 200, answerFromMessage(protocol, { role: 'assistant', content: '' }, { id: `side-${exchanges.length}`, model: String(body.model ?? ''), usage: { prompt_tokens: 0, completion_tokens: 0 } }), body);
+      return reply(
+        response,
+        200,
+        answerFromMessage(
+          protocol,
+          { role: 'assistant', content: '' },
+          { id: `side-${exchanges.length}`, model: String(body.model ?? ''), usage: { prompt_tokens: 0, completion_tokens: 0 } },
+        ),
+        body,
+      );
     }
     if (!stop && usage.calls >= budget.maxCalls) stopWith({ exit: 'step_limit', detail: `call limit of ${budget.maxCalls} reached` });
-    if (!stop && usage.prompt_tokens + usage.completion_tokens >= budget.tokenLimit) stopWith({ exit: 'token_limit', detail: `token limit of ${budget.tokenLimit} reached` });
+    if (!stop && usage.prompt_tokens + usage.completion_tokens >= budget.tokenLimit)
+      stopWith({ exit: 'token_limit', detail: `token limit of ${budget.tokenLimit} reached` });
     if (stop) return reply(response, 400, errorBody(protocol, 'invalid_request_error', `winnower stopped this rollout: ${stop.detail}`));
     usage.calls += 1;
     try {
-      const headers = Object.fromEntries(spec.forwardHeaders.flatMap((name) => (typeof request.headers[name] === 'string' ? [[name, request.headers[name] as string]] : [])));
+      const headers = Object.fromEntries(
+        spec.forwardHeaders.flatMap((name) => (typeof request.headers[name] === 'string' ? [[name, request.headers[name] as string]] : [])),
+      );
       const answer = await upstream.send(body, { signal, headers });
       const used = usageOf(protocol, answer);
       usage.prompt_tokens += used.prompt_tokens;

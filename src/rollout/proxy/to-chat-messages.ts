@@ -15,7 +15,13 @@ const asArray = (value: unknown): Json[] => (Array.isArray(value) ? (value as Js
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   return asArray(content)
-    .map((part) => (typeof part.text === 'string' ? part.text : typeof part.type === 'string' && part.type !== 'tool_result' && part.type !== 'tool_use' ? `[${part.type}]` : ''))
+    .map((part) =>
+      typeof part.text === 'string'
+        ? part.text
+        : typeof part.type === 'string' && part.type !== 'tool_result' && part.type !== 'tool_use'
+          ? `[${part.type}]`
+          : '',
+    )
     .filter(Boolean)
     .join('\n');
 }
@@ -24,7 +30,14 @@ function chatMessage(message: Json): ChatMessage {
   const role = message.role === 'developer' ? 'system' : (message.role as ChatMessage['role']);
   const calls = asArray(message.tool_calls).map((call): ToolCall => {
     const fn = (call.function ?? {}) as Json;
-    return { id: String(call.id ?? ''), type: 'function', function: { name: String(fn.name ?? ''), arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) } };
+    return {
+      id: String(call.id ?? ''),
+      type: 'function',
+      function: {
+        name: String(fn.name ?? ''),
+        arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}),
+      },
+    };
   });
   return {
     role: ['system', 'user', 'assistant', 'tool'].includes(role) ? role : 'user',
@@ -41,14 +54,33 @@ function anthropicMessages(role: string, content: unknown): ChatMessage[] {
   if (typeof content === 'string') return [{ role: role === 'assistant' ? 'assistant' : 'user', content }];
   const blocks = asArray(content);
   if (role === 'assistant') {
-    const calls = blocks.filter((block) => block.type === 'tool_use').map((block): ToolCall => ({ id: String(block.id), type: 'function', function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) } }));
-    const reasoning = blocks.filter((block) => block.type === 'thinking').map((block) => String(block.thinking ?? '')).join('\n');
-    const text = blocks.filter((block) => block.type === 'text').map((block) => String(block.text ?? '')).join('\n');
+    const calls = blocks
+      .filter((block) => block.type === 'tool_use')
+      .map(
+        (block): ToolCall => ({
+          id: String(block.id),
+          type: 'function',
+          function: { name: String(block.name), arguments: JSON.stringify(block.input ?? {}) },
+        }),
+      );
+    const reasoning = blocks
+      .filter((block) => block.type === 'thinking')
+      .map((block) => String(block.thinking ?? ''))
+      .join('\n');
+    const text = blocks
+      .filter((block) => block.type === 'text')
+      .map((block) => String(block.text ?? ''))
+      .join('\n');
     return [{ role: 'assistant', content: text, ...(reasoning ? { reasoning } : {}), ...(calls.length ? { tool_calls: calls } : {}) }];
   }
   const out: ChatMessage[] = blocks
     .filter((block) => block.type === 'tool_result')
-    .map((block) => ({ role: 'tool', tool_call_id: String(block.tool_use_id), content: textOf(block.content), ...(block.is_error ? { meta: { is_error: true } } : {}) }));
+    .map((block) => ({
+      role: 'tool',
+      tool_call_id: String(block.tool_use_id),
+      content: textOf(block.content),
+      ...(block.is_error ? { meta: { is_error: true } } : {}),
+    }));
   const text = textOf(blocks.filter((block) => block.type !== 'tool_result'));
   if (text) out.push({ role: 'user', content: text });
   return out;
@@ -73,9 +105,15 @@ function responsesItems(items: Json[]): ChatMessage[] {
   };
   for (const item of items) {
     if (item.type === 'reasoning') {
-      pendingReasoning = asArray(item.summary).map((part) => String(part.text ?? '')).join('\n');
+      pendingReasoning = asArray(item.summary)
+        .map((part) => String(part.text ?? ''))
+        .join('\n');
     } else if (item.type === 'function_call') {
-      addCall(String(item.call_id ?? item.id), String(item.name), typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}));
+      addCall(
+        String(item.call_id ?? item.id),
+        String(item.name),
+        typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}),
+      );
     } else if (item.type === 'custom_tool_call') {
       addCall(String(item.call_id ?? item.id), String(item.name), String(item.input ?? ''));
     } else if (item.type === 'local_shell_call') {
@@ -102,9 +140,13 @@ export function requestMessages(protocol: HarnessProtocol, body: Json): ChatMess
   if (protocol === 'openai-chat') return asArray(body.messages).map(chatMessage);
   if (protocol === 'anthropic-messages') {
     const system = textOf(body.system);
-    return [...(system ? [{ role: 'system' as const, content: system }] : []), ...asArray(body.messages).flatMap((message) => anthropicMessages(String(message.role), message.content))];
+    return [
+      ...(system ? [{ role: 'system' as const, content: system }] : []),
+      ...asArray(body.messages).flatMap((message) => anthropicMessages(String(message.role), message.content)),
+    ];
   }
-  const instructions = typeof body.instructions === 'string' && body.instructions ? [{ role: 'system' as const, content: body.instructions }] : [];
+  const instructions =
+    typeof body.instructions === 'string' && body.instructions ? [{ role: 'system' as const, content: body.instructions }] : [];
   const input = typeof body.input === 'string' ? [{ role: 'user' as const, content: body.input }] : responsesItems(asArray(body.input));
   return [...instructions, ...input];
 }

@@ -33,15 +33,24 @@ export function policyKindsFor(protocol: HarnessProtocol): Array<PolicyOptions['
 /** A policy of another protocol is an input error naming `policy.kind`. */
 export function checkPolicyKind(protocol: HarnessProtocol, policy: PolicyOptions): void {
   if (!policyKindsFor(protocol).includes(policy.kind)) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `policy.kind: a harness speaking ${protocol} needs a policy of kind ${policyKindsFor(protocol).join(' or ')}, not ${policy.kind}`, {
-      details: { field: 'policy.kind' },
-    });
+    throw wnwError(
+      'WNW_ERR_INPUT_INVALID',
+      `policy.kind: a harness speaking ${protocol} needs a policy of kind ${policyKindsFor(protocol).join(' or ')}, not ${policy.kind}`,
+      {
+        details: { field: 'policy.kind' },
+      },
+    );
   }
 }
 
-export function createUpstream(protocol: HarnessProtocol, policy: PolicyOptions, options: { sampling: Sampling; recordingIndex: number }): Upstream {
+export function createUpstream(
+  protocol: HarnessProtocol,
+  policy: PolicyOptions,
+  options: { sampling: Sampling; recordingIndex: number },
+): Upstream {
   checkPolicyKind(protocol, policy);
-  if (policy.kind === 'replay') return createReplayUpstream(protocol, policy.recordings[options.recordingIndex % policy.recordings.length]!);
+  if (policy.kind === 'replay')
+    return createReplayUpstream(protocol, policy.recordings[options.recordingIndex % policy.recordings.length]!);
   const anthropic = policy.kind === 'anthropic';
   // The shared client's headers are fixed per client: one client per set of passed-on headers (a session uses one or two).
   const clients = new Map<string, HttpClient>();
@@ -51,7 +60,9 @@ export function createUpstream(protocol: HarnessProtocol, policy: PolicyOptions,
     if (!client) {
       client = new HttpClient({
         urls: [policy.url],
-        ...(anthropic ? { headers: { 'anthropic-version': '2023-06-01', ...passed, ...(policy.api_key ? { 'x-api-key': policy.api_key } : {}) } } : { apiKey: policy.api_key, headers: passed }),
+        ...(anthropic
+          ? { headers: { 'anthropic-version': '2023-06-01', ...passed, ...(policy.api_key ? { 'x-api-key': policy.api_key } : {}) } }
+          : { apiKey: policy.api_key, headers: passed }),
         timeoutMs: policy.timeout_s * 1000,
         retries: 4,
         errorCodes: { upstream: 'WNW_ERR_POLICY_UPSTREAM', response: 'WNW_ERR_POLICY_RESPONSE', timeout: 'WNW_ERR_POLICY_TIMEOUT' },
@@ -65,7 +76,12 @@ export function createUpstream(protocol: HarnessProtocol, policy: PolicyOptions,
   return {
     name: `${protocol}:${policy.model}`,
     send: (body, call) =>
-      clientFor(call.headers ?? {}).postJson({ path: PROTOCOLS[protocol].upstreamPath, body: upstreamBody(protocol, body, policy.model, sampling), schema: PROTOCOLS[protocol].response, signal: call.signal }),
+      clientFor(call.headers ?? {}).postJson({
+        path: PROTOCOLS[protocol].upstreamPath,
+        body: upstreamBody(protocol, body, policy.model, sampling),
+        schema: PROTOCOLS[protocol].response,
+        signal: call.signal,
+      }),
     close: async () => {
       await Promise.all([...clients.values()].map((client) => client.close()));
     },
@@ -82,10 +98,17 @@ export function createReplayUpstream(protocol: HarnessProtocol, recording: Traje
       call.signal?.throwIfAborted();
       const turn = turns[next];
       if (!turn) {
-        throw wnwError('WNW_ERR_POLICY_REPLAY', `recording ${recording.id} ended after ${turns.length} turns, and the harness asked for another`, { details: { trajectory: recording.id } });
+        throw wnwError(
+          'WNW_ERR_POLICY_REPLAY',
+          `recording ${recording.id} ended after ${turns.length} turns, and the harness asked for another`,
+          { details: { trajectory: recording.id } },
+        );
       }
       next += 1;
-      const usage = (turn.meta?.usage as { prompt_tokens: number; completion_tokens: number } | undefined) ?? { prompt_tokens: 0, completion_tokens: 0 };
+      const usage = (turn.meta?.usage as { prompt_tokens: number; completion_tokens: number } | undefined) ?? {
+        prompt_tokens: 0,
+        completion_tokens: 0,
+      };
       return answerFromMessage(protocol, turn, { id: `replay-${recording.id}-${next}`, model: recording.source, usage });
     },
     close: async () => undefined,

@@ -68,7 +68,9 @@ export function describePatchFailure(stderr: string, patch: string): PatchFailur
     const which = hunk === undefined ? `hunk at ${file}:${line}` : `hunk ${hunk} of ${file} (line ${line})`;
     return { message: `patch does not apply: ${which} rejected`, details };
   }
-  const missing = /^(.+): (No such file or directory|does not exist in index|already exists in working directory)$/m.exec(errors.join('\n'));
+  const missing = /^(.+): (No such file or directory|does not exist in index|already exists in working directory)$/m.exec(
+    errors.join('\n'),
+  );
   if (missing) {
     details.file = missing[1] ?? '';
     return { message: `patch does not apply: ${missing[1]}: ${missing[2]}`, details };
@@ -168,9 +170,16 @@ export async function applyPatchVia(
   const name = transientName('patch');
   const text = patch.endsWith('\n') ? patch : `${patch}\n`;
   await upload(posix.join(workdir, name), encodePatch(text), signal);
-  const result = await exec(applyScript(name), { cwd: workdir, env: { ...GIT_SAFE_ENV }, timeoutMs: GIT_TIMEOUT_MS, maxOutputBytes: 1024 * 1024, signal });
+  const result = await exec(applyScript(name), {
+    cwd: workdir,
+    env: { ...GIT_SAFE_ENV },
+    timeoutMs: GIT_TIMEOUT_MS,
+    maxOutputBytes: 1024 * 1024,
+    signal,
+  });
   if (result.exitCode === 0) return;
-  if (result.timedOut) throw wnwError('WNW_ERR_SBX_TIMEOUT', `git apply in ${workdir} of sandbox ${sandboxId} timed out`, { details: { sandbox: sandboxId } });
+  if (result.timedOut)
+    throw wnwError('WNW_ERR_SBX_TIMEOUT', `git apply in ${workdir} of sandbox ${sandboxId} timed out`, { details: { sandbox: sandboxId } });
   const failure = describePatchFailure(result.stderr, text);
   throw wnwError('WNW_ERR_SBX_PATCH', failure.message, { details: { sandbox: sandboxId, workdir, ...failure.details } });
 }

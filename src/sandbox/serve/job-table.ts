@@ -111,7 +111,10 @@ export class JobTable {
         view.stdout = seen.stdout.toString();
         view.stderr = seen.stderr.toString();
         view.truncated = true;
-        return finish(view, { exit_code: null, error: `Output passed the server's cap of ${cap} bytes per stream; the command was killed` });
+        return finish(view, {
+          exit_code: null,
+          error: `Output passed the server's cap of ${cap} bytes per stream; the command was killed`,
+        });
       }
       const message = WinnowerError.isInstance(error) ? `${error.code}: ${error.message}` : String(error);
       return finish(view, { exit_code: null, error: entry.deleted ? `Sandbox ${view.sandbox_id} was deleted` : message });

@@ -21,7 +21,17 @@ import { WinnowerError } from '../../errors.js';
 import { shellQuote } from '../base-sandbox.js';
 import type { Sandbox } from '../types.js';
 import { JobTable, type JobTableOptions } from './job-table.js';
-import { ApplyPatchRequest, CreateRequest, ExecRequest, NUL_MESSAGE, nulField, PathQuery, validationDetail, WaitQuery, WriteFileRequest } from './orchard-shapes.js';
+import {
+  ApplyPatchRequest,
+  CreateRequest,
+  ExecRequest,
+  NUL_MESSAGE,
+  nulField,
+  PathQuery,
+  validationDetail,
+  WaitQuery,
+  WriteFileRequest,
+} from './orchard-shapes.js';
 import { PtySession, parseInit, type PtyServerFrame } from './pty-session.js';
 import { SandboxTable, type SandboxEntry, type SandboxTableOptions } from './sandbox-table.js';
 
@@ -75,7 +85,8 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
   app.addHook('onRequest', async (request, reply) => {
     if (!key || request.routeOptions.config?.orchardOpen) return;
     const given = request.headers['x-api-key'];
-    if (typeof given !== 'string' || given === '') return reply.code(401).send({ detail: 'Missing API key. Please provide X-API-Key header.' });
+    if (typeof given !== 'string' || given === '')
+      return reply.code(401).send({ detail: 'Missing API key. Please provide X-API-Key header.' });
     if (!timingSafeEqual(digest(given), key)) return reply.code(403).send({ detail: 'Invalid API key' });
   });
   app.setErrorHandler((error: FastifyError | WinnowerError | Error, request, reply) => {
@@ -95,20 +106,33 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
   // The PTY WebSocket. A client offering `Sec-WebSocket-Protocol: api_key.<key>` gets that protocol back (a
   // browser refuses a handshake that answers none).
   await app.register(websocket, {
-    options: { maxPayload: 4 * 1024 * 1024, handleProtocols: (protocols: Set<string>) => [...protocols].find((protocol) => protocol.startsWith('api_key.')) ?? false },
+    options: {
+      maxPayload: 4 * 1024 * 1024,
+      handleProtocols: (protocols: Set<string>) => [...protocols].find((protocol) => protocol.startsWith('api_key.')) ?? false,
+    },
   });
   app.get<{ Params: { id: string } }>('/sandboxes/:id/exec/pty', { websocket: true, config: { orchardOpen: true } }, (socket, request) => {
     // Orchard closes with these codes before accepting; we accept first so that every client sees the code.
     if (key && !ptyKeyAccepted(request, key)) return socket.close(4401, 'Unauthorized');
     const entry = table.get(request.params.id);
     if (!entry) return socket.close(4404, `Sandbox ${request.params.id} not found`);
-    if (entry.view.status !== 'ready' || !entry.sandbox || entry.deleted) return socket.close(4409, `Sandbox ${entry.view.sandbox_id} is not ready`);
+    if (entry.view.status !== 'ready' || !entry.sandbox || entry.deleted)
+      return socket.close(4409, `Sandbox ${entry.view.sandbox_id} is not ready`);
     servePty(socket, entry, entry.sandbox, Math.floor(table.remainingLifetimeS(entry) * 1000));
   });
 
-  app.get('/', { config: { orchardOpen: true } }, async () => ({ service: 'winnower sandbox serve (Orchard Env API)', version: VERSION, status: 'running' }));
+  app.get('/', { config: { orchardOpen: true } }, async () => ({
+    service: 'winnower sandbox serve (Orchard Env API)',
+    version: VERSION,
+    status: 'running',
+  }));
   app.get('/health', { config: { orchardOpen: true } }, async () => ({ status: 'healthy' }));
-  app.get('/resources', async () => ({ status: 'ok', sandboxes: table.size, max_sandboxes: table.limits.maxSandboxes, ttl_seconds: table.limits.ttlS }));
+  app.get('/resources', async () => ({
+    status: 'ok',
+    sandboxes: table.size,
+    max_sandboxes: table.limits.maxSandboxes,
+    ttl_seconds: table.limits.ttlS,
+  }));
 
   app.post('/sandboxes', async (request, reply) => {
     const body = parse(CreateRequest, request.body, 'body', reply);
@@ -208,9 +232,12 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
       const content = Buffer.from(await sandbox.readFile(query.path, { signal: AbortSignal.any([tooSlow, clientGone(reply)]) }));
       return { path: query.path, content: content.toString('base64'), size: content.length };
     } catch (error) {
-      if (tooSlow.aborted) return reply.code(504).send({ detail: `Reading ${query.path} took longer than ${fileTimeoutMs / 1000}s; the read was stopped` });
+      if (tooSlow.aborted)
+        return reply.code(504).send({ detail: `Reading ${query.path} took longer than ${fileTimeoutMs / 1000}s; the read was stopped` });
       if (WinnowerError.isInstance(error) && typeof error.details.limit_bytes === 'number') {
-        return reply.code(413).send({ detail: `File ${query.path} is larger than this server's read limit (${error.details.limit_bytes} bytes)` });
+        return reply
+          .code(413)
+          .send({ detail: `File ${query.path} is larger than this server's read limit (${error.details.limit_bytes} bytes)` });
       }
       if (!WinnowerError.isInstance(error) || error.code !== 'WNW_ERR_SBX_FILE') throw error;
       const kind = await pathKind(sandbox, query.path);
@@ -240,9 +267,19 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     const sandbox = readySandbox(request, reply);
     if (!sandbox) return reply;
     // As Orchard: `git apply` in the working directory (/workspace with a repo); the patch goes in on stdin, so no line of it can end it early.
-    const result = await sandbox.exec('git apply --verbose -', { cwd: sandbox.workdir, stdin: body.patch.endsWith('\n') ? body.patch : `${body.patch}\n`, timeoutMs: body.timeout_seconds * 1000 });
+    const result = await sandbox.exec('git apply --verbose -', {
+      cwd: sandbox.workdir,
+      stdin: body.patch.endsWith('\n') ? body.patch : `${body.patch}\n`,
+      timeoutMs: body.timeout_seconds * 1000,
+    });
     const timedOut = result.timedOut ? `Patch application timed out after ${body.timeout_seconds}s` : null;
-    return { success: result.exitCode === 0, stdout: result.stdout, stderr: result.stderr, exit_code: result.timedOut ? 124 : result.exitCode, error: timedOut ?? (result.exitCode === 0 ? null : 'git apply failed') };
+    return {
+      success: result.exitCode === 0,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      exit_code: result.timedOut ? 124 : result.exitCode,
+      error: timedOut ?? (result.exitCode === 0 ? null : 'git apply failed'),
+    };
   });
 
   /** False after answering 422 when `timeoutS` runs past the sandbox's TTL. */
@@ -250,7 +287,13 @@ export async function orchardEnvApi(app: FastifyInstance, options: OrchardEnvApi
     const remaining = Math.floor(table.remainingLifetimeS(entry));
     if (timeoutS <= remaining) return true;
     void reply.code(422).send({
-      detail: [{ type: 'less_than_equal', loc: ['body', 'timeout_seconds'], msg: `Input should be less than or equal to ${remaining}: the seconds left before the sandbox's TTL removes it` }],
+      detail: [
+        {
+          type: 'less_than_equal',
+          loc: ['body', 'timeout_seconds'],
+          msg: `Input should be less than or equal to ${remaining}: the seconds left before the sandbox's TTL removes it`,
+        },
+      ],
     });
     return false;
   }
@@ -373,13 +416,20 @@ async function checked(sandbox: Sandbox, command: string): Promise<string> {
 }
 
 async function pathKind(sandbox: Sandbox, path: string): Promise<'missing' | 'directory' | 'other'> {
-  const out = await checked(sandbox, `if [ -d ${shellQuote(path)} ]; then echo directory; elif [ -e ${shellQuote(path)} ]; then echo other; else echo missing; fi`);
+  const out = await checked(
+    sandbox,
+    `if [ -d ${shellQuote(path)} ]; then echo directory; elif [ -e ${shellQuote(path)} ]; then echo other; else echo missing; fi`,
+  );
   const kind = out.trim();
   return kind === 'directory' || kind === 'missing' ? kind : 'other';
 }
 
 /** Orchard's listing: names sorted, `file` or `directory` (links followed), size, local mtime without zone. */
-async function listDirectory(sandbox: Sandbox, path: string, signal: AbortSignal): Promise<'missing' | 'not-a-directory' | { name: string; type: 'file' | 'directory'; size: number; modified: string }[]> {
+async function listDirectory(
+  sandbox: Sandbox,
+  path: string,
+  signal: AbortSignal,
+): Promise<'missing' | 'not-a-directory' | { name: string; type: 'file' | 'directory'; size: number; modified: string }[]> {
   const dir = shellQuote(path);
   const script = `[ -e ${dir} ] || exit 3; [ -d ${dir} ] || exit 4; find -L ${dir} -mindepth 1 -maxdepth 1 -printf '%f\\0%y\\0%s\\0%TY-%Tm-%TdT%TH:%TM:%TS\\0' 2>/dev/null | base64 -w0`;
   const result = await sandbox.exec(script, { cwd: '/', timeoutMs: 60_000, maxOutputBytes: 64 * 1024 * 1024, signal });
@@ -389,7 +439,12 @@ async function listDirectory(sandbox: Sandbox, path: string, signal: AbortSignal
   const fields = Buffer.from(result.stdout, 'base64').toString('utf8').split('\0');
   const files = [];
   for (let index = 0; index + 3 < fields.length; index += 4) {
-    files.push({ name: fields[index] ?? '', type: fields[index + 1] === 'd' ? ('directory' as const) : ('file' as const), size: Number(fields[index + 2]), modified: (fields[index + 3] ?? '').slice(0, 19) });
+    files.push({
+      name: fields[index] ?? '',
+      type: fields[index + 1] === 'd' ? ('directory' as const) : ('file' as const),
+      size: Number(fields[index + 2]),
+      modified: (fields[index + 3] ?? '').slice(0, 19),
+    });
   }
   return files.sort((a, b) => (posix.join(path, a.name) < posix.join(path, b.name) ? -1 : 1));
 }

@@ -76,7 +76,11 @@ export function validationDetail(error: z.ZodError, where: 'body' | 'query', inp
       return {
         type: missing ? 'missing' : isNull ? 'null_not_allowed' : issue.code,
         loc: [where, ...path],
-        msg: missing ? 'Field required' : isNull ? `null is not allowed: expected ${'expected' in issue ? String(issue.expected) : 'a string or a list of strings'}` : issue.message,
+        msg: missing
+          ? 'Field required'
+          : isNull
+            ? `null is not allowed: expected ${'expected' in issue ? String(issue.expected) : 'a string or a list of strings'}`
+            : issue.message,
       };
     }),
   };
@@ -102,7 +106,17 @@ export function parseCpu(value: string): number {
   return value.endsWith('m') ? Number(value.slice(0, -1)) / 1000 : Number(value);
 }
 
-const MEMORY_UNITS: Record<string, number> = { '': 1 / (1024 * 1024), K: 1000 / 1024 / 1024, M: 1e6 / 1024 / 1024, G: 1e9 / 1024 / 1024, T: 1e12 / 1024 / 1024, Ki: 1 / 1024, Mi: 1, Gi: 1024, Ti: 1024 * 1024 };
+const MEMORY_UNITS: Record<string, number> = {
+  '': 1 / (1024 * 1024),
+  K: 1000 / 1024 / 1024,
+  M: 1e6 / 1024 / 1024,
+  G: 1e9 / 1024 / 1024,
+  T: 1e12 / 1024 / 1024,
+  Ki: 1 / 1024,
+  Mi: 1,
+  Gi: 1024,
+  Ti: 1024 * 1024,
+};
 
 /** "16Gi" → 16384, "512Mi" → 512 (MiB, at least 1). */
 export function parseMemoryMb(value: string): number {

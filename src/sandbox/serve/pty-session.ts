@@ -32,7 +32,11 @@ export interface PtyInit {
 }
 
 /** What the session sends to the client (the route turns these into JSON text frames). */
-export type PtyServerFrame = { type: 'ready'; pid: number } | { type: 'stdout'; data: string } | { type: 'exit'; code: number } | { type: 'error'; message: string };
+export type PtyServerFrame =
+  | { type: 'ready'; pid: number }
+  | { type: 'stdout'; data: string }
+  | { type: 'exit'; code: number }
+  | { type: 'error'; message: string };
 
 /** Control lines the sandbox side writes to stderr, prefixed with ASCII RS so no program output is taken for one. */
 const CONTROL = '\x1e';
@@ -41,10 +45,16 @@ const CONTROL = '\x1e';
 export function parseInit(frame: unknown): PtyInit | string {
   if (!isRecord(frame) || frame.type !== 'init') return 'first frame must be type=init';
   const { cmd, env, cwd, rows, cols, login_shell: loginShell } = frame;
-  if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((part) => typeof part === 'string')) return 'cmd must be a non-empty list of strings';
-  if (env !== undefined && env !== null && (!isRecord(env) || !Object.values(env).every((value) => typeof value === 'string'))) return 'env must be an object of strings or null';
+  if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((part) => typeof part === 'string'))
+    return 'cmd must be a non-empty list of strings';
+  if (env !== undefined && env !== null && (!isRecord(env) || !Object.values(env).every((value) => typeof value === 'string')))
+    return 'env must be an object of strings or null';
   if (cwd !== undefined && cwd !== null && typeof cwd !== 'string') return 'cwd must be a string or null';
-  const strings = [...(cmd as string[]), ...Object.entries((env as Record<string, string> | null) ?? {}).flat(), ...(typeof cwd === 'string' ? [cwd] : [])];
+  const strings = [
+    ...(cmd as string[]),
+    ...Object.entries((env as Record<string, string> | null) ?? {}).flat(),
+    ...(typeof cwd === 'string' ? [cwd] : []),
+  ];
   if (strings.some((value) => value.includes('\0'))) return 'cmd, env and cwd must not contain a NUL byte';
   return {
     cmd: cmd as string[],
@@ -118,7 +128,12 @@ export class PtySession {
     if (!dir || this.#ended) return;
     // Each line is a short exec of its own (the session's shell is busy running the terminal); in order.
     this.#control = this.#control.then(() =>
-      this.#options.sandbox.exec(`[ -p ${shellQuote(`${dir}/ctl`)} ] && printf '%s\\n' ${shellQuote(line)} > ${shellQuote(`${dir}/ctl`)}`, { cwd: '/', timeoutMs: 10_000 }).catch(() => undefined),
+      this.#options.sandbox
+        .exec(`[ -p ${shellQuote(`${dir}/ctl`)} ] && printf '%s\\n' ${shellQuote(line)} > ${shellQuote(`${dir}/ctl`)}`, {
+          cwd: '/',
+          timeoutMs: 10_000,
+        })
+        .catch(() => undefined),
     );
   }
 
@@ -141,8 +156,13 @@ export class PtySession {
       });
       this.#ended = true;
       if (error) return send({ type: 'error', message: error });
-      if (result.truncated) return send({ type: 'error', message: `the session's output passed the server's cap of ${maxOutputBytes} bytes` });
-      if (result.timedOut) return send({ type: 'error', message: `the session outlived its sandbox's lifetime (${Math.round(this.#options.timeoutMs / 1000)} s left at its start)` });
+      if (result.truncated)
+        return send({ type: 'error', message: `the session's output passed the server's cap of ${maxOutputBytes} bytes` });
+      if (result.timedOut)
+        return send({
+          type: 'error',
+          message: `the session outlived its sandbox's lifetime (${Math.round(this.#options.timeoutMs / 1000)} s left at its start)`,
+        });
       send({ type: 'exit', code: result.exitCode ?? -1 });
     } catch (failure) {
       this.#ended = true;
@@ -180,7 +200,9 @@ export class PtySession {
  * applies control lines. Exit status: the command's (128+N when a signal killed it).
  */
 export function sessionScript(init: PtyInit): string {
-  const argv = init.loginShell ? ['bash', '--login', '-i', '-c', `if [ -f ~/.bashrc ]; then . ~/.bashrc; fi; ${init.cmd.map(shellQuote).join(' ')}`] : init.cmd;
+  const argv = init.loginShell
+    ? ['bash', '--login', '-i', '-c', `if [ -f ~/.bashrc ]; then . ~/.bashrc; fi; ${init.cmd.map(shellQuote).join(' ')}`]
+    : init.cmd;
   // As the agent: a cwd that is not a directory means /.
   const cwd = `cd -- ${shellQuote(init.cwd ?? '/')} 2>/dev/null || cd /`;
   const inner = `echo $$ > "$WNW_PTY/pid"; tty > "$WNW_PTY/tty"; stty rows ${init.rows} cols ${init.cols} 2>/dev/null; ${cwd}; exec ${argv.map(shellQuote).join(' ')}`;

@@ -52,7 +52,13 @@ export interface SandboxEntry {
 }
 
 /** Errors that mean "this image cannot be had here", after which a configured repository stands in. */
-const IMAGE_UNUSABLE = new Set(['WNW_ERR_SBX_IMAGE', 'WNW_ERR_SBX_REGISTRY', 'WNW_ERR_SBX_UNSUPPORTED', 'WNW_ERR_SBX_UNAVAILABLE', 'WNW_ERR_INPUT_INVALID']);
+const IMAGE_UNUSABLE = new Set([
+  'WNW_ERR_SBX_IMAGE',
+  'WNW_ERR_SBX_REGISTRY',
+  'WNW_ERR_SBX_UNSUPPORTED',
+  'WNW_ERR_SBX_UNAVAILABLE',
+  'WNW_ERR_INPUT_INVALID',
+]);
 
 /** How many deleted ids are remembered for DELETE's answer. */
 const GONE_KEPT = 10_000;
@@ -106,7 +112,9 @@ export class SandboxTable {
     const id = request.sandbox_id ?? randomBytes(4).toString('hex');
     if (this.#entries.has(id)) throw wnwError('WNW_ERR_JOB_STATE', `Sandbox ${id} already exists`, { details: { sandbox: id } });
     if (this.#entries.size >= this.#options.maxSandboxes) {
-      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `Server at capacity (${this.#options.maxSandboxes} sandboxes); retry later`, { details: { retry_after_s: 5 } });
+      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `Server at capacity (${this.#options.maxSandboxes} sandboxes); retry later`, {
+        details: { retry_after_s: 5 },
+      });
     }
     if (!request.block_network && !this.#options.allowNetwork) {
       throw wnwError(

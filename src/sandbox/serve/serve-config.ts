@@ -8,7 +8,10 @@ import { requestTimeoutOptions as serverRequestTimeoutOptions } from '../../serv
 
 export const SandboxServeConfigSchema = z.strictObject({
   /** Prefix under which `winnower serve` mounts the API (e.g. `/orchard`); unset: not mounted. */
-  mount: z.string().regex(/^\/[A-Za-z0-9._~/-]*[^/]$/, 'a path prefix such as /orchard').optional(),
+  mount: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._~/-]*[^/]$/, 'a path prefix such as /orchard')
+    .optional(),
   /** A checkout of this repository (path or git URL) at /workspace, for sandboxes whose image cannot be had (or all: repo_mode). */
   repo: z.string().min(1).optional(),
   /** With `repo`: `fallback` (default) runs the request's image when it can be pulled, `always` never pulls. */
@@ -48,12 +51,20 @@ export function isLoopback(host: string): boolean {
 }
 
 /** The API key to require: `api_key` of the config, else SANDBOX_API_KEY. Without one, only loopback is allowed. */
-export function sandboxApiKey(config: SandboxServeConfig | undefined, host: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function sandboxApiKey(
+  config: SandboxServeConfig | undefined,
+  host: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   const key = config?.api_key ?? (env.SANDBOX_API_KEY || undefined);
   if (!key && !isLoopback(host)) {
-    throw wnwError('WNW_ERR_CFG_INVALID', `refusing to serve sandboxes on ${host} without an API key: anyone who reaches it could run code; set SANDBOX_API_KEY or sandbox.serve.api_key, or listen on 127.0.0.1`, {
-      details: { field: 'sandbox.serve.api_key' },
-    });
+    throw wnwError(
+      'WNW_ERR_CFG_INVALID',
+      `refusing to serve sandboxes on ${host} without an API key: anyone who reaches it could run code; set SANDBOX_API_KEY or sandbox.serve.api_key, or listen on 127.0.0.1`,
+      {
+        details: { field: 'sandbox.serve.api_key' },
+      },
+    );
   }
   return key;
 }

@@ -28,13 +28,32 @@ export interface HeadSettings {
  */
 export const OPENHANDS_CRITIC_LABELS: readonly string[] = [
   'success',
-  'sentiment_positive', 'sentiment_neutral', 'sentiment_negative',
-  'misunderstood_intention', 'did_not_follow_instruction', 'insufficient_analysis', 'insufficient_clarification',
-  'improper_tool_use_or_setup', 'loop_behavior', 'insufficient_testing', 'insufficient_debugging',
-  'incomplete_implementation', 'file_management_errors', 'scope_creep', 'risky_actions_or_permission', 'other_agent_issue',
-  'infrastructure_external_issue', 'infrastructure_agent_caused_issue',
-  'clarification_or_restatement', 'correction', 'direction_change', 'vcs_update_requests',
-  'progress_or_scope_concern', 'frustration_or_complaint', 'removal_or_reversion_request', 'other_user_issue',
+  'sentiment_positive',
+  'sentiment_neutral',
+  'sentiment_negative',
+  'misunderstood_intention',
+  'did_not_follow_instruction',
+  'insufficient_analysis',
+  'insufficient_clarification',
+  'improper_tool_use_or_setup',
+  'loop_behavior',
+  'insufficient_testing',
+  'insufficient_debugging',
+  'incomplete_implementation',
+  'file_management_errors',
+  'scope_creep',
+  'risky_actions_or_permission',
+  'other_agent_issue',
+  'infrastructure_external_issue',
+  'infrastructure_agent_caused_issue',
+  'clarification_or_restatement',
+  'correction',
+  'direction_change',
+  'vcs_update_requests',
+  'progress_or_scope_concern',
+  'frustration_or_complaint',
+  'removal_or_reversion_request',
+  'other_user_issue',
 ];
 
 /** Label tables known by name (`scorer.labels: openhands-critic`), with the activation they were trained for. */
@@ -60,7 +79,10 @@ export function readProblemType(path: string | undefined): string | undefined {
     const config = JSON.parse(readFileSync(file, 'utf8')) as { problem_type?: unknown };
     return typeof config.problem_type === 'string' ? config.problem_type : undefined;
   } catch (error) {
-    throw wnwError('WNW_ERR_CFG_INVALID', `${file}: not JSON: ${(error as Error).message}`, { cause: error, details: { field: 'scorer.activation', file } });
+    throw wnwError('WNW_ERR_CFG_INVALID', `${file}: not JSON: ${(error as Error).message}`, {
+      cause: error,
+      details: { field: 'scorer.activation', file },
+    });
   }
 }
 
@@ -80,14 +102,20 @@ export interface HeadConfig {
 export function resolveHead(config: HeadConfig): HeadSettings {
   const preset = typeof config.labels === 'string' ? LABEL_PRESETS[config.labels] : undefined;
   if (typeof config.labels === 'string' && !preset) {
-    throw wnwError('WNW_ERR_CFG_INVALID', `scorer.labels: unknown label table "${config.labels}"; use one of ${Object.keys(LABEL_PRESETS).join(', ')} or a list of names`, {
-      details: { field: 'scorer.labels', valid: Object.keys(LABEL_PRESETS) },
-    });
+    throw wnwError(
+      'WNW_ERR_CFG_INVALID',
+      `scorer.labels: unknown label table "${config.labels}"; use one of ${Object.keys(LABEL_PRESETS).join(', ')} or a list of names`,
+      {
+        details: { field: 'scorer.labels', valid: Object.keys(LABEL_PRESETS) },
+      },
+    );
   }
   const labels = preset ? preset.labels : (config.labels as readonly string[]);
   const labelIndex = config.labelIndex ?? 0;
   if (!Number.isInteger(labelIndex) || labelIndex < 0 || labelIndex >= labels.length) {
-    throw wnwError('WNW_ERR_CFG_INVALID', `scorer.labelIndex: ${labelIndex} is not an index of the ${labels.length} labels`, { details: { field: 'scorer.labelIndex' } });
+    throw wnwError('WNW_ERR_CFG_INVALID', `scorer.labelIndex: ${labelIndex} is not an index of the ${labels.length} labels`, {
+      details: { field: 'scorer.labelIndex' },
+    });
   }
   const explicit = config.activation === 'auto' ? undefined : config.activation;
   const fromConfig = activationOfProblemType(config.problemType);
@@ -106,9 +134,13 @@ export function resolveHead(config: HeadConfig): HeadSettings {
 /** Checks that a result holds one value per label. */
 export function checkLabelCount(head: HeadSettings, values: readonly number[], where: string): void {
   if (values.length !== head.labels.length) {
-    throw wnwError('WNW_ERR_SCORE_RESPONSE', `${where}: ${values.length} values for a head of ${head.labels.length} labels (${head.labels.slice(0, 3).join(', ')}, …); check scorer.labels against the served model`, {
-      details: { expected: head.labels.length, received: values.length },
-    });
+    throw wnwError(
+      'WNW_ERR_SCORE_RESPONSE',
+      `${where}: ${values.length} values for a head of ${head.labels.length} labels (${head.labels.slice(0, 3).join(', ')}, …); check scorer.labels against the served model`,
+      {
+        details: { expected: head.labels.length, received: values.length },
+      },
+    );
   }
 }
 

@@ -61,7 +61,11 @@ export interface HttpScorerDefinition {
    * A second look at a batch's outputs, able to ask another endpoint for some inputs (vLLM's
    * `/score` saturates: its clamped scores are asked again on `/classify` for the raw logit).
    */
-  refine?(outputs: ScoreOutput[], inputs: ScoreInput[], ask: (endpoint: ScoreEndpoint<any>, inputs: ScoreInput[]) => Promise<ScoreOutput[]>): Promise<ScoreOutput[]>;
+  refine?(
+    outputs: ScoreOutput[],
+    inputs: ScoreInput[],
+    ask: (endpoint: ScoreEndpoint<any>, inputs: ScoreInput[]) => Promise<ScoreOutput[]>,
+  ): Promise<ScoreOutput[]>;
 }
 
 /** Keeps the response type of an endpoint literal while checking its shape. */
@@ -76,7 +80,10 @@ export function defineEndpoint<TResponse>(endpoint: ScoreEndpoint<TResponse>): S
 export function isContextLengthError(error: unknown): boolean {
   if (!WinnowerError.isInstance(error) || error.code !== 'WNW_ERR_SCORE_UPSTREAM') return false;
   const { status, body } = error.details as { status?: unknown; body?: unknown };
-  return (status === 400 || status === 413) && /maximum context length|context length|max_model_len|maximum model length|too long/i.test(String(body ?? error.message));
+  return (
+    (status === 400 || status === 413) &&
+    /maximum context length|context length|max_model_len|maximum model length|too long/i.test(String(body ?? error.message))
+  );
 }
 
 /** The output of an input the server refused as too long: unscored, with the server's reason. */
@@ -85,10 +92,14 @@ export function tooLongOutput(error: WinnowerError, tokens: number | undefined):
   return {
     value: Number.NaN,
     raw: Number.NaN,
-    error: wnwError('WNW_ERR_SCORE_TOO_LONG', `the value model server refused this candidate as longer than its context${tokens === undefined ? '' : ` (${tokens} tokens sent)`}: ${reason}`, {
-      cause: error,
-      details: { ...error.details, ...(tokens === undefined ? {} : { tokens }) },
-    }),
+    error: wnwError(
+      'WNW_ERR_SCORE_TOO_LONG',
+      `the value model server refused this candidate as longer than its context${tokens === undefined ? '' : ` (${tokens} tokens sent)`}: ${reason}`,
+      {
+        cause: error,
+        details: { ...error.details, ...(tokens === undefined ? {} : { tokens }) },
+      },
+    ),
   };
 }
 
@@ -97,7 +108,7 @@ export function serverMessage(body: unknown): string {
   const text = String(body ?? '');
   try {
     const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
-    const message = typeof parsed.error === 'object' ? parsed.error?.message : parsed.error ?? parsed.message ?? parsed.detail;
+    const message = typeof parsed.error === 'object' ? parsed.error?.message : (parsed.error ?? parsed.message ?? parsed.detail);
     if (message !== undefined) return typeof message === 'string' ? message : JSON.stringify(message);
   } catch {
     // not JSON: the text itself
@@ -110,15 +121,23 @@ export function serverMessage(body: unknown): string {
  * inputs it carried are unscored with the server's message, the other requests' are scored.
  */
 function isRefusedRequest(error: unknown): error is WinnowerError {
-  return WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SCORE_UPSTREAM' && (error.details.status === 400 || error.details.status === 422);
+  return (
+    WinnowerError.isInstance(error) &&
+    error.code === 'WNW_ERR_SCORE_UPSTREAM' &&
+    (error.details.status === 400 || error.details.status === 422)
+  );
 }
 
 function refusedOutputs(error: WinnowerError, path: string, count: number): ScoreOutput[] {
   const message = serverMessage(error.details.body).slice(0, 500);
-  const refused = wnwError('WNW_ERR_SCORE_UPSTREAM', `the value model server refused the ${path} request for this candidate (${String(error.details.status)}): ${message}`, {
-    cause: error,
-    details: { ...error.details },
-  });
+  const refused = wnwError(
+    'WNW_ERR_SCORE_UPSTREAM',
+    `the value model server refused the ${path} request for this candidate (${String(error.details.status)}): ${message}`,
+    {
+      cause: error,
+      details: { ...error.details },
+    },
+  );
   return Array.from({ length: count }, () => ({ value: Number.NaN, raw: Number.NaN, error: refused }));
 }
 
@@ -155,9 +174,13 @@ export function resolveLabelIds(tokenizer: Tokenizer, labels: { yes: string; no:
   const no = singleTokenId(tokenizer, labels.no);
   if (yes === undefined || no === undefined) {
     const bad = [yes === undefined ? labels.yes : undefined, no === undefined ? labels.no : undefined].filter(Boolean);
-    throw wnwError('WNW_ERR_SCORE_TOKENIZER', `judge labels ${bad.map((label) => JSON.stringify(label)).join(', ')} are not single tokens of ${tokenizer.name}`, {
-      details: { labels, tokenizer: tokenizer.name },
-    });
+    throw wnwError(
+      'WNW_ERR_SCORE_TOKENIZER',
+      `judge labels ${bad.map((label) => JSON.stringify(label)).join(', ')} are not single tokens of ${tokenizer.name}`,
+      {
+        details: { labels, tokenizer: tokenizer.name },
+      },
+    );
   }
   return { yes, no };
 }
@@ -205,9 +228,13 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
     outputs.forEach((output, index) => {
       if (output.error) return;
       if (!Number.isFinite(output.raw) || !(output.value >= 0 && output.value <= 1)) {
-        throw wnwError('WNW_ERR_SCORE_RESPONSE', `${endpoint.path}: result ${index} is not a score (value ${output.value}, raw ${output.raw})`, {
-          details: { path: endpoint.path, index },
-        });
+        throw wnwError(
+          'WNW_ERR_SCORE_RESPONSE',
+          `${endpoint.path}: result ${index} is not a score (value ${output.value}, raw ${output.raw})`,
+          {
+            details: { path: endpoint.path, index },
+          },
+        );
       }
     });
     return outputs;
@@ -217,7 +244,12 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
    * One request; when the server refuses it as too long, a request of several inputs is split
    * into one request per input, so only the inputs that are too long themselves go unscored.
    */
-  async function sendOrSplit(endpoint: ScoreEndpoint<any>, group: ScoreInput[], signal: AbortSignal, oneOfSeveral = false): Promise<ScoreOutput[]> {
+  async function sendOrSplit(
+    endpoint: ScoreEndpoint<any>,
+    group: ScoreInput[],
+    signal: AbortSignal,
+    oneOfSeveral = false,
+  ): Promise<ScoreOutput[]> {
     try {
       return await send(endpoint, group, signal);
     } catch (error) {
@@ -276,7 +308,9 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
       await probe(options.signal);
       const prepared = await withIds(inputs, settings.tokenizer);
       const outputs = await run(resolve(definition.endpoint(prepared)), prepared, options.signal);
-      return definition.refine ? definition.refine(outputs, prepared, (endpoint, subset) => run(endpoint, subset, options.signal)) : outputs;
+      return definition.refine
+        ? definition.refine(outputs, prepared, (endpoint, subset) => run(endpoint, subset, options.signal))
+        : outputs;
     },
     async close() {
       closed = true;

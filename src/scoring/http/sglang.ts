@@ -66,7 +66,10 @@ const HeadScoreResponse = z.object({ scores: z.array(z.array(z.number()).min(1))
 
 /** `GET /get_server_info`: the server's arguments, flat (or under `server_args` on some versions). */
 const ServerInfo = z
-  .object({ multi_item_scoring_delimiter: z.number().int().nullish(), server_args: z.object({ multi_item_scoring_delimiter: z.number().int().nullish() }).loose().nullish() })
+  .object({
+    multi_item_scoring_delimiter: z.number().int().nullish(),
+    server_args: z.object({ multi_item_scoring_delimiter: z.number().int().nullish() }).loose().nullish(),
+  })
   .loose();
 
 /** `/generate` with a batch: one result per input; `[logprob, token_id, text|null]` per label. */
@@ -108,7 +111,8 @@ export function createSGLangScorer(settings: SGLangSettings): Scorer {
   let multiItem = settings.multiItem === true;
   const maxItems = settings.maxItems ?? 64;
   /** One request per input, or one per run of candidates that share a prefix (multi-item). */
-  const group = (inputs: ScoreInput[]) => (multiItem ? groupBySharedPrefix(inputs, { minSharedTokens: 32, maxItems }).map((run) => run.inputs) : inputs.map((input) => [input]));
+  const group = (inputs: ScoreInput[]) =>
+    multiItem ? groupBySharedPrefix(inputs, { minSharedTokens: 32, maxItems }).map((run) => run.inputs) : inputs.map((input) => [input]);
   const queryAndItems = (inputs: ScoreInput[]) => {
     const [run] = groupBySharedPrefix(inputs, { minSharedTokens: 0, maxItems: inputs.length });
     return { model: settings.model, query: run!.query, items: run!.items };
@@ -137,12 +141,16 @@ export function createSGLangScorer(settings: SGLangSettings): Scorer {
       map: (response, inputs) =>
         response.scores
           .slice(0, inputs.length)
-          .map((logits, index) => (settings.head ? headFromLogits(settings.head, logits, `/v1/score scores[${index}]`) : scalarOutput(logits[0]!))),
+          .map((logits, index) =>
+            settings.head ? headFromLogits(settings.head, logits, `/v1/score scores[${index}]`) : scalarOutput(logits[0]!),
+          ),
     });
     return createHttpScorer(settings, { backend: 'sglang', probe, endpoint: () => headScore });
   }
 
-  const labelIds = settings.labelTokenIds ?? (settings.tokenizer ? resolveLabelIds(settings.tokenizer, settings.labels ?? { yes: 'YES', no: 'NO' }) : undefined);
+  const labelIds =
+    settings.labelTokenIds ??
+    (settings.tokenizer ? resolveLabelIds(settings.tokenizer, settings.labels ?? { yes: 'YES', no: 'NO' }) : undefined);
   if (!labelIds) {
     throw wnwError('WNW_ERR_CFG_INVALID', 'an SGLang judge needs a tokenizer or labelTokenIds to know the YES/NO token ids', {
       details: { field: 'tokenizer' },
@@ -175,7 +183,9 @@ export function createSGLangScorer(settings: SGLangSettings): Scorer {
     body: (inputs) => ({ ...queryAndItems(inputs), label_token_ids: labelTokenIds, apply_softmax: true }),
     response: ScoreResponse,
     map: (response, inputs) =>
-      response.scores.slice(0, inputs.length).map(([yes, no]) => judgeOutput(Math.max(Math.log(yes!), MISSING_LOGPROB), Math.max(Math.log(no!), MISSING_LOGPROB))),
+      response.scores
+        .slice(0, inputs.length)
+        .map(([yes, no]) => judgeOutput(Math.max(Math.log(yes!), MISSING_LOGPROB), Math.max(Math.log(no!), MISSING_LOGPROB))),
     fallback: generate,
   });
 

@@ -42,7 +42,9 @@ export interface VllmSettings extends ServerScorerSettings {
 }
 
 const ClassifyResponse = z.object({
-  data: z.array(z.object({ index: z.number().int().nonnegative(), probs: z.array(z.number()).min(1), num_classes: z.number().int().nullish() }).loose()),
+  data: z.array(
+    z.object({ index: z.number().int().nonnegative(), probs: z.array(z.number()).min(1), num_classes: z.number().int().nullish() }).loose(),
+  ),
   usage: z.object({ prompt_tokens: z.number().int() }).loose().nullish(),
 });
 type ClassifyResponse = z.infer<typeof ClassifyResponse>;
@@ -104,9 +106,13 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
       if (features.useActivation) return scalarOutput(values[yes]! - values[1 - yes]!);
       return { value: values[yes]!, raw: logit(values[yes]!) };
     }
-    throw wnwError('WNW_ERR_SCORE_RESPONSE', `${where}: ${values.length} values per result; a multi-label head needs scorer.labels (and labelIndex)`, {
-      details: { received: values.length },
-    });
+    throw wnwError(
+      'WNW_ERR_SCORE_RESPONSE',
+      `${where}: ${values.length} values per result; a multi-label head needs scorer.labels (and labelIndex)`,
+      {
+        details: { received: values.length },
+      },
+    );
   }
 
   /** The cut asked of the server: the budget, and always below its max_model_len by the margin. */
@@ -128,9 +134,13 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
       .sort((a, b) => a.index - b.index)
       .map((result) => {
         if (typeof result.num_classes === 'number' && result.num_classes !== result.probs.length) {
-          throw wnwError('WNW_ERR_SCORE_RESPONSE', `/classify: data[${result.index}] has num_classes ${result.num_classes} but ${result.probs.length} probs`, {
-            details: { index: result.index },
-          });
+          throw wnwError(
+            'WNW_ERR_SCORE_RESPONSE',
+            `/classify: data[${result.index}] has num_classes ${result.num_classes} but ${result.probs.length} probs`,
+            {
+              details: { index: result.index },
+            },
+          );
         }
         return read(result.probs, `/classify data[${result.index}]`);
       });
@@ -144,7 +154,9 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
     // takes text only, split after a newline (the server tokenizes query and document apart).
     group: (inputs) => {
       let start = 0;
-      return groupBySharedPrefix(asText(inputs), { minSharedTokens: 32, maxItems: 64 }).map((group) => inputs.slice(start, (start += group.inputs.length)));
+      return groupBySharedPrefix(asText(inputs), { minSharedTokens: 32, maxItems: 64 }).map((group) =>
+        inputs.slice(start, (start += group.inputs.length)),
+      );
     },
     body: (inputs) => {
       const [group] = groupBySharedPrefix(asText(inputs), { minSharedTokens: 0, maxItems: inputs.length });
@@ -159,13 +171,20 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
    * `/score`'s clamp makes strong candidates tie: those at the clamp are asked again on
    * `/classify` (same server, same head) for the raw logit. Should that fail, the clamped scores stand.
    */
-  async function unclamp(outputs: ScoreOutput[], inputs: ScoreInput[], ask: (endpoint: typeof classify, inputs: ScoreInput[]) => Promise<ScoreOutput[]>): Promise<ScoreOutput[]> {
+  async function unclamp(
+    outputs: ScoreOutput[],
+    inputs: ScoreInput[],
+    ask: (endpoint: typeof classify, inputs: ScoreInput[]) => Promise<ScoreOutput[]>,
+  ): Promise<ScoreOutput[]> {
     if (settings.endpoint !== 'score') return outputs;
     const clamped = outputs.flatMap((output, index) => (!output.error && isClamped(output.value) ? [index] : []));
     if (clamped.length === 0) return outputs;
     let raw: ScoreOutput[];
     try {
-      raw = await ask(classify, clamped.map((index) => inputs[index]!));
+      raw = await ask(
+        classify,
+        clamped.map((index) => inputs[index]!),
+      );
     } catch {
       return outputs;
     }
@@ -189,16 +208,24 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
     if (served) {
       const model = served.data.find((entry) => entry.id === settings.model);
       if (!model) {
-        throw wnwError('WNW_ERR_CFG_INVALID', `scorer.model: "${settings.model}" is not served at ${settings.urls[0]}; it serves ${served.data.map((entry) => entry.id).join(', ') || 'nothing'} (vllm serve --served-model-name)`, {
-          details: { field: 'scorer.model', served: served.data.map((entry) => entry.id) },
-        });
+        throw wnwError(
+          'WNW_ERR_CFG_INVALID',
+          `scorer.model: "${settings.model}" is not served at ${settings.urls[0]}; it serves ${served.data.map((entry) => entry.id).join(', ') || 'nothing'} (vllm serve --served-model-name)`,
+          {
+            details: { field: 'scorer.model', served: served.data.map((entry) => entry.id) },
+          },
+        );
       }
       if (model.max_model_len) {
         features.maxModelLen = model.max_model_len;
         if (maxInputTokens > model.max_model_len) {
-          throw wnwError('WNW_ERR_CFG_INVALID', `scorer.maxInputTokens: ${maxInputTokens} is more than the server's max_model_len ${model.max_model_len}; set it (or --budget) to at most ${model.max_model_len}`, {
-            details: { field: 'scorer.maxInputTokens', maxModelLen: model.max_model_len },
-          });
+          throw wnwError(
+            'WNW_ERR_CFG_INVALID',
+            `scorer.maxInputTokens: ${maxInputTokens} is more than the server's max_model_len ${model.max_model_len}; set it (or --budget) to at most ${model.max_model_len}`,
+            {
+              details: { field: 'scorer.maxInputTokens', maxModelLen: model.max_model_len },
+            },
+          );
         }
       }
     }
@@ -207,15 +234,28 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
     const tiny: ScoreInput[] = [{ key: 'probe', text: 'probe' }];
     let response: ClassifyResponse;
     try {
-      response = await client.postJson({ path: '/classify', body: classifyBody(tiny), schema: ClassifyResponse, ...(signal ? { signal } : {}) });
+      response = await client.postJson({
+        path: '/classify',
+        body: classifyBody(tiny),
+        schema: ClassifyResponse,
+        ...(signal ? { signal } : {}),
+      });
     } catch (error) {
       if (!rejectsUseActivation(error)) throw error;
       features.useActivation = false;
-      response = await client.postJson({ path: '/classify', body: classifyBody(tiny), schema: ClassifyResponse, ...(signal ? { signal } : {}) });
+      response = await client.postJson({
+        path: '/classify',
+        body: classifyBody(tiny),
+        schema: ClassifyResponse,
+        ...(signal ? { signal } : {}),
+      });
     }
     mapClassify(response);
   }
 
-  const scorer = createHttpScorer({ ...settings, maxInputTokens }, { backend: 'vllm', probe, endpoint: () => (settings.endpoint === 'score' ? score : classify), refine: unclamp });
+  const scorer = createHttpScorer(
+    { ...settings, maxInputTokens },
+    { backend: 'vllm', probe, endpoint: () => (settings.endpoint === 'score' ? score : classify), refine: unclamp },
+  );
   return Object.assign(scorer, { features });
 }

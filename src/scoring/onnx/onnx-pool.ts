@@ -157,23 +157,25 @@ function waitReady(worker: Worker, modelPath: string): Promise<OnnxSessionInfo> 
         resolve({ inputNames: message.inputNames, outputNames: message.outputNames, outputName: message.outputName });
       } else if (message.type === 'load-error') {
         cleanup();
-        reject(
-          wnwError('WNW_ERR_SCORE_MODEL', `cannot load ${modelPath}: ${message.message}`, { details: { file: modelPath } }),
-        );
+        reject(wnwError('WNW_ERR_SCORE_MODEL', `cannot load ${modelPath}: ${message.message}`, { details: { file: modelPath } }));
       }
     };
     const onError = (error: Error) => {
       cleanup();
-      reject(wnwError('WNW_ERR_SCORE_MODEL', `ONNX worker failed to start for ${modelPath}: ${error.message}`, {
-        cause: error,
-        details: { file: modelPath },
-      }));
+      reject(
+        wnwError('WNW_ERR_SCORE_MODEL', `ONNX worker failed to start for ${modelPath}: ${error.message}`, {
+          cause: error,
+          details: { file: modelPath },
+        }),
+      );
     };
     const onExit = (code: number) => {
       cleanup();
-      reject(wnwError('WNW_ERR_SCORE_MODEL', `ONNX worker exited (code ${code}) before loading ${modelPath}`, {
-        details: { file: modelPath },
-      }));
+      reject(
+        wnwError('WNW_ERR_SCORE_MODEL', `ONNX worker exited (code ${code}) before loading ${modelPath}`, {
+          details: { file: modelPath },
+        }),
+      );
     };
     const cleanup = () => {
       worker.off('message', onMessage);

@@ -57,7 +57,10 @@ export interface OnnxScorer extends Scorer {
 const ModelConfig = z.looseObject({
   max_position_embeddings: z.number().int().positive().optional(),
   pad_token_id: z.number().int().nonnegative().nullable().optional(),
-  eos_token_id: z.union([z.number().int().nonnegative(), z.array(z.number().int().nonnegative())]).nullable().optional(),
+  eos_token_id: z
+    .union([z.number().int().nonnegative(), z.array(z.number().int().nonnegative())])
+    .nullable()
+    .optional(),
   id2label: z.record(z.string(), z.string()).optional(),
 });
 type ModelConfig = z.infer<typeof ModelConfig>;
@@ -81,17 +84,23 @@ export async function createOnnxScorer(options: OnnxScorerOptions): Promise<Onnx
   try {
     const padTokenId = config.pad_token_id ?? [config.eos_token_id ?? 0].flat()[0] ?? 0;
     checkInputs(info, modelPath);
-    const probe = await pool.run({ ids: new Int32Array([padTokenId]), lengths: new Int32Array([1]), padTokenId, pick: { kind: 'probe' } }, 1);
+    const probe = await pool.run(
+      { ids: new Int32Array([padTokenId]), lengths: new Int32Array([1]), padTokenId, pick: { kind: 'probe' } },
+      1,
+    );
     const kind = options.head ? headKind(probe.dims, options.head, modelPath) : kindOf(probe.dims, info.outputName, modelPath);
     const labels = options.labels ?? { yes: 'YES', no: 'NO' };
     const labelIds =
-      kind === 'two-class' ? classifierColumns(config, labels)
-      : kind === 'causal-lm' ? await labelTokenIds(tokenizer, labels, probe.dims[2]!, modelPath)
-      : undefined;
-    const pick: OnnxPick =
-      options.head ? { kind: 'head', index: options.head.labelIndex, softmax: options.head.activation === 'softmax' }
-      : labelIds && (kind === 'two-class' || kind === 'causal-lm') ? { kind, ...labelIds }
-      : { kind: 'scalar' };
+      kind === 'two-class'
+        ? classifierColumns(config, labels)
+        : kind === 'causal-lm'
+          ? await labelTokenIds(tokenizer, labels, probe.dims[2]!, modelPath)
+          : undefined;
+    const pick: OnnxPick = options.head
+      ? { kind: 'head', index: options.head.labelIndex, softmax: options.head.activation === 'softmax' }
+      : labelIds && (kind === 'two-class' || kind === 'causal-lm')
+        ? { kind, ...labelIds }
+        : { kind: 'scalar' };
     return new OnnxScorerImpl({
       pool,
       tokenizer,
@@ -201,9 +210,13 @@ class OnnxScorerImpl implements OnnxScorer {
         throw wnwError('WNW_ERR_INPUT_INVALID', `input ${key} has no tokens`, { details: { key } });
       }
       if (ids.length > this.maxInputTokens) {
-        throw wnwError('WNW_ERR_INPUT_INVALID', `input ${key} has ${ids.length} tokens; ${this.model} takes at most ${this.maxInputTokens}`, {
-          details: { key, tokens: ids.length, max: this.maxInputTokens },
-        });
+        throw wnwError(
+          'WNW_ERR_INPUT_INVALID',
+          `input ${key} has ${ids.length} tokens; ${this.model} takes at most ${this.maxInputTokens}`,
+          {
+            details: { key, tokens: ids.length, max: this.maxInputTokens },
+          },
+        );
       }
     });
     return rows;
@@ -258,7 +271,8 @@ class OnnxScorerImpl implements OnnxScorer {
 
   /** `first`, `second`: [logit, 0] for a scalar head, [logit_NO, logit_YES] for judges, [logit, log Σ exp] for a head. */
   #output(first: number, second: number): ScoreOutput {
-    if (this.#parts.pick.kind === 'head') return { value: this.#parts.pick.softmax ? Math.exp(first - second) : sigmoid(first), raw: first };
+    if (this.#parts.pick.kind === 'head')
+      return { value: this.#parts.pick.softmax ? Math.exp(first - second) : sigmoid(first), raw: first };
     const raw = this.kind === 'scalar' ? first : second - first;
     return { value: sigmoid(raw), raw };
   }
@@ -290,9 +304,13 @@ function kindOf(dims: number[], outputName: string, modelPath: string): OnnxMode
   if (dims.length === 2 && dims[1] === 2) return 'two-class';
   if (dims.length === 3 && dims[2]! > 2) return 'causal-lm';
   if (dims.length === 2) {
-    throw wnwError('WNW_ERR_SCORE_MODEL', `${modelPath}: output ${outputName} has ${dims[1]} labels; name them (scorer.labels, and labelIndex for success) to read it as a multi-label head`, {
-      details: { file: modelPath, output: outputName, dims, field: 'scorer.labels' },
-    });
+    throw wnwError(
+      'WNW_ERR_SCORE_MODEL',
+      `${modelPath}: output ${outputName} has ${dims[1]} labels; name them (scorer.labels, and labelIndex for success) to read it as a multi-label head`,
+      {
+        details: { file: modelPath, output: outputName, dims, field: 'scorer.labels' },
+      },
+    );
   }
   throw wnwError(
     'WNW_ERR_SCORE_MODEL',
@@ -304,9 +322,13 @@ function kindOf(dims: number[], outputName: string, modelPath: string): OnnxMode
 /** A head read by its label table: the output must be `[batch, labels]` with exactly that many labels. */
 function headKind(dims: number[], head: HeadSettings, modelPath: string): OnnxModelKind {
   if (dims.length === 2 && dims[1] === head.labels.length) return 'multi-label';
-  throw wnwError('WNW_ERR_SCORE_MODEL', `${modelPath}: output dims [${dims.join(', ')}] for one row do not match the ${head.labels.length} labels of scorer.labels`, {
-    details: { file: modelPath, dims, labels: head.labels.length, field: 'scorer.labels' },
-  });
+  throw wnwError(
+    'WNW_ERR_SCORE_MODEL',
+    `${modelPath}: output dims [${dims.join(', ')}] for one row do not match the ${head.labels.length} labels of scorer.labels`,
+    {
+      details: { file: modelPath, dims, labels: head.labels.length, field: 'scorer.labels' },
+    },
+  );
 }
 
 /** Columns of a two-class head: from config.json's id2label when it names the labels, else NO=0, YES=1. */
@@ -335,9 +357,13 @@ async function labelTokenIds(
     const ids = encoded[0]!;
     if (ids.length === 1) {
       if (ids[0]! >= vocabSize) {
-        throw wnwError('WNW_ERR_SCORE_MODEL', `label ${JSON.stringify(label)} is token ${ids[0]}, beyond the ${vocabSize} logits of ${modelPath}`, {
-          details: { file: modelPath, label },
-        });
+        throw wnwError(
+          'WNW_ERR_SCORE_MODEL',
+          `label ${JSON.stringify(label)} is token ${ids[0]}, beyond the ${vocabSize} logits of ${modelPath}`,
+          {
+            details: { file: modelPath, label },
+          },
+        );
       }
       return ids[0]!;
     }
@@ -345,16 +371,22 @@ async function labelTokenIds(
     throw wnwError(
       'WNW_ERR_SCORE_TOKENIZER',
       `judge label ${JSON.stringify(label)} is ${ids.length} tokens in ${tokenizer.name}; it must be one. ` +
-        (singles.length > 0 ? `Single-token variants: ${singles.join(', ')} (set labels to one of them).` : 'No variant (with or without a leading space) is a single token.'),
+        (singles.length > 0
+          ? `Single-token variants: ${singles.join(', ')} (set labels to one of them).`
+          : 'No variant (with or without a leading space) is a single token.'),
       { details: { label, tokens: ids, tokenizer: tokenizer.name } },
     );
   };
   const yes = await single(labels.yes);
   const no = await single(labels.no);
   if (yes === no) {
-    throw wnwError('WNW_ERR_SCORE_TOKENIZER', `judge labels ${JSON.stringify(labels.yes)} and ${JSON.stringify(labels.no)} are the same token ${yes}`, {
-      details: { labels },
-    });
+    throw wnwError(
+      'WNW_ERR_SCORE_TOKENIZER',
+      `judge labels ${JSON.stringify(labels.yes)} and ${JSON.stringify(labels.no)} are the same token ${yes}`,
+      {
+        details: { labels },
+      },
+    );
   }
   return { yes, no };
 }

@@ -48,7 +48,11 @@ export const consensusOrdering: Ordering = {
     const next = instance.clusters[1]?.[0];
     if (next && next.clusterWeight === chosen.clusterWeight && next.clusterSize === chosen.clusterSize) {
       const decidedBy =
-        next.value !== chosen.value ? 'value' : next.changedLines !== chosen.changedLines ? 'smaller patch' : 'trajectory id (lexicographic)';
+        next.value !== chosen.value
+          ? 'value'
+          : next.changedLines !== chosen.changedLines
+            ? 'smaller patch'
+            : 'trajectory id (lexicographic)';
       clause += `; tied with ${next.id}'s cluster on weight and size, won on ${decidedBy}`;
     }
     return clause;

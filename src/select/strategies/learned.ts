@@ -20,11 +20,17 @@ export { LearnedSelector, loadSelector, SELECTOR_FILE, SELECTOR_FORMAT } from '.
  * weights in use (selector.json `trajectory`), those give the trajectory signals' contributions
  * (weight × raw value) in place of their entries.
  */
-export function contributions(selector: LearnedSelector, signals: Signals): { total: number; parts: Array<{ name: SignalName; value: number }> } {
+export function contributions(
+  selector: LearnedSelector,
+  signals: Signals,
+): { total: number; parts: Array<{ name: SignalName; value: number }> } {
   const fitted = trajectoryWeightsFor('learned', selector.trajectory);
   let total = 0;
   const parts = selector.signals.map((signal) => {
-    const own = fitted && (TRAJECTORY_SIGNAL_NAMES as readonly SignalName[]).includes(signal.name) ? fitted[signal.name as TrajectorySignalName] : undefined;
+    const own =
+      fitted && (TRAJECTORY_SIGNAL_NAMES as readonly SignalName[]).includes(signal.name)
+        ? fitted[signal.name as TrajectorySignalName]
+        : undefined;
     const value = own !== undefined ? own * signals[signal.name] : (signal.weight * (signals[signal.name] - signal.mean)) / signal.std;
     total += value;
     return { name: signal.name, value };
@@ -51,7 +57,10 @@ export function rankLearned(instance: PreparedInstance, context: LearnedContext 
     tieBreaks: ['smaller patch'],
     reasons(p) {
       const { total, parts } = scored.get(p)!;
-      const top = [...parts].filter((part) => Math.abs(part.value) >= 0.005).sort((a, b) => Math.abs(b.value) - Math.abs(a.value)).slice(0, 4);
+      const top = [...parts]
+        .filter((part) => Math.abs(part.value) >= 0.005)
+        .sort((a, b) => Math.abs(b.value) - Math.abs(a.value))
+        .slice(0, 4);
       const listed = top.map((part) => `${part.name} ${part.value >= 0 ? '+' : ''}${formatValue(part.value)}`).join(', ');
       return [`learned score ${formatValue(total)}${listed ? ` (${listed})` : ''}`];
     },

@@ -20,14 +20,24 @@ import { quantize, type Prepared, type PreparedInstance } from '../prepare.js';
 import { assemble, formatValue, type Ordering } from '../rank.js';
 import { configPrior, type Priors } from '../priors.js';
 import { computeSignals, type Signals } from '../signals.js';
-import { ROBUST_TRAJECTORY_PRIOR, TRAJECTORY_SIGNAL_NAMES, trajectoryWeightsFor, type TrajectorySignalName, type TrajectoryWeights } from '../trajectory-weights.js';
+import {
+  ROBUST_TRAJECTORY_PRIOR,
+  TRAJECTORY_SIGNAL_NAMES,
+  trajectoryWeightsFor,
+  type TrajectorySignalName,
+  type TrajectoryWeights,
+} from '../trajectory-weights.js';
 
 /**
  * Weights on raw signals. Agreement of lines and of files weigh the same (chosen by
  * leave-one-source-out: bench/results/train-sources.md); the trajectory prior is not in any
  * patch-only training data and is stated, not fitted.
  */
-export const ROBUST_WEIGHTS = { line_agreement: 1, file_agreement: 1, traj_last_test_passed: ROBUST_TRAJECTORY_PRIOR.traj_last_test_passed } as const;
+export const ROBUST_WEIGHTS = {
+  line_agreement: 1,
+  file_agreement: 1,
+  traj_last_test_passed: ROBUST_TRAJECTORY_PRIOR.traj_last_test_passed,
+} as const;
 
 /** Agreement alone: the part of the robust score no trajectory weight touches. */
 export function robustAgreement(signals: Signals): number {
@@ -42,13 +52,20 @@ export function robustScore(signals: Signals, trajectory: Record<TrajectorySigna
 const tier = (p: Prepared): number => VERIFY_TIER[p.verify ?? 'none'];
 
 /** Ranks by verification, then agreement, then smaller patch; see the module comment. */
-export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'problem_statement'>, priors?: Priors, trajectory?: TrajectoryWeights): Selection {
+export function rankRobust(
+  instance: PreparedInstance,
+  task?: Pick<Task, 'problem_statement'>,
+  priors?: Priors,
+  trajectory?: TrajectoryWeights,
+): Selection {
   const signals = computeSignals(instance, task);
   const weights = trajectoryWeightsFor('robust', trajectory);
   const raw = signals.map((s) => robustScore(s, weights));
   const score = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, quantize(raw[i]!)]));
   const trajectoryPart = new Map<Prepared, number>(instance.candidates.map((p, i) => [p, raw[i]! - robustAgreement(signals[i]!)]));
-  const prior = new Map<Prepared, number>(instance.candidates.map((p) => [p, priors ? quantize(configPrior(priors, p.candidate.trajectory)) : 0]));
+  const prior = new Map<Prepared, number>(
+    instance.candidates.map((p) => [p, priors ? quantize(configPrior(priors, p.candidate.trajectory)) : 0]),
+  );
   const own: Ordering = {
     strategy: 'robust',
     key: (p) => [Number(p.usable), tier(p), prior.get(p)!, score.get(p)!, -p.changedLines],
@@ -60,7 +77,9 @@ export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'proble
         ? [
             ...(priors ? [`configuration resolved ${formatValue(prior.get(p)!)} of its past tasks (shrunk)`] : []),
             `agreement ${formatValue(score.get(p)!)}`,
-            ...(weights ? [`of which trajectory ${formatValue(trajectoryPart.get(p)!)} (weights fitted on ${trajectory!.rows} labelled candidates)`] : []),
+            ...(weights
+              ? [`of which trajectory ${formatValue(trajectoryPart.get(p)!)} (weights fitted on ${trajectory!.rows} labelled candidates)`]
+              : []),
           ]
         : [],
     why(chosen, ranked) {
@@ -70,8 +89,10 @@ export function rankRobust(instance: PreparedInstance, task?: Pick<Task, 'proble
         return `chose ${chosen.id}: ${tested}its configuration has the best record (${formatValue(prior.get(chosen)!)} resolved, shrunk) of ${usable.length} usable, agreement ${formatValue(score.get(chosen)!)}`;
       }
       const distinct = new Set(usable.map((p) => score.get(p))).size;
-      if (usable.length > 1 && distinct === 1) return `chose ${chosen.id}: ${tested}all ${usable.length} usable candidates agree equally with the others, so the smaller patch won`;
-      if (weights) return `chose ${chosen.id}: ${tested}highest agreement with the other candidates plus fitted trajectory weights (${formatValue(score.get(chosen)!)}, trajectory ${formatValue(trajectoryPart.get(chosen)!)}) of ${usable.length} usable`;
+      if (usable.length > 1 && distinct === 1)
+        return `chose ${chosen.id}: ${tested}all ${usable.length} usable candidates agree equally with the others, so the smaller patch won`;
+      if (weights)
+        return `chose ${chosen.id}: ${tested}highest agreement with the other candidates plus fitted trajectory weights (${formatValue(score.get(chosen)!)}, trajectory ${formatValue(trajectoryPart.get(chosen)!)}) of ${usable.length} usable`;
       return `chose ${chosen.id}: ${tested}highest agreement with the other candidates (${formatValue(score.get(chosen)!)}) of ${usable.length} usable`;
     },
   };

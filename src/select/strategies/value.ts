@@ -44,9 +44,11 @@ export function rankByValue(instance: PreparedInstance, requested: Strategy = 'v
     return assemble(instance, requested, consensusOrdering, `${why}, so ${requested} selection fell back to consensus`);
   }
   const fallback =
-    requested === 'hybrid' ? 'no candidate had test results, so hybrid selection fell back to value'
-    : missing ? `${missing}, so ${requested} selection fell back to value`
-    : undefined;
+    requested === 'hybrid'
+      ? 'no candidate had test results, so hybrid selection fell back to value'
+      : missing
+        ? `${missing}, so ${requested} selection fell back to value`
+        : undefined;
   return assemble(instance, requested, valueOrdering, fallback);
 }
 

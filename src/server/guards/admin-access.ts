@@ -20,8 +20,12 @@ export function checkAdminAccess(request: FastifyRequest, keyed: boolean): void 
   // The socket's own peer, not request.ip: no forwarded header can make a remote client local.
   const peer = request.raw.socket?.remoteAddress;
   if (!isLoopback(peer)) {
-    throw wnwError('WNW_ERR_AUTH_ADMIN', 'admin routes answer clients on this host only while the server has no API keys: configure server.api_keys (WINNOWER_API_KEYS) to call them from elsewhere', {
-      details: { peer: peer ?? null },
-    });
+    throw wnwError(
+      'WNW_ERR_AUTH_ADMIN',
+      'admin routes answer clients on this host only while the server has no API keys: configure server.api_keys (WINNOWER_API_KEYS) to call them from elsewhere',
+      {
+        details: { peer: peer ?? null },
+      },
+    );
   }
 }

@@ -16,7 +16,9 @@ export function decodeUtf8(bytes: Buffer): string {
     return decoder.decode(bytes);
   } catch {
     const offset = firstInvalidByte(bytes);
-    throw wnwError('WNW_ERR_INPUT_INVALID', `body: not valid UTF-8 (byte ${offset} of ${bytes.length}); send JSON encoded as UTF-8`, { details: { field: 'body', byte_offset: offset } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `body: not valid UTF-8 (byte ${offset} of ${bytes.length}); send JSON encoded as UTF-8`, {
+      details: { field: 'body', byte_offset: offset },
+    });
   }
 }
 
@@ -53,9 +55,14 @@ export function checkDepth(value: unknown): void {
       const path: string[] = [];
       for (let at: Frame | undefined = frame; at; at = at.parent) path.unshift(at.key);
       const shown = path.length > 8 ? [...path.slice(0, 6), '…'] : path;
-      throw wnwError('WNW_ERR_INPUT_INVALID', `${shown.join('.')}: nested deeper than ${MAX_BODY_DEPTH} levels`, { details: { field: path.slice(0, 6).join('.'), max_depth: MAX_BODY_DEPTH } });
+      throw wnwError('WNW_ERR_INPUT_INVALID', `${shown.join('.')}: nested deeper than ${MAX_BODY_DEPTH} levels`, {
+        details: { field: path.slice(0, 6).join('.'), max_depth: MAX_BODY_DEPTH },
+      });
     }
-    const entries = Array.isArray(frame.value) ? frame.value.map((item, index) => [String(index), item] as const) : Object.entries(frame.value);
-    for (const [key, child] of entries) if (child !== null && typeof child === 'object') stack.push({ value: child, depth: frame.depth + 1, key, parent: frame });
+    const entries = Array.isArray(frame.value)
+      ? frame.value.map((item, index) => [String(index), item] as const)
+      : Object.entries(frame.value);
+    for (const [key, child] of entries)
+      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: frame.depth + 1, key, parent: frame });
   }
 }

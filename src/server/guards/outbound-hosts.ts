@@ -31,9 +31,13 @@ export function hostAllowed(authority: Authority, hosts: readonly string[]): boo
 /** Throws WNW_ERR_INPUT_INVALID naming `field` and the `setting` that would allow it when `authority` is not allowed by `hosts`. */
 export function checkHostAllowed(authority: Authority, hosts: readonly string[], field: string, setting: string): void {
   if (hostAllowed(authority, hosts)) return;
-  throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: host ${authority.host}${authority.port ? `:${authority.port}` : ''} is not one this server calls (${setting})`, {
-    details: { field, setting },
-  });
+  throw wnwError(
+    'WNW_ERR_INPUT_INVALID',
+    `${field}: host ${authority.host}${authority.port ? `:${authority.port}` : ''} is not one this server calls (${setting})`,
+    {
+      details: { field, setting },
+    },
+  );
 }
 
 /** A policy URL (http/https, already validated) against `server.policy_hosts`. */

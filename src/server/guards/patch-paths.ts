@@ -11,6 +11,8 @@ import { PATCH_RULES, patchViolation } from '../../sandbox/patch-rules.js';
 export function checkPatchPaths(patch: string, field: string): void {
   const violation = patchViolation(patch);
   if (violation) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: the patch ${violation.what}; ${PATCH_RULES}`, { details: { field, path: violation.path } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: the patch ${violation.what}; ${PATCH_RULES}`, {
+      details: { field, path: violation.path },
+    });
   }
 }

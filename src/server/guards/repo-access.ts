@@ -35,9 +35,16 @@ async function inside(path: string, roots: string[]): Promise<boolean> {
 }
 
 /** Throws WNW_ERR_INPUT_INVALID naming `<field>.path` or `<field>.url` when `repo` is a host repository outside `roots`. */
-export async function checkRepoAccess(repo: { url?: string; path?: string } | undefined, roots: readonly string[], field: string): Promise<void> {
+export async function checkRepoAccess(
+  repo: { url?: string; path?: string } | undefined,
+  roots: readonly string[],
+  field: string,
+): Promise<void> {
   if (!repo || roots.length === 0) return;
-  const [key, local] = repo.path !== undefined ? (['path', repo.path] as const) : (['url', repo.url === undefined ? undefined : localPathOf(repo.url)] as const);
+  const [key, local] =
+    repo.path !== undefined
+      ? (['path', repo.path] as const)
+      : (['url', repo.url === undefined ? undefined : localPathOf(repo.url)] as const);
   if (local === undefined) return;
   if (local !== null && (await inside(local, [...roots]))) return;
   // One message whether the path exists or not: a client learns nothing about the host's files.
@@ -55,5 +62,7 @@ export async function checkImageAccess(image: string | undefined, roots: readonl
   if (image === undefined) return;
   const { path } = parseImageReference(image, field);
   if (path === undefined || roots.length === 0 || (await inside(path, [...roots]))) return;
-  throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: not an image under the folders this server allows (server.repo_roots)`, { details: { field } });
+  throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: not an image under the folders this server allows (server.repo_roots)`, {
+    details: { field },
+  });
 }

@@ -36,7 +36,10 @@ const invalid = (field: string, message: string) => wnwError('WNW_ERR_INPUT_INVA
  * the repository a sandbox starts from. Call it after the repo_roots check, so that a server with
  * roots tells a client nothing about folders outside them.
  */
-export async function checkLocalRepo(repo: { path?: string; commit?: string } | undefined, fields: { path: string; commit: string }): Promise<void> {
+export async function checkLocalRepo(
+  repo: { path?: string; commit?: string } | undefined,
+  fields: { path: string; commit: string },
+): Promise<void> {
   if (repo?.path === undefined) return;
   const { path, commit } = repo;
   if (!isAbsolute(path)) throw invalid(fields.path, `${path} is not an absolute path (the server's working directory is not the client's)`);

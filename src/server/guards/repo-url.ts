@@ -21,12 +21,14 @@ const refuse = (field: string, message: string) => wnwError('WNW_ERR_INPUT_INVAL
 function remoteAuthority(url: string, field: string): Authority | undefined {
   if (url.startsWith('-')) throw refuse(field, 'may not start with "-" (git would read it as an option)');
   if (/\p{Cc}/u.test(url)) throw refuse(field, 'contains control characters');
-  if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(url)) throw refuse(field, 'git transports of the form <transport>::<address> (ext::, fd::) are not accepted; give an https, ssh or git URL');
+  if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(url))
+    throw refuse(field, 'git transports of the form <transport>::<address> (ext::, fd::) are not accepted; give an https, ssh or git URL');
   if (url.startsWith('/')) return undefined;
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1]?.toLowerCase();
   if (scheme === 'file') return undefined;
   if (scheme !== undefined) {
-    if (!REMOTE_SCHEMES.has(scheme)) throw refuse(field, `scheme ${scheme}:// is not a git remote; give an https, ssh or git URL, or an absolute path`);
+    if (!REMOTE_SCHEMES.has(scheme))
+      throw refuse(field, `scheme ${scheme}:// is not a git remote; give an https, ssh or git URL, or an absolute path`);
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -42,7 +44,10 @@ function remoteAuthority(url: string, field: string): Authority | undefined {
   if (scp && (scp[1] !== undefined || scp[2]!.startsWith('[') || (scp[2]!.includes('.') && HOST_NAME.test(scp[2]!)))) {
     return { host: scp[2]!.toLowerCase(), port: '' };
   }
-  throw refuse(field, 'not a git URL: give https://host/path, ssh://[user@]host/path, user@host:path, git://host/path, file:///path or an absolute path');
+  throw refuse(
+    field,
+    'not a git URL: give https://host/path, ssh://[user@]host/path, user@host:path, git://host/path, file:///path or an absolute path',
+  );
 }
 
 /** Throws WNW_ERR_INPUT_INVALID naming `field` for a `repo.url` the server will not clone. */

@@ -19,12 +19,19 @@ export interface ScoringOptions {
 }
 
 /** Throws WNW_ERR_INPUT_INVALID naming `fields.template` or `fields.budget`. */
-export async function checkScoring(scorer: Scorer | undefined, options: ScoringOptions, fields: { template: string; budget: string }): Promise<void> {
+export async function checkScoring(
+  scorer: Scorer | undefined,
+  options: ScoringOptions,
+  fields: { template: string; budget: string },
+): Promise<void> {
   if (options.template !== undefined) {
     try {
       loadTemplate(options.template);
     } catch (error) {
-      const message = WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SCORE_TEMPLATE' ? `unknown serialization template "${options.template}"` : 'template could not be loaded';
+      const message =
+        WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SCORE_TEMPLATE'
+          ? `unknown serialization template "${options.template}"`
+          : 'template could not be loaded';
       throw wnwError('WNW_ERR_INPUT_INVALID', `${fields.template}: ${message}; valid: ${listTemplates().join(', ')}`, {
         details: { field: fields.template, valid: listTemplates() },
       });
@@ -32,13 +39,19 @@ export async function checkScoring(scorer: Scorer | undefined, options: ScoringO
   }
   if (!scorer || options.budgetTokens === undefined) return;
   // As scoreCandidates picks it: the model's own template (scorer.template) for trajectories.
-  const template = templateFor(options.withMessages, { template: options.template ?? (options.withMessages ? scorer.template : undefined) });
+  const template = templateFor(options.withMessages, {
+    template: options.template ?? (options.withMessages ? scorer.template : undefined),
+  });
   const budgetTokens = budgetFor(scorer, options.budgetTokens);
   const reason = await budgetVerdict(scorer, template, budgetTokens, options.withMessages);
   if (reason !== undefined) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `${fields.budget}: ${budgetTokens} tokens cannot hold an empty candidate with template ${template} (${reason})`, {
-      details: { field: fields.budget },
-    });
+    throw wnwError(
+      'WNW_ERR_INPUT_INVALID',
+      `${fields.budget}: ${budgetTokens} tokens cannot hold an empty candidate with template ${template} (${reason})`,
+      {
+        details: { field: fields.budget },
+      },
+    );
   }
 }
 
@@ -55,7 +68,12 @@ async function budgetVerdict(scorer: Scorer, template: string, budgetTokens: num
   let verdict: string | undefined;
   try {
     const task = Task.parse({ instance_id: 'budget-check', problem_statement: '' });
-    const candidate = Trajectory.parse({ id: 'budget-check', instance_id: 'budget-check', source: 'budget-check', messages: withMessages ? [{ role: 'assistant', content: '' }] : [] });
+    const candidate = Trajectory.parse({
+      id: 'budget-check',
+      instance_id: 'budget-check',
+      source: 'budget-check',
+      messages: withMessages ? [{ role: 'assistant', content: '' }] : [],
+    });
     await serializeTrajectory(task, candidate, { template, budgetTokens, tokenizer: scorer.tokenizer, chatTemplate: scorer.chatTemplate });
   } catch (error) {
     verdict = error instanceof Error ? error.message.replace(/^budgetTokens \d+ is /, '') : String(error);

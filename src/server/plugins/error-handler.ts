@@ -49,7 +49,9 @@ export function installErrorHandler(app: FastifyInstance): void {
     const status = (error as FastifyError).statusCode;
     if (status && status >= 400 && status < 500) {
       // fastify's own client errors: body too large, bad JSON, unsupported media type.
-      return reply.status(status).send({ error: { code: 'WNW_ERR_INPUT_INVALID', message: error.message, details: { fastify_code: (error as FastifyError).code } } });
+      return reply.status(status).send({
+        error: { code: 'WNW_ERR_INPUT_INVALID', message: error.message, details: { fastify_code: (error as FastifyError).code } },
+      });
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send({ error: { code: 'WNW_ERR_OP_INTERNAL', message: 'internal error' } });
@@ -64,7 +66,13 @@ export function installErrorHandler(app: FastifyInstance): void {
       return reply
         .status(405)
         .header('allow', methods.join(', '))
-        .send({ error: { code: 'WNW_ERR_INPUT_INVALID', message: `${request.method} is not allowed on ${shown}; use ${methods.join(', ')}`, details: { allow: methods } } });
+        .send({
+          error: {
+            code: 'WNW_ERR_INPUT_INVALID',
+            message: `${request.method} is not allowed on ${shown}; use ${methods.join(', ')}`,
+            details: { allow: methods },
+          },
+        });
     }
     return reply.status(404).send({ error: { code: 'WNW_ERR_INPUT_INVALID', message: `no route ${request.method} ${shown}` } });
   });

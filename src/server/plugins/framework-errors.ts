@@ -11,7 +11,9 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 export const MAX_PARAM_LENGTH = 100;
 
 const body = (status: number, message: string, reason: string) =>
-  JSON.stringify({ error: { code: status >= 500 ? 'WNW_ERR_OP_INTERNAL' : 'WNW_ERR_INPUT_INVALID', message, details: { status, reason } } });
+  JSON.stringify({
+    error: { code: status >= 500 ? 'WNW_ERR_OP_INTERNAL' : 'WNW_ERR_INPUT_INVALID', message, details: { status, reason } },
+  });
 
 /** fastify's `frameworkErrors`: errors raised while routing. */
 export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
@@ -21,7 +23,10 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
       : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? [414, `a path segment of the URL is longer than ${MAX_PARAM_LENGTH} characters`, 'param_too_long']
         : [500, 'internal error', 'routing'];
-  void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body(status, message, reason));
+  void reply
+    .status(status)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(body(status, message, reason));
 }
 
 /** The HTTP server's `clientError`: the request could not even be parsed, so the answer is written to the socket. */
@@ -36,7 +41,9 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
         : [400, 'malformed HTTP request', 'bad_request'];
   const text = body(status, message, reason);
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
   }
   socket.destroy(error);
 }

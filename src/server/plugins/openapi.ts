@@ -40,6 +40,7 @@ export function openapiOptions(options: { apiKeys: boolean }): SwaggerOptions {
       ...(options.apiKeys ? { security: [{ bearer: [] }, { apiKey: [] }] } : {}),
     },
     transform: jsonSchemaTransform,
-    transformObject: (input) => describeNonJson(('openapiObject' in input ? input.openapiObject : input.swaggerObject) as Document) as never,
+    transformObject: (input) =>
+      describeNonJson(('openapiObject' in input ? input.openapiObject : input.swaggerObject) as Document) as never,
   };
 }

@@ -63,10 +63,14 @@ export function installRateLimit(app: FastifyInstance, limits: Pick<LimitsConfig
     if (EXEMPT_ROUTES.has(request.url.split('?')[0]!)) return;
     const wait = limiter.take(clientKey(request, keyed));
     if (wait > 0) {
-      throw wnwError('WNW_ERR_LIMIT_RATE', `rate limit of ${limits.rate_per_minute} requests per minute reached (server.limits.rate_per_minute); retry in ${wait} s`, {
-        details: { limit_per_minute: limits.rate_per_minute, burst, setting: 'server.limits.rate_per_minute', retry_after_s: wait },
-        retryable: true,
-      });
+      throw wnwError(
+        'WNW_ERR_LIMIT_RATE',
+        `rate limit of ${limits.rate_per_minute} requests per minute reached (server.limits.rate_per_minute); retry in ${wait} s`,
+        {
+          details: { limit_per_minute: limits.rate_per_minute, burst, setting: 'server.limits.rate_per_minute', retry_after_s: wait },
+          retryable: true,
+        },
+      );
     }
   });
 }

@@ -8,7 +8,9 @@ import { redactUrlCredentials } from '../../util/redact-url.js';
 export const REDACTED = '[redacted]';
 
 function redactPolicy<T extends SolveRequest['policy']>(policy: T): T {
-  return policy && policy.kind !== 'replay' ? { ...policy, url: redactUrlCredentials(policy.url, REDACTED), ...(policy.api_key === undefined ? {} : { api_key: REDACTED }) } : policy;
+  return policy && policy.kind !== 'replay'
+    ? { ...policy, url: redactUrlCredentials(policy.url, REDACTED), ...(policy.api_key === undefined ? {} : { api_key: REDACTED }) }
+    : policy;
 }
 
 export function redactRequest(request: SolveRequest): SolveRequest {

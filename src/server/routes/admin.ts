@@ -16,7 +16,14 @@ import { ErrorBody, errorResponses, ModelLoaded } from '../api-schemas.js';
 
 const ModelBody = z
   .strictObject({
-    path: z.string().min(1).max(4096).optional().describe('The model folder to load, an absolute path on the server (onnx backend); absent: re-read the folder serving now (at first the configured one)'),
+    path: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe(
+        'The model folder to load, an absolute path on the server (onnx backend); absent: re-read the folder serving now (at first the configured one)',
+      ),
   })
   .nullish();
 
@@ -31,20 +38,34 @@ export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app
         response: {
           200: ModelLoaded,
           ...errorResponses(415, 401, 429, 500),
-          400: ErrorBody.describe('invalid body (error.details.field: body.path not absolute, or given for a server backend); or no reloadable value model on this server (WNW_ERR_SCORE_BACKEND)'),
-          403: ErrorBody.describe('API key not accepted; or, on a server without API keys, a client not on the server\'s host (WNW_ERR_AUTH_ADMIN)'),
-          422: ErrorBody.describe('the folder was not loaded: error.details.cause says why; the current model keeps serving (WNW_ERR_SCORE_RELOAD)'),
+          400: ErrorBody.describe(
+            'invalid body (error.details.field: body.path not absolute, or given for a server backend); or no reloadable value model on this server (WNW_ERR_SCORE_BACKEND)',
+          ),
+          403: ErrorBody.describe(
+            "API key not accepted; or, on a server without API keys, a client not on the server's host (WNW_ERR_AUTH_ADMIN)",
+          ),
+          422: ErrorBody.describe(
+            'the folder was not loaded: error.details.cause says why; the current model keeps serving (WNW_ERR_SCORE_RELOAD)',
+          ),
         },
       },
     },
     async (request) => {
       const scorer = app.winnower.solveDeps.scorer;
-      if (!isReloadable(scorer)) throw wnwError('WNW_ERR_SCORE_BACKEND', 'this server has no reloadable value model', { details: { field: 'scorer' } });
+      if (!isReloadable(scorer))
+        throw wnwError('WNW_ERR_SCORE_BACKEND', 'this server has no reloadable value model', { details: { field: 'scorer' } });
       const path = request.body?.path;
       if (path !== undefined) {
-        if (!isAbsolute(path)) throw wnwError('WNW_ERR_INPUT_INVALID', 'body.path: give the model folder as an absolute path on the server', { details: { field: 'body.path' } });
+        if (!isAbsolute(path))
+          throw wnwError('WNW_ERR_INPUT_INVALID', 'body.path: give the model folder as an absolute path on the server', {
+            details: { field: 'body.path' },
+          });
         if (scorer.backend !== 'onnx') {
-          throw wnwError('WNW_ERR_INPUT_INVALID', `body.path: the ${scorer.backend} backend scores with the model its server serves; send no path to re-read the configured selector and tokenizer`, { details: { field: 'body.path' } });
+          throw wnwError(
+            'WNW_ERR_INPUT_INVALID',
+            `body.path: the ${scorer.backend} backend scores with the model its server serves; send no path to re-read the configured selector and tokenizer`,
+            { details: { field: 'body.path' } },
+          );
         }
       }
       return reloadModel(app, scorer, { ...(path === undefined ? {} : { path }), via: 'POST /admin/model' });

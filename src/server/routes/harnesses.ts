@@ -18,7 +18,9 @@ const HarnessView = z.object({
 
 const HarnessList = z
   .object({ default: z.string(), harnesses: z.array(HarnessView) })
-  .describe('Every harness definition: `available` says whether this server can run it; `reason` and `install_command` say why not and how to fix it');
+  .describe(
+    'Every harness definition: `available` says whether this server can run it; `reason` and `install_command` say why not and how to fix it',
+  );
 
 export const harnessRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get('/harnesses', { schema: { response: { 200: HarnessList, ...errorResponses(...COMMON_ERRORS) } } }, async () => {

@@ -14,37 +14,52 @@ const ScorerState = z.looseObject({
 });
 
 const Readiness = z
-  .looseObject({ status: z.enum(['ready', 'shutting-down', 'scorer-unavailable']), scorer: ScorerState.nullable(), sandbox: z.string(), open_sandboxes: z.number().int() })
-  .describe('Whether the server takes work: 200 ready; 503 shutting down, or the scorer did not answer its probe (hung, failing, or answering garbage)');
+  .looseObject({
+    status: z.enum(['ready', 'shutting-down', 'scorer-unavailable']),
+    scorer: ScorerState.nullable(),
+    sandbox: z.string(),
+    open_sandboxes: z.number().int(),
+  })
+  .describe(
+    'Whether the server takes work: 200 ready; 503 shutting down, or the scorer did not answer its probe (hung, failing, or answering garbage)',
+  );
 
 /** Probes and scrapes arrive every few seconds: their requests log only warnings and errors, not a line each. */
 const QUIET = 'warn';
 
 export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   // Health checks need no API key (src/server/plugins/auth.ts).
-  app.get('/healthz', { logLevel: QUIET, schema: { security: [], response: { 200: z.object({ status: z.literal('ok') }).describe('The process is up') } } }, async () => ({ status: 'ok' as const }));
+  app.get(
+    '/healthz',
+    { logLevel: QUIET, schema: { security: [], response: { 200: z.object({ status: z.literal('ok') }).describe('The process is up') } } },
+    async () => ({ status: 'ok' as const }),
+  );
 
-  app.get('/readyz', { logLevel: QUIET, schema: { security: [], response: { 200: Readiness, 503: Readiness } } }, async (_request, reply) => {
-    const { solveDeps, closing, scorerReadiness } = app.winnower;
-    const verdict = solveDeps.scorer && scorerReadiness ? await scorerReadiness.check() : undefined;
-    const status = closing() ? 'shutting-down' : verdict && !verdict.ok ? 'scorer-unavailable' : 'ready';
-    return reply.status(status === 'ready' ? 200 : 503).send({
-      status,
-      scorer:
-        solveDeps.scorer && verdict
-          ? {
-              backend: solveDeps.scorer.backend,
-              model: solveDeps.scorer.model,
-              ok: verdict.ok,
-              probe_ms: verdict.ms,
-              checked_at: verdict.checked_at,
-              error: verdict.ok ? null : { code: verdict.code, message: verdict.reason },
-            }
-          : null,
-      sandbox: solveDeps.sandboxes.name,
-      open_sandboxes: openSandboxCount(),
-    });
-  });
+  app.get(
+    '/readyz',
+    { logLevel: QUIET, schema: { security: [], response: { 200: Readiness, 503: Readiness } } },
+    async (_request, reply) => {
+      const { solveDeps, closing, scorerReadiness } = app.winnower;
+      const verdict = solveDeps.scorer && scorerReadiness ? await scorerReadiness.check() : undefined;
+      const status = closing() ? 'shutting-down' : verdict && !verdict.ok ? 'scorer-unavailable' : 'ready';
+      return reply.status(status === 'ready' ? 200 : 503).send({
+        status,
+        scorer:
+          solveDeps.scorer && verdict
+            ? {
+                backend: solveDeps.scorer.backend,
+                model: solveDeps.scorer.model,
+                ok: verdict.ok,
+                probe_ms: verdict.ms,
+                checked_at: verdict.checked_at,
+                error: verdict.ok ? null : { code: verdict.code, message: verdict.reason },
+              }
+            : null,
+        sandbox: solveDeps.sandboxes.name,
+        open_sandboxes: openSandboxCount(),
+      });
+    },
+  );
 
   app.get('/metrics', { logLevel: QUIET }, async (_request, reply) => {
     const { registry } = app.winnower.metrics;

@@ -32,18 +32,34 @@ const ListQuery = z.strictObject({
 });
 
 export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.get('/jobs', { schema: { querystring: ListQuery, response: { 200: JobList, ...errorResponses(400, ...COMMON_ERRORS) } } }, async (request) => {
-    const { status, kind, limit, cursor } = request.query;
-    const createdAfter = request.query.created_after === undefined ? undefined : new Date(request.query.created_after).toISOString();
-    // One more than asked: whether it exists says whether there is a next page.
-    const rows = app.winnower.store.listJobs({ status, kind, createdAfter, limit: limit + 1, before: cursor === undefined ? undefined : decodeCursor(cursor, 'querystring.cursor') });
-    const page = rows.slice(0, limit);
-    return { jobs: page.map(jobSummary), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
-  });
+  app.get(
+    '/jobs',
+    { schema: { querystring: ListQuery, response: { 200: JobList, ...errorResponses(400, ...COMMON_ERRORS) } } },
+    async (request) => {
+      const { status, kind, limit, cursor } = request.query;
+      const createdAfter = request.query.created_after === undefined ? undefined : new Date(request.query.created_after).toISOString();
+      // One more than asked: whether it exists says whether there is a next page.
+      const rows = app.winnower.store.listJobs({
+        status,
+        kind,
+        createdAfter,
+        limit: limit + 1,
+        before: cursor === undefined ? undefined : decodeCursor(cursor, 'querystring.cursor'),
+      });
+      const page = rows.slice(0, limit);
+      return { jobs: page.map(jobSummary), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null };
+    },
+  );
 
   app.get(
     '/jobs/:id',
-    { schema: { params: Params, querystring: z.object({ trajectories: z.stringbool().default(false) }), response: { 200: JobView, ...errorResponses(400, 404, 414, ...COMMON_ERRORS) } } },
+    {
+      schema: {
+        params: Params,
+        querystring: z.object({ trajectories: z.stringbool().default(false) }),
+        response: { 200: JobView, ...errorResponses(400, 404, 414, ...COMMON_ERRORS) },
+      },
+    },
     async (request) => jobView(app.winnower.store, app.winnower.jobs.get(request.params.id), { trajectories: request.query.trajectories }),
   );
 
@@ -53,7 +69,11 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         params: Params,
         querystring: z.strictObject({ purge: z.stringbool().default(false) }),
-        response: { 200: JobView.describe('The job, stopped'), 204: z.null().describe('With ?purge=true: the finished job was deleted with its candidates and events'), ...errorResponses(404, 409, 414, ...COMMON_ERRORS) },
+        response: {
+          200: JobView.describe('The job, stopped'),
+          204: z.null().describe('With ?purge=true: the finished job was deleted with its candidates and events'),
+          ...errorResponses(404, 409, 414, ...COMMON_ERRORS),
+        },
       },
     },
     async (request, reply) => {
@@ -63,7 +83,9 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       if (!request.query.purge) return jobView(store, await jobs.cancel(id));
       const job = jobs.get(id);
       if (!TERMINAL_JOB_STATUSES.includes(job.status) || jobs.isRunning(id)) {
-        throw wnwError('WNW_ERR_JOB_STATE', `job ${id} is ${job.status}: cancel it first (DELETE /jobs/${id}), then purge it`, { details: { job_id: id, status: job.status } });
+        throw wnwError('WNW_ERR_JOB_STATE', `job ${id} is ${job.status}: cancel it first (DELETE /jobs/${id}), then purge it`, {
+          details: { job_id: id, status: job.status },
+        });
       }
       store.deleteJob(id);
       return reply.status(204).send(null);
@@ -71,42 +93,46 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
   );
 
   // The stream is written to the socket (hijacked), so only its errors go through a schema; openapi.ts describes the 200.
-  app.get('/jobs/:id/events', { schema: { params: Params, response: errorResponses(404, 414, ...COMMON_ERRORS) } }, async (request, reply) => {
-    const { jobs } = app.winnower;
-    const job = jobs.get(request.params.id);
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const send = (event: Pick<JobEvent, 'type'> & Record<string, unknown>) => {
-      raw.write(`event: ${event.type}\n${typeof event.seq === 'number' ? `id: ${event.seq}\n` : ''}data: ${JSON.stringify(event)}\n\n`);
-    };
-    // A comment line now and then keeps proxies from closing a quiet stream.
-    const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), 15_000).unref();
-    const end = () => {
-      clearInterval(heartbeat);
-      if (!jobs.isRunning(job.id)) {
-        const final = jobs.get(job.id);
-        // A job with no stored end (kept by a version that did not store events) still tells its outcome.
-        if (!sawFinish) send({ type: 'job-finish', status: final.status, ...(final.error ? { error: final.error.message } : {}) });
-      }
-      raw.end();
-    };
-    let sawFinish = false;
-    // A client reconnecting with Last-Event-ID gets only the events after the last one it saw.
-    const after = lastEventId(request.headers['last-event-id']);
-    const unsubscribe = jobs.subscribe(
-      job.id,
-      (event) => {
-        // One the client already has counts too: it saw the end.
-        if (event.type === 'job-finish') sawFinish = true;
-        if (event.seq <= after) return;
-        send(event);
-      },
-      end,
-    );
-    request.raw.on('close', () => {
-      clearInterval(heartbeat);
-      unsubscribe();
-    });
-  });
+  app.get(
+    '/jobs/:id/events',
+    { schema: { params: Params, response: errorResponses(404, 414, ...COMMON_ERRORS) } },
+    async (request, reply) => {
+      const { jobs } = app.winnower;
+      const job = jobs.get(request.params.id);
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      const send = (event: Pick<JobEvent, 'type'> & Record<string, unknown>) => {
+        raw.write(`event: ${event.type}\n${typeof event.seq === 'number' ? `id: ${event.seq}\n` : ''}data: ${JSON.stringify(event)}\n\n`);
+      };
+      // A comment line now and then keeps proxies from closing a quiet stream.
+      const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), 15_000).unref();
+      const end = () => {
+        clearInterval(heartbeat);
+        if (!jobs.isRunning(job.id)) {
+          const final = jobs.get(job.id);
+          // A job with no stored end (kept by a version that did not store events) still tells its outcome.
+          if (!sawFinish) send({ type: 'job-finish', status: final.status, ...(final.error ? { error: final.error.message } : {}) });
+        }
+        raw.end();
+      };
+      let sawFinish = false;
+      // A client reconnecting with Last-Event-ID gets only the events after the last one it saw.
+      const after = lastEventId(request.headers['last-event-id']);
+      const unsubscribe = jobs.subscribe(
+        job.id,
+        (event) => {
+          // One the client already has counts too: it saw the end.
+          if (event.type === 'job-finish') sawFinish = true;
+          if (event.seq <= after) return;
+          send(event);
+        },
+        end,
+      );
+      request.raw.on('close', () => {
+        clearInterval(heartbeat);
+        unsubscribe();
+      });
+    },
+  );
 };

@@ -63,7 +63,11 @@ const RerankBody = ScoreBody.extend({
   if (!body.verify) return;
   // Verification without tests or without a repository could only answer "error" for every candidate.
   if (body.task.test_command === undefined && body.task.fail_to_pass.length + body.task.pass_to_pass.length === 0) {
-    context.addIssue({ code: 'custom', path: ['task', 'test_command'], message: 'verify: true needs task.test_command or task.fail_to_pass/pass_to_pass' });
+    context.addIssue({
+      code: 'custom',
+      path: ['task', 'test_command'],
+      message: 'verify: true needs task.test_command or task.fail_to_pass/pass_to_pass',
+    });
   }
   if (body.task.repo?.url === undefined && body.task.repo?.path === undefined && body.task.image === undefined) {
     context.addIssue({ code: 'custom', path: ['task', 'repo'], message: 'verify: true needs task.repo (url or path) or task.image' });
@@ -73,7 +77,11 @@ const RerankBody = ScoreBody.extend({
 /** The scoring options of a /score or /rerank body, checked before anything is scored. */
 function checkBodyScoring(scorer: Parameters<typeof checkScoring>[0], body: z.infer<typeof ScoreBody>): Promise<void> {
   const withMessages = body.candidates.some((candidate) => candidate.messages.length > 0);
-  return checkScoring(scorer, { template: body.template, budgetTokens: body.budget_tokens, withMessages }, { template: 'body.template', budget: 'body.budget_tokens' });
+  return checkScoring(
+    scorer,
+    { template: body.template, budgetTokens: body.budget_tokens, withMessages },
+    { template: 'body.template', budget: 'body.budget_tokens' },
+  );
 }
 
 /** The candidates as trajectories; ids checked, duplicates refused, patches kept inside the repository (src/server/guards/patch-paths.ts). */
@@ -86,7 +94,10 @@ function asTrajectories(body: z.infer<typeof ScoreBody>): Trajectory[] {
     checkIdentifier(candidate.instance_id, `body.candidates.${index}.instance_id`);
     checkIdentifier(candidate.source, `body.candidates.${index}.source`);
     checkPatchPaths(candidate.patch, `body.candidates.${index}.patch`);
-    if (ids.has(candidate.id)) throw wnwError('WNW_ERR_INPUT_INVALID', `body.candidates.${index}.id: duplicate id ${candidate.id}`, { details: { field: `body.candidates.${index}.id` } });
+    if (ids.has(candidate.id))
+      throw wnwError('WNW_ERR_INPUT_INVALID', `body.candidates.${index}.id: duplicate id ${candidate.id}`, {
+        details: { field: `body.candidates.${index}.id` },
+      });
     ids.add(candidate.id);
     return { ...candidate, instance_id: candidate.instance_id ?? body.task.instance_id };
   });
@@ -111,36 +122,45 @@ function abortOnDisconnect(response: ServerResponse): AbortSignal {
 }
 
 export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.post('/score', { schema: { body: ScoreBody, response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS) } } }, async (request, reply) => {
-    // One model from the checks to the answer, even when POST /admin/model swaps it meanwhile.
-    const pinned = pinScorer(app.winnower.solveDeps.scorer);
-    try {
-      const scorer = pinned.scorer;
-      if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
-      checkCandidateCaps(request.body.candidates, app.winnower.limits, bodyBytes(request.headers));
-      const trajectories = asTrajectories(request.body);
-      await checkBodyScoring(scorer, request.body);
-      // A scorer the readiness probe found hung or failing: 503 now, not every candidate's own timeout.
-      await app.winnower.scorerReadiness?.throwIfDown();
-      const signal = abortOnDisconnect(reply.raw);
-      const results = await scoreCandidates(scorer, request.body.task, trajectories, {
-        template: request.body.template,
-        budgetTokens: request.body.budget_tokens,
-        signal,
-      });
-      return {
-        backend: scorer.backend,
-        model: scorer.model,
-        scored_by: scoredBy(scorer.identity, null),
-        scores: results.map(scoreEntry),
-      };
-    } finally {
-      pinned.release();
-    }
-  });
+  app.post(
+    '/score',
+    { schema: { body: ScoreBody, response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS) } } },
+    async (request, reply) => {
+      // One model from the checks to the answer, even when POST /admin/model swaps it meanwhile.
+      const pinned = pinScorer(app.winnower.solveDeps.scorer);
+      try {
+        const scorer = pinned.scorer;
+        if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
+        checkCandidateCaps(request.body.candidates, app.winnower.limits, bodyBytes(request.headers));
+        const trajectories = asTrajectories(request.body);
+        await checkBodyScoring(scorer, request.body);
+        // A scorer the readiness probe found hung or failing: 503 now, not every candidate's own timeout.
+        await app.winnower.scorerReadiness?.throwIfDown();
+        const signal = abortOnDisconnect(reply.raw);
+        const results = await scoreCandidates(scorer, request.body.task, trajectories, {
+          template: request.body.template,
+          budgetTokens: request.body.budget_tokens,
+          signal,
+        });
+        return {
+          backend: scorer.backend,
+          model: scorer.model,
+          scored_by: scoredBy(scorer.identity, null),
+          scores: results.map(scoreEntry),
+        };
+      } finally {
+        pinned.release();
+      }
+    },
+  );
 
   /** Scores, checks and selects with `scorer`, the model pinned for this request. */
-  const rerank = async (scorer: Scorer | undefined, body: z.infer<typeof RerankBody>, headers: IncomingHttpHeaders, response: ServerResponse) => {
+  const rerank = async (
+    scorer: Scorer | undefined,
+    body: z.infer<typeof RerankBody>,
+    headers: IncomingHttpHeaders,
+    response: ServerResponse,
+  ) => {
     const { sandboxes } = app.winnower.solveDeps;
     const task = body.task;
     checkCandidateCaps(body.candidates, app.winnower.limits, bodyBytes(headers));
@@ -150,7 +170,11 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       checkRepoUrl(task.repo?.url, 'body.task.repo.url', app.winnower.repoHosts);
       await checkRepoAccess(task.repo, app.winnower.repoRoots, 'body.task.repo');
       await checkImageAccess(task.image, app.winnower.repoRoots, 'body.task.image');
-      if (task.image === undefined) await checkLocalRepo({ path: task.repo?.path, commit: task.repo?.base_commit }, { path: 'body.task.repo.path', commit: 'body.task.repo.base_commit' });
+      if (task.image === undefined)
+        await checkLocalRepo(
+          { path: task.repo?.path, commit: task.repo?.base_commit },
+          { path: 'body.task.repo.path', commit: 'body.task.repo.base_commit' },
+        );
     }
     const signal = abortOnDisconnect(response);
     const pool = body.checks
@@ -162,9 +186,16 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
         })
       : undefined;
     const [scores, verified, checked] = await Promise.all([
-      scorer ? scoreCandidates(scorer, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal }) : Promise.resolve([]),
+      scorer
+        ? scoreCandidates(scorer, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal })
+        : Promise.resolve([]),
       body.verify
-        ? verifyMany(sandboxes, task, trajectories.map((t) => ({ id: t.id, patch: t.patch })), { concurrency: body.verify_concurrency, testTimeoutMs: body.verify_timeout_s * 1000, signal })
+        ? verifyMany(
+            sandboxes,
+            task,
+            trajectories.map((t) => ({ id: t.id, patch: t.patch })),
+            { concurrency: body.verify_concurrency, testTimeoutMs: body.verify_timeout_s * 1000, signal },
+          )
         : Promise.resolve([]),
       pool,
     ]);
@@ -174,7 +205,12 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const strategy = body.strategy ?? defaultStrategy(Boolean(body.verify || body.checks), scorer);
     const selection = select(
       strategy,
-      trajectories.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id), verify: verifyOf.get(trajectory.id), checks: checked?.checks.get(trajectory.id) })),
+      trajectories.map((trajectory) => ({
+        trajectory,
+        score: scoreOf.get(trajectory.id),
+        verify: verifyOf.get(trajectory.id),
+        checks: checked?.checks.get(trajectory.id),
+      })),
       { instanceId: task.instance_id, selector: scorer?.selector, task },
     );
     return {
@@ -187,12 +223,16 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     };
   };
 
-  app.post('/rerank', { schema: { body: RerankBody, response: { 200: RerankResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } }, async (request, reply) => {
-    const pinned = pinScorer(app.winnower.solveDeps.scorer);
-    try {
-      return await rerank(pinned.scorer, request.body, request.headers, reply.raw);
-    } finally {
-      pinned.release();
-    }
-  });
+  app.post(
+    '/rerank',
+    { schema: { body: RerankBody, response: { 200: RerankResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } },
+    async (request, reply) => {
+      const pinned = pinScorer(app.winnower.solveDeps.scorer);
+      try {
+        return await rerank(pinned.scorer, request.body, request.headers, reply.raw);
+      } finally {
+        pinned.release();
+      }
+    },
+  );
 };

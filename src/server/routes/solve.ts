@@ -24,7 +24,11 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         body: SolveRequest,
         querystring: z.object({ wait: z.stringbool().default(false) }),
-        response: { 202: JobAccepted, 200: JobView.describe('With ?wait=true: the finished job'), ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS) },
+        response: {
+          202: JobAccepted,
+          200: JobView.describe('With ?wait=true: the finished job'),
+          ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS),
+        },
       },
     },
     async (request, reply) => {
@@ -33,7 +37,9 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       checkIdentifier(body.instance_id, 'body.instance_id');
       checkRepoUrl(body.repo?.url, 'body.repo.url', repoHosts);
       checkPolicyHost(body.policy?.kind === 'replay' ? undefined : body.policy?.url, policyHosts, 'body.policy.url');
-      body.policies?.forEach(({ policy }, index) => checkPolicyHost(policy?.kind === 'replay' ? undefined : policy?.url, policyHosts, `body.policies.${index}.policy.url`));
+      body.policies?.forEach(({ policy }, index) =>
+        checkPolicyHost(policy?.kind === 'replay' ? undefined : policy?.url, policyHosts, `body.policies.${index}.policy.url`),
+      );
       const writers = body.verify.reproduction?.policy;
       checkPolicyHost(writers?.kind === 'replay' ? undefined : writers?.url, policyHosts, 'body.verify.reproduction.policy.url');
       if (body.verify.test_patch) checkPatchPaths(body.verify.test_patch, 'body.verify.test_patch');
@@ -43,9 +49,14 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       if (body.image === undefined) await checkLocalRepo(body.repo, { path: 'body.repo.path', commit: 'body.repo.commit' });
       // What the job would otherwise find only after creating its sandboxes: a 400 now, naming the field.
       await inBody(() => loadAgentConfig(body.agent.config));
-      for (const [index, entry] of (body.policies ?? []).entries()) if (entry.agent?.config) await inBody(() => loadAgentConfig(entry.agent!.config!), `body.policies.${index}`);
+      for (const [index, entry] of (body.policies ?? []).entries())
+        if (entry.agent?.config) await inBody(() => loadAgentConfig(entry.agent!.config!), `body.policies.${index}`);
       if (body.scoring.enabled) {
-        await checkScoring(solveDeps.scorer, { template: body.scoring.template, budgetTokens: body.scoring.budget_tokens, withMessages: true }, { template: 'body.scoring.template', budget: 'body.scoring.budget_tokens' });
+        await checkScoring(
+          solveDeps.scorer,
+          { template: body.scoring.template, budgetTokens: body.scoring.budget_tokens, withMessages: true },
+          { template: 'body.scoring.template', budget: 'body.scoring.budget_tokens' },
+        );
       }
       // The harness is defined and installed here, and the policy fits it (or the built-in agent).
       await inBody(() => checkRollouts(solveDeps, body));

@@ -50,8 +50,14 @@ function jsonValues(file: string): unknown[] | undefined {
   }
 }
 
-const isJobView = (value: unknown): value is JobJson => isRecord(value) && typeof value.job_id === 'string' && Array.isArray(value.candidates);
-const isScoreLine = (value: unknown): value is ScoreLine => isRecord(value) && typeof value.instance_id === 'string' && typeof value.trajectory_id === 'string' && 'chosen' in value && 'score' in value;
+const isJobView = (value: unknown): value is JobJson =>
+  isRecord(value) && typeof value.job_id === 'string' && Array.isArray(value.candidates);
+const isScoreLine = (value: unknown): value is ScoreLine =>
+  isRecord(value) &&
+  typeof value.instance_id === 'string' &&
+  typeof value.trajectory_id === 'string' &&
+  'chosen' in value &&
+  'score' in value;
 
 /**
  * `arguments_` as `winnower rerank --candidates` takes them (files, folders, globs, `NAME=PATH`
@@ -70,30 +76,44 @@ export async function loadSavedRuns(arguments_: readonly string[], options: { so
       continue;
     }
     const files = await expandInputs([argument]);
-    if (files.length === 0) throw wnwError('WNW_ERR_INPUT_NOT_FOUND', `nothing to inspect in ${argument}`, { details: { field: 'paths', path: argument } });
+    if (files.length === 0)
+      throw wnwError('WNW_ERR_INPUT_NOT_FOUND', `nothing to inspect in ${argument}`, { details: { field: 'paths', path: argument } });
     const kinds = files.map((file) => {
       const values = jsonValues(file);
-      return values?.length && values.every(isJobView) ? { file, jobs: values } : values?.length && values.every(isScoreLine) ? { file, scores: values } : { file };
+      return values?.length && values.every(isJobView)
+        ? { file, jobs: values }
+        : values?.length && values.every(isScoreLine)
+          ? { file, scores: values }
+          : { file };
     });
     if (kinds.every((kind) => kind.jobs || kind.scores)) {
       for (const kind of kinds) {
-        if (kind.jobs) (jobs.push(...kind.jobs), read.jobs.push(kind.file));
-        if (kind.scores) (scores.push(...kind.scores), read.scores.push(kind.file));
+        if (kind.jobs) jobs.push(...kind.jobs), read.jobs.push(kind.file);
+        if (kind.scores) scores.push(...kind.scores), read.scores.push(kind.file);
       }
     } else trajectoryArguments.push(argument);
   }
   let trajectories: Trajectory[] = [];
   if (trajectoryArguments.length) {
-    const imported = await importRuns(trajectoryArguments, { flag: 'paths', onInvalid: 'skip', ...(options.sourceFrom ? { sourceFrom: options.sourceFrom } : {}) });
+    const imported = await importRuns(trajectoryArguments, {
+      flag: 'paths',
+      onInvalid: 'skip',
+      ...(options.sourceFrom ? { sourceFrom: options.sourceFrom } : {}),
+    });
     trajectories = imported.items;
     read.trajectories.push(...trajectoryArguments);
     if (trajectories.length === 0 && imported.issues.length) {
       const first = imported.issues[0]!;
-      throw wnwError('WNW_ERR_INPUT_FORMAT', `${first.file}: neither a saved job, a rerank scores file nor trajectories: ${first.message}`, { details: { field: 'paths', file: first.file } });
+      throw wnwError(
+        'WNW_ERR_INPUT_FORMAT',
+        `${first.file}: neither a saved job, a rerank scores file nor trajectories: ${first.message}`,
+        { details: { field: 'paths', file: first.file } },
+      );
     }
   }
   const now = new Date().toISOString();
-  const modified = (list: string[]) => (list.length ? new Date(Math.max(...list.map((file) => statSync(file).mtimeMs))).toISOString() : now);
+  const modified = (list: string[]) =>
+    list.length ? new Date(Math.max(...list.map((file) => statSync(file).mtimeMs))).toISOString() : now;
   if (scores.length) jobs.push(...rerankJobs(scores, trajectories, modified(read.scores)));
   else if (trajectories.length) jobs.push(...trajectoryJobs(trajectories, now));
   return { jobs, read };
@@ -106,7 +126,12 @@ function candidateOf(index: number, trajectory: Trajectory | undefined, line: Sc
     status: trajectory || line ? 'finished' : 'pending',
     trajectory_id: trajectory?.id ?? line?.trajectory_id ?? null,
     exit: trajectory?.exit ?? null,
-    steps: typeof trajectory?.meta.steps === 'number' ? trajectory.meta.steps : trajectory ? trajectory.messages.filter((message) => message.role === 'assistant').length : null,
+    steps:
+      typeof trajectory?.meta.steps === 'number'
+        ? trajectory.meta.steps
+        : trajectory
+          ? trajectory.messages.filter((message) => message.role === 'assistant').length
+          : null,
     usage: trajectory?.usage ?? null,
     patch: trajectory?.patch ?? null,
     value: typeof score?.value === 'number' ? score.value : null,
@@ -128,7 +153,9 @@ function rerankJobs(lines: ScoreLine[], trajectories: Trajectory[], at: string):
   const instances = new Map<string, ScoreLine[]>();
   for (const line of lines) instances.set(line.instance_id, [...(instances.get(line.instance_id) ?? []), line]);
   return [...instances].map(([instanceId, group]) => {
-    const candidates = group.map((line, index) => candidateOf(index, byId.get(line.trajectory_id) ?? bySource.get(`${instanceId}\u0000${line.source ?? ''}`), line));
+    const candidates = group.map((line, index) =>
+      candidateOf(index, byId.get(line.trajectory_id) ?? bySource.get(`${instanceId}\u0000${line.source ?? ''}`), line),
+    );
     const chosenAt = group.findIndex((line) => line.chosen);
     const chosen = chosenAt >= 0 ? candidates[chosenAt]! : null;
     const labelled = group.filter((line) => typeof line.resolved === 'boolean');
@@ -143,8 +170,22 @@ function rerankJobs(lines: ScoreLine[], trajectories: Trajectory[], at: string):
       candidates,
       result: {
         instance_id: instanceId,
-        chosen: chosen ? { index: chosen.index, trajectory_id: chosen.trajectory_id, patch: chosen.patch ?? '', value: chosen.value, verify_status: null } : null,
-        labels: labelled.length ? { resolved: labelled.filter((line) => line.resolved).length, of: labelled.length, chosen_resolved: chosenAt >= 0 ? (group[chosenAt]!.resolved ?? null) : null } : null,
+        chosen: chosen
+          ? {
+              index: chosen.index,
+              trajectory_id: chosen.trajectory_id,
+              patch: chosen.patch ?? '',
+              value: chosen.value,
+              verify_status: null,
+            }
+          : null,
+        labels: labelled.length
+          ? {
+              resolved: labelled.filter((line) => line.resolved).length,
+              of: labelled.length,
+              chosen_resolved: chosenAt >= 0 ? (group[chosenAt]!.resolved ?? null) : null,
+            }
+          : null,
       },
       overview: {
         instance_id: instanceId,
@@ -162,7 +203,8 @@ function rerankJobs(lines: ScoreLine[], trajectories: Trajectory[], at: string):
 /** Trajectories alone: one job per instance, nothing scored or chosen. */
 function trajectoryJobs(trajectories: Trajectory[], at: string): JobJson[] {
   const instances = new Map<string, Trajectory[]>();
-  for (const trajectory of trajectories) instances.set(trajectory.instance_id, [...(instances.get(trajectory.instance_id) ?? []), trajectory]);
+  for (const trajectory of trajectories)
+    instances.set(trajectory.instance_id, [...(instances.get(trajectory.instance_id) ?? []), trajectory]);
   return [...instances].map(([instanceId, group]) => ({
     job_id: instanceId,
     kind: 'trajectories',

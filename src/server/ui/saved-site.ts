@@ -12,14 +12,19 @@ import { savedOverview, type JobJson } from './saved-runs.js';
 import { readUiAsset, UI_ASSETS, uiAssetDir, type UiAssetName } from './ui-assets.js';
 
 /** The policy of a page opened from disk (a `<meta>` cannot set frame-ancestors; no requests at all). */
-export const SAVED_PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'none'; base-uri 'none'; form-action 'none'";
+export const SAVED_PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'none'; base-uri 'none'; form-action 'none'";
 
 /** A file name for a job id: its safe characters, plus a digest when anything was changed or it collides. */
 function stems(ids: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   const used = new Set<string>();
   for (const id of ids) {
-    let stem = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 100) || 'job';
+    let stem =
+      id
+        .replace(/[^A-Za-z0-9._-]/g, '_')
+        .replace(/^\.+/, '_')
+        .slice(0, 100) || 'job';
     if (stem !== id || used.has(stem)) stem = `${stem.slice(0, 90)}-${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
     used.add(stem);
     out[id] = stem;
@@ -43,7 +48,10 @@ export function writeSavedSite(folder: string, jobs: JobJson[], title = 'winnowe
     copyFileSync(join(uiAssetDir(), name), join(folder, 'assets', name));
   }
   const page = (file: string, root: string, data: Record<string, unknown>) =>
-    writeFileSync(file, renderPageShell({ assetBase: `${root}assets/`, mode: 'saved', csp: SAVED_PAGE_CSP, title, data: { ...data, root, files } }));
+    writeFileSync(
+      file,
+      renderPageShell({ assetBase: `${root}assets/`, mode: 'saved', csp: SAVED_PAGE_CSP, title, data: { ...data, root, files } }),
+    );
   const summaries = jobs.map((job) => {
     const { candidates: _candidates, result: _result, ...summary } = job;
     return { ...summary, overview: savedOverview(job) };
@@ -59,7 +67,11 @@ export function writeSavedSite(folder: string, jobs: JobJson[], title = 'winnowe
       if (!Number.isInteger(index) || index < 0) continue;
       // The others only as far as the page's previous/next links need them.
       const others = job.candidates.map((other) => (other === candidate ? other : { index: other.index, status: other.status }));
-      page(join(folder, 'jobs', stem, 'candidates', `${index}.html`), '../../../', { page: 'candidate', index, job: { ...job, candidates: others } });
+      page(join(folder, 'jobs', stem, 'candidates', `${index}.html`), '../../../', {
+        page: 'candidate',
+        index,
+        job: { ...job, candidates: others },
+      });
       candidates += 1;
     }
   }

@@ -7,7 +7,12 @@ import { createServer, type Server } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
 import { INSPECTOR_HEADERS } from './content-security-policy.js';
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.txt': 'text/plain; charset=utf-8' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+};
 
 export function serveFolder(folder: string, options: { host: string; port: number }): Promise<{ server: Server; url: string }> {
   const root = resolve(folder);

@@ -23,7 +23,9 @@ export function readUiAsset(name: UiAssetName): Buffer {
     try {
       bytes = readFileSync(file);
     } catch {
-      throw wnwError('WNW_ERR_OP_INTERNAL', `the web inspector's bundle ${file} is missing: run \`npm run build\` (npm ci does it)`, { details: { file } });
+      throw wnwError('WNW_ERR_OP_INTERNAL', `the web inspector's bundle ${file} is missing: run \`npm run build\` (npm ci does it)`, {
+        details: { file },
+      });
     }
     cache.set(name, bytes);
   }

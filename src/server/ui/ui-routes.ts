@@ -19,12 +19,22 @@ const routeOptions = { config: { open: true }, schema: { hide: true } } as const
 
 export const inspectorRoutes: FastifyPluginAsync<InspectorRoutesOptions> = async (app, options) => {
   const shell = renderPageShell({ assetBase: '/ui/assets/', mode: 'live', keyRequired: options.keyRequired });
-  const page = async (_request: unknown, reply: FastifyReply) => reply.headers(INSPECTOR_HEADERS).type('text/html; charset=utf-8').send(shell);
+  const page = async (_request: unknown, reply: FastifyReply) =>
+    reply.headers(INSPECTOR_HEADERS).type('text/html; charset=utf-8').send(shell);
   app.get('/ui', routeOptions, page);
   app.get('/ui/', routeOptions, page);
   app.get('/ui/jobs/:id', { ...routeOptions, schema: { ...routeOptions.schema, params: z.object({ id: z.string().min(1) }) } }, page);
-  app.get('/ui/jobs/:id/candidates/:index', { ...routeOptions, schema: { ...routeOptions.schema, params: z.object({ id: z.string().min(1), index: z.coerce.number().int().min(0) }) } }, page);
+  app.get(
+    '/ui/jobs/:id/candidates/:index',
+    {
+      ...routeOptions,
+      schema: { ...routeOptions.schema, params: z.object({ id: z.string().min(1), index: z.coerce.number().int().min(0) }) },
+    },
+    page,
+  );
   for (const name of Object.keys(UI_ASSETS) as UiAssetName[]) {
-    app.get(`/ui/assets/${name}`, routeOptions, async (_request, reply) => reply.headers(INSPECTOR_HEADERS).type(UI_ASSETS[name]).send(readUiAsset(name)));
+    app.get(`/ui/assets/${name}`, routeOptions, async (_request, reply) =>
+      reply.headers(INSPECTOR_HEADERS).type(UI_ASSETS[name]).send(readUiAsset(name)),
+    );
   }
 };

@@ -10,9 +10,12 @@ export function encodeCursor(job: Pick<JobRecord, 'created_at' | 'id'>): string 
 export function decodeCursor(cursor: string, field: string): { created_at: string; id: string } {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') return { created_at: value[0], id: value[1] };
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string')
+      return { created_at: value[0], id: value[1] };
   } catch {
     // Not JSON: refused below like any other foreign cursor.
   }
-  throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: not a cursor this server gave out (use next_cursor of the previous page)`, { details: { field } });
+  throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: not a cursor this server gave out (use next_cursor of the previous page)`, {
+    details: { field },
+  });
 }

@@ -17,11 +17,13 @@ export type JobOverview = {
   resolved: boolean | null;
 };
 
-const record = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const record = (value: unknown): Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 const int = (value: unknown): number | null => (typeof value === 'number' && Number.isInteger(value) ? value : null);
 
-const policyName = (policy: Record<string, unknown>): string | null => (policy.kind === 'replay' ? 'replay' : (text(policy.model) ?? text(policy.kind)));
+const policyName = (policy: Record<string, unknown>): string | null =>
+  policy.kind === 'replay' ? 'replay' : (text(policy.model) ?? text(policy.kind));
 
 /** A mixed job's policies and harnesses (`policies` entries over the job's defaults), joined; null for a one-policy job. */
 function mixedOverview(request: Record<string, unknown>): { policy: string; harness: string } | null {

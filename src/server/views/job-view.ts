@@ -48,5 +48,14 @@ function resultView(result: z.input<typeof JobView>['result']): z.input<typeof J
 
 /** A job in a list: its state and counters and its headline (jobOverview), without candidates or result. */
 export function jobSummary(job: JobRecord): z.input<typeof JobSummary> {
-  return { job_id: job.id, kind: job.kind, status: job.status, progress: job.progress, created_at: job.created_at, updated_at: job.updated_at, error: job.error, overview: jobOverview(job) };
+  return {
+    job_id: job.id,
+    kind: job.kind,
+    status: job.status,
+    progress: job.progress,
+    created_at: job.created_at,
+    updated_at: job.updated_at,
+    error: job.error,
+    overview: jobOverview(job),
+  };
 }

@@ -3,15 +3,34 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { computeMetrics, type MetricRow } from '../../../src/metrics/ranking.js';
-import { renderHtmlReport, renderMarkdownReport, summarizeSelection, truncationStats, writeReports, type ReportInput } from '../../../src/rerank/report/index.js';
+import {
+  renderHtmlReport,
+  renderMarkdownReport,
+  summarizeSelection,
+  truncationStats,
+  writeReports,
+  type ReportInput,
+} from '../../../src/rerank/report/index.js';
 import type { ScoredBy } from '../../../src/scoring/scorer-identity.js';
 import { select } from '../../../src/select/index.js';
 import { FIX_A, FIX_B, candidate, score } from '../../select/fixtures.js';
 
 const EVIL = '<script>alert("x")</script>';
 
-const row = (instance_id: string, repo: string, trajectory_id: string, value: number | null, resolved: boolean, selected = false): MetricRow => ({
-  instance_id, repo, trajectory_id, value, resolved, selected,
+const row = (
+  instance_id: string,
+  repo: string,
+  trajectory_id: string,
+  value: number | null,
+  resolved: boolean,
+  selected = false,
+): MetricRow => ({
+  instance_id,
+  repo,
+  trajectory_id,
+  value,
+  resolved,
+  selected,
 });
 
 // Same numbers as test/metrics/ranking.test.ts, with i3 renamed to a hostile id.
@@ -41,7 +60,16 @@ function input(): ReportInput {
     metrics: computeMetrics(ROWS),
     selections: [
       { instance_id: 'i1', repo: 'x/a', chosen: 'r1', value: 0.9, resolved: true, any_resolved: true, candidates: 3, reason: 'Chose r1.' },
-      { instance_id: 'i2', repo: 'x/a', chosen: 'r4', value: 0.7, resolved: false, any_resolved: true, candidates: 2, reason: 'Chose r4 & not r5.' },
+      {
+        instance_id: 'i2',
+        repo: 'x/a',
+        chosen: 'r4',
+        value: 0.7,
+        resolved: false,
+        any_resolved: true,
+        candidates: 2,
+        reason: 'Chose r4 & not r5.',
+      },
       { instance_id: EVIL, repo: 'y/b', chosen: EVIL, value: 0.5, resolved: false, any_resolved: false, candidates: 2, reason: EVIL },
       { instance_id: 'i4', repo: 'y/b', chosen: 'r8', value: 0.8, resolved: true, any_resolved: true, candidates: 2 },
     ],
@@ -88,7 +116,9 @@ describe('renderMarkdownReport', () => {
   });
 
   it('lists truncation and the instances where a resolved candidate was not chosen', () => {
-    expect(markdown).toContain('2 of 8 scorer inputs (25.0%) were cut to fit the token budget: 5 thoughts elided, 3 observations shortened, 1 steps dropped.');
+    expect(markdown).toContain(
+      '2 of 8 scorer inputs (25.0%) were cut to fit the token budget: 5 thoughts elided, 3 observations shortened, 1 steps dropped.',
+    );
     expect(markdown).toContain('## Missed: a resolved candidate existed but was not chosen (1)');
     expect(markdown).toContain('| i2 | x/a | r4 | 0.700 | Chose r4 &amp; not r5. |');
     expect(markdown).toContain('## Selections (4)');
@@ -97,7 +127,10 @@ describe('renderMarkdownReport', () => {
   it('escapes markup in ids and reasons', () => {
     expect(markdown).not.toContain('<script');
     expect(markdown).toContain('&lt;script&gt;alert("x")&lt;/script&gt;');
-    const ids = renderMarkdownReport({ ...input(), selections: [{ ...input().selections[0]!, instance_id: 'django__django-11099', chosen: '_lead|pipe' }] });
+    const ids = renderMarkdownReport({
+      ...input(),
+      selections: [{ ...input().selections[0]!, instance_id: 'django__django-11099', chosen: '_lead|pipe' }],
+    });
     expect(ids).toContain('| django__django-11099 | x/a | \\_lead\\|pipe |');
   });
 });
@@ -105,7 +138,12 @@ describe('renderMarkdownReport', () => {
 describe('scored_by in the report', () => {
   const scoredBy: ScoredBy = {
     model: { name: 'winnower-value-v3', path: '/models/v3', hash: 'sha256:0123456789abcdef0123456789abcdef' },
-    selector: { path: '/models/v3/selector.json', hash: 'sha256:fedcba9876543210fedcba9876543210', default_strategy: 'learned', strategy: 'robust' },
+    selector: {
+      path: '/models/v3/selector.json',
+      hash: 'sha256:fedcba9876543210fedcba9876543210',
+      default_strategy: 'learned',
+      strategy: 'robust',
+    },
     scorer: { backend: 'onnx', urls: [] },
   };
   const withScoredBy = (value: ScoredBy | null): ReportInput => ({ ...input(), run: { ...input().run, scored_by: value } });
@@ -116,7 +154,12 @@ describe('scored_by in the report', () => {
     const html = renderHtmlReport(withScoredBy(scoredBy));
     expect(html).toContain(`<tr><th>scored by</th><td>${line}</td></tr>`);
     assertWellFormed(html.replace(/^<!doctype html>\n/, ''));
-    const bare: ScoredBy = { ...scoredBy, model: { name: 'served', path: null, hash: null }, selector: { path: null, hash: null, default_strategy: null, strategy: 'max' }, scorer: { backend: 'vllm', urls: ['http://x:8000'] } };
+    const bare: ScoredBy = {
+      ...scoredBy,
+      model: { name: 'served', path: null, hash: null },
+      selector: { path: null, hash: null, default_strategy: null, strategy: 'max' },
+      scorer: { backend: 'vllm', urls: ['http://x:8000'] },
+    };
     expect(renderMarkdownReport(withScoredBy(bare))).toContain('| scored by | served · strategy max (no selector.json) · backend vllm |');
     // Without a scorer identity the row is left out.
     expect(renderMarkdownReport(withScoredBy(null))).not.toContain('scored by');
@@ -152,7 +195,9 @@ describe('renderHtmlReport', () => {
   });
 
   it('contains the metrics, missed list and selections tables', () => {
-    expect(html).toContain('<td class="num">33.3%</td><td class="num">75.0%</td><td class="num">50.0%</td><td class="num">40.0%</td><td class="num">0.700</td>');
+    expect(html).toContain(
+      '<td class="num">33.3%</td><td class="num">75.0%</td><td class="num">50.0%</td><td class="num">40.0%</td><td class="num">0.700</td>',
+    );
     expect(html).toContain('Missed: a resolved candidate existed but was not chosen (1)');
     expect(html).toContain('<td>i2</td><td>x/a</td><td>r4</td>');
     expect(html).toContain('Chose r4 &amp; not r5.');
@@ -162,7 +207,9 @@ describe('renderHtmlReport', () => {
     const empty = renderHtmlReport({ ...input(), metrics: computeMetrics([]), selections: [], truncation: { inputs: 0, truncated: 0 } });
     for (const svg of empty.match(/<svg[\s\S]*?<\/svg>/g) ?? []) assertWellFormed(svg);
     expect(empty).toContain('0 of 0 scorer inputs were cut');
-    expect(renderMarkdownReport({ ...input(), metrics: computeMetrics([]), selections: [] })).toContain('| **all** | 0 | 0 | 0 | — | — | — | — | — | — | — |');
+    expect(renderMarkdownReport({ ...input(), metrics: computeMetrics([]), selections: [] })).toContain(
+      '| **all** | 0 | 0 | 0 | — | — | — | — | — | — | — |',
+    );
   });
 });
 
@@ -183,12 +230,33 @@ describe('writeReports', () => {
 describe('summaries from pipeline types', () => {
   it('summarizes a Selection with labels, and totals truncation over Scores', () => {
     const selection = select('value', [candidate('a', FIX_A, 0.9), candidate('b', FIX_B, 0.4)]);
-    const labels = new Map([['a', false], ['b', true]]);
+    const labels = new Map([
+      ['a', false],
+      ['b', true],
+    ]);
     expect(summarizeSelection(selection, 'acme/calc', labels)).toEqual({
-      instance_id: 'acme__calc-1', repo: 'acme/calc', chosen: 'a', value: 0.9, resolved: false, any_resolved: true, candidates: 2, reason: selection.reason,
+      instance_id: 'acme__calc-1',
+      repo: 'acme/calc',
+      chosen: 'a',
+      value: 0.9,
+      resolved: false,
+      any_resolved: true,
+      candidates: 2,
+      reason: selection.reason,
     });
     expect(summarizeSelection(selection, 'acme/calc')).toMatchObject({ resolved: null, any_resolved: null });
-    const cut = { ...score('b', 0.4), truncated: true, cut: { thoughts: 2, observations: 1, steps_dropped: 0, patch: true, tokens_before: 9000 } };
-    expect(truncationStats([score('a', 0.9), cut])).toEqual({ inputs: 2, truncated: 1, thoughts: 2, observations: 1, steps_dropped: 0, patches_cut: 1 });
+    const cut = {
+      ...score('b', 0.4),
+      truncated: true,
+      cut: { thoughts: 2, observations: 1, steps_dropped: 0, patch: true, tokens_before: 9000 },
+    };
+    expect(truncationStats([score('a', 0.9), cut])).toEqual({
+      inputs: 2,
+      truncated: 1,
+      thoughts: 2,
+      observations: 1,
+      steps_dropped: 0,
+      patches_cut: 1,
+    });
   });
 });

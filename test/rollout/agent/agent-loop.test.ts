@@ -32,7 +32,10 @@ function makeRepo(): string {
   const root = mkdtempSync(join(tmpdir(), 'wnw-agent-loop-'));
   chmodSync(root, 0o755);
   const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: root, stdio: 'pipe' });
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], {
+      cwd: root,
+      stdio: 'pipe',
+    });
   git('init', '-q');
   writeFileSync(join(root, 'greet.py'), 'def greet():\n    return "helo"\n');
   git('add', '-A');
@@ -84,12 +87,32 @@ describe.skipIf(!bwrap)(`runAgent in a local sandbox${bwrap ? '' : ' (skipped: b
     expect(trajectory.patch).toContain('+    return "hello"');
     expect(trajectory).toMatchObject({ format: 'winnower-trajectory-1', id: 'job/0', instance_id: 'greeter-1', source: 'scripted' });
     expect(trajectory.usage).toEqual({ prompt_tokens: 30, completion_tokens: 15, calls: 3 });
-    expect(trajectory.meta).toMatchObject({ agent: 'bash-agent-v1', policy_mode: 'tools', config: { agent: 'bash-agent-v1', policy_mode: 'tools' }, seed: 7, steps: 3 });
+    expect(trajectory.meta).toMatchObject({
+      agent: 'bash-agent-v1',
+      policy_mode: 'tools',
+      config: { agent: 'bash-agent-v1', policy_mode: 'tools' },
+      seed: 7,
+      steps: 3,
+    });
     expect(trajectory.meta.error).toBeUndefined();
     expect(policy.calls.map((call) => call.seed)).toEqual([7, 7, 7]);
-    expect(trajectory.messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool']);
+    expect(trajectory.messages.map((message) => message.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+    ]);
     const first = trajectory.messages[3]!;
-    expect(first).toMatchObject({ role: 'tool', tool_call_id: 'call_0', name: 'bash', meta: { exit_code: 0, timed_out: false, observation: true } });
+    expect(first).toMatchObject({
+      role: 'tool',
+      tool_call_id: 'call_0',
+      name: 'bash',
+      meta: { exit_code: 0, timed_out: false, observation: true },
+    });
     expect(first.content).toBe('<returncode>0</returncode>\n<output>\ndef greet():\n    return "helo"\n\n</output>\n');
     // The policy saw the conversation so far, the observation of its previous command included.
     expect(policy.calls[1]!.messages.at(-1)!.content).toContain('return "helo"');
@@ -208,7 +231,15 @@ describe.skipIf(!bwrap)(`runAgent in a local sandbox${bwrap ? '' : ' (skipped: b
 
   it('answers every tool call of a malformed turn, so the conversation stays valid', async () => {
     const policy = new ScriptedPolicy([
-      { message: { content: '', tool_calls: [bashCall('call_x', 'ls'), { id: 'call_y', type: 'function', function: { name: 'python', arguments: '{"code":"1"}' } }] } },
+      {
+        message: {
+          content: '',
+          tool_calls: [
+            bashCall('call_x', 'ls'),
+            { id: 'call_y', type: 'function', function: { name: 'python', arguments: '{"code":"1"}' } },
+          ],
+        },
+      },
       { message: { content: '', tool_calls: [{ id: 'call_z', type: 'function', function: { name: 'bash', arguments: '{"command": ' } }] } },
       { message: { content: '', tool_calls: [{ id: 'call_w', type: 'function', function: { name: 'bash', arguments: '{"cmd":"ls"}' } }] } },
       SUBMIT,
@@ -290,13 +321,21 @@ describe.skipIf(!bwrap)(`runAgent in a local sandbox${bwrap ? '' : ' (skipped: b
       if (!memory.startsWith('cgroup')) context.skip(`no cgroup memory controller on this host (${memory})`);
       const sandbox = await small.create({ repo: { path: repo }, memoryMb: 64 });
       try {
-        const policy = new ScriptedPolicy([`python3 -c 'x = bytearray(300 * 1024 * 1024)'`, 'head -c 100M /dev/zero > big.bin', 'rm big.bin', fix, SUBMIT]);
+        const policy = new ScriptedPolicy([
+          `python3 -c 'x = bytearray(300 * 1024 * 1024)'`,
+          'head -c 100M /dev/zero > big.bin',
+          'rm big.bin',
+          fix,
+          SUBMIT,
+        ]);
         const config = loadAgentConfig('default', { time_limit_s: 60, command_timeout_s: 20 });
         const trajectory = await runAgent({ policy, sandbox, task, config, trajectoryId: 'job/0' });
         // A full workspace used to end the rollout with WNW_ERR_SBX_DISK.
         expect(trajectory.exit).toBe('submitted');
         const [oom, full] = trajectory.messages.filter((message) => message.role === 'tool');
-        expect(oom!.content).toBe('<returncode>137</returncode>\n<output>\n\n[sandbox] killed: out of memory (memory cap 64 MiB)\n</output>\n');
+        expect(oom!.content).toBe(
+          '<returncode>137</returncode>\n<output>\n\n[sandbox] killed: out of memory (memory cap 64 MiB)\n</output>\n',
+        );
         expect(oom!.meta).toMatchObject({ exit_code: 137, note: 'killed: out of memory (memory cap 64 MiB)' });
         expect(full!.content).toContain('No space left on device');
         expect(full!.content).toContain('[sandbox] disk full: the 20 MiB cap of the workspace (/workspace) is reached');
@@ -319,7 +358,11 @@ describe.skipIf(!bwrap)(`runAgent in a local sandbox${bwrap ? '' : ' (skipped: b
     const { trajectory } = await run(policy);
     expect(trajectory.exit).toBe('error');
     expect(trajectory.exit_raw).toBe('POST http://x/v1/chat/completions answered 400');
-    expect(trajectory.meta.error).toEqual({ code: 'WNW_ERR_POLICY_UPSTREAM', message: 'POST http://x/v1/chat/completions answered 400', details: { status: 400 } });
+    expect(trajectory.meta.error).toEqual({
+      code: 'WNW_ERR_POLICY_UPSTREAM',
+      message: 'POST http://x/v1/chat/completions answered 400',
+      details: { status: 400 },
+    });
     expect(trajectory.meta.steps).toBe(1);
     expect(trajectory.patch).toContain('+    return "hello"');
   });

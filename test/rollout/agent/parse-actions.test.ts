@@ -51,8 +51,14 @@ describe('parseActions, text mode', () => {
   });
 
   it('ignores blocks in other languages, even right before the bash block', () => {
-    expect(parseActions(text('Here is the code:\n```python\nprint(1)\n```\n```bash\npython3 a.py\n```'), 'text')).toEqual({ ok: true, actions: [{ command: 'python3 a.py' }] });
-    expect(parseActions(text('```diff\n-a\n+b\n```\nApply:\n```bash\ngit apply x.diff\n```'), 'text')).toEqual({ ok: true, actions: [{ command: 'git apply x.diff' }] });
+    expect(parseActions(text('Here is the code:\n```python\nprint(1)\n```\n```bash\npython3 a.py\n```'), 'text')).toEqual({
+      ok: true,
+      actions: [{ command: 'python3 a.py' }],
+    });
+    expect(parseActions(text('```diff\n-a\n+b\n```\nApply:\n```bash\ngit apply x.diff\n```'), 'text')).toEqual({
+      ok: true,
+      actions: [{ command: 'git apply x.diff' }],
+    });
   });
 
   it('ignores empty blocks', () => {

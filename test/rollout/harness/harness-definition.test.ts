@@ -26,9 +26,21 @@ describe('harness definitions', () => {
   });
 
   it.each([
-    ['bad-key.yaml', 'name: bad-key\ndescription: x\nprotocol: openai-chat\nsource: {kind: image, bin: x}\nmain_tools: [bash]\nprompt_template: x\ncommand: x\nlimits: {max_calls: 1, token_limit: 1, time_limit_s: 1}\nshell: zsh\n', 'harness definition bad-key.yaml: : Unrecognized key: "shell"'],
-    ['loose.yaml', 'name: loose\ndescription: x\nprotocol: openai-chat\nsource: {kind: npm, package: p, version: latest, bin: p}\nmain_tools: [bash]\nprompt_template: x\ncommand: x\nlimits: {max_calls: 1, token_limit: 1, time_limit_s: 1}\n', 'harness definition loose.yaml: source.version: an exact version (1.2.3)'],
-    ['other.yaml', 'name: renamed\ndescription: x\nprotocol: openai-chat\nsource: {kind: image, bin: x}\nmain_tools: [bash]\nprompt_template: x\ncommand: x\nlimits: {max_calls: 1, token_limit: 1, time_limit_s: 1}\n', 'names itself "renamed"; the file must be renamed.yaml'],
+    [
+      'bad-key.yaml',
+      'name: bad-key\ndescription: x\nprotocol: openai-chat\nsource: {kind: image, bin: x}\nmain_tools: [bash]\nprompt_template: x\ncommand: x\nlimits: {max_calls: 1, token_limit: 1, time_limit_s: 1}\nshell: zsh\n',
+      'harness definition bad-key.yaml: : Unrecognized key: "shell"',
+    ],
+    [
+      'loose.yaml',
+      'name: loose\ndescription: x\nprotocol: openai-chat\nsource: {kind: npm, package: p, version: latest, bin: p}\nmain_tools: [bash]\nprompt_template: x\ncommand: x\nlimits: {max_calls: 1, token_limit: 1, time_limit_s: 1}\n',
+      'harness definition loose.yaml: source.version: an exact version (1.2.3)',
+    ],
+    [
+      'other.yaml',
+      'name: renamed\ndescription: x\nprotocol: openai-chat\nsource: {kind: image, bin: x}\nmain_tools: [bash]\nprompt_template: x\ncommand: x\nlimits: {max_calls: 1, token_limit: 1, time_limit_s: 1}\n',
+      'names itself "renamed"; the file must be renamed.yaml',
+    ],
   ])('refuses %s, naming it', (file, text, message) => {
     const folder = join(dir, file.replace('.yaml', ''));
     mkdirSync(folder);
@@ -38,7 +50,9 @@ describe('harness definitions', () => {
 
   it('installs live outside the repository: WINNOWER_HARNESS_DIR, else the cache; one folder per pinned version', () => {
     expect(defaultHarnessDir({ WINNOWER_HARNESS_DIR: '/srv/harnesses' })).toBe('/srv/harnesses');
-    expect(defaultHarnessDir({})).toMatch(process.getuid?.() === 0 ? /^\/var\/cache\/winnower\/harnesses$/ : /\.cache\/winnower\/harnesses$/);
+    expect(defaultHarnessDir({})).toMatch(
+      process.getuid?.() === 0 ? /^\/var\/cache\/winnower\/harnesses$/ : /\.cache\/winnower\/harnesses$/,
+    );
     const pi = loadHarnessDefinitions().external.get('pi')!;
     expect(harnessInstall(pi, dir)).toEqual({
       folder: join(dir, 'pi@0.73.1'),

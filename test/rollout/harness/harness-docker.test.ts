@@ -43,7 +43,11 @@ describe.skipIf(!socketPath)(
     let fake: FakeHarnessPolicy;
 
     const engine = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: Buffer): Promise<string> => {
-      const response = await request(`http://docker${path}`, { method, dispatcher: agent, ...(body ? { body, headers: { 'content-type': 'application/x-tar' } } : {}) });
+      const response = await request(`http://docker${path}`, {
+        method,
+        dispatcher: agent,
+        ...(body ? { body, headers: { 'content-type': 'application/x-tar' } } : {}),
+      });
       const text = await response.body.text();
       if (response.statusCode >= 300) throw new Error(`${method} ${path} answered ${response.statusCode}: ${text}`);
       return text;
@@ -59,7 +63,10 @@ describe.skipIf(!socketPath)(
           copyFileSync(realpathSync(LIBSTDCXX), join(context, 'libstdc++.so.6'));
           lines.push(`COPY libstdc++.so.6 ${LIBSTDCXX}`);
           for (const module of PYTHON_MODULES) {
-            cpSync(join(PYTHON_LIB, module), join(context, 'python', module), { recursive: true, filter: (source) => !source.includes('__pycache__') });
+            cpSync(join(PYTHON_LIB, module), join(context, 'python', module), {
+              recursive: true,
+              filter: (source) => !source.includes('__pycache__'),
+            });
             lines.push(`COPY python/${module} ${PYTHON_LIB}/${module}`);
           }
         }
@@ -91,10 +98,27 @@ describe.skipIf(!socketPath)(
       await agent?.close();
     });
 
-    const policy = (url: string): PolicyOptions => ({ kind: 'openai', url, model: 'short', api_key: UPSTREAM_KEY, temperature: 0.3, top_p: 1, max_tokens: 256, mode: 'tools', timeout_s: 30 });
+    const policy = (url: string): PolicyOptions => ({
+      kind: 'openai',
+      url,
+      model: 'short',
+      api_key: UPSTREAM_KEY,
+      temperature: 0.3,
+      top_p: 1,
+      max_tokens: 256,
+      mode: 'tools',
+      timeout_s: 30,
+    });
 
     async function rollout(image: string, issue: string, after?: (sandbox: Sandbox) => Promise<void>): Promise<Trajectory> {
-      const task: Task = { instance_id: 'contract', problem_statement: issue, repo: { path: '/testbed' }, fail_to_pass: [], pass_to_pass: [], meta: {} };
+      const task: Task = {
+        instance_id: 'contract',
+        problem_statement: issue,
+        repo: { path: '/testbed' },
+        fail_to_pass: [],
+        pass_to_pass: [],
+        meta: {},
+      };
       const prepared = await prepareHarnessRollout({
         harness: catalog.resolve('scripted'),
         policy: policy(fake.url),
@@ -127,10 +151,15 @@ describe.skipIf(!socketPath)(
       let who = '';
       const trajectory = await rollout(tag, 'Say hello.\n@dump-env', async (sandbox) => {
         envDump = Buffer.from(await sandbox.readFile('/tmp/winnower-home/env.txt')).toString();
-        const inspected = JSON.parse(await engine('GET', `/containers/${sandbox.id}/json`)) as { Config: { Env: string[] }; HostConfig: { NetworkMode: string } };
+        const inspected = JSON.parse(await engine('GET', `/containers/${sandbox.id}/json`)) as {
+          Config: { Env: string[] };
+          HostConfig: { NetworkMode: string };
+        };
         containerEnv = inspected.Config.Env;
         networkMode = inspected.HostConfig.NetworkMode;
-        found = (await sandbox.exec(`grep -rl -- ${UPSTREAM_KEY} /tmp /var/tmp /run /opt/winnower ${sandbox.workdir} 2>/dev/null; echo searched`)).stdout;
+        found = (
+          await sandbox.exec(`grep -rl -- ${UPSTREAM_KEY} /tmp /var/tmp /run /opt/winnower ${sandbox.workdir} 2>/dev/null; echo searched`)
+        ).stdout;
         greeting = (await sandbox.exec('cat greeting.txt')).stdout;
         who = (await sandbox.exec('id -u; stat -c %u greeting.txt')).stdout;
       });

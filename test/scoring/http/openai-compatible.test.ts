@@ -27,7 +27,14 @@ runScorerContract({
 
 describe('label log-probabilities', () => {
   it('adds up the label with and without a leading space', () => {
-    const lp = labelLogprob([['YES', Math.log(0.6)], [' YES', Math.log(0.2)], ['Yes', Math.log(0.1)]], 'YES');
+    const lp = labelLogprob(
+      [
+        ['YES', Math.log(0.6)],
+        [' YES', Math.log(0.2)],
+        ['Yes', Math.log(0.1)],
+      ],
+      'YES',
+    );
     expect(lp).toBeCloseTo(Math.log(0.8), 12);
   });
 
@@ -36,7 +43,10 @@ describe('label log-probabilities', () => {
   });
 
   it('reads the recorded chat fixture', () => {
-    const top = fixture('openai', 'chat-completion').choices[0].logprobs.content[0].top_logprobs as Array<{ token: string; logprob: number }>;
+    const top = fixture('openai', 'chat-completion').choices[0].logprobs.content[0].top_logprobs as Array<{
+      token: string;
+      logprob: number;
+    }>;
     const pairs = top.map((entry): [string, number] => [entry.token, entry.logprob]);
     const raw = labelLogprob(pairs, 'YES') - labelLogprob(pairs, 'NO');
     expect(raw).toBeCloseTo(Math.log(0.78 / 0.1925), 6);
@@ -47,7 +57,14 @@ describe('OpenAI-compatible judge against a fake server', () => {
   let server: FakeOpenAI;
   let scorer: Scorer;
   const make = (settings: Partial<OpenAICompatibleSettings> = {}) =>
-    createOpenAICompatibleScorer({ model: MODEL, urls: [server.url], timeoutMs: 2_000, retries: 2, backoff: { initialMs: 1, maxMs: 5 }, ...settings });
+    createOpenAICompatibleScorer({
+      model: MODEL,
+      urls: [server.url],
+      timeoutMs: 2_000,
+      retries: 2,
+      backoff: { initialMs: 1, maxMs: 5 },
+      ...settings,
+    });
 
   beforeEach(async () => {
     server = await startFakeOpenAI({ apiKey: 'sk-test' });
@@ -137,14 +154,17 @@ describe('judge label ids', () => {
     expect(singleTokenId(tokenizer, ' YES')).toBe(spaced);
     expect(resolveLabelIds(tokenizer, { yes: ' YES', no: ' NO' })).toEqual({ yes: spaced, no: (await tokenizer.encode([' NO']))[0]![0] });
     expect(resolveLabelIds(tokenizer, { yes: 'YES', no: 'NO' }).yes).toBe((await tokenizer.encode(['YES']))[0]![0]);
-    expect(() => resolveLabelIds(tokenizer, { yes: ' DEFINITELY_NOT_ONE_TOKEN', no: 'NO' })).toThrow(expect.objectContaining({ code: 'WNW_ERR_SCORE_TOKENIZER' }));
+    expect(() => resolveLabelIds(tokenizer, { yes: ' DEFINITELY_NOT_ONE_TOKEN', no: 'NO' })).toThrow(
+      expect.objectContaining({ code: 'WNW_ERR_SCORE_TOKENIZER' }),
+    );
   });
 });
 
 describe('chat messages from a ChatML prompt', () => {
   it('splits the serialized turns and drops the open assistant turn, so the server templates once', async () => {
     const { chatMessagesFrom } = await import('../../../src/scoring/http/http-scorer.js');
-    const prompt = '<|im_start|>system\nYou judge patches.<|im_end|>\n<|im_start|>user\nIssue...\n\nDoes it resolve? YES or NO.<|im_end|>\n<|im_start|>assistant\n';
+    const prompt =
+      '<|im_start|>system\nYou judge patches.<|im_end|>\n<|im_start|>user\nIssue...\n\nDoes it resolve? YES or NO.<|im_end|>\n<|im_start|>assistant\n';
     expect(chatMessagesFrom(prompt)).toEqual([
       { role: 'system', content: 'You judge patches.' },
       { role: 'user', content: 'Issue...\n\nDoes it resolve? YES or NO.' },

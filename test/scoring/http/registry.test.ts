@@ -62,7 +62,11 @@ describe('scorer registry', () => {
     const first = await Promise.all(inputs.map((input) => scorer.score([input])));
     const again = await Promise.all(inputs.map((input) => scorer.score([input])));
     // The probe (the served models, then a tiny /classify), then one batch.
-    expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual(['GET /v1/models', 'POST /classify', 'POST /classify']);
+    expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+      'GET /v1/models',
+      'POST /classify',
+      'POST /classify',
+    ]);
     expect(again).toEqual(first.map(([output]) => [{ ...output, cached: true }]));
     expect(first.map((result) => result[0]!.raw)).toEqual(inputs.map((input) => fakeLogit(input.text)));
   });
@@ -77,7 +81,13 @@ describe('scorer registry', () => {
 
   it('builds an SGLang judge whose YES/NO ids come from the tokenizer', async () => {
     const server = keep(await startFakeSGLang());
-    const scorer = await create({ backend: 'sglang', kind: 'judge', model: 'Qwen/Qwen3-4B', urls: [server.url], tokenizer: QWEN3_TOKENIZER });
+    const scorer = await create({
+      backend: 'sglang',
+      kind: 'judge',
+      model: 'Qwen/Qwen3-4B',
+      urls: [server.url],
+      tokenizer: QWEN3_TOKENIZER,
+    });
     expect(scorer.tokenizer).toBeDefined();
     await scorer.score(textInputs(1));
     const [body] = server.bodies('/v1/score');
@@ -87,7 +97,14 @@ describe('scorer registry', () => {
 
   it('builds a multi-label vLLM scorer from a label table, its success index and activation', async () => {
     const server = keep(await startFakeVllm({ model: 'critic', numLabels: 27 }));
-    const scorer = await create({ backend: 'vllm', model: 'critic', urls: [server.url], labels: 'openhands-critic', template: 'openhands-critic-v1', chatTemplate: QWEN3_TOKENIZER_CONFIG });
+    const scorer = await create({
+      backend: 'vllm',
+      model: 'critic',
+      urls: [server.url],
+      labels: 'openhands-critic',
+      template: 'openhands-critic-v1',
+      chatTemplate: QWEN3_TOKENIZER_CONFIG,
+    });
     const [input] = textInputs(1);
     const [output] = await scorer.score([input!]);
     expect(output!.raw).toBe(server.logits(input!.text)[0]);
@@ -98,13 +115,26 @@ describe('scorer registry', () => {
 
   it('takes the head the template implies when no labels are given: openhands-critic-v1 → the critic table, success at 0 (issue 24 item 7)', async () => {
     const server = keep(await startFakeVllm({ model: 'critic', numLabels: 27 }));
-    const scorer = await create({ backend: 'vllm', model: 'critic', urls: [server.url], template: 'openhands-critic-v1', chatTemplate: QWEN3_TOKENIZER_CONFIG });
+    const scorer = await create({
+      backend: 'vllm',
+      model: 'critic',
+      urls: [server.url],
+      template: 'openhands-critic-v1',
+      chatTemplate: QWEN3_TOKENIZER_CONFIG,
+    });
     const [input] = textInputs(1);
     const [output] = await scorer.score([input!]);
     expect(output!.raw).toBe(server.logits(input!.text)[0]);
     // Labels given win over the template's.
     const one = keep(await startFakeVllm({ model: 'custom', numLabels: 1 }));
-    const custom = await create({ backend: 'vllm', model: 'custom', urls: [one.url], template: 'openhands-critic-v1', labels: ['success'], chatTemplate: QWEN3_TOKENIZER_CONFIG });
+    const custom = await create({
+      backend: 'vllm',
+      model: 'custom',
+      urls: [one.url],
+      template: 'openhands-critic-v1',
+      labels: ['success'],
+      chatTemplate: QWEN3_TOKENIZER_CONFIG,
+    });
     expect((await custom.score([input!]))[0]!.raw).toBe(one.logits(input!.text)[0]);
   });
 
@@ -113,7 +143,14 @@ describe('scorer registry', () => {
     writeFileSync(join(folder, 'config.json'), JSON.stringify({ problem_type: 'single_label_classification' }));
     copyFileSync(QWEN3_TOKENIZER, join(folder, 'tokenizer.json'));
     const server = keep(await startFakeVllm({ model: 'cls3', numLabels: 3 }));
-    const scorer = await create({ backend: 'vllm', model: 'cls3', urls: [server.url], tokenizer: folder, labels: ['no', 'yes', 'maybe'], labelIndex: 1 });
+    const scorer = await create({
+      backend: 'vllm',
+      model: 'cls3',
+      urls: [server.url],
+      tokenizer: folder,
+      labels: ['no', 'yes', 'maybe'],
+      labelIndex: 1,
+    });
     const [input] = textInputs(1);
     const [output] = await scorer.score([input!]);
     const ids = (await scorer.tokenizer!.encode([input!.text]))[0]!;
@@ -124,21 +161,31 @@ describe('scorer registry', () => {
   it('refuses a head of several labels with no way to know its activation, and an unknown table', async () => {
     const none = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: ['a', 'b', 'c'] }));
     expect(none).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'scorer.activation' } });
-    const unknown = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: 'openhands-critique' }));
+    const unknown = await rejection(
+      createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: 'openhands-critique' }),
+    );
     expect(unknown).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'scorer.labels' } });
-    const index = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: 'openhands-critic', labelIndex: 27 }));
+    const index = await rejection(
+      createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: 'openhands-critic', labelIndex: 27 }),
+    );
     expect(index.details.field).toBe('scorer.labelIndex');
   });
 
   it('reports a missing chat template file and an unknown template at start-up', async () => {
-    const missing = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], chatTemplate: '/nonexistent/tokenizer_config.json' }));
+    const missing = await rejection(
+      createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], chatTemplate: '/nonexistent/tokenizer_config.json' }),
+    );
     expect(missing).toMatchObject({ code: 'WNW_ERR_SCORE_TEMPLATE', details: { field: 'scorer.chatTemplate' } });
-    const template = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], template: 'openhands-critic-v9' }));
+    const template = await rejection(
+      createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], template: 'openhands-critic-v9' }),
+    );
     expect(template.code).toBe('WNW_ERR_SCORE_TEMPLATE');
   });
 
   it('reports a missing tokenizer file', async () => {
-    const error = await rejection(createScorer({ backend: 'sglang', model: 'm', urls: ['http://127.0.0.1:1'], tokenizer: '/nonexistent/tokenizer.json' }));
+    const error = await rejection(
+      createScorer({ backend: 'sglang', model: 'm', urls: ['http://127.0.0.1:1'], tokenizer: '/nonexistent/tokenizer.json' }),
+    );
     expect(error.code).toBe('WNW_ERR_SCORE_TOKENIZER');
   });
 

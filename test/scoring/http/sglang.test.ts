@@ -23,7 +23,10 @@ runScorerContract({
   name: 'sglang judge (/v1/score)',
   async create() {
     const server = await startFakeSGLang();
-    return { scorer: createSGLangScorer({ model: MODEL, urls: [server.url], kind: 'judge', labelTokenIds: LABELS }), dispose: () => server.close() };
+    return {
+      scorer: createSGLangScorer({ model: MODEL, urls: [server.url], kind: 'judge', labelTokenIds: LABELS }),
+      dispose: () => server.close(),
+    };
   },
 });
 
@@ -31,7 +34,14 @@ describe('SGLang scorer against a fake SGLang', () => {
   let server: FakeSGLang;
   let scorer: Scorer | undefined;
   const make = (settings: Partial<SGLangSettings> = {}) => {
-    scorer = createSGLangScorer({ model: MODEL, urls: [server.url], timeoutMs: 2_000, retries: 2, backoff: { initialMs: 1, maxMs: 5 }, ...settings });
+    scorer = createSGLangScorer({
+      model: MODEL,
+      urls: [server.url],
+      timeoutMs: 2_000,
+      retries: 2,
+      backoff: { initialMs: 1, maxMs: 5 },
+      ...settings,
+    });
     return scorer;
   };
 
@@ -128,7 +138,11 @@ describe('SGLang scorer against a fake SGLang', () => {
   describe("multi-item /v1/score: an instance's candidates in one request", () => {
     const candidates = (count: number, first = 700) => {
       const prefix = Array.from({ length: 64 }, (_, position) => first + position);
-      return Array.from({ length: count }, (_, index) => ({ key: `c-${first}-${index}`, text: `c ${index}`, inputIds: [...prefix, 8000 + index, 8100 + index] }));
+      return Array.from({ length: count }, (_, index) => ({
+        key: `c-${first}-${index}`,
+        text: `c ${index}`,
+        inputIds: [...prefix, 8000 + index, 8100 + index],
+      }));
     };
 
     it('packs the candidates behind their shared prefix when the server has a multi-item delimiter', async () => {
@@ -144,7 +158,7 @@ describe('SGLang scorer against a fake SGLang', () => {
       expect(server.prefill.stats.prefillTokens).toBe(64 + 8 * (2 + 1));
     });
 
-    it("scores a multi-label head (the critic on SGLang) with /v1/score without label ids, the candidates in one request", async () => {
+    it('scores a multi-label head (the critic on SGLang) with /v1/score without label ids, the candidates in one request', async () => {
       server.multiItemDelimiter = 151_655;
       server.classifier = true;
       server.numLabels = 27;
@@ -152,7 +166,12 @@ describe('SGLang scorer against a fake SGLang', () => {
       const outputs = await make({ head: resolveHead({ labels: 'openhands-critic' }), endpoint: 'score' }).score(inputs);
       const bodies = server.bodies('/v1/score');
       expect(bodies).toHaveLength(1);
-      expect(bodies[0]).toEqual({ model: MODEL, query: inputs[0]!.inputIds!.slice(0, 64), items: inputs.map((input) => input.inputIds!.slice(64)), apply_softmax: false });
+      expect(bodies[0]).toEqual({
+        model: MODEL,
+        query: inputs[0]!.inputIds!.slice(0, 64),
+        items: inputs.map((input) => input.inputIds!.slice(64)),
+        apply_softmax: false,
+      });
       inputs.forEach((input, index) => {
         const logits = server.logits(input.inputIds!);
         expect(outputs[index]!.raw).toBe(logits[0]);
@@ -204,7 +223,9 @@ describe('SGLang scorer against a fake SGLang', () => {
     it('sends the text as the query and an empty item when there are no ids', async () => {
       const [input] = textInputs(1);
       const [output] = await make({ kind: 'judge', labelTokenIds: LABELS }).score([input!]);
-      expect(server.bodies('/v1/score')).toEqual([{ model: MODEL, query: input!.text, items: [''], label_token_ids: [14004, 8996], apply_softmax: true }]);
+      expect(server.bodies('/v1/score')).toEqual([
+        { model: MODEL, query: input!.text, items: [''], label_token_ids: [14004, 8996], apply_softmax: true },
+      ]);
       expect(output!.raw).toBeCloseTo(fakeLogit(input!.text), 9);
     });
 

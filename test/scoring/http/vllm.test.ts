@@ -29,7 +29,11 @@ runScorerContract({
 /** Inputs that share a 40-id prefix (an instance's candidates) and differ after it. */
 function sharedPrefixInputs(count: number): ScoreInput[] {
   const prefix = Array.from({ length: 40 }, (_, position) => 500 + position);
-  return Array.from({ length: count }, (_, index) => ({ key: `c-${index}`, text: `c ${index}`, inputIds: [...prefix, 9000 + index, 9100 + index, 9200] }));
+  return Array.from({ length: count }, (_, index) => ({
+    key: `c-${index}`,
+    text: `c ${index}`,
+    inputIds: [...prefix, 9000 + index, 9100 + index, 9200],
+  }));
 }
 
 /** An instance's candidates as text (and ids, as the client tokenizer gives them): a shared system prompt and issue, then each trajectory. */
@@ -50,7 +54,15 @@ describe('vLLM scorer against a fake of current vLLM', () => {
   };
   /** Probing is tested on its own below; elsewhere it would only add requests to count. */
   const make = (settings: Partial<VllmSettings> = {}) => {
-    scorer = createVllmScorer({ model: MODEL, urls: [server.url], timeoutMs: 2_000, retries: 2, backoff: { initialMs: 1, maxMs: 5 }, probe: false, ...settings });
+    scorer = createVllmScorer({
+      model: MODEL,
+      urls: [server.url],
+      timeoutMs: 2_000,
+      retries: 2,
+      backoff: { initialMs: 1, maxMs: 5 },
+      probe: false,
+      ...settings,
+    });
     return scorer;
   };
 
@@ -96,11 +108,16 @@ describe('vLLM scorer against a fake of current vLLM', () => {
       const vllm = make({ probe: true });
       await vllm.score(textInputs(2));
       await vllm.score(textInputs(1, 'again'));
-      expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual(['GET /v1/models', 'POST /classify', 'POST /classify', 'POST /classify']);
+      expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+        'GET /v1/models',
+        'POST /classify',
+        'POST /classify',
+        'POST /classify',
+      ]);
       expect(server.bodies('/classify')[0]).toEqual({ model: MODEL, input: ['probe'], use_activation: false });
     });
 
-    it("a caller cancelled during the probe does not fail the others waiting on it, nor the next call", async () => {
+    it('a caller cancelled during the probe does not fail the others waiting on it, nor the next call', async () => {
       server.delayMs = 300;
       const vllm = make({ probe: true });
       const cancelled = new AbortController();
@@ -212,16 +229,24 @@ describe('vLLM scorer against a fake of current vLLM', () => {
       server.maxModelLen = 8000;
       // The fake hangs as the real server did: 8000 of 8000 gets no answer, 7999 does.
       const hung = await fetch(`${server.url}/classify`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: MODEL, input: [[1, 2, 3]], truncate_prompt_tokens: 8000 }), signal: AbortSignal.timeout(300),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, input: [[1, 2, 3]], truncate_prompt_tokens: 8000 }),
+        signal: AbortSignal.timeout(300),
       }).catch((error: unknown) => error);
       expect(hung).toBeInstanceOf(Error);
-      const answered = await fetch(`${server.url}/classify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, input: [[1, 2, 3]], truncate_prompt_tokens: 7999 }) });
+      const answered = await fetch(`${server.url}/classify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, input: [[1, 2, 3]], truncate_prompt_tokens: 7999 }),
+      });
       expect(answered.status).toBe(200);
 
       // The shipped critic config set maxInputTokens to the server's limit.
       const [input] = idInputs(1, 9000);
-      const [output] = await make({ serverTruncation: 'left', maxInputTokens: 8000, probe: true, timeoutMs: 3_000, retries: 0 }).score([input!]);
+      const [output] = await make({ serverTruncation: 'left', maxInputTokens: 8000, probe: true, timeoutMs: 3_000, retries: 0 }).score([
+        input!,
+      ]);
       const sent = server.bodies('/classify').at(-1)!;
       expect(sent.truncate_prompt_tokens).toBe(8000 - SERVER_LIMIT_MARGIN);
       expect(output!.raw).toBe(fakeLogit(input!.inputIds!.slice(-(8000 - SERVER_LIMIT_MARGIN))));
@@ -244,7 +269,11 @@ describe('vLLM scorer against a fake of current vLLM', () => {
     });
 
     it('is refused by the fake, as by vLLM, when queries or documents are token ids (issue 24 item 3)', async () => {
-      const response = await fetch(`${server.url}/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, queries: [1, 2, 3], documents: [[4], [5]] }) });
+      const response = await fetch(`${server.url}/score`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, queries: [1, 2, 3], documents: [[4], [5]] }),
+      });
       expect(response.status).toBe(400);
       expect(await response.text()).toContain('Input should be a valid string');
     });
@@ -268,7 +297,11 @@ describe('vLLM scorer against a fake of current vLLM', () => {
       const strong = inputs.filter((input) => server.logits(input.text)[0]! > 14).slice(0, 2);
       expect(strong).toHaveLength(2);
       // What the fake's /score alone gives: both at the clamp.
-      const direct = await fetch(`${server.url}/score`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, queries: '', documents: strong.map((input) => input.text) }) });
+      const direct = await fetch(`${server.url}/score`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, queries: '', documents: strong.map((input) => input.text) }),
+      });
       const scores = ((await direct.json()) as { data: Array<{ score: number }> }).data.map((item) => item.score);
       expect(scores).toEqual([1 - SCORE_CLAMP, 1 - SCORE_CLAMP]);
 
@@ -288,7 +321,11 @@ describe('vLLM scorer against a fake of current vLLM', () => {
 
   describe('the fake follows the current protocol', () => {
     const post = async (path: string, body: unknown) => {
-      const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: response.status, text: await response.text() };
     };
 

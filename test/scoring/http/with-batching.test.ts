@@ -14,7 +14,11 @@ runScorerContract({
   name: 'withBatching(vllm)',
   async create() {
     const server = await startFakeVllm({ model: MODEL });
-    const scorer = withBatching(createVllmScorer({ model: MODEL, urls: [server.url], probe: false }), { maxBatchSize: 2, maxBatchTokens: 10_000, windowMs: 2 });
+    const scorer = withBatching(createVllmScorer({ model: MODEL, urls: [server.url], probe: false }), {
+      maxBatchSize: 2,
+      maxBatchTokens: 10_000,
+      windowMs: 2,
+    });
     return { scorer, dispose: () => server.close() };
   },
 });

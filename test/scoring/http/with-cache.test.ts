@@ -14,7 +14,10 @@ runScorerContract({
   name: 'withCache(vllm)',
   async create() {
     const server = await startFakeVllm({ model: MODEL });
-    return { scorer: withCache(createVllmScorer({ model: MODEL, urls: [server.url], probe: false }), { maxEntries: 100 }), dispose: () => server.close() };
+    return {
+      scorer: withCache(createVllmScorer({ model: MODEL, urls: [server.url], probe: false }), { maxEntries: 100 }),
+      dispose: () => server.close(),
+    };
   },
 });
 

@@ -64,7 +64,8 @@ export class DockerClient {
 
   constructor(options: DockerClientOptions) {
     this.socketPath = options.socketPath;
-    this.#fixedVersion = options.apiVersion === undefined ? undefined : options.apiVersion.startsWith('v') ? options.apiVersion : `v${options.apiVersion}`;
+    this.#fixedVersion =
+      options.apiVersion === undefined ? undefined : options.apiVersion.startsWith('v') ? options.apiVersion : `v${options.apiVersion}`;
     this.#version = this.#fixedVersion;
     this.requestTimeoutMs = options.requestTimeoutMs;
   }
@@ -85,19 +86,39 @@ export class DockerClient {
 
   /** The engine's range: `/_ping`'s Api-Version header (its newest), `/version` for its oldest too. */
   async #negotiate(signal: AbortSignal | undefined): Promise<string> {
-    const ping = await this.send({ method: 'GET', path: '/_ping', unversioned: true, timeoutMs: Math.min(this.requestTimeoutMs, 10_000), ...(signal ? { signal } : {}) });
+    const ping = await this.send({
+      method: 'GET',
+      path: '/_ping',
+      unversioned: true,
+      timeoutMs: Math.min(this.requestTimeoutMs, 10_000),
+      ...(signal ? { signal } : {}),
+    });
     await ping.body.dump();
     const header = ping.headers['api-version'];
     const range: Partial<EngineApiRange> = { ...(typeof header === 'string' && header ? { max: header } : {}) };
     try {
-      const version = await this.json({ method: 'GET', path: '/version', unversioned: true, timeoutMs: Math.min(this.requestTimeoutMs, 10_000), ...(signal ? { signal } : {}) }, DockerVersion);
+      const version = await this.json(
+        {
+          method: 'GET',
+          path: '/version',
+          unversioned: true,
+          timeoutMs: Math.min(this.requestTimeoutMs, 10_000),
+          ...(signal ? { signal } : {}),
+        },
+        DockerVersion,
+      );
       range.max ??= version.ApiVersion;
       if (version.MinAPIVersion) range.min = version.MinAPIVersion;
     } catch (error) {
       // Without /version the ping's header still names the newest version; the oldest stays unknown.
       if (!range.max || !WinnowerError.isInstance(error) || error.code !== 'WNW_ERR_SBX_UPSTREAM') throw error;
     }
-    if (!range.max) throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine at ${this.socketPath} named no API version (no Api-Version header on /_ping, no ApiVersion in /version)`, { details: { socketPath: this.socketPath } });
+    if (!range.max)
+      throw wnwError(
+        'WNW_ERR_SBX_UPSTREAM',
+        `Docker Engine at ${this.socketPath} named no API version (no Api-Version header on /_ping, no ApiVersion in /version)`,
+        { details: { socketPath: this.socketPath } },
+      );
     const chosen = chooseApiVersion({ max: range.max, ...(range.min ? { min: range.min } : {}) });
     if ('problem' in chosen) throw this.#incompatible(chosen.problem, { engineApi: range });
     return chosen.version;
@@ -111,7 +132,10 @@ export class DockerClient {
       },
       (error: NodeJS.ErrnoException) => {
         this.#checked = undefined;
-        throw this.#unavailable(error.code === 'ENOENT' ? `no Docker socket at ${this.socketPath}` : `cannot use ${this.socketPath}: ${error.message}`, error);
+        throw this.#unavailable(
+          error.code === 'ENOENT' ? `no Docker socket at ${this.socketPath}` : `cannot use ${this.socketPath}: ${error.message}`,
+          error,
+        );
       },
     );
     return this.#checked;
@@ -168,10 +192,14 @@ export class DockerClient {
     const details = { method: call.method, path: call.path, status, ...(message ? { message } : {}) };
     // The engine refusing the version is about the engine, not this call (a create, an exec).
     if (status === 400 && message && VERSION_REFUSED.test(message)) {
-      throw this.#incompatible(`it refuses API ${this.#version ?? '(unversioned)'} (${message}); leave sandbox.settings.apiVersion unset to negotiate`, details);
+      throw this.#incompatible(
+        `it refuses API ${this.#version ?? '(unversioned)'} (${message}); leave sandbox.settings.apiVersion unset to negotiate`,
+        details,
+      );
     }
     const mapped = call.errors?.[status];
-    if (mapped) throw wnwError(mapped.code, `${mapped.message}${message ? `: ${message}` : ''}`, { details: { ...mapped.details, ...details } });
+    if (mapped)
+      throw wnwError(mapped.code, `${mapped.message}${message ? `: ${message}` : ''}`, { details: { ...mapped.details, ...details } });
     throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine answered ${status} to ${where}${message ? `: ${message}` : ''}`, {
       details,
       retryable: status >= 500,
@@ -200,9 +228,13 @@ export class DockerClient {
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine sent an unexpected answer to ${where} (${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'})`, {
-        details: { method: call.method, path: call.path, status: response.status, body: text.slice(0, 300) },
-      });
+      throw wnwError(
+        'WNW_ERR_SBX_UPSTREAM',
+        `Docker Engine sent an unexpected answer to ${where} (${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'})`,
+        {
+          details: { method: call.method, path: call.path, status: response.status, body: text.slice(0, 300) },
+        },
+      );
     }
     return parsed.data;
   }
@@ -226,7 +258,13 @@ export class DockerClient {
     return this.#dispatcher;
   }
 
-  #transportError(error: unknown, where: string, callSignal: AbortSignal | undefined, timeout: AbortSignal | undefined, timeoutMs: number | null): WinnowerError {
+  #transportError(
+    error: unknown,
+    where: string,
+    callSignal: AbortSignal | undefined,
+    timeout: AbortSignal | undefined,
+    timeoutMs: number | null,
+  ): WinnowerError {
     if (WinnowerError.isInstance(error)) return error;
     if (callSignal?.aborted) return wnwError('WNW_ERR_OP_ABORTED', `${where} cancelled`, { cause: error });
     if (timeout?.aborted) {
@@ -238,7 +276,12 @@ export class DockerClient {
     }
     const code = errorCode(error);
     if (code && UNAVAILABLE_CODES.has(code)) {
-      return this.#unavailable(code === 'EACCES' ? `permission denied on ${this.socketPath} (add this user to the docker group)` : `cannot connect to ${this.socketPath} (${code})`, error);
+      return this.#unavailable(
+        code === 'EACCES'
+          ? `permission denied on ${this.socketPath} (add this user to the docker group)`
+          : `cannot connect to ${this.socketPath} (${code})`,
+        error,
+      );
     }
     const reason = error instanceof Error ? error.message : String(error);
     return wnwError('WNW_ERR_SBX_UPSTREAM', `connection to Docker Engine lost during ${where}: ${reason}`, {
@@ -250,7 +293,9 @@ export class DockerClient {
 
   /** An engine that answers but that this client cannot use: not retryable, and no "is it running?". */
   #incompatible(what: string, details: Record<string, unknown>): WinnowerError {
-    return wnwError('WNW_ERR_SBX_UNAVAILABLE', `Docker Engine at ${this.socketPath} cannot be used: ${what}`, { details: { socketPath: this.socketPath, ...details } });
+    return wnwError('WNW_ERR_SBX_UNAVAILABLE', `Docker Engine at ${this.socketPath} cannot be used: ${what}`, {
+      details: { socketPath: this.socketPath, ...details },
+    });
   }
 
   #unavailable(what: string, cause?: unknown): WinnowerError {

@@ -58,8 +58,14 @@ export interface DockerProviderSettings {
 const SettingsSchema = z.strictObject({
   socketPath: z.string().startsWith('/').optional(),
   workdir: z.string().startsWith('/').optional(),
-  apiVersion: z.string().regex(/^v?\d+\.\d+$/, 'like v1.43').optional(),
-  user: z.string().regex(/^[^\s:]+(:[^\s:]+)?$/, 'like 1000:1000 or a user name').optional(),
+  apiVersion: z
+    .string()
+    .regex(/^v?\d+\.\d+$/, 'like v1.43')
+    .optional(),
+  user: z
+    .string()
+    .regex(/^[^\s:]+(:[^\s:]+)?$/, 'like 1000:1000 or a user name')
+    .optional(),
   allowRoot: z.boolean().optional(),
   requestTimeoutMs: z.number().int().positive().optional(),
   pull: z.boolean().optional(),
@@ -77,13 +83,19 @@ export function createDockerProvider(settings: DockerProviderSettings = {}): San
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = `sandbox.settings.${issue?.path.join('.') || (issue && 'keys' in issue ? String(issue.keys) : '')}`;
-    throw wnwError('WNW_ERR_CFG_INVALID', `invalid docker provider setting ${field}: ${issue?.message ?? 'invalid'}`, { details: { field, provider: 'docker' } });
+    throw wnwError('WNW_ERR_CFG_INVALID', `invalid docker provider setting ${field}: ${issue?.message ?? 'invalid'}`, {
+      details: { field, provider: 'docker' },
+    });
   }
   if (settings.user !== undefined && isRootUser(settings.user) && settings.allowRoot !== true) {
     const field = 'sandbox.settings.user';
-    throw wnwError('WNW_ERR_CFG_INVALID', `invalid docker provider setting ${field}: ${settings.user} is root, and agent code never runs as root unless sandbox.settings.allowRoot is true`, {
-      details: { field, provider: 'docker', user: settings.user },
-    });
+    throw wnwError(
+      'WNW_ERR_CFG_INVALID',
+      `invalid docker provider setting ${field}: ${settings.user} is root, and agent code never runs as root unless sandbox.settings.allowRoot is true`,
+      {
+        details: { field, provider: 'docker', user: settings.user },
+      },
+    );
   }
   return new DockerProvider(settings);
 }
@@ -93,7 +105,9 @@ function defaultSocket(): { socketPath: string } | { problem: string } {
   const host = process.env.DOCKER_HOST;
   if (!host) return { socketPath: '/var/run/docker.sock' };
   if (host.startsWith('unix://')) return { socketPath: host.slice('unix://'.length) };
-  return { problem: `DOCKER_HOST=${host} is not a unix socket; the docker provider speaks to the engine over unix:// only (set socketPath)` };
+  return {
+    problem: `DOCKER_HOST=${host} is not a unix socket; the docker provider speaks to the engine over unix:// only (set socketPath)`,
+  };
 }
 
 class DockerProvider implements SandboxProvider {
@@ -121,7 +135,8 @@ class DockerProvider implements SandboxProvider {
   }
 
   get #api(): DockerClient {
-    if ('problem' in this.#socket) throw wnwError('WNW_ERR_SBX_UNAVAILABLE', this.#socket.problem, { details: { DOCKER_HOST: process.env.DOCKER_HOST } });
+    if ('problem' in this.#socket)
+      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', this.#socket.problem, { details: { DOCKER_HOST: process.env.DOCKER_HOST } });
     this.#client ??= new DockerClient({
       socketPath: this.#socket.socketPath,
       requestTimeoutMs: this.#settings.requestTimeoutMs,
@@ -137,7 +152,9 @@ class DockerProvider implements SandboxProvider {
       const version = await this.#api.json({ method: 'GET', path: '/version', unversioned: true, timeoutMs: 5_000 }, DockerVersion);
       const range = version.MinAPIVersion ? `${version.MinAPIVersion} to ${version.ApiVersion}` : version.ApiVersion;
       engine = `Docker ${version.Version} (API ${range}${version.Os ? `, ${version.Os}/${version.Arch ?? '?'}` : ''})`;
-      apiVersion = await this.#api.apiVersion().catch((error: unknown) => `none: ${error instanceof Error ? error.message : String(error)}`);
+      apiVersion = await this.#api
+        .apiVersion()
+        .catch((error: unknown) => `none: ${error instanceof Error ? error.message : String(error)}`);
     } catch (error) {
       engine = `unavailable: ${error instanceof Error ? error.message : String(error)}`;
     }
@@ -158,9 +175,13 @@ class DockerProvider implements SandboxProvider {
   async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
     if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the docker provider is closed');
     if (!spec.image) {
-      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', 'the docker provider runs container images: set spec.image (SWE-bench images keep the repository in /testbed)', {
-        details: { field: 'image', provider: this.name },
-      });
+      throw wnwError(
+        'WNW_ERR_SBX_UNSUPPORTED',
+        'the docker provider runs container images: set spec.image (SWE-bench images keep the repository in /testbed)',
+        {
+          details: { field: 'image', provider: this.name },
+        },
+      );
     }
     const api = this.#api;
     await api.ready();
@@ -194,9 +215,12 @@ class DockerProvider implements SandboxProvider {
       if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the docker provider was closed while the sandbox was being created');
       return created;
     } catch (error) {
-      const removal = sandbox ? sandbox.close() : api.empty({ method: 'DELETE', path: `/containers/${id}`, query: { force: true, v: true }, ok: [204, 404, 409] });
+      const removal = sandbox
+        ? sandbox.close()
+        : api.empty({ method: 'DELETE', path: `/containers/${id}`, query: { force: true, v: true }, ok: [204, 404, 409] });
       await removal.catch((removeError: unknown) => {
-        if (WinnowerError.isInstance(error)) error.details.removeError = removeError instanceof Error ? removeError.message : String(removeError);
+        if (WinnowerError.isInstance(error))
+          error.details.removeError = removeError instanceof Error ? removeError.message : String(removeError);
       });
       throw error;
     }
@@ -237,7 +261,9 @@ class DockerProvider implements SandboxProvider {
         ...(spec.memoryMb ? { Memory: Math.round(spec.memoryMb * 1024 * 1024), MemorySwap: Math.round(spec.memoryMb * 1024 * 1024) } : {}),
         ...(spec.cpu ? { NanoCpus: Math.round(spec.cpu * 1e9) } : {}),
         ...(spec.maxProcesses ? { PidsLimit: spec.maxProcesses } : {}),
-        ...(spec.mounts?.length ? { Binds: spec.mounts.map((mount) => `${mount.source}:${mount.target}:${mount.readOnly === false ? 'rw' : 'ro'}`) } : {}),
+        ...(spec.mounts?.length
+          ? { Binds: spec.mounts.map((mount) => `${mount.source}:${mount.target}:${mount.readOnly === false ? 'rw' : 'ro'}`) }
+          : {}),
       },
     };
     const name = `winnower-${randomBytes(6).toString('hex')}`;
@@ -278,7 +304,11 @@ class DockerProvider implements SandboxProvider {
       signal,
       // The engine answers these before any progress line: no such manifest (404), or no registry (500).
       errors: {
-        404: { code: 'WNW_ERR_SBX_CREATE', message: `image ${image} not found (not on this engine, and the registry has no such image)`, details: { image, missingImage: true } },
+        404: {
+          code: 'WNW_ERR_SBX_CREATE',
+          message: `image ${image} not found (not on this engine, and the registry has no such image)`,
+          details: { image, missingImage: true },
+        },
         500: { code: 'WNW_ERR_SBX_CREATE', message: `pulling image ${image} failed`, details: { image } },
       },
     });
@@ -321,7 +351,9 @@ function checkBinds(mounts: NonNullable<SandboxSpec['mounts']>, workdir: string)
   mounts.forEach((mount, index) => {
     if (mount.source.includes(':') || mount.target.includes(':')) {
       const field = `spec.mounts[${index}]`;
-      throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: the docker provider cannot bind a path with ':' in it`, { details: { field, source: mount.source, target: mount.target } });
+      throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: the docker provider cannot bind a path with ':' in it`, {
+        details: { field, source: mount.source, target: mount.target },
+      });
     }
   });
 }

@@ -99,20 +99,33 @@ export class DockerSandbox extends BaseSandbox {
   async start(signal?: AbortSignal): Promise<void> {
     this.#owner ??= await this.#resolveOwner(signal);
     if (this.#owner.uid === 0 && !this.#allowRoot) {
-      throw wnwError('WNW_ERR_CFG_INVALID', `invalid docker provider setting sandbox.settings.user: ${this.#user} is uid 0 in this image, and agent code never runs as root unless sandbox.settings.allowRoot is true`, {
-        details: { field: 'sandbox.settings.user', provider: 'docker', user: this.#user, sandbox: this.id },
-      });
+      throw wnwError(
+        'WNW_ERR_CFG_INVALID',
+        `invalid docker provider setting sandbox.settings.user: ${this.#user} is uid 0 in this image, and agent code never runs as root unless sandbox.settings.allowRoot is true`,
+        {
+          details: { field: 'sandbox.settings.user', provider: 'docker', user: this.#user, sandbox: this.id },
+        },
+      );
     }
     if (this.#owner.uid !== 0) await this.#giveWorkdir(this.#owner, signal);
     if (this.#baseCommit === undefined) {
-      const result = await this.#remoteExec(BASE_COMMIT_SCRIPT, { cwd: this.workdir, env: { ...GIT_SAFE_ENV }, timeoutMs: 60_000, maxOutputBytes: 4096, signal });
+      const result = await this.#remoteExec(BASE_COMMIT_SCRIPT, {
+        cwd: this.workdir,
+        env: { ...GIT_SAFE_ENV },
+        timeoutMs: 60_000,
+        maxOutputBytes: 4096,
+        signal,
+      });
       const commit = result.stdout.trim();
       if (/^[0-9a-f]{40,64}$/.test(commit)) this.#baseCommit = commit;
     }
     this.track();
   }
 
-  protected async doExec(command: string, options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions): Promise<ExecResult> {
+  protected async doExec(
+    command: string,
+    options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions,
+  ): Promise<ExecResult> {
     const cwd = resolveSandboxPath(this.workdir, options.cwd);
     let script = command;
     if (options.stdin !== undefined) {
@@ -120,7 +133,13 @@ export class DockerSandbox extends BaseSandbox {
       await this.#upload(posix.join(cwd, name), new TextEncoder().encode(options.stdin), options.signal);
       script = withStdinFile(command, name);
     }
-    return this.#remoteExec(script, { cwd, env: options.env ?? {}, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, signal: options.signal });
+    return this.#remoteExec(script, {
+      cwd,
+      env: options.env ?? {},
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      signal: options.signal,
+    });
   }
 
   protected async doWriteFile(path: string, content: Uint8Array, options: CallOptions): Promise<void> {
@@ -135,15 +154,25 @@ export class DockerSandbox extends BaseSandbox {
         path: `/containers/${this.id}/archive`,
         query: { path: absolute },
         signal: options.signal,
-        errors: { 404: { code: 'WNW_ERR_SBX_FILE', message: `no such file in sandbox ${this.id}: ${absolute}`, details: { sandbox: this.id, path: absolute } } },
+        errors: {
+          404: {
+            code: 'WNW_ERR_SBX_FILE',
+            message: `no such file in sandbox ${this.id}: ${absolute}`,
+            details: { sandbox: this.id, path: absolute },
+          },
+        },
       });
       // The archive of a directory is its whole tree: refuse it (and oversized files) unread.
       const stat = pathStatOf(response.headers);
       const tooLarge = (): WinnowerError =>
-        wnwError('WNW_ERR_SBX_FILE', `${absolute} in sandbox ${this.id} is larger than ${this.#maxTransferBytes} bytes`, { details: { sandbox: this.id, path: absolute } });
+        wnwError('WNW_ERR_SBX_FILE', `${absolute} in sandbox ${this.id} is larger than ${this.#maxTransferBytes} bytes`, {
+          details: { sandbox: this.id, path: absolute },
+        });
       if (stat && hasModeBit(stat.mode, GO_MODE_DIR)) {
         discard(response.body);
-        throw wnwError('WNW_ERR_SBX_FILE', `not a regular file in sandbox ${this.id}: ${absolute}`, { details: { sandbox: this.id, path: absolute, type: 'directory' } });
+        throw wnwError('WNW_ERR_SBX_FILE', `not a regular file in sandbox ${this.id}: ${absolute}`, {
+          details: { sandbox: this.id, path: absolute, type: 'directory' },
+        });
       }
       if (stat && stat.size > this.#maxTransferBytes) {
         discard(response.body);
@@ -155,7 +184,10 @@ export class DockerSandbox extends BaseSandbox {
       try {
         entry = readTar(archive)[0];
       } catch (error) {
-        throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine sent a damaged archive for ${absolute}: ${(error as Error).message}`, { cause: error, details: { sandbox: this.id, path: absolute } });
+        throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine sent a damaged archive for ${absolute}: ${(error as Error).message}`, {
+          cause: error,
+          details: { sandbox: this.id, path: absolute },
+        });
       }
       if (entry?.type === 'file') {
         if (entry.content.length > this.#maxTransferBytes) throw tooLarge();
@@ -165,7 +197,9 @@ export class DockerSandbox extends BaseSandbox {
         absolute = posix.resolve(posix.dirname(absolute), entry.linkName);
         continue;
       }
-      throw wnwError('WNW_ERR_SBX_FILE', `not a regular file in sandbox ${this.id}: ${absolute}`, { details: { sandbox: this.id, path: absolute, type: entry?.type } });
+      throw wnwError('WNW_ERR_SBX_FILE', `not a regular file in sandbox ${this.id}: ${absolute}`, {
+        details: { sandbox: this.id, path: absolute, type: entry?.type },
+      });
     }
     throw wnwError('WNW_ERR_SBX_FILE', `too many symbolic links in sandbox ${this.id}: ${path}`, { details: { sandbox: this.id, path } });
   }
@@ -173,7 +207,10 @@ export class DockerSandbox extends BaseSandbox {
   protected async doListFiles(path: string, options: CallOptions): Promise<FileEntry[]> {
     const absolute = resolveSandboxPath(this.workdir, path);
     const stat = await this.#stat(absolute, options.signal);
-    if (!hasModeBit(stat.mode, GO_MODE_DIR)) throw wnwError('WNW_ERR_SBX_FILE', `not a directory in sandbox ${this.id}: ${absolute}`, { details: { sandbox: this.id, path: absolute } });
+    if (!hasModeBit(stat.mode, GO_MODE_DIR))
+      throw wnwError('WNW_ERR_SBX_FILE', `not a directory in sandbox ${this.id}: ${absolute}`, {
+        details: { sandbox: this.id, path: absolute },
+      });
     const result = await this.#remoteExec("find . -mindepth 1 -maxdepth 1 -printf '%f\\0%y\\0%s\\0'", {
       cwd: absolute,
       env: {},
@@ -182,7 +219,11 @@ export class DockerSandbox extends BaseSandbox {
       signal: options.signal,
     });
     if (result.exitCode !== 0) {
-      throw wnwError('WNW_ERR_SBX_EXEC', `listing ${absolute} in sandbox ${this.id} failed: ${result.stderr.trim() || `exit ${result.exitCode}`}`, { details: { sandbox: this.id, path: absolute } });
+      throw wnwError(
+        'WNW_ERR_SBX_EXEC',
+        `listing ${absolute} in sandbox ${this.id} failed: ${result.stderr.trim() || `exit ${result.exitCode}`}`,
+        { details: { sandbox: this.id, path: absolute } },
+      );
     }
     const fields = result.stdout.split('\0');
     const entries: FileEntry[] = [];
@@ -209,7 +250,12 @@ export class DockerSandbox extends BaseSandbox {
   protected async doClose(): Promise<void> {
     try {
       // 404: already gone (auto-removed); 409: a removal is already in progress.
-      await this.#client.empty({ method: 'DELETE', path: `/containers/${this.id}`, query: { force: true, v: true }, ok: [200, 204, 404, 409] });
+      await this.#client.empty({
+        method: 'DELETE',
+        path: `/containers/${this.id}`,
+        query: { force: true, v: true },
+        ok: [200, 204, 404, 409],
+      });
     } finally {
       this.#onClosed?.();
     }
@@ -232,23 +278,46 @@ export class DockerSandbox extends BaseSandbox {
       `{ [ ! -d .git/objects ] || find .git/objects -type d ${notOwned} -exec chown ${ids} {} +; }`,
       `{ [ "$(stat -c %a /tmp 2>/dev/null)" = 1777 ] || { mkdir -p /tmp && chmod 1777 /tmp; }; }`,
     ].join(' && ');
-    const result = await this.#remoteExec(script, { cwd: this.workdir, env: {}, timeoutMs: OWNERSHIP_TIMEOUT_MS, maxOutputBytes: 64 * 1024, signal, user: '0:0' });
+    const result = await this.#remoteExec(script, {
+      cwd: this.workdir,
+      env: {},
+      timeoutMs: OWNERSHIP_TIMEOUT_MS,
+      maxOutputBytes: 64 * 1024,
+      signal,
+      user: '0:0',
+    });
     if (result.exitCode !== 0) {
-      const why = result.timedOut ? `not done after ${OWNERSHIP_TIMEOUT_MS} ms` : result.stderr.trim() || result.stdout.trim() || `exit ${result.exitCode}`;
-      throw wnwError('WNW_ERR_SBX_CREATE', `cannot give ${this.workdir} to user ${this.#user} in sandbox ${this.id}: ${why.slice(0, 2000)}`, {
-        details: { sandbox: this.id, user: this.#user, workdir: this.workdir },
-      });
+      const why = result.timedOut
+        ? `not done after ${OWNERSHIP_TIMEOUT_MS} ms`
+        : result.stderr.trim() || result.stdout.trim() || `exit ${result.exitCode}`;
+      throw wnwError(
+        'WNW_ERR_SBX_CREATE',
+        `cannot give ${this.workdir} to user ${this.#user} in sandbox ${this.id}: ${why.slice(0, 2000)}`,
+        {
+          details: { sandbox: this.id, user: this.#user, workdir: this.workdir },
+        },
+      );
     }
   }
 
   /** `id -u`/`id -g` of the sandbox user, run as that user. */
   async #resolveOwner(signal?: AbortSignal): Promise<{ uid: number; gid: number }> {
-    const result = await this.#remoteExec('printf "%s:%s" "$(id -u)" "$(id -g)"', { cwd: '/', env: {}, timeoutMs: 30_000, maxOutputBytes: 256, signal });
+    const result = await this.#remoteExec('printf "%s:%s" "$(id -u)" "$(id -g)"', {
+      cwd: '/',
+      env: {},
+      timeoutMs: 30_000,
+      maxOutputBytes: 256,
+      signal,
+    });
     const owner = numericOwner(result.stdout.trim());
     if (result.exitCode !== 0 || !owner) {
-      throw wnwError('WNW_ERR_SBX_CREATE', `cannot resolve the uid/gid of user ${this.#user} in sandbox ${this.id}: ${result.stderr.trim() || result.stdout.trim() || `exit ${result.exitCode}`}`, {
-        details: { sandbox: this.id, user: this.#user },
-      });
+      throw wnwError(
+        'WNW_ERR_SBX_CREATE',
+        `cannot resolve the uid/gid of user ${this.#user} in sandbox ${this.id}: ${result.stderr.trim() || result.stdout.trim() || `exit ${result.exitCode}`}`,
+        {
+          details: { sandbox: this.id, user: this.#user },
+        },
+      );
     }
     return owner;
   }
@@ -259,7 +328,13 @@ export class DockerSandbox extends BaseSandbox {
       path: `/containers/${this.id}/archive`,
       query: { path: absolute },
       signal,
-      errors: { 404: { code: 'WNW_ERR_SBX_FILE', message: `no such file or directory in sandbox ${this.id}: ${absolute}`, details: { sandbox: this.id, path: absolute } } },
+      errors: {
+        404: {
+          code: 'WNW_ERR_SBX_FILE',
+          message: `no such file or directory in sandbox ${this.id}: ${absolute}`,
+          details: { sandbox: this.id, path: absolute },
+        },
+      },
     });
     await response.body.dump();
     const header = response.headers['x-docker-container-path-stat'];
@@ -267,7 +342,10 @@ export class DockerSandbox extends BaseSandbox {
     try {
       return DockerPathStat.parse(JSON.parse(Buffer.from(raw ?? '', 'base64').toString('utf8')));
     } catch (error) {
-      throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine sent no usable X-Docker-Container-Path-Stat for ${absolute}`, { cause: error, details: { sandbox: this.id, path: absolute } });
+      throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine sent no usable X-Docker-Container-Path-Stat for ${absolute}`, {
+        cause: error,
+        details: { sandbox: this.id, path: absolute },
+      });
     }
   }
 
@@ -317,17 +395,36 @@ export class DockerSandbox extends BaseSandbox {
         body: writeTar(entries),
         signal,
         errors: {
-          403: { code: 'WNW_ERR_SBX_FILE', message: `cannot write ${absolute} in sandbox ${this.id} (read-only)`, details: { sandbox: this.id, path: absolute } },
-          400: { code: 'WNW_ERR_SBX_FILE', message: `cannot write ${absolute} in sandbox ${this.id}`, details: { sandbox: this.id, path: absolute } },
+          403: {
+            code: 'WNW_ERR_SBX_FILE',
+            message: `cannot write ${absolute} in sandbox ${this.id} (read-only)`,
+            details: { sandbox: this.id, path: absolute },
+          },
+          400: {
+            code: 'WNW_ERR_SBX_FILE',
+            message: `cannot write ${absolute} in sandbox ${this.id}`,
+            details: { sandbox: this.id, path: absolute },
+          },
           // The folder, or the whole container, is missing: #upload tells which.
-          404: { code: 'WNW_ERR_SBX_FILE', message: `no folder ${folder} in sandbox ${this.id}`, details: { sandbox: this.id, path: folder, missingFolder: true } },
+          404: {
+            code: 'WNW_ERR_SBX_FILE',
+            message: `no folder ${folder} in sandbox ${this.id}`,
+            details: { sandbox: this.id, path: folder, missingFolder: true },
+          },
         },
       });
     } catch (error) {
       // A read-only mount is a 500 (the target in it: "mounted volume is marked read-only"; a tar
       // entry reaching into it: "read-only file system"): a file error, not an engine fault.
-      if (WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SBX_UPSTREAM' && /read-only file system|marked read-only/.test(String(error.details.message))) {
-        throw wnwError('WNW_ERR_SBX_FILE', `cannot write ${absolute} in sandbox ${this.id} (read-only)`, { cause: error, details: { sandbox: this.id, path: absolute } });
+      if (
+        WinnowerError.isInstance(error) &&
+        error.code === 'WNW_ERR_SBX_UPSTREAM' &&
+        /read-only file system|marked read-only/.test(String(error.details.message))
+      ) {
+        throw wnwError('WNW_ERR_SBX_FILE', `cannot write ${absolute} in sandbox ${this.id} (read-only)`, {
+          cause: error,
+          details: { sandbox: this.id, path: absolute },
+        });
       }
       throw error;
     }
@@ -367,7 +464,9 @@ export class DockerSandbox extends BaseSandbox {
     const stdout = new CappedBuffer(options.maxOutputBytes);
     const stderr = new CappedBuffer(options.maxOutputBytes);
     // Framing follows the Tty flag sent (false): API <= 1.41 labels this stream raw-stream anyway.
-    const demuxer = new DockerStreamDemuxer((stream, payload) => (stream === 'stdout' ? stdout : stderr).push(Buffer.from(payload)), { tty: false });
+    const demuxer = new DockerStreamDemuxer((stream, payload) => (stream === 'stdout' ? stdout : stderr).push(Buffer.from(payload)), {
+      tty: false,
+    });
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), options.timeoutMs + KILL_GRACE_MS);
     const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
@@ -383,10 +482,14 @@ export class DockerSandbox extends BaseSandbox {
       for await (const chunk of response.body) demuxer.push(chunk as Buffer);
       demuxer.end();
     } catch (error) {
-      if (options.signal?.aborted) throw wnwError('WNW_ERR_OP_ABORTED', `command in sandbox ${this.id} cancelled`, { cause: error, details: { sandbox: this.id } });
+      if (options.signal?.aborted)
+        throw wnwError('WNW_ERR_OP_ABORTED', `command in sandbox ${this.id} cancelled`, { cause: error, details: { sandbox: this.id } });
       if (!deadline.signal.aborted) {
         if (WinnowerError.isInstance(error) && error.code !== 'WNW_ERR_OP_ABORTED') throw error;
-        throw wnwError('WNW_ERR_SBX_EXEC', `output stream of a command in sandbox ${this.id} broke: ${(error as Error).message}`, { cause: error, details: { sandbox: this.id } });
+        throw wnwError('WNW_ERR_SBX_EXEC', `output stream of a command in sandbox ${this.id} broke: ${(error as Error).message}`, {
+          cause: error,
+          details: { sandbox: this.id },
+        });
       }
       // Past the deadline: children that escaped the kill still hold the stream; stop reading.
     } finally {
@@ -399,10 +502,13 @@ export class DockerSandbox extends BaseSandbox {
     const timedOut = deadlinePassed || ((exitCode === 137 || exitCode === 124) && elapsedMs >= options.timeoutMs);
     let note = '';
     if (!timedOut && exitCode !== null && exitCode >= 128) {
-      if ((await this.#afterSignal(exitCode, startedAtMs)) === 'oom') note = `winnower: the command was killed for lack of memory (the sandbox's memory limit)\n`;
+      if ((await this.#afterSignal(exitCode, startedAtMs)) === 'oom')
+        note = `winnower: the command was killed for lack of memory (the sandbox's memory limit)\n`;
     }
     if (exitCode === 126 && STOPPED_STATE.test(stdout.toString())) {
-      throw wnwError('WNW_ERR_SBX_EXEC', `container of sandbox ${this.id} is not running (stopped during the command)`, { details: { sandbox: this.id, output: stdout.toString().slice(0, 300) } });
+      throw wnwError('WNW_ERR_SBX_EXEC', `container of sandbox ${this.id} is not running (stopped during the command)`, {
+        details: { sandbox: this.id, output: stdout.toString().slice(0, 300) },
+      });
     }
     return {
       exitCode: timedOut ? null : exitCode,
@@ -465,7 +571,11 @@ export class DockerSandbox extends BaseSandbox {
         method: 'GET',
         path: '/events',
         // An `until` that is not in the future makes the engine answer with the logged events and close.
-        query: { since: timestamp(sinceMs), until: timestamp(Date.now()), filters: JSON.stringify({ container: [this.id], event: ['oom'] }) },
+        query: {
+          since: timestamp(sinceMs),
+          until: timestamp(Date.now()),
+          filters: JSON.stringify({ container: [this.id], event: ['oom'] }),
+        },
         timeoutMs: 5_000,
       });
       const text = (await readCapped(response.body, 1024 * 1024))?.toString('utf8') ?? '';

@@ -46,9 +46,13 @@ export class DockerStreamDemuxer {
       }
       const type = data[0] ?? 255;
       if (type > 3 || data[1] !== 0 || data[2] !== 0 || data[3] !== 0) {
-        throw wnwError('WNW_ERR_SBX_UPSTREAM', `Docker Engine sent a malformed exec stream (frame header ${data.subarray(0, HEADER_BYTES).toString('hex')})`, {
-          details: { header: data.subarray(0, HEADER_BYTES).toString('hex') },
-        });
+        throw wnwError(
+          'WNW_ERR_SBX_UPSTREAM',
+          `Docker Engine sent a malformed exec stream (frame header ${data.subarray(0, HEADER_BYTES).toString('hex')})`,
+          {
+            details: { header: data.subarray(0, HEADER_BYTES).toString('hex') },
+          },
+        );
       }
       // stdin echoes (0) and system errors (3) are reported on stderr rather than dropped.
       this.#current = type === 1 ? 'stdout' : 'stderr';

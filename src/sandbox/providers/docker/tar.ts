@@ -38,12 +38,25 @@ export function writeTar(entries: TarEntryInput[]): Buffer {
     const content = type === 'file' ? Buffer.from(entry.content ?? new Uint8Array()) : Buffer.alloc(0);
     const name = type === 'directory' && !entry.name.endsWith('/') ? `${entry.name}/` : entry.name;
     const split = splitName(name);
-    const common = { mode: entry.mode ?? (type === 'directory' ? 0o755 : 0o644), uid: entry.uid ?? 0, gid: entry.gid ?? 0, mtime: entry.mtime ?? Math.floor(Date.now() / 1000) };
+    const common = {
+      mode: entry.mode ?? (type === 'directory' ? 0o755 : 0o644),
+      uid: entry.uid ?? 0,
+      gid: entry.gid ?? 0,
+      mtime: entry.mtime ?? Math.floor(Date.now() / 1000),
+    };
     if (!split) {
       const record = paxRecord('path', name);
       parts.push(header({ ...common, name: 'PaxHeader', prefix: '', size: record.length, typeflag: 'x' }), pad(record));
     }
-    parts.push(header({ ...common, name: split?.name ?? name.slice(-100), prefix: split?.prefix ?? '', size: content.length, typeflag: type === 'directory' ? '5' : '0' }));
+    parts.push(
+      header({
+        ...common,
+        name: split?.name ?? name.slice(-100),
+        prefix: split?.prefix ?? '',
+        size: content.length,
+        typeflag: type === 'directory' ? '5' : '0',
+      }),
+    );
     parts.push(pad(content));
   }
   parts.push(Buffer.alloc(BLOCK * 2));
@@ -85,7 +98,14 @@ export function readTar(archive: Uint8Array): TarEntry[] {
     const name = pax.path ?? longName ?? (prefix ? `${prefix}/${baseName}` : baseName);
     entries.push({
       name,
-      type: typeflag === '0' || typeflag === '\0' || typeflag === '7' ? 'file' : typeflag === '5' ? 'directory' : typeflag === '2' ? 'symlink' : 'other',
+      type:
+        typeflag === '0' || typeflag === '\0' || typeflag === '7'
+          ? 'file'
+          : typeflag === '5'
+            ? 'directory'
+            : typeflag === '2'
+              ? 'symlink'
+              : 'other',
       mode: readNumber(block.subarray(100, 108)),
       size,
       linkName: pax.linkpath ?? longLink ?? cString(block.subarray(157, 257)),
@@ -109,7 +129,16 @@ function splitName(name: string): { name: string; prefix: string } | undefined {
   return undefined;
 }
 
-function header(fields: { name: string; prefix: string; mode: number; uid: number; gid: number; size: number; mtime: number; typeflag: string }): Buffer {
+function header(fields: {
+  name: string;
+  prefix: string;
+  mode: number;
+  uid: number;
+  gid: number;
+  size: number;
+  mtime: number;
+  typeflag: string;
+}): Buffer {
   const block = Buffer.alloc(BLOCK);
   block.write(fields.name, 0, 100, 'utf8');
   writeOctal(block, 100, 8, fields.mode);
@@ -138,7 +167,10 @@ function readNumber(field: Buffer): number {
     for (const byte of field.subarray(1)) value = value * 256 + byte;
     return value;
   }
-  const text = field.toString('latin1').replace(/[\0 ]+$/g, '').replace(/^[\0 ]+/, '');
+  const text = field
+    .toString('latin1')
+    .replace(/[\0 ]+$/g, '')
+    .replace(/^[\0 ]+/, '');
   return text === '' ? 0 : parseInt(text, 8);
 }
 

@@ -79,7 +79,9 @@ export async function detectRootLayout(): Promise<RootEntry[]> {
 export function checkEnv(env: Record<string, string>, field: string): void {
   for (const [name, value] of Object.entries(env)) {
     if (!ENV_NAME.test(name) || value.includes('\0')) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: invalid environment variable ${JSON.stringify(name)}`, { details: { field, name } });
+      throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: invalid environment variable ${JSON.stringify(name)}`, {
+        details: { field, name },
+      });
     }
   }
 }
@@ -97,29 +99,50 @@ function systemBinds(rootLayout: RootEntry[]): string[] {
 
 /** bwrap's arguments up to (not including) the program to run. */
 export function bwrapArgs(command: BwrapCommand): string[] {
-  const args = command.imageRoot ? [command.imageRoot.readOnly ? '--ro-bind' : '--bind', command.workspace, '/'] : systemBinds(command.rootLayout);
+  const args = command.imageRoot
+    ? [command.imageRoot.readOnly ? '--ro-bind' : '--bind', command.workspace, '/']
+    : systemBinds(command.rootLayout);
   args.push(
-    '--dev', '/dev',
-    '--proc', '/proc',
-    '--bind', command.tmpDir, '/tmp',
-    '--bind', command.varTmpDir, '/var/tmp',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--bind',
+    command.tmpDir,
+    '/tmp',
+    '--bind',
+    command.varTmpDir,
+    '/var/tmp',
     // bwrap's own tmpfs, new for each exec; capped like /tmp (local-overlay.ts) rather than half the RAM.
-    '--size', String(RUN_TMPFS_BYTES), '--tmpfs', '/run',
+    '--size',
+    String(RUN_TMPFS_BYTES),
+    '--tmpfs',
+    '/run',
     ...(command.imageRoot ? [] : ['--bind', command.workspace, command.workdir]),
     // After /run's tmpfs, so a mount under /run (the proxy's socket folder) lands on it.
     ...(command.mounts ?? []).flatMap((mount) => [mount.readOnly === false ? '--bind' : '--ro-bind', mount.source, mount.target]),
-    '--chdir', command.cwd,
+    '--chdir',
+    command.cwd,
     '--unshare-all',
     ...(command.network ? ['--share-net'] : []),
-    '--unshare-user', '--uid', String(command.innerUid), '--gid', String(command.innerGid),
-    '--hostname', 'sandbox',
-    '--die-with-parent', '--new-session', '--cap-drop', 'ALL',
+    '--unshare-user',
+    '--uid',
+    String(command.innerUid),
+    '--gid',
+    String(command.innerGid),
+    '--hostname',
+    'sandbox',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
     // No user namespace inside: the kernel's limit (bwrap) and the seccomp filter (clone/unshare flags) both say so.
     '--disable-userns',
     // The filter comes through SECCOMP_FD, which every SandboxProcess opens (local-process.ts).
     ...(seccompProgram() ? ['--seccomp', String(SECCOMP_FD)] : []),
     '--clearenv',
-    '--json-status-fd', String(command.statusFd),
+    '--json-status-fd',
+    String(command.statusFd),
   );
   for (const [name, value] of Object.entries(command.env)) args.push('--setenv', name, value);
   return args;

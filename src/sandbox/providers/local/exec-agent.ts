@@ -150,7 +150,16 @@ export class ExecAgent {
     const result = new Promise<SandboxProcessResult>((resolve, reject) => {
       if (this.#lost) return reject(this.#lost);
       const empty = (): CappedBuffer => new CappedBuffer(request.maxOutputBytes);
-      if (this.#dead) return resolve({ exitCode: null, started: false, killed: 'close', stdout: empty(), stderr: empty(), durationMs: 0, hostExit: { code: null, signal: null } });
+      if (this.#dead)
+        return resolve({
+          exitCode: null,
+          started: false,
+          killed: 'close',
+          stdout: empty(),
+          stderr: empty(),
+          durationMs: 0,
+          hostExit: { code: null, signal: null },
+        });
       const onAbort = (): void => kill('abort');
       // The agent applies the timeout; this only catches an agent that stopped answering.
       const backstop = setTimeout(() => this.#hung(), request.timeoutMs + ANSWER_GRACE_MS);
@@ -171,7 +180,14 @@ export class ExecAgent {
       };
       this.#pending.set(id, pending);
       const header = Buffer.from(
-        JSON.stringify({ argv: request.argv, env: request.env, cwd: request.cwd, timeout_ms: request.timeoutMs, max_bytes: request.maxOutputBytes, stdin: request.stdin !== undefined }),
+        JSON.stringify({
+          argv: request.argv,
+          env: request.env,
+          cwd: request.cwd,
+          timeout_ms: request.timeoutMs,
+          max_bytes: request.maxOutputBytes,
+          stdin: request.stdin !== undefined,
+        }),
       );
       const size = Buffer.alloc(4);
       size.writeUInt32BE(header.length);
@@ -323,15 +339,27 @@ export class ExecAgent {
     this.#ready = undefined;
     const closing = this.#closing;
     if (!closing && !this.#lost) {
-      this.#lost = wnwError('WNW_ERR_SBX_LOST', `sandbox ${this.#sandbox} is lost: its exec agent ${how}; its processes and /tmp are gone, so it is not recreated (create a new sandbox)`, {
-        details: { sandbox: this.#sandbox, lost: true, ...(this.#stderr.toString() ? { stderr: tail(this.#stderr.toString()) } : {}) },
-      });
+      this.#lost = wnwError(
+        'WNW_ERR_SBX_LOST',
+        `sandbox ${this.#sandbox} is lost: its exec agent ${how}; its processes and /tmp are gone, so it is not recreated (create a new sandbox)`,
+        {
+          details: { sandbox: this.#sandbox, lost: true, ...(this.#stderr.toString() ? { stderr: tail(this.#stderr.toString()) } : {}) },
+        },
+      );
     }
     for (const [id, pending] of this.#pending) {
       this.#pending.delete(id);
       pending.cleanup();
       if (closing) {
-        pending.resolve({ exitCode: null, started: true, killed: 'close', stdout: pending.stdout, stderr: pending.stderr, durationMs: Math.round(performance.now() - pending.started), hostExit: { code: null, signal: null } });
+        pending.resolve({
+          exitCode: null,
+          started: true,
+          killed: 'close',
+          stdout: pending.stdout,
+          stderr: pending.stderr,
+          durationMs: Math.round(performance.now() - pending.started),
+          hostExit: { code: null, signal: null },
+        });
       } else pending.reject(this.#lost);
     }
   }

@@ -61,27 +61,38 @@ export interface LocalHost {
 
 /** Finds everything the provider needs, or throws WNW_ERR_SBX_UNAVAILABLE saying what is missing. */
 export async function detectLocalHost(options: LocalHostOptions): Promise<LocalHost> {
-  if (process.platform !== 'linux') throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `the local sandbox provider needs Linux (this is ${process.platform})`);
+  if (process.platform !== 'linux')
+    throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `the local sandbox provider needs Linux (this is ${process.platform})`);
   const bwrap = options.bwrapPath ?? (await which('bwrap'));
   if (!bwrap || !(await isExecutable(bwrap))) {
-    throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `bubblewrap (bwrap) is not installed; install it with: ${INSTALL_HINT}`, { details: { install: INSTALL_HINT } });
+    throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `bubblewrap (bwrap) is not installed; install it with: ${INSTALL_HINT}`, {
+      details: { install: INSTALL_HINT },
+    });
   }
   const isRoot = process.getuid?.() === 0;
   const [unshare, nsenter, setpriv, prlimit, hostBash] = await Promise.all(['unshare', 'nsenter', 'setpriv', 'prlimit', 'bash'].map(which));
   if (!unshare || !nsenter || (isRoot && !setpriv)) {
-    throw wnwError('WNW_ERR_SBX_UNAVAILABLE', 'util-linux tools (unshare, nsenter, setpriv) are missing; install them with: apt-get install -y util-linux');
+    throw wnwError(
+      'WNW_ERR_SBX_UNAVAILABLE',
+      'util-linux tools (unshare, nsenter, setpriv) are missing; install them with: apt-get install -y util-linux',
+    );
   }
   let dropTo: Owner | undefined;
   if (isRoot) {
     dropTo = { uid: options.uid ?? 65534, gid: options.gid ?? options.uid ?? 65534 };
     if (dropTo.uid === 0 || dropTo.gid === 0) {
-      throw wnwError('WNW_ERR_CFG_INVALID', 'sandbox.local.uid/gid: sandboxes never run as root; pick an unprivileged uid', { details: { field: 'uid' } });
+      throw wnwError('WNW_ERR_CFG_INVALID', 'sandbox.local.uid/gid: sandboxes never run as root; pick an unprivileged uid', {
+        details: { field: 'uid' },
+      });
     }
   }
   const { parent, note } = rootParent(options.rootDir, dropTo ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 });
   await removeStaleRootDirs(parent);
   const rootDir = await mkdtemp(join(parent, `winnower-local-${process.pid}-`));
-  if (/[,:\\]/.test(rootDir)) throw wnwError('WNW_ERR_CFG_INVALID', `rootDir ${rootDir}: overlay paths cannot contain ',', ':' or '\\'`, { details: { field: 'rootDir' } });
+  if (/[,:\\]/.test(rootDir))
+    throw wnwError('WNW_ERR_CFG_INVALID', `rootDir ${rootDir}: overlay paths cannot contain ',', ':' or '\\'`, {
+      details: { field: 'rootDir' },
+    });
   await chmod(rootDir, 0o711);
   makeDirs(join(rootDir, 'snapshots'), 0o711);
   makeDirs(join(rootDir, 'sandboxes'), 0o711);
@@ -127,21 +138,32 @@ function rootParent(configured: string | undefined, user: PathUser): { parent: s
     const blocker = findBlocker(configured, user, 'x');
     if (!blocker) return { parent: configured };
     const { where, fix } = describeBlocker(blocker);
-    throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.rootDir ${configured}: ${who} cannot pass through ${where}, so no sandbox could reach its files; run \`${fix}\`, or pick a folder every user can pass through`, {
-      details: { field: 'sandbox.settings.rootDir', folder: blocker.folder },
-    });
+    throw wnwError(
+      'WNW_ERR_CFG_INVALID',
+      `sandbox.settings.rootDir ${configured}: ${who} cannot pass through ${where}, so no sandbox could reach its files; run \`${fix}\`, or pick a folder every user can pass through`,
+      {
+        details: { field: 'sandbox.settings.rootDir', folder: blocker.folder },
+      },
+    );
   }
   const temp = tmpdir();
   const { dir, passedOver } = firstReachable([temp, '/tmp', '/var/tmp'], user);
   const closed = passedOver[0];
   const described = closed ? describeBlocker(closed.blocker) : undefined;
   if (!dir) {
-    throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `the local sandbox provider has no folder ${who} can reach: it cannot pass through ${described!.where}, above the temp folder ${temp}; run \`${described!.fix}\`, or set sandbox.settings.rootDir (or TMPDIR) to a folder every user can pass through`, {
-      details: { folder: closed!.blocker.folder },
-    });
+    throw wnwError(
+      'WNW_ERR_SBX_UNAVAILABLE',
+      `the local sandbox provider has no folder ${who} can reach: it cannot pass through ${described!.where}, above the temp folder ${temp}; run \`${described!.fix}\`, or set sandbox.settings.rootDir (or TMPDIR) to a folder every user can pass through`,
+      {
+        details: { folder: closed!.blocker.folder },
+      },
+    );
   }
   if (!described) return { parent: dir };
-  return { parent: dir, note: `the temp folder ${closed!.dir} is out of reach of ${who}: it cannot pass through ${described.where}; sandbox files go under ${dir} instead (run \`${described.fix}\`, or set sandbox.settings.rootDir, to choose)` };
+  return {
+    parent: dir,
+    note: `the temp folder ${closed!.dir} is out of reach of ${who}: it cannot pass through ${described.where}; sandbox files go under ${dir} instead (run \`${described.fix}\`, or set sandbox.settings.rootDir, to choose)`,
+  };
 }
 
 /**
@@ -160,7 +182,6 @@ async function removeStaleRootDirs(parent: string): Promise<void> {
   }
 }
 
-
 async function probe(host: LocalHost, workspace: 'auto' | 'overlay' | 'copy'): Promise<void> {
   const probeDir = join(host.rootDir, 'probe');
   const lower = join(probeDir, 'lower');
@@ -169,7 +190,10 @@ async function probe(host: LocalHost, workspace: 'auto' | 'overlay' | 'copy'): P
     const result = await runOneOff(host, lower, 'true');
     if (result.exitCode !== 0) {
       const why = tail(result.stderr.toString());
-      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `bubblewrap cannot create a sandbox on this host${why ? `: ${why}` : ''}${probeHint(why, host)}`);
+      throw wnwError(
+        'WNW_ERR_SBX_UNAVAILABLE',
+        `bubblewrap cannot create a sandbox on this host${why ? `: ${why}` : ''}${probeHint(why, host)}`,
+      );
     }
     if (workspace === 'copy') {
       host.overlayProblem = 'copy workspaces requested by configuration';
@@ -180,7 +204,8 @@ async function probe(host: LocalHost, workspace: 'auto' | 'overlay' | 'copy'): P
       await overlay.close();
       host.workspaceMode = 'overlay';
     } catch (error) {
-      if (workspace === 'overlay') throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `overlay workspaces are not available: ${(error as Error).message}`);
+      if (workspace === 'overlay')
+        throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `overlay workspaces are not available: ${(error as Error).message}`);
       host.overlayProblem = (error as Error).message;
     }
   } finally {
@@ -192,8 +217,10 @@ async function probe(host: LocalHost, workspace: 'auto' | 'overlay' | 'copy'): P
 /** What a failed probe most likely means: a path the sandbox user cannot reach, or no user namespaces. */
 function probeHint(why: string, host: LocalHost): string {
   const source = /Can't find source path (.+?): Permission denied/.exec(why);
-  if (source) return ` (uid ${host.hostUid}, which sandboxes run as, cannot reach ${source[1]}: every folder above it must let other users pass, chmod o+x)`;
-  if (/namespace|uid map|setgroups|Operation not permitted/i.test(why)) return ' (unprivileged user namespaces must be enabled: sysctl kernel.unprivileged_userns_clone=1)';
+  if (source)
+    return ` (uid ${host.hostUid}, which sandboxes run as, cannot reach ${source[1]}: every folder above it must let other users pass, chmod o+x)`;
+  if (/namespace|uid map|setgroups|Operation not permitted/i.test(why))
+    return ' (unprivileged user namespaces must be enabled: sysctl kernel.unprivileged_userns_clone=1)';
   return '';
 }
 
@@ -241,8 +268,25 @@ export function launchArgv(host: LocalHost, parts: LaunchParts): Launch {
   const bwrapArgs = Buffer.from(parts.bwrap.map((arg) => `${arg}\0`).join(''));
   // --norc --noprofile: with stdin a socket (calls that pass stdin), Debian's bash takes this for
   // an sshd session and would source /etc/bash.bashrc and the server user's ~/.bashrc, as root.
-  if (host.hostBash) return { argv: [host.hostBash, '--norc', '--noprofile', '-c', CLOSE_INHERITED_FDS + JOIN_SCRIPT, 'wnw-launch', ...parts.procsFiles, '--', ...chain], bwrapArgs };
-  return { argv: parts.procsFiles.length > 0 ? ['/bin/sh', '-c', JOIN_SCRIPT, 'wnw-join', ...parts.procsFiles, '--', ...chain] : chain, bwrapArgs };
+  if (host.hostBash)
+    return {
+      argv: [
+        host.hostBash,
+        '--norc',
+        '--noprofile',
+        '-c',
+        CLOSE_INHERITED_FDS + JOIN_SCRIPT,
+        'wnw-launch',
+        ...parts.procsFiles,
+        '--',
+        ...chain,
+      ],
+      bwrapArgs,
+    };
+  return {
+    argv: parts.procsFiles.length > 0 ? ['/bin/sh', '-c', JOIN_SCRIPT, 'wnw-join', ...parts.procsFiles, '--', ...chain] : chain,
+    bwrapArgs,
+  };
 }
 
 export interface OneOffOptions {
@@ -256,7 +300,12 @@ export interface OneOffOptions {
 }
 
 /** Runs one command in a throwaway sandbox over `workspace` (probes, index refresh, image inspection). */
-export async function runOneOff(host: LocalHost, workspace: string, command: string, options: OneOffOptions = {}): Promise<SandboxProcessResult & { stderrText: string }> {
+export async function runOneOff(
+  host: LocalHost,
+  workspace: string,
+  command: string,
+  options: OneOffOptions = {},
+): Promise<SandboxProcessResult & { stderrText: string }> {
   const tmp = join(workspace, '..', `oneoff-tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   await makeOwnedDirs([tmp], host.owner, 0o700);
   try {
@@ -274,8 +323,20 @@ export async function runOneOff(host: LocalHost, workspace: string, command: str
       statusFd: STATUS_FD,
       ...(options.image ? { imageRoot: { readOnly: options.image.readOnly } } : {}),
     });
-    const launch = launchArgv(host, { procsFiles: [], limits: {}, holderPid: undefined, bwrap, program: [options.shell ?? 'sh', '-c', command] });
-    const result = await new SandboxProcess({ argv: launch.argv, bwrapArgs: launch.bwrapArgs, timeoutMs: options.timeoutMs ?? 600_000, maxOutputBytes: options.maxOutputBytes ?? 64 * 1024, signal: options.signal }).result;
+    const launch = launchArgv(host, {
+      procsFiles: [],
+      limits: {},
+      holderPid: undefined,
+      bwrap,
+      program: [options.shell ?? 'sh', '-c', command],
+    });
+    const result = await new SandboxProcess({
+      argv: launch.argv,
+      bwrapArgs: launch.bwrapArgs,
+      timeoutMs: options.timeoutMs ?? 600_000,
+      maxOutputBytes: options.maxOutputBytes ?? 64 * 1024,
+      signal: options.signal,
+    }).result;
     return { ...result, stderrText: result.stderr.toString() };
   } finally {
     await rm(tmp, { recursive: true, force: true });

@@ -63,7 +63,11 @@ export function defaultImageCacheDir(): string {
 }
 
 const ImageSettingsSchema = z.object({
-  imageCacheDir: z.string().min(1).refine((dir) => !/[,:\\]/.test(dir), "overlay paths cannot contain ',', ':' or '\\'").optional(),
+  imageCacheDir: z
+    .string()
+    .min(1)
+    .refine((dir) => !/[,:\\]/.test(dir), "overlay paths cannot contain ',', ':' or '\\'")
+    .optional(),
   imageWorkdir: z.string().startsWith('/').optional(),
   condaEnv: z.union([z.literal(false), z.string().regex(/^[A-Za-z0-9_.-]+$/, 'an environment name')]).optional(),
   pullTimeoutMs: z.number().int().positive().optional(),
@@ -90,7 +94,8 @@ export async function describeImages(settings: LocalImageSettings): Promise<Reco
       (tools) => `${tools.skopeo}, ${tools.umoci}`,
       (error: unknown) => `unavailable: ${(error as Error).message}`,
     ),
-    transports: 'registry name:tag | name@digest | docker://…, oci:<dir>:<tag>, oci-archive:<file>, docker-archive:<file> (pulled with skopeo, unpacked with umoci)',
+    transports:
+      'registry name:tag | name@digest | docker://…, oci:<dir>:<tag>, oci-archive:<file>, docker-archive:<file> (pulled with skopeo, unpacked with umoci)',
     cacheDir: settings.imageCacheDir ?? defaultImageCacheDir(),
     workdir: settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR,
     condaEnv: settings.condaEnv ?? 'testbed',
@@ -117,7 +122,11 @@ export class LocalImages {
   async base(imageText: string, workdirWanted: string | undefined, signal: AbortSignal | undefined): Promise<ImageBase> {
     const ref = parseImageReference(imageText, 'image');
     if (this.host.workspaceMode !== 'overlay') {
-      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', `images on the local provider need overlay workspaces, which this host lacks (${this.host.overlayProblem ?? 'copy mode configured'})`, { details: { field: 'image' } });
+      throw wnwError(
+        'WNW_ERR_SBX_UNSUPPORTED',
+        `images on the local provider need overlay workspaces, which this host lacks (${this.host.overlayProblem ?? 'copy mode configured'})`,
+        { details: { field: 'image' } },
+      );
     }
     const explicit = workdirWanted ?? this.settings.imageWorkdir;
     const field = workdirWanted !== undefined ? 'spec.workdir' : 'sandbox.settings.imageWorkdir';
@@ -125,11 +134,19 @@ export class LocalImages {
     const cache = await this.#openCache();
     const image = await cache.get(ref, signal);
     // Looked at inside the image, never through host paths (a symlink in it would lead out).
-    const candidates = explicit !== undefined ? [posix.normalize(explicit)] : [DEFAULT_IMAGE_WORKDIR, ...(image.config.workingDir ? [posix.normalize(image.config.workingDir)] : [])];
+    const candidates =
+      explicit !== undefined
+        ? [posix.normalize(explicit)]
+        : [DEFAULT_IMAGE_WORKDIR, ...(image.config.workingDir ? [posix.normalize(image.config.workingDir)] : [])];
     const facts = await this.#factsOf(image, candidates, signal);
-    const workdir = explicit !== undefined ? candidates[0]! : (candidates.find((dir) => facts.dirs[dir]?.exists && !isMountedOver(dir)) ?? '/');
+    const workdir =
+      explicit !== undefined ? candidates[0]! : (candidates.find((dir) => facts.dirs[dir]?.exists && !isMountedOver(dir)) ?? '/');
     if (!(facts.dirs[workdir]?.exists ?? workdir === '/')) {
-      throw wnwError('WNW_ERR_SBX_IMAGE', `the image ${image.source} has no directory ${workdir} (set ${field} to where its repository is)`, { details: { field, image: image.source, workdir } });
+      throw wnwError(
+        'WNW_ERR_SBX_IMAGE',
+        `the image ${image.source} has no directory ${workdir} (set ${field} to where its repository is)`,
+        { details: { field, image: image.source, workdir } },
+      );
     }
     return {
       image,
@@ -179,12 +196,26 @@ export class LocalImages {
     // user run as it (and change every image). Run as that user; find does not follow symlinks.
     // A folder the image made unreadable (mode 000) makes find exit 1: nobody else can reach it either.
     const owner = this.host.owner;
-    const strip = await runHostCommand('find', [rootfs, '-xdev', '-type', 'f', '-perm', '/6000', '-exec', 'chmod', 'ug-s', '--', '{}', '+'], { signal, timeoutMs: 600_000, uid: owner?.uid, gid: owner?.gid });
-    if (strip.timedOut || strip.code === null) throw wnwError('WNW_ERR_SBX_IMAGE', `clearing the setuid bits of the image's files did not finish: ${tail(strip.stderr)}`);
+    const strip = await runHostCommand(
+      'find',
+      [rootfs, '-xdev', '-type', 'f', '-perm', '/6000', '-exec', 'chmod', 'ug-s', '--', '{}', '+'],
+      { signal, timeoutMs: 600_000, uid: owner?.uid, gid: owner?.gid },
+    );
+    if (strip.timedOut || strip.code === null)
+      throw wnwError('WNW_ERR_SBX_IMAGE', `clearing the setuid bits of the image's files did not finish: ${tail(strip.stderr)}`);
     const dirs = [...new Set([this.settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR, ...(config.workingDir ? [config.workingDir] : [])])];
     const script = `for d in ${dirs.map(shellQuote).join(' ')}; do [ -e "$d/.git" ] && git -C "$d" update-index -q --refresh >/dev/null 2>&1; done; exit 0`;
-    const result = await runInImage(this.host, rootfs, script, { signal, timeoutMs: 600_000, image: { readOnly: false, env: withImageEnv(config.env) } });
-    if (result.exitCode !== 0) throw wnwError('WNW_ERR_SBX_IMAGE', `the image's root filesystem cannot host a sandbox: ${tail(result.stderrText) || `exit ${result.exitCode}`}`, { details: { stderr: tail(result.stderrText) } });
+    const result = await runInImage(this.host, rootfs, script, {
+      signal,
+      timeoutMs: 600_000,
+      image: { readOnly: false, env: withImageEnv(config.env) },
+    });
+    if (result.exitCode !== 0)
+      throw wnwError(
+        'WNW_ERR_SBX_IMAGE',
+        `the image's root filesystem cannot host a sandbox: ${tail(result.stderrText) || `exit ${result.exitCode}`}`,
+        { details: { stderr: tail(result.stderrText) } },
+      );
   }
 
   /** Which of `dirs` exist and their HEADs, bash, the conda activation: found once per (image, dirs) in a read-only one-off. */
@@ -212,9 +243,18 @@ export class LocalImages {
       `printf '${mark}'; env -0; printf '${mark}'`,
       '. "$base/etc/profile.d/conda.sh" && conda activate "$name" >/dev/null 2>&1 && env -0',
     ].join('\n');
-    const result = await runInImage(this.host, image.rootfs, script, { signal, timeoutMs: 120_000, maxOutputBytes: 1024 * 1024, image: { readOnly: true, env: withImageEnv(image.config.env) } });
+    const result = await runInImage(this.host, image.rootfs, script, {
+      signal,
+      timeoutMs: 120_000,
+      maxOutputBytes: 1024 * 1024,
+      image: { readOnly: true, env: withImageEnv(image.config.env) },
+    });
     if (result.exitCode !== 0) {
-      throw wnwError('WNW_ERR_SBX_IMAGE', `cannot run a command in the image ${image.source}: ${tail(result.stderrText) || `exit ${result.exitCode}`}`, { details: { image: image.source, stderr: tail(result.stderrText) } });
+      throw wnwError(
+        'WNW_ERR_SBX_IMAGE',
+        `cannot run a command in the image ${image.source}: ${tail(result.stderrText) || `exit ${result.exitCode}`}`,
+        { details: { image: image.source, stderr: tail(result.stderrText) } },
+      );
     }
     const [head = '', before, after] = result.stdout.toString().split(CONDA_MARK);
     const [shell, ...lines] = head.split('\n');
@@ -230,9 +270,14 @@ export class LocalImages {
 /** runOneOff in an image with sh, or with bash where the image has no sh (Debian's extract variant makes no /bin/sh). */
 async function runInImage(host: LocalHost, rootfs: string, script: string, options: OneOffOptions): ReturnType<typeof runOneOff> {
   let result = await runOneOff(host, rootfs, script, options);
-  if (/^bwrap: execvp sh: No such file/m.test(result.stderrText)) result = await runOneOff(host, rootfs, script, { ...options, shell: 'bash' });
+  if (/^bwrap: execvp sh: No such file/m.test(result.stderrText))
+    result = await runOneOff(host, rootfs, script, { ...options, shell: 'bash' });
   if (result.killed === 'abort') throw abortedError(options.signal!);
-  if (result.killed === 'timeout') throw wnwError('WNW_ERR_SBX_TIMEOUT', `a command looking into the image did not finish within ${Math.round((options.timeoutMs ?? 0) / 1000)} s`);
+  if (result.killed === 'timeout')
+    throw wnwError(
+      'WNW_ERR_SBX_TIMEOUT',
+      `a command looking into the image did not finish within ${Math.round((options.timeoutMs ?? 0) / 1000)} s`,
+    );
   return result;
 }
 
@@ -269,9 +314,13 @@ function checkReachable(dir: string, owner: PathUser): void {
   const blocker = findBlocker(dir, owner, 'x');
   if (!blocker) return;
   const { where, fix } = describeBlocker(blocker);
-  throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.imageCacheDir ${dir}: the sandbox user (uid ${owner.uid}) cannot pass through ${where}; run \`${fix}\`, or pick a cache folder under folders every user can traverse`, {
-    details: { field: 'sandbox.settings.imageCacheDir', folder: blocker.folder },
-  });
+  throw wnwError(
+    'WNW_ERR_CFG_INVALID',
+    `sandbox.settings.imageCacheDir ${dir}: the sandbox user (uid ${owner.uid}) cannot pass through ${where}; run \`${fix}\`, or pick a cache folder under folders every user can traverse`,
+    {
+      details: { field: 'sandbox.settings.imageCacheDir', folder: blocker.folder },
+    },
+  );
 }
 
 function isMountedOver(dir: string): boolean {
@@ -281,6 +330,8 @@ function isMountedOver(dir: string): boolean {
 function checkImageWorkdir(dir: string, field: string): void {
   const normalized = posix.normalize(dir);
   if (!posix.isAbsolute(normalized) || isMountedOver(normalized)) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: ${dir} must be an absolute path outside ${MOUNTED_OVER.join(', ')}`, { details: { field } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: ${dir} must be an absolute path outside ${MOUNTED_OVER.join(', ')}`, {
+      details: { field },
+    });
   }
 }

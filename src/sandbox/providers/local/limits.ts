@@ -159,7 +159,8 @@ export class LocalCgroups {
     const pids = this.#homes.get('pids');
     if (pids) await writeFile(join(pids.dir, 'pids.max'), String(processes));
     const memory = this.#homes.get('memory');
-    if (memory) await writeFile(join(memory.dir, memory.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'), String(memoryMb * 1024 * 1024));
+    if (memory)
+      await writeFile(join(memory.dir, memory.version === 1 ? 'memory.limit_in_bytes' : 'memory.max'), String(memoryMb * 1024 * 1024));
     const mechanisms = this.mechanisms();
     // Without a pids group, RLIMIT_NPROC (per uid: one count for every sandbox) carries the budget.
     const groups = [...new Set([...this.#homes.values()].map((home) => home.dir))];
@@ -220,7 +221,8 @@ export class LocalCgroups {
     }
     const memory = this.#homes.get('memory');
     // The kernel counts OOM kills per group: `oom_kill` in memory.oom_control (v1), memory.events (v2).
-    const oomFile = limits.memoryMb && memory ? join(memory.dir, id, memory.version === 1 ? 'memory.oom_control' : 'memory.events') : undefined;
+    const oomFile =
+      limits.memoryMb && memory ? join(memory.dir, id, memory.version === 1 ? 'memory.oom_control' : 'memory.events') : undefined;
     const group = new CgroupDirs(dirs, oomFile);
     try {
       for (const dir of dirs.keys()) await mkdir(dir);

@@ -108,25 +108,47 @@ export async function makeOwnedDirs(dirs: string[], owner: Owner | undefined, mo
 }
 
 /** Mounts an overlay of `lowerDir` at `<sandboxDir>/merged` inside a new holder process. */
-export function createOverlayWorkspace(sandboxDir: string, lowerDir: string, tools: WorkspaceTools, caps: DiskCaps = PROBE_CAPS): Promise<Workspace> {
+export function createOverlayWorkspace(
+  sandboxDir: string,
+  lowerDir: string,
+  tools: WorkspaceTools,
+  caps: DiskCaps = PROBE_CAPS,
+): Promise<Workspace> {
   return createHeldWorkspace('overlay', sandboxDir, lowerDir, tools, caps);
 }
 
 /** Copies the snapshot into a capped tmpfs (fallback when overlay mounts are not possible on this host). */
-export function createCopyWorkspace(sandboxDir: string, lowerDir: string, tools: WorkspaceTools, caps: DiskCaps = PROBE_CAPS): Promise<Workspace> {
+export function createCopyWorkspace(
+  sandboxDir: string,
+  lowerDir: string,
+  tools: WorkspaceTools,
+  caps: DiskCaps = PROBE_CAPS,
+): Promise<Workspace> {
   return createHeldWorkspace('copy', sandboxDir, lowerDir, tools, caps);
 }
 
-async function createHeldWorkspace(mode: WorkspaceMode, sandboxDir: string, lowerDir: string, tools: WorkspaceTools, caps: DiskCaps): Promise<Workspace> {
-  const [layers, workspace, scratch] = ['layers', mode === 'overlay' ? 'merged' : 'workspace', 'scratch'].map((name) => join(sandboxDir, name)) as [string, string, string];
+async function createHeldWorkspace(
+  mode: WorkspaceMode,
+  sandboxDir: string,
+  lowerDir: string,
+  tools: WorkspaceTools,
+  caps: DiskCaps,
+): Promise<Workspace> {
+  const [layers, workspace, scratch] = ['layers', mode === 'overlay' ? 'merged' : 'workspace', 'scratch'].map((name) =>
+    join(sandboxDir, name),
+  ) as [string, string, string];
   await makeOwnedDirs([layers, workspace, scratch], tools.owner);
   const args = [mode, lowerDir, layers, workspace, scratch, String(caps.workspaceBytes), String(caps.tmpBytes)];
-  const holder = spawn(tools.unshare, ['--user', '--map-root-user', '--mount', '--propagation', 'private', 'sh', '-c', HOLDER_SCRIPT, 'holder', ...args], {
-    env: { PATH: HOST_PATH },
-    uid: tools.owner?.uid,
-    gid: tools.owner?.gid,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const holder = spawn(
+    tools.unshare,
+    ['--user', '--map-root-user', '--mount', '--propagation', 'private', 'sh', '-c', HOLDER_SCRIPT, 'holder', ...args],
+    {
+      env: { PATH: HOST_PATH },
+      uid: tools.owner?.uid,
+      gid: tools.owner?.gid,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   await waitReady(holder, mode);
   return new HeldWorkspace(mode, holder, { workspace, layers, scratch }, caps);
 }
@@ -172,7 +194,12 @@ class HeldWorkspace implements Workspace {
       areas.map(async ([area, dir]) => {
         // The mounts exist only in the holder's mount namespace; its /proc root leads there.
         const stats = await statfs(`/proc/${this.holder.pid}/root${dir}`);
-        return { area, usedBytes: (stats.blocks - stats.bfree) * stats.bsize, sizeBytes: stats.blocks * stats.bsize, full: stats.bavail === 0 };
+        return {
+          area,
+          usedBytes: (stats.blocks - stats.bfree) * stats.bsize,
+          sizeBytes: stats.blocks * stats.bsize,
+          full: stats.bavail === 0,
+        };
       }),
     );
   }

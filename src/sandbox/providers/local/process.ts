@@ -81,7 +81,15 @@ export class SandboxProcess {
       const seccomp = seccompProgram();
       const child = spawn(file!, args, {
         env: { PATH: HOST_PATH },
-        stdio: [request.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe', request.fd4 === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        stdio: [
+          request.stdin === undefined ? 'ignore' : 'pipe',
+          'pipe',
+          'pipe',
+          'pipe',
+          request.fd4 === undefined ? 'ignore' : 'pipe',
+          'pipe',
+          'pipe',
+        ],
       });
       this.#child = child;
       if (this.#killed) child.kill('SIGKILL');

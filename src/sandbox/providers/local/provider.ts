@@ -109,12 +109,16 @@ class LocalProvider implements SandboxProvider {
     this.#disk = diskCaps(settings);
     checkImageSettings(settings);
     if (settings.exec !== undefined && settings.exec !== 'agent' && settings.exec !== 'launch') {
-      throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.exec: must be 'agent' or 'launch' (got ${JSON.stringify(settings.exec)})`, { details: { field: 'sandbox.settings.exec' } });
+      throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.exec: must be 'agent' or 'launch' (got ${JSON.stringify(settings.exec)})`, {
+        details: { field: 'sandbox.settings.exec' },
+      });
     }
     for (const field of ['maxTotalProcesses', 'maxTotalMemoryMb'] as const) {
       const value = settings[field];
       if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
-        throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.${field}: must be a positive integer`, { details: { field: `sandbox.settings.${field}` } });
+        throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.${field}: must be a positive integer`, {
+          details: { field: `sandbox.settings.${field}` },
+        });
       }
     }
   }
@@ -139,7 +143,9 @@ class LocalProvider implements SandboxProvider {
     // Given to git inside the image as is (a checkout's is resolved to its SHA first): no option, no odd characters.
     const named = base ? spec.repo?.base_commit : undefined;
     if (named !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._/^~-]*$/.test(named)) {
-      throw wnwError('WNW_ERR_INPUT_INVALID', `spec.repo.base_commit: ${JSON.stringify(named)} is not a commit or branch name`, { details: { field: 'repo.base_commit' } });
+      throw wnwError('WNW_ERR_INPUT_INVALID', `spec.repo.base_commit: ${JSON.stringify(named)} is not a commit or branch name`, {
+        details: { field: 'repo.base_commit' },
+      });
     }
     throwIfAborted(options.signal);
     this.#assertOpen();
@@ -180,7 +186,9 @@ class LocalProvider implements SandboxProvider {
         this.#assertOpen();
       }
       sandbox.startAgent((error) => {
-        this.#logger.warn(`sandbox ${id}: the resident exec agent did not start, so each exec enters the sandbox afresh (slower): ${error.message}`);
+        this.#logger.warn(
+          `sandbox ${id}: the resident exec agent did not start, so each exec enters the sandbox afresh (slower): ${error.message}`,
+        );
       });
       // A copy has new inode numbers and times: refresh its index once, not on every git call.
       if (workspace.mode === 'copy') await sandbox.exec('git update-index -q --refresh', { timeoutMs: 600_000 });
@@ -230,7 +238,9 @@ class LocalProvider implements SandboxProvider {
   async #start(): Promise<Ready> {
     const host = await detectLocalHost(this.#settings).catch((error: unknown) => {
       if (WinnowerError.isInstance(error)) throw error;
-      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `the local sandbox provider could not start: ${(error as Error).message}`, { cause: error });
+      throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `the local sandbox provider could not start: ${(error as Error).message}`, {
+        cause: error,
+      });
     });
     const snapshots = new SnapshotStore({
       rootDir: host.rootDir,
@@ -257,10 +267,16 @@ class LocalProvider implements SandboxProvider {
     this.#logger.info('local sandbox provider ready', description);
     if (host.rootDirNote) this.#logger.warn(host.rootDirNote);
     if (host.workspaceMode === 'copy') {
-      this.#logger.warn(`local sandboxes copy the base snapshot instead of mounting an overlay (${host.overlayProblem}); creation is slower`);
+      this.#logger.warn(
+        `local sandboxes copy the base snapshot instead of mounting an overlay (${host.overlayProblem}); creation is slower`,
+      );
     }
-    if (!seccompProgram()) this.#logger.warn(`no seccomp filter for ${process.arch} (x64 and arm64 have one): sandboxes rely on namespaces, capabilities and --disable-userns alone`);
-    if (!host.hostBash) this.#logger.warn('bash is not installed on the host: descriptors this process inherited without close-on-exec reach every sandbox');
+    if (!seccompProgram())
+      this.#logger.warn(
+        `no seccomp filter for ${process.arch} (x64 and arm64 have one): sandboxes rely on namespaces, capabilities and --disable-userns alone`,
+      );
+    if (!host.hostBash)
+      this.#logger.warn('bash is not installed on the host: descriptors this process inherited without close-on-exec reach every sandbox');
     const limits = host.cgroups.mechanisms();
     if (limits.memory !== 'cgroup v1' && limits.memory !== 'cgroup v2') {
       this.#logger.warn('no usable cgroup memory controller: sandbox memory is limited per process with prlimit --as only', { limits });
@@ -270,7 +286,10 @@ class LocalProvider implements SandboxProvider {
 
   /** The spec's limits, once its fields are checked (the workdir of a repository too; an image's is checked with the image). */
   #checkSpec(spec: SandboxSpec): SandboxLimits {
-    if (!spec.repo && !spec.image) throw wnwError('WNW_ERR_INPUT_INVALID', 'spec.repo or spec.image: the local provider needs a repository (path or url) or an image', { details: { field: 'repo' } });
+    if (!spec.repo && !spec.image)
+      throw wnwError('WNW_ERR_INPUT_INVALID', 'spec.repo or spec.image: the local provider needs a repository (path or url) or an image', {
+        details: { field: 'repo' },
+      });
     if (spec.env) checkEnv(spec.env, 'spec.env');
     // Before any clone or pull; an image's repository directory is known for sure only after its pull (create checks again).
     const workdir = spec.image ? (spec.workdir ?? this.#settings.imageWorkdir ?? DEFAULT_IMAGE_WORKDIR) : repoWorkdir(spec);
@@ -295,7 +314,11 @@ class LocalProvider implements SandboxProvider {
  * shed bwrap's PWD); nothing when the sandbox has no python3.
  */
 async function findAgentTools(root: string): Promise<{ agentPython?: string; agentEnv?: string }> {
-  const exists = (path: string): Promise<boolean> => lstat(join(root, path)).then(() => true, () => false);
+  const exists = (path: string): Promise<boolean> =>
+    lstat(join(root, path)).then(
+      () => true,
+      () => false,
+    );
   for (const path of AGENT_PYTHONS) {
     if (!(await exists(path))) continue;
     const env = (await exists('usr/bin/env')) ? '/usr/bin/env' : (await exists('bin/env')) ? '/bin/env' : undefined;
@@ -308,7 +331,9 @@ async function findAgentTools(root: string): Promise<{ agentPython?: string; age
 function repoWorkdir(spec: SandboxSpec): string {
   const workdir = posix.normalize(spec.workdir ?? DEFAULT_WORKDIR);
   if (!isAbsolute(workdir) || workdir === '/' || RESERVED_DIRS.some((dir) => workdir === dir || workdir.startsWith(`${dir}/`))) {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `spec.workdir: ${spec.workdir} must be an absolute path outside the system folders`, { details: { field: 'workdir' } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `spec.workdir: ${spec.workdir} must be an absolute path outside the system folders`, {
+      details: { field: 'workdir' },
+    });
   }
   return workdir;
 }
@@ -323,9 +348,13 @@ function checkMountsReachable(mounts: NonNullable<SandboxSpec['mounts']>, host: 
     const blocker = findBlocker(mount.source, user);
     if (!blocker) return;
     const { where, fix } = describeBlocker(blocker);
-    throw wnwError('WNW_ERR_SBX_CREATE', `spec.mounts[${index}]: ${userLabel(user)} cannot reach ${mount.source}: it cannot pass through ${where}; run \`${fix}\`, or keep the file under folders every user can pass through`, {
-      details: { field: `spec.mounts[${index}]`, folder: blocker.folder },
-    });
+    throw wnwError(
+      'WNW_ERR_SBX_CREATE',
+      `spec.mounts[${index}]: ${userLabel(user)} cannot reach ${mount.source}: it cannot pass through ${where}; run \`${fix}\`, or keep the file under folders every user can pass through`,
+      {
+        details: { field: `spec.mounts[${index}]`, folder: blocker.folder },
+      },
+    );
   });
 }
 
@@ -334,7 +363,9 @@ function diskCaps(settings: LocalProviderSettings): DiskCaps {
   const mib = (field: 'diskMb' | 'tmpMb', fallback: number): number => {
     const value = settings[field] ?? fallback;
     if (!(Number.isFinite(value) && value > 0)) {
-      throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.${field}: must be a positive number of MiB`, { details: { field: `sandbox.settings.${field}` } });
+      throw wnwError('WNW_ERR_CFG_INVALID', `sandbox.settings.${field}: must be a positive number of MiB`, {
+        details: { field: `sandbox.settings.${field}` },
+      });
     }
     return Math.ceil(value * 1024 * 1024);
   };
@@ -348,19 +379,23 @@ function diskCaps(settings: LocalProviderSettings): DiskCaps {
 function capsWithin(caps: DiskCaps, limits: SandboxLimits): DiskCaps {
   if (!limits.memoryMb) return caps;
   const memory = limits.memoryMb * 1024 * 1024;
-  return { workspaceBytes: Math.min(caps.workspaceBytes, Math.floor(memory / 2)), tmpBytes: Math.min(caps.tmpBytes, Math.floor(memory / 4)) };
+  return {
+    workspaceBytes: Math.min(caps.workspaceBytes, Math.floor(memory / 2)),
+    tmpBytes: Math.min(caps.tmpBytes, Math.floor(memory / 4)),
+  };
 }
 
 function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<string, unknown> {
   const limits = host.cgroups.mechanisms();
   return {
     provider: 'local',
-    isolation: 'bubblewrap: own user, pid, mount, ipc, uts, cgroup and network namespaces; read-only /usr and /etc; private /tmp; no capabilities; cleared environment',
+    isolation:
+      'bubblewrap: own user, pid, mount, ipc, uts, cgroup and network namespaces; read-only /usr and /etc; private /tmp; no capabilities; cleared environment',
     bwrap: host.bwrap,
     exec:
       settings.exec === 'launch'
         ? 'fresh bwrap per exec, in its own pid namespace (a timeout kills the whole tree)'
-        : 'resident exec agent per sandbox (python3 as the sandbox\'s pid 1) forks each command in its own session; a timeout kills its process group, and when no other command runs every other process of the sandbox; without python3 in the sandbox: a fresh bwrap per exec',
+        : "resident exec agent per sandbox (python3 as the sandbox's pid 1) forks each command in its own session; a timeout kills its process group, and when no other command runs every other process of the sandbox; without python3 in the sandbox: a fresh bwrap per exec",
     runsAs: { hostUid: host.hostUid, sandboxUid: host.innerUid, droppedFromRoot: host.dropTo !== undefined },
     network: 'off unless the spec asks',
     workspace: host.workspaceMode,
@@ -368,10 +403,12 @@ function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<
     limits: {
       ...limits,
       processes: limits.pids === 'prlimit' ? 'prlimit --nproc (per uid) + pid namespace' : `${limits.pids} + pid namespace`,
-      disk: 'capped tmpfs for the workspace\'s writes and for /tmp + /var/tmp (memory charged to the sandbox: at most 1/2 and 1/4 of its memory limit)',
+      disk: "capped tmpfs for the workspace's writes and for /tmp + /var/tmp (memory charged to the sandbox: at most 1/2 and 1/4 of its memory limit)",
       allSandboxes: host.cgroups.budget(),
     },
-    syscalls: seccompProgram() ? `seccomp filter: ${DENIED_SYSCALLS.join(', ')} and user namespaces (clone/unshare CLONE_NEWUSER) refused, clone3 ENOSYS; --disable-userns` : `no seccomp filter on ${process.arch}; --disable-userns`,
+    syscalls: seccompProgram()
+      ? `seccomp filter: ${DENIED_SYSCALLS.join(', ')} and user namespaces (clone/unshare CLONE_NEWUSER) refused, clone3 ENOSYS; --disable-userns`
+      : `no seccomp filter on ${process.arch}; --disable-userns`,
     defaults: {
       memoryMb: settings.defaultMemoryMb ?? 4096,
       maxProcesses: settings.defaultMaxProcesses ?? 1024,

@@ -126,12 +126,16 @@ export class LocalSandbox extends BaseSandbox {
     return this.#parts.workspace.mode;
   }
 
-  protected async doExec(command: string, options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions): Promise<ExecResult> {
+  protected async doExec(
+    command: string,
+    options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions,
+  ): Promise<ExecResult> {
     if (options.env) checkEnv(options.env, 'exec.env');
     const [usage, oomBefore] = await Promise.all([this.#usage(), this.#oomKills()]);
     const fullBefore = new Set(usage.filter((area) => area.full).map((area) => area.area));
     const result = await this.#run(command, options);
-    if (result.killed === 'abort') throw wnwError('WNW_ERR_OP_ABORTED', `exec in sandbox ${this.id} cancelled`, { cause: options.signal?.reason });
+    if (result.killed === 'abort')
+      throw wnwError('WNW_ERR_OP_ABORTED', `exec in sandbox ${this.id} cancelled`, { cause: options.signal?.reason });
     const note = await this.#endNote(result, fullBefore, oomBefore);
     return {
       exitCode: result.exitCode,
@@ -158,13 +162,22 @@ export class LocalSandbox extends BaseSandbox {
     if (oomBefore !== undefined && oomAfter !== undefined && oomAfter > oomBefore) {
       notes.push(result.exitCode === 137 ? `killed: out of memory${cap}` : `a process of this command was killed: out of memory${cap}`);
     } else if (result.exitCode === 137) {
-      notes.push(oomAfter === undefined ? `exit 137: killed by SIGKILL (out of memory${cap}, or killed by another process)` : 'exit 137: killed by SIGKILL, not for lack of memory');
+      notes.push(
+        oomAfter === undefined
+          ? `exit 137: killed by SIGKILL (out of memory${cap}, or killed by another process)`
+          : 'exit 137: killed by SIGKILL, not for lack of memory',
+      );
     }
     // An area already full is noted again only when the command failed (it may have hit it).
     const full = usage.find((area) => area.full && (!fullBefore.has(area.area) || result.exitCode !== 0));
     if (full) {
-      const [what, setting, capBytes] = full.area === 'workspace' ? [`the workspace (${this.workdir})`, 'diskMb', this.#parts.workspace.caps.workspaceBytes] : ['/tmp and /var/tmp', 'tmpMb', this.#parts.workspace.caps.tmpBytes];
-      notes.push(`disk full: the ${formatMib(capBytes)} cap of ${what} is reached (sandbox.settings.${setting}); writes fail with "No space left on device" until files are removed`);
+      const [what, setting, capBytes] =
+        full.area === 'workspace'
+          ? [`the workspace (${this.workdir})`, 'diskMb', this.#parts.workspace.caps.workspaceBytes]
+          : ['/tmp and /var/tmp', 'tmpMb', this.#parts.workspace.caps.tmpBytes];
+      notes.push(
+        `disk full: the ${formatMib(capBytes)} cap of ${what} is reached (sandbox.settings.${setting}); writes fail with "No space left on device" until files are removed`,
+      );
     }
     return notes.length > 0 ? notes.join('; ') : undefined;
   }
@@ -186,7 +199,10 @@ export class LocalSandbox extends BaseSandbox {
     // head stops one byte past the cap, so an endless file (/dev/zero) ends the read instead of running to the timeout.
     const script = `if [ -d ${target} ]; then echo "is a directory" >&2; exit 21; fi; [ -e ${target} ] || { echo "no such file" >&2; exit 2; }; exec head -c ${limit + 1} -- ${target}`;
     const result = await this.#internal(script, { signal: options.signal, maxOutputBytes: limit });
-    if (result.stdout.truncated) throw wnwError('WNW_ERR_SBX_FILE', `${path} is larger than ${limit} bytes`, { details: { path, sandbox: this.id, limit_bytes: limit } });
+    if (result.stdout.truncated)
+      throw wnwError('WNW_ERR_SBX_FILE', `${path} is larger than ${limit} bytes`, {
+        details: { path, sandbox: this.id, limit_bytes: limit },
+      });
     if (result.exitCode !== 0) throw fileError('read', path, result);
     return new Uint8Array(result.stdout.toBuffer());
   }
@@ -210,13 +226,18 @@ export class LocalSandbox extends BaseSandbox {
 
   protected async doDiff(options: CallOptions): Promise<string> {
     const { patch } = this.#parts;
-    const result = await this.#internal(patchDiffScript(this.#parts.baseCommit, patch), { signal: options.signal, maxOutputBytes: patchOutputCap(patch) });
+    const result = await this.#internal(patchDiffScript(this.#parts.baseCommit, patch), {
+      signal: options.signal,
+      maxOutputBytes: patchOutputCap(patch),
+    });
     const bytes = result.stdout.toBuffer();
     // Past the cap, git was cut off and may have exited non-zero: finishPatch reports the size.
     if (result.exitCode !== 0 && bytes.length <= patch.maxBytes) {
       const full = await this.#diskFull(result);
       if (full) throw full;
-      throw wnwError('WNW_ERR_SBX_EXEC', `git diff failed in sandbox ${this.id}: ${tail(result.stderr.toString())}`, { details: { sandbox: this.id } });
+      throw wnwError('WNW_ERR_SBX_EXEC', `git diff failed in sandbox ${this.id}: ${tail(result.stderr.toString())}`, {
+        details: { sandbox: this.id },
+      });
     }
     return finishPatch(decodePatch(bytes), patch, this.id, bytes.length);
   }
@@ -224,7 +245,8 @@ export class LocalSandbox extends BaseSandbox {
   protected async doApplyPatch(patch: string, options: CallOptions): Promise<void> {
     if (patch.trim() === '') return;
     const body = patch.endsWith('\n') ? patch : `${patch}\n`;
-    const script = 'p=$(mktemp /tmp/.winnower-patch.XXXXXX) && cat > "$p" && git apply --whitespace=nowarn -- "$p"; status=$?; rm -f "$p"; exit $status';
+    const script =
+      'p=$(mktemp /tmp/.winnower-patch.XXXXXX) && cat > "$p" && git apply --whitespace=nowarn -- "$p"; status=$?; rm -f "$p"; exit $status';
     const result = await this.#internal(script, { stdin: encodePatch(body), signal: options.signal });
     if (result.exitCode !== 0) throw (await this.#diskFull(result)) ?? patchError(result.stderr.toString(), this.id);
   }
@@ -248,31 +270,51 @@ export class LocalSandbox extends BaseSandbox {
     await removeTree(this.#parts.dir).catch((error: unknown) => problems.push(error));
     this.#parts.onClosed(this);
     if (problems.length > 0) {
-      throw wnwError('WNW_ERR_OP_INTERNAL', `sandbox ${this.id} was not fully cleaned up: ${problems.map((problem) => (problem as Error).message).join('; ')}`, {
-        cause: problems[0],
-      });
+      throw wnwError(
+        'WNW_ERR_OP_INTERNAL',
+        `sandbox ${this.id} was not fully cleaned up: ${problems.map((problem) => (problem as Error).message).join('; ')}`,
+        {
+          cause: problems[0],
+        },
+      );
     }
   }
 
   /** Internal operations: cwd = workdir, generous output cap, fixed timeout. */
-  #internal(script: string, options: { stdin?: Uint8Array | string; signal?: AbortSignal; maxOutputBytes?: number }): Promise<SandboxProcessResult> {
-    return this.#run(script, { timeoutMs: FILE_OP_TIMEOUT_MS, maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024, ...options }).then((result) => {
-      if (result.killed === 'abort') throw wnwError('WNW_ERR_OP_ABORTED', `operation in sandbox ${this.id} cancelled`);
-      if (result.killed === 'timeout') throw wnwError('WNW_ERR_SBX_EXEC', `operation in sandbox ${this.id} timed out`);
-      return result;
-    });
+  #internal(
+    script: string,
+    options: { stdin?: Uint8Array | string; signal?: AbortSignal; maxOutputBytes?: number },
+  ): Promise<SandboxProcessResult> {
+    return this.#run(script, { timeoutMs: FILE_OP_TIMEOUT_MS, maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024, ...options }).then(
+      (result) => {
+        if (result.killed === 'abort') throw wnwError('WNW_ERR_OP_ABORTED', `operation in sandbox ${this.id} cancelled`);
+        if (result.killed === 'timeout') throw wnwError('WNW_ERR_SBX_EXEC', `operation in sandbox ${this.id} timed out`);
+        return result;
+      },
+    );
   }
 
   async #run(command: string, options: RunOptions): Promise<SandboxProcessResult> {
-    if (options.signal?.aborted) throw wnwError('WNW_ERR_OP_ABORTED', `operation in sandbox ${this.id} cancelled`, { cause: options.signal.reason });
+    if (options.signal?.aborted)
+      throw wnwError('WNW_ERR_OP_ABORTED', `operation in sandbox ${this.id} cancelled`, { cause: options.signal.reason });
     const { host, workspace } = this.#parts;
-    if (!workspace.alive()) throw wnwError('WNW_ERR_SBX_LOST', `sandbox ${this.id} is lost: its workspace's overlay holder exited (create a new sandbox)`, { details: { sandbox: this.id, lost: true } });
+    if (!workspace.alive())
+      throw wnwError('WNW_ERR_SBX_LOST', `sandbox ${this.id} is lost: its workspace's overlay holder exited (create a new sandbox)`, {
+        details: { sandbox: this.id, lost: true },
+      });
     const long = Buffer.byteLength(command) > MAX_ARGV_COMMAND;
     const cwd = this.#resolve(options.cwd ?? '.');
     const env = { ...(this.#parts.image?.env ?? baseSandboxEnv()), ...this.#parts.spec.env, ...options.env };
     const shell = this.#parts.image?.shell ?? host.shell;
     const program = long ? [shell, '-c', 'c=$(cat <&4; printf x); exec 4<&-; eval "${c%x}"'] : [shell, '-c', command];
-    const common = { stdin: options.input ?? options.stdin, fd4: long ? command : undefined, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, signal: options.signal, onOutput: options.onOutput };
+    const common = {
+      stdin: options.input ?? options.stdin,
+      fd4: long ? command : undefined,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      signal: options.signal,
+      onOutput: options.onOutput,
+    };
     if (this.#agentReady) await this.#agentReady;
     let child: SandboxProcess | AgentRun;
     if (this.#agent) {
@@ -300,11 +342,14 @@ export class LocalSandbox extends BaseSandbox {
     } finally {
       this.#running.delete(child);
     }
-    if (result.killed === 'close') throw wnwError('WNW_ERR_SBX_CLOSED', `sandbox ${this.id} was closed while a command ran`, { details: { sandbox: this.id } });
+    if (result.killed === 'close')
+      throw wnwError('WNW_ERR_SBX_CLOSED', `sandbox ${this.id} was closed while a command ran`, { details: { sandbox: this.id } });
     if (!result.killed && result.exitCode === null) {
       const why = tail(result.stderr.toString()) || `launcher exit ${result.hostExit.code ?? result.hostExit.signal}`;
       const lost = workspace.alive() ? '' : ' (the overlay holder exited)';
-      throw wnwError('WNW_ERR_SBX_EXEC', `command could not be run in sandbox ${this.id}${lost}: ${why}`, { details: { sandbox: this.id, started: result.started } });
+      throw wnwError('WNW_ERR_SBX_EXEC', `command could not be run in sandbox ${this.id}${lost}: ${why}`, {
+        details: { sandbox: this.id, started: result.started },
+      });
     }
     return result;
   }
@@ -338,11 +383,22 @@ export class LocalSandbox extends BaseSandbox {
     const full = (await this.#usage()).find((area) => area.full && !fullBefore.has(area.area));
     if (!full) return undefined;
     const [what, setting, capBytes] =
-      full.area === 'workspace' ? [`its workspace (${this.workdir})`, 'diskMb', workspace.caps.workspaceBytes] : ['/tmp and /var/tmp', 'tmpMb', workspace.caps.tmpBytes];
+      full.area === 'workspace'
+        ? [`its workspace (${this.workdir})`, 'diskMb', workspace.caps.workspaceBytes]
+        : ['/tmp and /var/tmp', 'tmpMb', workspace.caps.tmpBytes];
     return wnwError(
       'WNW_ERR_SBX_DISK',
       `sandbox ${this.id} filled ${what}: its ${formatMib(capBytes)} cap (sandbox.settings.${setting}, within the memory limit) is reached, so writes past it fail with "No space left on device"`,
-      { details: { sandbox: this.id, area: full.area, capBytes, usedBytes: full.usedBytes, exitCode: result.exitCode, stderr: tail(result.stderr.toString()) } },
+      {
+        details: {
+          sandbox: this.id,
+          area: full.area,
+          capBytes,
+          usedBytes: full.usedBytes,
+          exitCode: result.exitCode,
+          stderr: tail(result.stderr.toString()),
+        },
+      },
     );
   }
 
@@ -352,7 +408,8 @@ export class LocalSandbox extends BaseSandbox {
 
   /** A path relative to the workdir, or absolute inside the sandbox. */
   #resolve(path: string): string {
-    if (path.includes('\0')) throw wnwError('WNW_ERR_INPUT_INVALID', 'a sandbox path must not contain a NUL byte', { details: { sandbox: this.id } });
+    if (path.includes('\0'))
+      throw wnwError('WNW_ERR_INPUT_INVALID', 'a sandbox path must not contain a NUL byte', { details: { sandbox: this.id } });
     return posix.resolve(this.workdir, path);
   }
 }
@@ -370,10 +427,21 @@ function fileError(operation: string, path: string, result: SandboxProcessResult
 /** WNW_ERR_SBX_PATCH naming the file (and line) git rejected. */
 export function patchError(stderr: string, sandbox: string): WinnowerError {
   const failed = /error: patch failed: (.+):(\d+)/.exec(stderr);
-  const other = /error: (.+?): (already exists in working directory|does not exist in index|No such file or directory|patch does not apply|already exists in index|does not match index)/.exec(stderr);
+  const other =
+    /error: (.+?): (already exists in working directory|does not exist in index|No such file or directory|patch does not apply|already exists in index|does not match index)/.exec(
+      stderr,
+    );
   const corrupt = /(corrupt patch at line \d+|No valid patches in input[^\n]*)/.exec(stderr);
   const file = failed?.[1] ?? other?.[1];
   const line = failed ? Number(failed[2]) : undefined;
-  const summary = failed ? `hunk at ${failed[1]}:${failed[2]} rejected` : other ? `${other[1]}: ${other[2]}` : corrupt ? corrupt[1] : tail(stderr, 500);
-  return wnwError('WNW_ERR_SBX_PATCH', `patch does not apply: ${summary}\n${tail(stderr)}`, { details: { sandbox, file, line, stderr: tail(stderr) } });
+  const summary = failed
+    ? `hunk at ${failed[1]}:${failed[2]} rejected`
+    : other
+      ? `${other[1]}: ${other[2]}`
+      : corrupt
+        ? corrupt[1]
+        : tail(stderr, 500);
+  return wnwError('WNW_ERR_SBX_PATCH', `patch does not apply: ${summary}\n${tail(stderr)}`, {
+    details: { sandbox, file, line, stderr: tail(stderr) },
+  });
 }

@@ -143,7 +143,12 @@ function assemble(code: Instruction[]): Buffer {
         ? [LD_W_ABS, 0, 0, instruction.offset]
         : instruction.op === 'ret'
           ? [RET_K, 0, 0, instruction.k]
-          : [{ jeq: JEQ_K, jge: JGE_K, jset: JSET_K }[instruction.op], jump(index, instruction.jt), jump(index, instruction.jf), instruction.k];
+          : [
+              { jeq: JEQ_K, jge: JGE_K, jset: JSET_K }[instruction.op],
+              jump(index, instruction.jt),
+              jump(index, instruction.jf),
+              instruction.k,
+            ];
     out.writeUInt16LE(code, at);
     out.writeUInt8(jt, at + 2);
     out.writeUInt8(jf, at + 3);

@@ -59,7 +59,9 @@ export class SnapshotStore {
    */
   get(repo: RepoSource, signal?: AbortSignal): Promise<Snapshot> {
     if (repo.path === undefined) return this.#cached(`url\0${repo.url ?? ''}\0${repo.base_commit ?? 'HEAD'}`, repo, signal);
-    return resolveLocal(repo.path, repo.base_commit, signal).then(({ real, sha }) => this.#cached(`path\0${real}\0${sha}`, { ...repo, path: real, base_commit: sha }, signal));
+    return resolveLocal(repo.path, repo.base_commit, signal).then(({ real, sha }) =>
+      this.#cached(`path\0${real}\0${sha}`, { ...repo, path: real, base_commit: sha }, signal),
+    );
   }
 
   #cached(key: string, repo: RepoSource, signal: AbortSignal | undefined): Promise<Snapshot> {
@@ -81,18 +83,29 @@ export class SnapshotStore {
 
   async #prepare(repo: RepoSource, signal: AbortSignal): Promise<Snapshot> {
     if (repo.path === undefined && repo.url === undefined) {
-      throw wnwError('WNW_ERR_SBX_REPO', `repo ${repo.name ?? ''} has neither path nor url: the local provider needs one of them`, { details: { field: 'repo' } });
+      throw wnwError('WNW_ERR_SBX_REPO', `repo ${repo.name ?? ''} has neither path nor url: the local provider needs one of them`, {
+        details: { field: 'repo' },
+      });
     }
-    const dir = join(this.options.rootDir, 'snapshots', `${hashKey(repo.path ?? repo.url ?? '', repo.base_commit ?? 'HEAD')}-${(this.#made += 1)}`);
+    const dir = join(
+      this.options.rootDir,
+      'snapshots',
+      `${hashKey(repo.path ?? repo.url ?? '', repo.base_commit ?? 'HEAD')}-${(this.#made += 1)}`,
+    );
     this.#dirs.add(dir);
     const treeDir = join(dir, 'tree');
     try {
       makeDirs(dir, 0o711);
-      const { commit, source } = repo.path !== undefined ? await this.#cloneLocal(repo.path, repo.base_commit, treeDir, signal) : await this.#cloneUrl(repo.url!, repo.base_commit, treeDir, signal);
+      const { commit, source } =
+        repo.path !== undefined
+          ? await this.#cloneLocal(repo.path, repo.base_commit, treeDir, signal)
+          : await this.#cloneUrl(repo.url!, repo.base_commit, treeDir, signal);
       await this.#git(['checkout', '--quiet', '--detach', commit], treeDir, `checking out ${commit} of ${source}`, signal);
       await this.#git(['remote', 'remove', 'origin'], treeDir, 'removing the origin remote', signal);
       if (this.options.owner) {
-        const chown = await runHostCommand('chown', ['-R', '-h', `${this.options.owner.uid}:${this.options.owner.gid}`, '--', treeDir], { signal });
+        const chown = await runHostCommand('chown', ['-R', '-h', `${this.options.owner.uid}:${this.options.owner.gid}`, '--', treeDir], {
+          signal,
+        });
         if (chown.code !== 0) throw new Error(`chown of the snapshot failed: ${tail(chown.stderr)}`);
       }
       await this.options.refreshIndex(treeDir, signal);
@@ -108,9 +121,19 @@ export class SnapshotStore {
     }
   }
 
-  async #cloneLocal(path: string, commit: string | undefined, treeDir: string, signal: AbortSignal): Promise<{ commit: string; source: string }> {
+  async #cloneLocal(
+    path: string,
+    commit: string | undefined,
+    treeDir: string,
+    signal: AbortSignal,
+  ): Promise<{ commit: string; source: string }> {
     const { real, sha } = await resolveLocal(path, commit, signal);
-    await this.#git(['clone', '--quiet', '--no-checkout', '--no-hardlinks', LOCAL_UPLOAD_PACK, '--', real, treeDir], undefined, `cloning ${path}`, signal);
+    await this.#git(
+      ['clone', '--quiet', '--no-checkout', '--no-hardlinks', LOCAL_UPLOAD_PACK, '--', real, treeDir],
+      undefined,
+      `cloning ${path}`,
+      signal,
+    );
     if (!(await resolveCommit(treeDir, sha, signal))) {
       // The commit is not on any branch or tag of the source: fetch it by id.
       await this.#git(['fetch', '--quiet', LOCAL_UPLOAD_PACK, 'origin', sha], treeDir, `fetching ${sha} from ${path}`, signal);
@@ -118,17 +141,34 @@ export class SnapshotStore {
     return { commit: sha, source: path };
   }
 
-  async #cloneUrl(url: string, commit: string | undefined, treeDir: string, signal: AbortSignal): Promise<{ commit: string; source: string }> {
+  async #cloneUrl(
+    url: string,
+    commit: string | undefined,
+    treeDir: string,
+    signal: AbortSignal,
+  ): Promise<{ commit: string; source: string }> {
     const source = redactUrlCredentials(url, '***');
     const local = url.startsWith('file://') ? [LOCAL_UPLOAD_PACK] : [];
-    const clone = await this.#runGit(['clone', '--quiet', '--no-checkout', ...local, '--', url, treeDir], `cloning ${source}`, { field: 'repo.url', url: source }, signal);
+    const clone = await this.#runGit(
+      ['clone', '--quiet', '--no-checkout', ...local, '--', url, treeDir],
+      `cloning ${source}`,
+      { field: 'repo.url', url: source },
+      signal,
+    );
     if (clone.code !== 0) {
-      throw wnwError('WNW_ERR_SBX_REPO', `could not clone ${source}: ${tail(redactText(clone.stderr, url, source))}`, { details: { field: 'repo.url', url: source } });
+      throw wnwError('WNW_ERR_SBX_REPO', `could not clone ${source}: ${tail(redactText(clone.stderr, url, source))}`, {
+        details: { field: 'repo.url', url: source },
+      });
     }
     let sha = await resolveCommit(treeDir, commit, signal);
     if (!sha && commit) {
       // --end-of-options: a commit such as `--upload-pack=<command>` is a revision to look for, never an option that runs.
-      const fetch = await this.#runGit(['-C', treeDir, 'fetch', '--quiet', ...local, 'origin', '--end-of-options', commit], `fetching ${commit} from ${source}`, { field: 'repo.base_commit', url: source }, signal);
+      const fetch = await this.#runGit(
+        ['-C', treeDir, 'fetch', '--quiet', ...local, 'origin', '--end-of-options', commit],
+        `fetching ${commit} from ${source}`,
+        { field: 'repo.base_commit', url: source },
+        signal,
+      );
       if (fetch.code === 0) sha = await resolveCommit(treeDir, 'FETCH_HEAD', signal);
     }
     if (!sha) throw unknownCommit(commit, source);
@@ -141,7 +181,9 @@ export class SnapshotStore {
 
   #timedOut(what: string, details: Record<string, unknown>): WinnowerError {
     const seconds = Math.round(this.#timeoutMs / 1000);
-    return wnwError('WNW_ERR_SBX_TIMEOUT', `${what} did not finish within ${seconds} s (sandbox.settings.cloneTimeoutMs)`, { details: { ...details, timeout_ms: this.#timeoutMs } });
+    return wnwError('WNW_ERR_SBX_TIMEOUT', `${what} did not finish within ${seconds} s (sandbox.settings.cloneTimeoutMs)`, {
+      details: { ...details, timeout_ms: this.#timeoutMs },
+    });
   }
 
   /** Runs host git under the clone deadline; past it, WNW_ERR_SBX_TIMEOUT saying `what` (with `details`). */
@@ -160,7 +202,11 @@ export class SnapshotStore {
 }
 
 /** The real path of a local repository and the full SHA of `commit` in it (WNW_ERR_SBX_REPO otherwise). */
-async function resolveLocal(path: string, commit: string | undefined, signal: AbortSignal | undefined): Promise<{ real: string; sha: string }> {
+async function resolveLocal(
+  path: string,
+  commit: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<{ real: string; sha: string }> {
   let real: string;
   try {
     real = await realpath(path);
@@ -169,7 +215,10 @@ async function resolveLocal(path: string, commit: string | undefined, signal: Ab
     throw wnwError('WNW_ERR_SBX_REPO', `repository path not found: ${path}`, { details: { field: 'repo.path', path } });
   }
   const check = await runHostCommand('git', ['-C', real, 'rev-parse', '--git-dir'], { env: hostGitEnv(), signal });
-  if (check.code !== 0) throw wnwError('WNW_ERR_SBX_REPO', `not a git repository: ${path}`, { details: { field: 'repo.path', path, stderr: tail(check.stderr) } });
+  if (check.code !== 0)
+    throw wnwError('WNW_ERR_SBX_REPO', `not a git repository: ${path}`, {
+      details: { field: 'repo.path', path, stderr: tail(check.stderr) },
+    });
   const sha = await resolveCommit(real, commit, signal);
   if (!sha) throw unknownCommit(commit, path);
   return { real, sha };
@@ -190,7 +239,6 @@ function unknownCommit(commit: string | undefined, source: string): WinnowerErro
 function hashKey(...parts: string[]): string {
   return createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 16);
 }
-
 
 function redactText(text: string, url: string, redacted: string): string {
   return text.split(url).join(redacted);

@@ -39,10 +39,23 @@ export type OrchardSandboxInfo = z.infer<typeof OrchardSandboxInfo>;
 export const OrchardJob = z.object({
   job_id: z.string().min(1),
   status: z.string(),
-  stdout: z.string().nullish().transform((value) => value ?? ''),
-  stderr: z.string().nullish().transform((value) => value ?? ''),
-  exit_code: z.number().int().nullish().transform((value) => value ?? null),
-  error: z.string().nullish().transform((value) => value ?? null),
+  stdout: z
+    .string()
+    .nullish()
+    .transform((value) => value ?? ''),
+  stderr: z
+    .string()
+    .nullish()
+    .transform((value) => value ?? ''),
+  exit_code: z
+    .number()
+    .int()
+    .nullish()
+    .transform((value) => value ?? null),
+  error: z
+    .string()
+    .nullish()
+    .transform((value) => value ?? null),
 });
 export type OrchardJob = z.infer<typeof OrchardJob>;
 

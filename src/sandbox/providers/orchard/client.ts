@@ -26,7 +26,9 @@ export interface OrchardClientOptions {
 export const DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024;
 
 /** How a status other than 200 becomes an error: code and message (detail and request id are appended). */
-export type StatusErrors = Partial<Record<number, { code: ErrorCode; message: string; retryable?: boolean; details?: Record<string, unknown> }>>;
+export type StatusErrors = Partial<
+  Record<number, { code: ErrorCode; message: string; retryable?: boolean; details?: Record<string, unknown> }>
+>;
 
 export interface OrchardCall<T> {
   method: 'GET' | 'POST' | 'DELETE';
@@ -179,9 +181,13 @@ export class OrchardClient {
     const suffix = requestIdSuffix(requestId);
     const details = { ...baseDetails, status, requestId };
     if (text === undefined) {
-      throw wnwError('WNW_ERR_SBX_UPSTREAM', `Orchard Env's answer to ${where} is larger than ${maxBytes} bytes and was dropped unread${suffix}`, {
-        details: { ...details, maxResponseBytes: maxBytes, tooLarge: true },
-      });
+      throw wnwError(
+        'WNW_ERR_SBX_UPSTREAM',
+        `Orchard Env's answer to ${where} is larger than ${maxBytes} bytes and was dropped unread${suffix}`,
+        {
+          details: { ...details, maxResponseBytes: maxBytes, tooLarge: true },
+        },
+      );
     }
     let json: unknown;
     try {
@@ -201,13 +207,20 @@ export class OrchardClient {
       const tail = `${detail ? `: ${detail}` : ''}${suffix}`;
       const mapped = call.errors?.[status];
       if (mapped) {
-        throw wnwError(mapped.code, `${mapped.message}${tail}`, { details: { ...mapped.details, ...withDetail }, retryable: mapped.retryable ?? false });
+        throw wnwError(mapped.code, `${mapped.message}${tail}`, {
+          details: { ...mapped.details, ...withDetail },
+          retryable: mapped.retryable ?? false,
+        });
       }
       if (status === 401 || status === 403) {
         const what = status === 401 ? 'requires an API key' : 'rejected the API key';
-        throw wnwError('WNW_ERR_SBX_UPSTREAM', `Orchard Env ${what} (${status}) for ${where}; set SANDBOX_API_KEY or the provider's apiKey${tail}`, {
-          details: withDetail,
-        });
+        throw wnwError(
+          'WNW_ERR_SBX_UPSTREAM',
+          `Orchard Env ${what} (${status}) for ${where}; set SANDBOX_API_KEY or the provider's apiKey${tail}`,
+          {
+            details: withDetail,
+          },
+        );
       }
       throw wnwError('WNW_ERR_SBX_UPSTREAM', `Orchard Env answered ${status} to ${where}${tail}`, {
         details: withDetail,

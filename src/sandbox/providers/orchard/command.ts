@@ -81,7 +81,12 @@ export function stripNoTtyNoise(stderr: string): string {
 }
 
 /** Reads our marker off stderr; exit codes of signal deaths (the agent reports −N) become 128 + N. */
-export function unwrapResult(exitCode: number, stderr: string, wrapped: WrappedCommand, loginShell = false): { exitCode: number; stderr: string; timedOut: boolean } {
+export function unwrapResult(
+  exitCode: number,
+  stderr: string,
+  wrapped: WrappedCommand,
+  loginShell = false,
+): { exitCode: number; stderr: string; timedOut: boolean } {
   const text = loginShell ? stripNoTtyNoise(stderr) : stderr;
   const tail = `\n${wrapped.marker}\n`;
   if (text.endsWith(tail)) return { exitCode, stderr: text.slice(0, -tail.length), timedOut: true };

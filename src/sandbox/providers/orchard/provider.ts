@@ -93,7 +93,9 @@ export function createOrchardProvider(settings: OrchardProviderSettings = {}): S
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = `sandbox.settings.${issue?.path.join('.') || (issue && 'keys' in issue ? String(issue.keys) : '')}`;
-    throw wnwError('WNW_ERR_CFG_INVALID', `invalid orchard provider setting ${field}: ${issue?.message ?? 'invalid'}`, { details: { field, provider: 'orchard' } });
+    throw wnwError('WNW_ERR_CFG_INVALID', `invalid orchard provider setting ${field}: ${issue?.message ?? 'invalid'}`, {
+      details: { field, provider: 'orchard' },
+    });
   }
   return new OrchardProvider(settings);
 }
@@ -168,20 +170,32 @@ class OrchardProvider implements SandboxProvider {
   async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
     if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the orchard provider is closed');
     if (!spec.image) {
-      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', 'the orchard provider runs container images: set spec.image (SWE-bench images keep the repository in /testbed)', {
-        details: { field: 'image', provider: this.name },
-      });
+      throw wnwError(
+        'WNW_ERR_SBX_UNSUPPORTED',
+        'the orchard provider runs container images: set spec.image (SWE-bench images keep the repository in /testbed)',
+        {
+          details: { field: 'image', provider: this.name },
+        },
+      );
     }
     if (spec.lifetimeS !== undefined && spec.lifetimeS > this.#settings.ttlS) {
-      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', `Orchard Env deletes every sandbox ${this.#settings.ttlS} s after creation (SANDBOX_TTL_HOURS); spec.lifetimeS ${spec.lifetimeS} is longer`, {
-        details: { field: 'lifetimeS', provider: this.name, ttlS: this.#settings.ttlS },
-      });
+      throw wnwError(
+        'WNW_ERR_SBX_UNSUPPORTED',
+        `Orchard Env deletes every sandbox ${this.#settings.ttlS} s after creation (SANDBOX_TTL_HOURS); spec.lifetimeS ${spec.lifetimeS} is longer`,
+        {
+          details: { field: 'lifetimeS', provider: this.name, ttlS: this.#settings.ttlS },
+        },
+      );
     }
     // Orchard Env has no host bind mounts; a harness that needs its CLI mounted would die with 127 inside.
     if (spec.mounts?.length) {
-      throw wnwError('WNW_ERR_SBX_UNSUPPORTED', 'the orchard provider cannot bind host paths into a pod (spec.mounts), and a harness rollout needs them for its CLI and the model proxy\'s socket: run harnesses on the local or docker provider', {
-        details: { field: 'mounts', provider: this.name },
-      });
+      throw wnwError(
+        'WNW_ERR_SBX_UNSUPPORTED',
+        "the orchard provider cannot bind host paths into a pod (spec.mounts), and a harness rollout needs them for its CLI and the model proxy's socket: run harnesses on the local or docker provider",
+        {
+          details: { field: 'mounts', provider: this.name },
+        },
+      );
     }
     const body: Record<string, unknown> = {
       image: spec.image,
@@ -297,7 +311,13 @@ class OrchardProvider implements SandboxProvider {
         if (!WinnowerError.isInstance(error) || error.details.status !== 408) throw error;
         lastRequestId = error.details.requestId as string | undefined;
         if (Date.now() >= deadline) throw this.#notReady(id, image, lastRequestId);
-        reply = await this.#api.call({ method: 'GET', path: `/sandboxes/${encodeURIComponent(id)}`, schema: OrchardSandboxInfo, retry: 'connection', signal });
+        reply = await this.#api.call({
+          method: 'GET',
+          path: `/sandboxes/${encodeURIComponent(id)}`,
+          schema: OrchardSandboxInfo,
+          retry: 'connection',
+          signal,
+        });
       }
       lastRequestId = reply.requestId;
       const { state, raw } = mapOrchardSandboxStatus(reply.data);
@@ -318,16 +338,25 @@ class OrchardProvider implements SandboxProvider {
     const again = this.#slowImages.has(image);
     this.#slowImages.add(image);
     const hint = again ? '; it timed out before too: check the image name and that the cluster can pull it' : '';
-    return wnwError('WNW_ERR_SBX_CREATE', `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s${hint}${requestIdSuffix(requestId)}`, {
-      details: { sandbox: id, image, status: 408, requestId },
-      retryable: !again,
-    });
+    return wnwError(
+      'WNW_ERR_SBX_CREATE',
+      `sandbox ${id} (${image}) not ready within ${this.#settings.createTimeoutS} s${hint}${requestIdSuffix(requestId)}`,
+      {
+        details: { sandbox: id, image, status: 408, requestId },
+        retryable: !again,
+      },
+    );
   }
 
   /** DELETE after a failed create; a failure to delete is attached to the original error. */
   async #deleteAfterFailure(id: string, original: unknown): Promise<void> {
     try {
-      await this.#api.call({ method: 'DELETE', path: `/sandboxes/${encodeURIComponent(id)}`, schema: OrchardStatusReply, retry: 'connection' });
+      await this.#api.call({
+        method: 'DELETE',
+        path: `/sandboxes/${encodeURIComponent(id)}`,
+        schema: OrchardStatusReply,
+        retry: 'connection',
+      });
     } catch (error) {
       attachDeleteError(original, error);
     }

@@ -10,11 +10,26 @@ import { toWinnowerError, wnwError, WinnowerError } from '../../../errors.js';
 import { BaseSandbox, CappedBuffer, shellQuote } from '../../base-sandbox.js';
 import type { PatchPolicy } from '../../patch-policy.js';
 import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../../types.js';
-import { OrchardFileContent, OrchardFileList, OrchardJob, OrchardSandboxInfo, OrchardStatusReply, OrchardWriteResult } from './api-types.js';
+import {
+  OrchardFileContent,
+  OrchardFileList,
+  OrchardJob,
+  OrchardSandboxInfo,
+  OrchardStatusReply,
+  OrchardWriteResult,
+} from './api-types.js';
 import { requestIdSuffix, sleep, type OrchardCall, type OrchardClient, type OrchardReply } from './client.js';
 import { unwrapResult, wrapCommand } from './command.js';
 import { mapOrchardJob, mapOrchardSandboxStatus } from './map-status.js';
-import { applyPatchVia, BASE_COMMIT_SCRIPT, diffVia, GIT_SAFE_ENV, resolveSandboxPath, transientName, type RemoteExec } from '../remote-shell.js';
+import {
+  applyPatchVia,
+  BASE_COMMIT_SCRIPT,
+  diffVia,
+  GIT_SAFE_ENV,
+  resolveSandboxPath,
+  transientName,
+  type RemoteExec,
+} from '../remote-shell.js';
 
 /** The server's `wait:true` waits up to `timeout_seconds + 30` s. */
 const SERVER_WAIT_GRACE_S = 30;
@@ -114,7 +129,13 @@ export class OrchardSandbox extends BaseSandbox {
   /** Records the base commit, then starts heartbeats and registers for shutdown. */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.#baseCommit === undefined) {
-      const result = await this.#remoteExec(BASE_COMMIT_SCRIPT, { cwd: this.workdir, env: { ...GIT_SAFE_ENV }, timeoutMs: 60_000, maxOutputBytes: 4096, signal });
+      const result = await this.#remoteExec(BASE_COMMIT_SCRIPT, {
+        cwd: this.workdir,
+        env: { ...GIT_SAFE_ENV },
+        timeoutMs: 60_000,
+        maxOutputBytes: 4096,
+        signal,
+      });
       const commit = result.stdout.trim();
       if (/^[0-9a-f]{40,64}$/.test(commit)) this.#baseCommit = commit;
     }
@@ -125,7 +146,10 @@ export class OrchardSandbox extends BaseSandbox {
     this.track();
   }
 
-  protected async doExec(command: string, options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions): Promise<ExecResult> {
+  protected async doExec(
+    command: string,
+    options: Required<Pick<ExecOptions, 'timeoutMs' | 'maxOutputBytes'>> & ExecOptions,
+  ): Promise<ExecResult> {
     const cwd = resolveSandboxPath(this.workdir, options.cwd);
     const env = { ...this.#env, ...options.env };
     let stdinFile: string | undefined;
@@ -134,7 +158,11 @@ export class OrchardSandbox extends BaseSandbox {
       await this.#upload(posix.join(cwd, stdinFile), new TextEncoder().encode(options.stdin), options.signal);
     }
     const call = { cwd, env, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, signal: options.signal };
-    return this.#submit(command, call, { loginShell: this.#loginShell, ...(this.#activate ? { activate: this.#activate } : {}), ...(stdinFile ? { stdinFile } : {}) });
+    return this.#submit(command, call, {
+      loginShell: this.#loginShell,
+      ...(this.#activate ? { activate: this.#activate } : {}),
+      ...(stdinFile ? { stdinFile } : {}),
+    });
   }
 
   protected async doWriteFile(path: string, content: Uint8Array, options: CallOptions): Promise<void> {
@@ -151,7 +179,13 @@ export class OrchardSandbox extends BaseSandbox {
         schema: OrchardFileContent,
         retry: 'connection',
         signal: options.signal,
-        errors: { 404: { code: 'WNW_ERR_SBX_FILE', message: `no such file in sandbox ${this.id}: ${absolute}`, details: { sandbox: this.id, path: absolute } } },
+        errors: {
+          404: {
+            code: 'WNW_ERR_SBX_FILE',
+            message: `no such file in sandbox ${this.id}: ${absolute}`,
+            details: { sandbox: this.id, path: absolute },
+          },
+        },
       },
       `not a regular file in sandbox ${this.id}: ${absolute}`,
     );
@@ -170,17 +204,28 @@ export class OrchardSandbox extends BaseSandbox {
           schema: OrchardFileList,
           retry: 'connection',
           signal: options.signal,
-          errors: { 404: { code: 'WNW_ERR_SBX_FILE', message: `no such directory in sandbox ${this.id}: ${absolute}`, details: { sandbox: this.id, path: absolute } } },
+          errors: {
+            404: {
+              code: 'WNW_ERR_SBX_FILE',
+              message: `no such directory in sandbox ${this.id}: ${absolute}`,
+              details: { sandbox: this.id, path: absolute },
+            },
+          },
         },
         `not a directory in sandbox ${this.id}: ${absolute}`,
       );
     } catch (error) {
       // One dangling symlink fails the agent's whole listing (§6): list with find instead.
-      if (WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SBX_UPSTREAM' && error.details.status === 500) return this.#listWithFind(absolute, options.signal);
+      if (WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SBX_UPSTREAM' && error.details.status === 500)
+        return this.#listWithFind(absolute, options.signal);
       throw error;
     }
     // The agent follows links (`is_dir()`), so it never reports a symlink.
-    return reply.data.files.map((file) => ({ name: file.name, type: file.type === 'file' || file.type === 'directory' ? file.type : 'other', size: file.size }));
+    return reply.data.files.map((file) => ({
+      name: file.name,
+      type: file.type === 'file' || file.type === 'directory' ? file.type : 'other',
+      size: file.size,
+    }));
   }
 
   protected doDiff(options: CallOptions): Promise<string> {
@@ -196,7 +241,12 @@ export class OrchardSandbox extends BaseSandbox {
     if (this.#heartbeatTimer) clearInterval(this.#heartbeatTimer);
     this.#heartbeatTimer = undefined;
     try {
-      await this.#client.call({ method: 'DELETE', path: `/sandboxes/${encodeURIComponent(this.id)}`, schema: OrchardStatusReply, retry: 'connection' });
+      await this.#client.call({
+        method: 'DELETE',
+        path: `/sandboxes/${encodeURIComponent(this.id)}`,
+        schema: OrchardStatusReply,
+        retry: 'connection',
+      });
     } finally {
       this.#onClosed?.();
     }
@@ -216,9 +266,13 @@ export class OrchardSandbox extends BaseSandbox {
       `cannot write ${path} in sandbox ${this.id}: a parent is not a directory`,
     );
     if (!reply.data.success) {
-      throw wnwError('WNW_ERR_SBX_UPSTREAM', `Orchard Env could not write ${path} in sandbox ${this.id}${requestIdSuffix(reply.requestId)}`, {
-        details: { sandbox: this.id, path, requestId: reply.requestId },
-      });
+      throw wnwError(
+        'WNW_ERR_SBX_UPSTREAM',
+        `Orchard Env could not write ${path} in sandbox ${this.id}${requestIdSuffix(reply.requestId)}`,
+        {
+          details: { sandbox: this.id, path, requestId: reply.requestId },
+        },
+      );
     }
   };
 
@@ -232,7 +286,12 @@ export class OrchardSandbox extends BaseSandbox {
       ...call,
       errors: {
         ...call.errors,
-        400: { code: 'WNW_ERR_SBX_UPSTREAM', message: `sandbox ${this.id} is not ready for file calls`, retryable: true, details: { sandbox: this.id } },
+        400: {
+          code: 'WNW_ERR_SBX_UPSTREAM',
+          message: `sandbox ${this.id} is not ready for file calls`,
+          retryable: true,
+          details: { sandbox: this.id },
+        },
       },
     };
     for (let attempt = 1; ; attempt++) {
@@ -243,7 +302,10 @@ export class OrchardSandbox extends BaseSandbox {
         if (!WinnowerError.isInstance(error) || (status !== 500 && status !== 400)) throw error;
         const detail = String(error.details.detail ?? '');
         // `winnower sandbox serve` answers these with a plain 400.
-        if (FILE_TYPE_DETAIL.test(detail)) throw wnwError('WNW_ERR_SBX_FILE', `${wrongType}${requestIdSuffix(error.details.requestId as string | undefined)}`, { details: { ...error.details, sandbox: this.id } });
+        if (FILE_TYPE_DETAIL.test(detail))
+          throw wnwError('WNW_ERR_SBX_FILE', `${wrongType}${requestIdSuffix(error.details.requestId as string | undefined)}`, {
+            details: { ...error.details, sandbox: this.id },
+          });
         if (status === 500 && attempt === 1 && STALE_CONNECTION_DETAIL.test(detail)) continue;
         throw error;
       }
@@ -255,7 +317,9 @@ export class OrchardSandbox extends BaseSandbox {
     const script = `cd -- ${shellQuote(absolute)} || exit 2; find . -mindepth 1 -maxdepth 1 -printf '%f\\0%y\\0%s\\0' | base64 -w0`;
     const result = await this.#remoteExec(script, { cwd: '/', env: {}, timeoutMs: 60_000, maxOutputBytes: 64 * 1024 * 1024, signal });
     if (result.exitCode !== 0) {
-      throw wnwError('WNW_ERR_SBX_FILE', `no such directory in sandbox ${this.id}: ${absolute}`, { details: { sandbox: this.id, path: absolute, stderr: result.stderr.slice(-500) } });
+      throw wnwError('WNW_ERR_SBX_FILE', `no such directory in sandbox ${this.id}: ${absolute}`, {
+        details: { sandbox: this.id, path: absolute, stderr: result.stderr.slice(-500) },
+      });
     }
     const fields = Buffer.from(result.stdout, 'base64').toString('utf8').split('\0');
     const entries: FileEntry[] = [];
@@ -288,13 +352,22 @@ export class OrchardSandbox extends BaseSandbox {
     if (this.#lost) throw this.#lost;
     const client = this.#client;
     const started = performance.now();
-    const wrapped = wrapCommand(command, { cwd: options.cwd, timeoutMs: options.timeoutMs, loginShell: shell.loginShell, ...(shell.activate ? { activate: shell.activate } : {}), ...(shell.stdinFile ? { stdinFile: shell.stdinFile } : {}) });
+    const wrapped = wrapCommand(command, {
+      cwd: options.cwd,
+      timeoutMs: options.timeoutMs,
+      loginShell: shell.loginShell,
+      ...(shell.activate ? { activate: shell.activate } : {}),
+      ...(shell.stdinFile ? { stdinFile: shell.stdinFile } : {}),
+    });
     const serverWaitMs = (wrapped.agentTimeoutS + SERVER_WAIT_GRACE_S) * 1000;
     // The deadline counts from when the job starts running: queue time is not the command's (§11).
     const budgetMs = serverWaitMs + client.requestTimeoutMs;
     const submittedAt = Date.now();
     const sandboxDetails = { sandbox: this.id };
-    const maxResponseBytes = Math.min(MAX_JOB_RESPONSE_BYTES, Math.max(client.maxResponseBytes, JOB_BYTES_PER_OUTPUT_BYTE * options.maxOutputBytes));
+    const maxResponseBytes = Math.min(
+      MAX_JOB_RESPONSE_BYTES,
+      Math.max(client.maxResponseBytes, JOB_BYTES_PER_OUTPUT_BYTE * options.maxOutputBytes),
+    );
 
     let submitted;
     try {
@@ -319,10 +392,14 @@ export class OrchardSandbox extends BaseSandbox {
         this.#abandon();
       }
       if (error.details.connection === true) {
-        throw wnwError('WNW_ERR_SBX_EXEC', `connection to Orchard Env lost while submitting a command to sandbox ${this.id}; not sent again since it may already be running (sandbox deleted)`, {
-          cause: error,
-          details: { ...error.details, ...sandboxDetails },
-        });
+        throw wnwError(
+          'WNW_ERR_SBX_EXEC',
+          `connection to Orchard Env lost while submitting a command to sandbox ${this.id}; not sent again since it may already be running (sandbox deleted)`,
+          {
+            cause: error,
+            details: { ...error.details, ...sandboxDetails },
+          },
+        );
       }
       throw error;
     }
@@ -338,10 +415,14 @@ export class OrchardSandbox extends BaseSandbox {
         const remainingMs = deadline - Date.now();
         if (remainingMs <= 0) {
           this.#abandon();
-          throw wnwError('WNW_ERR_SBX_TIMEOUT', `job ${job.job_id} in sandbox ${this.id} still ${job.status} past its timeout; the sandbox is deleted${requestIdSuffix(requestId)}`, {
-            details: { ...sandboxDetails, jobId: job.job_id, status: job.status, requestId },
-            retryable: true,
-          });
+          throw wnwError(
+            'WNW_ERR_SBX_TIMEOUT',
+            `job ${job.job_id} in sandbox ${this.id} still ${job.status} past its timeout; the sandbox is deleted${requestIdSuffix(requestId)}`,
+            {
+              details: { ...sandboxDetails, jobId: job.job_id, status: job.status, requestId },
+              retryable: true,
+            },
+          );
         }
         // By then the wrapper has sent TERM: polls past it are short, so a hung orchestrator shows early.
         const commandEnd = (runningSince ?? Date.now()) + options.timeoutMs + COMMAND_KILL_GRACE_MS;
@@ -356,7 +437,13 @@ export class OrchardSandbox extends BaseSandbox {
           timeoutMs: waitS * 1000 + client.requestTimeoutMs,
           maxResponseBytes,
           signal: options.signal,
-          errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `job ${job.job_id} of sandbox ${this.id} is unknown to Orchard Env (lost or reaped)`, details: { ...sandboxDetails, jobId: job.job_id } } },
+          errors: {
+            404: {
+              code: 'WNW_ERR_SBX_EXEC',
+              message: `job ${job.job_id} of sandbox ${this.id} is unknown to Orchard Env (lost or reaped)`,
+              details: { ...sandboxDetails, jobId: job.job_id },
+            },
+          },
         });
         job = polled.data;
         requestId = polled.requestId;
@@ -375,14 +462,21 @@ export class OrchardSandbox extends BaseSandbox {
     }
 
     if (outcome.kind === 'error') {
-      const failure = wnwError('WNW_ERR_SBX_EXEC', `command could not be run in sandbox ${this.id}: ${outcome.message}${requestIdSuffix(requestId)}`, {
-        details: { ...sandboxDetails, jobId: job.job_id, status: outcome.raw, error: outcome.message, requestId },
-      });
+      const failure = wnwError(
+        'WNW_ERR_SBX_EXEC',
+        `command could not be run in sandbox ${this.id}: ${outcome.message}${requestIdSuffix(requestId)}`,
+        {
+          details: { ...sandboxDetails, jobId: job.job_id, status: outcome.raw, error: outcome.message, requestId },
+        },
+      );
       // The agent's own timeout kills the whole pod (§1): a null exit code from a dead pod is a lost sandbox.
       if (await this.#podGone(options.signal)) throw this.#markLost(failure);
       throw failure;
     }
-    const read = outcome.kind === 'exited' ? unwrapResult(outcome.exitCode, job.stderr, wrapped, shell.loginShell) : { exitCode: null, stderr: job.stderr, timedOut: true };
+    const read =
+      outcome.kind === 'exited'
+        ? unwrapResult(outcome.exitCode, job.stderr, wrapped, shell.loginShell)
+        : { exitCode: null, stderr: job.stderr, timedOut: true };
     const stdout = new CappedBuffer(options.maxOutputBytes);
     const stderr = new CappedBuffer(options.maxOutputBytes);
     stdout.push(Buffer.from(job.stdout));
@@ -400,7 +494,13 @@ export class OrchardSandbox extends BaseSandbox {
   /** Whether the pod is gone: GET answers 404, or a status that will not come back. */
   async #podGone(signal: AbortSignal | undefined): Promise<boolean> {
     try {
-      const info = await this.#client.call({ method: 'GET', path: `/sandboxes/${encodeURIComponent(this.id)}`, schema: OrchardSandboxInfo, retry: 'connection', signal });
+      const info = await this.#client.call({
+        method: 'GET',
+        path: `/sandboxes/${encodeURIComponent(this.id)}`,
+        schema: OrchardSandboxInfo,
+        retry: 'connection',
+        signal,
+      });
       const state = mapOrchardSandboxStatus(info.data).state;
       return state === 'failed' || state === 'gone';
     } catch (error) {
@@ -415,7 +515,10 @@ export class OrchardSandbox extends BaseSandbox {
    */
   #markLost(error: WinnowerError): WinnowerError {
     const detail = String(error.details.detail ?? error.details.error ?? '');
-    const why = /agent not ready|int too large/i.test(detail) || error.details.error !== undefined ? 'its pod died' : 'Orchard Env reaped it (TTL, missed heartbeats) or it was deleted';
+    const why =
+      /agent not ready|int too large/i.test(detail) || error.details.error !== undefined
+        ? 'its pod died'
+        : 'Orchard Env reaped it (TTL, missed heartbeats) or it was deleted';
     this.#lost = wnwError('WNW_ERR_SBX_LOST', `sandbox ${this.id} is lost: ${why} (${error.message}); create a new one`, {
       cause: error,
       details: { ...error.details, sandbox: this.id, lost: true },
@@ -469,4 +572,3 @@ async function waitTurn(previous: Promise<void>, signal: AbortSignal | undefined
     signal.removeEventListener('abort', onAbort);
   }
 }
-

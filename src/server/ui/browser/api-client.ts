@@ -165,7 +165,9 @@ export function savedSource(data: SavedData): DataSource {
   return {
     mode: 'saved',
     async listJobs(query) {
-      const jobs = (data.jobs ?? []).filter((job) => (!query.status || job.status === query.status) && (!query.kind || job.kind === query.kind));
+      const jobs = (data.jobs ?? []).filter(
+        (job) => (!query.status || job.status === query.status) && (!query.kind || job.kind === query.kind),
+      );
       return { jobs, next_cursor: null };
     },
     async job() {

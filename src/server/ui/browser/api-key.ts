@@ -24,7 +24,14 @@ export function forgetKey(): void {
 
 /** The form asking for a key; `onKey` runs once one is given. */
 export function keyForm(message: string, onKey: () => void): HTMLElement {
-  const input = h('input', { type: 'password', id: 'api-key', name: 'api-key', autocomplete: 'off', placeholder: 'API key', required: true }) as HTMLInputElement;
+  const input = h('input', {
+    type: 'password',
+    id: 'api-key',
+    name: 'api-key',
+    autocomplete: 'off',
+    placeholder: 'API key',
+    required: true,
+  }) as HTMLInputElement;
   return h(
     'form',
     {

@@ -13,7 +13,8 @@ export interface RolloutConfig {
 }
 
 const isRecord = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
-const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : null);
+const text = (value: unknown): string | null =>
+  typeof value === 'string' && value !== '' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
 
 /**
  * Each rollout's configuration, from whatever the job has so far: `result.candidates` once it has a
@@ -24,11 +25,15 @@ export function configsByIndex(candidates: Json[], result: Json | null, events: 
   const add = (index: unknown, source: unknown, config: unknown) => {
     if (typeof index !== 'number' || !Number.isInteger(index)) return;
     const known = out.get(index) ?? { source: null, config: null };
-    out.set(index, { source: typeof source === 'string' && source !== '' ? source : known.source, config: isRecord(config) && Object.keys(config).length ? config : known.config });
+    out.set(index, {
+      source: typeof source === 'string' && source !== '' ? source : known.source,
+      config: isRecord(config) && Object.keys(config).length ? config : known.config,
+    });
   };
   for (const event of events) if (event.type === 'rollout-start') add(event.index, undefined, event.config);
   for (const candidate of candidates) add(candidate.index, candidate.source, candidate.config);
-  for (const candidate of (result && Array.isArray(result.candidates) ? result.candidates : []).filter(isRecord)) add(candidate.index, candidate.source, candidate.config);
+  for (const candidate of (result && Array.isArray(result.candidates) ? result.candidates : []).filter(isRecord))
+    add(candidate.index, candidate.source, candidate.config);
   for (const [index, value] of out) if (value.source === null && value.config === null) out.delete(index);
   return out;
 }
@@ -58,7 +63,12 @@ export function configLabel(config: Json | null): string {
 
 /** The full configuration, for a tooltip. */
 export function configTitle(entry: RolloutConfig): string {
-  return [entry.source ? `source: ${entry.source}` : null, ...Object.entries(entry.config ?? {}).map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)].filter(Boolean).join('\n');
+  return [
+    entry.source ? `source: ${entry.source}` : null,
+    ...Object.entries(entry.config ?? {}).map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`),
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /**
@@ -66,13 +76,19 @@ export function configTitle(entry: RolloutConfig): string {
  * without that event (a saved job), its rollouts' configurations with their counts when there are
  * two or more (sources alone differ in a one-policy replay job: not listed).
  */
-export function policyLines(events: JobEvent[], configs: Map<number, RolloutConfig>): { name: 'policies' | 'configurations'; lines: string[] } {
+export function policyLines(
+  events: JobEvent[],
+  configs: Map<number, RolloutConfig>,
+): { name: 'policies' | 'configurations'; lines: string[] } {
   const start = events.find((event) => event.type === 'job-start' && Array.isArray(event.policies));
   if (start) {
-    return { name: 'policies', lines: (start.policies as unknown[]).filter(isRecord).map((entry) => {
-      const waves = Array.isArray(entry.waves) && entry.waves.length > 1 ? ` in waves ${entry.waves.map(String).join('+')}` : '';
-      return `#${String(entry.index)}: ${String(entry.n)}× ${configLabel(isRecord(entry.config) ? entry.config : null) || '—'}${waves}`;
-    }) };
+    return {
+      name: 'policies',
+      lines: (start.policies as unknown[]).filter(isRecord).map((entry) => {
+        const waves = Array.isArray(entry.waves) && entry.waves.length > 1 ? ` in waves ${entry.waves.map(String).join('+')}` : '';
+        return `#${String(entry.index)}: ${String(entry.n)}× ${configLabel(isRecord(entry.config) ? entry.config : null) || '—'}${waves}`;
+      }),
+    };
   }
   const counts = new Map<string, number>();
   for (const entry of configs.values()) {

@@ -34,13 +34,19 @@ export function append(parent: Node, children: Child[]): void {
 
 /** Replaces everything in `parent`, keeping open the `<details data-key>` that were open. */
 export function replaceChildren(parent: HTMLElement, ...children: Child[]): void {
-  const open = new Set([...parent.querySelectorAll('details[data-key]')].filter((node) => (node as HTMLDetailsElement).open).map((node) => node.getAttribute('data-key')));
+  const open = new Set(
+    [...parent.querySelectorAll('details[data-key]')]
+      .filter((node) => (node as HTMLDetailsElement).open)
+      .map((node) => node.getAttribute('data-key')),
+  );
   parent.replaceChildren();
   append(parent, children);
-  for (const node of parent.querySelectorAll('details[data-key]')) if (open.has(node.getAttribute('data-key'))) (node as HTMLDetailsElement).open = true;
+  for (const node of parent.querySelectorAll('details[data-key]'))
+    if (open.has(node.getAttribute('data-key'))) (node as HTMLDetailsElement).open = true;
 }
 
-export const fixed = (value: unknown, digits = 3): string => (typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : '—');
+export const fixed = (value: unknown, digits = 3): string =>
+  typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : '—';
 
 export function duration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) return '—';
@@ -51,11 +57,30 @@ export function duration(ms: number | null | undefined): string {
   return m < 60 ? `${m} min ${Math.round(s % 60)} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
-export const time = (iso: unknown): string => (typeof iso === 'string' && !Number.isNaN(Date.parse(iso)) ? new Date(iso).toLocaleString() : '—');
+export const time = (iso: unknown): string =>
+  typeof iso === 'string' && !Number.isNaN(Date.parse(iso)) ? new Date(iso).toLocaleString() : '—';
 
 /** A status word as a badge whose class is one of a closed set (never the raw word). */
 export function badge(status: unknown, id?: string): HTMLElement {
   const word = typeof status === 'string' ? status : status === true ? 'yes' : status === false ? 'no' : '—';
-  const known = ['queued', 'pending', 'running', 'succeeded', 'finished', 'resolved', 'failed', 'error', 'cancelled', 'interrupted', 'skipped', 'unresolved', 'apply_failed', 'timeout', 'passed', 'yes', 'no'];
+  const known = [
+    'queued',
+    'pending',
+    'running',
+    'succeeded',
+    'finished',
+    'resolved',
+    'failed',
+    'error',
+    'cancelled',
+    'interrupted',
+    'skipped',
+    'unresolved',
+    'apply_failed',
+    'timeout',
+    'passed',
+    'yes',
+    'no',
+  ];
   return h('span', { class: `badge badge-${known.includes(word) ? word : 'other'}`, ...(id ? { id } : {}) }, word);
 }

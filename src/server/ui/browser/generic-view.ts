@@ -20,13 +20,28 @@ export function valueTree(value: unknown, depth = 0): Child {
   if (depth > 6) return h('code', {}, JSON.stringify(value).slice(0, 200));
   if (Array.isArray(value)) {
     if (value.length === 0) return h('span', { class: 'muted' }, '(none)');
-    if (value.every((item) => typeof item !== 'object' || item === null)) return h('span', {}, value.slice(0, MAX_ITEMS).map(String).join(', '), value.length > MAX_ITEMS ? ` … (${value.length})` : '');
-    return h('ol', { class: 'tree', start: 0 }, value.slice(0, MAX_ITEMS).map((item) => h('li', {}, valueTree(item, depth + 1))), value.length > MAX_ITEMS ? h('li', { class: 'muted' }, `… ${value.length - MAX_ITEMS} more`) : null);
+    if (value.every((item) => typeof item !== 'object' || item === null))
+      return h('span', {}, value.slice(0, MAX_ITEMS).map(String).join(', '), value.length > MAX_ITEMS ? ` … (${value.length})` : '');
+    return h(
+      'ol',
+      { class: 'tree', start: 0 },
+      value.slice(0, MAX_ITEMS).map((item) => h('li', {}, valueTree(item, depth + 1))),
+      value.length > MAX_ITEMS ? h('li', { class: 'muted' }, `… ${value.length - MAX_ITEMS} more`) : null,
+    );
   }
   if (isRecord(value)) {
     const entries = Object.entries(value);
     if (entries.length === 0) return h('span', { class: 'muted' }, '(empty)');
-    return h('dl', { class: 'tree' }, entries.slice(0, MAX_ITEMS).map(([key, item]) => [h('dt', {}, key), h('dd', {}, matrixLike(key) ? (grid(item) ?? valueTree(item, depth + 1)) : valueTree(item, depth + 1))]));
+    return h(
+      'dl',
+      { class: 'tree' },
+      entries
+        .slice(0, MAX_ITEMS)
+        .map(([key, item]) => [
+          h('dt', {}, key),
+          h('dd', {}, matrixLike(key) ? (grid(item) ?? valueTree(item, depth + 1)) : valueTree(item, depth + 1)),
+        ]),
+    );
   }
   return String(value);
 }
@@ -36,7 +51,17 @@ export function longText(text: string, key?: string, lines = 12): HTMLElement {
   const all = text.split('\n');
   if (all.length <= lines && text.length <= MAX_TEXT) return h(all.length > 1 ? 'pre' : 'span', { class: 'text' }, text);
   const head = all.slice(0, lines).join('\n').slice(0, MAX_TEXT);
-  return h('details', { class: 'fold', ...(key ? { 'data-key': key } : {}) }, h('summary', {}, h('pre', { class: 'text' }, head), h('span', { class: 'muted' }, `… ${all.length} lines, ${text.length} characters: show all`)), h('pre', { class: 'text' }, text));
+  return h(
+    'details',
+    { class: 'fold', ...(key ? { 'data-key': key } : {}) },
+    h(
+      'summary',
+      {},
+      h('pre', { class: 'text' }, head),
+      h('span', { class: 'muted' }, `… ${all.length} lines, ${text.length} characters: show all`),
+    ),
+    h('pre', { class: 'text' }, text),
+  );
 }
 
 const matrixLike = (key: string) => /matrix|grid/i.test(key);
@@ -44,23 +69,35 @@ const matrixLike = (key: string) => /matrix|grid/i.test(key);
 /** Every value under a matrix-like key, with its path, in `root` (a few levels deep). */
 export function findMatrices(root: unknown, path = '', depth = 0): Array<{ path: string; value: unknown }> {
   if (!isRecord(root) || depth > 3) return [];
-  return Object.entries(root).flatMap(([key, value]) => (matrixLike(key) && value !== null ? [{ path: path ? `${path}.${key}` : key, value }] : findMatrices(value, path ? `${path}.${key}` : key, depth + 1)));
+  return Object.entries(root).flatMap(([key, value]) =>
+    matrixLike(key) && value !== null
+      ? [{ path: path ? `${path}.${key}` : key, value }]
+      : findMatrices(value, path ? `${path}.${key}` : key, depth + 1),
+  );
 }
 
 const label = (value: unknown, fallback: string): string => {
   if (typeof value === 'string' || typeof value === 'number') return String(value);
-  if (isRecord(value)) for (const key of ['id', 'name', 'test', 'test_id', 'file', 'path', 'index', 'candidate', 'trajectory_id']) if (typeof value[key] === 'string' || typeof value[key] === 'number') return String(value[key]);
+  if (isRecord(value))
+    for (const key of ['id', 'name', 'test', 'test_id', 'file', 'path', 'index', 'candidate', 'trajectory_id'])
+      if (typeof value[key] === 'string' || typeof value[key] === 'number') return String(value[key]);
   return fallback;
 };
 
 const ROW_CELLS = ['cells', 'results', 'outcomes', 'passed', 'tests', 'values', 'row'];
 
 /** Rows × columns of a matrix in any of the usual shapes, or undefined when it is not one. */
-export function matrixCells(value: unknown): { rows: string[]; columns: string[]; cell: (row: number, column: number) => unknown } | undefined {
+export function matrixCells(
+  value: unknown,
+): { rows: string[]; columns: string[]; cell: (row: number, column: number) => unknown } | undefined {
   // [[...], [...]]
   if (Array.isArray(value) && value.length && value.every(Array.isArray)) {
     const width = Math.max(...value.map((row) => (row as unknown[]).length));
-    return { rows: value.map((_, i) => String(i)), columns: Array.from({ length: width }, (_, j) => String(j)), cell: (r, c) => (value[r] as unknown[])[c] };
+    return {
+      rows: value.map((_, i) => String(i)),
+      columns: Array.from({ length: width }, (_, j) => String(j)),
+      cell: (r, c) => (value[r] as unknown[])[c],
+    };
   }
   if (isRecord(value)) {
     // {tests|columns: [...], rows|candidates: [{..., cells|results: [...] | {...}}]}
@@ -68,8 +105,20 @@ export function matrixCells(value: unknown): { rows: string[]; columns: string[]
     const rowsRaw = [value.rows, value.candidates].find(Array.isArray) as unknown[] | undefined;
     if (rowsRaw) {
       const columns = columnsRaw?.map((column, i) => label(column, String(i)));
-      const cellsOf = (row: unknown): unknown => (Array.isArray(row) ? row : isRecord(row) ? ROW_CELLS.map((key) => row[key]).find((cells) => Array.isArray(cells) || isRecord(cells)) : undefined);
-      const keys = columns ?? [...new Set(rowsRaw.flatMap((row) => { const cells = cellsOf(row); return isRecord(cells) ? Object.keys(cells) : Array.isArray(cells) ? cells.map((_, i) => String(i)) : []; }))];
+      const cellsOf = (row: unknown): unknown =>
+        Array.isArray(row)
+          ? row
+          : isRecord(row)
+            ? ROW_CELLS.map((key) => row[key]).find((cells) => Array.isArray(cells) || isRecord(cells))
+            : undefined;
+      const keys = columns ?? [
+        ...new Set(
+          rowsRaw.flatMap((row) => {
+            const cells = cellsOf(row);
+            return isRecord(cells) ? Object.keys(cells) : Array.isArray(cells) ? cells.map((_, i) => String(i)) : [];
+          }),
+        ),
+      ];
       if (keys.length === 0) return undefined;
       return {
         rows: rowsRaw.map((row, i) => label(row, String(i))),
@@ -89,8 +138,12 @@ export function matrixCells(value: unknown): { rows: string[]; columns: string[]
   }
   if (Array.isArray(value) && value.length && value.every(isRecord)) {
     // One record per cell: [{index, writer|test, outcome}, ...]
-    const rowKey = ['index', 'candidate', 'row'].find((key) => value.every((cell) => typeof cell[key] === 'number' || typeof cell[key] === 'string'));
-    const columnKey = ['writer', 'test', 'test_id', 'column'].find((key) => value.every((cell) => typeof cell[key] === 'number' || typeof cell[key] === 'string'));
+    const rowKey = ['index', 'candidate', 'row'].find((key) =>
+      value.every((cell) => typeof cell[key] === 'number' || typeof cell[key] === 'string'),
+    );
+    const columnKey = ['writer', 'test', 'test_id', 'column'].find((key) =>
+      value.every((cell) => typeof cell[key] === 'number' || typeof cell[key] === 'string'),
+    );
     if (rowKey && columnKey) {
       const rows = [...new Set(value.map((cell) => String(cell[rowKey])))];
       const columns = [...new Set(value.map((cell) => String(cell[columnKey])))];
@@ -109,7 +162,11 @@ function cellView(value: unknown): HTMLElement {
   const pass = word === true || word === 'passed' || word === 'pass' || word === 'ok' || word === 1;
   const fail = word === false || word === 'failed' || word === 'fail' || word === 'error' || word === 0;
   const text = pass ? '✓' : fail ? '✗' : raw === null || raw === undefined ? '—' : String(raw).slice(0, 12);
-  return h('td', { class: `cell ${pass ? 'pass' : fail ? 'fail' : 'other'}`, title: typeof raw === 'string' ? raw : JSON.stringify(raw) ?? '' }, text);
+  return h(
+    'td',
+    { class: `cell ${pass ? 'pass' : fail ? 'fail' : 'other'}`, title: typeof raw === 'string' ? raw : (JSON.stringify(raw) ?? '') },
+    text,
+  );
 }
 
 /** A matrix as a grid (rows × columns, ✓ passed, ✗ failed), or undefined when `value` is not one. */
@@ -119,7 +176,27 @@ export function grid(value: unknown, rowLabel = 'row'): HTMLElement | undefined 
   return h(
     'table',
     { class: 'grid' },
-    h('thead', {}, h('tr', {}, h('th', {}, rowLabel), cells.columns.map((column) => h('th', { class: 'col', title: column }, column.length > 24 ? `…${column.slice(-22)}` : column)))),
-    h('tbody', {}, cells.rows.map((row, r) => h('tr', {}, h('th', {}, row), cells.columns.map((_, c) => cellView(cells.cell(r, c)))))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', {}, rowLabel),
+        cells.columns.map((column) => h('th', { class: 'col', title: column }, column.length > 24 ? `…${column.slice(-22)}` : column)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      cells.rows.map((row, r) =>
+        h(
+          'tr',
+          {},
+          h('th', {}, row),
+          cells.columns.map((_, c) => cellView(cells.cell(r, c))),
+        ),
+      ),
+    ),
   );
 }

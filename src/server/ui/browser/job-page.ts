@@ -11,8 +11,34 @@ import { badge, duration, fixed, h, replaceChildren, time, type Child } from './
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
 /** Candidate fields this page draws by name; any other non-empty field is drawn generically. */
-const KNOWN_CANDIDATE_FIELDS = new Set(['index', 'status', 'trajectory_id', 'exit', 'steps', 'usage', 'patch', 'value', 'score', 'verify', 'error', 'trajectory', 'source', 'config', 'resolved']);
-const KNOWN_RESULT_FIELDS = new Set(['instance_id', 'chosen', 'selection', 'candidates', 'rollouts', 'compute', 'partial', 'reason', 'scored_by']);
+const KNOWN_CANDIDATE_FIELDS = new Set([
+  'index',
+  'status',
+  'trajectory_id',
+  'exit',
+  'steps',
+  'usage',
+  'patch',
+  'value',
+  'score',
+  'verify',
+  'error',
+  'trajectory',
+  'source',
+  'config',
+  'resolved',
+]);
+const KNOWN_RESULT_FIELDS = new Set([
+  'instance_id',
+  'chosen',
+  'selection',
+  'candidates',
+  'rollouts',
+  'compute',
+  'partial',
+  'reason',
+  'scored_by',
+]);
 const REFRESH_WHILE_RUNNING_MS = 2000;
 
 interface RolloutTimes {
@@ -66,7 +92,8 @@ export async function jobPage(app: HTMLElement, source: DataSource, id: string):
   draw();
   // Elapsed times of running rollouts tick without a reload.
   setInterval(() => {
-    for (const cell of app.querySelectorAll<HTMLElement>('[data-since]')) cell.textContent = duration(Date.now() - Date.parse(cell.dataset.since!));
+    for (const cell of app.querySelectorAll<HTMLElement>('[data-since]'))
+      cell.textContent = duration(Date.now() - Date.parse(cell.dataset.since!));
   }, 1000);
   if (!source.follow) return;
   let pending: ReturnType<typeof setTimeout> | undefined;
@@ -128,12 +155,20 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
   const selection = result && isRecord(result.selection) ? result.selection : null;
   const chosen = result && isRecord(result.chosen) ? result.chosen : null;
   const progress = isRecord(job.progress) ? job.progress : {};
-  const n = Math.max(state.n, num(progress.rollouts_total) ?? 0, candidates.length, ...[...state.rollouts.keys()].map((index) => index + 1));
+  const n = Math.max(
+    state.n,
+    num(progress.rollouts_total) ?? 0,
+    candidates.length,
+    ...[...state.rollouts.keys()].map((index) => index + 1),
+  );
   const byIndex = new Map(candidates.map((candidate) => [num(candidate.index) ?? -1, candidate]));
   const running = !TERMINAL.includes(status);
   const evidence = evidenceByIndex(result);
   const configs = configsByIndex(candidates, result, state.events);
-  const columns = { source: [...configs.values()].some((entry) => entry.source !== null), config: [...configs.values()].some((entry) => entry.config !== null) };
+  const columns = {
+    source: [...configs.values()].some((entry) => entry.source !== null),
+    config: [...configs.values()].some((entry) => entry.config !== null),
+  };
   const isSolve = job.kind === 'solve';
   const took = (running ? Date.now() : Date.parse(String(job.updated_at))) - Date.parse(String(job.created_at));
   return [
@@ -143,7 +178,11 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
       { class: 'top' },
       h('h1', {}, `job ${id}`),
       badge(status, 'job-status'),
-      h('span', { class: 'muted' }, `${String(job.kind ?? '')} · ${String(result?.instance_id ?? '')} · created ${time(job.created_at)}${isSolve ? ` · ${running ? 'running for' : 'took'} ${duration(took)}` : ''}`),
+      h(
+        'span',
+        { class: 'muted' },
+        `${String(job.kind ?? '')} · ${String(result?.instance_id ?? '')} · created ${time(job.created_at)}${isSolve ? ` · ${running ? 'running for' : 'took'} ${duration(took)}` : ''}`,
+      ),
       h(
         'span',
         { class: 'actions' },
@@ -161,18 +200,68 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
       h(
         'table',
         { id: 'rollouts', class: 'list' },
-        h('thead', {}, h('tr', {}, ['#', ...(columns.source ? ['source'] : []), ...(columns.config ? ['configuration'] : []), 'status', 'steps', 'tokens', 'elapsed', 'exit', 'patch', 'value', 'tests', 'F2P', 'P2P', 'evidence', ''].map((name) => h('th', {}, name)))),
-        h('tbody', {}, Array.from({ length: n }, (_, index) => rolloutRow(index, byIndex.get(index), state.rollouts.get(index), chosen, source, id, evidence.get(index), columns, configs.get(index)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            [
+              '#',
+              ...(columns.source ? ['source'] : []),
+              ...(columns.config ? ['configuration'] : []),
+              'status',
+              'steps',
+              'tokens',
+              'elapsed',
+              'exit',
+              'patch',
+              'value',
+              'tests',
+              'F2P',
+              'P2P',
+              'evidence',
+              '',
+            ].map((name) => h('th', {}, name)),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          Array.from({ length: n }, (_, index) =>
+            rolloutRow(
+              index,
+              byIndex.get(index),
+              state.rollouts.get(index),
+              chosen,
+              source,
+              id,
+              evidence.get(index),
+              columns,
+              configs.get(index),
+            ),
+          ),
+        ),
       ),
     ),
     selection ? rankingSection(selection, candidates, source, id) : null,
-    ...matricesOf(result, state.events).map(({ path, value }) => h('section', { class: 'matrix' }, h('h2', {}, `Matrix: ${path}`), grid(value, 'candidate') ?? valueTree(value))),
+    ...matricesOf(result, state.events).map(({ path, value }) =>
+      h('section', { class: 'matrix' }, h('h2', {}, `Matrix: ${path}`), grid(value, 'candidate') ?? valueTree(value)),
+    ),
     extraResultFields(result),
     h(
       'details',
       { class: 'events', 'data-key': 'events' },
       h('summary', {}, `Events (${state.events.length})`),
-      h('ol', { id: 'events', start: 0 }, state.events.slice(-200).map((event) => h('li', {}, h('code', {}, String(event.type)), ' ', h('span', { class: 'muted' }, time(event.time)), ' ', eventText(event)))),
+      h(
+        'ol',
+        { id: 'events', start: 0 },
+        state.events
+          .slice(-200)
+          .map((event) =>
+            h('li', {}, h('code', {}, String(event.type)), ' ', h('span', { class: 'muted' }, time(event.time)), ' ', eventText(event)),
+          ),
+      ),
     ),
   ];
 }
@@ -186,7 +275,11 @@ function matricesOf(result: Json | null, events: JobEvent[]): Array<{ path: stri
 
 function purgeButton(state: State, actions: Actions): HTMLElement {
   // Two clicks, no dialog: the first arms the button.
-  const button = h('button', { id: 'purge', class: 'danger' }, state.purgeArmed ? 'Purge: click again to delete this job' : 'Purge') as HTMLButtonElement;
+  const button = h(
+    'button',
+    { id: 'purge', class: 'danger' },
+    state.purgeArmed ? 'Purge: click again to delete this job' : 'Purge',
+  ) as HTMLButtonElement;
   button.addEventListener('click', () => {
     if (state.purgeArmed) void actions.purge();
     else actions.armPurge();
@@ -194,27 +287,73 @@ function purgeButton(state: State, actions: Actions): HTMLElement {
   return button;
 }
 
-function outcome(state: State, result: Json | null, selection: Json | null, chosen: Json | null, source: DataSource, id: string, configs: Map<number, RolloutConfig>): Child {
+function outcome(
+  state: State,
+  result: Json | null,
+  selection: Json | null,
+  chosen: Json | null,
+  source: DataSource,
+  id: string,
+  configs: Map<number, RolloutConfig>,
+): Child {
   const stops = state.events.filter((event) => event.type === 'stop-rule');
   const picked = state.events.find((event) => event.type === 'selection');
   const rows: Array<[string, Child]> = [];
-  if (chosen) rows.push(['chosen', h('span', { id: 'chosen' }, h('a', { href: source.links.candidate(id, Number(chosen.index)) }, `candidate ${String(chosen.index)}`), ` · value ${fixed(chosen.value)} · tests ${String(chosen.verify_status ?? '—')}`)]);
+  if (chosen)
+    rows.push([
+      'chosen',
+      h(
+        'span',
+        { id: 'chosen' },
+        h('a', { href: source.links.candidate(id, Number(chosen.index)) }, `candidate ${String(chosen.index)}`),
+        ` · value ${fixed(chosen.value)} · tests ${String(chosen.verify_status ?? '—')}`,
+      ),
+    ]);
   else if (result) rows.push(['chosen', h('span', { id: 'chosen' }, 'none')]);
   if (selection) {
-    rows.push(['strategy', `${String(selection.strategy ?? '—')}${selection.degraded_to ? ` (degraded to ${String(selection.degraded_to)})` : ''}`]);
+    rows.push([
+      'strategy',
+      `${String(selection.strategy ?? '—')}${selection.degraded_to ? ` (degraded to ${String(selection.degraded_to)})` : ''}`,
+    ]);
     rows.push(['why', String(selection.reason ?? '—')]);
   } else if (picked) rows.push(['why', String(picked.reason ?? '')]);
   if (result?.reason) rows.push(['note', String(result.reason)]);
   const scoredBy = scoredByLabel(result?.scored_by);
-  if (scoredBy) rows.push(['scored by', h('details', { id: 'scored-by', 'data-key': 'scored-by' }, h('summary', {}, scoredBy), valueTree(result!.scored_by))]);
+  if (scoredBy)
+    rows.push([
+      'scored by',
+      h('details', { id: 'scored-by', 'data-key': 'scored-by' }, h('summary', {}, scoredBy), valueTree(result!.scored_by)),
+    ]);
   const policies = policyLines(state.events, configs);
-  if (policies.lines.length) rows.push([policies.name, h('ul', { id: 'policies' }, policies.lines.map((line) => h('li', {}, line)))]);
+  if (policies.lines.length)
+    rows.push([
+      policies.name,
+      h(
+        'ul',
+        { id: 'policies' },
+        policies.lines.map((line) => h('li', {}, line)),
+      ),
+    ]);
   if (result?.partial) rows.push(['partial', 'the job was interrupted: the choice is the best of the candidates that had finished']);
-  if (state.job.kind === 'solve') rows.push(['stop rule', stops.length ? stops.map((event) => `candidate ${String(event.index)}: ${String(event.reason)}`).join('; ') : 'not met (or not set)']);
-  if (result && isRecord(result.rollouts)) rows.push(['rollouts', Object.entries(result.rollouts).map(([name, count]) => `${name} ${String(count)}`).join(', ')]);
+  if (state.job.kind === 'solve')
+    rows.push([
+      'stop rule',
+      stops.length ? stops.map((event) => `candidate ${String(event.index)}: ${String(event.reason)}`).join('; ') : 'not met (or not set)',
+    ]);
+  if (result && isRecord(result.rollouts))
+    rows.push([
+      'rollouts',
+      Object.entries(result.rollouts)
+        .map(([name, count]) => `${name} ${String(count)}`)
+        .join(', '),
+    ]);
   if (result && isRecord(result.compute)) rows.push(['compute', valueTree(result.compute)]);
   if (!result) rows.push(['result', state.job.status === 'running' || state.job.status === 'queued' ? 'not yet' : 'none']);
-  return h('table', { class: 'kv' }, rows.map(([name, value]) => h('tr', {}, h('th', {}, name), h('td', {}, value))));
+  return h(
+    'table',
+    { class: 'kv' },
+    rows.map(([name, value]) => h('tr', {}, h('th', {}, name), h('td', {}, value))),
+  );
 }
 
 function rolloutRow(
@@ -234,7 +373,8 @@ function rolloutRow(
   const usage = candidate && isRecord(candidate.usage) ? candidate.usage : null;
   const tokens = usage ? (num(usage.prompt_tokens) ?? 0) + (num(usage.completion_tokens) ?? 0) : null;
   const verify = candidate && isRecord(candidate.verify) ? candidate.verify : null;
-  const tally = (value: unknown) => (isRecord(value) ? `${String(value.passed)}/${(num(value.passed) ?? 0) + (num(value.failed) ?? 0) + (num(value.missing) ?? 0)}` : '—');
+  const tally = (value: unknown) =>
+    isRecord(value) ? `${String(value.passed)}/${(num(value.passed) ?? 0) + (num(value.failed) ?? 0) + (num(value.missing) ?? 0)}` : '—';
   const elapsed: Child =
     times?.started && (times.finished || status !== 'running')
       ? duration(Date.parse(times.finished ?? times.started) - Date.parse(times.started))
@@ -244,7 +384,12 @@ function rolloutRow(
   const patch = typeof candidate?.patch === 'string' ? candidate.patch : null;
   const value = num(candidate?.value);
   const extras = [
-    ...(candidate ? Object.entries(candidate).filter(([key, item]) => !KNOWN_CANDIDATE_FIELDS.has(key) && item !== null && item !== undefined && !(Array.isArray(item) && item.length === 0)) : []),
+    ...(candidate
+      ? Object.entries(candidate).filter(
+          ([key, item]) =>
+            !KNOWN_CANDIDATE_FIELDS.has(key) && item !== null && item !== undefined && !(Array.isArray(item) && item.length === 0),
+        )
+      : []),
     ...Object.entries(elsewhere ?? {}),
   ];
   const isChosen = chosen !== null && num(chosen.index) === index;
@@ -253,19 +398,50 @@ function rolloutRow(
     { 'data-index': index, 'data-status': status, class: isChosen ? 'chosen' : null },
     h('td', {}, h('a', { href: source.links.candidate(id, index) }, String(index))),
     columns.source ? h('td', { class: 'source' }, configured?.source ?? '—') : null,
-    columns.config ? h('td', { class: 'config', title: configured ? configTitle(configured) : null }, configLabel(configured?.config ?? null) || '—') : null,
+    columns.config
+      ? h('td', { class: 'config', title: configured ? configTitle(configured) : null }, configLabel(configured?.config ?? null) || '—')
+      : null,
     h('td', { class: 'status' }, badge(status), status === 'running' ? h('span', { class: 'spinner', title: 'running' }) : null),
     h('td', { class: 'num steps' }, candidate?.steps === null || candidate?.steps === undefined ? '—' : String(candidate.steps)),
     h('td', { class: 'num' }, tokens === null ? '—' : tokens.toLocaleString()),
     h('td', { class: 'num' }, elapsed),
     h('td', {}, String(candidate?.exit ?? '—')),
-    h('td', { class: 'num' }, patch === null ? '—' : patch === '' ? 'empty' : `${patch.split('\n').filter((line) => /^[+-](?![+-]{2} )/.test(line)).length} lines`),
-    h('td', { class: 'num' }, value === null ? '—' : h('span', { class: 'value' }, h('meter', { min: 0, max: 1, value }), ` ${fixed(value)}`)),
+    h(
+      'td',
+      { class: 'num' },
+      patch === null ? '—' : patch === '' ? 'empty' : `${patch.split('\n').filter((line) => /^[+-](?![+-]{2} )/.test(line)).length} lines`,
+    ),
+    h(
+      'td',
+      { class: 'num' },
+      value === null ? '—' : h('span', { class: 'value' }, h('meter', { min: 0, max: 1, value }), ` ${fixed(value)}`),
+    ),
     // Without a test run here, a label given to the run (rerank --labels) stands in, marked as such.
-    h('td', {}, verify ? badge(String(verify.status)) : typeof candidate?.resolved === 'boolean' ? [badge(candidate.resolved ? 'resolved' : 'unresolved'), h('span', { class: 'muted' }, ' label')] : '—'),
+    h(
+      'td',
+      {},
+      verify
+        ? badge(String(verify.status))
+        : typeof candidate?.resolved === 'boolean'
+          ? [badge(candidate.resolved ? 'resolved' : 'unresolved'), h('span', { class: 'muted' }, ' label')]
+          : '—',
+    ),
     h('td', { class: 'num' }, verify ? tally(verify.fail_to_pass) : '—'),
     h('td', { class: 'num' }, verify ? tally(verify.pass_to_pass) : '—'),
-    h('td', { class: 'evidence' }, extras.length ? h('details', { 'data-key': `extra-${index}` }, h('summary', {}, extras.map(([key, item]) => evidenceLabel(key, item)).join(', ')), valueTree(Object.fromEntries(extras))) : candidate?.error && isRecord(candidate.error) ? h('span', { class: 'error' }, String(candidate.error.message ?? '')) : ''),
+    h(
+      'td',
+      { class: 'evidence' },
+      extras.length
+        ? h(
+            'details',
+            { 'data-key': `extra-${index}` },
+            h('summary', {}, extras.map(([key, item]) => evidenceLabel(key, item)).join(', ')),
+            valueTree(Object.fromEntries(extras)),
+          )
+        : candidate?.error && isRecord(candidate.error)
+          ? h('span', { class: 'error' }, String(candidate.error.message ?? ''))
+          : '',
+    ),
     h('td', {}, isChosen ? h('span', { class: 'chosen-mark', title: 'chosen' }, '✔ chosen') : ''),
   );
 }
@@ -299,8 +475,13 @@ function evidenceByIndex(result: Json | null): Map<number, Json> {
 
 /** `checks.regression.candidates` with 2 regressions → `regression: 2 broken`; otherwise the field's own name. */
 function evidenceLabel(key: string, value: unknown): string {
-  const name = key.split('.').filter((part) => part !== 'candidates' && part !== 'checks').at(-1) ?? key;
-  if (isRecord(value) && Array.isArray(value.regressions)) return `${name}: ${value.regressions.length ? `${value.regressions.length} broken` : 'none broken'}`;
+  const name =
+    key
+      .split('.')
+      .filter((part) => part !== 'candidates' && part !== 'checks')
+      .at(-1) ?? key;
+  if (isRecord(value) && Array.isArray(value.regressions))
+    return `${name}: ${value.regressions.length ? `${value.regressions.length} broken` : 'none broken'}`;
   return name;
 }
 
@@ -315,7 +496,15 @@ function rankingSection(selection: Json, candidates: Json[], source: DataSource,
     h(
       'table',
       { id: 'ranking', class: 'list' },
-      h('thead', {}, h('tr', {}, ['rank', 'candidate', 'value', 'tests', 'cluster', 'key', 'reasons', 'signals'].map((name) => h('th', {}, name)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['rank', 'candidate', 'value', 'tests', 'cluster', 'key', 'reasons', 'signals'].map((name) => h('th', {}, name)),
+        ),
+      ),
       h(
         'tbody',
         {},
@@ -326,12 +515,37 @@ function rankingSection(selection: Json, candidates: Json[], source: DataSource,
             'tr',
             {},
             h('td', { class: 'num' }, String(row.rank)),
-            h('td', {}, index === null || index === undefined ? String(row.trajectory_id) : h('a', { href: source.links.candidate(id, index) }, `${index} `, h('span', { class: 'muted' }, String(row.trajectory_id)))),
+            h(
+              'td',
+              {},
+              index === null || index === undefined
+                ? String(row.trajectory_id)
+                : h(
+                    'a',
+                    { href: source.links.candidate(id, index) },
+                    `${index} `,
+                    h('span', { class: 'muted' }, String(row.trajectory_id)),
+                  ),
+            ),
             h('td', { class: 'num' }, fixed(row.value)),
             h('td', {}, String(row.verified ?? '—')),
-            h('td', {}, row.cluster === null || row.cluster === undefined ? '—' : `${String(row.cluster)} (×${String(row.cluster_size ?? 1)})`),
+            h(
+              'td',
+              {},
+              row.cluster === null || row.cluster === undefined ? '—' : `${String(row.cluster)} (×${String(row.cluster_size ?? 1)})`,
+            ),
             h('td', { class: 'num' }, Array.isArray(row.key) ? row.key.map((part) => fixed(part)).join(', ') : '—'),
-            h('td', {}, Array.isArray(row.reasons) ? h('ul', {}, row.reasons.map((reason) => h('li', {}, String(reason)))) : '—'),
+            h(
+              'td',
+              {},
+              Array.isArray(row.reasons)
+                ? h(
+                    'ul',
+                    {},
+                    row.reasons.map((reason) => h('li', {}, String(reason))),
+                  )
+                : '—',
+            ),
             h('td', {}, extras.length ? valueTree(Object.fromEntries(extras)) : ''),
           );
         }),
@@ -342,7 +556,9 @@ function rankingSection(selection: Json, candidates: Json[], source: DataSource,
 
 function extraResultFields(result: Json | null): HTMLElement | null {
   if (!result) return null;
-  const extras = Object.entries(result).filter(([key, value]) => !KNOWN_RESULT_FIELDS.has(key) && !/matrix|grid/i.test(key) && value !== null && value !== undefined);
+  const extras = Object.entries(result).filter(
+    ([key, value]) => !KNOWN_RESULT_FIELDS.has(key) && !/matrix|grid/i.test(key) && value !== null && value !== undefined,
+  );
   if (extras.length === 0) return null;
   return h('section', { id: 'result-extra' }, h('h2', {}, 'More evidence'), valueTree(Object.fromEntries(extras)));
 }

@@ -26,7 +26,12 @@ function savedRoute(data: SavedData): Route {
 }
 
 async function show(app: HTMLElement, source: DataSource, route: Route): Promise<void> {
-  document.title = route.page === 'jobs' ? 'winnower jobs' : route.page === 'job' ? `job ${route.id} · winnower` : `candidate ${route.index} of ${route.id} · winnower`;
+  document.title =
+    route.page === 'jobs'
+      ? 'winnower jobs'
+      : route.page === 'job'
+        ? `job ${route.id} · winnower`
+        : `candidate ${route.index} of ${route.id} · winnower`;
   if (route.page === 'jobs') await jobsPage(app, source);
   else if (route.page === 'job') await jobPage(app, source, route.id);
   else await candidatePage(app, source, route.id, route.index);
@@ -46,17 +51,40 @@ async function start(): Promise<void> {
   const keyRequired = body.dataset.keyRequired === 'true';
   const run = async (): Promise<void> => {
     if (keyRequired && !storedKey()) {
-      replaceChildren(app, keyForm('This server needs an API key.', () => void run()));
+      replaceChildren(
+        app,
+        keyForm('This server needs an API key.', () => void run()),
+      );
       return;
     }
     try {
       await show(app, source, route);
       // Outside #app, which each page redraws.
-      if (keyRequired && !document.getElementById('forget-key')) app.before(h('p', { class: 'key-note' }, h('button', { id: 'forget-key', onclick: () => { forgetKey(); location.reload(); } }, 'Forget the API key')));
+      if (keyRequired && !document.getElementById('forget-key'))
+        app.before(
+          h(
+            'p',
+            { class: 'key-note' },
+            h(
+              'button',
+              {
+                id: 'forget-key',
+                onclick: () => {
+                  forgetKey();
+                  location.reload();
+                },
+              },
+              'Forget the API key',
+            ),
+          ),
+        );
     } catch (error) {
       if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
         forgetKey();
-        replaceChildren(app, keyForm(error.status === 401 ? 'This server needs an API key.' : 'That key was not accepted; try another.', () => void run()));
+        replaceChildren(
+          app,
+          keyForm(error.status === 401 ? 'This server needs an API key.' : 'That key was not accepted; try another.', () => void run()),
+        );
         return;
       }
       throw error;

@@ -54,7 +54,11 @@ const TAG = 'winnower';
 /** Longest wait for a registry to answer the manifest request (default of registryTimeoutMs). */
 export const DEFAULT_REGISTRY_TIMEOUT_MS = 120_000;
 
-const Entry = z.object({ digest: z.string(), source: z.string(), config: z.object({ env: z.record(z.string(), z.string()), workingDir: z.string().optional(), user: z.string().optional() }) });
+const Entry = z.object({
+  digest: z.string(),
+  source: z.string(),
+  config: z.object({ env: z.record(z.string(), z.string()), workingDir: z.string().optional(), user: z.string().optional() }),
+});
 
 export class ImageCache {
   /** By skopeo reference; a failure is not kept: the next request tries again (the registry may be back). */
@@ -95,20 +99,32 @@ export class ImageCache {
     const started = Date.now();
     const left = (): number => Math.max(1, timeoutMs - (Date.now() - started));
     const pastDeadline = (): WinnowerError =>
-      wnwError('WNW_ERR_SBX_TIMEOUT', `pulling and unpacking ${ref.display} did not finish within ${Math.round(timeoutMs / 1000)} s (sandbox.settings.pullTimeoutMs)`, {
-        details: { image: ref.display, timeout_ms: timeoutMs },
-      });
+      wnwError(
+        'WNW_ERR_SBX_TIMEOUT',
+        `pulling and unpacking ${ref.display} did not finish within ${Math.round(timeoutMs / 1000)} s (sandbox.settings.pullTimeoutMs)`,
+        {
+          details: { image: ref.display, timeout_ms: timeoutMs },
+        },
+      );
     try {
       // A registry that takes the connection and never answers is named after two minutes, not at the pull's deadline.
       const registryMs = this.options.registryTimeoutMs ?? DEFAULT_REGISTRY_TIMEOUT_MS;
       const inspectMs = Math.min(left(), registryMs);
-      const inspect = await runTool(this.options.tools.skopeo, ['inspect', '--raw', ...sourceFlags(ref, this.options, 'inspect'), '--', ref.skopeo], { signal, timeoutMs: inspectMs });
+      const inspect = await runTool(
+        this.options.tools.skopeo,
+        ['inspect', '--raw', ...sourceFlags(ref, this.options, 'inspect'), '--', ref.skopeo],
+        { signal, timeoutMs: inspectMs },
+      );
       if (inspect.timedOut && inspectMs < registryMs) throw pastDeadline();
       if (inspect.timedOut) {
-        throw wnwError('WNW_ERR_SBX_REGISTRY', `reading the manifest of ${ref.display}: no answer within ${Math.round(registryMs / 1000)} s (sandbox.settings.registryTimeoutMs)`, {
-          details: { image: ref.display, registry: ref.registry ?? 'docker.io', reason: 'timeout' },
-          retryable: true,
-        });
+        throw wnwError(
+          'WNW_ERR_SBX_REGISTRY',
+          `reading the manifest of ${ref.display}: no answer within ${Math.round(registryMs / 1000)} s (sandbox.settings.registryTimeoutMs)`,
+          {
+            details: { image: ref.display, registry: ref.registry ?? 'docker.io', reason: 'timeout' },
+            retryable: true,
+          },
+        );
       }
       if (inspect.code !== 0) throw skopeoError(ref, 'cannot read the manifest of', inspect);
       const digest = `sha256:${createHash('sha256').update(inspect.stdout).digest('hex')}`;
@@ -118,7 +134,10 @@ export class ImageCache {
       if (abort.aborted) throw WinnowerError.isInstance(abort.reason) ? abort.reason : abortedError(abort);
       if (deadline.aborted) throw pastDeadline();
       if (WinnowerError.isInstance(error)) throw error;
-      throw wnwError('WNW_ERR_SBX_IMAGE', `cannot prepare ${ref.display}: ${(error as Error).message}`, { cause: error, details: { image: ref.display } });
+      throw wnwError('WNW_ERR_SBX_IMAGE', `cannot prepare ${ref.display}: ${(error as Error).message}`, {
+        cause: error,
+        details: { image: ref.display },
+      });
     }
   }
 
@@ -129,7 +148,14 @@ export class ImageCache {
     return { ...entry, rootfs: join(dir, 'rootfs') };
   }
 
-  async #pull(ref: ImageReference, digest: string, dir: string, signal: AbortSignal, left: () => number, pastDeadline: () => WinnowerError): Promise<CachedImage> {
+  async #pull(
+    ref: ImageReference,
+    digest: string,
+    dir: string,
+    signal: AbortSignal,
+    left: () => number,
+    pastDeadline: () => WinnowerError,
+  ): Promise<CachedImage> {
     const { tools, owner, cacheDir } = this.options;
     const tmp = join(cacheDir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
     const layout = join(tmp, 'layout');
@@ -138,18 +164,29 @@ export class ImageCache {
       await mkdir(tmp);
       await chmod(tmp, 0o711);
       if (owner) await chown(tmp, owner.uid, owner.gid);
-      const copy = await runTool(tools.skopeo, ['copy', '--quiet', ...sourceFlags(ref, this.options, 'copy'), '--', ref.skopeo, `oci:${layout}:${TAG}`], {
-        signal,
-        timeoutMs: left(),
-      });
+      const copy = await runTool(
+        tools.skopeo,
+        ['copy', '--quiet', ...sourceFlags(ref, this.options, 'copy'), '--', ref.skopeo, `oci:${layout}:${TAG}`],
+        {
+          signal,
+          timeoutMs: left(),
+        },
+      );
       if (copy.timedOut) throw pastDeadline();
       if (copy.code !== 0) throw skopeoError(ref, 'cannot pull', copy);
       const config = await readLayoutConfig(layout, TAG);
       // Rootless: no device nodes, ownership of every entry = the unpacking user (the sandbox's),
       // which is what the sandbox user needs to change any file through its overlay.
-      const unpack = await runTool(tools.umoci, ['raw', 'unpack', '--rootless', '--image', `${layout}:${TAG}`, rootfs], { signal, timeoutMs: left(), as: owner });
+      const unpack = await runTool(tools.umoci, ['raw', 'unpack', '--rootless', '--image', `${layout}:${TAG}`, rootfs], {
+        signal,
+        timeoutMs: left(),
+        as: owner,
+      });
       if (unpack.timedOut) throw pastDeadline();
-      if (unpack.code !== 0) throw wnwError('WNW_ERR_SBX_IMAGE', `cannot unpack ${ref.display}: ${tail(unpack.stderr)}`, { details: { image: ref.display, stderr: tail(unpack.stderr) } });
+      if (unpack.code !== 0)
+        throw wnwError('WNW_ERR_SBX_IMAGE', `cannot unpack ${ref.display}: ${tail(unpack.stderr)}`, {
+          details: { image: ref.display, stderr: tail(unpack.stderr) },
+        });
       await rm(layout, { recursive: true, force: true });
       await this.options.finalize?.(rootfs, config, signal);
       await writeFile(join(tmp, 'image.json'), `${JSON.stringify({ digest, source: ref.display, config }, null, 2)}\n`, { mode: 0o644 });

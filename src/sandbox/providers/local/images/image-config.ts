@@ -16,13 +16,15 @@ export interface ImageConfig {
   user?: string;
 }
 
-const Descriptor = z.object({ mediaType: z.string().optional(), digest: z.string().regex(/^[a-z0-9]+:[0-9a-f]+$/), annotations: z.record(z.string(), z.string()).optional() });
+const Descriptor = z.object({
+  mediaType: z.string().optional(),
+  digest: z.string().regex(/^[a-z0-9]+:[0-9a-f]+$/),
+  annotations: z.record(z.string(), z.string()).optional(),
+});
 const Index = z.object({ manifests: z.array(Descriptor) });
 const Manifest = z.object({ config: Descriptor });
 const Config = z.object({
-  config: z
-    .object({ Env: z.array(z.string()).nullish(), WorkingDir: z.string().nullish(), User: z.string().nullish() })
-    .nullish(),
+  config: z.object({ Env: z.array(z.string()).nullish(), WorkingDir: z.string().nullish(), User: z.string().nullish() }).nullish(),
 });
 
 const REF_NAME = 'org.opencontainers.image.ref.name';
@@ -41,11 +43,17 @@ async function readJson<T>(path: string, schema: z.ZodType<T>, what: string): Pr
 /** Reads the config of the image tagged `tag` in the OCI layout `layout`. */
 export async function readLayoutConfig(layout: string, tag: string): Promise<ImageConfig> {
   const index = await readJson(join(layout, 'index.json'), Index, 'the layout index');
-  const entry = index.manifests.find((manifest) => manifest.annotations?.[REF_NAME] === tag) ?? (index.manifests.length === 1 ? index.manifests[0] : undefined);
+  const entry =
+    index.manifests.find((manifest) => manifest.annotations?.[REF_NAME] === tag) ??
+    (index.manifests.length === 1 ? index.manifests[0] : undefined);
   if (!entry) throw new Error(`the layout ${layout} has no image tagged ${tag}`);
   const manifest = await readJson(blobPath(layout, entry.digest), Manifest, 'the image manifest');
   const config = (await readJson(blobPath(layout, manifest.config.digest), Config, 'the image config')).config ?? {};
-  return { env: parseEnv(config.Env ?? []), ...(config.WorkingDir ? { workingDir: config.WorkingDir } : {}), ...(config.User ? { user: config.User } : {}) };
+  return {
+    env: parseEnv(config.Env ?? []),
+    ...(config.WorkingDir ? { workingDir: config.WorkingDir } : {}),
+    ...(config.User ? { user: config.User } : {}),
+  };
 }
 
 /** `NAME=value` entries to a record; entries without `=` or with a bad name are skipped. */

@@ -25,10 +25,12 @@ export interface ImageReference {
 const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const DIGEST = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/;
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:]+\])(?::[0-9]{1,5})?$/;
+const HOST =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:]+\])(?::[0-9]{1,5})?$/;
 /** Transports skopeo has that this provider does not take, with what to do instead. */
 const OTHER_TRANSPORTS: Record<string, string> = {
-  'docker-daemon': 'the local provider talks to no Docker daemon: `docker save` the image and give docker-archive:<file>, or use the docker provider',
+  'docker-daemon':
+    'the local provider talks to no Docker daemon: `docker save` the image and give docker-archive:<file>, or use the docker provider',
   'containers-storage': 'the local provider does not read podman/CRI-O storage: `podman save` the image and give docker-archive:<file>',
   dir: 'give an OCI layout (oci:<dir>:<tag>) instead of a skopeo dir: folder',
 };
@@ -36,9 +38,12 @@ const OTHER_TRANSPORTS: Record<string, string> = {
 /** Parses `text` (WNW_ERR_INPUT_INVALID naming `field` when it is not a reference). */
 export function parseImageReference(text: string, field = 'image', cwd = process.cwd()): ImageReference {
   const bad = (why: string): never => {
-    throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: ${JSON.stringify(text)} is not an image reference: ${why}`, { details: { field, image: text } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: ${JSON.stringify(text)} is not an image reference: ${why}`, {
+      details: { field, image: text },
+    });
   };
-  if (typeof text !== 'string' || text.trim() !== text || text === '' || /[\0\n\r]/.test(text)) bad('empty, or with spaces or control characters around it');
+  if (typeof text !== 'string' || text.trim() !== text || text === '' || /[\0\n\r]/.test(text))
+    bad('empty, or with spaces or control characters around it');
   const colon = text.indexOf(':');
   const prefix = colon > 0 ? text.slice(0, colon) : '';
   if (prefix in OTHER_TRANSPORTS) bad(OTHER_TRANSPORTS[prefix]!);
@@ -84,7 +89,8 @@ function dockerReference(ref: string, display: string, bad: (why: string) => nev
     parts.shift();
     if (!HOST.test(registry)) bad(`${registry} is not a registry host`);
   }
-  if (parts.length === 0 || parts.some((part) => !COMPONENT.test(part))) bad('the repository name must be lowercase letters, digits and separators (. _ -), parts joined by /');
+  if (parts.length === 0 || parts.some((part) => !COMPONENT.test(part)))
+    bad('the repository name must be lowercase letters, digits and separators (. _ -), parts joined by /');
   return { transport: 'docker', skopeo: `docker://${ref}`, display, ...(registry !== undefined ? { registry } : {}) };
 }
 

@@ -27,15 +27,36 @@ export async function findImageTools(settings: ImageToolSettings = {}): Promise<
   const [skopeo, umoci] = await Promise.all([settings.skopeoPath ?? which('skopeo'), settings.umociPath ?? which('umoci')]);
   if (!skopeo || !umoci) {
     const missing = [!skopeo ? 'skopeo' : '', !umoci ? 'umoci' : ''].filter(Boolean).join(' and ');
-    throw wnwError('WNW_ERR_SBX_UNAVAILABLE', `container images on the local provider need ${missing}; install them with: ${IMAGE_TOOLS_HINT}`, {
-      details: { install: IMAGE_TOOLS_HINT, missing },
-    });
+    throw wnwError(
+      'WNW_ERR_SBX_UNAVAILABLE',
+      `container images on the local provider need ${missing}; install them with: ${IMAGE_TOOLS_HINT}`,
+      {
+        details: { install: IMAGE_TOOLS_HINT, missing },
+      },
+    );
   }
   return { skopeo, umoci };
 }
 
 /** What reaches skopeo from our environment: where credentials, registry config and proxies are. */
-const SKOPEO_ENV = ['HOME', 'XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'REGISTRY_AUTH_FILE', 'DOCKER_CONFIG', 'CONTAINERS_REGISTRIES_CONF', 'CONTAINERS_POLICY_JSON', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'TMPDIR'];
+const SKOPEO_ENV = [
+  'HOME',
+  'XDG_RUNTIME_DIR',
+  'XDG_CONFIG_HOME',
+  'REGISTRY_AUTH_FILE',
+  'DOCKER_CONFIG',
+  'CONTAINERS_REGISTRIES_CONF',
+  'CONTAINERS_POLICY_JSON',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'TMPDIR',
+];
 
 export interface RegistrySettings {
   /** containers auth.json (or a Docker config.json); default: REGISTRY_AUTH_FILE, then skopeo's own search. */
@@ -51,7 +72,8 @@ export function sourceFlags(ref: ImageReference, settings: RegistrySettings, com
   const flags: string[] = [];
   const authFile = settings.authFile ?? process.env.REGISTRY_AUTH_FILE;
   if (authFile) flags.push(`${prefix}authfile`, authFile);
-  if (isLoopbackRegistry(ref.registry) || (ref.registry !== undefined && (settings.insecureRegistries ?? []).includes(ref.registry))) flags.push(`${prefix}tls-verify=false`);
+  if (isLoopbackRegistry(ref.registry) || (ref.registry !== undefined && (settings.insecureRegistries ?? []).includes(ref.registry)))
+    flags.push(`${prefix}tls-verify=false`);
   return flags;
 }
 
@@ -79,19 +101,38 @@ export function runTool(file: string, args: string[], run: ToolRun): Promise<Hos
 export function skopeoError(ref: ImageReference, what: string, result: HostCommandResult): WinnowerError {
   const stderr = tail(result.stderr, 1500);
   const details = { image: ref.display, exitCode: result.code, stderr };
-  if (/unauthorized|authentication required|access to the resource is denied|denied:|invalid username\/password|401 Unauthorized/i.test(stderr)) {
-    return wnwError('WNW_ERR_SBX_IMAGE', `${what} ${ref.display}: the registry refused access (no such repository, or credentials missing or wrong: set REGISTRY_AUTH_FILE or sandbox.settings.registryAuthFile to a containers auth.json): ${stderr}`, {
-      details: { ...details, reason: 'access denied' },
-    });
+  if (
+    /unauthorized|authentication required|access to the resource is denied|denied:|invalid username\/password|401 Unauthorized/i.test(
+      stderr,
+    )
+  ) {
+    return wnwError(
+      'WNW_ERR_SBX_IMAGE',
+      `${what} ${ref.display}: the registry refused access (no such repository, or credentials missing or wrong: set REGISTRY_AUTH_FILE or sandbox.settings.registryAuthFile to a containers auth.json): ${stderr}`,
+      {
+        details: { ...details, reason: 'access denied' },
+      },
+    );
   }
   if (/manifest unknown|name unknown|not found|no descriptor found|no such file or directory|does not exist|404/i.test(stderr)) {
-    return wnwError('WNW_ERR_SBX_IMAGE', `${what} ${ref.display}: no such image: ${stderr}`, { details: { ...details, reason: 'not found' } });
-  }
-  if (ref.transport === 'docker' && /dial tcp|connection refused|no such host|name resolution|i\/o timeout|TLS|x509|HTTP response to HTTPS client|EOF|timeout|5\d\d /i.test(stderr)) {
-    return wnwError('WNW_ERR_SBX_REGISTRY', `${what} ${ref.display}: the registry ${ref.registry ?? 'docker.io'} is unreachable or failing: ${stderr}`, {
-      details: { ...details, registry: ref.registry ?? 'docker.io', reason: 'unreachable' },
-      retryable: true,
+    return wnwError('WNW_ERR_SBX_IMAGE', `${what} ${ref.display}: no such image: ${stderr}`, {
+      details: { ...details, reason: 'not found' },
     });
+  }
+  if (
+    ref.transport === 'docker' &&
+    /dial tcp|connection refused|no such host|name resolution|i\/o timeout|TLS|x509|HTTP response to HTTPS client|EOF|timeout|5\d\d /i.test(
+      stderr,
+    )
+  ) {
+    return wnwError(
+      'WNW_ERR_SBX_REGISTRY',
+      `${what} ${ref.display}: the registry ${ref.registry ?? 'docker.io'} is unreachable or failing: ${stderr}`,
+      {
+        details: { ...details, registry: ref.registry ?? 'docker.io', reason: 'unreachable' },
+        retryable: true,
+      },
+    );
   }
   const code = ref.transport === 'docker' ? 'WNW_ERR_SBX_REGISTRY' : 'WNW_ERR_SBX_IMAGE';
   return wnwError(code, `${what} ${ref.display} failed: ${stderr || `skopeo exit ${result.code ?? result.signal}`}`, { details });
