@@ -1,7 +1,7 @@
 // After `npm test`: the counts, and a failure when a test that CI set up for was skipped anyway
 // (a folder moved, a tag renamed, a tool missing): a skip there is a silent hole, not a pass.
-const fs = require('fs');
-const path = require('path');
+const fs = require('node:fs');
+const path = require('node:path');
 const results = require(path.resolve('.vitest-results.json'));
 const shared = process.env.WINNOWER_SHARED_DATA ? path.resolve(process.env.WINNOWER_SHARED_DATA) : path.resolve('..', 'shared', 'data');
 const tests = results.testResults.flatMap((file) => file.assertionResults);

@@ -1,5 +1,5 @@
 /** `winnower rerank`: N candidate files per SWE-bench instance → one predictions file, scores and a report. */
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Strategy } from '../types/selection.js';
 import { positiveInt } from './parse-options.js';
 import { RERANK_EXIT_UNSCORED as EXIT_UNSCORED, STRATEGY_NAMES } from './option-values.js';

@@ -3,7 +3,7 @@
  * workspace diff with --diff), closes it, and exits with the command's exit code (124 on timeout).
  * For trying and debugging sandbox providers.
  */
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { shellQuote } from '../sandbox/base-sandbox.js';
 import { positiveNumber } from './parse-options.js';
 import { SANDBOX_PROVIDER_NAMES as SANDBOX_PROVIDERS } from './option-values.js';

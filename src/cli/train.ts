@@ -1,5 +1,5 @@
 /** `winnower train`: labelled rollouts → a model folder (value model, tokenizer, selector, model card). */
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { fraction, positiveInt, positiveNumber } from './parse-options.js';
 import { TRAIN_OPTION_DEFAULTS as TRAIN_DEFAULTS } from './option-values.js';
 

@@ -21,7 +21,7 @@ import { startPolicyStub, type PolicyStub } from './policy-stub.js';
 import { startRecordingProxy } from './recording-proxy.js';
 import { scenarioRequest, scoringBody, solveBody, type ScenarioName } from './scenarios.js';
 import { startScorerStub, type ScorerStub } from './scorer-stub.js';
-import { startSelfServer, type SelfServer } from './self-server.js';
+import { startSelfServer } from './self-server.js';
 
 import { BACKEND_KINDS, type BackendKind } from './names.js';
 

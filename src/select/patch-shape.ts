@@ -77,7 +77,7 @@ export function patchShape(patch: string): PatchShape {
     if (line.startsWith('@@')) {
       const header = HUNK_HEADER.exec(line);
       if (!header) return broken(`malformed hunk header "${clip(line)}"`, index);
-      if (!current || !current.hasFileHeader) return broken('hunk without a ---/+++ file header', index);
+      if (!current?.hasFileHeader) return broken('hunk without a ---/+++ file header', index);
       let oldLeft = header[2] === undefined ? 1 : Number(header[2]);
       let newLeft = header[4] === undefined ? 1 : Number(header[4]);
       const body: HunkLine[] = [];
@@ -123,7 +123,6 @@ export function patchShape(patch: string): PatchShape {
       }
       if (line === 'GIT binary patch') {
         while (index + 1 < lines.length && !lines[index + 1]!.startsWith('diff --git ')) current.binary.push(lines[++index]!);
-        continue;
       }
     }
     // Anything else outside a hunk (index lines, prose, trailing garbage) is ignored, as git does.

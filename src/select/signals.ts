@@ -8,7 +8,7 @@ import type { Task } from '../types/index.js';
 import type { FileDiff } from './patch-shape.js';
 import type { Prepared, PreparedInstance } from './prepare.js';
 import { logit } from '../util/logistic.js';
-import { SIGNALS, type SignalName } from './signal-names.js';
+import type { SignalName } from './signal-names.js';
 
 export { SIGNALS, type SignalName } from './signal-names.js';
 export type Signals = Record<SignalName, number>;

@@ -13,7 +13,7 @@
  *    nothing else moves, so a strategy that ranks a resolved candidate below an unresolved one
  *    still does.
  */
-import { WinnowerError, wnwError } from '../errors.js';
+import { WinnowerError } from '../errors.js';
 import { patchViolation } from '../sandbox/patch-rules.js';
 import type { RankedCandidate, Selection, Strategy } from '../types/index.js';
 import { describeOtherFailures, otherTestsFailed } from '../verify/other-failures.js';

@@ -41,8 +41,8 @@ export interface ConversationOptions {
 
 function isToolDefinition(value: unknown): value is ToolDefinition {
   if (!isRecord(value)) return false;
-  const fn = value['function'];
-  return value['type'] === 'function' && isRecord(fn) && typeof fn['name'] === 'string';
+  const fn = value.function;
+  return value.type === 'function' && isRecord(fn) && typeof fn.name === 'string';
 }
 
 /** JSON-schema type of a parsed argument value. */
@@ -95,7 +95,7 @@ function normalise(message: ChatMessage, options: ConversationOptions): CriticMe
 }
 
 export function criticConversation(task: Task, trajectory: Trajectory, options: ConversationOptions): CriticConversation {
-  const recorded = trajectory.meta['tools'];
+  const recorded = trajectory.meta.tools;
   const recordedTools = Array.isArray(recorded) ? recorded.filter(isToolDefinition) : [];
   const tools = recordedTools.length > 0 ? recordedTools : inferTools(trajectory.messages);
   const messages = trajectory.messages.map((message) => normalise(message, options));

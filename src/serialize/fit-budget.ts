@@ -113,7 +113,7 @@ function byLargestSavings<T extends { step: number; savings: number }>(actions: 
  * within `available`: Infinity when nothing needs cutting, undefined when even C = 0 is too big.
  */
 export function waterFill(sizes: number[], available: number, marker: number): number | undefined {
-  const cost = (cap: number): number => sizes.reduce((sum, size) => sum + (size <= cap + marker ? size : cap + marker), 0);
+  const cost = (cap: number): number => sizes.reduce((sum, size) => sum + Math.min(size, cap + marker), 0);
   if (cost(Number.POSITIVE_INFINITY) <= available) return Number.POSITIVE_INFINITY;
   if (cost(0) > available) return undefined;
   let low = 0;

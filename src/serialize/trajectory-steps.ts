@@ -38,7 +38,7 @@ export function toSteps(messages: ChatMessage[], options: StepOptions): Step[] {
 }
 
 function isObservation(message: ChatMessage): boolean {
-  return Boolean(message.meta?.['observation']);
+  return Boolean(message.meta?.observation);
 }
 
 function splitTurn(message: ChatMessage, options: StepOptions): { thought: string; action: string } {

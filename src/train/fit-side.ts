@@ -89,7 +89,7 @@ export function documentText(candidate: LabelledCandidate): string {
     if (message.reasoning) parts.push(message.reasoning);
     for (const call of message.tool_calls ?? []) {
       const parameters = toolCallParameters(call);
-      parts.push(call.function.name, ...(parameters ? parameters.flatMap(([key, value]) => [key, value]) : [call.function.arguments]));
+      parts.push(call.function.name, ...(parameters ? parameters.flat() : [call.function.arguments]));
     }
   }
   return parts.join('\n');
@@ -118,10 +118,18 @@ const formatWeights = (weights: Record<string, number>) =>
     .join(', ');
 
 /** Signals and labels of each pool's usable candidates, given a value per candidate. */
-function selectorPools(candidates: LabelledCandidate[], valueOf: Map<LabelledCandidate, { value: number; raw: number }>): SelectorPool[] {
+function selectorPools(
+  candidates: LabelledCandidate[],
+  valueByCandidate: Map<LabelledCandidate, { value: number; raw: number }>,
+): SelectorPool[] {
   return [...groupBy(candidates, (c) => c.pool).values()].map((members) => {
     const instance = prepare(
-      members.map((c): Candidate => ({ trajectory: c.trajectory, score: offlineScore(c, valueOf.get(c)!.value, valueOf.get(c)!.raw) })),
+      members.map(
+        (c): Candidate => ({
+          trajectory: c.trajectory,
+          score: offlineScore(c, valueByCandidate.get(c)!.value, valueByCandidate.get(c)!.raw),
+        }),
+      ),
       members[0]!.trajectory.instance_id,
     );
     const signals = computeSignals(instance, members[0]!.task);

@@ -105,7 +105,7 @@ function forward(params: ValueModelParams, bag: FeatureBag): Activations {
   for (let j = 0; j < h; j++) {
     let sum = b1[j]!;
     for (let i = 0; i <= dims; i++) sum += input[i]! * w1[i * h + j]!;
-    const activated = sum > 0 ? sum : 0;
+    const activated = Math.max(sum, 0);
     hidden[j] = activated;
     logit += activated * w2[j]!;
   }

@@ -19,7 +19,7 @@
  * is closed.
  */
 import pLimit from 'p-limit';
-import { WinnowerError, throwIfAborted, toWinnowerError } from '../errors.js';
+import { type WinnowerError, throwIfAborted, toWinnowerError } from '../errors.js';
 import { patchViolation } from '../sandbox/patch-rules.js';
 import type { Sandbox, SandboxProvider } from '../sandbox/types.js';
 import type { Task } from '../types/task.js';

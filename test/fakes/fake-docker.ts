@@ -500,7 +500,6 @@ export class FakeDocker {
       const equals = pair.indexOf('=');
       if (equals > 0) env[pair.slice(0, equals)] = pair.slice(equals + 1);
     }
-    const cmd = config.Cmd as string[];
     const user = String(config.User || container.config.User || '0');
     const hasHome = [...((container.config.Env as string[] | undefined) ?? []), ...((config.Env as string[] | undefined) ?? [])].some(
       (pair) => pair.startsWith('HOME='),

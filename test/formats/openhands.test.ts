@@ -71,8 +71,8 @@ describe('openhands importer', () => {
     const file = ownFixture('openhands', 'acme__gadgets-201.output.jsonl');
     const raw = JSON.parse(readFileSync(file, 'utf8')) as { history: Array<{ action?: string; args?: { tools?: unknown[] } }> };
     const { items } = await importOpenHands(file);
-    expect(items[0]!.meta['tools']).toEqual(raw.history.find((event) => event.action === 'system')!.args!.tools);
-    expect((items[0]!.meta['tools'] as unknown[]).length).toBe(3);
+    expect(items[0]!.meta.tools).toEqual(raw.history.find((event) => event.action === 'system')!.args!.tools);
+    expect((items[0]!.meta.tools as unknown[]).length).toBe(3);
   });
 
   it('reads a bare event list (replay trajectory)', async () => {

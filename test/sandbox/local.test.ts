@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
 import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local/provider.js';
 import { patchError } from '../../src/sandbox/providers/local/sandbox.js';

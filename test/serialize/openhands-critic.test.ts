@@ -380,7 +380,7 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
       async () => {
         const { items } = await importTrajectories(SHARED_OPENHANDS);
         const trajectory = items[0]!;
-        expect(Array.isArray(trajectory.meta['tools'])).toBe(true);
+        expect(Array.isArray(trajectory.meta.tools)).toBe(true);
         const serialized = await serializeTrajectory(task, trajectory, {
           template: 'openhands-critic-v1',
           budgetTokens: 16_384,

@@ -44,7 +44,7 @@ describe('template registry', () => {
       const error = errorOf(() => loadTemplate(name));
       expect(error.code).toBe('WNW_ERR_SCORE_TEMPLATE');
       expect(error.message).toContain('judge-v1, openhands-critic-tool-calls-v1, openhands-critic-v1, patch-v1');
-      expect(error.details['valid']).toEqual(expect.arrayContaining(['judge-v1', 'patch-v1']));
+      expect(error.details.valid).toEqual(expect.arrayContaining(['judge-v1', 'patch-v1']));
     }
   });
 

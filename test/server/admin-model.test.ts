@@ -4,7 +4,7 @@
  * finishes on the model it started with, a bad folder leaves the old model serving, and the route
  * is closed to clients without a key or, on a keyless server, to clients off this host.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
  * command run in the rollout's sandbox, until the agent submits (echoes the sentinel) or a step,
  * token or time limit is hit, or the policy fails. Prompts come from config/agents/*.yaml.
  */
-import { WinnowerError, toWinnowerError } from '../../errors.js';
+import { type WinnowerError, toWinnowerError } from '../../errors.js';
 import type { Sandbox } from '../../sandbox/types.js';
 import type { ChatMessage, ExitReason, Task, Trajectory, Usage } from '../../types/index.js';
 import { renderTemplate } from '../../util/render-template.js';

@@ -32,6 +32,9 @@ export interface ServerScorerSettings {
 }
 
 /** One way of asking a server for scores: where, with what body, and how to read the answer. */
+// biome-ignore lint/suspicious/noExplicitAny: an endpoint of whatever response type; only its own map() reads what its schema parsed
+export type AnyScoreEndpoint = ScoreEndpoint<any>;
+
 export interface ScoreEndpoint<TResponse = unknown> {
   /** Path below the base URL, e.g. `/classify`. */
   path: string;
@@ -45,7 +48,7 @@ export interface ScoreEndpoint<TResponse = unknown> {
   /** One output per input, same order. */
   map(response: TResponse, inputs: ScoreInput[]): ScoreOutput[];
   /** Used instead, from then on, once this endpoint answers 404 (an older server). */
-  fallback?: ScoreEndpoint<any>;
+  fallback?: AnyScoreEndpoint;
 }
 
 export interface HttpScorerDefinition {
@@ -56,7 +59,7 @@ export interface HttpScorerDefinition {
    */
   probe?(client: HttpClient, signal: AbortSignal | undefined): Promise<void>;
   /** The endpoint for one batch (inputs all carry ids, or not). */
-  endpoint(inputs: ScoreInput[]): ScoreEndpoint<any>;
+  endpoint(inputs: ScoreInput[]): AnyScoreEndpoint;
   /**
    * A second look at a batch's outputs, able to ask another endpoint for some inputs (vLLM's
    * `/score` saturates: its clamped scores are asked again on `/classify` for the raw logit).
@@ -64,7 +67,7 @@ export interface HttpScorerDefinition {
   refine?(
     outputs: ScoreOutput[],
     inputs: ScoreInput[],
-    ask: (endpoint: ScoreEndpoint<any>, inputs: ScoreInput[]) => Promise<ScoreOutput[]>,
+    ask: (endpoint: AnyScoreEndpoint, inputs: ScoreInput[]) => Promise<ScoreOutput[]>,
   ): Promise<ScoreOutput[]>;
 }
 
@@ -214,10 +217,10 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
     return untilAborted(probed, signal);
   }
 
-  const resolve = (endpoint: ScoreEndpoint<any>): ScoreEndpoint<any> =>
+  const resolve = (endpoint: AnyScoreEndpoint): AnyScoreEndpoint =>
     gone.has(endpoint.path) && endpoint.fallback ? resolve(endpoint.fallback) : endpoint;
 
-  async function send(endpoint: ScoreEndpoint<any>, group: ScoreInput[], signal: AbortSignal): Promise<ScoreOutput[]> {
+  async function send(endpoint: AnyScoreEndpoint, group: ScoreInput[], signal: AbortSignal): Promise<ScoreOutput[]> {
     const response = await client.postJson({ path: endpoint.path, body: endpoint.body(group), schema: endpoint.response, signal });
     const outputs = endpoint.map(response, group);
     if (outputs.length !== group.length) {
@@ -245,7 +248,7 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
    * into one request per input, so only the inputs that are too long themselves go unscored.
    */
   async function sendOrSplit(
-    endpoint: ScoreEndpoint<any>,
+    endpoint: AnyScoreEndpoint,
     group: ScoreInput[],
     signal: AbortSignal,
     oneOfSeveral = false,
@@ -264,7 +267,7 @@ export function createHttpScorer(settings: ServerScorerSettings, definition: Htt
   }
 
   /** Sends a batch as the endpoint wants it; on a 404 from an endpoint with a fallback, sends it all there. */
-  async function run(endpoint: ScoreEndpoint<any>, inputs: ScoreInput[], callSignal: AbortSignal | undefined): Promise<ScoreOutput[]> {
+  async function run(endpoint: AnyScoreEndpoint, inputs: ScoreInput[], callSignal: AbortSignal | undefined): Promise<ScoreOutput[]> {
     const groups: ScoreInput[][] = [];
     if (endpoint.group) groups.push(...endpoint.group(inputs));
     else {

@@ -6,6 +6,7 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 
+// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document as @fastify/swagger types it (any JSON)
 type Document = Record<string, any>;
 
 const SECURITY_SCHEMES = {

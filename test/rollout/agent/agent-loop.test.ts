@@ -14,7 +14,7 @@ import { createLocalProvider } from '../../../src/sandbox/providers/local/provid
 import type { Sandbox, SandboxProvider } from '../../../src/sandbox/types.js';
 import type { Task, Trajectory } from '../../../src/types/index.js';
 import { hasBubblewrap } from '../../solve/helpers.js';
-import { bashCall, ScriptedPolicy, waitForAbort, type ScriptEntry } from '../scripted-policy.js';
+import { bashCall, ScriptedPolicy, waitForAbort } from '../scripted-policy.js';
 
 const SENTINEL = 'COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT';
 const SUBMIT = `echo ${SENTINEL}`;

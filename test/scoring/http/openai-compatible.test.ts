@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAICompatibleScorer, labelLogprob, type OpenAICompatibleSettings } from '../../../src/scoring/http/http-scorer.js';
 import type { Scorer } from '../../../src/scoring/types.js';
 import { fakeLogit, fixture, logSigmoid } from '../../fakes/fake-http-server.js';
-import { FakeOpenAI, startFakeOpenAI } from '../../fakes/fake-openai.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../../fakes/fake-openai.js';
 import { idInputs, rejection, sigmoid, textInputs } from './helpers.js';
 import { runScorerContract } from './scorer-contract.js';
 

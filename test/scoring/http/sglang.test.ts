@@ -4,7 +4,7 @@ import { resolveHead } from '../../../src/scoring/http/head.js';
 import { createSGLangScorer, type SGLangSettings } from '../../../src/scoring/http/sglang.js';
 import type { Scorer } from '../../../src/scoring/types.js';
 import { fakeLogit } from '../../fakes/fake-http-server.js';
-import { FakeSGLang, startFakeSGLang } from '../../fakes/fake-sglang.js';
+import { type FakeSGLang, startFakeSGLang } from '../../fakes/fake-sglang.js';
 import { idInputs, QWEN3_TOKENIZER, rejection, sigmoid, textInputs } from './helpers.js';
 import { runScorerContract } from './scorer-contract.js';
 

@@ -3,7 +3,7 @@ import { OPENHANDS_CRITIC_LABELS, resolveHead } from '../../../src/scoring/http/
 import { createVllmScorer, SCORE_CLAMP, SERVER_LIMIT_MARGIN, type VllmSettings } from '../../../src/scoring/http/vllm.js';
 import type { ScoreInput, Scorer } from '../../../src/scoring/types.js';
 import { fakeLogit } from '../../fakes/fake-http-server.js';
-import { FakeVllm, startFakeVllm, type FakeVllmOptions } from '../../fakes/fake-vllm.js';
+import { type FakeVllm, startFakeVllm, type FakeVllmOptions } from '../../fakes/fake-vllm.js';
 import { idInputs, rejection, sigmoid, textInputs } from './helpers.js';
 import { runScorerContract } from './scorer-contract.js';
 
@@ -25,16 +25,6 @@ runScorerContract({
     return { scorer: createVllmScorer({ model: 'critic', urls: [server.url], head }), dispose: () => server.close() };
   },
 });
-
-/** Inputs that share a 40-id prefix (an instance's candidates) and differ after it. */
-function sharedPrefixInputs(count: number): ScoreInput[] {
-  const prefix = Array.from({ length: 40 }, (_, position) => 500 + position);
-  return Array.from({ length: count }, (_, index) => ({
-    key: `c-${index}`,
-    text: `c ${index}`,
-    inputIds: [...prefix, 9000 + index, 9100 + index, 9200],
-  }));
-}
 
 /** An instance's candidates as text (and ids, as the client tokenizer gives them): a shared system prompt and issue, then each trajectory. */
 function sharedPrefixTexts(count: number, instance = 'django__django-15202', offset = 0): ScoreInput[] {

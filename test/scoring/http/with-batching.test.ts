@@ -4,7 +4,7 @@ import { createVllmScorer } from '../../../src/scoring/http/vllm.js';
 import { withBatching, type BatchingOptions } from '../../../src/scoring/with-batching.js';
 import type { ScoreInput, Scorer } from '../../../src/scoring/types.js';
 import { fakeLogit } from '../../fakes/fake-http-server.js';
-import { FakeVllm, startFakeVllm } from '../../fakes/fake-vllm.js';
+import { type FakeVllm, startFakeVllm } from '../../fakes/fake-vllm.js';
 import { idInputs, rejection, RecordingScorer, textInputs } from './helpers.js';
 import { runScorerContract } from './scorer-contract.js';
 

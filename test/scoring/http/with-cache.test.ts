@@ -4,7 +4,7 @@ import { createVllmScorer } from '../../../src/scoring/http/vllm.js';
 import { withCache } from '../../../src/scoring/with-cache.js';
 import type { ScoreInput } from '../../../src/scoring/types.js';
 import { fakeLogit } from '../../fakes/fake-http-server.js';
-import { FakeVllm, startFakeVllm } from '../../fakes/fake-vllm.js';
+import { type FakeVllm, startFakeVllm } from '../../fakes/fake-vllm.js';
 import { rejection, RecordingScorer, textInputs } from './helpers.js';
 import { runScorerContract } from './scorer-contract.js';
 

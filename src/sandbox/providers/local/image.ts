@@ -13,7 +13,7 @@ import { shellQuote } from '../../base-sandbox.js';
 import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from './images/image-cache.js';
 import type { ImageConfig } from './images/image-config.js';
 import { parseImageReference } from './images/image-reference.js';
-import { findImageTools, type ImageToolSettings, type RegistrySettings } from './images/image-tools.js';
+import { findImageTools, type ImageToolSettings } from './images/image-tools.js';
 import { describeBlocker, findBlocker, type PathUser } from '../../reachable.js';
 import { baseSandboxEnv } from './bwrap-args.js';
 import { runHostCommand, tail } from './host-command.js';

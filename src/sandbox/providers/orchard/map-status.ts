@@ -18,8 +18,6 @@ export function mapOrchardSandboxStatus(info: Pick<OrchardSandboxInfo, 'status' 
     case 'not_found':
     case 'deleted':
       return { state: 'gone', raw };
-    case 'unschedulable':
-    case 'failed':
     default:
       return { state: 'failed', raw };
   }

@@ -96,6 +96,7 @@ export async function jobPage(app: HTMLElement, source: DataSource, id: string):
       cell.textContent = duration(Date.now() - Date.parse(cell.dataset.since!));
   }, 1000);
   if (!source.follow) return;
+  // biome-ignore lint/correctness/noUnusedVariables: read and written by `??=` below (a false positive)
   let pending: ReturnType<typeof setTimeout> | undefined;
   const soon = () => {
     pending ??= setTimeout(() => {
