@@ -1,5 +1,15 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { IN_PROCESS_FILES } from './test/in-process-files.js';
+
+/**
+ * Two lanes over one pool of workers, chosen by file name:
+ * - `fast` (`*.unit.test.ts`): in-process tests (no sandbox, CLI child process or browser) that take
+ *   well under a second or two. They share worker processes (`isolate: false`), since a fresh fork
+ *   and import per file costs more than their tests, so they must not depend on module state another
+ *   file leaves behind. `npm run test:fast` runs this lane alone.
+ * - `isolated` (every other `*.test.ts`, so a new test by default): sandbox, CLI, server and browser
+ *   tests, each file in its own worker.
+ */
+const FAST = ['test/**/*.unit.test.ts'];
 
 export default defineConfig({
   test: {
@@ -10,15 +20,9 @@ export default defineConfig({
     pool: 'forks',
     // In CI a JSON summary too, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', ['json', { outputFile: '.vitest-results.json' }]] : ['default'],
-    // Two projects over the one pool of workers: the short in-process files share worker processes
-    // (no fresh fork and imports per file, which cost more than their tests); every other file,
-    // sandbox, CLI and browser tests included, keeps its own.
     projects: [
-      { extends: true, test: { name: 'in-process', include: IN_PROCESS_FILES, isolate: false } },
-      {
-        extends: true,
-        test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...IN_PROCESS_FILES] },
-      },
+      { extends: true, test: { name: 'fast', include: FAST, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...FAST] } },
     ],
   },
 });

@@ -1,7 +1,7 @@
 /**
  * The one error catalog. Every error that crosses a module boundary is a WinnowerError with a
  * stable code `WNW_ERR_<AREA>_<WHAT>`; callers branch on `code`, the server maps `status` to HTTP
- * in one place. docs/errors.md has a row per code (test/errors.test.ts keeps them in sync).
+ * in one place. docs/errors.md has a row per code (test/errors.unit.test.ts keeps them in sync).
  */
 export const ERROR_CATALOG = {
   // configuration and input

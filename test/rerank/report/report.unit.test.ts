@@ -33,7 +33,7 @@ const row = (
   selected,
 });
 
-// Same numbers as test/metrics/ranking.test.ts, with i3 renamed to a hostile id.
+// Same numbers as test/metrics/ranking.unit.test.ts, with i3 renamed to a hostile id.
 const ROWS: MetricRow[] = [
   row('i1', 'x/a', 'r1', 0.9, true, true),
   row('i1', 'x/a', 'r2', 0.6, false),
