@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ImageCache } from '../../src/sandbox/providers/local/images/image-cache.js';
-import { parseImageReference } from '../../src/sandbox/providers/local/images/image-reference.js';
+import { parseImageReference } from '../../src/sandbox/image-reference.js';
 import { findImageTools } from '../../src/sandbox/providers/local/images/image-tools.js';
 import { expectCode } from '../support/expect-code.js';
 import { eventually, hostCommandLines, tempDir } from './local-helpers.js';

@@ -11,7 +11,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectLocalHost, launchArgv } from '../../src/sandbox/providers/local/host.js';
-import { HOST_PATH } from '../../src/sandbox/providers/local/host-command.js';
+import { HOST_PATH } from '../../src/sandbox/host-command.js';
 import { bwrapMissing, isRoot, makeTestRepo, tempDir } from './local-helpers.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;

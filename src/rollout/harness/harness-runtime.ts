@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { wnwError } from '../../errors.js';
 import { onProcessExit } from '../../sandbox/lifecycle.js';
-import { isAlive } from '../../sandbox/providers/local/limits.js';
+import { isAlive } from '../../util/process-alive.js';
 import { describeBlocker, findBlocker, firstReachable, sandboxUser, userLabel, type PathUser } from '../../sandbox/reachable.js';
 import { harnessesDir } from './harness-definition.js';
 

@@ -9,7 +9,7 @@
 import { realpath } from 'node:fs/promises';
 import { sep } from 'node:path';
 import { wnwError } from '../../errors.js';
-import { parseImageReference } from '../../sandbox/providers/local/images/image-reference.js';
+import { parseImageReference } from '../../sandbox/image-reference.js';
 
 const REMOTE_URL = /^(https?|ssh|git|git\+ssh|ssh\+git):\/\//i;
 /** `user@host:path` or `host:path`: git's scp-like syntax (no slash before the first colon). */

@@ -7,7 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { wnwError } from '../../errors.js';
-import { hostGitEnv, revParseCommitArgs, runHostCommand } from '../../sandbox/providers/local/host-command.js';
+import { hostGitEnv, revParseCommitArgs, runHostCommand } from '../../sandbox/host-command.js';
 
 /** Long enough for a cold disk, short enough that a submit never hangs on a stuck filesystem. */
 const REV_PARSE_TIMEOUT_MS = 10_000;

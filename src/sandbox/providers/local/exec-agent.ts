@@ -14,7 +14,7 @@ import type { Writable } from 'node:stream';
 import { wnwError, type WinnowerError } from '../../../errors.js';
 import { CappedBuffer } from '../../base-sandbox.js';
 import { AGENT_SCRIPT } from './exec-agent-script.js';
-import { HOST_PATH, tail } from './host-command.js';
+import { HOST_PATH, tail } from '../../host-command.js';
 import { ARGS_FD, type KillReason, type SandboxProcessResult } from './process.js';
 import { SECCOMP_FD, seccompProgram } from './seccomp.js';
 

@@ -10,10 +10,11 @@ import { delimiter, join } from 'node:path';
 import { wnwError } from '../../../errors.js';
 import { describeBlocker, findBlocker, firstReachable, makeDirs, userLabel, type PathUser } from '../../reachable.js';
 import { baseSandboxEnv, bwrapArgs, detectRootLayout, type RootEntry } from './bwrap-args.js';
-import { isAlive, LocalCgroups, type SandboxLimits } from './limits.js';
+import { isAlive } from '../../../util/process-alive.js';
+import { LocalCgroups, type SandboxLimits } from './limits.js';
 import { createOverlayWorkspace, makeOwnedDirs, removeTree, type Owner, type WorkspaceMode } from './overlay.js';
 import { ARGS_FD, SandboxProcess, STATUS_FD, type SandboxProcessResult } from './process.js';
-import { HOST_PATH, tail } from './host-command.js';
+import { HOST_PATH, tail } from '../../host-command.js';
 
 export const INSTALL_HINT = 'apt-get install -y bubblewrap';
 

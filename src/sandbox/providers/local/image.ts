@@ -12,11 +12,11 @@ import { SharedTaskMap } from '../../../util/shared-task.js';
 import { shellQuote } from '../../base-sandbox.js';
 import { DEFAULT_PULL_TIMEOUT_MS, ImageCache, type CachedImage } from './images/image-cache.js';
 import type { ImageConfig } from './images/image-config.js';
-import { parseImageReference } from './images/image-reference.js';
+import { parseImageReference } from '../../image-reference.js';
 import { findImageTools, type ImageToolSettings } from './images/image-tools.js';
 import { describeBlocker, findBlocker, type PathUser } from '../../reachable.js';
 import { baseSandboxEnv } from './bwrap-args.js';
-import { runHostCommand, tail } from './host-command.js';
+import { runHostCommand, tail } from '../../host-command.js';
 import { runOneOff, type LocalHost, type OneOffOptions } from './host.js';
 
 export interface LocalImageSettings extends ImageToolSettings {

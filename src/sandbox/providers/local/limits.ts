@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, rmdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import { isAlive } from '../../../util/process-alive.js';
 
 export type Controller = 'memory' | 'pids' | 'cpu';
 export type LimitMechanism = 'cgroup v1' | 'cgroup v2' | 'prlimit' | 'pid namespace' | 'none';
@@ -287,16 +288,6 @@ async function removeStaleGroups(base: string): Promise<void> {
       if (child.isDirectory()) await rmdir(join(dir, child.name)).catch(() => undefined);
     }
     await rmdir(dir).catch(() => undefined);
-  }
-}
-
-/** Whether a process exists (EPERM: it does, under another user). Leftovers of dead processes are swept. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, chown, lstat, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDirs } from '../../reachable.js';
-import { HOST_PATH, runHostCommand, tail } from './host-command.js';
+import { HOST_PATH, runHostCommand, tail } from '../../host-command.js';
 
 export type WorkspaceMode = 'overlay' | 'copy';
 

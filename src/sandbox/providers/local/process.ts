@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { CappedBuffer } from '../../base-sandbox.js';
-import { HOST_PATH } from './host-command.js';
+import { HOST_PATH } from '../../host-command.js';
 import { SECCOMP_FD, seccompProgram } from './seccomp.js';
 
 export interface SandboxProcessRequest {

@@ -28,7 +28,7 @@ import { checkImageSettings, DEFAULT_IMAGE_WORKDIR, describeImages, LocalImages,
 import { LocalSandbox } from './sandbox.js';
 import { DENIED_SYSCALLS, seccompProgram } from './seccomp.js';
 import { SnapshotStore } from './snapshot.js';
-import { tail } from './host-command.js';
+import { tail } from '../../host-command.js';
 
 export interface LocalProviderLogger {
   info(message: string, details?: Record<string, unknown>): void;

@@ -16,7 +16,7 @@ import { launchArgv, type LocalHost } from './host.js';
 import type { SandboxCgroup, SandboxLimits } from './limits.js';
 import { removeTree, type DiskArea, type DiskUsage, type Workspace } from './overlay.js';
 import { SandboxProcess, STATUS_FD, type SandboxProcessResult } from './process.js';
-import { tail } from './host-command.js';
+import { tail } from '../../host-command.js';
 
 export interface LocalSandboxParts {
   id: string;

@@ -10,7 +10,7 @@ import { abortedError, throwIfAborted, wnwError, WinnowerError } from '../../../
 import type { RepoSource } from '../../../types/task.js';
 import { redactUrlCredentials } from '../../../util/redact-url.js';
 import { SharedTaskMap } from '../../../util/shared-task.js';
-import { hostGitEnv, revParseCommitArgs, runHostCommand, tail, type HostCommandResult } from './host-command.js';
+import { hostGitEnv, revParseCommitArgs, runHostCommand, tail, type HostCommandResult } from '../../host-command.js';
 import { makeDirs } from '../../reachable.js';
 import { removeTree, type Owner } from './overlay.js';
 

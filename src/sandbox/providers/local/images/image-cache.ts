@@ -17,11 +17,11 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { abortedError, wnwError, WinnowerError } from '../../../../errors.js';
 import { SharedTaskMap } from '../../../../util/shared-task.js';
-import { tail } from '../host-command.js';
-import { isAlive } from '../limits.js';
+import { tail } from '../../../host-command.js';
+import { isAlive } from '../../../../util/process-alive.js';
 import { removeTree, type Owner } from '../overlay.js';
 import { readLayoutConfig, type ImageConfig } from './image-config.js';
-import type { ImageReference } from './image-reference.js';
+import type { ImageReference } from '../../../image-reference.js';
 import { makeDirs } from '../../../reachable.js';
 import { runTool, skopeoError, sourceFlags, type ImageTools, type RegistrySettings } from './image-tools.js';
 

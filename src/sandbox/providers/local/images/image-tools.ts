@@ -5,10 +5,10 @@
  * signal; either kills the program's whole process group (local-host-command.ts).
  */
 import { wnwError, type WinnowerError } from '../../../../errors.js';
-import { HOST_PATH, runHostCommand, tail, type HostCommandResult } from '../host-command.js';
+import { HOST_PATH, runHostCommand, tail, type HostCommandResult } from '../../../host-command.js';
 import { which } from '../host.js';
 import type { Owner } from '../overlay.js';
-import { isLoopbackRegistry, type ImageReference } from './image-reference.js';
+import { isLoopbackRegistry, type ImageReference } from '../../../image-reference.js';
 
 export const IMAGE_TOOLS_HINT = 'apt-get install -y skopeo umoci';
 

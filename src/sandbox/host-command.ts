@@ -3,8 +3,8 @@
  * Not for sandboxed commands: those go through local-process.ts.
  */
 import { spawn } from 'node:child_process';
-import { abortedError } from '../../../errors.js';
-import { onProcessExit } from '../../lifecycle.js';
+import { abortedError } from '../errors.js';
+import { onProcessExit } from './lifecycle.js';
 
 export interface HostCommandOptions {
   cwd?: string;

@@ -48,8 +48,38 @@ function cycles(graph: Map<string, string[]>): string[] {
   return found;
 }
 
+const inside = (file: string, folder: string): boolean => relative(join(root, folder), file).split('/')[0] !== '..';
+const edges = (graph: Map<string, string[]>): [string, string][] =>
+  [...graph].flatMap(([from, targets]) => targets.map((to): [string, string] => [relative(root, from), relative(root, to)]));
+
 describe('src/', () => {
   it('has no import cycles (type-only imports included)', () => {
     expect(cycles(importGraph())).toEqual([]);
+  });
+
+  // docs/architecture.md: every module may depend on the shared types, so they depend on nothing.
+  it('src/types imports nothing of ours', () => {
+    const graph = importGraph();
+    const out = edges(graph).filter(([from, to]) => from.startsWith('src/types/') && !to.startsWith('src/types/'));
+    expect(out).toEqual([]);
+  });
+
+  // A provider's files are its own: the rest of the code goes through src/sandbox (types.ts,
+  // registry.ts and the shared helpers beside them), so a provider can change without them.
+  it('nothing outside src/sandbox reaches into a provider', () => {
+    const graph = importGraph();
+    const reaching = edges(graph).filter(
+      ([from, to]) => to.startsWith('src/sandbox/providers/') && !inside(join(root, from), 'src/sandbox'),
+    );
+    expect(reaching).toEqual([]);
+  });
+
+  it('no provider imports another provider', () => {
+    const provider = (file: string) => /^src\/sandbox\/providers\/([^/]+)\//.exec(file)?.[1];
+    const crossing = edges(importGraph()).filter(([from, to]) => {
+      const [a, b] = [provider(from), provider(to)];
+      return a !== undefined && b !== undefined && a !== b;
+    });
+    expect(crossing).toEqual([]);
   });
 });

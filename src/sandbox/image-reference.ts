@@ -5,7 +5,7 @@
  * Parsed once, before anything runs, so a bad reference is a 400 naming it, not a skopeo error.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { wnwError } from '../../../../errors.js';
+import { wnwError } from '../errors.js';
 
 export type ImageTransport = 'docker' | 'oci' | 'oci-archive' | 'docker-archive';
 

@@ -1,7 +1,7 @@
 /** Image references in skopeo's transport syntax, as the local provider reads them. */
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
-import { isLoopbackRegistry, parseImageReference } from '../../src/sandbox/providers/local/images/image-reference.js';
+import { isLoopbackRegistry, parseImageReference } from '../../src/sandbox/image-reference.js';
 import { skopeoError } from '../../src/sandbox/providers/local/images/image-tools.js';
 import { createLocalProvider, type LocalProviderSettings } from '../../src/sandbox/providers/local/provider.js';
 
