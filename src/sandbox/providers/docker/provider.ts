@@ -16,9 +16,9 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../../errors.js';
-import { closeEach } from '../../lifecycle.js';
+import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
 import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
-import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../../types.js';
+import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
 import { DockerCreateResponse, DockerVersion } from './api-types.js';
 import { DockerClient } from './client.js';
 import { DockerSandbox } from './sandbox.js';
@@ -110,16 +110,15 @@ function defaultSocket(): { socketPath: string } | { problem: string } {
   };
 }
 
-class DockerProvider implements SandboxProvider {
+class DockerProvider extends BaseProvider<DockerSandbox> {
   readonly name = 'docker';
   readonly #settings: Required<Omit<DockerProviderSettings, 'socketPath' | 'patch' | 'apiVersion'>> & { apiVersion?: string };
   readonly #patch: PatchPolicy;
   readonly #socket: { socketPath: string } | { problem: string };
-  readonly #open = new Set<DockerSandbox>();
   #client: DockerClient | undefined;
-  #closed = false;
 
   constructor(settings: DockerProviderSettings) {
+    super();
     this.#socket = settings.socketPath ? { socketPath: settings.socketPath } : defaultSocket();
     this.#patch = patchPolicy(settings.patch);
     this.#settings = {
@@ -172,8 +171,7 @@ class DockerProvider implements SandboxProvider {
     };
   }
 
-  async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
-    if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the docker provider is closed');
+  protected async createSandbox(spec: SandboxSpec, options: CallOptions, track: TrackSandbox<DockerSandbox>): Promise<DockerSandbox> {
     if (!spec.image) {
       throw wnwError(
         'WNW_ERR_SBX_UNSUPPORTED',
@@ -188,7 +186,7 @@ class DockerProvider implements SandboxProvider {
     const workdir = spec.workdir ?? this.#settings.workdir;
     if (spec.mounts) checkBinds(spec.mounts, workdir);
     const id = await this.#createContainer(spec, spec.image, workdir, options.signal);
-    let sandbox: DockerSandbox | undefined;
+    let tracked = false;
     try {
       await api.empty({
         method: 'POST',
@@ -206,31 +204,30 @@ class DockerProvider implements SandboxProvider {
         maxTransferBytes: this.#settings.maxTransferBytes,
         patch: this.#patch,
         ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
-        onClosed: () => this.#open.delete(created),
+        onClosed: () => this.untrack(created),
       });
-      sandbox = created;
-      this.#open.add(created);
+      track(created);
+      tracked = true;
       await created.start(options.signal);
-      // close() ran meanwhile and did not see this sandbox: remove it rather than hand it out.
-      if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the docker provider was closed while the sandbox was being created');
       return created;
     } catch (error) {
-      const removal = sandbox
-        ? sandbox.close()
-        : api.empty({ method: 'DELETE', path: `/containers/${id}`, query: { force: true, v: true }, ok: [204, 404, 409] });
-      await removal.catch((removeError: unknown) => {
-        if (WinnowerError.isInstance(error))
-          error.details.removeError = removeError instanceof Error ? removeError.message : String(removeError);
-      });
+      // Once tracked, the base closes the sandbox (and with it the container).
+      if (!tracked) {
+        await api
+          .empty({ method: 'DELETE', path: `/containers/${id}`, query: { force: true, v: true }, ok: [204, 404, 409] })
+          .catch((removeError: unknown) => this.onCleanupError(error, removeError));
+      }
       throw error;
     }
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    const failed = await closeEach(this.#open);
+  protected override onCleanupError(error: unknown, removeError: unknown): void {
+    if (WinnowerError.isInstance(error))
+      error.details.removeError = removeError instanceof Error ? removeError.message : String(removeError);
+  }
+
+  protected async closeShared(): Promise<void> {
     await this.#client?.close();
-    if (failed) throw failed.reason;
   }
 
   async #createContainer(spec: SandboxSpec, image: string, workdir: string, signal: AbortSignal | undefined): Promise<string> {

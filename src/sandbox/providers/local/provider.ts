@@ -15,9 +15,10 @@ import { rmSync } from 'node:fs';
 import { chmod, lstat, mkdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { throwIfAborted, wnwError, WinnowerError } from '../../../errors.js';
-import { closeEach, onProcessExit } from '../../lifecycle.js';
+import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
+import { onProcessExit } from '../../lifecycle.js';
 import { patchPolicy, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
-import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../../types.js';
+import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
 import { checkMounts } from '../../mounts.js';
 import { describeBlocker, findBlocker, userLabel } from '../../reachable.js';
 import { checkEnv } from './bwrap-args.js';
@@ -90,19 +91,18 @@ export function createLocalProvider(settings: LocalProviderSettings = {}): Sandb
   return new LocalProvider(settings);
 }
 
-class LocalProvider implements SandboxProvider {
+class LocalProvider extends BaseProvider<LocalSandbox> {
   readonly name = 'local';
   readonly #settings: LocalProviderSettings;
   readonly #logger: LocalProviderLogger;
   readonly #patch: PatchPolicy;
   readonly #disk: DiskCaps;
-  readonly #open = new Set<LocalSandbox>();
   #ready: Promise<Ready> | undefined;
-  #closing: Promise<void> | undefined;
   /** Unregisters the exit cleanup of #start. */
   #forgetExit: (() => void) | undefined;
 
   constructor(settings: LocalProviderSettings) {
+    super();
     this.#settings = settings;
     this.#logger = settings.logger ?? stderrLogger;
     this.#patch = patchPolicy(settings.patch);
@@ -124,13 +124,12 @@ class LocalProvider implements SandboxProvider {
   }
 
   async describe(): Promise<Record<string, unknown>> {
-    this.#assertOpen();
+    this.assertOpen();
     const { host } = await this.#init();
     return { ...describeHost(host, this.#settings), images: await describeImages(this.#settings) };
   }
 
-  async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
-    this.#assertOpen();
+  protected async createSandbox(spec: SandboxSpec, options: CallOptions, track: TrackSandbox<LocalSandbox>): Promise<LocalSandbox> {
     throwIfAborted(options.signal);
     const limits = this.#checkSpec(spec);
     const { host, snapshots, images } = await this.#init();
@@ -148,7 +147,7 @@ class LocalProvider implements SandboxProvider {
       });
     }
     throwIfAborted(options.signal);
-    this.#assertOpen();
+    this.assertOpen();
     const id = `local-${randomBytes(6).toString('hex')}`;
     const dir = join(host.rootDir, 'sandboxes', id);
     let cgroup: SandboxCgroup | undefined;
@@ -178,13 +177,11 @@ class LocalProvider implements SandboxProvider {
         maxTransferBytes: this.#settings.maxTransferBytes ?? 64 * 1024 * 1024,
         ...(this.#settings.exec === 'launch' ? {} : await findAgentTools(base?.image.rootfs ?? '/')),
         patch: this.#patch,
-        onClosed: (closed) => this.#open.delete(closed),
+        onClosed: this.untrack,
       });
-      this.#open.add(sandbox);
-      if (this.#closing) {
-        await sandbox.close();
-        this.#assertOpen();
-      }
+      track(sandbox);
+      // Closed meanwhile: stop before starting its agent (the base closes the sandbox).
+      this.assertOpen();
       sandbox.startAgent((error) => {
         this.#logger.warn(
           `sandbox ${id}: the resident exec agent did not start, so each exec enters the sandbox afresh (slower): ${error.message}`,
@@ -194,8 +191,8 @@ class LocalProvider implements SandboxProvider {
       if (workspace.mode === 'copy') await sandbox.exec('git update-index -q --refresh', { timeoutMs: 600_000 });
       return sandbox;
     } catch (error) {
-      if (sandbox) await sandbox.close().catch(() => undefined);
-      else {
+      // Once tracked, the base closes the sandbox, which releases all of the below.
+      if (!sandbox) {
         await workspace?.close().catch(() => undefined);
         await cgroup?.remove().catch(() => undefined);
         await removeTree(dir).catch(() => undefined);
@@ -205,13 +202,7 @@ class LocalProvider implements SandboxProvider {
     }
   }
 
-  close(): Promise<void> {
-    this.#closing ??= this.#close();
-    return this.#closing;
-  }
-
-  async #close(): Promise<void> {
-    const failed = await closeEach(this.#open);
+  protected async closeShared(): Promise<void> {
     if (!this.#ready) return;
     const ready = await this.#ready.catch(() => undefined);
     if (!ready) return;
@@ -220,11 +211,6 @@ class LocalProvider implements SandboxProvider {
     await ready.host.cgroups.close();
     await removeTree(ready.host.rootDir);
     this.#forgetExit?.();
-    if (failed) throw failed.reason;
-  }
-
-  #assertOpen(): void {
-    if (this.#closing) throw wnwError('WNW_ERR_SBX_CLOSED', 'the local sandbox provider is closed');
   }
 
   #init(): Promise<Ready> {
@@ -254,7 +240,7 @@ class LocalProvider implements SandboxProvider {
     // If the process exits without close() (a crash, process.exit), still kill what runs and
     // remove our folders; only synchronous work is possible here.
     this.#forgetExit = onProcessExit(() => {
-      for (const sandbox of this.#open) sandbox.killNow();
+      for (const sandbox of this.openSandboxes) sandbox.killNow();
       try {
         rmSync(host.rootDir, { recursive: true, force: true });
       } catch {

@@ -12,9 +12,9 @@ import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../../errors.js';
-import { closeEach } from '../../lifecycle.js';
+import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
 import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
-import type { CallOptions, Sandbox, SandboxProvider, SandboxSpec } from '../../types.js';
+import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
 import { OrchardCreateResponse, OrchardSandboxInfo, OrchardStatusReply } from './api-types.js';
 import { backoffMs, OrchardClient, requestIdSuffix, sleep } from './client.js';
 import { OrchardSandbox } from './sandbox.js';
@@ -100,18 +100,17 @@ export function createOrchardProvider(settings: OrchardProviderSettings = {}): S
   return new OrchardProvider(settings);
 }
 
-class OrchardProvider implements SandboxProvider {
+class OrchardProvider extends BaseProvider<OrchardSandbox> {
   readonly name = 'orchard';
   readonly #settings: Required<Omit<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes' | 'patch' | 'activate'>> &
     Pick<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes' | 'activate'>;
   /** Images whose create already ran into its timeout once (a second 408 is not retryable: §4). */
   readonly #slowImages = new Set<string>();
   readonly #patch: PatchPolicy;
-  readonly #open = new Set<OrchardSandbox>();
   #client: OrchardClient | undefined;
-  #closed = false;
 
   constructor(settings: OrchardProviderSettings) {
+    super();
     const apiKey = settings.apiKey ?? process.env.SANDBOX_API_KEY;
     this.#patch = patchPolicy(settings.patch);
     this.#settings = {
@@ -167,8 +166,7 @@ class OrchardProvider implements SandboxProvider {
     };
   }
 
-  async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
-    if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the orchard provider is closed');
+  protected async createSandbox(spec: SandboxSpec, options: CallOptions, track: TrackSandbox<OrchardSandbox>): Promise<OrchardSandbox> {
     if (!spec.image) {
       throw wnwError(
         'WNW_ERR_SBX_UNSUPPORTED',
@@ -207,7 +205,7 @@ class OrchardProvider implements SandboxProvider {
     if (spec.memoryMb !== undefined) body.memory = `${Math.max(1, Math.round(spec.memoryMb))}Mi`;
 
     const id = await this.#submitCreate(body, options.signal);
-    let sandbox: OrchardSandbox | undefined;
+    let tracked = false;
     try {
       await this.#waitReady(id, spec.image, options.signal);
       const created: OrchardSandbox = new OrchardSandbox({
@@ -220,29 +218,25 @@ class OrchardProvider implements SandboxProvider {
         loginShell: this.#settings.loginShell,
         ...(this.#settings.activate ? { activate: this.#settings.activate } : {}),
         ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
-        onClosed: () => this.#open.delete(created),
+        onClosed: () => this.untrack(created),
       });
-      sandbox = created;
-      this.#open.add(created);
+      track(created);
+      tracked = true;
       await created.start(options.signal);
-      // close() ran meanwhile and did not see this sandbox: remove it rather than hand it out.
-      if (this.#closed) throw wnwError('WNW_ERR_SBX_CLOSED', 'the orchard provider was closed while the sandbox was being created');
       return created;
     } catch (error) {
-      if (sandbox) {
-        await sandbox.close().catch((closeError: unknown) => attachDeleteError(error, closeError));
-      } else {
-        await this.#deleteAfterFailure(id, error);
-      }
+      // Once tracked, the base closes the sandbox (a DELETE of its pod).
+      if (!tracked) await this.#deleteAfterFailure(id, error);
       throw error;
     }
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    const failed = await closeEach(this.#open);
+  protected override onCleanupError(error: unknown, closeError: unknown): void {
+    attachDeleteError(error, closeError);
+  }
+
+  protected async closeShared(): Promise<void> {
     await this.#client?.close();
-    if (failed) throw failed.reason;
   }
 
   /** POST /sandboxes under a fresh id per attempt; 503 waits Retry-After plus jitter. */
