@@ -4,17 +4,16 @@
  */
 import { z } from 'zod';
 import { wnwError } from '../errors.js';
-import { existsSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { loadSelector, SELECTOR_FILE, type LearnedSelector } from '../select/strategies/learned.js';
 import { loadTemplate } from '../serialize/template-registry.js';
 import { isChatTemplate } from '../serialize/template-schema.js';
 import { findChatTemplate, loadChatTemplate } from '../serialize/chat-template.js';
 import { loadTokenizer, type Tokenizer } from '../serialize/tokenizer.js';
 import { LABEL_PRESETS, readProblemType, resolveHead, type HeadSettings } from './http/head.js';
 import type { ServerScorerSettings } from './http/http-scorer.js';
+import { loadSelectorAt } from './model-folder.js';
 import { scorerFields } from './scorer-fields.js';
 import { scorerIdentity, type ScorerIdentity } from './scorer-identity.js';
+import type { LearnedSelector } from '../types/selector.js';
 import type { Scorer } from './types.js';
 import { withBatching } from './with-batching.js';
 import { withCache } from './with-cache.js';
@@ -191,16 +190,6 @@ const BACKENDS: Record<ScorerConfig['backend'], Loader> = {
     });
   },
 };
-
-/** The selector at `path` (a selector.json or its folder); `required`: a missing one is an error. */
-function loadSelectorAt(path: string, required: boolean): LearnedSelector | undefined {
-  const folder = existsSync(path) && statSync(path).isFile() ? dirname(path) : path;
-  const selector = loadSelector(folder);
-  if (!selector && required) {
-    throw wnwError('WNW_ERR_CFG_INVALID', `scorer.selector: no ${SELECTOR_FILE} at ${path}`, { details: { field: 'scorer.selector' } });
-  }
-  return selector;
-}
 
 interface Attached {
   selector?: LearnedSelector;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { SELECTOR_FILE, type LearnedSelector } from '../select/strategies/learned.js';
+import { SELECTOR_FILE, type LearnedSelector } from '../types/selector.js';
 
 /** The files of an onnx model folder hashed into its identity, in this order. */
 const MODEL_FILES = ['model.onnx', 'tokenizer.json', 'config.json'];

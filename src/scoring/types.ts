@@ -5,7 +5,7 @@
  * Batching, caching and retries wrap this interface (`with-batching.ts`, `with-cache.ts`).
  */
 import type { WinnowerError } from '../errors.js';
-import type { LearnedSelector } from '../select/strategies/learned.js';
+import type { LearnedSelector } from '../types/selector.js';
 import type { Tokenizer } from '../serialize/tokenizer.js';
 import type { ScorerIdentity } from './scorer-identity.js';
 

@@ -73,7 +73,7 @@ export {
   LEARNED_TRAJECTORY_PRIOR,
   type TrajectorySignalName,
 } from './trajectory-weights.js';
-export { LearnedSelector, loadSelector, contributions, SELECTOR_FILE, SELECTOR_FORMAT } from './strategies/learned.js';
+export { LearnedSelector, contributions, SELECTOR_FILE, SELECTOR_FORMAT } from './strategies/learned.js';
 export {
   SIGNALS,
   TRAJECTORY_SIGNALS,

@@ -7,28 +7,12 @@
  * settings are told apart. Rates are shrunk toward the overall rate (pseudo-counts), so a
  * configuration seen a few times stays near it and an unseen one gets exactly it.
  */
-import { z } from 'zod';
-import type { Trajectory } from '../types/index.js';
+import type { PriorCount, Priors, Trajectory } from '../types/index.js';
 
 /** Pseudo-counts: a configuration's rate is shrunk toward the overall rate by this many tasks. */
 export const CONFIG_SHRINK = 5;
 
-export const PriorCount = z.strictObject({ n: z.number().int().nonnegative(), resolved: z.number().int().nonnegative() });
-export type PriorCount = z.infer<typeof PriorCount>;
-
-export const Priors = z.strictObject({
-  /** Overall resolve rate of the labelled history. */
-  overall: z.number().min(0).max(1),
-  /** Per configuration key (`configKey`): labelled tasks and how many it resolved. */
-  configs: z.record(z.string(), PriorCount),
-  /**
-   * Per configuration on one repository (`<config key>\u0000<owner/name>`). Recorded for
-   * inspection; not used for ranking: cross-fitted on the ACR/SWE-agent Lite runs they lowered
-   * the headroom closed (README, "Own history").
-   */
-  repos: z.record(z.string(), PriorCount),
-});
-export type Priors = z.infer<typeof Priors>;
+export { PriorCount, Priors } from '../types/selector.js';
 
 /** Keys sorted at every level, so equal configurations serialize equally. */
 function stableJson(value: unknown): string {

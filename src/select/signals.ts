@@ -8,9 +8,9 @@ import type { Task } from '../types/index.js';
 import type { FileDiff } from './patch-shape.js';
 import type { Prepared, PreparedInstance } from './prepare.js';
 import { logit } from '../util/logistic.js';
-import type { SignalName } from './signal-names.js';
+import type { SignalName } from '../types/selector.js';
 
-export { SIGNALS, type SignalName } from './signal-names.js';
+export { SIGNALS, type SignalName } from '../types/selector.js';
 export type Signals = Record<SignalName, number>;
 
 /** Signals that only trajectories or verification provide (absent from patch-only training data). */

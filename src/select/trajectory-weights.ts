@@ -5,8 +5,7 @@
  * score. Weights are on the raw signals (signals.ts), in log-odds per unit. Without the section, or
  * with `use: false`, each strategy keeps its fixed priors (the weights below), today's behaviour.
  */
-import { z } from 'zod';
-import type { SignalName } from './signal-names.js';
+import type { SignalName, TrajectoryWeights } from '../types/selector.js';
 
 /** The signals only a trajectory provides, in signals.ts order. */
 export const TRAJECTORY_SIGNAL_NAMES = [
@@ -35,30 +34,7 @@ export const LEARNED_TRAJECTORY_PRIOR: Record<TrajectorySignalName, number> = {
   traj_submitted: 0.3,
 };
 
-const Weights = z.strictObject({
-  traj_steps: z.number(),
-  traj_ran_tests: z.number(),
-  traj_last_test_passed: z.number(),
-  traj_submitted: z.number(),
-});
-
-export const TrajectoryWeights = z.strictObject({
-  /** Candidates (usable, with a trajectory, in labelled pools with both outcomes) the fit read. */
-  rows: z.number().int().nonnegative(),
-  /** Those pools. */
-  pools: z.number().int().positive(),
-  /** Pseudo-pools of the Gaussian prior that pulls each weight toward its fixed prior. */
-  prior_strength: z.number().positive(),
-  /** Added to robust's agreement score. */
-  robust: Weights,
-  /** Replace the learned selector's trajectory entries (score += weight × signal). */
-  learned: Weights,
-  /** False when the source-held-out check found the fitted weights worse than the fixed priors: selection ignores them. */
-  use: z.boolean(),
-  /** Why `use` is what it is, in one sentence. */
-  reason: z.string(),
-});
-export type TrajectoryWeights = z.infer<typeof TrajectoryWeights>;
+export { TrajectoryWeights } from '../types/selector.js';
 
 /** The weights a strategy uses: the fitted ones when present and in use, else its fixed priors. */
 export function trajectoryWeightsFor(

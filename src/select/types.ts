@@ -3,7 +3,7 @@
  * goes in; one `Selection` (winner, full ranking, reasons) comes out.
  */
 import type { CandidateChecks, Score, Task, Trajectory, VerifyResult } from '../types/index.js';
-import type { LearnedSelector } from './selector-file.js';
+import type { LearnedSelector } from '../types/selector.js';
 
 /** One candidate of one instance and the evidence gathered for it. */
 export interface Candidate {

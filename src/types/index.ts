@@ -4,3 +4,4 @@ export * from './score.js';
 export * from './verify.js';
 export * from './selection.js';
 export * from './checks.js';
+export * from './selector.js';

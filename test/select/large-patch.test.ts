@@ -1,7 +1,8 @@
 /** Issue 18 item 1: a patch of 300,000 changed lines is prepared and ranked under every strategy, with no RangeError. */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
-import { loadSelector, normalizePatch, select } from '../../src/select/index.js';
+import { loadSelector } from '../../src/scoring/model-folder.js';
+import { normalizePatch, select } from '../../src/select/index.js';
 import { Strategy } from '../../src/types/index.js';
 import { maxOf, pushAll } from '../../src/util/large-arrays.js';
 import { LARGE_PATCH_LINES, largeAddedFilePatch } from '../support/large-patch.js';

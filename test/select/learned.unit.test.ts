@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { computeSignals, loadSelector, select, SIGNALS, type Candidate, type LearnedSelector } from '../../src/select/index.js';
+import { loadSelector } from '../../src/scoring/model-folder.js';
+import { computeSignals, select, SIGNALS, type Candidate, type LearnedSelector } from '../../src/select/index.js';
 import { prepare } from '../../src/select/prepare.js';
 import { Cut, Trajectory } from '../../src/types/index.js';
 

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
-import { loadSelector, select, type Candidate, type SelectOptions } from '../../src/select/index.js';
+import { loadSelector } from '../../src/scoring/model-folder.js';
+import { select, type Candidate, type SelectOptions } from '../../src/select/index.js';
 import { type Selection, Strategy } from '../../src/types/index.js';
 import { FIX_A, FIX_B, candidate, trajectory, verify } from './fixtures.js';
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defaultStrategy, loadSelector } from '../../src/select/index.js';
+import { loadSelector } from '../../src/scoring/model-folder.js';
+import { defaultStrategy } from '../../src/select/index.js';
 import { bestTrivial } from '../../src/train/evaluate.js';
 import { train, type TrainResult } from '../../src/train/train.js';
 import { writeSourceShortcutPools, type SourcePools } from './synthetic-sources.js';

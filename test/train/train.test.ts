@@ -5,7 +5,7 @@ import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js'
 import { TINY_MODEL_DIR } from '../../src/config.js';
 import { createScorer } from '../../src/scoring/registry.js';
 import type { Scorer } from '../../src/scoring/types.js';
-import { loadSelector } from '../../src/select/index.js';
+import { loadSelector } from '../../src/scoring/model-folder.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import { buildApp } from '../../src/server/app.js';
 import { JobManager } from '../../src/solve/job-manager.js';

@@ -8,12 +8,12 @@ import type { Selection, Task } from '../../types/index.js';
 import { quantize, type Prepared, type PreparedInstance } from '../prepare.js';
 import { withChecks } from '../checks.js';
 import { assemble, formatValue, type Ordering } from '../rank.js';
-import type { LearnedSelector } from '../selector-file.js';
+import type { LearnedSelector } from '../../types/selector.js';
 import { computeSignals, type SignalName, type Signals } from '../signals.js';
 import { TRAJECTORY_SIGNAL_NAMES, trajectoryWeightsFor, type TrajectorySignalName } from '../trajectory-weights.js';
 import { rankByValue } from './value.js';
 
-export { LearnedSelector, loadSelector, SELECTOR_FILE, SELECTOR_FORMAT } from '../selector-file.js';
+export { LearnedSelector, SELECTOR_FILE, SELECTOR_FORMAT } from '../../types/selector.js';
 
 /**
  * Each signal's contribution (weight × standardised value) and their sum. With fitted trajectory
