@@ -22,7 +22,16 @@ export default defineConfig({
     reporters: process.env.CI ? ['default', ['json', { outputFile: '.vitest-results.json' }]] : ['default'],
     projects: [
       { extends: true, test: { name: 'fast', include: FAST, isolate: false } },
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...FAST] } },
+      {
+        extends: true,
+        // CLI tests run the compiled program: dist/ is rebuilt first when a source is newer.
+        test: {
+          name: 'isolated',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...FAST],
+          globalSetup: ['test/support/build-dist.ts'],
+        },
+      },
     ],
   },
 });

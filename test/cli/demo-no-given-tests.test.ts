@@ -4,6 +4,7 @@
  * the reproduction tests, the regressions and the pass matrix with the chosen row marked.
  */
 import { execFile } from 'node:child_process';
+import { cliArgv } from '../support/built-cli.js';
 import { describe, expect, it } from 'vitest';
 import { hasBubblewrap } from '../solve/helpers.js';
 
@@ -11,14 +12,9 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 
 function runDemo(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'demo', ...args],
-      { cwd: ROOT, timeout: 400_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-      },
-    );
+    execFile(process.execPath, cliArgv(['demo', ...args]), { cwd: ROOT, timeout: 400_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
   });
 }
 

@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { hasBubblewrap } from '../solve/helpers.js';
+import { cliArgv } from '../support/built-cli.js';
 import { closedPort } from '../support/ports.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -13,7 +14,7 @@ function runDemo(env: Record<string, string>): Promise<{ code: number; stdout: s
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'demo'],
+      cliArgv(['demo']),
       { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000 },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });

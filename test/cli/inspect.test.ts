@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { DEMO_DIR, demoTask, hasBubblewrap } from '../solve/helpers.js';
 import { hasChromium, launchBrowser, type TestBrowser } from '../support/browser.js';
+import { cliArgv } from '../support/built-cli.js';
 import { runCli } from '../support/cli.js';
 import { REPO_ROOT } from '../support/shared-data.js';
 
@@ -141,10 +142,7 @@ describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
     // The same run, served on a local port.
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
+      cliArgv([
         'inspect',
         join(out, 'predictions.scores.jsonl'),
         join(runs, '*.jsonl'),
@@ -155,7 +153,7 @@ describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
         '0',
         '--out',
         join(dir, 'served'),
-      ],
+      ]),
       { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     try {

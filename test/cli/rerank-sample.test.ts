@@ -4,6 +4,7 @@
  * child process, read four runs with their results.json labels and write a prediction.
  */
 import { execFile } from 'node:child_process';
+import { cliArgv } from '../support/built-cli.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,8 +51,8 @@ describe('the rerank sample (examples/rerank-sample)', () => {
   it('`npm run rerank:sample` reranks it with the labels from each run’s results.json', async () => {
     const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
-        join(ROOT, 'node_modules/.bin/tsx'),
-        ['src/cli/main.ts', 'rerank', ...scriptArgs(dir)],
+        process.execPath,
+        cliArgv(['rerank', ...scriptArgs(dir)]),
         { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, timeout: 120_000 },
         (error, out, err) => {
           resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout: out, stderr: err });

@@ -1,14 +1,11 @@
 /**
- * The winnower CLI as a user runs it, for the tests: tsx on src/cli/main.ts in a child process
- * (real exit codes, stderr not a TTY, no colours), and the JSON Lines files it writes.
+ * The winnower CLI as a user runs it, for the tests: `node bin/winnower.js` in a child process
+ * (real exit codes, stderr not a TTY, no colours; built-cli.ts), and the JSON Lines files it writes.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cliArgv } from './built-cli.js';
 import { REPO_ROOT } from './shared-data.js';
-
-const TSX = join(REPO_ROOT, 'node_modules/.bin/tsx');
-const MAIN = join(REPO_ROOT, 'src/cli/main.ts');
 
 export interface CliRun {
   /** The exit status; -1 when the process did not exit by itself (killed, or past the timeout). */
@@ -30,8 +27,8 @@ export interface CliOptions {
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
-      TSX,
-      [MAIN, ...args],
+      process.execPath,
+      cliArgv(args),
       { cwd: options.cwd ?? REPO_ROOT, env: { ...process.env, NO_COLOR: '1', ...options.env }, timeout: options.timeoutMs ?? 120_000 },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
@@ -64,12 +61,12 @@ export interface ServeProcess {
 }
 
 /**
- * `winnower serve --port 0 --data-dir <dataDir>` as an operator runs it (node with tsx, so a
- * signal reaches the server itself, not a tsx wrapper); `base` rejects if it exits or stays
+ * `winnower serve --port 0 --data-dir <dataDir>` as an operator runs it (node itself, so a
+ * signal reaches the server, not a wrapper); `base` rejects if it exits or stays
  * silent for `startTimeoutMs` (30 s) before listening; `env` adds to its environment (WINNOWER_API_KEYS, ...).
  */
 export function startServeProcess(dataDir: string, env: Record<string, string> = {}, startTimeoutMs = 30_000): ServeProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dataDir], {
+  const child = spawn(process.execPath, cliArgv(['serve', '--port', '0', '--data-dir', dataDir]), {
     cwd: REPO_ROOT,
     env: { ...process.env, WINNOWER_API_KEYS: '', WINNOWER_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
