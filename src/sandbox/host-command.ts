@@ -34,7 +34,7 @@ export const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 export const HOST_GIT_PROTOCOLS = 'file:git:http:https:ssh';
 
 /**
- * Environment for host-side git: trusts repositories owned by other users (pitfall 6), never
+ * Environment for host-side git: trusts repositories owned by other users (docs/design/04-local-sandbox.md#6), never
  * prompts for credentials, ignores the caller's global config, allows only HOST_GIT_PROTOCOLS,
  * and gives up on an HTTP transfer that stalls (under 1 KB/s for a minute: a dead or tarpit server).
  */

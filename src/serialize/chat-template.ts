@@ -1,7 +1,7 @@
 /**
  * A model's own chat template (Jinja), read from local files and rendered with @huggingface/jinja
  * configured as the OpenHands SDK configures Python Jinja2 for its critic (`chat_template.py` at
- * 611629e; value-models-2026.md §3.2a): `trim_blocks` and `lstrip_blocks` on, and `tojson` =
+ * 611629e; docs/design/07-openhands-critic.md#3): `trim_blocks` and `lstrip_blocks` on, and `tojson` =
  * `json.dumps(x, ensure_ascii=False, sort_keys=False)` (keys in the input's order, `&`, `'`, `<`,
  * `>` and non-ASCII written as they are; `python-json.ts`), not plain Jinja2's sorted, escaped
  * `tojson`. So the bytes match what the critic was trained on. Templates are never downloaded: a

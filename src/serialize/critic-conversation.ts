@@ -1,5 +1,5 @@
 /**
- * A trajectory as the conversation the OpenHands SDK gives its critic (value-models-2026.md §3.2):
+ * A trajectory as the conversation the OpenHands SDK gives its critic (docs/design/07-openhands-critic.md#2):
  * the system prompt, then every message reduced to `{role, content}` (text only: no reasoning, no
  * other keys), and the tool definitions apart, for the chat template's `tools`. At the SDK commit
  * of the contract, assistant tool calls travel in a key the normalisation drops, so the critic

@@ -2,7 +2,7 @@
  * JSON exactly as Python's `json.dumps` writes it (Python's float repr, `", "` and `": "` separators
  * or the ones given, `ensure_ascii`, `sort_keys`, `indent`), for chat templates whose `tojson` is
  * Python's: the OpenHands SDK renders the critic's tool definitions with
- * `json.dumps(x, ensure_ascii=False, sort_keys=False)` (value-models-2026.md §3.2a), so a model
+ * `json.dumps(x, ensure_ascii=False, sort_keys=False)` (docs/design/07-openhands-critic.md#3), so a model
  * trained on that input must get these bytes, not JavaScript's `JSON.stringify`.
  */
 

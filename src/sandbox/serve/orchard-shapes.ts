@@ -1,6 +1,6 @@
 /**
  * The JSON of the Orchard Env REST API as `winnower sandbox serve` reads and writes it
- * (shared/design/orchard-real-behaviour.md §19.3): request schemas, with pydantic's 422 shape for
+ * (docs/design/01-orchard-env-api.md#3, #9): request schemas, with pydantic's 422 shape for
  * invalid bodies, and the sandbox and job objects the SDK reads.
  */
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 /**
  * One PTY session of `winnower sandbox serve` (`WS /sandboxes/{id}/exec/pty`), speaking the frame
- * protocol of Orchard's in-pod agent (shared/design/orchard-real-behaviour.md §19.3a): the client's
+ * protocol of Orchard's in-pod agent (docs/design/01-orchard-env-api.md#10): the client's
  * `init` (once), `stdin` (base64), `signal`, `resize`, `close`; the server's `ready {pid}`,
  * `stdout` (base64, stdout and stderr merged as a terminal does), `exit {code}`, `error`.
  *

@@ -1,7 +1,7 @@
 /**
  * The sandboxes of `winnower sandbox serve`, each backed by a sandbox of any winnower provider:
  * asynchronous create (answered `pending` at once), readiness waits, heartbeats and the TTL with
- * Orchard Env's semantics (shared/design/orchard-real-behaviour.md §10: a heartbeat enrols a ready
+ * Orchard Env's semantics (docs/design/02-orchard-real-behaviour.md#10: a heartbeat enrols a ready
  * sandbox in heartbeat reaping; the TTL counts from creation whatever it sent; a sandbox that never
  * gets ready is removed after its create timeout plus a buffer), and delete.
  */
@@ -166,7 +166,7 @@ export class SandboxTable {
     }
   }
 
-  /** A heartbeat: enrols a ready sandbox in heartbeat reaping (§10). */
+  /** A heartbeat: enrols a ready sandbox in heartbeat reaping (docs/design/02-orchard-real-behaviour.md#10). */
   heartbeat(entry: SandboxEntry): void {
     if (entry.view.status === 'ready') entry.lastHeartbeat = Date.now() / 1000;
   }

@@ -58,7 +58,7 @@ export const OPENHANDS_CRITIC_LABELS: readonly string[] = [
 
 /** Label tables known by name (`scorer.labels: openhands-critic`), with the activation they were trained for. */
 export const LABEL_PRESETS: Record<string, { labels: readonly string[]; activation: Activation }> = {
-  // BCE training: each label is an independent sigmoid (value-models-2026.md §3.4).
+  // BCE training: each label is an independent sigmoid (docs/design/07-openhands-critic.md#5).
   'openhands-critic': { labels: OPENHANDS_CRITIC_LABELS, activation: 'sigmoid' },
 };
 

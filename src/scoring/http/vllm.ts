@@ -5,7 +5,7 @@
  * one-label head, with an instance's shared prefix as the query. Before the first request the
  * server is probed (`GET /v1/models`, then a tiny `/classify`) for what it serves and accepts,
  * rather than trusting a version string. Only configuration and response mapping live here;
- * `openai-compatible.ts` does the calling. What a real vLLM showed (value-models-2026.md §1.7):
+ * `http-scorer.ts` does the calling. What a real vLLM showed (docs/design/06-value-model-servers.md#8):
  * `/score` takes text only (token ids: 400 "Input should be a valid string") and clamps its
  * probability at 1e-6 from 0 and 1 (logits beyond ±13.8155 tie), and `truncate_prompt_tokens`
  * equal to `max_model_len` never answers.

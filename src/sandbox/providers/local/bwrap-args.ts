@@ -1,7 +1,7 @@
 /**
  * The bubblewrap command line of one exec: read-only system, private /tmp, own namespaces, no
- * capabilities, cleared environment (the line from design/local-sandbox.md that passed every
- * isolation check), plus the sandbox's workspace and options.
+ * capabilities, cleared environment (the line of docs/design/04-local-sandbox.md#7 that passed
+ * every isolation check), plus the sandbox's workspace and options.
  */
 import { lstat, readlink } from 'node:fs/promises';
 import { wnwError } from '../../../errors.js';
@@ -45,7 +45,7 @@ const RUN_TMPFS_BYTES = 16 * 1024 * 1024;
 
 /**
  * Environment every exec starts from: SANDBOX_BASE_ENV, and git trusts the workspace whatever its
- * owner (pitfall 6).
+ * owner (docs/design/04-local-sandbox.md#6).
  */
 export function baseSandboxEnv(): Record<string, string> {
   return {

@@ -251,7 +251,7 @@ function waitReady(holder: ChildProcess, mode: WorkspaceMode): Promise<void> {
   });
 }
 
-/** Removes a sandbox or snapshot folder; overlay work dirs are left mode 000 (pitfall 4). */
+/** Removes a sandbox or snapshot folder; overlay work dirs are left mode 000 (docs/design/04-local-sandbox.md#4). */
 export async function removeTree(dir: string): Promise<void> {
   const workDir = join(dir, 'work', 'work');
   if ((await lstat(workDir).catch(() => undefined))?.isDirectory()) await chmod(workDir, 0o700).catch(() => undefined);

@@ -3,7 +3,7 @@
  * the seccomp filter on fd 5 and its options on fd 6, collects capped output, reads bwrap's JSON
  * status, and kills the whole tree on timeout, abort or close.
  * Killing the outer bwrap takes its pid namespace with it, so `setsid` and background children
- * die too, and the output pipes close (design/local-sandbox.md, pitfall 2).
+ * die too, and the output pipes close (docs/design/04-local-sandbox.md#2).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';

@@ -2,7 +2,7 @@
  * One local sandbox: a workspace (overlay over the base snapshot, or a copy), its cgroups, and
  * either a resident exec agent started once (local-agent.ts: each command is a request to it) or,
  * the fallback, a fresh hardened bwrap per exec. File operations, diff and patching all run inside
- * the sandbox, so host code never follows a symlink out of the workspace (pitfall 5).
+ * the sandbox, so host code never follows a symlink out of the workspace (docs/design/04-local-sandbox.md#5).
  */
 import { posix } from 'node:path';
 import { wnwError, WinnowerError } from '../../../errors.js';

@@ -31,7 +31,7 @@ export interface SnapshotStoreOptions {
   rootDir: string;
   /** Owner to give the files (the sandbox user) when running as root. */
   owner: Owner | undefined;
-  /** Refreshes the git index as seen from inside a sandbox (pitfall 3). */
+  /** Refreshes the git index as seen from inside a sandbox (docs/design/04-local-sandbox.md#3). */
   refreshIndex(treeDir: string, signal: AbortSignal): Promise<void>;
   /** Deadline for each git step (clone, fetch, checkout) of a snapshot (default DEFAULT_CLONE_TIMEOUT_MS). */
   cloneTimeoutMs?: number;

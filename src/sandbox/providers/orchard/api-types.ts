@@ -1,6 +1,6 @@
 /**
  * Minimal zod schemas of the Orchard Env answers winnower reads (see
- * shared/design/orchard-env-api.md). Unknown fields are dropped; only what the client uses is
+ * docs/design/01-orchard-env-api.md#3). Unknown fields are dropped; only what the client uses is
  * required, so a newer server with extra fields still parses.
  */
 import { z } from 'zod';

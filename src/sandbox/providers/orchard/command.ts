@@ -1,6 +1,6 @@
 /**
  * How a command is sent to Orchard Env's in-pod agent, and how its answer is read back
- * (shared/design/orchard-real-behaviour.md §1, §2, §8, §9).
+ * (docs/design/02-orchard-real-behaviour.md#1, #2, #8, #9).
  *
  * The agent kills a command at `timeout_seconds` with killpg on the pod's own process group,
  * which takes the whole pod down. So every command runs under coreutils `timeout` (its own

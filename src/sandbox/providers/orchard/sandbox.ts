@@ -2,7 +2,7 @@
  * One Orchard Env sandbox (a Kubernetes pod): exec as a job submitted once and polled to a
  * terminal status, one at a time per sandbox; files in base64; diff and patches with git in the
  * workdir; heartbeats while open; DELETE on close. What the real orchestrator does and why each
- * rule here exists: shared/design/orchard-real-behaviour.md (sections cited as §N).
+ * rule here exists: docs/design/02-orchard-real-behaviour.md, cited below entry by entry.
  */
 import { posix } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -44,9 +44,9 @@ const COMMAND_KILL_GRACE_MS = 2_000;
  */
 const JOB_BYTES_PER_OUTPUT_BYTE = 8;
 const MAX_JOB_RESPONSE_BYTES = 512 * 1024 * 1024;
-/** A 500 on a file route that wraps the agent's 400 "not a file / not a directory" (§5). */
+/** A 500 on a file route that wraps the agent's 400 "not a file / not a directory" (docs/design/02-orchard-real-behaviour.md#5). */
 const FILE_TYPE_DETAIL = /Not a file:|Not a directory:/;
-/** A 500 from a stale pooled connection between orchestrator and agent (§7): one retry is safe. */
+/** A 500 from a stale pooled connection between orchestrator and agent: one retry is safe (docs/design/02-orchard-real-behaviour.md#7). */
 const STALE_CONNECTION_DETAIL = /Connection reset|Server disconnected/i;
 
 export interface OrchardSandboxInit {
@@ -94,7 +94,7 @@ export class OrchardSandbox extends BaseSandbox {
   #heartbeatError: WinnowerError | undefined;
   /** Set once the pod is known to be gone (died, reaped): every later exec fails with it at once. */
   #lost: WinnowerError | undefined;
-  /** The tail of the per-sandbox exec queue (the service serialises per replica only, §12). */
+  /** The tail of the per-sandbox exec queue (the service serialises per replica only: docs/design/02-orchard-real-behaviour.md#12). */
   #execTail: Promise<void> = Promise.resolve();
 
   constructor(init: OrchardSandboxInit) {
@@ -215,7 +215,7 @@ export class OrchardSandbox extends BaseSandbox {
         `not a directory in sandbox ${this.id}: ${absolute}`,
       );
     } catch (error) {
-      // One dangling symlink fails the agent's whole listing (§6): list with find instead.
+      // One dangling symlink fails the agent's whole listing: list with find instead (docs/design/02-orchard-real-behaviour.md#6).
       if (WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SBX_UPSTREAM' && error.details.status === 500)
         return this.#listWithFind(absolute, options.signal);
       throw error;
@@ -229,7 +229,7 @@ export class OrchardSandbox extends BaseSandbox {
   }
 
   protected doDiff(options: CallOptions): Promise<string> {
-    // Exec output is decoded as UTF-8 with replacement on the server (§3): the diff comes as base64.
+    // The server decodes exec output as UTF-8 with replacement: the diff comes as base64 (docs/design/02-orchard-real-behaviour.md#3).
     return diffVia(this.#remoteExec, this.workdir, this.#baseCommit, this.#patch, this.id, options.signal, { base64: true });
   }
 
@@ -278,8 +278,8 @@ export class OrchardSandbox extends BaseSandbox {
 
   /**
    * A call on a file route, which the orchestrator forwards to the agent: its 400 means "sandbox
-   * not ready"; the agent's own 400s come back as 500s and are told apart by their detail (§5);
-   * a 500 from a stale connection is repeated once (§7). Only idempotent calls come here.
+   * not ready"; the agent's own 400s come back as 500s and are told apart by their detail;
+   * a 500 from a stale connection is repeated once (docs/design/02-orchard-real-behaviour.md#5, #7). Only idempotent calls come here.
    */
   async #fileCall<T>(call: OrchardCall<T>, wrongType: string): Promise<OrchardReply<T>> {
     const withNotReady: OrchardCall<T> = {
@@ -360,7 +360,7 @@ export class OrchardSandbox extends BaseSandbox {
       ...(shell.stdinFile ? { stdinFile: shell.stdinFile } : {}),
     });
     const serverWaitMs = (wrapped.agentTimeoutS + SERVER_WAIT_GRACE_S) * 1000;
-    // The deadline counts from when the job starts running: queue time is not the command's (§11).
+    // The deadline counts from when the job starts running: queue time is not the command's (docs/design/02-orchard-real-behaviour.md#11).
     const budgetMs = serverWaitMs + client.requestTimeoutMs;
     const submittedAt = Date.now();
     const sandboxDetails = { sandbox: this.id };
@@ -374,7 +374,7 @@ export class OrchardSandbox extends BaseSandbox {
       submitted = await client.call({
         method: 'POST',
         path: `/sandboxes/${encodeURIComponent(this.id)}/exec`,
-        // No login_shell, ever: the agent filters stderr under it (§2).
+        // No login_shell, ever: the agent filters stderr under it (docs/design/02-orchard-real-behaviour.md#2).
         body: { command: wrapped.script, timeout_seconds: wrapped.agentTimeoutS, cwd: options.cwd, env: options.env, wait: true },
         schema: OrchardJob,
         // Never re-POST an exec: after a network error it may already be running.
@@ -456,7 +456,7 @@ export class OrchardSandbox extends BaseSandbox {
         }
       }
     } catch (error) {
-      // An abort stops waiting; the command cannot be cancelled and would hold the exec lock (§11).
+      // An abort stops waiting; the command cannot be cancelled and would hold the exec lock (docs/design/02-orchard-real-behaviour.md#11).
       if (WinnowerError.isInstance(error) && error.code === 'WNW_ERR_OP_ABORTED') this.#abandon();
       throw error;
     }
@@ -469,7 +469,8 @@ export class OrchardSandbox extends BaseSandbox {
           details: { ...sandboxDetails, jobId: job.job_id, status: outcome.raw, error: outcome.message, requestId },
         },
       );
-      // The agent's own timeout kills the whole pod (§1): a null exit code from a dead pod is a lost sandbox.
+      // The agent's own timeout kills the whole pod: a null exit code from a dead pod is a lost sandbox
+      // (docs/design/02-orchard-real-behaviour.md#1).
       if (await this.#podGone(options.signal)) throw this.#markLost(failure);
       throw failure;
     }
