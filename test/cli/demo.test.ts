@@ -28,7 +28,7 @@ describe.skipIf(!hasBubblewrap())('winnower demo', () => {
     const { code, stdout, stderr } = await runDemo({ WINNOWER_REPO_ROOTS: '/srv/elsewhere' });
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('chosen patch');
-    // Nested sandbox limits are spelled out (defects-found.md D13: `allSandboxes: [object Object]`).
+    // Nested sandbox limits are spelled out (docs/design/05-defects-found.md#D13: `allSandboxes: [object Object]`).
     expect(stdout).not.toContain('[object Object]');
     // Issue 18 item 4: the empty patch (gives-up) shows no value above the others: it is neither scored nor tested.
     expect(stdout.split('\n').find((line) => /^\d+\s+gives-up\s/.test(line))).toMatch(/^\d+\s+gives-up\s+\d+\s+—\s+no patch\s/);

@@ -8,7 +8,7 @@
  * the connection like the real daemon: `HTTP/1.1 200 OK`, then 8-byte-header frames, then close.
  * Archives go through the host's GNU tar, so the provider's own tar code meets a real one.
  *
- * It behaves as Debian's docker.io 20.10 was seen to (../shared/design/docker-real.md): versioned
+ * It behaves as Debian's docker.io 20.10 was seen to (docs/design/03-docker-engine.md): versioned
  * paths outside [api.min, api.max] are refused with the engine's 400; exec streams are labelled
  * `raw-stream` on API <= 1.41; `copyUIDGID` with a container user is a 500 (20.10 looks the user up
  * in the host's passwd database), while the tar headers' uid/gid are kept (when the fake runs as

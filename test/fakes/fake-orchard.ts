@@ -1,6 +1,6 @@
 /**
  * A fake Orchard Env orchestrator and in-pod agent: node:http on port 0 speaking the REST API as
- * the real service behaves (shared/design/orchard-real-behaviour.md, sections cited as §N), quirks
+ * the real service behaves (docs/design/02-orchard-real-behaviour.md; §N here is its entry N), quirks
  * included. Each sandbox ("pod") is a host temp dir seen as `/` by its commands: every command
  * runs in bubblewrap with that dir bound as the root and the host's /usr and /etc read-only, so
  * commands and API paths agree (`/testbed`, `/workspace`, `/tmp`). A small Python agent inside
@@ -63,10 +63,13 @@ export interface FakeOrchardOptions {
   cleanupIntervalMs?: number;
   /**
    * Put the image-pull waiting reason into a pending sandbox's `status_message`. The real
-   * orchestrator leaves it empty (§4); a patched one may not.
+   * orchestrator leaves it empty (docs/design/02-orchard-real-behaviour.md#4); a patched one may not.
    */
   reportPullErrors?: boolean;
-  /** After an agent-side error, the next file call gets 500 "Connection reset by peer" (§7; default true). */
+  /**
+   * After an agent-side error, the next file call gets 500 "Connection reset by peer" (default true;
+   * docs/design/02-orchard-real-behaviour.md#7).
+   */
   staleConnectionAfterAgentError?: boolean;
 }
 
@@ -120,7 +123,7 @@ interface FakeJob {
 type Answer = { status: number; body?: unknown; headers?: Record<string, string>; raw?: string };
 type Reply = Answer | 'hang' | 'drop';
 
-/** What the orchestrator's retry loop ends with after the agent killed its own pod (§1). */
+/** What the orchestrator's retry loop ends with after the agent killed its own pod (docs/design/02-orchard-real-behaviour.md#1). */
 export const POD_KILLED_ERROR = 'int too large to convert to float';
 
 /** The in-pod agent: `bash -c` as Orchard's runs it, returncode on fd 3. */
@@ -225,7 +228,10 @@ export class FakeOrchard {
     for (const notify of sandbox.changed) notify();
   }
 
-  /** One cleanup pass, as the orchestrator's (§10, §4): TTL, heartbeat gaps of enrolled sandboxes, never-ready pods. */
+  /**
+   * One cleanup pass, as the orchestrator's: TTL, heartbeat gaps of enrolled sandboxes, never-ready pods
+   * (docs/design/02-orchard-real-behaviour.md#10, #4).
+   */
   async sweep(now = Date.now() / 1000): Promise<void> {
     for (const sandbox of [...this.sandboxes.values()]) {
       const age = now - sandbox.createdAt;
@@ -327,7 +333,7 @@ export class FakeOrchard {
       const sandbox = this.sandboxes.get(id);
       if (!sandbox) return notFound(`Sandbox ${id} not found`);
       this.heartbeats.set(id, (this.heartbeats.get(id) ?? 0) + 1);
-      // Only a ready sandbox is enrolled in heartbeat reaping (§10).
+      // Only a ready sandbox is enrolled in heartbeat reaping (docs/design/02-orchard-real-behaviour.md#10).
       if (sandbox.status === 'ready') sandbox.lastHeartbeat = Date.now() / 1000;
       return { status: 200, body: { status: 'ok', sandbox_id: id } };
     }
@@ -378,7 +384,7 @@ export class FakeOrchard {
     if (typeof input.image !== 'string' || input.image === '') {
       return { status: 422, body: { detail: [{ type: 'missing', loc: ['body', 'image'], msg: 'Field required' }] } };
     }
-    // pydantic v2: `timeout: int` rejects a fractional number (§14).
+    // pydantic v2: `timeout: int` rejects a fractional number (docs/design/02-orchard-real-behaviour.md#14).
     if (input.timeout !== undefined && !Number.isInteger(input.timeout)) {
       return {
         status: 422,
@@ -395,7 +401,7 @@ export class FakeOrchard {
       };
     }
     const id = typeof input.sandbox_id === 'string' ? input.sandbox_id : randomBytes(4).toString('hex');
-    // Ids are not validated: Kubernetes refuses the pod name, and that comes back as a 500 (§13).
+    // Ids are not validated: Kubernetes refuses the pod name, and that comes back as a 500 (docs/design/02-orchard-real-behaviour.md#13).
     if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(id)) {
       return {
         status: 500,
@@ -407,7 +413,8 @@ export class FakeOrchard {
     const timeoutS = typeof input.timeout === 'number' ? input.timeout : 3600;
     const existing = this.sandboxes.get(id);
     if (existing) {
-      // The pod's 409 is swallowed: the record is overwritten with defaults, answered 200 pending (§13).
+      // The pod's 409 is swallowed: the record is overwritten with defaults, answered 200 pending
+      // (docs/design/02-orchard-real-behaviour.md#13).
       Object.assign(existing, { cpu: '4', memory: '16Gi', status: 'pending', statusMessage: '', createTimeoutS: timeoutS });
       setTimeout(() => {
         if (existing.status === 'pending') existing.status = 'ready';
@@ -441,7 +448,7 @@ export class FakeOrchard {
     if (this.sandboxes.get(sandbox.id) !== sandbox) return; // deleted before it booted
     const template = this.#options.images[sandbox.image];
     if (template === undefined) {
-      // ErrImagePull / ImagePullBackOff: the pod stays Pending, and the orchestrator says nothing (§4).
+      // ErrImagePull / ImagePullBackOff: the pod stays Pending, the orchestrator says nothing (docs/design/02-orchard-real-behaviour.md#4).
       if (this.#options.reportPullErrors) sandbox.statusMessage = `ImagePullBackOff: Back-off pulling image "${sandbox.image}"`;
       return;
     }
@@ -502,7 +509,7 @@ export class FakeOrchard {
       if (sandbox.status !== 'ready') return notFound(`Sandbox ${id} agent not ready`);
     }
     const input = (body ?? {}) as Record<string, unknown>;
-    // A list is joined with spaces, unquoted (§16).
+    // A list is joined with spaces, unquoted (docs/design/02-orchard-real-behaviour.md#16).
     const command = Array.isArray(input.command) ? input.command.join(' ') : input.command;
     if (typeof command !== 'string') return { status: 422, body: { detail: [{ loc: ['body', 'command'], msg: 'Field required' }] } };
     const timeoutS = typeof input.timeout_seconds === 'number' ? input.timeout_seconds : 300;
@@ -570,7 +577,7 @@ export class FakeOrchard {
     (child.stdio[3] as NodeJS.ReadableStream | null)?.on('data', (chunk: Buffer) => status.push(chunk));
     let timedOut = false;
     const timer = setTimeout(() => {
-      // killpg(getpgid(child)) in a pod is the pod's own group: everything dies (§1).
+      // killpg(getpgid(child)) in a pod is the pod's own group: everything dies (docs/design/02-orchard-real-behaviour.md#1).
       timedOut = true;
       this.killSandbox(sandbox.id, 'pod failed: its main process was killed');
     }, timeoutS * 1000);
@@ -598,7 +605,7 @@ export class FakeOrchard {
       this.#complete(job, { exit_code: null, error: `Agent request failed: ${rawStderr.slice(-200) || 'no status'}` });
       return;
     }
-    // The orchestrator calls any exit 124 a timeout (§1).
+    // The orchestrator calls any exit 124 a timeout (docs/design/02-orchard-real-behaviour.md#1).
     this.#complete(job, { exit_code: code, error: code === 124 ? `Command timed out after ${timeoutS}s` : null });
   }
 
@@ -610,7 +617,7 @@ export class FakeOrchard {
     job.finish();
   }
 
-  /** `cd /workspace`, the patch through a heredoc ending in PATCH_EOF, `git apply` (§15). */
+  /** `cd /workspace`, the patch through a heredoc ending in PATCH_EOF, `git apply` (docs/design/02-orchard-real-behaviour.md#15). */
   async #applyPatch(id: string, body: unknown): Promise<Answer> {
     const sandbox = this.sandboxes.get(id);
     if (!sandbox) return notFound(`Sandbox ${id} not found`);
@@ -662,7 +669,7 @@ export class FakeOrchard {
     const names = (await readdir(target)).sort();
     const files = [];
     for (const name of names) {
-      // stat() follows links: one dangling link fails the whole listing (§6).
+      // stat() follows links: one dangling link fails the whole listing (docs/design/02-orchard-real-behaviour.md#6).
       const entry = await stat(join(target, name)).catch(() => undefined);
       if (!entry) {
         if (await lstat(join(target, name)).catch(() => undefined)) return this.#agentError(sandbox, 'list', 500, 'Internal Server Error');
@@ -673,7 +680,10 @@ export class FakeOrchard {
     return { status: 200, body: { path, files } };
   }
 
-  /** The agent's error as the orchestrator passes it on: always a 500 (§5), and the connection goes stale (§7). */
+  /**
+   * The agent's error as the orchestrator passes it on: always a 500, and the connection goes stale
+   * (docs/design/02-orchard-real-behaviour.md#5, #7).
+   */
   #agentError(sandbox: FakeSandbox, what: 'download' | 'list', status: number, text: string): Answer {
     sandbox.staleConnection = true;
     return { status: 500, body: { detail: `Agent ${what} failed (HTTP ${status}): ${text}` } };
@@ -730,9 +740,9 @@ function killSessions(sessions: Set<number>): void {
 }
 
 /**
- * What Orchard's agent does to stderr under `login_shell` (§2): drops job-control noise and
- * tracebacks (keeping a final line other than ModuleNotFoundError/ImportError), every blank line,
- * and the trailing newline.
+ * What Orchard's agent does to stderr under `login_shell` (docs/design/02-orchard-real-behaviour.md#2): drops
+ * job-control noise and tracebacks (keeping a final line other than ModuleNotFoundError/ImportError),
+ * every blank line, and the trailing newline.
  */
 export function filterLoginStderr(text: string): string {
   const kept: string[] = [];

@@ -1,6 +1,6 @@
 /**
  * A fake vLLM pooling server (`vllm serve --runner pooling`), after vLLM's current documented
- * protocol (value-models-2026.md §1):
+ * protocol (docs/design/06-value-model-servers.md#4, #5, #6):
  * - `GET /v1/models`: the served model with its `max_model_len`;
  * - `POST /classify` `{model, input, use_activation, truncate_prompt_tokens, truncation_side, ...}`:
  *   validated like vLLM's pydantic model (extra fields are refused, `normalize` names
@@ -8,7 +8,7 @@
  *   the activation follows `problem_type` (sigmoid for multi-label or one label, softmax otherwise)
  *   unless `use_activation: false`;
  * - `POST /score` `{model, queries, documents}` for one-label heads (`text_1`/`text_2` refused).
- * What a real vLLM did (value-models-2026.md §1.7), reproduced here:
+ * What a real vLLM did (docs/design/06-value-model-servers.md#8), reproduced here:
  * - `truncate_prompt_tokens` equal to `max_model_len` never answers (one less works);
  * - `/score` takes text only: token ids answer 400 "Input should be a valid string" (pydantic's
  *   message for each alternative of the field's type); query and document are tokenized apart;

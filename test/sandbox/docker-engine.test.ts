@@ -2,7 +2,7 @@
  * The docker provider against engines: the fake daemon always, and a real Docker engine when
  * WINNOWER_DOCKER_HOST names its socket (.ci/run starts dockerd and imports the base image; see
  * docker-targets.ts). The same assertions hold on both: this is what keeps the fake honest about
- * the engine behaviours of ../shared/design/docker-real.md (kill race, OOM, ownership, binds).
+ * the engine behaviours of docs/design/03-docker-engine.md (kill race, OOM, ownership, binds).
  * With a real engine the sandbox conformance suite runs against it too; those tests carry
  * `[docker-engine]`, and .ci/run fails when it started an engine and none of them ran.
  */
@@ -110,7 +110,7 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
 
   it('docker 20.10 answers copyUIDGID with a numeric container user by a 500 (why the provider writes owners into the tar)', async () => {
     const described = await provider().describe();
-    // Later engines parse a numeric uid:gid (../shared/design/docker-real.md, D2).
+    // Later engines parse a numeric uid:gid (docs/design/03-docker-engine.md#2).
     const is2010 = String(described.engine).startsWith('Docker 20.10.');
     // The container's own user is 0:0 (the sandbox user is set per exec).
     const sandbox = await provider().create({ image: target.contractImage });

@@ -1,5 +1,5 @@
 /**
- * One test per behaviour of shared/design/orchard-real-behaviour.md (§N in each name): first the
+ * One test per entry of docs/design/02-orchard-real-behaviour.md (§N in each name is entry N): first the
  * fake is shown to behave as the real orchestrator does (raw REST calls), then the provider is
  * shown to handle it.
  */
@@ -177,7 +177,7 @@ describe('§5 "not a file" and "not a directory" are 500s; 400 means not ready',
       status: 500,
       json: { detail: 'Agent download failed (HTTP 400): {"detail":"Not a file: /testbed"}' },
     });
-    await api('GET', `/sandboxes/${id}/files?path=/testbed/a.txt`); // the stale connection of §7
+    await api('GET', `/sandboxes/${id}/files?path=/testbed/a.txt`); // the stale connection of docs/design/02-orchard-real-behaviour.md#7
     expect((await api('GET', `/sandboxes/${id}/files/list?path=/testbed/a.txt`)).json.detail).toContain('Not a directory: /testbed/a.txt');
     fake.killSandbox(id);
     expect((await api('GET', `/sandboxes/${id}/files?path=/testbed/a.txt`)).status).toBe(400);

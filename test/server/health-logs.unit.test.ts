@@ -1,4 +1,4 @@
-/** Health probes and metric scrapes log nothing at info level; other requests still do (defects-found.md D13). */
+/** Health probes and metric scrapes log nothing at info level; other requests still do (docs/design/05-defects-found.md#D13). */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './test-app.js';

@@ -1,5 +1,5 @@
 /**
- * Where a request may point the server (defects-found.md D8): odd `repo.url` values are a 400
+ * Where a request may point the server (docs/design/05-defects-found.md#D8): odd `repo.url` values are a 400
  * naming the field at submit, whatever the configuration; `server.repo_hosts` and
  * `server.policy_hosts`, when set, confine clones and policy calls to the hosts they list.
  */

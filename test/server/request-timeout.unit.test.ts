@@ -1,7 +1,7 @@
 /**
  * A request whose body never finishes is answered 408 and its socket closed once
- * server.request_timeout_s has passed, with and without API keys (defects-found.md D7: without
- * keys such connections were held open indefinitely). Over a raw socket, since `inject()` has none.
+ * server.request_timeout_s has passed, with and without API keys (docs/design/05-defects-found.md#D7:
+ * without keys such connections were held open indefinitely). Over a raw socket, since `inject()` has none.
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

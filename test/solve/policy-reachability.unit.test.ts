@@ -1,6 +1,6 @@
 /**
  * A job whose policy server cannot be reached fails once, at once, naming policy.url, before any
- * rollout or sandbox (defects-found.md D8: all 8 rollouts started and each failed on ECONNREFUSED).
+ * rollout or sandbox (docs/design/05-defects-found.md#D8: all 8 rollouts started and each failed on ECONNREFUSED).
  * A server that answers at all, even 404 to GET /models, counts as reachable.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

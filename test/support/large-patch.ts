@@ -1,5 +1,5 @@
 /**
- * The patch of issue 18 item 1 (defects-found.md D1): one new file of 300,000 lines, about 2.3 MB,
+ * The patch of issue 18 item 1 (docs/design/05-defects-found.md#D1): one new file of 300,000 lines, about 2.3 MB,
  * under the 4 MiB patch and trajectory caps. Every line is a change, so code that spreads a
  * file's lines into call arguments overflows the stack on it.
  */

@@ -1,7 +1,7 @@
 /**
  * A test double of Orchard's PTY process handles (`orchard_env.client.process`: `ContainerProcess`,
- * `AsyncContainerProcess`), from their published behaviour (shared/design/orchard-real-behaviour.md
- * §19.3a): the URL is `ws(s)://<base>/sandboxes/{id}/exec/pty?api_key=<key>`; the async handle also
+ * `AsyncContainerProcess`), from their published behaviour
+ * (docs/design/01-orchard-env-api.md#10): the URL is `ws(s)://<base>/sandboxes/{id}/exec/pty?api_key=<key>`; the async handle also
  * sends `X-API-Key` (its aiohttp session's header); a browser-style client puts the key in
  * `Sec-WebSocket-Protocol: api_key.<key>`. Right after connecting it sends the init frame
  * `{type:"init", cmd, env, cwd, rows, cols, login_shell}` (`env` always an object, `cmd` a list: the

@@ -1,7 +1,7 @@
 /**
  * Test doubles of Orchard Env's Python SDK (`orchard_env.client.sandbox_client`): `SandboxClient`
  * and `AsyncSandboxClient` with their sandbox instances, written from the SDK's published behaviour
- * (shared/design/orchard-real-behaviour.md §19.2, §19.3) so that the requests `winnower sandbox
+ * (docs/design/01-orchard-env-api.md#8, #9, #3) so that the requests `winnower sandbox
  * serve` gets are the SDK's, byte for byte where it matters:
  * - exec always sends `timeout_seconds`, `cwd` and `env`, as JSON null when unset; it POSTs with
  *   `wait: true` first (even for `wait=False`) and, on any error, POSTs again without `wait`, then

@@ -1,4 +1,7 @@
-/** `winnower train --rollouts` reads its inputs under the same --source-from rule as `winnower rerank --candidates` (defects-found.md D9). */
+/**
+ * `winnower train --rollouts` reads its inputs under the same --source-from rule as `winnower rerank --candidates`
+ * (docs/design/05-defects-found.md#D9).
+ */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

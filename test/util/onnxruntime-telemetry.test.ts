@@ -1,7 +1,7 @@
 /**
  * Loading the ONNX scorer leaves nothing behind and calls no one: onnxruntime-node 1.30's telemetry
  * (an empty /tmp/mat-debug-<pid>.log per process, a device id under ~/.cache/Microsoft, uploads to
- * Microsoft) stays off (defects-found.md D13). A child process with its own HOME and TMPDIR, and
+ * Microsoft) stays off (docs/design/05-defects-found.md#D13). A child process with its own HOME and TMPDIR, and
  * none of the CI variables onnxruntime itself reads as "off", loads the bundled model and scores.
  */
 import { execFile } from 'node:child_process';
