@@ -7,7 +7,7 @@
  *   directly on a host checkout of the same repository (budget ≤ 1.5×);
  * - `winnower sandbox serve`: `POST /sandboxes/{id}/exec {"command":"true","wait":true}`, median of
  *   30, against the real Orchard agent's 15–23 ms on this kind of machine
- *   (../shared/design/orchard-real-behaviour.md §19.3b; budget ≤ 1.0× its figure).
+ *   (docs/design/01-orchard-env-api.md#11; budget ≤ 1.0× its figure).
  * Each sandbox row is measured with the resident exec agent (the default, "after") and with a
  * bwrap per exec (`sandbox.settings.exec: launch`, "before").
  *
@@ -38,7 +38,7 @@ const FILES = Number(args.files);
 const EXECS = Number(args.execs);
 const GIT = Number(args.git);
 const SERVE = Number(args.serve);
-/** The real Orchard orchestrator + in-pod agent, `exec true`, median of 30 (orchard-real-behaviour.md §19.3b). */
+/** The real Orchard orchestrator + in-pod agent, `exec true`, median of 30 (docs/design/01-orchard-env-api.md#11). */
 const ORCHARD_MS = { low: 15, high: 23 };
 type Mode = 'agent' | 'launch';
 const MODES: Mode[] = ['agent', 'launch'];
@@ -264,7 +264,7 @@ async function main(): Promise<void> {
     }
     say();
     say(
-      'The Orchard figure is not re-measured here (its stack is not on this machine): it is the one recorded in ../shared/design/orchard-real-behaviour.md §19.3b for this kind of machine at load 10–13, so that ratio is against a fixed number, not a baseline run beside it.',
+      'The Orchard figure is not re-measured here (its stack is not on this machine): it is the one recorded in docs/design/01-orchard-env-api.md#11 for this kind of machine at load 10–13, so that ratio is against a fixed number, not a baseline run beside it.',
     );
   } finally {
     for (const sandbox of sandboxes.values()) await sandbox.close().catch(() => undefined);

@@ -235,7 +235,7 @@ async function main(): Promise<void> {
     }
     say('## For scale');
     say();
-    say('Orchard Env (Kubernetes) publishes 0.28 s mean exec and 11.75 s mean create; design/local-sandbox.md measured');
+    say('Orchard Env (Kubernetes) publishes 0.28 s mean exec and 11.75 s mean create; docs/design/04-local-sandbox.md#10 has');
     say('12.8 ms p50 for a fresh hardened bwrap per call and 4.0 ms for plain spawn on this kind of machine.');
   } finally {
     await provider.close();
