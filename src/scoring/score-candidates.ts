@@ -31,7 +31,7 @@ export const DEFAULT_TEMPLATE = 'judge-v1';
 
 /**
  * Share of the budget left free when tokens are estimated (no tokenizer on the client): the
- * estimate was off by −3.5% to +6.5% against vLLM's own count (value-models-2026.md §1.7).
+ * estimate was off by −3.5% to +6.5% against vLLM's own count (docs/design/06-value-model-servers.md#8).
  */
 export const ESTIMATE_MARGIN = 0.08;
 export const DEFAULT_PATCH_TEMPLATE = 'patch-v1';

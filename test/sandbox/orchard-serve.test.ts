@@ -2,8 +2,10 @@
  * `winnower sandbox serve` (src/sandbox/serve) backed by the local bubblewrap provider:
  * - the loop test: winnower's own orchard provider passes the sandbox conformance suite against it;
  * - doubles of Orchard's sync and async SDK clients (test/support/orchard-sdk-client.ts) run every
- *   call shape of §19 against it, JSON nulls included, and its documented error cases;
- * - the wire rules of shared/design/orchard-real-behaviour.md §19.1 and the TTL/heartbeat semantics of §10;
+ *   call shape of docs/design/01-orchard-env-api.md#3 against it, JSON nulls (#9) included, and its
+ *   documented error cases;
+ * - the wire rules of docs/design/01-orchard-env-api.md#7 and the TTL/heartbeat semantics of
+ *   docs/design/02-orchard-real-behaviour.md#10;
  * - the same API mounted in `winnower serve` under a prefix.
  */
 import { execFileSync } from 'node:child_process';

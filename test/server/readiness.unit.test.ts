@@ -1,6 +1,6 @@
 /**
- * Readiness includes one cheap scorer probe (defects-found.md D10: /readyz said ready while the vLLM
- * scorer hung or answered garbage, and every /score then waited out the scorer's 60 s deadline).
+ * Readiness includes one cheap scorer probe (docs/design/05-defects-found.md#D10: /readyz said ready while
+ * the vLLM scorer hung or answered garbage, and every /score then waited out the scorer's 60 s deadline).
  * The scorer here keeps a 60 s deadline of its own: /score answering at all within the test's
  * time means it failed fast on the probe's verdict.
  */

@@ -189,7 +189,7 @@ export class LocalImages {
    * Before a fresh rootfs is shared, one writable one-off in it: bwrap makes the folders every exec
    * mounts over (it cannot in a read-only root; done by bwrap as the sandbox user, not by us as
    * root, since a symlink in the image could lead them out), and the git index of the default
-   * repository directories is refreshed as the sandbox user sees the files (pitfall 3).
+   * repository directories is refreshed as the sandbox user sees the files (docs/design/04-local-sandbox.md#3).
    */
   async #finalize(rootfs: string, config: ImageConfig, signal: AbortSignal): Promise<void> {
     // Files of the cache belong to the sandbox user on the host: a setuid one would let any host

@@ -104,7 +104,7 @@ class OrchardProvider extends BaseProvider<OrchardSandbox> {
   readonly name = 'orchard';
   readonly #settings: Required<Omit<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes' | 'patch' | 'activate'>> &
     Pick<OrchardProviderSettings, 'apiKey' | 'dispatcher' | 'maxResponseBytes' | 'activate'>;
-  /** Images whose create already ran into its timeout once (a second 408 is not retryable: §4). */
+  /** Images whose create already ran into its timeout once (a second 408 is not retryable: docs/design/02-orchard-real-behaviour.md#4). */
   readonly #slowImages = new Set<string>();
   readonly #patch: PatchPolicy;
   #client: OrchardClient | undefined;
@@ -198,7 +198,7 @@ class OrchardProvider extends BaseProvider<OrchardSandbox> {
     const body: Record<string, unknown> = {
       image: spec.image,
       block_network: spec.network !== true,
-      // An integer field on the server: pydantic v2 answers 422 to 1.5 (§14).
+      // An integer field on the server: pydantic v2 answers 422 to 1.5 (docs/design/02-orchard-real-behaviour.md#14).
       timeout: Math.ceil(this.#settings.createTimeoutS),
     };
     if (spec.cpu !== undefined) body.cpu = Number.isInteger(spec.cpu) ? String(spec.cpu) : `${Math.max(1, Math.round(spec.cpu * 1000))}m`;
@@ -274,7 +274,7 @@ class OrchardProvider extends BaseProvider<OrchardSandbox> {
 
   /**
    * GET /sandboxes/{id}/wait, in slices, until ready. Between slices the status message is read:
-   * a pod stuck pulling its image stays `pending` (the server never fails it, §4), so a pull error
+   * a pod stuck pulling its image stays `pending` (the server never fails it: docs/design/02-orchard-real-behaviour.md#4), so a pull error
    * there fails the create at once with its reason. 408 at the end, failed or gone →
    * WNW_ERR_SBX_CREATE; a second 408 for the same image is not retryable.
    */
