@@ -10,6 +10,7 @@ import { registerDemoCommand } from './demo.js';
 import { registerHarnessCommand } from './harness.js';
 import { registerInspectCommand } from './inspect.js';
 import { registerJobsCommand } from './jobs.js';
+import { registerPolicyCommand } from './policy.js';
 import { registerRerankCommand } from './rerank.js';
 import { registerSandboxCommand } from './sandbox-run.js';
 import { registerSandboxServeCommand } from './sandbox-serve.js';
@@ -32,6 +33,7 @@ registerHarnessCommand(program);
 registerTrainCommand(program, tinyModelDir());
 registerBenchCommand(program);
 registerJobsCommand(program);
+registerPolicyCommand(program);
 
 try {
   await program.parseAsync(process.argv);
