@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { Strategy } from '../types/selection.js';
+import { GitRef } from '../types/task.js';
 import { PolicyOptions } from '../rollout/policy/policy-options.js';
 
 /** Longest time limit a request may set (one day): timers past 2^31 ms fire at once. */
@@ -167,7 +168,7 @@ export const SolveRequest = z
       .strictObject({
         url: z.string().min(1).optional(),
         path: z.string().min(1).optional(),
-        commit: z.string().min(1).optional(),
+        commit: GitRef.optional(),
       })
       .refine((repo) => (repo.url === undefined) !== (repo.path === undefined), { message: 'give exactly one of url or path' })
       .optional(),

@@ -1,5 +1,19 @@
 import { z } from 'zod';
 
+/** The longest git ref (commit, branch, tag, `HEAD~2`) a task may name; real ones are under 100 characters. */
+export const MAX_GIT_REF_CHARS = 256;
+
+/**
+ * A git ref as a request gives it. It reaches git as one argument, so a NUL byte, a control
+ * character or a very long one would fail only there, in every rollout (docs/api.md).
+ */
+export const GitRef = z
+  .string()
+  .min(1)
+  .max(MAX_GIT_REF_CHARS, `a git ref has at most ${MAX_GIT_REF_CHARS} characters`)
+  // eslint-disable-next-line no-control-regex
+  .regex(/^[^\u0000-\u001f\u007f]*$/, 'a git ref may not hold NUL, line breaks or other control characters');
+
 /** Where a task's repository comes from: a git URL or a local checkout, at a base commit. */
 export const RepoSource = z
   .object({
@@ -10,7 +24,7 @@ export const RepoSource = z
     /** `owner/name`, e.g. `django/django` (used for per-repository metrics). */
     name: z.string().min(1).optional(),
     /** Commit to start from; HEAD of the checkout when absent. */
-    base_commit: z.string().min(1).optional(),
+    base_commit: GitRef.optional(),
   })
   .refine((r) => r.url !== undefined || r.path !== undefined || r.name !== undefined, {
     message: 'repo needs one of url, path or name',

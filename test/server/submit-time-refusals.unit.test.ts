@@ -1,0 +1,77 @@
+/**
+ * Inputs that once passed the submit check and failed only later, inside every rollout or every
+ * git call, are a 400 at submit naming the field (issue 27): a git ref with a NUL byte or of
+ * 200,000 characters, an API key that cannot be sent in a header, `"stop_rule": null`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gitRepo } from './git-repo.js';
+import { startTestApp, type TestApp } from './test-app.js';
+
+const PATCH = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
+const recording = { id: 'r', instance_id: 'i', source: 's', messages: [{ role: 'assistant', content: 'done' }] };
+
+describe('refused at submit, naming the field', () => {
+  let scratch: string;
+  let repo: string;
+  let server: TestApp;
+
+  beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'wnw-submit-'));
+    repo = gitRepo(join(scratch, 'repo'));
+    server = await startTestApp();
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const solveBody = (extra: Record<string, unknown>) => ({
+    issue: 'x should be 2',
+    repo: { path: repo },
+    n: 1,
+    policy: { kind: 'replay', recordings: [recording] },
+    scoring: { enabled: false },
+    ...extra,
+  });
+
+  async function refused(url: string, payload: Record<string, unknown>, field: string) {
+    const response = await server.app.inject({ method: 'POST', url, payload });
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(400);
+    const { error } = response.json();
+    expect(error.code).toBe('WNW_ERR_INPUT_INVALID');
+    expect(error.details.field).toBe(field);
+    expect(error.message.startsWith(`${field}:`), error.message).toBe(true);
+    return error as { message: string };
+  }
+
+  const badRefs: Array<[string, string]> = [
+    ['a NUL byte', 'HEAD\u0000'],
+    ['a line break', 'main\nHEAD'],
+    ['an escape character', 'ma\u001bin'],
+    ['200,000 characters', 'a'.repeat(200_000)],
+    ['257 characters', 'a'.repeat(257)],
+  ];
+
+  // A URL: nothing on the host would look at the commit before the rollouts clone it.
+  it.each(badRefs)('refuses a /solve repo.commit with %s', async (_, commit) => {
+    const error = await refused('/solve', solveBody({ repo: { url: 'https://git.example.com/r.git', commit } }), 'body.repo.commit');
+    expect(error.message).toMatch(/git ref/);
+  });
+
+  it.each(badRefs)('refuses a /rerank and /score task.repo.base_commit with %s', async (_, base_commit) => {
+    const task = { instance_id: 'demo__demo-1', problem_statement: 'x', repo: { path: repo, base_commit } };
+    for (const url of ['/rerank', '/score'])
+      expect((await refused(url, { task, candidates: [{ id: 'a', patch: PATCH }] }, 'body.task.repo.base_commit')).message).toMatch(
+        /git ref/,
+      );
+  });
+
+  it('accepts a git ref of 256 characters at the schema, and names it only when the repository lacks it', async () => {
+    const error = await refused('/solve', solveBody({ repo: { path: repo, commit: 'a'.repeat(256) } }), 'body.repo.commit');
+    expect(error.message).toContain('not found in');
+  });
+});
