@@ -6,12 +6,13 @@
  * streams answers as SSE when asked, and enforces the call and token budgets: past one, or on an
  * upstream failure, it stops the rollout (`onStop`) and refuses further calls.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toWinnowerError, type WinnowerError } from '../../errors.js';
+import { secretMatcher } from '../../util/secret-compare.js';
 import { answerFromMessage } from './from-chat-message.js';
 import { PROTOCOLS, toolNamesOf, usageOf, type HarnessProtocol } from './protocols.js';
 import { sseEvents } from './sse-writer.js';
@@ -128,9 +129,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
 
-  const expected = Buffer.from(token);
-  const matches = (given: unknown): boolean =>
-    typeof given === 'string' && given.length === token.length && timingSafeEqual(Buffer.from(given), expected);
+  const matches = secretMatcher([token]);
   const authorized = (request: IncomingMessage): boolean => {
     const bearer = request.headers.authorization?.startsWith('Bearer ') ? request.headers.authorization.slice('Bearer '.length) : undefined;
     return matches(bearer) || matches(request.headers['x-api-key']);

@@ -1,7 +1,7 @@
 /** API keys: when configured, every route but health checks and routes marked `config.open` needs `Authorization: Bearer <key>` or `X-API-Key`. */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { wnwError } from '../../errors.js';
+import { secretMatcher } from '../../util/secret-compare.js';
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
 
@@ -10,16 +10,6 @@ declare module 'fastify' {
     /** Served without an API key: a route that holds no data (the web inspector's page shell and bundle, src/server/ui). */
     open?: boolean;
   }
-}
-
-const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
-
-/** Compares fixed-length digests against every key, so neither a key's length nor its position shows in the timing. */
-function matches(candidate: string, keys: Buffer[]): boolean {
-  const given = digest(candidate);
-  let found = false;
-  for (const key of keys) found = timingSafeEqual(key, given) || found;
-  return found;
 }
 
 /** The key a request presents: `Authorization: Bearer <key>` (the scheme in any case, RFC 9110) or `X-API-Key`. */
@@ -31,11 +21,11 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 
 export function installAuth(app: FastifyInstance, apiKeys: string[]): void {
   if (apiKeys.length === 0) return;
-  const keys = apiKeys.map(digest);
+  const matches = secretMatcher(apiKeys);
   app.addHook('onRequest', async (request) => {
     if (OPEN_ROUTES.has(request.url.split('?')[0]!) || request.routeOptions.config?.open === true) return;
     const given = presentedKey(request);
     if (!given) throw wnwError('WNW_ERR_AUTH_MISSING', 'API key required: send Authorization: Bearer <key> or X-API-Key');
-    if (!matches(given, keys)) throw wnwError('WNW_ERR_AUTH_INVALID');
+    if (!matches(given)) throw wnwError('WNW_ERR_AUTH_INVALID');
   });
 }
