@@ -8,7 +8,7 @@ import { loadConfig, type WinnowerConfig } from '../config.js';
 import { wnwError } from '../errors.js';
 import { loggerOptions } from '../observability/logger-options.js';
 import { createSandboxProvider } from '../sandbox/registry.js';
-import { orchardEnvApi, type OrchardEnvApiOptions } from '../sandbox/serve/orchard-api.js';
+import { orchardEnvApi, type OrchardEnvApiOptions } from '../sandbox/serve/plugin.js';
 import { requestTimeoutOptions, sandboxApiKey, type SandboxServeConfig } from '../sandbox/serve/serve-config.js';
 import type { SandboxProvider } from '../sandbox/types.js';
 import type { RepoSource } from '../types/task.js';

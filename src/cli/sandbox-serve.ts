@@ -1,5 +1,5 @@
 /**
- * `winnower sandbox serve`: the Orchard Env REST API (src/sandbox/serve/orchard-api.ts) over a
+ * `winnower sandbox serve`: the Orchard Env REST API (src/sandbox/serve/plugin.ts) over a
  * winnower sandbox provider (local bubblewrap by default), so Orchard's SDK, smoke test and
  * training loops run on one machine: point SANDBOX_BASE_URL at it.
  */

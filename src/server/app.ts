@@ -25,7 +25,7 @@ import { harnessRoutes } from './routes/harnesses.js';
 import { adminRoutes } from './routes/admin.js';
 import { rerankRoutes } from './routes/rerank.js';
 import { solveRoutes } from './routes/solve.js';
-import { orchardEnvApi, type OrchardEnvApiOptions } from '../sandbox/serve/orchard-api.js';
+import { orchardEnvApi, type OrchardEnvApiOptions } from '../sandbox/serve/plugin.js';
 import { inspectorRoutes } from './ui/ui-routes.js';
 
 export interface AppDeps {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
-import { orchardEnvApi, type OrchardEnvApiOptions } from '../../src/sandbox/serve/orchard-api.js';
+import { orchardEnvApi, type OrchardEnvApiOptions } from '../../src/sandbox/serve/plugin.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { OrchardSdkClient, type SdkSandbox } from '../support/orchard-sdk-client.js';
 import { PtyProcess, type PtyAuth } from '../support/orchard-pty-client.js';

@@ -20,7 +20,7 @@ import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js'
 import { WinnowerError } from '../../src/errors.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import { createOrchardProvider } from '../../src/sandbox/providers/orchard/provider.js';
-import { orchardEnvApi, type OrchardEnvApiOptions } from '../../src/sandbox/serve/orchard-api.js';
+import { orchardEnvApi, type OrchardEnvApiOptions } from '../../src/sandbox/serve/plugin.js';
 import { sandboxApiKey } from '../../src/sandbox/serve/serve-config.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { buildApp } from '../../src/server/app.js';

@@ -7,7 +7,7 @@ import { connect, type AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
-import { orchardEnvApi } from '../../src/sandbox/serve/orchard-api.js';
+import { orchardEnvApi } from '../../src/sandbox/serve/plugin.js';
 import { requestTimeoutOptions, SandboxServeConfigSchema } from '../../src/sandbox/serve/serve-config.js';
 import { quietLogger } from './local-helpers.js';
 
