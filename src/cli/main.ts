@@ -35,6 +35,37 @@ registerBenchCommand(program);
 registerJobsCommand(program);
 registerPolicyCommand(program);
 
+/**
+ * An unknown command is an error (exit 2), also with --help: commander would print the parent's
+ * help and exit 0 there, and exit 1 without it.
+ */
+function unknownCommand(argv: readonly string[]): string | undefined {
+  let command: Command = program;
+  for (const token of argv) {
+    if (token.startsWith('-') || command.commands.length === 0) return undefined;
+    const next = command.commands.find((candidate) => candidate.name() === token || candidate.aliases().includes(token));
+    if (!next) {
+      if (token === 'help') return undefined;
+      const names = command.commands.map((candidate) => candidate.name()).join(', ');
+      return `unknown command '${[...commandPath(command), token].join(' ')}' (commands: ${names})`;
+    }
+    command = next;
+  }
+  return undefined;
+}
+
+function commandPath(command: Command): string[] {
+  const names: string[] = [];
+  for (let at: Command | null = command; at && at !== program; at = at.parent) names.unshift(at.name());
+  return names;
+}
+
+const unknown = unknownCommand(process.argv.slice(2));
+if (unknown) {
+  console.error(`winnower: ${unknown}; see winnower --help`);
+  process.exit(2);
+}
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
