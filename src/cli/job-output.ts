@@ -115,6 +115,21 @@ function testsCell(candidate: CandidateView, unusable: string | undefined): stri
   return candidate.verify?.status ?? '—';
 }
 
+/**
+ * A name for a candidate in the tables of `winnower solve`: what its patch changes (`+1 -1
+ * durations.py`, `+9 -2 in 3 files`), else its status (no patch, failed, cancelled).
+ */
+export function candidateLabel(candidate: CandidateView): string {
+  if (candidate.status !== 'finished' || !candidate.patch)
+    return candidate.patch === '' && candidate.status === 'finished' ? 'no patch' : candidate.status;
+  const lines = candidate.patch.split('\n');
+  const files = lines.filter((line) => line.startsWith('diff --git ')).map((line) => /^diff --git a\/(.*) b\//.exec(line)?.[1] ?? '?');
+  const added = lines.filter((line) => line.startsWith('+') && !line.startsWith('+++ ')).length;
+  const removed = lines.filter((line) => line.startsWith('-') && !line.startsWith('--- ')).length;
+  const where = files.length === 1 ? files[0] : `in ${files.length} files`;
+  return `+${added} -${removed} ${where}`;
+}
+
 /** The candidates table; `nameOf` labels each candidate (its recording, or its status). */
 export function renderCandidates(job: JobView, nameHeader: string, nameOf: (candidate: CandidateView) => string): string {
   const chosen = job.result?.chosen;

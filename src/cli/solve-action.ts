@@ -7,7 +7,7 @@ import { loadHarnessDefinitions } from '../rollout/harness/harness-definition.js
 import { loadConfig } from '../config.js';
 import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
 import { importTrajectories } from '../formats/index.js';
-import { formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
+import { candidateLabel, formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
 import { checkLocalRepo } from '../server/guards/repo-check.js';
 import { createRuntime } from './runtime.js';
 import { isGitUrl } from './sandbox-run.js';
@@ -120,7 +120,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
     const chosen = job.result?.chosen;
     if (flags.patchOut && chosen)
       writeFileSync(flags.patchOut, chosen.patch_encoding === 'base64' ? Buffer.from(chosen.patch, 'base64') : chosen.patch);
-    const evidence = renderChecks(job, (c) => c.status);
+    const evidence = renderChecks(job, candidateLabel);
     console.log(`\n${renderCandidates(job, 'status', (c) => c.status)}${evidence ? `\n\n${evidence}` : ''}\n\n${renderOutcome(job)}`);
     if (job.status !== 'succeeded') process.exitCode = 1;
   } finally {

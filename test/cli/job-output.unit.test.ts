@@ -1,6 +1,13 @@
 /** Issue 18 items 2 and 3 in the terminal output of `winnower solve` and the demo: one word for an empty patch, other test failures shown. */
 import { describe, expect, it } from 'vitest';
-import { formatEvent, renderCandidates, renderOutcome, type CandidateView, type JobView } from '../../src/cli/job-output.js';
+import {
+  candidateLabel,
+  formatEvent,
+  renderCandidates,
+  renderOutcome,
+  type CandidateView,
+  type JobView,
+} from '../../src/cli/job-output.js';
 
 const tally = (passed: number, failed = 0) => ({ passed, failed, missing: 0 });
 const candidate = (index: number, fields: Partial<CandidateView>): CandidateView => ({
@@ -97,5 +104,15 @@ describe('job output', () => {
     expect(lines[1]).toMatch(/ resolved +1\/1 +0\/0 +2 failed \(exit 1\)$/);
     expect(lines[2]).toMatch(/ resolved +1\/1 +0\/0 +none +✔$/);
     expect(lines[3]).toMatch(/ unparseable patch +— +— +—$/);
+  });
+
+  // Issue 27 item 25: the pass matrix of `winnower solve` named every candidate "finished".
+  it('names a candidate by what its patch changes, else by its status', () => {
+    const one = 'diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
+    const two = `${one}diff --git a/b.py b/b.py\n--- a/b.py\n+++ b/b.py\n@@ -0,0 +1,2 @@\n+y\n+z\n`;
+    expect(candidateLabel(candidate(0, { patch: one }))).toBe('+1 -1 src/a.py');
+    expect(candidateLabel(candidate(1, { patch: two }))).toBe('+3 -1 in 2 files');
+    expect(candidateLabel(candidate(2, { patch: '' }))).toBe('no patch');
+    expect(candidateLabel(candidate(3, { status: 'failed', patch: null }))).toBe('failed');
   });
 });
