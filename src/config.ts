@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { wnwError } from './errors.js';
+import { HeaderSecret } from './http/header-value.js';
 import { PatchConfigSchema } from './sandbox/patch-policy.js';
 import { SandboxServeConfigSchema } from './sandbox/serve/serve-config.js';
 import { LimitsConfig, RetentionConfig } from './server/limits-config.js';
@@ -25,7 +26,7 @@ export const WinnowerConfig = z.strictObject({
       host: z.string().default('127.0.0.1'),
       port: z.number().int().min(0).max(65535).default(8080),
       /** Accepted API keys; empty = no auth (local use). */
-      api_keys: z.array(z.string().min(8)).default([]),
+      api_keys: z.array(HeaderSecret.min(8)).default([]),
       body_limit_bytes: z
         .number()
         .int()
@@ -80,7 +81,7 @@ export const WinnowerConfig = z.strictObject({
     .strictObject({
       url: z.url({ protocol: /^https?$/, error: 'http or https only: the base URL of an OpenAI-compatible server' }).optional(),
       model: z.string().optional(),
-      api_key: z.string().optional(),
+      api_key: HeaderSecret.optional(),
       mode: z.enum(['tools', 'text']).default('tools'),
       /** Whether requests may name their own policy server; turn off on a shared server. */
       allow_request_urls: z.boolean().default(true),

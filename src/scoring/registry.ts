@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { wnwError } from '../errors.js';
+import { HeaderSecret } from '../http/header-value.js';
 import { loadTemplate } from '../serialize/template-registry.js';
 import { isChatTemplate } from '../serialize/template-schema.js';
 import { findChatTemplate, loadChatTemplate } from '../serialize/chat-template.js';
@@ -32,7 +33,7 @@ export const ScorerConfig = z
     kind: z.enum(['scalar', 'judge']).optional(),
     /** Servers: tokenizer.json or its folder, so budgets are counted here and ids are sent (onnx reads its own folder's). */
     tokenizer: z.string().min(1).optional(),
-    apiKey: z.string().min(1).optional(),
+    apiKey: HeaderSecret.min(1).optional(),
     /** Deadline of one request, retries included. */
     timeoutMs: z.number().int().positive().default(60_000),
     /** Extra attempts on transient server failures. */

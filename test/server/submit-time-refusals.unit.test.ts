@@ -7,6 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createOrchardProvider } from '../../src/sandbox/providers/orchard/provider.js';
 import { gitRepo } from './git-repo.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
@@ -73,5 +75,72 @@ describe('refused at submit, naming the field', () => {
   it('accepts a git ref of 256 characters at the schema, and names it only when the repository lacks it', async () => {
     const error = await refused('/solve', solveBody({ repo: { path: repo, commit: 'a'.repeat(256) } }), 'body.repo.commit');
     expect(error.message).toContain('not found in');
+  });
+
+  const badKeys: Array<[string, string]> = [
+    ['a NUL byte', 'sk-\u0000abc'],
+    ['a CR', 'sk-abc\r'],
+    ['a LF', 'sk-abc\nX-Injected: 1'],
+    ['a tab', 'sk-\tabc'],
+  ];
+  const openai = (api_key: string) => ({ kind: 'openai', url: 'http://127.0.0.1:9/v1', model: 'm', api_key });
+
+  it.each(badKeys)('refuses a policy.api_key with %s, wherever a policy is named', async (_, key) => {
+    for (const [extra, field] of [
+      [{ policy: openai(key) }, 'body.policy.api_key'],
+      [{ policy: { kind: 'anthropic', url: 'http://127.0.0.1:9/v1', model: 'm', api_key: key } }, 'body.policy.api_key'],
+      [{ policies: [{ n: 1, policy: openai(key) }] }, 'body.policies.0.policy.api_key'],
+      [
+        { verify: { enabled: true, test_command: 'true', reproduction: { n: 1, policy: openai(key) } } },
+        'body.verify.reproduction.policy.api_key',
+      ],
+    ] as const) {
+      const error = await refused('/solve', solveBody(extra), field);
+      expect(error.message).toContain('HTTP header');
+      // The key itself is never echoed back.
+      expect(error.message).not.toContain(key);
+    }
+  });
+
+  it('accepts an ordinary API key', async () => {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/solve',
+      payload: solveBody({ policy: openai('sk-proj_AB-12.x~=') }),
+    });
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(202);
+    await server.jobs.cancel(response.json().job_id).catch(() => undefined);
+  });
+});
+
+describe('API keys in the config that no header could carry', () => {
+  const refusedConfig = (env: Record<string, string>, field: string) =>
+    expect(() => loadConfig({ env })).toThrow(expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field } }));
+
+  it.each([
+    ['WINNOWER_POLICY_KEY', 'policy.api_key'],
+    ['WINNOWER_SCORER_KEY', 'scorer.api_key'],
+  ])('refuses %s with a line break, naming %s', (name, field) => {
+    refusedConfig({ [name]: 'sk-abc\nX-Injected: 1' }, field);
+    refusedConfig({ [name]: 'sk-\u0000abc' }, field);
+    expect(() => loadConfig({ env: { [name]: 'sk-abc-123' } })).not.toThrow();
+  });
+
+  it('refuses a server API key that no client could send', () => {
+    refusedConfig({ WINNOWER_API_KEYS: 'good-key-1234,bad-key\u00001234' }, 'server.api_keys.1');
+    expect(loadConfig({ env: { WINNOWER_API_KEYS: 'good-key-1234' } }).server.api_keys).toEqual(['good-key-1234']);
+  });
+
+  it('refuses a sandbox API key with a line break: the one sandbox serve requires and the one sent to Orchard', () => {
+    expect(() => loadConfig({ env: {}, overrides: { sandbox: { serve: { api_key: 'key-123\nX: 1' } } } })).toThrow(
+      expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'sandbox.serve.api_key' } }),
+    );
+    expect(() => createOrchardProvider({ apiKey: 'key-123\r\n' })).toThrow(
+      expect.objectContaining({
+        code: 'WNW_ERR_CFG_INVALID',
+        details: expect.objectContaining({ field: expect.stringMatching(/^sandbox\.settings\.api_?key$/i) }),
+      }),
+    );
+    expect(() => createOrchardProvider({ apiKey: 'key-123' })).not.toThrow();
   });
 });

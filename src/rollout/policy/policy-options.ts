@@ -1,5 +1,6 @@
 /** How a request names its policy: an OpenAI-compatible server, an Anthropic Messages server (harnesses only), or recordings to replay. */
 import { z } from 'zod';
+import { HeaderSecret } from '../../http/header-value.js';
 import { Trajectory } from '../../types/trajectory.js';
 
 /** A recording to replay: a trajectory (unknown top-level keys refused) with at least one assistant turn. */
@@ -16,7 +17,8 @@ export const PolicyOptions = z.discriminatedUnion('kind', [
       error: 'http or https only: the base URL of an OpenAI-compatible server, e.g. http://localhost:30000/v1',
     }),
     model: z.string().min(1),
-    api_key: z.string().optional(),
+    /** Sent as a header (Bearer, or x-api-key), so visible ASCII only (src/http/header-value.ts). */
+    api_key: HeaderSecret.optional(),
     temperature: z.number().min(0).max(2).default(0.7),
     top_p: z.number().gt(0).max(1).default(1),
     max_tokens: z.number().int().positive().default(4096),
@@ -34,7 +36,8 @@ export const PolicyOptions = z.discriminatedUnion('kind', [
       error: 'http or https only: the base URL of an Anthropic Messages server, e.g. https://api.anthropic.com/v1',
     }),
     model: z.string().min(1),
-    api_key: z.string().optional(),
+    /** Sent as a header (Bearer, or x-api-key), so visible ASCII only (src/http/header-value.ts). */
+    api_key: HeaderSecret.optional(),
     /** Set on every call when given; otherwise the harness's own choice stands. */
     temperature: z.number().min(0).max(1).optional(),
     timeout_s: z.number().positive().max(86_400).default(600),

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
+import { HeaderSecret } from '../../http/header-value.js';
 import { requestTimeoutOptions as serverRequestTimeoutOptions } from '../../server/plugins/request-timeout.js';
 
 export const SandboxServeConfigSchema = z.strictObject({
@@ -21,7 +22,7 @@ export const SandboxServeConfigSchema = z.strictObject({
   /** Commit of `repo` to start from (default HEAD). */
   commit: z.string().min(1).optional(),
   /** Required as X-API-Key (default: env SANDBOX_API_KEY). */
-  api_key: z.string().min(1).optional(),
+  api_key: HeaderSecret.min(1).optional(),
   /** Honour `block_network: false` (default false: every sandbox is offline). */
   allow_network: z.boolean().optional(),
   max_sandboxes: z.number().int().positive().optional(),

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../../errors.js';
+import { HeaderSecret } from '../../../http/header-value.js';
 import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
 import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
 import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
@@ -70,7 +71,7 @@ const MAX_JITTER_MS = 1_000;
 
 const SettingsSchema = z.strictObject({
   baseUrl: z.url().optional(),
-  apiKey: z.string().optional(),
+  apiKey: HeaderSecret.optional(),
   workdir: z.string().startsWith('/').optional(),
   createTimeoutS: z.number().positive().optional(),
   heartbeatIntervalMs: z.number().int().nonnegative().optional(),
