@@ -18,6 +18,7 @@ import { registerHarnessCommand } from '../../src/cli/harness.js';
 import { registerInspectCommand } from '../../src/cli/inspect.js';
 import { registerJobsCommand } from '../../src/cli/jobs.js';
 import { tinyModelDir } from '../../src/cli/option-values.js';
+import { registerPolicyCommand } from '../../src/cli/policy.js';
 import { registerRerankCommand } from '../../src/cli/rerank.js';
 import { registerSandboxCommand } from '../../src/cli/sandbox-run.js';
 import { registerSandboxServeCommand } from '../../src/cli/sandbox-serve.js';
@@ -65,6 +66,7 @@ function program(): Command {
   registerTrainCommand(root, tinyModelDir());
   registerBenchCommand(root);
   registerJobsCommand(root);
+  registerPolicyCommand(root);
   return root;
 }
 
