@@ -54,7 +54,7 @@ export const Priors = z.strictObject({
   /**
    * Per configuration on one repository (`<config key>\u0000<owner/name>`). Recorded for
    * inspection; not used for ranking: cross-fitted on the ACR/SWE-agent Lite runs they lowered
-   * the headroom closed (README, "Own history").
+   * the headroom closed (docs/training.md, "Own history").
    */
   repos: z.record(z.string(), PriorCount),
 });

@@ -9,7 +9,7 @@
  * With two candidates agreement is symmetric, so the choice falls to the smaller patch.
  * With own-history priors (selector.json `priors`, from `winnower train` on labelled runs of the
  * same configurations), the configuration's shrunk resolve rate comes before agreement: a record
- * of the same agent on other tasks is the evidence that transfers best (README, "Own history").
+ * of the same agent on other tasks is the evidence that transfers best (docs/training.md, "Own history").
  * With fitted trajectory weights (selector.json `trajectory`, from `winnower train` on labelled
  * pools with trajectories), those replace the fixed trajectory prior in the score.
  */
