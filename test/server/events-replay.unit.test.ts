@@ -1,7 +1,8 @@
 /**
  * A job's events are kept with it: a client that connects or reconnects after the job ended, or
  * after a restart, gets the events after its `Last-Event-ID` (all of them without one), with
- * their ids, as it would have live. `Last-Event-ID` is read as decimal digits or not at all.
+ * their ids, as it would have live. `Last-Event-ID` is decimal digits: one past the last event
+ * replays nothing, anything else (`abc`, `-1`, `0x2`) is a 400 naming the header (docs/api.md).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,6 +58,11 @@ describe('SSE replay of stored events', () => {
         expect(response.statusCode).toBe(200);
         return parseSse(response.body);
       },
+      refused: async (jobId: string, lastEventId: string) => {
+        const response = await app.inject({ url: `/jobs/${jobId}/events`, headers: { 'last-event-id': lastEventId } });
+        expect(response.statusCode, response.body).toBe(400);
+        return response.json().error as { code: string; message: string; details: { field: string } };
+      },
       async close() {
         await app.close();
         store.close();
@@ -99,21 +105,50 @@ describe('SSE replay of stored events', () => {
     }
   });
 
-  it.each(['0x2', '1e0', '', '-1', '2.0', '+2', '2abc', '99999999999999999999'])(
-    'ignores a Last-Event-ID that is not decimal digits (%j)',
+  it.each(['0x2', '1e0', '-1', '2.0', '+2', '2abc', 'abc', '1, 2'])(
+    'refuses a Last-Event-ID that is not decimal digits, naming the header (%j)',
     async (header) => {
       const server = await start();
       try {
         const jobId = await finishedJob(server);
-        const events = await server.events(jobId, header);
-        expect(events.map((event) => event.id)).toEqual(TYPES.map((_, index) => index));
+        const error = await server.refused(jobId, header);
+        expect(error.code).toBe('WNW_ERR_INPUT_INVALID');
+        expect(error.details.field).toBe('headers.last-event-id');
+        expect(error.message.startsWith('headers.last-event-id:'), error.message).toBe(true);
       } finally {
         await server.close();
       }
     },
   );
 
-  it.each(['0x2', '1e0'])('ignores a Last-Event-ID that is not decimal digits while the job runs too (%j)', async (header) => {
+  it('reads an empty Last-Event-ID as none, as server-sent events define it: every event', async () => {
+    const server = await start();
+    try {
+      const jobId = await finishedJob(server);
+      expect((await server.events(jobId, '')).map((event) => event.id)).toEqual(TYPES.map((_, index) => index));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each([
+    ['one past the last', String(TYPES.length)],
+    ['2^53 - 1', String(2 ** 53 - 1)],
+    ['2^53', String(2 ** 53)],
+    ['2^53 + 2', String(2 ** 53 + 2)],
+    ['20 digits', '99999999999999999999'],
+    ['400 digits', '9'.repeat(400)],
+  ])('replays nothing for a Last-Event-ID past the last event (%s): the stream resumes after the end', async (_, header) => {
+    const server = await start();
+    try {
+      const jobId = await finishedJob(server);
+      expect(await server.events(jobId, header)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses a Last-Event-ID that is not decimal digits while the job runs too', async () => {
     const server = await start();
     try {
       let open!: () => void;
@@ -123,11 +158,12 @@ describe('SSE replay of stored events', () => {
         await gate;
         return {};
       });
-      const reading = server.events(job.id, header);
-      // Whether the client is in before or after the end, it gets every event.
+      expect((await server.refused(job.id, '0x2')).details.field).toBe('headers.last-event-id');
+      // A client past the last event so far gets the events still to come, none twice.
+      const reading = server.events(job.id, '2');
       await new Promise((resolve) => setTimeout(resolve, 50));
       open();
-      expect((await reading).map((event) => event.id)).toEqual([0, 1, 2, 3]);
+      expect((await reading).map((event) => event.id)).toEqual([3]);
     } finally {
       await server.close();
     }

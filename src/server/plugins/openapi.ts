@@ -19,7 +19,7 @@ const NON_JSON: Record<string, { type: string; description: string }> = {
   '/jobs/{id}/events': {
     type: 'text/event-stream',
     description:
-      'Server-sent events (event: <type>, id: <seq>, data: <JSON>) from job-start to job-finish; with Last-Event-ID (decimal) the events after it. Also after the job ended and after a restart: events are stored with the job',
+      'Server-sent events (event: <type>, id: <seq>, data: <JSON>) from job-start to job-finish; with Last-Event-ID (decimal digits) the events after it, none for one past the last event, and 400 for anything but digits. Also after the job ended and after a restart: events are stored with the job',
   },
   '/metrics': { type: 'text/plain', description: 'Prometheus metrics' },
 };

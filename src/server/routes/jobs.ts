@@ -14,11 +14,24 @@ import { jobSummary, jobView } from '../views/job-view.js';
 
 const Params = z.object({ id: z.string().min(1) });
 
-/** The id a client last saw: decimal digits only (not `0x2`, `1e0` or an empty value); anything else is ignored, and the stream starts from the first event. */
+/**
+ * The id a client last saw, -1 for none (no header, or an empty one: an empty id is no id in
+ * server-sent events). Decimal digits of any length; one at or past 2^53 is past every event a
+ * job can have, so nothing is replayed. Anything else would silently replay the whole stream, so
+ * every event twice: a 400 naming the header (docs/api.md).
+ */
 function lastEventId(header: string | string[] | undefined): number {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined || !/^\d{1,15}$/.test(value.trim())) return -1;
-  return Number(value.trim());
+  const value = (Array.isArray(header) ? header.join(', ') : header)?.trim();
+  if (value === undefined || value === '') return -1;
+  if (!/^\d+$/.test(value)) {
+    throw wnwError(
+      'WNW_ERR_INPUT_INVALID',
+      'headers.last-event-id: not an event id (decimal digits, the `id:` of the last event received; leave the header out to start at the first event)',
+      { details: { field: 'headers.last-event-id' } },
+    );
+  }
+  // Past 2^53 the number loses precision (a very long one is Infinity) but not its order: it stays past every seq.
+  return Number(value);
 }
 
 const ListQuery = z.strictObject({
@@ -95,9 +108,11 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
   // The stream is written to the socket (hijacked), so only its errors go through a schema; openapi.ts describes the 200.
   app.get(
     '/jobs/:id/events',
-    { schema: { params: Params, response: errorResponses(404, 414, ...COMMON_ERRORS) } },
+    { schema: { params: Params, response: errorResponses(400, 404, 414, ...COMMON_ERRORS) } },
     async (request, reply) => {
       const { jobs } = app.winnower;
+      // A client reconnecting with Last-Event-ID gets only the events after the last one it saw.
+      const after = lastEventId(request.headers['last-event-id']);
       const job = jobs.get(request.params.id);
       reply.hijack();
       const raw = reply.raw;
@@ -117,8 +132,6 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
         raw.end();
       };
       let sawFinish = false;
-      // A client reconnecting with Last-Event-ID gets only the events after the last one it saw.
-      const after = lastEventId(request.headers['last-event-id']);
       const unsubscribe = jobs.subscribe(
         job.id,
         (event) => {
