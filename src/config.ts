@@ -1,19 +1,22 @@
 /**
  * The one configuration object, validated by zod. Sources, later ones winning: defaults, an
  * optional YAML/JSON file (`--config` or WINNOWER_CONFIG), environment (WINNOWER_*), flags.
- * Every key is documented in the README. Unknown keys are refused, naming the key: a misspelt
- * setting never silently falls back to its default.
+ * Keys are snake_case with unit suffixes; the scorer's and the providers' settings are renamed to
+ * the code's camelCase names once, on the way in (src/config-keys.ts). docs/configuration.md lists
+ * every key and is generated from these schemas (`npm run docs:config`). Unknown keys are refused,
+ * naming the key: a misspelt setting never silently falls back to its default.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { type Deprecation, keySections, processDeprecationWarner, renameKeys, unknownKeyError, userField } from './config-keys.js';
 import { wnwError } from './errors.js';
 import { HeaderSecret } from './http/header-value.js';
 import { PatchConfigSchema } from './sandbox/patch-policy.js';
 import { SandboxServeConfigSchema } from './sandbox/serve/serve-config.js';
 import { LimitsConfig, RetentionConfig } from './server/limits-config.js';
-import { ScorerConfig } from './scoring/registry.js';
+import { ScorerBatching, ScorerConfig } from './scoring/registry.js';
 import { packageRoot } from './util/package-root.js';
 
 /** The embedded default: the value model and learned selector `winnower train` built from the permissive rows. */
@@ -23,35 +26,48 @@ export { TINY_MODEL_DIR } from './util/package-root.js';
 export const WinnowerConfig = z.strictObject({
   server: z
     .strictObject({
-      host: z.string().default('127.0.0.1'),
-      port: z.number().int().min(0).max(65535).default(8080),
-      /** Accepted API keys; empty = no auth (local use). */
-      api_keys: z.array(HeaderSecret.min(8)).default([]),
+      host: z.string().default('127.0.0.1').describe('Address `winnower serve` listens on; 0.0.0.0 for every interface.'),
+      port: z.number().int().min(0).max(65535).default(8080).describe('TCP port of the API; 0 picks a free one.'),
+      api_keys: z
+        .array(HeaderSecret.min(8))
+        .default([])
+        .describe('API keys a client may send (Authorization: Bearer, or X-API-Key); empty: no authentication, for local use.'),
       body_limit_bytes: z
         .number()
         .int()
         .positive()
-        .default(16 * 1024 * 1024),
-      /** Seconds a client has to send a whole request, headers and body; past it the server answers 408 and closes the connection. */
-      request_timeout_s: z.number().positive().max(3600).default(30),
-      data_dir: z.string().default('.winnower'),
-      /** Folders a request's host repository (repo.path, a file:// or bare-path repo.url) must lie under; empty = any the server can read (local use). */
-      repo_roots: z.array(z.string().min(1)).default([]),
-      /** Hosts a request's policy.url may name (src/server/guards/outbound-hosts.ts); empty = any (local use). */
-      policy_hosts: z.array(z.string().min(1)).default([]),
-      /** Hosts a request's repo.url may be cloned from; empty = any (local use). */
-      repo_hosts: z.array(z.string().min(1)).default([]),
-      /** Jobs running at once; more wait as `queued`. */
-      max_running_jobs: z.number().int().min(1).max(1024).default(4),
-      /** Rate limit per key, queued-job cap, candidate and trajectory caps (src/server/limits-config.ts). */
-      limits: LimitsConfig.prefault({}),
-      /** When finished jobs are purged from the store. */
-      retention: RetentionConfig.prefault({}),
-      /** The web inspector's pages under /ui (src/server/ui); the API is the same with or without them. */
-      ui: z.boolean().default(true),
+        .default(16 * 1024 * 1024)
+        .describe('Largest request body the API reads.'),
+      request_timeout_s: z
+        .number()
+        .positive()
+        .max(3600)
+        .default(30)
+        .describe('Time a client has to send a whole request, headers and body; past it the answer is 408 and the connection closes.'),
+      data_dir: z.string().default('.winnower').describe('Folder of the job store (SQLite) and its files.'),
+      repo_roots: z
+        .array(z.string().min(1))
+        .default([])
+        .describe(
+          "Folders a request's host repository (repo.path, or a file:// or bare-path repo.url) must be under; empty: any folder the server can read, for local use.",
+        ),
+      policy_hosts: z
+        .array(z.string().min(1))
+        .default([])
+        .describe("Hosts a request's policy.url may point at (src/server/guards/outbound-hosts.ts); empty: any, for local use."),
+      repo_hosts: z
+        .array(z.string().min(1))
+        .default([])
+        .describe("Hosts a request's repo.url may be cloned from; empty: any, for local use."),
+      max_running_jobs: z.number().int().min(1).max(1024).default(4).describe('Jobs that run at the same time; the rest wait as `queued`.'),
+      limits: LimitsConfig.prefault({}).describe('Per-key rate limit, queue cap, and caps on candidates and trajectories.'),
+      retention: RetentionConfig.prefault({}).describe('When finished jobs are removed from the store.'),
+      ui: z.boolean().default(true).describe('Serve the web inspector under /ui; the API is the same either way.'),
     })
-    .prefault({}),
-  /** Passed to createScorer (src/scoring/registry.ts), which validates the values; the keys are checked here. */
+    .prefault({})
+    .describe('The HTTP API of `winnower serve`.'),
+  // Only the keys and the three fields below are checked here; createScorer (src/scoring/registry.ts)
+  // checks the whole scorer when it builds one, after the runtime has filled in the default model.
   scorer: z
     .object({
       backend: z.string().default('onnx'),
@@ -60,36 +76,68 @@ export const WinnowerConfig = z.strictObject({
     })
     .passthrough()
     .superRefine((scorer, context) => {
-      const known = Object.keys(ScorerConfig.shape);
-      const unknown = Object.keys(scorer).filter((key) => !known.includes(key));
-      if (unknown.length)
-        context.addIssue({ code: 'unrecognized_keys', keys: unknown, path: [], message: `unknown key ${unknown.join(', ')}` });
+      for (const [key, value] of Object.entries(scorer)) {
+        if (key === 'backend' || key === 'model' || key === 'urls') continue;
+        const field = ScorerConfig.shape[key as keyof typeof ScorerConfig.shape];
+        if (!field) {
+          context.addIssue({ code: 'unrecognized_keys', keys: [key], path: [], message: `unknown key ${key}` });
+          continue;
+        }
+        // Each value is checked on its own, so a bad one in the file is named before anything is loaded.
+        const parsed = field.safeParse(value);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0]!;
+          context.addIssue({ code: 'custom', path: [key, ...issue.path], message: issue.message });
+        }
+      }
     })
-    .default({ backend: 'onnx', urls: [] }),
+    .default({ backend: 'onnx', urls: [] })
+    .describe('The value model that scores candidates.'),
   sandbox: z
     .strictObject({
-      provider: z.enum(['local', 'orchard', 'docker']).default('local'),
-      settings: z.record(z.string(), z.unknown()).default({}),
-      /** What candidate patches leave out and their size cap, for every provider (src/sandbox/patch-policy.ts). */
-      patch: PatchConfigSchema.optional(),
-      /** The Orchard-Env-compatible API (`winnower sandbox serve`; `mount` puts it in `winnower serve`). */
-      serve: SandboxServeConfigSchema.optional(),
+      provider: z.enum(['local', 'orchard', 'docker']).default('local').describe('Where sandboxes run.'),
+      settings: z
+        .record(z.string(), z.unknown())
+        .default({})
+        .describe("The provider's own settings; each provider checks its keys when it is created."),
+      patch: PatchConfigSchema.optional().describe(
+        'What candidate patches leave out and their size cap, for every provider (src/sandbox/patch-policy.ts).',
+      ),
+      serve: SandboxServeConfigSchema.optional().describe(
+        'The Orchard-Env-compatible sandbox API: `winnower sandbox serve`, or inside `winnower serve` with `mount`.',
+      ),
     })
-    .default({ provider: 'local', settings: {} }),
-  /** The default policy for /solve requests that name none. */
+    .default({ provider: 'local', settings: {} })
+    .describe('The sandboxes agents run in.'),
   policy: z
     .strictObject({
-      url: z.url({ protocol: /^https?$/, error: 'http or https only: the base URL of an OpenAI-compatible server' }).optional(),
-      model: z.string().optional(),
-      api_key: HeaderSecret.optional(),
-      mode: z.enum(['tools', 'text']).default('tools'),
-      /** Whether requests may name their own policy server; turn off on a shared server. */
-      allow_request_urls: z.boolean().default(true),
+      url: z
+        .url({ protocol: /^https?$/, error: 'http or https only: the base URL of an OpenAI-compatible server' })
+        .optional()
+        .describe('Base URL of the OpenAI-compatible server the agent talks to (http or https).'),
+      model: z.string().optional().describe('Model name to ask that server for.'),
+      api_key: HeaderSecret.optional().describe('Bearer token for the policy server.'),
+      mode: z
+        .enum(['tools', 'text'])
+        .default('tools')
+        .describe(
+          '`tools`: the agent acts through function calls; `text`: through commands in fenced blocks, for servers without tool calling.',
+        ),
+      allow_request_urls: z
+        .boolean()
+        .default(true)
+        .describe('Whether a request may name its own policy server; turn it off on a shared server.'),
     })
-    .default({ mode: 'tools', allow_request_urls: true }),
-  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** `auto`: pino's pretty output on a terminal, JSON lines otherwise. */
-  log_format: z.enum(['auto', 'json', 'pretty']).default('auto'),
+    .default({ mode: 'tools', allow_request_urls: true })
+    .describe("The default policy (the agent's model) for /solve requests that name none."),
+  log_level: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('Least severe log line written.'),
+  log_format: z
+    .enum(['auto', 'json', 'pretty'])
+    .default('auto')
+    .describe("`auto`: pino's pretty output on a terminal, JSON lines otherwise."),
 });
 export type WinnowerConfig = z.infer<typeof WinnowerConfig>;
 export type WinnowerConfigInput = z.input<typeof WinnowerConfig>;
@@ -109,53 +157,74 @@ function merge(base: Json, override: Json): Json {
   return out;
 }
 
-const list = (value: string | undefined) =>
-  value
-    ? value
-        .split(',')
-        .map((item) => item.trim())
-        .filter(Boolean)
-    : undefined;
-const int = (value: string | undefined) => (value === undefined || value === '' ? undefined : Number(value));
+/** How a variable's text becomes a value: as it is, a number, a comma-separated list, or a switch (anything but `false` is on). */
+export type EnvReading = 'text' | 'number' | 'list' | 'switch';
 
-/** The WINNOWER_* environment as a partial config. */
-export function configFromEnv(rawEnv: NodeJS.ProcessEnv): Json {
-  // A variable set to "" counts as unset (`WINNOWER_POLICY_URL= winnower demo` means "no policy").
-  const env = Object.fromEntries(Object.entries(rawEnv).filter(([, value]) => value !== undefined && value !== '')) as NodeJS.ProcessEnv;
-  return {
-    server: {
-      host: env.WINNOWER_HOST,
-      port: int(env.WINNOWER_PORT),
-      request_timeout_s: int(env.WINNOWER_REQUEST_TIMEOUT_S),
-      api_keys: list(env.WINNOWER_API_KEYS),
-      data_dir: env.WINNOWER_DATA_DIR,
-      repo_roots: list(env.WINNOWER_REPO_ROOTS),
-      policy_hosts: list(env.WINNOWER_POLICY_HOSTS),
-      repo_hosts: list(env.WINNOWER_REPO_HOSTS),
-      max_running_jobs: int(env.WINNOWER_MAX_JOBS),
-      ui: env.WINNOWER_UI === undefined ? undefined : env.WINNOWER_UI !== 'false',
-      limits: { rate_per_minute: int(env.WINNOWER_RATE_PER_MINUTE), max_queued_jobs: int(env.WINNOWER_MAX_QUEUED_JOBS) },
-    },
-    scorer: {
-      backend: env.WINNOWER_SCORER,
-      model: env.WINNOWER_SCORER_MODEL,
-      urls: list(env.WINNOWER_SCORER_URLS),
-      apiKey: env.WINNOWER_SCORER_KEY,
-    },
-    sandbox: { provider: env.WINNOWER_SANDBOX },
-    policy: {
-      url: env.WINNOWER_POLICY_URL,
-      model: env.WINNOWER_POLICY_MODEL,
-      api_key: env.WINNOWER_POLICY_KEY,
-      mode: env.WINNOWER_POLICY_MODE,
-      allow_request_urls: env.WINNOWER_POLICY_FROM_REQUESTS === undefined ? undefined : env.WINNOWER_POLICY_FROM_REQUESTS !== 'false',
-    },
-    log_level: env.WINNOWER_LOG_LEVEL,
-    log_format: env.WINNOWER_LOG_FORMAT,
-  };
+/** The WINNOWER_* variables that set config keys (docs/configuration.md lists them from here). */
+export const CONFIG_ENV: ReadonlyArray<{ name: string; key: string; reading: EnvReading }> = [
+  { name: 'WINNOWER_HOST', key: 'server.host', reading: 'text' },
+  { name: 'WINNOWER_PORT', key: 'server.port', reading: 'number' },
+  { name: 'WINNOWER_REQUEST_TIMEOUT_S', key: 'server.request_timeout_s', reading: 'number' },
+  { name: 'WINNOWER_API_KEYS', key: 'server.api_keys', reading: 'list' },
+  { name: 'WINNOWER_DATA_DIR', key: 'server.data_dir', reading: 'text' },
+  { name: 'WINNOWER_REPO_ROOTS', key: 'server.repo_roots', reading: 'list' },
+  { name: 'WINNOWER_POLICY_HOSTS', key: 'server.policy_hosts', reading: 'list' },
+  { name: 'WINNOWER_REPO_HOSTS', key: 'server.repo_hosts', reading: 'list' },
+  { name: 'WINNOWER_MAX_JOBS', key: 'server.max_running_jobs', reading: 'number' },
+  { name: 'WINNOWER_UI', key: 'server.ui', reading: 'switch' },
+  { name: 'WINNOWER_RATE_PER_MINUTE', key: 'server.limits.rate_per_minute', reading: 'number' },
+  { name: 'WINNOWER_MAX_QUEUED_JOBS', key: 'server.limits.max_queued_jobs', reading: 'number' },
+  { name: 'WINNOWER_SCORER', key: 'scorer.backend', reading: 'text' },
+  { name: 'WINNOWER_SCORER_MODEL', key: 'scorer.model', reading: 'text' },
+  { name: 'WINNOWER_SCORER_URLS', key: 'scorer.urls', reading: 'list' },
+  { name: 'WINNOWER_SCORER_KEY', key: 'scorer.api_key', reading: 'text' },
+  { name: 'WINNOWER_SANDBOX', key: 'sandbox.provider', reading: 'text' },
+  { name: 'WINNOWER_POLICY_URL', key: 'policy.url', reading: 'text' },
+  { name: 'WINNOWER_POLICY_MODEL', key: 'policy.model', reading: 'text' },
+  { name: 'WINNOWER_POLICY_KEY', key: 'policy.api_key', reading: 'text' },
+  { name: 'WINNOWER_POLICY_MODE', key: 'policy.mode', reading: 'text' },
+  { name: 'WINNOWER_POLICY_FROM_REQUESTS', key: 'policy.allow_request_urls', reading: 'switch' },
+  { name: 'WINNOWER_LOG_LEVEL', key: 'log_level', reading: 'text' },
+  { name: 'WINNOWER_LOG_FORMAT', key: 'log_format', reading: 'text' },
+];
+
+function readEnv(value: string, reading: EnvReading): unknown {
+  if (reading === 'number') return Number(value);
+  if (reading === 'switch') return value !== 'false';
+  if (reading === 'list')
+    return value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
+  return value;
 }
 
-export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Json } = {}): WinnowerConfig {
+/** The WINNOWER_* environment as a partial config, in the config file's names. */
+export function configFromEnv(env: NodeJS.ProcessEnv): Json {
+  const out: Json = {};
+  for (const { name, key, reading } of CONFIG_ENV) {
+    const value = env[name];
+    // A variable set to "" counts as unset (`WINNOWER_POLICY_URL= winnower demo` means "no policy").
+    if (value === undefined || value === '') continue;
+    const path = key.split('.');
+    let parent = out;
+    for (const segment of path.slice(0, -1)) parent = (parent[segment] ??= {}) as Json;
+    parent[path[path.length - 1]!] = readEnv(value, reading);
+  }
+  return out;
+}
+
+// The scorer's keys as the code names them, so an unknown one is refused as it was written.
+const KEY_SECTIONS = keySections(Object.keys(ScorerConfig.shape), Object.keys(ScorerBatching.shape));
+const warnOnce = processDeprecationWarner();
+
+/**
+ * The config from its sources. `onDeprecation` hears each old key spelling (default: a
+ * DeprecationWarning through process.emitWarning, once per key in this process).
+ */
+export function loadConfig(
+  options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Json; onDeprecation?: (deprecation: Deprecation) => void } = {},
+): WinnowerConfig {
   const env = options.env ?? process.env;
   const file = options.file ?? (env.WINNOWER_CONFIG || undefined);
   let fromFile: Json = {};
@@ -163,17 +232,16 @@ export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; ov
     if (!existsSync(file)) throw wnwError('WNW_ERR_CFG_INVALID', `config file ${file} not found`, { details: { field: 'config' } });
     fromFile = (parse(readFileSync(file, 'utf8')) ?? {}) as Json;
   }
-  const merged = merge(merge(fromFile, configFromEnv(env)), options.overrides ?? {});
+  // Each layer is renamed on its own: a key written both ways is an error within one layer, and a later layer wins over an earlier one.
+  const rename = (layer: Json) => renameKeys(layer, KEY_SECTIONS, options.onDeprecation ?? warnOnce);
+  const merged = merge(merge(rename(fromFile), rename(configFromEnv(env))), rename(options.overrides ?? {}));
   const parsed = WinnowerConfig.safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    // An unknown key is named itself (`server.prot`), with the fix.
-    const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];
-    const field = [...issue.path, ...keys.slice(0, 1)].join('.');
-    const message = keys.length
-      ? `unknown key${keys.length > 1 ? `s ${keys.join(', ')}` : ''} (check the spelling; see the README's configuration section)`
-      : issue.message;
-    throw wnwError('WNW_ERR_CFG_INVALID', `config field ${field}: ${message}`, { details: { field } });
+    // An unknown key is named itself (`server.prot`), as it was written.
+    if (issue.code === 'unrecognized_keys') throw unknownKeyError([userField(issue.path), issue.keys[0]].filter(Boolean).join('.'));
+    const field = userField(issue.path);
+    throw wnwError('WNW_ERR_CFG_INVALID', `config field ${field}: ${issue.message}`, { details: { field } });
   }
   return parsed.data;
 }

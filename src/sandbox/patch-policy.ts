@@ -69,10 +69,20 @@ export type PatchSettings = z.infer<typeof PatchSettingsSchema>;
 
 /** The same setting as written in the config file (`sandbox.patch`, snake_case). */
 export const PatchConfigSchema = z.strictObject({
-  exclude: PatchSettingsSchema.shape.exclude,
-  default_excludes: z.boolean().optional(),
-  binary: z.boolean().optional(),
-  max_bytes: z.number().int().positive().optional(),
+  exclude: PatchSettingsSchema.shape.exclude.describe(
+    'More paths to leave out of patches, in .gitignore syntax (`*.log`, `/out/`); like .gitignore they only leave out untracked files.',
+  ),
+  default_excludes: z
+    .boolean()
+    .optional()
+    .describe('Whether the built-in list of build outputs and caches (DEFAULT_PATCH_EXCLUDES) is left out too (default true).'),
+  binary: z.boolean().optional().describe('Whether binary changes go into patches, as git binary patches (default false).'),
+  max_bytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Largest patch in bytes (default 4 MiB); a larger one fails with WNW_ERR_SBX_PATCH_SIZE.'),
 });
 export type PatchConfig = z.infer<typeof PatchConfigSchema>;
 

@@ -22,73 +22,118 @@ import { withObserver, type ScorerObserver } from './with-observer.js';
 
 const Labels = z.object({ yes: z.string().min(1), no: z.string().min(1) });
 
+/** `scorer.batching` when on: how concurrent score calls are merged into one backend call (with-batching.ts). */
+export const ScorerBatching = z.object({
+  maxBatchSize: z.number().int().positive().default(16).describe('Most inputs in one backend call.'),
+  maxBatchTokens: z.number().int().positive().default(262_144).describe('Most tokens in one backend call, all inputs together.'),
+  windowMs: z.number().nonnegative().default(5).describe('How long the first call of a batch waits for others to join it.'),
+});
+
+// The descriptions are what docs/configuration.md shows (scripts/gen-config-docs.ts), so they name
+// keys as the config file spells them (snake_case).
 export const ScorerConfig = z
   .object({
-    backend: z.enum(['onnx', 'sglang', 'vllm', 'openai']),
-    /** Model folder for onnx; model name as the server knows it otherwise. */
-    model: z.string().min(1),
-    /** Base URLs of the server replicas (not for onnx). */
-    urls: z.array(z.url({ protocol: /^https?$/ })).default([]),
-    /** Default: scalar for sglang and vllm, judge for openai; onnx reads it from the graph. */
-    kind: z.enum(['scalar', 'judge']).optional(),
-    /** Servers: tokenizer.json or its folder, so budgets are counted here and ids are sent (onnx reads its own folder's). */
-    tokenizer: z.string().min(1).optional(),
-    apiKey: HeaderSecret.min(1).optional(),
-    /** Deadline of one request, retries included. */
-    timeoutMs: z.number().int().positive().default(60_000),
-    /** Extra attempts on transient server failures. */
-    retries: z.number().int().nonnegative().max(10).default(2),
-    /** Largest input in tokens, and the budget candidates are fitted to (`rerank --budget` sets it); default 32768 for servers, the model's own for onnx. A vLLM server whose max_model_len is below it is refused. */
-    maxInputTokens: z.number().int().positive().optional(),
+    backend: z
+      .enum(['onnx', 'sglang', 'vllm', 'openai'])
+      .describe('Which backend scores: in-process ONNX, or an SGLang, vLLM or OpenAI-compatible server.'),
+    model: z
+      .string()
+      .min(1)
+      .describe("onnx: the model folder (default: the embedded models/winnower-value); servers: the model's name on the server."),
+    urls: z
+      .array(z.url({ protocol: /^https?$/ }))
+      .default([])
+      .describe('Base URLs of the server replicas, one per replica; every backend but onnx needs one.'),
+    kind: z
+      .enum(['scalar', 'judge'])
+      .optional()
+      .describe('What the model outputs; default scalar for sglang and vllm, judge for openai; onnx reads it from the graph.'),
+    tokenizer: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Servers: a tokenizer.json or its folder, so token budgets are counted here and token ids are sent (onnx uses its model folder's).",
+      ),
+    apiKey: HeaderSecret.min(1).optional().describe('Bearer token for the scoring server.'),
+    timeoutMs: z.number().int().positive().default(60_000).describe('Deadline of one scoring request, its retries included.'),
+    retries: z.number().int().nonnegative().max(10).default(2).describe('Extra attempts after a transient server failure.'),
+    maxInputTokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "Largest input in tokens, which candidates are fitted to (`rerank --budget` sets it); default 32768 for servers, the model's own limit for onnx. A vLLM server whose max_model_len is smaller is refused.",
+      ),
     batching: z
-      .union([
-        z.literal(false),
-        z.object({
-          maxBatchSize: z.number().int().positive().default(16),
-          maxBatchTokens: z.number().int().positive().default(262_144),
-          windowMs: z.number().nonnegative().default(5),
-        }),
-      ])
-      .default({ maxBatchSize: 16, maxBatchTokens: 262_144, windowMs: 5 }),
-    /** Scores kept by content hash; 0 turns the cache off. */
-    cacheEntries: z.number().int().nonnegative().default(10_000),
-    /**
-     * Judge label tokens (`{yes, no}`, default YES / NO); or, for a head of several outputs (sglang,
-     * vllm), its label names in output order, or a known table by name (`openhands-critic`).
-     */
-    labels: z.union([Labels, z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
-    /** Output of a multi-label head read as success (default 0; the OpenHands critic's `success` is 0). */
-    labelIndex: z.number().int().nonnegative().optional(),
-    /**
-     * How a multi-label head's logits become a probability: `sigmoid` (independent labels, BCE),
-     * `softmax` (one class), or `auto` (default): the model's `problem_type` in the config.json
-     * beside the tokenizer, else what the label table was trained with.
-     */
-    activation: z.enum(['sigmoid', 'softmax', 'auto']).optional(),
-    /**
-     * The model's chat template, for templates of layout `chat` (openhands-critic-v1): a
-     * tokenizer_config.json, a chat_template.jinja, or a folder holding one. Default: the tokenizer
-     * folder's (or the onnx model folder's). Read locally, never downloaded.
-     */
-    chatTemplate: z.string().min(1).optional(),
-    /** The serialization template this model was trained on, used when a request or --template names none; a template that names a head (openhands-critic-v1) sets `labels` and `labelIndex` when they are absent. */
-    template: z.string().min(1).optional(),
-    /** A head's endpoint: `classify` (default) or `score` (vllm: `/score` with queries/documents as text, one-label heads, its scores clamped at 1e-6 from 0 and 1 so those at the clamp are asked again on /classify; sglang: `/v1/score` without label ids, multi-item when the server has the delimiter). */
-    endpoint: z.enum(['classify', 'score']).optional(),
-    /** vllm: let the server cut over-long inputs (`truncate_prompt_tokens`), keeping the end (`left`) or start (`right`). Off by default. */
-    serverTruncation: z.enum(['left', 'right']).optional(),
-    /** sglang judge: multi-item `/v1/score` (`auto`: when the server has a multi-item delimiter). */
-    multiItem: z.union([z.boolean(), z.literal('auto')]).optional(),
-    /** Judge label token ids, for an SGLang judge without a tokenizer. */
-    labelTokenIds: z.object({ yes: z.number().int().nonnegative(), no: z.number().int().nonnegative() }).optional(),
-    /**
-     * A learned selector (selector.json, or the folder holding it) for `strategy: learned`; for
-     * onnx the model folder's own is used when this is absent.
-     */
-    selector: z.string().min(1).optional(),
-    /** onnx: worker threads and intra-op threads per worker. */
-    workers: z.number().int().positive().optional(),
-    intraOpThreads: z.number().int().positive().optional(),
+      .union([z.literal(false), ScorerBatching])
+      .default({ maxBatchSize: 16, maxBatchTokens: 262_144, windowMs: 5 })
+      .describe('Merging of concurrent score calls into one backend call; false turns it off.'),
+    cacheEntries: z.number().int().nonnegative().default(10_000).describe('Scores remembered by content hash; 0 turns the cache off.'),
+    labels: z
+      .union([Labels, z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .optional()
+      .describe(
+        "A judge's label tokens `{yes, no}` (default YES and NO); or, for a head with several outputs (sglang, vllm), its label names in output order, or the name of a known table (`openhands-critic`).",
+      ),
+    labelIndex: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe("Which output of a multi-label head counts as success (default 0, which is the OpenHands critic's `success`)."),
+    activation: z
+      .enum(['sigmoid', 'softmax', 'auto'])
+      .optional()
+      .describe(
+        "How a multi-label head's logits become a probability: `sigmoid` for independent labels, `softmax` for one class, `auto` (default) for the `problem_type` in the config.json beside the tokenizer, else what the label table was trained with.",
+      ),
+    chatTemplate: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The model's chat template, for serialization templates of layout `chat` (openhands-critic-v1): a tokenizer_config.json, a chat_template.jinja, or a folder with one. Default: the one in the tokenizer's folder (or the onnx model folder). Read from disk, never downloaded.",
+      ),
+    template: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'The serialization template the model was trained with, used when neither the request nor --template names one; a template made for one head (openhands-critic-v1) also sets `labels` and `label_index` when they are not given.',
+      ),
+    endpoint: z
+      .enum(['classify', 'score'])
+      .optional()
+      .describe(
+        "A head's endpoint: `classify` (default) or `score` (vllm: `/score` with the inputs as text, one-label heads only, its scores clamped 1e-6 from 0 and 1, and those at the clamp asked again on /classify; sglang: `/v1/score` without label ids, multi-item when the server has the delimiter).",
+      ),
+    serverTruncation: z
+      .enum(['left', 'right'])
+      .optional()
+      .describe(
+        'vllm: let the server shorten inputs that are too long (`truncate_prompt_tokens`), keeping the end (`left`) or the start (`right`); off when not given.',
+      ),
+    multiItem: z
+      .union([z.boolean(), z.literal('auto')])
+      .optional()
+      .describe(
+        'sglang judge: score several candidates in one multi-item `/v1/score` call (`auto`: when the server has a multi-item delimiter).',
+      ),
+    labelTokenIds: z
+      .object({ yes: z.number().int().nonnegative(), no: z.number().int().nonnegative() })
+      .optional()
+      .describe("A judge's label token ids `{yes, no}`, for an SGLang judge without a tokenizer."),
+    selector: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "A learned selector (selector.json, or its folder) for `strategy: learned`; onnx uses its model folder's own when this is not given.",
+      ),
+    workers: z.number().int().positive().optional().describe('onnx: worker threads that run the model.'),
+    intraOpThreads: z.number().int().positive().optional().describe("onnx: ONNX Runtime's intra-op threads in each worker."),
   })
   .superRefine((config, context) => {
     if (config.backend !== 'onnx' && config.urls.length === 0) {

@@ -104,7 +104,7 @@ describe('docker provider: availability and settings', () => {
   });
 
   it('rejects bad settings naming the field', () => {
-    expect(() => createDockerProvider({ apiVersion: 'latest' })).toThrow(/sandbox\.settings\.apiVersion/);
+    expect(() => createDockerProvider({ apiVersion: 'latest' })).toThrow(/sandbox\.settings\.api_version/);
     expect(() => createDockerProvider({ socket: '/x' } as never)).toThrow(/sandbox\.settings\.socket/);
   });
 

@@ -97,7 +97,7 @@ describe('orchard provider settings', () => {
   it('rejects a bad or unknown setting with WNW_ERR_CFG_INVALID naming it', async () => {
     const { createOrchardProvider } = await import('../../src/sandbox/providers/orchard/provider.js');
     expect(() => createOrchardProvider({ retries: -1 })).toThrow(/sandbox\.settings\.retries/);
-    expect(() => createOrchardProvider({ baseUrl: 'not a url' })).toThrow(/sandbox\.settings\.baseUrl/);
+    expect(() => createOrchardProvider({ baseUrl: 'not a url' })).toThrow(/sandbox\.settings\.base_url/);
     expect(() => createOrchardProvider({ workdri: '/x' } as never)).toThrow(/sandbox\.settings\.workdri/);
     expect(() => createOrchardProvider({ workdir: '/x', heartbeatIntervalMs: 0 })).not.toThrow();
   });

@@ -83,7 +83,7 @@ describe.skipIf(bwrapMissing ?? imageToolsMissing)('[images] winnower sandbox ru
     chmodSync(scratch.dir, 0o711);
     const image = writeTinyImage(join(scratch.dir, 'image'));
     const config = join(scratch.dir, 'winnower.json');
-    writeFileSync(config, JSON.stringify({ sandbox: { provider: 'local', settings: { imageCacheDir: join(scratch.dir, 'cache') } } }));
+    writeFileSync(config, JSON.stringify({ sandbox: { provider: 'local', settings: { image_cache_dir: join(scratch.dir, 'cache') } } }));
     const result = await run(['--image', image.reference, '-c', config, '--diff', '--', 'pwd; cat /etc/added.txt; echo more >> README.md']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^\/testbed\nadded by the upper layer\ndiff --git a\/README.md b\/README.md/);

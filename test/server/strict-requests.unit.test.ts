@@ -164,7 +164,7 @@ describe('strict configuration file', () => {
     ['polcy:\n  url: http://p:8000/v1\n', 'polcy'],
     ['policy:\n  allow_request_url: false\n', 'policy.allow_request_url'],
     ['sandbox:\n  provider: local\n  setting: {}\n', 'sandbox.setting'],
-    ['scorer:\n  backend: sglang\n  model: m\n  urls: [http://v:1]\n  timeout_ms: 5\n', 'scorer.timeout_ms'],
+    ['scorer:\n  backend: sglang\n  model: m\n  urls: [http://v:1]\n  timeout: 5\n', 'scorer.timeout'],
   ])('refuses an unknown key, naming it (%j)', (text, field) => {
     expect(() => loadConfig({ file: configFile(text), env: {} })).toThrow(
       expect.objectContaining({ code: 'WNW_ERR_CFG_INVALID', details: { field } }),
@@ -184,7 +184,7 @@ describe('strict configuration file', () => {
 
   it('still accepts every documented scorer setting', () => {
     const config = loadConfig({
-      file: configFile('scorer:\n  backend: sglang\n  model: m\n  urls: [http://v:1]\n  timeoutMs: 5\n  retries: 1\n  batching: false\n'),
+      file: configFile('scorer:\n  backend: sglang\n  model: m\n  urls: [http://v:1]\n  timeout_ms: 5\n  retries: 1\n  batching: false\n'),
       env: {},
     });
     expect(config.scorer).toMatchObject({ timeoutMs: 5, retries: 1, batching: false });

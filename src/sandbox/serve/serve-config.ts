@@ -7,34 +7,50 @@ import { wnwError } from '../../errors.js';
 import { HeaderSecret } from '../../http/header-value.js';
 import { requestTimeoutOptions as serverRequestTimeoutOptions } from '../../server/plugins/request-timeout.js';
 
+// The descriptions are what docs/configuration.md shows (scripts/gen-config-docs.ts).
 export const SandboxServeConfigSchema = z.strictObject({
-  /** Prefix under which `winnower serve` mounts the API (e.g. `/orchard`); unset: not mounted. */
   mount: z
     .string()
     .regex(/^\/[A-Za-z0-9._~/-]*[^/]$/, 'a path prefix such as /orchard')
-    .optional(),
-  /** A checkout of this repository (path or git URL) at /workspace, for sandboxes whose image cannot be had (or all: repo_mode). */
-  repo: z.string().min(1).optional(),
-  /** With `repo`: `fallback` (default) runs the request's image when it can be pulled, `always` never pulls. */
-  repo_mode: z.enum(['fallback', 'always']).optional(),
-  /** Commands run as root inside the sandbox's user namespace, without capabilities (local provider; default false). */
-  as_root: z.boolean().optional(),
-  /** Commit of `repo` to start from (default HEAD). */
-  commit: z.string().min(1).optional(),
-  /** Required as X-API-Key (default: env SANDBOX_API_KEY). */
-  api_key: HeaderSecret.min(1).optional(),
-  /** Honour `block_network: false` (default false: every sandbox is offline). */
-  allow_network: z.boolean().optional(),
-  max_sandboxes: z.number().int().positive().optional(),
-  /** Hard lifetime of a sandbox from creation (default 7200 s). */
-  ttl_s: z.number().positive().optional(),
-  /** Gap between heartbeats that deletes a sandbox which has sent one (default 180 s). */
-  heartbeat_timeout_s: z.number().positive().optional(),
-  /**
-   * Longest a client may take to send a whole request, headers and body (default 300 s); past it
-   * the server answers 408 and closes the connection. Waiting for an exec's answer is not counted.
-   */
-  request_timeout_s: z.number().positive().optional(),
+    .optional()
+    .describe('Path prefix under which `winnower serve` mounts the API (e.g. `/orchard`); not given: not mounted.'),
+  repo: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'A checkout of this repository (path or git URL) put at /workspace for sandboxes whose image cannot be had (or for all, see repo_mode).',
+    ),
+  repo_mode: z
+    .enum(['fallback', 'always'])
+    .optional()
+    .describe("With `repo`: `fallback` (default) runs the request's image when it can be pulled; `always` never pulls."),
+  as_root: z
+    .boolean()
+    .optional()
+    .describe("Run commands as root inside the sandbox's user namespace, without capabilities (local provider; default false)."),
+  commit: z.string().min(1).optional().describe('Commit of `repo` sandboxes start from (default HEAD).'),
+  api_key: HeaderSecret.min(1).optional().meta({ description: 'Key clients must send as X-API-Key.', env: 'SANDBOX_API_KEY' }),
+  allow_network: z.boolean().optional().describe("Honour a request's `block_network: false` (default false: every sandbox is offline)."),
+  max_sandboxes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Most sandboxes open at once (default 32); past it a create is refused until one closes.'),
+  ttl_s: z.number().positive().optional().describe('Longest a sandbox lives from its creation (default 7200).'),
+  heartbeat_timeout_s: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Gap between heartbeats after which a sandbox that has sent one is deleted (default 180).'),
+  request_timeout_s: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      "Time a client has to send a whole request, headers and body (default 300); past it the answer is 408 and the connection closes. Waiting for an exec's answer does not count.",
+    ),
 });
 export type SandboxServeConfig = z.infer<typeof SandboxServeConfigSchema>;
 

@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../../errors.js';
 import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
+import { snakeCase, userField } from '../../../config-keys.js';
 import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
 import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
 import { DockerCreateResponse, DockerVersion } from './api-types.js';
@@ -55,23 +56,47 @@ export interface DockerProviderSettings {
   patch?: PatchSettings;
 }
 
-const SettingsSchema = z.strictObject({
-  socketPath: z.string().startsWith('/').optional(),
-  workdir: z.string().startsWith('/').optional(),
+// The descriptions are what docs/configuration.md shows (scripts/gen-config-docs.ts), in the config file's spelling.
+export const DockerSettingsSchema = z.strictObject({
+  socketPath: z
+    .string()
+    .startsWith('/')
+    .optional()
+    .meta({
+      description: "The engine's unix socket (default: DOCKER_HOST when it is unix://…, else /var/run/docker.sock).",
+      env: 'DOCKER_HOST',
+    }),
+  workdir: z
+    .string()
+    .startsWith('/')
+    .optional()
+    .describe('Where the repository is inside the image (default /testbed, as in SWE-bench images).'),
   apiVersion: z
     .string()
     .regex(/^v?\d+\.\d+$/, 'like v1.43')
-    .optional(),
+    .optional()
+    .describe('A fixed Engine API version such as v1.43 (default: the newest that both the engine and winnower speak).'),
   user: z
     .string()
     .regex(/^[^\s:]+(:[^\s:]+)?$/, 'like 1000:1000 or a user name')
-    .optional(),
-  allowRoot: z.boolean().optional(),
-  requestTimeoutMs: z.number().int().positive().optional(),
-  pull: z.boolean().optional(),
-  pullTimeoutMs: z.number().int().positive().optional(),
-  maxTransferBytes: z.number().int().positive().optional(),
-  patch: PatchSettingsSchema.optional(),
+    .optional()
+    .describe(
+      'User every command runs as, `uid:gid` or a name the image knows (default `1000:1000`, numeric because minimal images have no /etc/passwd); root is refused unless allow_root is true.',
+    ),
+  allowRoot: z.boolean().optional().describe('Let `user` be root (default false: agent code never runs as root).'),
+  requestTimeoutMs: z.number().int().positive().optional().describe('Deadline of one API request that does not stream (default 60000).'),
+  pull: z.boolean().optional().describe('Pull a missing image before creating the container (default true).'),
+  pullTimeoutMs: z.number().int().positive().optional().describe('Deadline of an image pull (default 900000).'),
+  maxTransferBytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Largest file a read returns (default 64 MiB); a larger one, or a folder, is refused without reading it.'),
+  patch: PatchSettingsSchema.optional().meta({
+    description: "This provider's patch settings, key by key over sandbox.patch.",
+    sameAs: 'sandbox.patch',
+  }),
 });
 
 /**
@@ -79,10 +104,11 @@ const SettingsSchema = z.strictObject({
  * Settings that are not valid throw WNW_ERR_CFG_INVALID naming the field.
  */
 export function createDockerProvider(settings: DockerProviderSettings = {}): SandboxProvider {
-  const parsed = SettingsSchema.safeParse(settings);
+  const parsed = DockerSettingsSchema.safeParse(settings);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = `sandbox.settings.${issue?.path.join('.') || (issue && 'keys' in issue ? String(issue.keys) : '')}`;
+    // Named as the config file spells it (src/config-keys.ts renamed the keys on the way in).
+    const field = `sandbox.settings.${userField(issue?.path ?? []) || (issue && 'keys' in issue ? issue.keys.map(snakeCase).join(',') : '')}`;
     throw wnwError('WNW_ERR_CFG_INVALID', `invalid docker provider setting ${field}: ${issue?.message ?? 'invalid'}`, {
       details: { field, provider: 'docker' },
     });

@@ -62,7 +62,7 @@ export function defaultImageCacheDir(): string {
   return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'winnower', 'images');
 }
 
-const ImageSettingsSchema = z.object({
+export const ImageSettingsSchema = z.object({
   imageCacheDir: z
     .string()
     .min(1)

@@ -14,10 +14,12 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { chmod, lstat, mkdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
+import { z } from 'zod';
+import { userField } from '../../../config-keys.js';
 import { throwIfAborted, wnwError, WinnowerError } from '../../../errors.js';
 import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
 import { onProcessExit } from '../../lifecycle.js';
-import { patchPolicy, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
+import { patchPolicy, PatchSettingsSchema, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
 import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
 import { checkMounts } from '../../mounts.js';
 import { describeBlocker, findBlocker, userLabel } from '../../reachable.js';
@@ -25,7 +27,14 @@ import { checkEnv } from './bwrap-args.js';
 import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './host.js';
 import type { SandboxCgroup, SandboxLimits } from './limits.js';
 import { createCopyWorkspace, createOverlayWorkspace, removeTree, type DiskCaps, type Workspace } from './overlay.js';
-import { checkImageSettings, DEFAULT_IMAGE_WORKDIR, describeImages, LocalImages, type LocalImageSettings } from './image.js';
+import {
+  checkImageSettings,
+  DEFAULT_IMAGE_WORKDIR,
+  describeImages,
+  ImageSettingsSchema,
+  LocalImages,
+  type LocalImageSettings,
+} from './image.js';
 import { LocalSandbox } from './sandbox.js';
 import { DENIED_SYSCALLS, seccompProgram } from './seccomp.js';
 import { SnapshotStore } from './snapshot.js';
@@ -65,6 +74,105 @@ export interface LocalProviderSettings extends LocalHostOptions, LocalImageSetti
    */
   exec?: 'agent' | 'launch';
 }
+
+const image = ImageSettingsSchema.shape;
+/**
+ * The settings as the config file may give them, for checking and for docs/configuration.md
+ * (scripts/gen-config-docs.ts; descriptions in the config file's spelling). Keys it does not name
+ * pass, as before it existed.
+ */
+export const LocalSettingsSchema = z.object({
+  rootDir: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Folder under which the provider keeps snapshots, workspaces and each sandbox's /tmp (default: the temp folder, else /tmp or /var/tmp); the sandbox user must be able to pass through every folder above it.",
+    ),
+  uid: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('Run as root: the unprivileged host uid sandboxes run as (default 65534; never 0).'),
+  gid: z.number().int().nonnegative().optional().describe('Run as root: the host gid sandboxes run as (default: uid).'),
+  innerUid: z.number().int().nonnegative().optional().describe('The uid commands see inside a sandbox (default 1000).'),
+  innerGid: z.number().int().nonnegative().optional().describe('The gid commands see inside a sandbox (default: inner_uid).'),
+  workspace: z
+    .enum(['auto', 'overlay', 'copy'])
+    .optional()
+    .describe(
+      'How a workspace sits on its base snapshot: `overlay` (copy-on-write; an error where the host cannot), `copy` (a plain copy), or `auto` (default: overlay where it works, else copy).',
+    ),
+  bwrapPath: z.string().min(1).optional().describe('The bubblewrap binary (default: bwrap on PATH).'),
+  maxTotalProcesses: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("Processes and threads of all sandboxes together (default: half the host's pid_max)."),
+  maxTotalMemoryMb: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("Memory of all sandboxes together, in MiB (default: three quarters of the host's)."),
+  defaultMemoryMb: z.number().positive().optional().describe('Memory limit of a sandbox whose spec sets none, in MiB (default 4096).'),
+  defaultMaxProcesses: z.number().int().positive().optional().describe('Process limit of a sandbox whose spec sets none (default 1024).'),
+  defaultCpu: z.number().positive().optional().describe('CPU limit of a sandbox whose spec sets none, in cores (default: none).'),
+  diskMb: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      "How much a sandbox's workspace may grow, in MiB (default 2048); a tmpfs whose pages count against the sandbox's memory limit, so at most half of it.",
+    ),
+  tmpMb: z
+    .number()
+    .positive()
+    .optional()
+    .describe("Size of a sandbox's /tmp and /var/tmp together, in MiB (default 1024); at most a quarter of the memory limit."),
+  maxTransferBytes: z.number().int().positive().optional().describe('Largest file read or listing returned (default 64 MiB).'),
+  cloneTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Deadline of each git step (clone, fetch, checkout) that builds a base snapshot on the host (default 300000).'),
+  exec: z
+    .enum(['agent', 'launch'])
+    .optional()
+    .describe(
+      'How commands run: `agent` (default) keeps one exec agent (python3) resident in each sandbox, falling back to `launch` where it cannot start; `launch` starts a fresh bwrap for every command (slower, no python3 needed).',
+    ),
+  imageCacheDir: image.imageCacheDir.describe(
+    'Where unpacked images are kept (default /var/cache/winnower/images as root, else ~/.cache/winnower/images).',
+  ),
+  imageWorkdir: image.imageWorkdir.describe('The repository folder inside images (default /testbed, as in SWE-bench images).'),
+  condaEnv: image.condaEnv.describe('Conda environment activated for every command when the image has it (default testbed; false: none).'),
+  pullTimeoutMs: image.pullTimeoutMs.describe('Deadline of the first pull and unpack of an image (default 30 minutes).'),
+  registryTimeoutMs: image.registryTimeoutMs.describe(
+    "How long a registry may take to answer for an image's manifest (default 2 minutes).",
+  ),
+  registryAuthFile: image.registryAuthFile.meta({
+    description: "A containers auth.json with registry credentials (default: REGISTRY_AUTH_FILE, then skopeo's own search).",
+    env: 'REGISTRY_AUTH_FILE',
+  }),
+  insecureRegistries: image.insecureRegistries.describe(
+    'Registries reached over plain HTTP or unverified TLS, as host:port (loopback ones always are).',
+  ),
+  skopeoPath: image.skopeoPath.describe('The skopeo binary that pulls images (default: skopeo on PATH).'),
+  umociPath: image.umociPath.describe('The umoci binary that unpacks them (default: umoci on PATH).'),
+  patch: PatchSettingsSchema.optional().meta({
+    description: "This provider's patch settings, key by key over sandbox.patch.",
+    sameAs: 'sandbox.patch',
+  }),
+  // Start-up report and warnings (default: warnings to stderr); code only.
+  logger: z
+    .custom<LocalProviderLogger>((value) => typeof value === 'object' && value !== null && 'warn' in value)
+    .optional()
+    .meta({ codeOnly: true }),
+});
 
 /** Where a sandbox's python3 may be, relative to its root (the first that exists runs the agent). */
 const AGENT_PYTHONS = ['usr/bin/python3', 'usr/local/bin/python3', 'bin/python3'];
@@ -120,6 +228,13 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
           details: { field: `sandbox.settings.${field}` },
         });
       }
+    }
+    const parsed = LocalSettingsSchema.safeParse(settings);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      // Named as the config file spells it (src/config-keys.ts renamed the keys on the way in).
+      const field = `sandbox.settings.${userField(issue.path)}`;
+      throw wnwError('WNW_ERR_CFG_INVALID', `${field}: ${issue.message}`, { details: { field } });
     }
   }
 

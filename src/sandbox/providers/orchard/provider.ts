@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { wnwError, WinnowerError } from '../../../errors.js';
 import { HeaderSecret } from '../../../http/header-value.js';
 import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
+import { snakeCase, userField } from '../../../config-keys.js';
 import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
 import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
 import { OrchardCreateResponse, OrchardSandboxInfo, OrchardStatusReply } from './api-types.js';
@@ -69,20 +70,67 @@ const IMAGE_PULL_FAILURE = /ErrImagePull|ImagePullBackOff|InvalidImageName|ErrIm
 /** Jitter added to Retry-After: 100 ms plus a tenth of the wait, at most 1 s. */
 const MAX_JITTER_MS = 1_000;
 
-const SettingsSchema = z.strictObject({
-  baseUrl: z.url().optional(),
-  apiKey: HeaderSecret.optional(),
-  workdir: z.string().startsWith('/').optional(),
-  createTimeoutS: z.number().positive().optional(),
-  heartbeatIntervalMs: z.number().int().nonnegative().optional(),
-  requestTimeoutMs: z.number().int().positive().optional(),
-  retries: z.number().int().nonnegative().optional(),
-  loginShell: z.boolean().optional(),
-  activate: z.string().min(1).optional(),
-  ttlS: z.number().positive().optional(),
-  maxResponseBytes: z.number().int().positive().optional(),
-  patch: PatchSettingsSchema.optional(),
-  dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null && 'dispatch' in value).optional(),
+// The descriptions are what docs/configuration.md shows (scripts/gen-config-docs.ts), in the config file's spelling.
+export const OrchardSettingsSchema = z.strictObject({
+  baseUrl: z.url().optional().meta({
+    description: 'URL of the Orchard Env server (default: SANDBOX_BASE_URL, else http://localhost:8000).',
+    env: 'SANDBOX_BASE_URL',
+  }),
+  apiKey: HeaderSecret.optional().meta({ description: 'Key sent as X-API-Key (default: SANDBOX_API_KEY).', env: 'SANDBOX_API_KEY' }),
+  workdir: z
+    .string()
+    .startsWith('/')
+    .optional()
+    .describe('Where the repository is inside the image (default /testbed, as in SWE-bench images).'),
+  createTimeoutS: z.number().positive().optional().describe('Time a new sandbox may take to become ready (default 600).'),
+  heartbeatIntervalMs: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe(
+      "Heartbeat period while a sandbox is open (default 60000; 0: none). The first heartbeat puts the sandbox under the server's heartbeat reaping (deleted after HEARTBEAT_TIMEOUT_SECONDS, 180 by default, without one), so keep it under a third of that timeout.",
+    ),
+  requestTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Deadline of one request that does not wait on the server (default 30000).'),
+  retries: z.number().int().nonnegative().optional().describe('Extra attempts after a connection error or a 503 on create (default 4).'),
+  loginShell: z
+    .boolean()
+    .optional()
+    .describe(
+      "Run commands in an interactive login bash that winnower starts (`bash --login -i -c`), so the profile and ~/.bashrc run first (default false). Orchard's own login_shell is never used: its agent rewrites stderr under it.",
+    ),
+  activate: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Shell lines run before every command, e.g. `source /opt/miniconda3/bin/activate testbed` for SWE-bench images.'),
+  ttlS: z
+    .number()
+    .positive()
+    .optional()
+    .describe("The server's hard lifetime of a sandbox (SANDBOX_TTL_HOURS there; default 7200): a spec asking for longer is refused."),
+  maxResponseBytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      'Largest answer read from Orchard Env (default 128 MiB): a bigger file read or job output fails instead of filling memory (an exec answer may be up to 8 times its output cap).',
+    ),
+  patch: PatchSettingsSchema.optional().meta({
+    description: "This provider's patch settings, key by key over sandbox.patch.",
+    sameAs: 'sandbox.patch',
+  }),
+  // An undici dispatcher to send requests through (default: one keep-alive Agent per provider); code only.
+  dispatcher: z
+    .custom<Dispatcher>((value) => typeof value === 'object' && value !== null && 'dispatch' in value)
+    .optional()
+    .meta({ codeOnly: true }),
 });
 
 /**
@@ -90,10 +138,11 @@ const SettingsSchema = z.strictObject({
  * Settings that are not valid throw WNW_ERR_CFG_INVALID naming the field.
  */
 export function createOrchardProvider(settings: OrchardProviderSettings = {}): SandboxProvider {
-  const parsed = SettingsSchema.safeParse(settings);
+  const parsed = OrchardSettingsSchema.safeParse(settings);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = `sandbox.settings.${issue?.path.join('.') || (issue && 'keys' in issue ? String(issue.keys) : '')}`;
+    // Named as the config file spells it (src/config-keys.ts renamed the keys on the way in).
+    const field = `sandbox.settings.${userField(issue?.path ?? []) || (issue && 'keys' in issue ? issue.keys.map(snakeCase).join(',') : '')}`;
     throw wnwError('WNW_ERR_CFG_INVALID', `invalid orchard provider setting ${field}: ${issue?.message ?? 'invalid'}`, {
       details: { field, provider: 'orchard' },
     });
