@@ -70,7 +70,9 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (WinnowerError.isInstance(error)) {
-    const field = typeof error.details.field === 'string' ? ` (field: ${error.details.field})` : '';
+    // The field once: messages that already lead with it (`file:line: field: ...`) are not suffixed.
+    const named = typeof error.details.field === 'string' ? error.details.field : undefined;
+    const field = named && !error.message.includes(`${named}: `) ? ` (field: ${named})` : '';
     console.error(`winnower: ${error.code}: ${error.message}${field}`);
     process.exit(2);
   }

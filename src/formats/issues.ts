@@ -45,9 +45,10 @@ export class IssueCollector {
     if (error instanceof z.ZodError) {
       const first = error.issues[0];
       const field = first ? formatPath(first.path) : '(record)';
-      const message = error.issues
+      // The first issue's path is the reported field, so it is not repeated in the message.
+      const message = (error.issues as z.core.$ZodIssue[])
         .slice(0, 3)
-        .map((issue) => `${formatPath(issue.path)}: ${issue.message}`)
+        .map((issue, index) => (index === 0 ? issue.message : `${formatPath(issue.path)}: ${issue.message}`))
         .join('; ');
       this.report(context, field, message);
       return;

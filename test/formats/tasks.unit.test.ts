@@ -61,6 +61,17 @@ describe('task importer', () => {
     expect(() => taskFromRecord({ instance_id: 'a__b-1', problem_statement: 'x', FAIL_TO_PASS: '["unterminated' })).toThrow(/FAIL_TO_PASS/);
     expect(() => taskFromRecord({ instance_id: 'a__b-1', problem_statement: 'x', PASS_TO_PASS: [1, 2] })).toThrow(/PASS_TO_PASS/);
   });
+
+  // Issue 27 item 4: the message said `problem_statement: problem_statement: Invalid input`.
+  it('names a missing field once in the error', async () => {
+    const file = tempFile('tasks.jsonl', `${JSON.stringify({ instance_id: 'a__b-1' })}\n`);
+    const error = await importTasks(file).then(
+      () => undefined,
+      (caught: Error) => caught,
+    );
+    expect(error?.message).toMatch(/tasks\.jsonl:1: problem_statement: [^:]*Invalid input/);
+    expect(error?.message.match(/problem_statement/g)).toHaveLength(1);
+  });
 });
 
 describeRealData('task importer on the Devstral sample', 'devstral-verified', () => {
