@@ -13,7 +13,7 @@ import { createPolicyFactory } from '../src/rollout/policy/policy-factory.js';
 import { prepareDemoRepo } from '../src/cli/demo-repo.js';
 import { demoDir, demoSolveBody } from '../src/cli/demo-task.js';
 import { DEFAULT_MODEL_DIR } from '../src/config.js';
-import { createScorer } from '../src/scoring/registry.js';
+import { loadValueModel } from '../src/scoring/value-model.js';
 import { closeAllSandboxes } from '../src/sandbox/lifecycle.js';
 import { createLocalProvider } from '../src/sandbox/providers/local/provider.js';
 import { buildApp } from '../src/server/app.js';
@@ -83,7 +83,7 @@ export interface SolveWorld {
 export async function createSolveWorld(options: { scorerCache?: boolean } = {}): Promise<SolveWorld> {
   const repo = prepareDemoRepo(join(demoDir(), 'repo'));
   const dataDir = mkdtempSync(join(tmpdir(), 'wnw-bench-data-'));
-  const scorer = await createScorer({
+  const valueModel = await loadValueModel({
     backend: 'onnx',
     model: DEFAULT_MODEL_DIR(),
     ...(options.scorerCache === false ? { cacheEntries: 0 } : {}),
@@ -91,7 +91,13 @@ export async function createSolveWorld(options: { scorerCache?: boolean } = {}):
   const sandboxes = createLocalProvider();
   const store = createSqliteStore(dataDir);
   const jobs = new TimedJobManager(store);
-  const app = await buildApp({ jobs, store, solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory() }, logger: false });
+  const app = await buildApp({
+    jobs,
+    store,
+    valueModel,
+    solveDeps: { sandboxes, store, createPolicy: createPolicyFactory() },
+    logger: false,
+  });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     repo,
@@ -120,7 +126,7 @@ export async function createSolveWorld(options: { scorerCache?: boolean } = {}):
       await app.close();
       await closeAllSandboxes();
       await sandboxes.close();
-      await scorer.close();
+      await valueModel.scorer.close();
       store.close();
       rmSync(dirname(repo), { recursive: true, force: true });
       rmSync(dataDir, { recursive: true, force: true });

@@ -92,7 +92,7 @@ export async function runDemo(flags: DemoFlags): Promise<void> {
     console.log(`  sandbox: ${runtime.sandboxes.name}${description.isolation ? ` — ${String(description.isolation)}` : ''}`);
     if (description.workspace || limits)
       console.log(`           workspaces: ${String(description.workspace ?? '?')}; limits: ${limits || 'none'}`);
-    console.log(`  scorer:  ${runtime.scorer.backend} ${runtime.scorer.model}`);
+    console.log(`  scorer:  ${runtime.valueModel.current.scorer.backend} ${runtime.valueModel.current.scorer.model}`);
     const address = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
     const givenTests = flags.givenTests !== false;
     const writers = Object.values(demoRecordings(join(demoDir(), 'test-writers')));

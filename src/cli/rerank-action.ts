@@ -5,7 +5,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { DEFAULT_MODEL_DIR } from '../config.js';
 import { wnwError } from '../errors.js';
 import { rerankBatch } from '../rerank/rerank-batch.js';
-import { createScorer } from '../scoring/registry.js';
+import { loadValueModel } from '../scoring/value-model.js';
 import { scoredBy } from '../scoring/scorer-identity.js';
 import { defaultStrategy } from '../select/index.js';
 import { loadSavedRuns } from '../server/ui/saved-runs.js';
@@ -32,7 +32,7 @@ export async function runRerank(flags: RerankFlags): Promise<void> {
     console.error(`cross-fitted ${result.table.candidates} candidates over ${result.folds} folds in ${result.seconds.toFixed(1)} s`);
     return;
   }
-  const scorer = await createScorer({
+  const valueModel = await loadValueModel({
     backend: flags.scorer,
     model: flags.model ?? (flags.scorer === 'onnx' ? DEFAULT_MODEL_DIR() : ''),
     urls: flags.url ?? [],
@@ -49,6 +49,7 @@ export async function runRerank(flags: RerankFlags): Promise<void> {
     ...(flags.budget !== undefined && flags.scorer !== 'onnx' ? { maxInputTokens: flags.budget } : {}),
     ...((flags.apiKey ?? process.env.WINNOWER_SCORER_KEY) ? { apiKey: flags.apiKey ?? process.env.WINNOWER_SCORER_KEY } : {}),
   });
+  const { scorer } = valueModel;
   if (flags.budget !== undefined && flags.budget > scorer.maxInputTokens) {
     await scorer.close();
     throw wnwError(
@@ -69,7 +70,7 @@ export async function runRerank(flags: RerankFlags): Promise<void> {
   let lastLog = 0;
   // The report links to the inspector's pages of this run, written beside it once scored.
   const inspectDir = flags.report && flags.inspector ? `${flags.report.replace(/\.md$/i, '')}.inspect` : undefined;
-  const strategy = flags.strategy ?? defaultStrategy(false, scorer);
+  const strategy = flags.strategy ?? defaultStrategy(false, valueModel);
   try {
     const result = await rerankBatch({
       candidates: flags.candidates,
@@ -77,7 +78,7 @@ export async function runRerank(flags: RerankFlags): Promise<void> {
       labels: flags.labels,
       format: flags.format,
       sourceFrom: flags.sourceFrom,
-      scorer,
+      valueModel,
       template: flags.template,
       budgetTokens: flags.budget,
       strategy,
@@ -106,7 +107,7 @@ export async function runRerank(flags: RerankFlags): Promise<void> {
     bar?.stop();
     console.log(`${result.instances} instances (${result.resumed} resumed), ${result.candidates} candidates → ${result.predictions}`);
     console.log(`scores: ${result.scores}${result.report ? `; report: ${result.report.markdown}, ${result.report.html}` : ''}`);
-    const scored = scoredBy(scorer.identity, strategy);
+    const scored = scoredBy(valueModel.identity, strategy);
     const summary = flags.summary ?? flags.out.replace(/(\.jsonl)?$/, '.summary.json');
     await writeFile(summary, `${JSON.stringify(rerankSummaryFile(result, scored), null, 2)}\n`);
     console.log(

@@ -1,5 +1,5 @@
 /**
- * The composition root: builds the scorer, sandbox provider, job store, job manager and HTTP app
+ * The composition root: builds the value model, sandbox provider, job store, job manager and HTTP app
  * from one validated config. `serve` listens on it; `demo` runs a job through it.
  */
 import type { FastifyInstance } from 'fastify';
@@ -7,9 +7,9 @@ import { createPolicyFactory } from '../rollout/policy/policy-factory.js';
 import { DEFAULT_MODEL_DIR, type WinnowerConfig } from '../config.js';
 import { loggerOptions } from '../observability/logger-options.js';
 import { createServiceMetrics } from '../observability/metrics.js';
-import { createScorer } from '../scoring/registry.js';
 import { checkModelFolder } from '../scoring/model-folder.js';
-import { createReloadableScorer, type ReloadableScorer } from '../scoring/reloadable.js';
+import { createReloadableValueModel, type ReloadableValueModel } from '../scoring/reloadable.js';
+import { loadValueModel } from '../scoring/value-model.js';
 import { closeAllSandboxes } from '../sandbox/lifecycle.js';
 import { createSandboxProvider } from '../sandbox/registry.js';
 import { withObserver } from '../sandbox/with-observer.js';
@@ -27,7 +27,7 @@ export interface Runtime {
   store: JobStore;
   jobs: JobManager;
   /** Reloads its model folder on `reload()` (serve: SIGHUP, POST /admin/model) without a restart. */
-  scorer: ReloadableScorer;
+  valueModel: ReloadableValueModel;
   sandboxes: SandboxProvider;
   /** Jobs found running from a previous process, now marked interrupted. */
   interrupted: string[];
@@ -45,10 +45,10 @@ export async function createRuntime(
   const metrics = createServiceMetrics();
   // A reload (SIGHUP, POST /admin/model) loads the named folder, or the one serving; for a server
   // backend the model stays the served one and its configured files (selector, tokenizer) are re-read.
-  const scorer = await createReloadableScorer((path, { reload }) => {
+  const valueModel = await createReloadableValueModel((path, { reload }) => {
     const model = path ?? scorerConfig.model;
     if (reload && scorerConfig.backend === 'onnx' && model !== undefined) checkModelFolder(model);
-    return createScorer({ ...scorerConfig, model } as Parameters<typeof createScorer>[0], { observer: metrics.scorer });
+    return loadValueModel({ ...scorerConfig, model } as Parameters<typeof loadValueModel>[0], { observer: metrics.scorer });
   });
   const sandboxes = withObserver(
     await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch),
@@ -66,7 +66,8 @@ export async function createRuntime(
   const app = await buildApp({
     jobs,
     store,
-    solveDeps: { sandboxes, scorer, store, createPolicy, policyDefaults: config.policy },
+    valueModel,
+    solveDeps: { sandboxes, store, createPolicy, policyDefaults: config.policy },
     apiKeys: config.server.api_keys,
     bodyLimitBytes: config.server.body_limit_bytes,
     requestTimeoutMs: config.server.request_timeout_s * 1000,
@@ -87,7 +88,7 @@ export async function createRuntime(
     app,
     store,
     jobs,
-    scorer,
+    valueModel,
     sandboxes,
     interrupted,
     close() {
@@ -99,7 +100,7 @@ export async function createRuntime(
           () => createPolicy.close(),
           () => closeAllSandboxes(),
           () => sandboxes.close(),
-          () => scorer.close(),
+          () => valueModel.close(),
           async () => store.close(),
         ];
         const failures: unknown[] = [];

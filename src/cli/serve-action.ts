@@ -12,7 +12,10 @@ export async function runServe(flags: ServeCommandFlags): Promise<void> {
   const runtime = await createRuntime(config);
   const { app } = runtime;
   app.log.info(
-    { sandbox: await runtime.sandboxes.describe(), scorer: { backend: runtime.scorer.backend, model: runtime.scorer.model } },
+    {
+      sandbox: await runtime.sandboxes.describe(),
+      scorer: { backend: runtime.valueModel.current.scorer.backend, model: runtime.valueModel.current.scorer.model },
+    },
     'winnower starting',
   );
   if (runtime.interrupted.length)
@@ -63,7 +66,7 @@ export async function runServe(flags: ServeCommandFlags): Promise<void> {
   // selector.json), as POST /admin/model with no body does: the next request scores and selects
   // with it; a failed reload keeps the current model.
   process.on('SIGHUP', () => {
-    reloadModel(app, runtime.scorer, { via: 'SIGHUP' }).catch((error: unknown) =>
+    reloadModel(app, runtime.valueModel, { via: 'SIGHUP' }).catch((error: unknown) =>
       app.log.error({ err: error }, 'scorer reload on SIGHUP failed: keeping the current model'),
     );
   });

@@ -16,7 +16,7 @@ import { computeMetrics, type MetricRow } from '../metrics/ranking.js';
 import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
 import { DEFAULT_TEMPLATE, scoreCandidates } from '../scoring/score-candidates.js';
 import { scoredBy } from '../scoring/scorer-identity.js';
-import type { Scorer } from '../scoring/types.js';
+import type { ValueModel } from '../scoring/value-model.js';
 import { select } from '../select/index.js';
 import { pushAll } from '../util/large-arrays.js';
 
@@ -27,7 +27,7 @@ export interface RerankBatchOptions {
   format?: string;
   /** `file`: each candidate file is one source (default when several files are given, globs counted as the files they match). */
   sourceFrom?: 'record' | 'file';
-  scorer: Scorer;
+  valueModel: ValueModel;
   template?: string;
   budgetTokens?: number;
   strategy: Strategy;
@@ -184,7 +184,10 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
       return false;
     // A candidate the scorer failed on (an outage, a timeout) is worth another try: redo its instance.
     return [...saved.values()].every(
-      (line) => line.score !== null && line.score.backend === options.scorer.backend && line.score.model === options.scorer.model,
+      (line) =>
+        line.score !== null &&
+        line.score.backend === options.valueModel.scorer.backend &&
+        line.score.model === options.valueModel.scorer.model,
     );
   };
   const kept = [
@@ -236,7 +239,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
           pass_to_pass: [],
           meta: {},
         };
-        const scored = await scoreCandidates(options.scorer, task, candidates, {
+        const scored = await scoreCandidates(options.valueModel, task, candidates, {
           template: options.template,
           budgetTokens: options.budgetTokens,
           signal: options.signal,
@@ -244,7 +247,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
         const selection = select(
           options.strategy,
           candidates.map((trajectory, index) => ({ trajectory, score: scored[index]!.score })),
-          { instanceId, selector: options.scorer.selector, task },
+          { instanceId, selector: options.valueModel.selector, task },
         );
         const chosen = candidates.find((trajectory) => trajectory.id === selection.chosen);
         const lines: ScoreLine[] = candidates.map((trajectory, index) => ({
@@ -291,7 +294,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
       select(
         options.strategy,
         candidates.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id) })),
-        { instanceId, selector: options.scorer.selector, ...(task ? { task } : {}) },
+        { instanceId, selector: options.valueModel.selector, ...(task ? { task } : {}) },
       ),
     );
   }
@@ -342,13 +345,13 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
         generated_at: new Date().toISOString(),
         run: {
           strategy: options.strategy,
-          scorer: options.scorer.backend,
-          model: options.scorer.model,
+          scorer: options.valueModel.scorer.backend,
+          model: options.valueModel.scorer.model,
           template: [...new Set(scores.map((score) => score.template))].join(', ') || (options.template ?? DEFAULT_TEMPLATE),
           files: [...options.candidates, ...(options.tasks ?? []), ...(options.labels ?? [])],
           timings,
           ...(options.inspector ? { inspector: options.inspector } : {}),
-          scored_by: scoredBy(options.scorer.identity, options.strategy),
+          scored_by: scoredBy(options.valueModel.identity, options.strategy),
           notes: [
             ...(done.size ? [`resumed: ${done.size} instance(s) taken from the previous run`] : []),
             ...(issues.length ? [`${issues.length} input issue(s) skipped`] : []),

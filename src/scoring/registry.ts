@@ -1,20 +1,16 @@
 /**
  * Picks a scorer backend by name and loads it lazily (`onnx | sglang | vllm | openai`), then wraps
- * it with the cache and the batcher. `ScorerConfig` is the one validated description of a scorer.
+ * it with the cache and the batcher. `ScorerConfig` is the one validated description of a scorer;
+ * loadValueModel (value-model.ts) builds the scorer here and loads what comes with its model.
  */
 import { z } from 'zod';
 import { wnwError } from '../errors.js';
 import { HeaderSecret } from '../http/header-value.js';
 import { loadTemplate } from '../serialize/template-registry.js';
 import { isChatTemplate } from '../serialize/template-schema.js';
-import { findChatTemplate, loadChatTemplate } from '../serialize/chat-template.js';
 import { loadTokenizer, type Tokenizer } from '../serialize/tokenizer.js';
 import { LABEL_PRESETS, readProblemType, resolveHead, type HeadSettings } from './http/head.js';
 import type { ServerScorerSettings } from './http/http-scorer.js';
-import { loadSelectorAt } from './model-folder.js';
-import { scorerFields } from './scorer-fields.js';
-import { scorerIdentity, type ScorerIdentity } from './scorer-identity.js';
-import type { LearnedSelector } from '../types/selector.js';
 import type { Scorer } from './types.js';
 import { withBatching } from './with-batching.js';
 import { withCache } from './with-cache.js';
@@ -237,26 +233,6 @@ const BACKENDS: Record<ScorerConfig['backend'], Loader> = {
   },
 };
 
-interface Attached {
-  selector?: LearnedSelector;
-  chatTemplate?: string;
-  template?: string;
-  identity: ScorerIdentity;
-}
-
-/** The scorer with what came with the model attached: its learned selector, chat template and serialization template. */
-function withAttached(scorer: Scorer, attached: Attached): Scorer {
-  return {
-    ...scorerFields(scorer),
-    ...(attached.selector ? { selector: attached.selector } : {}),
-    ...(attached.chatTemplate === undefined ? {} : { chatTemplate: attached.chatTemplate }),
-    ...(attached.template === undefined ? {} : { template: attached.template }),
-    identity: attached.identity,
-    score: (inputs, options) => scorer.score(inputs, options),
-    close: () => scorer.close(),
-  };
-}
-
 /**
  * The config with the head its template implies: a template made for one model's head
  * (openhands-critic-v1: the critic's 27 labels, success at 0) sets `labels` and `labelIndex`
@@ -272,8 +248,8 @@ function withTemplateHead(config: ScorerConfig): ScorerConfig {
 /** Backend names `createScorer` accepts. */
 export const SCORER_BACKENDS = Object.keys(BACKENDS) as Array<ScorerConfig['backend']>;
 
-/** Validates `config`, loads its backend and wraps it with the cache and the batcher; `observer` hears each batch and each call (metrics). */
-export async function createScorer(config: ScorerConfigInput, options: { observer?: ScorerObserver } = {}): Promise<Scorer> {
+/** Validates `config` (WNW_ERR_SCORE_BACKEND, WNW_ERR_CFG_INVALID naming the field) and adds the head its template implies. */
+export function parseScorerConfig(config: ScorerConfigInput): ScorerConfig {
   const name = (config as { backend?: unknown } | null)?.backend;
   if (typeof name !== 'string' || !Object.hasOwn(BACKENDS, name)) {
     throw wnwError('WNW_ERR_SCORE_BACKEND', `unknown scorer backend ${JSON.stringify(name)}; use one of ${SCORER_BACKENDS.join(', ')}`, {
@@ -286,41 +262,25 @@ export async function createScorer(config: ScorerConfigInput, options: { observe
     const field = ['scorer', ...issue.path.map(String)].join('.');
     throw wnwError('WNW_ERR_CFG_INVALID', `${field}: ${issue.message}`, { cause: parsed.error, details: { field } });
   }
-  const resolved = withTemplateHead(parsed.data);
-  const chatTemplate =
-    resolved.chatTemplate !== undefined
-      ? loadChatTemplate(resolved.chatTemplate)
-      : findChatTemplate(resolved.tokenizer ?? (resolved.backend === 'onnx' ? resolved.model : undefined));
-  const tokenizer = resolved.tokenizer && resolved.backend !== 'onnx' ? await loadTokenizer(resolved.tokenizer) : undefined;
-  let scorer = await BACKENDS[resolved.backend](resolved, tokenizer);
+  return withTemplateHead(parsed.data);
+}
+
+/** Loads the backend of a parsed config and wraps it with the cache and the batcher; `observer` hears each batch and each call (metrics). */
+export async function buildScorer(config: ScorerConfig, options: { observer?: ScorerObserver } = {}): Promise<Scorer> {
+  const tokenizer = config.tokenizer && config.backend !== 'onnx' ? await loadTokenizer(config.tokenizer) : undefined;
+  let scorer = await BACKENDS[config.backend](config, tokenizer);
   const { onBatch, onCall } = options.observer ?? {};
   if (onBatch) scorer = withObserver(scorer, onBatch);
-  if (resolved.batching) scorer = withBatching(scorer, resolved.batching);
-  if (resolved.cacheEntries > 0) scorer = withCache(scorer, { maxEntries: resolved.cacheEntries });
+  if (config.batching) scorer = withBatching(scorer, config.batching);
+  if (config.cacheEntries > 0) scorer = withCache(scorer, { maxEntries: config.cacheEntries });
   if (onCall) scorer = withObserver(scorer, onCall);
-  const selectorPath = resolved.selector ?? (resolved.backend === 'onnx' ? resolved.model : undefined);
-  let selector: LearnedSelector | undefined;
-  let identity: ScorerIdentity;
-  try {
-    selector = selectorPath === undefined ? undefined : loadSelectorAt(selectorPath, resolved.selector !== undefined);
-    identity = await scorerIdentity({
-      backend: resolved.backend,
-      model: resolved.model,
-      name: scorer.model,
-      urls: resolved.urls,
-      ...(selectorPath === undefined ? {} : { selectorPath }),
-      ...(selector ? { selector } : {}),
-    });
-  } catch (error) {
-    // A broken selector.json next to a good model: the model's workers must not outlive the refusal.
-    await scorer.close();
-    throw error;
-  }
-  const attached: Attached = {
-    ...(selector ? { selector } : {}),
-    ...(chatTemplate === undefined ? {} : { chatTemplate }),
-    ...(resolved.template === undefined ? {} : { template: resolved.template }),
-    identity,
-  };
-  return withAttached(scorer, attached);
+  return scorer;
+}
+
+/**
+ * The scorer alone: validates `config`, loads its backend, wraps it. What came with the model
+ * (selector, templates, identity) is loaded with it by loadValueModel (value-model.ts).
+ */
+export async function createScorer(config: ScorerConfigInput, options: { observer?: ScorerObserver } = {}): Promise<Scorer> {
+  return buildScorer(parseScorerConfig(config), options);
 }

@@ -1,16 +1,16 @@
 /**
- * A scorer whose model can be replaced while the server runs (`winnower serve`: SIGHUP and
- * `POST /admin/model` both call `reload()`): every field is read from the current scorer at the
- * moment it is asked for, so the next request after a reload scores with the new model and ranks
- * with its selector (and its default strategy). A job or request that must keep one model from
- * start to end `pin()`s it. The new model is loaded and checked in full before the swap; the old
- * scorer is closed once the calls and pins it was serving have finished. A reload that fails
- * (missing or broken folder) leaves the current scorer in place and throws WNW_ERR_SCORE_RELOAD.
+ * A value model that can be replaced while the server runs (`winnower serve`: SIGHUP and
+ * `POST /admin/model` both call `reload()`): the whole ValueModel — scorer, selector, templates,
+ * identity — is swapped at once, so the next request after a reload scores with the new model and
+ * ranks with its selector (and its default strategy). Whatever scores `pin()`s the model serving
+ * and keeps it from start to end: a job, a request, a readiness probe. The new model is loaded and
+ * checked in full before the swap; the old one is closed once the pins it was serving are
+ * released. A reload that fails (missing or broken folder) leaves the current model in place and
+ * throws WNW_ERR_SCORE_RELOAD.
  */
 import { toWinnowerError, wnwError } from '../errors.js';
-import { scorerFields } from './scorer-fields.js';
 import type { ScorerIdentity } from './scorer-identity.js';
-import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
+import type { ValueModel } from './value-model.js';
 
 // A type, not an interface: the API's loose response schema needs it assignable to an index signature.
 export type ReloadResult = {
@@ -20,41 +20,46 @@ export type ReloadResult = {
   identity: ScorerIdentity | null;
 };
 
-/** A scorer held for one job or request: a reload meanwhile does not change or close it until `release()`. */
-export interface PinnedScorer {
-  scorer: Scorer;
+/** A value model held for one job or request: a reload meanwhile does not change or close it until `release()`. */
+export interface PinnedValueModel {
+  /** Scores and selects for the holder; closed by the reloadable model, never by the holder. */
+  valueModel: ValueModel;
   /** Idempotent. */
   release(): void;
 }
 
-export interface ReloadableScorer extends Scorer {
+export interface ReloadableValueModel {
+  /** The value model serving now, for what it says about itself; what scores with it pins it first. */
+  readonly current: ValueModel;
   /**
    * Loads the model at `path` (default: the folder serving now; at first the configured one),
    * then swaps it in; resolves once the old one is closing. Reloads run one at a time.
    */
   reload(options?: { path?: string }): Promise<ReloadResult>;
-  /** The scorer serving now, held until `release()`. */
-  pin(): PinnedScorer;
+  /** The value model serving now, held until `release()`. */
+  pin(): PinnedValueModel;
+  /** Closes the model serving and every one still held. */
+  close(): Promise<void>;
 }
 
 /**
- * `create(path)` builds a scorer for the model folder `path` (undefined: the configured one) and
- * checks it; `reload` is true for every call after the first.
+ * `create(path)` loads the value model for the model folder `path` (undefined: the configured one)
+ * and checks it; `reload` is true for every call after the first.
  */
-export type ScorerFactory = (path: string | undefined, options: { reload: boolean }) => Promise<Scorer>;
+export type ValueModelFactory = (path: string | undefined, options: { reload: boolean }) => Promise<ValueModel>;
 
-export async function createReloadableScorer(create: ScorerFactory): Promise<ReloadableScorer> {
+export async function createReloadableValueModel(create: ValueModelFactory): Promise<ReloadableValueModel> {
   let current = await create(undefined, { reload: false });
   let currentPath: string | undefined;
-  const inFlight = new Map<Scorer, number>();
-  const retired = new Set<Scorer>();
-  const hold = (scorer: Scorer) => inFlight.set(scorer, (inFlight.get(scorer) ?? 0) + 1);
-  const settle = async (scorer: Scorer) => {
-    inFlight.set(scorer, inFlight.get(scorer)! - 1);
-    if (retired.has(scorer) && !inFlight.get(scorer)) {
-      retired.delete(scorer);
-      inFlight.delete(scorer);
-      await scorer.close();
+  const held = new Map<ValueModel, number>();
+  const retired = new Set<ValueModel>();
+  const hold = (model: ValueModel) => held.set(model, (held.get(model) ?? 0) + 1);
+  const settle = async (model: ValueModel) => {
+    held.set(model, held.get(model)! - 1);
+    if (retired.has(model) && !held.get(model)) {
+      retired.delete(model);
+      held.delete(model);
+      await model.scorer.close();
     }
   };
   let closed = false;
@@ -62,7 +67,7 @@ export async function createReloadableScorer(create: ScorerFactory): Promise<Rel
   const swap = async (path: string | undefined): Promise<ReloadResult> => {
     if (closed) throw wnwError('WNW_ERR_SCORE_RELOAD', 'the server is shutting down: no model is loaded now');
     const target = path ?? currentPath;
-    let next: Scorer;
+    let next: ValueModel;
     try {
       next = await create(target, { reload: true });
     } catch (error) {
@@ -77,7 +82,7 @@ export async function createReloadableScorer(create: ScorerFactory): Promise<Rel
       );
     }
     if (closed) {
-      await next.close();
+      await next.scorer.close();
       throw wnwError('WNW_ERR_SCORE_RELOAD', 'the server is shutting down: the new model was not swapped in');
     }
     const previous = current;
@@ -87,45 +92,15 @@ export async function createReloadableScorer(create: ScorerFactory): Promise<Rel
     hold(previous);
     void settle(previous).catch(() => {});
     return {
-      backend: next.backend,
-      model: next.model,
+      backend: next.scorer.backend,
+      model: next.scorer.model,
       default_strategy: next.selector ? (next.selector.default_strategy ?? 'learned') : null,
-      identity: next.identity ?? null,
+      identity: next.identity,
     };
   };
   return {
-    get backend() {
-      return current.backend;
-    },
-    get model() {
-      return current.model;
-    },
-    get tokenizer() {
-      return current.tokenizer;
-    },
-    get maxInputTokens() {
-      return current.maxInputTokens;
-    },
-    get selector() {
-      return current.selector;
-    },
-    get chatTemplate() {
-      return current.chatTemplate;
-    },
-    get template() {
-      return current.template;
-    },
-    get identity() {
-      return current.identity;
-    },
-    async score(inputs: ScoreInput[], options?: ScoreCallOptions): Promise<ScoreOutput[]> {
-      const scorer = current;
-      hold(scorer);
-      try {
-        return await scorer.score(inputs, options);
-      } finally {
-        await settle(scorer);
-      }
+    get current() {
+      return current;
     },
     reload(options = {}) {
       const result = reloading.then(() => swap(options.path));
@@ -133,37 +108,44 @@ export async function createReloadableScorer(create: ScorerFactory): Promise<Rel
       return result;
     },
     pin() {
-      const scorer = current;
-      hold(scorer);
+      const model = current;
+      hold(model);
       let released = false;
-      const release = () => {
-        if (released) return;
-        released = true;
-        void settle(scorer).catch(() => {});
-      };
       return {
-        scorer: { ...scorerFields(scorer), score: (inputs, options) => scorer.score(inputs, options), close: async () => release() },
-        release,
+        valueModel: model,
+        release() {
+          if (released) return;
+          released = true;
+          void settle(model).catch(() => {});
+        },
       };
     },
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all([current.close(), ...[...retired].map((scorer) => scorer.close())]);
+      await Promise.all([current.scorer.close(), ...[...retired].map((model) => model.scorer.close())]);
     },
   };
 }
 
-/** Whether `scorer` can be reloaded (the server's scorer; a test's plain scorer cannot). */
-export function isReloadable(scorer: Scorer | undefined): scorer is ReloadableScorer {
+/** What a server scores with: one fixed value model (tests, a plain scorer), or the reloadable one `winnower serve` holds. */
+export type ServedValueModel = ValueModel | ReloadableValueModel;
+
+/** Whether `served` can be reloaded (the server's; a fixed one cannot). */
+export function isReloadable(served: ServedValueModel | undefined): served is ReloadableValueModel {
   return (
-    scorer !== undefined &&
-    typeof (scorer as Partial<ReloadableScorer>).reload === 'function' &&
-    typeof (scorer as Partial<ReloadableScorer>).pin === 'function'
+    served !== undefined &&
+    typeof (served as Partial<ReloadableValueModel>).reload === 'function' &&
+    typeof (served as Partial<ReloadableValueModel>).pin === 'function'
   );
 }
 
-/** Holds `scorer`'s current model for one job or request (a plain scorer is held as it is). */
-export function pinScorer(scorer: Scorer | undefined): { scorer: Scorer | undefined; release(): void } {
-  return isReloadable(scorer) ? scorer.pin() : { scorer, release: () => {} };
+/** The value model serving now (a fixed one is itself), for what it says about itself. */
+export function servingNow(served: ServedValueModel | undefined): ValueModel | undefined {
+  return isReloadable(served) ? served.current : served;
+}
+
+/** Holds the value model serving now for one job or request (a fixed one is held as it is). */
+export function pinValueModel(served: ServedValueModel | undefined): { valueModel: ValueModel | undefined; release(): void } {
+  return isReloadable(served) ? served.pin() : { valueModel: served, release: () => {} };
 }

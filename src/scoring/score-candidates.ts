@@ -9,6 +9,7 @@
 import { toWinnowerError, type WinnowerError } from '../errors.js';
 import type { Score, Task, Trajectory } from '../types/index.js';
 import type { Scorer, ScoreInput } from './types.js';
+import type { ValueModel } from './value-model.js';
 import { scoreKey, serializeTrajectory } from '../serialize/index.js';
 
 export interface ScoreCandidatesOptions {
@@ -66,17 +67,21 @@ export function tighterBudget(tokens: number, error: WinnowerError): number {
   return Math.max(1, Math.min(scaled, tokens - 1));
 }
 
+/** What scoring needs of a value model: its scorer, and its own templates when it has them. */
+export type ScoringModel = Pick<ValueModel, 'scorer' | 'template' | 'chatTemplate'>;
+
 export async function scoreCandidates(
-  scorer: Scorer,
+  model: ScoringModel,
   task: Task,
   trajectories: Trajectory[],
   options: ScoreCandidatesOptions = {},
 ): Promise<CandidateScore[]> {
+  const { scorer } = model;
   const budgetTokens = fitBudgetFor(scorer, budgetFor(scorer, options.budgetTokens));
   // One template for the whole instance, so every candidate shares the same prefix. A model's own
-  // template (scorer.template, e.g. the critic's) reads trajectories: patch-only instances keep the patch template.
+  // template (model.template, e.g. the critic's) reads trajectories: patch-only instances keep the patch template.
   const hasMessages = trajectories.some((trajectory) => trajectory.messages.length > 0);
-  const template = templateFor(hasMessages, { ...options, template: options.template ?? (hasMessages ? scorer.template : undefined) });
+  const template = templateFor(hasMessages, { ...options, template: options.template ?? (hasMessages ? model.template : undefined) });
   const serialized = await Promise.all(
     trajectories.map(async (trajectory) => {
       try {
@@ -84,7 +89,7 @@ export async function scoreCandidates(
           template,
           budgetTokens,
           tokenizer: scorer.tokenizer,
-          chatTemplate: scorer.chatTemplate,
+          chatTemplate: model.chatTemplate,
         });
       } catch (error) {
         return toWinnowerError(error, 'WNW_ERR_SCORE_TEMPLATE');
@@ -116,7 +121,7 @@ export async function scoreCandidates(
             template,
             budgetTokens: tighter,
             tokenizer: scorer.tokenizer,
-            chatTemplate: scorer.chatTemplate,
+            chatTemplate: model.chatTemplate,
           });
         } catch {
           return undefined; // cannot be cut that far: the server's refusal stands

@@ -2,12 +2,12 @@
  * The scorer seam: a value model behind one interface, whatever serves it (ONNX Runtime in
  * process, SGLang, vLLM, any OpenAI-compatible server). Inputs arrive already serialized (and
  * tokenized when a tokenizer is available) so what the model sees is exactly what was counted.
- * Batching, caching and retries wrap this interface (`with-batching.ts`, `with-cache.ts`).
+ * Batching, caching and retries wrap this interface (`with-batching.ts`, `with-cache.ts`). What
+ * comes with a model besides its scorer (selector, templates, identity) is the ValueModel
+ * (`value-model.ts`), so a wrapper passes on only the fields below.
  */
 import type { WinnowerError } from '../errors.js';
-import type { LearnedSelector } from '../types/selector.js';
 import type { Tokenizer } from '../serialize/tokenizer.js';
-import type { ScorerIdentity } from './scorer-identity.js';
 
 export interface ScoreInput {
   /** Content hash of (template, model, text): identical inputs share one key. */
@@ -45,14 +45,6 @@ export interface Scorer {
   readonly tokenizer?: Tokenizer;
   /** Largest input, in tokens, the model accepts. */
   readonly maxInputTokens: number;
-  /** The learned selector that came with the model (its folder's selector.json), if any. */
-  readonly selector?: LearnedSelector;
-  /** The model's own chat template (Jinja source), for templates of layout `chat`; read from a local file, never downloaded. */
-  readonly chatTemplate?: string;
-  /** The serialization template the model was trained on, used when a call names none. */
-  readonly template?: string;
-  /** Which model folder, selector and server this is (content hashes; set by createScorer), recorded by every job as `scored_by`. */
-  readonly identity?: ScorerIdentity;
   /** Scores every input; the result has the same order and length. */
   score(inputs: ScoreInput[], options?: ScoreCallOptions): Promise<ScoreOutput[]>;
   /** Releases workers, pools and sockets; idempotent. */

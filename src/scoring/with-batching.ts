@@ -6,7 +6,6 @@
  * is cancelled only when every call it serves has gone.
  */
 import { throwIfAborted, wnwError } from '../errors.js';
-import { scorerFields } from './scorer-fields.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 
 export interface BatchingOptions {
@@ -135,7 +134,10 @@ export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
   }
 
   return {
-    ...scorerFields(scorer),
+    backend: scorer.backend,
+    model: scorer.model,
+    maxInputTokens: scorer.maxInputTokens,
+    ...(scorer.tokenizer ? { tokenizer: scorer.tokenizer } : {}),
     score(inputs: ScoreInput[], callOptions: ScoreCallOptions = {}): Promise<ScoreOutput[]> {
       if (closed) return Promise.reject(wnwError('WNW_ERR_OP_ABORTED', `${scorer.backend} scorer is closed`));
       try {

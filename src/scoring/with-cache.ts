@@ -6,7 +6,6 @@
  * cached. An output answered from the LRU carries `cached: true`.
  */
 import { throwIfAborted, wnwError } from '../errors.js';
-import { scorerFields } from './scorer-fields.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 
 export interface CacheOptions {
@@ -83,7 +82,10 @@ export function withCache(scorer: Scorer, options: CacheOptions): Scorer & { rea
   }
 
   return {
-    ...scorerFields(scorer),
+    backend: scorer.backend,
+    model: scorer.model,
+    maxInputTokens: scorer.maxInputTokens,
+    ...(scorer.tokenizer ? { tokenizer: scorer.tokenizer } : {}),
     get stats(): CacheStats {
       return { ...stats, entries: entries.size };
     },

@@ -1,11 +1,10 @@
 /**
  * `withObserver(scorer, onCall)`: reports every `score()` call when it ends — how many inputs,
  * how many tokens, how many came from the cache, how long it took and whether it failed — to a
- * callback (metrics). The scores pass through untouched. createScorer puts one under the batcher
+ * callback (metrics). The scores pass through untouched. buildScorer (registry.ts) puts one under the batcher
  * (each call is one batch sent to the backend) and one over the cache (each call is a caller's).
  */
 import { estimateTokens } from './with-batching.js';
-import { scorerFields } from './scorer-fields.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
 
 export interface ScoreCallEvent {
@@ -23,7 +22,7 @@ export interface ScoreCallEvent {
 
 export type ScoreCallListener = (event: ScoreCallEvent) => void;
 
-/** Where createScorer reports to: each batch the backend receives, and each caller's call. */
+/** Where buildScorer (registry.ts) reports to: each batch the backend receives, and each caller's call. */
 export interface ScorerObserver {
   onBatch?: ScoreCallListener;
   onCall?: ScoreCallListener;
@@ -31,7 +30,10 @@ export interface ScorerObserver {
 
 export function withObserver(scorer: Scorer, onCall: ScoreCallListener): Scorer {
   return {
-    ...scorerFields(scorer),
+    backend: scorer.backend,
+    model: scorer.model,
+    maxInputTokens: scorer.maxInputTokens,
+    ...(scorer.tokenizer ? { tokenizer: scorer.tokenizer } : {}),
     async score(inputs: ScoreInput[], options?: ScoreCallOptions): Promise<ScoreOutput[]> {
       const started = performance.now();
       const base = {

@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { createServiceMetrics, type ServiceMetrics } from '../observability/metrics.js';
+import type { ServedValueModel } from '../scoring/reloadable.js';
 import { openSandboxCount } from '../sandbox/lifecycle.js';
 import type { JobManager } from '../solve/job-manager.js';
 import type { SolveDeps } from '../solve/run-solve.js';
@@ -31,7 +32,10 @@ import { inspectorRoutes } from './ui/ui-routes.js';
 export interface AppDeps {
   jobs: JobManager;
   store: JobStore;
-  solveDeps: SolveDeps;
+  /** The value model, absent when none is configured; each job and request pins the one serving (src/scoring/reloadable.ts). */
+  valueModel?: ServedValueModel;
+  /** What a job needs besides the value model (each job gets the model it pinned). */
+  solveDeps: Omit<SolveDeps, 'valueModel'>;
   apiKeys?: string[];
   bodyLimitBytes?: number;
   /** How long a client has to send a whole request (server.request_timeout_s); 30 s when absent. */
@@ -58,7 +62,8 @@ export interface AppDeps {
 export interface AppContext {
   jobs: JobManager;
   store: JobStore;
-  solveDeps: SolveDeps;
+  valueModel?: ServedValueModel;
+  solveDeps: Omit<SolveDeps, 'valueModel'>;
   metrics: ServiceMetrics;
   limits: LimitsConfig;
   closing: () => boolean;
@@ -102,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('winnower', {
     jobs: deps.jobs,
     store: deps.store,
+    ...(deps.valueModel ? { valueModel: deps.valueModel } : {}),
     solveDeps: deps.solveDeps,
     metrics,
     limits,
@@ -109,7 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     repoRoots: deps.repoRoots ?? [],
     policyHosts: deps.policyHosts ?? [],
     repoHosts: deps.repoHosts ?? [],
-    scorerReadiness: deps.solveDeps.scorer ? createScorerReadiness(deps.solveDeps.scorer, deps.scorerProbe) : undefined,
+    scorerReadiness: deps.valueModel ? createScorerReadiness(deps.valueModel, deps.scorerProbe) : undefined,
   });
   installRequestId(app);
   app.addHook('onResponse', async (request, reply) => {

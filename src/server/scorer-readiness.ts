@@ -8,7 +8,7 @@
  */
 import { wnwError } from '../errors.js';
 import { probeScorer, type ProbeResult } from '../scoring/probe.js';
-import type { Scorer } from '../scoring/types.js';
+import { pinValueModel, type ServedValueModel } from '../scoring/reloadable.js';
 
 export interface ScorerProbeOptions {
   /** How long a verdict holds (default 5 s). */
@@ -28,7 +28,7 @@ export interface ScorerReadiness {
   forget(): void;
 }
 
-export function createScorerReadiness(scorer: Scorer, options: ScorerProbeOptions = {}): ScorerReadiness {
+export function createScorerReadiness(served: ServedValueModel, options: ScorerProbeOptions = {}): ScorerReadiness {
   const ttlMs = options.ttlMs ?? 5_000;
   const timeoutMs = options.timeoutMs ?? 10_000;
   let last: { verdict: ScorerVerdict; at: number } | undefined;
@@ -36,13 +36,19 @@ export function createScorerReadiness(scorer: Scorer, options: ScorerProbeOption
 
   const fresh = () => last !== undefined && performance.now() - last.at < ttlMs;
   const probe = (): Promise<ScorerVerdict> => {
-    running ??= probeScorer(scorer, { timeoutMs })
+    if (running) return running;
+    // The model serving now, held for the probe: a reload meanwhile does not close it under the probe.
+    const pinned = pinValueModel(served);
+    running = probeScorer(pinned.valueModel!.scorer, { timeoutMs })
       .then((result) => {
         const verdict = { ...result, checked_at: new Date().toISOString() };
         last = { verdict, at: performance.now() };
         return verdict;
       })
-      .finally(() => (running = undefined));
+      .finally(() => {
+        pinned.release();
+        running = undefined;
+      });
     return running;
   };
 

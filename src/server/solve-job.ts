@@ -4,21 +4,24 @@
  * jobs), and the job says which model and selector scored it: in its `job-start` event (`scorer`, so
  * an interrupted job's partial result knows it too) and in its result (`scored_by`).
  */
-import { pinScorer } from '../scoring/reloadable.js';
+import { pinValueModel, type ServedValueModel } from '../scoring/reloadable.js';
 import { scoredBy } from '../scoring/scorer-identity.js';
 import type { JobRunner } from '../solve/job-manager.js';
 import { runSolve, type SolveDeps } from '../solve/run-solve.js';
 import type { SolveRequest } from '../solve/solve-request.js';
 
-export function solveJob(deps: SolveDeps, request: SolveRequest): JobRunner {
+export function solveJob(deps: Omit<SolveDeps, 'valueModel'>, served: ServedValueModel | undefined, request: SolveRequest): JobRunner {
   return async (jobId, hooks) => {
-    const pinned = pinScorer(deps.scorer);
+    const pinned = pinValueModel(served);
     try {
-      const identity = pinned.scorer?.identity;
+      const identity = pinned.valueModel?.identity;
       // The event type is the pipeline's; the server adds the field (stored and streamed with it).
       const emit: typeof hooks.emit = (event) =>
         hooks.emit(event.type === 'job-start' ? ({ ...event, scorer: identity ?? null } as typeof event) : event);
-      const result = await runSolve(pinned.scorer ? { ...deps, scorer: pinned.scorer } : deps, jobId, request, { ...hooks, emit });
+      const result = await runSolve(pinned.valueModel ? { ...deps, valueModel: pinned.valueModel } : deps, jobId, request, {
+        ...hooks,
+        emit,
+      });
       return { ...result, scored_by: scoredBy(identity, result.selection.strategy) };
     } finally {
       pinned.release();

@@ -18,7 +18,7 @@ export function unusablePatch(slot: Slot): { kind: string; reason: string } | nu
 }
 
 export async function scoreSlot(context: SolveContext, slot: Slot): Promise<void> {
-  const { scorer, request, hooks } = context;
+  const { valueModel, request, hooks } = context;
   const unusable = unusablePatch(slot);
   if (unusable) {
     hooks.emit({
@@ -29,8 +29,8 @@ export async function scoreSlot(context: SolveContext, slot: Slot): Promise<void
     });
     return;
   }
-  if (!scorer || !slot.trajectory) return;
-  const [scored] = await scoreCandidates(scorer, context.task, [slot.trajectory], {
+  if (!valueModel || !slot.trajectory) return;
+  const [scored] = await scoreCandidates(valueModel, context.task, [slot.trajectory], {
     template: request.scoring.template,
     budgetTokens: request.scoring.budget_tokens,
     signal: hooks.signal,

@@ -22,14 +22,15 @@ export function priorsApply(priors: Priors | undefined, trajectories: readonly T
 }
 
 export function selectCandidate(context: SolveContext): { selection: Selection; chosen: Slot | undefined } {
-  const { request, scorer, task } = context;
+  const { request, valueModel, task } = context;
   const usable = context.slots.filter((slot) => slot.status === 'finished' && slot.trajectory);
-  const folder = (scorer ?? context.deps.scorer)?.selector;
+  // The folder's selector also when this job does not score (its priors, for robust).
+  const folder = context.deps.valueModel?.selector;
   const mixed = priorsApply(
     folder?.priors,
     usable.map((slot) => slot.trajectory!),
   );
-  const strategy: Strategy = request.strategy ?? (mixed ? 'robust' : defaultStrategy(context.verifying, scorer));
+  const strategy: Strategy = request.strategy ?? (mixed ? 'robust' : defaultStrategy(context.verifying, valueModel));
   const selection = select(
     strategy,
     usable.map((slot) => ({
@@ -38,7 +39,7 @@ export function selectCandidate(context: SolveContext): { selection: Selection; 
       verify: slot.verify,
       checks: context.evidence.forCandidate(slot.index),
     })),
-    { instanceId: task.instance_id, selector: strategy === 'robust' ? folder : scorer?.selector, task },
+    { instanceId: task.instance_id, selector: strategy === 'robust' ? folder : valueModel?.selector, task },
   );
   const chosen = usable.find((slot) => slot.trajectory!.id === selection.chosen);
   context.hooks.emit({ type: 'selection', chosen_index: chosen?.index ?? null, trajectory_id: selection.chosen, reason: selection.reason });

@@ -5,7 +5,7 @@
  */
 import { loadAgentConfig, type AgentConfig } from '../rollout/agent/agent-config.js';
 import { toWinnowerError } from '../errors.js';
-import type { Scorer } from '../scoring/types.js';
+import type { ValueModel } from '../scoring/value-model.js';
 import type { SandboxSpec } from '../sandbox/types.js';
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
 import type { Score, Task, Trajectory, VerifyResult } from '../types/index.js';
@@ -61,7 +61,7 @@ export interface SolveContext {
   /** Work the checks run beside the rollouts; the job waits for it to settle before it returns. */
   background: Array<Promise<unknown>>;
   /** The value model when scoring is on. */
-  scorer?: Scorer;
+  valueModel?: ValueModel;
   verifying: boolean;
   slots: Slot[];
   budget: SandboxBudget;
@@ -126,7 +126,7 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
     checksSignal: AbortSignal.any([hooks.signal, checksController.signal]),
     endChecks: () => checksController.abort(new Error('the job ended')),
     background: [],
-    ...(request.scoring.enabled && deps.scorer ? { scorer: deps.scorer } : {}),
+    ...(request.scoring.enabled && deps.valueModel ? { valueModel: deps.valueModel } : {}),
     verifying: request.verify.enabled,
     slots,
     budget: createSandboxBudget(request.max_sandboxes),

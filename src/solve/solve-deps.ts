@@ -5,15 +5,18 @@
 import type { DefaultPolicy } from '../rollout/policy/policy-factory.js';
 import type { Policy } from '../rollout/policy/types.js';
 import type { HarnessCatalog } from '../rollout/harness/harness-catalog.js';
-import type { Scorer } from '../scoring/types.js';
+import type { ValueModel } from '../scoring/value-model.js';
 import type { SandboxProvider } from '../sandbox/types.js';
 import type { JobStore } from '../store/types.js';
 import type { SolveRequest } from './solve-request.js';
 
 export interface SolveDeps {
   sandboxes: SandboxProvider;
-  /** Absent when no value model is configured: selection then uses consensus or tests. */
-  scorer?: Scorer;
+  /**
+   * Absent when no value model is configured: selection then uses consensus or tests. One model
+   * for the whole job: the server pins the one serving when the job starts (src/server/solve-job.ts).
+   */
+  valueModel?: ValueModel;
   /** The policy for rollout `index` (distinct seed per rollout). */
   createPolicy(policy: SolveRequest['policy'], index: number): Policy;
   store: JobStore;

@@ -68,8 +68,8 @@ async function scoreValidation(
       signal?.throwIfAborted();
       const task = members[0]!.task;
       const trajectories = members.map((c) => c.trajectory);
-      const scores = await scoreCandidates(scorer, task, trajectories, { budgetTokens, signal });
-      const untrained = baseline ? await scoreCandidates(baseline, task, trajectories, { budgetTokens, signal }) : undefined;
+      const scores = await scoreCandidates({ scorer }, task, trajectories, { budgetTokens, signal });
+      const untrained = baseline ? await scoreCandidates({ scorer: baseline }, task, trajectories, { budgetTokens, signal }) : undefined;
       members.forEach((c, i) => {
         const score = scores[i]!.score;
         if (score) raw.set(c, score.raw);

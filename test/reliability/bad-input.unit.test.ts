@@ -42,7 +42,7 @@ describe('hostile and malformed input', () => {
   const repo = join(root, 'allowed', 'repo');
   beforeAll(async () => {
     gitRepo(repo);
-    server = await startTestApp({ scorer: 'bundled', bodyLimitBytes: 1024 * 1024, repoRoots: [join(root, 'allowed')] });
+    server = await startTestApp({ valueModel: 'bundled', bodyLimitBytes: 1024 * 1024, repoRoots: [join(root, 'allowed')] });
   });
   afterAll(async () => {
     await server?.close();

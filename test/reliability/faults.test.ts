@@ -14,8 +14,7 @@ import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { demoDir } from '../../src/cli/demo-task.js';
-import { createScorer } from '../../src/scoring/registry.js';
-import type { Scorer } from '../../src/scoring/types.js';
+import { loadValueModel, type ValueModel } from '../../src/scoring/value-model.js';
 import { startFakePolicy, type FakePolicyServer } from '../fakes/fake-policy.js';
 import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';
 import { gitRepo } from '../server/git-repo.js';
@@ -33,11 +32,11 @@ const candidates = ['a', 'b'].map((id) => ({
 
 describe('scorer faults', () => {
   let vllm: FakeVllm;
-  let scorer: Scorer;
+  let valueModel: ValueModel;
   let server: TestApp;
   beforeAll(async () => {
     vllm = await startFakeVllm();
-    scorer = await createScorer({
+    valueModel = await loadValueModel({
       backend: 'vllm',
       model: vllm.model,
       urls: [vllm.url],
@@ -46,11 +45,11 @@ describe('scorer faults', () => {
       cacheEntries: 0,
       batching: false,
     });
-    server = await startTestApp({ scorer });
+    server = await startTestApp({ valueModel });
   });
   afterAll(async () => {
     await server?.close();
-    await scorer?.close();
+    await valueModel?.scorer.close();
     await vllm?.close();
   });
   afterEach(() => {
@@ -94,8 +93,15 @@ describe('scorer faults', () => {
     const down = await startFakeVllm();
     const address = down.url;
     await down.close();
-    const dead = await createScorer({ backend: 'vllm', model: down.model, urls: [address], retries: 0, timeoutMs: 1500, cacheEntries: 0 });
-    const other = await startTestApp({ scorer: dead });
+    const dead = await loadValueModel({
+      backend: 'vllm',
+      model: down.model,
+      urls: [address],
+      retries: 0,
+      timeoutMs: 1500,
+      cacheEntries: 0,
+    });
+    const other = await startTestApp({ valueModel: dead });
     try {
       const scored = (await other.app.inject({ method: 'POST', url: '/score', payload: { task, candidates } })).json();
       expect(scored.scores[0].error).toMatchObject({ code: 'WNW_ERR_SCORE_UPSTREAM', message: expect.stringContaining('ECONNREFUSED') });
@@ -114,7 +120,7 @@ describe('scorer faults', () => {
       expect(again.json().error.code).toBe('WNW_ERR_SCORE_UNAVAILABLE');
     } finally {
       await other.close();
-      await dead.close();
+      await dead.scorer.close();
     }
   });
 });

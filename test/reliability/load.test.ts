@@ -35,7 +35,7 @@ describe('fixed-rate /rerank load', () => {
   let server: TestApp;
   let base: string;
   beforeAll(async () => {
-    server = await startTestApp({ scorer: 'bundled' });
+    server = await startTestApp({ valueModel: 'bundled' });
     ({ base } = await listenOnLoopback(server.app));
   });
   afterAll(async () => server?.close());

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rerankBatch, type ScoreLine } from '../../src/rerank/rerank-batch.js';
 import type { Scorer, ScoreInput, ScoreOutput } from '../../src/scoring/types.js';
+import { fakeValueModel } from '../fakes/fake-value-model.js';
 import { readJsonl } from '../support/cli.js';
 
 /** Holds every call until `parties` calls are waiting, then answers them all in the same tick. */
@@ -56,7 +57,7 @@ describe('rerankBatch output under concurrency', () => {
 
     const result = await rerankBatch({
       candidates: [candidates],
-      scorer: new BarrierScorer(INSTANCES),
+      valueModel: fakeValueModel(new BarrierScorer(INSTANCES)),
       strategy: 'value',
       out,
       scores,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { rerankBatch, type RerankBatchOptions, type ScoreLine } from '../../src/rerank/rerank-batch.js';
 import type { Scorer, ScoreInput } from '../../src/scoring/types.js';
+import { fakeValueModel } from '../fakes/fake-value-model.js';
 
 class ScriptedScorer implements Scorer {
   readonly backend = 'scripted';
@@ -87,7 +88,7 @@ describe('rerankBatch resume', () => {
 
   const options = (scorer: Scorer, overrides: Partial<RerankBatchOptions> = {}): RerankBatchOptions => ({
     candidates: inputs({ withLabels: true }),
-    scorer,
+    valueModel: fakeValueModel(scorer),
     strategy: 'value',
     out: join(dir, 'predictions.jsonl'),
     scores: join(dir, 'scores.jsonl'),
@@ -238,7 +239,7 @@ describe('rerankBatch candidate globs', () => {
     }
     const result = await rerankBatch({
       candidates: [join(root, 'run*.jsonl')],
-      scorer: new ScriptedScorer(),
+      valueModel: fakeValueModel(new ScriptedScorer()),
       strategy: 'value',
       out: join(root, 'out', 'predictions.jsonl'),
       scores: join(root, 'out', 'scores.jsonl'),

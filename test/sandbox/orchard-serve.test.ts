@@ -564,7 +564,7 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       const app = await buildApp({
         jobs: new JobManager(store),
         store,
-        solveDeps: { sandboxes: local, scorer: undefined, store, createPolicy: createPolicyFactory() },
+        solveDeps: { sandboxes: local, store, createPolicy: createPolicyFactory() },
         sandboxApi: { prefix: '/orchard', options: { provider: local, repo: { path: repoDir }, apiKey: KEY, cleanupIntervalMs: 0 } },
       });
       try {

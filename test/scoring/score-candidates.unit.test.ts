@@ -15,10 +15,10 @@ describe('scoreCandidates', () => {
   it('marks a Score served from the content-hash cache as cached', async () => {
     const inner = new RecordingScorer();
     const scorer = withCache(inner, { maxEntries: 10 });
-    const first = await scoreCandidates(scorer, task, [trajectory('a')]);
+    const first = await scoreCandidates({ scorer }, task, [trajectory('a')]);
     expect(first[0]!.score).toMatchObject({ trajectory_id: 'a/o__r-1', cached: false });
     // Another candidate with the same patch serializes to the same input: answered from the cache.
-    const second = await scoreCandidates(scorer, task, [trajectory('b')]);
+    const second = await scoreCandidates({ scorer }, task, [trajectory('b')]);
     expect(second[0]!.score).toMatchObject({ trajectory_id: 'b/o__r-1', cached: true, value: first[0]!.score!.value });
     expect(inner.calls).toHaveLength(1);
   });
@@ -32,7 +32,7 @@ describe('scoreCandidates against a vLLM server with a shorter context than the 
     const server = await startFakeVllm({ model: 'cls', maxModelLen: 200 });
     const scorer = withCache(createVllmScorer({ model: 'cls', urls: [server.url], probe: false, retries: 0 }), { maxEntries: 10 });
     try {
-      const results = await scoreCandidates(scorer, task, [trajectory('a'), long(2_000), trajectory('c')]);
+      const results = await scoreCandidates({ scorer }, task, [trajectory('a'), long(2_000), trajectory('c')]);
       expect(results.map((result) => result.error?.code)).toEqual([undefined, undefined, undefined]);
       expect(results[1]!.score).toMatchObject({ truncated: true });
       // [a, long] refused; each alone (long refused); long cut to fit.
@@ -48,11 +48,11 @@ describe('scoreCandidates against a vLLM server with a shorter context than the 
     const server = await startFakeVllm({ model: 'cls', maxModelLen: 165 });
     const scorer = withCache(createVllmScorer({ model: 'cls', urls: [server.url], probe: false, retries: 0 }), { maxEntries: 10 });
     try {
-      const results = await scoreCandidates(scorer, task, [trajectory('a'), long(2_000), trajectory('c')]);
+      const results = await scoreCandidates({ scorer }, task, [trajectory('a'), long(2_000), trajectory('c')]);
       expect(results.map((result) => Boolean(result.score))).toEqual([true, false, true]);
       expect(results[1]!.error).toMatchObject({ code: 'WNW_ERR_SCORE_TOO_LONG' });
       expect(results[1]!.error!.message).toContain('maximum context length is 165 tokens');
-      const again = await scoreCandidates(scorer, task, [long(2_000)]);
+      const again = await scoreCandidates({ scorer }, task, [long(2_000)]);
       expect(again[0]!.error?.code).toBe('WNW_ERR_SCORE_TOO_LONG');
       // a and c serialize alike (one input): the batch [a, long], refused; each alone; then long again, not from the cache.
       expect(server.bodies('/classify').map((body) => body.input.length)).toEqual([2, 1, 1, 1]);
@@ -71,7 +71,7 @@ describe('scoreCandidates without the model tokenizer (issue 24 item 5)', () => 
     const server = await startFakeVllm({ model: 'cls', maxModelLen: 2_000, charsPerToken: 3.3 });
     const scorer = createVllmScorer({ model: 'cls', urls: [server.url], probe: false, retries: 0, maxInputTokens: 2_000 });
     try {
-      const [result] = await scoreCandidates(scorer, task, [long]);
+      const [result] = await scoreCandidates({ scorer }, task, [long]);
       expect(result!.error).toBeUndefined();
       expect(result!.score!.input_tokens).toBeLessThanOrEqual(Math.floor(2_000 * (1 - ESTIMATE_MARGIN)));
       expect(server.bodies('/classify')).toHaveLength(1);
@@ -85,7 +85,7 @@ describe('scoreCandidates without the model tokenizer (issue 24 item 5)', () => 
     const server = await startFakeVllm({ model: 'cls', maxModelLen: 2_000, charsPerToken: 2.5 });
     const scorer = createVllmScorer({ model: 'cls', urls: [server.url], probe: false, retries: 0, maxInputTokens: 2_000 });
     try {
-      const [result] = await scoreCandidates(scorer, task, [long]);
+      const [result] = await scoreCandidates({ scorer }, task, [long]);
       expect(result!.error).toBeUndefined();
       const bodies = server.bodies('/classify');
       expect(bodies).toHaveLength(2);

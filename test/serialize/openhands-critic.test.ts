@@ -11,8 +11,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { importOpenHands } from '../../src/formats/openhands.js';
 import { importTrajectories } from '../../src/formats/index.js';
 import { scoreCandidates } from '../../src/scoring/score-candidates.js';
-import { createScorer } from '../../src/scoring/registry.js';
-import type { Scorer } from '../../src/scoring/types.js';
+import { loadValueModel, type ValueModel } from '../../src/scoring/value-model.js';
 import { loadChatTemplate } from '../../src/serialize/chat-template.js';
 import { criticConversation } from '../../src/serialize/critic-conversation.js';
 import { serializeTrajectory } from '../../src/serialize/serialize-trajectory.js';
@@ -94,21 +93,21 @@ function renderWithSdk(template: string, conversation: { messages: unknown[]; to
 
 describe('template openhands-critic-v1 with the real Qwen3 chat template', () => {
   let server: FakeVllm | undefined;
-  let scorer: Scorer | undefined;
+  let valueModel: ValueModel | undefined;
   let tokenizer: Tokenizer;
   beforeAll(async () => {
     tokenizer = await loadTokenizer(QWEN3_TOKENIZER);
   });
   afterEach(async () => {
-    await scorer?.close();
+    await valueModel?.scorer.close();
     await server?.close();
-    scorer = undefined;
+    valueModel = undefined;
     server = undefined;
   });
 
   it('sends the fake vLLM exactly the SDK layout: system prompt + tools, role/text messages, no tool calls, no generation prompt', async () => {
     server = await startFakeVllm({ model: 'critic', numLabels: 27, problemType: 'multi_label_classification' });
-    scorer = await createScorer({
+    valueModel = await loadValueModel({
       backend: 'vllm',
       model: 'critic',
       urls: [server.url],
@@ -119,7 +118,7 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
       cacheEntries: 0,
     });
     const trajectory = await recorded();
-    const [result] = await scoreCandidates(scorer, task, [trajectory]);
+    const [result] = await scoreCandidates(valueModel, task, [trajectory]);
     const bodies = server.bodies('/classify');
     const sent = bodies.at(-1)!;
     expect(sent.input).toEqual([EXPECTED]);
@@ -223,7 +222,7 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
 
   it('sends token ids that decode to the rendered string when the scorer has the tokenizer', async () => {
     server = await startFakeVllm({ model: 'critic', numLabels: 27 });
-    scorer = await createScorer({
+    valueModel = await loadValueModel({
       backend: 'vllm',
       model: 'critic',
       urls: [server.url],
@@ -232,7 +231,7 @@ describe('template openhands-critic-v1 with the real Qwen3 chat template', () =>
       labels: 'openhands-critic',
       batching: false,
     });
-    const [result] = await scoreCandidates(scorer, task, [await recorded()], { template: 'openhands-critic-v1' });
+    const [result] = await scoreCandidates(valueModel, task, [await recorded()], { template: 'openhands-critic-v1' });
     const ids: number[] = server.bodies('/classify').at(-1)!.input[0];
     expect(await tokenizer.decode(ids)).toBe(EXPECTED);
     expect(ids).toContain(151644); // <|im_start|> is one special token, not its characters

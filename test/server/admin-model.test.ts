@@ -94,7 +94,7 @@ describe('POST /admin/model', () => {
     // An empty body re-reads the folder serving now: a retrained selector.json written into it is picked up.
     writeFileSync(
       join(folderB, 'selector.json'),
-      JSON.stringify({ ...JSON.parse(JSON.stringify(runtime.scorer.selector)), default_strategy: 'learned' }),
+      JSON.stringify({ ...JSON.parse(JSON.stringify(runtime.valueModel.current.selector)), default_strategy: 'learned' }),
     );
     const reread = await runtime.app.inject({ method: 'POST', url: '/admin/model' });
     expect(reread.statusCode).toBe(200);
@@ -189,7 +189,7 @@ describe('POST /admin/model on a server with API keys', () => {
     });
     expect(wrong.statusCode).toBe(403);
     expect(wrong.json().error.code).toBe('WNW_ERR_AUTH_INVALID');
-    expect(runtime.scorer.model).toBe('model-a');
+    expect(runtime.valueModel.current.scorer.model).toBe('model-a');
     const keyed = await runtime.app.inject({
       method: 'POST',
       url: '/admin/model',
@@ -198,7 +198,7 @@ describe('POST /admin/model on a server with API keys', () => {
       payload: { path: folderB },
     });
     expect(keyed.statusCode).toBe(200);
-    expect(runtime.scorer.model).toBe('model-b');
+    expect(runtime.valueModel.current.scorer.model).toBe('model-b');
   }, 60_000);
 });
 
@@ -269,7 +269,7 @@ describe.skipIf(!bwrap)(`a /solve job running across POST /admin/model${bwrap ? 
     const jobId = started.json().job_id as string;
     const job = async () => (await runtime.app.inject({ method: 'GET', url: `/jobs/${jobId}` })).json();
     for (let i = 0; i < 200 && (await job()).status === 'queued'; i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    const serving = runtime.scorer.identity!;
+    const serving = runtime.valueModel.current.identity;
     expect((await runtime.app.inject({ method: 'DELETE', url: `/jobs/${jobId}` })).statusCode).toBe(200);
     const { result, status } = await job();
     expect(status).toBe('cancelled');

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
 import { wnwError } from '../../src/errors.js';
-import { createScorer } from '../../src/scoring/registry.js';
 import type { Scorer } from '../../src/scoring/types.js';
+import { loadValueModel, type ValueModel } from '../../src/scoring/value-model.js';
+import { fakeValueModel } from '../fakes/fake-value-model.js';
 import { gitRepo } from './git-repo.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
@@ -15,17 +16,17 @@ const PATCH_B = 'diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n
 const task = { instance_id: 'demo__demo-1', problem_statement: 'x should be 2' };
 
 describe('HTTP API', () => {
-  let scorer: Scorer;
+  let valueModel: ValueModel;
   let openServer: TestApp;
   let keyedServer: TestApp;
   let app: TestApp['app'];
   let keyed: TestApp['app'];
 
   beforeAll(async () => {
-    // One scorer for every app here, closed once at the end.
-    scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
-    openServer = await startTestApp({ scorer, apiKeys: [], bodyLimitBytes: 64 * 1024 });
-    keyedServer = await startTestApp({ scorer, apiKeys: ['secret-key-123'], bodyLimitBytes: 64 * 1024 });
+    // One value model for every app here, closed once at the end.
+    valueModel = await loadValueModel({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
+    openServer = await startTestApp({ valueModel, apiKeys: [], bodyLimitBytes: 64 * 1024 });
+    keyedServer = await startTestApp({ valueModel, apiKeys: ['secret-key-123'], bodyLimitBytes: 64 * 1024 });
     app = openServer.app;
     keyed = keyedServer.app;
   });
@@ -33,7 +34,7 @@ describe('HTTP API', () => {
   afterAll(async () => {
     await openServer?.close();
     await keyedServer?.close();
-    await scorer?.close();
+    await valueModel?.scorer.close();
   });
 
   it('answers health and readiness', async () => {
@@ -166,7 +167,7 @@ describe('HTTP API', () => {
       },
       close: async () => {},
     };
-    const server = await startTestApp({ scorer: down });
+    const server = await startTestApp({ valueModel: fakeValueModel(down) });
     onTestFinished(() => server.close());
     const response = await server.app.inject({
       method: 'POST',
@@ -241,7 +242,7 @@ describe('HTTP API', () => {
         key === '' ? 401 : 403,
       );
     }
-    const twoKeys = await startTestApp({ scorer, apiKeys: ['first-key-0001', 'second-key-00002'] });
+    const twoKeys = await startTestApp({ valueModel, apiKeys: ['first-key-0001', 'second-key-00002'] });
     try {
       expect((await twoKeys.app.inject({ url: '/jobs/x', headers: { authorization: 'Bearer second-key-00002' } })).statusCode).toBe(404);
       expect((await twoKeys.app.inject({ url: '/jobs/x', headers: { 'x-api-key': 'first-key-0001' } })).statusCode).toBe(404);

@@ -21,7 +21,7 @@ describe('repository roots and images', () => {
     mkdirSync(join(allowed, 'layout'), { recursive: true });
     mkdirSync(join(scratch, 'elsewhere'));
     symlinkSync(join(scratch, 'elsewhere'), join(allowed, 'link'));
-    server = await startTestApp({ scorer: 'bundled', repoRoots: [allowed] });
+    server = await startTestApp({ valueModel: 'bundled', repoRoots: [allowed] });
   });
 
   afterAll(async () => {

@@ -31,7 +31,7 @@ describe('server limits over HTTP', () => {
     repoDir = mkdtempSync(join(tmpdir(), 'wnw-limits-'));
     gitRepo(join(repoDir, 'repo'));
     server = await startTestApp({
-      scorer: 'bundled',
+      valueModel: 'bundled',
       apiKeys: ['key-one-123', 'key-two-456', 'key-three-789'],
       limits: { ...DEFAULT_LIMITS, rate_per_minute: 60, rate_burst: 3, max_candidates: 4, max_trajectory_bytes: 2048, max_queued_jobs: 0 },
       jobs: { maxRunning: 1, maxQueued: 0 },

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceMetrics } from '../../src/observability/metrics.js';
-import { createScorer } from '../../src/scoring/registry.js';
+import { loadValueModel } from '../../src/scoring/value-model.js';
 import { withObserver } from '../../src/sandbox/with-observer.js';
 import { startFakePolicy } from '../fakes/fake-policy.js';
 import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';
@@ -38,7 +38,7 @@ describe('metrics', () => {
   const metrics = createServiceMetrics({ defaultMetrics: false });
   let server: TestApp;
   beforeAll(async () => {
-    server = await startTestApp({ scorer: 'bundled', metrics });
+    server = await startTestApp({ valueModel: 'bundled', metrics });
   });
   afterAll(async () => server?.close());
 
@@ -108,7 +108,7 @@ describe('request ids', () => {
   let server: TestApp;
   beforeAll(async () => {
     vllm = await startFakeVllm();
-    const scorer = await createScorer({
+    const valueModel = await loadValueModel({
       backend: 'vllm',
       model: vllm.model,
       urls: [vllm.url],
@@ -116,11 +116,11 @@ describe('request ids', () => {
       batching: false,
       retries: 0,
     });
-    server = await startTestApp({ scorer });
+    server = await startTestApp({ valueModel });
   });
   afterAll(async () => {
     await server?.close();
-    await server?.scorer?.close();
+    await server?.valueModel?.scorer.close();
     await vllm?.close();
   });
 

@@ -5,8 +5,7 @@
  * time means it failed fast on the probe's verdict.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScorer } from '../../src/scoring/registry.js';
-import type { Scorer } from '../../src/scoring/types.js';
+import { loadValueModel, type ValueModel } from '../../src/scoring/value-model.js';
 import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
@@ -17,12 +16,12 @@ const scoreBody = {
 
 describe('readiness with a scorer probe', () => {
   let vllm: FakeVllm;
-  let scorer: Scorer;
+  let valueModel: ValueModel;
   let server: TestApp;
 
   beforeAll(async () => {
     vllm = await startFakeVllm();
-    scorer = await createScorer({
+    valueModel = await loadValueModel({
       backend: 'vllm',
       model: vllm.model,
       urls: [vllm.url],
@@ -32,14 +31,14 @@ describe('readiness with a scorer probe', () => {
       batching: false,
     });
     // Warm: the first call also reads the server's /v1/models.
-    await scorer.score([{ key: 'warm', text: 'warm' }]);
+    await valueModel.scorer.score([{ key: 'warm', text: 'warm' }]);
     // Every check probes afresh (ttl 0), so each step below sees the fake's current behaviour.
-    server = await startTestApp({ scorer, scorerProbe: { ttlMs: 0, timeoutMs: 2_000 } });
+    server = await startTestApp({ valueModel, scorerProbe: { ttlMs: 0, timeoutMs: 2_000 } });
   });
 
   afterAll(async () => {
     await server?.close();
-    await scorer?.close();
+    await valueModel?.scorer.close();
     await vllm?.close();
   });
 

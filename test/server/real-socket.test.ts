@@ -18,14 +18,14 @@ const task = { instance_id: 'demo__demo-1', problem_statement: 'x should be 2' }
 
 describe('HTTP API over a real socket', () => {
   let server: TestApp;
-  let scorer: NonNullable<TestApp['scorer']>;
+  let valueModel: NonNullable<TestApp['valueModel']>;
   let app: TestApp['app'];
   let base: string;
 
   beforeAll(async () => {
-    server = await startTestApp({ scorer: 'bundled' });
+    server = await startTestApp({ valueModel: 'bundled' });
     ({ app } = server);
-    scorer = server.scorer!;
+    valueModel = server.valueModel!;
     ({ base } = await listenOnLoopback(app));
   });
 
@@ -52,7 +52,7 @@ describe('HTTP API over a real socket', () => {
     expect(response.statusCode).toBe(200);
     expect(body.scores.map((score) => typeof score.value)).toEqual(['number', 'number']);
     // The server's default without tests: the bundled model folder's default_strategy when it comes with a selector.
-    expect(body.selection.strategy).toBe(scorer.selector ? (scorer.selector.default_strategy ?? 'learned') : 'value');
+    expect(body.selection.strategy).toBe(valueModel.selector ? (valueModel.selector.default_strategy ?? 'learned') : 'value');
     expect(body.selection.degraded_to ?? null).toBeNull();
   });
 

@@ -26,7 +26,7 @@ describe('repository roots', () => {
     gitRepo(join(allowed, 'repo'));
     mkdirSync(elsewhere, { recursive: true });
     symlinkSync(elsewhere, join(allowed, 'link'));
-    server = await startTestApp({ scorer: 'bundled', repoRoots: [allowed] });
+    server = await startTestApp({ valueModel: 'bundled', repoRoots: [allowed] });
     ({ app, jobs } = server);
   });
 

@@ -17,7 +17,7 @@ describe('secrets in a /solve request', () => {
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'wnw-secrets-'));
-    server = await startTestApp({ scorer: 'bundled' });
+    server = await startTestApp({ valueModel: 'bundled' });
     ({ app, store, jobs } = server);
   });
 

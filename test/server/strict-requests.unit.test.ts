@@ -26,7 +26,7 @@ describe('strict requests', () => {
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'wnw-strict-'));
     repo = gitRepo(join(scratch, 'repo'));
-    server = await startTestApp({ scorer: 'bundled' });
+    server = await startTestApp({ valueModel: 'bundled' });
     app = server.app;
   });
 

@@ -1,15 +1,14 @@
 /**
  * The HTTP app as the server tests build it: an in-memory job store, a JobManager on it, local
- * sandboxes, the real policy factory and, when asked, a scorer. `close()` takes it down in the
+ * sandboxes, the real policy factory and, when asked, a value model. `close()` takes it down in the
  * order the server does: the app first (its preClose hook stops running jobs), then the sandboxes,
- * the store and a scorer opened here.
+ * the store and a value model opened here.
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
-import { createScorer } from '../../src/scoring/registry.js';
-import type { Scorer } from '../../src/scoring/types.js';
+import { loadValueModel, type ValueModel } from '../../src/scoring/value-model.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import { type AppDeps, buildApp } from '../../src/server/app.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
@@ -31,8 +30,8 @@ export interface TestAppOptions
     | 'repoHosts'
     | 'scorerProbe'
   > {
-  /** 'bundled': the default ONNX model, opened here and closed by `close()`; a Scorer: the caller's, left open; absent: none. */
-  scorer?: 'bundled' | Scorer;
+  /** 'bundled': the default ONNX model, opened here and closed by `close()`; a ValueModel: the caller's, left open; absent: none. */
+  valueModel?: 'bundled' | ValueModel;
   /** The job manager's options (queue cap, event hook); the metrics' event hook is added when `metrics` is given. */
   jobs?: JobManagerOptions;
   /** The sandbox provider (default: local, closed by `close()` either way). */
@@ -45,35 +44,41 @@ export interface TestApp {
   app: FastifyInstance;
   store: JobStore;
   jobs: JobManager;
-  scorer: Scorer | undefined;
+  valueModel: ValueModel | undefined;
   close(): Promise<void>;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const {
-    scorer: scorerOption,
+    valueModel: modelOption,
     jobs: jobOptions,
     sandboxes = createLocalProvider(),
     store = createSqliteStore(':memory:'),
     ...appOptions
   } = options;
-  const scorer =
-    scorerOption === 'bundled'
-      ? await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() }, { observer: options.metrics?.scorer })
-      : scorerOption;
+  const valueModel =
+    modelOption === 'bundled'
+      ? await loadValueModel({ backend: 'onnx', model: DEFAULT_MODEL_DIR() }, { observer: options.metrics?.scorer })
+      : modelOption;
   const metrics = options.metrics;
   const jobs = new JobManager(store, { ...(metrics ? { onEvent: (event, job) => metrics.onJobEvent(event, job) } : {}), ...jobOptions });
-  const app = await buildApp({ jobs, store, solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory() }, ...appOptions });
+  const app = await buildApp({
+    jobs,
+    store,
+    ...(valueModel ? { valueModel } : {}),
+    solveDeps: { sandboxes, store, createPolicy: createPolicyFactory() },
+    ...appOptions,
+  });
   return {
     app,
     store,
     jobs,
-    scorer,
+    valueModel,
     async close() {
       await app.close();
       await app.winnower.solveDeps.sandboxes.close();
       store.close();
-      if (scorerOption === 'bundled') await scorer?.close();
+      if (modelOption === 'bundled') await valueModel?.scorer.close();
     },
   };
 }

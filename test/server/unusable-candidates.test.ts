@@ -45,7 +45,7 @@ describe.skipIf(!hasBubblewrap())('POST /rerank with unusable and huge candidate
       pass_to_pass: demo.pass_to_pass,
       test_patch: demo.test_patch,
     };
-    server = await startTestApp({ scorer: 'bundled' });
+    server = await startTestApp({ valueModel: 'bundled' });
   });
   afterAll(async () => {
     await server?.close();

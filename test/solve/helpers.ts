@@ -8,8 +8,7 @@ import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js'
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { demoDir, demoSolveBody } from '../../src/cli/demo-task.js';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
-import { createScorer } from '../../src/scoring/registry.js';
-import type { Scorer } from '../../src/scoring/types.js';
+import { loadValueModel, type ValueModel } from '../../src/scoring/value-model.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { buildApp } from '../../src/server/app.js';
@@ -44,7 +43,7 @@ export function solveBody(repo: string, extra: Record<string, unknown> = {}, opt
 export interface TestWorld {
   repo: string;
   dataDir: string;
-  scorer: Scorer;
+  valueModel: ValueModel;
   sandboxes: SandboxProvider;
   /** Builds an app (and its store and job manager) over the data dir; call again to simulate a restart. */
   start(options?: {
@@ -57,12 +56,12 @@ export interface TestWorld {
 export async function createWorld(options: { sandboxes?: SandboxProvider } = {}): Promise<TestWorld> {
   const repo = prepareDemoRepo(join(DEMO_DIR, 'repo'));
   const dataDir = mkdtempSync(join(tmpdir(), 'wnw-data-'));
-  const scorer = await createScorer({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
+  const valueModel = await loadValueModel({ backend: 'onnx', model: DEFAULT_MODEL_DIR() });
   const sandboxes = options.sandboxes ?? createLocalProvider();
   return {
     repo,
     dataDir,
-    scorer,
+    valueModel,
     sandboxes,
     async start(options = {}) {
       const store = createSqliteStore(dataDir);
@@ -71,7 +70,8 @@ export async function createWorld(options: { sandboxes?: SandboxProvider } = {})
       const app = await buildApp({
         jobs,
         store,
-        solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory(), harnesses: options.harnesses },
+        valueModel,
+        solveDeps: { sandboxes, store, createPolicy: createPolicyFactory(), harnesses: options.harnesses },
       });
       return {
         app,
@@ -84,7 +84,7 @@ export async function createWorld(options: { sandboxes?: SandboxProvider } = {})
     },
     async close() {
       await sandboxes.close();
-      await scorer.close();
+      await valueModel.scorer.close();
       rmSync(dirname(repo), { recursive: true, force: true });
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js';
 import { createHarnessCatalog, type HarnessCatalog } from '../../src/rollout/harness/harness-catalog.js';
 import { configKey, fitPriors, type Priors } from '../../src/select/priors.js';
-import type { Scorer } from '../../src/scoring/types.js';
+import type { ValueModel } from '../../src/scoring/value-model.js';
 import { buildApp } from '../../src/server/app.js';
 import { REDACTED, redactRequest } from '../../src/server/plugins/redact-request.js';
 import { JobManager } from '../../src/solve/job-manager.js';
@@ -94,15 +94,8 @@ describe('policies in the /solve body', () => {
 });
 
 /** The world's value model, with `priors` in its selector (as `winnower train` writes them into selector.json). */
-function withPriors(scorer: Scorer, priors: Priors): Scorer {
-  const selector = { ...scorer.selector!, priors };
-  return new Proxy(scorer, {
-    get(target, key) {
-      if (key === 'selector') return selector;
-      const value = Reflect.get(target, key, target) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+function withPriors(valueModel: ValueModel, priors: Priors): ValueModel {
+  return { ...valueModel, selector: { ...valueModel.selector!, priors } };
 }
 
 describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, replay policies)', () => {
@@ -131,13 +124,14 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
     regression: { enabled: false },
   };
 
-  async function start(scorer: Scorer, harnesses?: HarnessCatalog) {
+  async function start(valueModel: ValueModel, harnesses?: HarnessCatalog) {
     const store = createSqliteStore(world.dataDir);
     const jobs = new JobManager(store);
     const app = await buildApp({
       jobs,
       store,
-      solveDeps: { sandboxes: world.sandboxes, scorer, store, createPolicy: createPolicyFactory(), harnesses },
+      valueModel,
+      solveDeps: { sandboxes: world.sandboxes, store, createPolicy: createPolicyFactory(), harnesses },
     });
     return { app, store, close: async () => (await app.close(), store.close()) };
   }
@@ -152,7 +146,7 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
   let configs: Array<{ source: string; config: Record<string, unknown> }> = [];
 
   it('runs every policy, and every candidate carries its configuration in the result, the store and the events', async () => {
-    const server = await start(world.scorer);
+    const server = await start(world.valueModel);
     try {
       const response = await server.app.inject({
         method: 'POST',
@@ -237,7 +231,7 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
       [[0], 'steady'],
       [[1, 2], 'lucky'],
     ] as const) {
-      const server = await start(withPriors(world.scorer, priorsFavouring([...good])));
+      const server = await start(withPriors(world.valueModel, priorsFavouring([...good])));
       try {
         const response = await server.app.inject({
           method: 'POST',
@@ -261,7 +255,7 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
     const fix = commandsOf(recordings['correct-fix']!).filter((command) => !command.includes('COMPLETE_TASK_AND_SUBMIT'));
     const fake = await startFakeHarnessPolicy({ 'scripted-fix': { tool: 'bash', commands: fix } });
     const server = await start(
-      world.scorer,
+      world.valueModel,
       createHarnessCatalog({ definitionsDir: new URL('../fixtures/harnesses', import.meta.url).pathname }),
     );
     try {
@@ -296,7 +290,7 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
   }, 240_000);
 
   it('refuses a policy the server cannot run, naming its place in policies', async () => {
-    const server = await start(world.scorer);
+    const server = await start(world.valueModel);
     try {
       const response = await server.app.inject({
         method: 'POST',

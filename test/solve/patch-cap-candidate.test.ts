@@ -4,8 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js';
-import { createScorer } from '../../src/scoring/registry.js';
-import type { Scorer } from '../../src/scoring/types.js';
+import { loadValueModel, type ValueModel } from '../../src/scoring/value-model.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import type { SandboxProvider } from '../../src/sandbox/types.js';
 import { buildApp } from '../../src/server/app.js';
@@ -34,14 +33,14 @@ const recording = {
 
 describe.skipIf(!hasBubblewrap())('a patch over the cap in /solve', () => {
   let sandboxes: SandboxProvider;
-  let scorer: Scorer;
+  let valueModel: ValueModel;
   beforeAll(async () => {
     sandboxes = createLocalProvider({ patch: { maxBytes: 64 * 1024 } });
-    scorer = await createScorer({ backend: 'onnx', model: TINY_MODEL_DIR() });
+    valueModel = await loadValueModel({ backend: 'onnx', model: TINY_MODEL_DIR() });
   });
   afterAll(async () => {
     await sandboxes?.close();
-    await scorer?.close();
+    await valueModel?.scorer.close();
   });
 
   it('fails that candidate with the cap error', async () => {
@@ -50,7 +49,8 @@ describe.skipIf(!hasBubblewrap())('a patch over the cap in /solve', () => {
     const app = await buildApp({
       jobs: new JobManager(store),
       store,
-      solveDeps: { sandboxes, scorer, store, createPolicy: createPolicyFactory() },
+      valueModel,
+      solveDeps: { sandboxes, store, createPolicy: createPolicyFactory() },
     });
     try {
       const body = solveBody(repo, { n: 1, policy: { kind: 'replay', recordings: [recording] } });

@@ -54,7 +54,12 @@ describe.skipIf(!hasBubblewrap())('a sandbox that fails to close', () => {
     const jobs = new JobManager(store);
     // Every sandbox of this job fails to close: the rollouts' (labelled with the job id) and the verifications'.
     const sandboxes = failingClose(world.sandboxes, () => true);
-    const app = await buildApp({ jobs, store, solveDeps: { sandboxes, scorer: world.scorer, store, createPolicy: createPolicyFactory() } });
+    const app = await buildApp({
+      jobs,
+      store,
+      valueModel: world.valueModel,
+      solveDeps: { sandboxes, store, createPolicy: createPolicyFactory() },
+    });
     try {
       const recordings = demoRecordings();
       const response = await app.inject({

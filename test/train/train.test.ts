@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js';
 import { TINY_MODEL_DIR } from '../../src/config.js';
-import { createScorer } from '../../src/scoring/registry.js';
-import type { Scorer } from '../../src/scoring/types.js';
+import { loadValueModel, type ValueModel } from '../../src/scoring/value-model.js';
 import { loadSelector } from '../../src/scoring/model-folder.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import { buildApp } from '../../src/server/app.js';
@@ -117,27 +116,28 @@ describe('winnower train on a synthetic pool whose label is one token', () => {
   }, 120_000);
 
   describe('the trained folder is an ordinary model folder', () => {
-    let scorer: Scorer;
+    let valueModel: ValueModel;
     let app: Awaited<ReturnType<typeof buildApp>>;
     beforeAll(async () => {
-      scorer = await createScorer({ backend: 'onnx', model: first.outDir });
+      valueModel = await loadValueModel({ backend: 'onnx', model: first.outDir });
       const store = createSqliteStore(':memory:');
       app = await buildApp({
         jobs: new JobManager(store),
         store,
-        solveDeps: { sandboxes: createLocalProvider(), scorer, store, createPolicy: createPolicyFactory() },
+        valueModel,
+        solveDeps: { sandboxes: createLocalProvider(), store, createPolicy: createPolicyFactory() },
         apiKeys: [],
       });
     });
     afterAll(async () => {
       await app?.close();
-      await scorer?.close();
+      await valueModel?.scorer.close();
     });
 
     it('round-trips the selector weights through the folder', () => {
       const stored = JSON.parse(readFileSync(join(first.outDir, 'selector.json'), 'utf8'));
       expect(loadSelector(first.outDir)).toEqual(stored);
-      expect(scorer.selector).toEqual(first.selector);
+      expect(valueModel.selector).toEqual(first.selector);
     });
 
     it('is served by POST /score and picks the frobnicate patch by POST /rerank with the learned strategy by default', async () => {

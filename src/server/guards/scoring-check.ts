@@ -6,7 +6,7 @@
  * most requests ask for the same few budgets.
  */
 import { wnwError, WinnowerError } from '../../errors.js';
-import { budgetFor, templateFor } from '../../scoring/score-candidates.js';
+import { budgetFor, templateFor, type ScoringModel } from '../../scoring/score-candidates.js';
 import type { Scorer } from '../../scoring/types.js';
 import { listTemplates, loadTemplate, serializeTrajectory } from '../../serialize/index.js';
 import { Task, Trajectory } from '../../types/index.js';
@@ -20,7 +20,7 @@ export interface ScoringOptions {
 
 /** Throws WNW_ERR_INPUT_INVALID naming `fields.template` or `fields.budget`. */
 export async function checkScoring(
-  scorer: Scorer | undefined,
+  model: ScoringModel | undefined,
   options: ScoringOptions,
   fields: { template: string; budget: string },
 ): Promise<void> {
@@ -37,13 +37,13 @@ export async function checkScoring(
       });
     }
   }
-  if (!scorer || options.budgetTokens === undefined) return;
-  // As scoreCandidates picks it: the model's own template (scorer.template) for trajectories.
+  if (!model || options.budgetTokens === undefined) return;
+  // As scoreCandidates picks it: the model's own template (model.template) for trajectories.
   const template = templateFor(options.withMessages, {
-    template: options.template ?? (options.withMessages ? scorer.template : undefined),
+    template: options.template ?? (options.withMessages ? model.template : undefined),
   });
-  const budgetTokens = budgetFor(scorer, options.budgetTokens);
-  const reason = await budgetVerdict(scorer, template, budgetTokens, options.withMessages);
+  const budgetTokens = budgetFor(model.scorer, options.budgetTokens);
+  const reason = await budgetVerdict(model, template, budgetTokens, options.withMessages);
   if (reason !== undefined) {
     throw wnwError(
       'WNW_ERR_INPUT_INVALID',
@@ -55,12 +55,21 @@ export async function checkScoring(
   }
 }
 
-/** Verdicts kept per scorer: its own tokenizer did the count, so another scorer's (even of the same model name) may differ. */
+/**
+ * Verdicts kept per scorer: its own tokenizer did the count, so another scorer's (even of the same
+ * model name) may differ. A scorer belongs to one value model, so its chat template is the same too.
+ */
 const VERDICTS_PER_SCORER = 64;
 const verdicts = new WeakMap<Scorer, Map<string, string | undefined>>();
 
 /** Undefined when an empty candidate fits `budgetTokens` with `template`, else why not. */
-async function budgetVerdict(scorer: Scorer, template: string, budgetTokens: number, withMessages: boolean): Promise<string | undefined> {
+async function budgetVerdict(
+  model: ScoringModel,
+  template: string,
+  budgetTokens: number,
+  withMessages: boolean,
+): Promise<string | undefined> {
+  const { scorer } = model;
   const key = JSON.stringify([scorer.model, template, budgetTokens, withMessages]);
   let known = verdicts.get(scorer);
   if (known === undefined) verdicts.set(scorer, (known = new Map()));
@@ -74,7 +83,7 @@ async function budgetVerdict(scorer: Scorer, template: string, budgetTokens: num
       source: 'budget-check',
       messages: withMessages ? [{ role: 'assistant', content: '' }] : [],
     });
-    await serializeTrajectory(task, candidate, { template, budgetTokens, tokenizer: scorer.tokenizer, chatTemplate: scorer.chatTemplate });
+    await serializeTrajectory(task, candidate, { template, budgetTokens, tokenizer: scorer.tokenizer, chatTemplate: model.chatTemplate });
   } catch (error) {
     verdict = error instanceof Error ? error.message.replace(/^budgetTokens \d+ is /, '') : String(error);
     // Only the budget's refusal is sure to be the same next time; any other failure is not remembered.

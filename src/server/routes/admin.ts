@@ -1,6 +1,6 @@
 /**
  * `POST /admin/model`: load a model folder (or re-read the one serving) and swap it in without a
- * restart, as SIGHUP does (one code path: the runtime's reloadable scorer). The folder is loaded
+ * restart, as SIGHUP does (one code path: the runtime's reloadable value model). The folder is loaded
  * and checked in full first (model.onnx with its signature, tokenizer.json, config.json,
  * selector.json); a folder that fails leaves the current model serving and answers 422. Jobs and
  * requests already running finish on the model they started with (they pin it).
@@ -25,7 +25,8 @@ const ModelBody = z
         'The model folder to load, an absolute path on the server (onnx backend); absent: re-read the folder serving now (at first the configured one)',
       ),
   })
-  .nullish();
+  // No body or an object: `null` (or any other JSON value) is a 400 naming `body`, not a reload.
+  .optional();
 
 export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app, options) => {
   app.post(
@@ -51,8 +52,8 @@ export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app
       },
     },
     async (request) => {
-      const scorer = app.winnower.solveDeps.scorer;
-      if (!isReloadable(scorer))
+      const served = app.winnower.valueModel;
+      if (!isReloadable(served))
         throw wnwError('WNW_ERR_SCORE_BACKEND', 'this server has no reloadable value model', { details: { field: 'scorer' } });
       const path = request.body?.path;
       if (path !== undefined) {
@@ -60,15 +61,16 @@ export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app
           throw wnwError('WNW_ERR_INPUT_INVALID', 'body.path: give the model folder as an absolute path on the server', {
             details: { field: 'body.path' },
           });
-        if (scorer.backend !== 'onnx') {
+        const { backend } = served.current.scorer;
+        if (backend !== 'onnx') {
           throw wnwError(
             'WNW_ERR_INPUT_INVALID',
-            `body.path: the ${scorer.backend} backend scores with the model its server serves; send no path to re-read the configured selector and tokenizer`,
+            `body.path: the ${backend} backend scores with the model its server serves; send no path to re-read the configured selector and tokenizer`,
             { details: { field: 'body.path' } },
           );
         }
       }
-      return reloadModel(app, scorer, { ...(path === undefined ? {} : { path }), via: 'POST /admin/model' });
+      return reloadModel(app, served, { ...(path === undefined ? {} : { path }), via: 'POST /admin/model' });
     },
   );
 };

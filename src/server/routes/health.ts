@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { openSandboxCount } from '../../sandbox/lifecycle.js';
+import { servingNow } from '../../scoring/reloadable.js';
 
 const ScorerState = z.looseObject({
   backend: z.string(),
@@ -40,15 +41,17 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
     { logLevel: QUIET, schema: { security: [], response: { 200: Readiness, 503: Readiness } } },
     async (_request, reply) => {
       const { solveDeps, closing, scorerReadiness } = app.winnower;
-      const verdict = solveDeps.scorer && scorerReadiness ? await scorerReadiness.check() : undefined;
+      const verdict = scorerReadiness ? await scorerReadiness.check() : undefined;
+      // After the probe: the model it probed, unless a reload swapped it meanwhile.
+      const scorer = servingNow(app.winnower.valueModel)?.scorer;
       const status = closing() ? 'shutting-down' : verdict && !verdict.ok ? 'scorer-unavailable' : 'ready';
       return reply.status(status === 'ready' ? 200 : 503).send({
         status,
         scorer:
-          solveDeps.scorer && verdict
+          scorer && verdict
             ? {
-                backend: solveDeps.scorer.backend,
-                model: solveDeps.scorer.model,
+                backend: scorer.backend,
+                model: scorer.model,
                 ok: verdict.ok,
                 probe_ms: verdict.ms,
                 checked_at: verdict.checked_at,

@@ -15,9 +15,9 @@ import { MAX_CANDIDATES_CAP } from '../limits-config.js';
 import { checkPatchPaths } from '../guards/patch-paths.js';
 import { bodyBytes, checkCandidateCaps, checkIdentifier } from '../guards/request-caps.js';
 import { checkScoring } from '../guards/scoring-check.js';
-import { pinScorer } from '../../scoring/reloadable.js';
+import { pinValueModel } from '../../scoring/reloadable.js';
 import { scoredBy } from '../../scoring/scorer-identity.js';
-import type { Scorer } from '../../scoring/types.js';
+import type { ValueModel } from '../../scoring/value-model.js';
 import { RepoSource, Strategy, Task, Trajectory } from '../../types/index.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
 
@@ -75,10 +75,10 @@ const RerankBody = ScoreBody.extend({
 });
 
 /** The scoring options of a /score or /rerank body, checked before anything is scored. */
-function checkBodyScoring(scorer: Parameters<typeof checkScoring>[0], body: z.infer<typeof ScoreBody>): Promise<void> {
+function checkBodyScoring(valueModel: ValueModel | undefined, body: z.infer<typeof ScoreBody>): Promise<void> {
   const withMessages = body.candidates.some((candidate) => candidate.messages.length > 0);
   return checkScoring(
-    scorer,
+    valueModel,
     { template: body.template, budgetTokens: body.budget_tokens, withMessages },
     { template: 'body.template', budget: 'body.budget_tokens' },
   );
@@ -127,25 +127,25 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     { schema: { body: ScoreBody, response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS) } } },
     async (request, reply) => {
       // One model from the checks to the answer, even when POST /admin/model swaps it meanwhile.
-      const pinned = pinScorer(app.winnower.solveDeps.scorer);
+      const pinned = pinValueModel(app.winnower.valueModel);
       try {
-        const scorer = pinned.scorer;
-        if (!scorer) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
+        const { valueModel } = pinned;
+        if (!valueModel) throw wnwError('WNW_ERR_SCORE_BACKEND', 'no value model is configured on this server');
         checkCandidateCaps(request.body.candidates, app.winnower.limits, bodyBytes(request.headers));
         const trajectories = asTrajectories(request.body);
-        await checkBodyScoring(scorer, request.body);
+        await checkBodyScoring(valueModel, request.body);
         // A scorer the readiness probe found hung or failing: 503 now, not every candidate's own timeout.
         await app.winnower.scorerReadiness?.throwIfDown();
         const signal = abortOnDisconnect(reply.raw);
-        const results = await scoreCandidates(scorer, request.body.task, trajectories, {
+        const results = await scoreCandidates(valueModel, request.body.task, trajectories, {
           template: request.body.template,
           budgetTokens: request.body.budget_tokens,
           signal,
         });
         return {
-          backend: scorer.backend,
-          model: scorer.model,
-          scored_by: scoredBy(scorer.identity, null),
+          backend: valueModel.scorer.backend,
+          model: valueModel.scorer.model,
+          scored_by: scoredBy(valueModel.identity, null),
           scores: results.map(scoreEntry),
         };
       } finally {
@@ -154,9 +154,9 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   );
 
-  /** Scores, checks and selects with `scorer`, the model pinned for this request. */
+  /** Scores, checks and selects with `valueModel`, the model pinned for this request. */
   const rerank = async (
-    scorer: Scorer | undefined,
+    valueModel: ValueModel | undefined,
     body: z.infer<typeof RerankBody>,
     headers: IncomingHttpHeaders,
     response: ServerResponse,
@@ -165,7 +165,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const task = body.task;
     checkCandidateCaps(body.candidates, app.winnower.limits, bodyBytes(headers));
     const trajectories = asTrajectories(body);
-    await checkBodyScoring(scorer, body);
+    await checkBodyScoring(valueModel, body);
     if (body.verify || body.checks) {
       checkRepoUrl(task.repo?.url, 'body.task.repo.url', app.winnower.repoHosts);
       await checkRepoAccess(task.repo, app.winnower.repoRoots, 'body.task.repo');
@@ -186,8 +186,8 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
         })
       : undefined;
     const [scores, verified, checked] = await Promise.all([
-      scorer
-        ? scoreCandidates(scorer, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal })
+      valueModel
+        ? scoreCandidates(valueModel, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal })
         : Promise.resolve([]),
       body.verify
         ? verifyMany(
@@ -202,7 +202,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     for (const result of verified) app.winnower.metrics.observeVerify(result.status);
     const scoreOf = new Map(scores.flatMap((result) => (result.score ? [[result.trajectory_id, result.score] as const] : [])));
     const verifyOf = new Map(verified.map((result) => [result.trajectory_id, result] as const));
-    const strategy = body.strategy ?? defaultStrategy(Boolean(body.verify || body.checks), scorer);
+    const strategy = body.strategy ?? defaultStrategy(Boolean(body.verify || body.checks), valueModel);
     const selection = select(
       strategy,
       trajectories.map((trajectory) => ({
@@ -211,7 +211,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
         verify: verifyOf.get(trajectory.id),
         checks: checked?.checks.get(trajectory.id),
       })),
-      { instanceId: task.instance_id, selector: scorer?.selector, task },
+      { instanceId: task.instance_id, selector: valueModel?.selector, task },
     );
     return {
       selection,
@@ -219,7 +219,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       scores: scores.map(scoreEntry),
       verify: verified,
       ...(checked ? { checks: checked.evidence } : {}),
-      scored_by: scoredBy(scorer?.identity, selection.strategy),
+      scored_by: scoredBy(valueModel?.identity, selection.strategy),
     };
   };
 
@@ -227,9 +227,9 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     '/rerank',
     { schema: { body: RerankBody, response: { 200: RerankResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } },
     async (request, reply) => {
-      const pinned = pinScorer(app.winnower.solveDeps.scorer);
+      const pinned = pinValueModel(app.winnower.valueModel);
       try {
-        return await rerank(pinned.scorer, request.body, request.headers, reply.raw);
+        return await rerank(pinned.valueModel, request.body, request.headers, reply.raw);
       } finally {
         pinned.release();
       }

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { loadAgentConfig } from '../../rollout/agent/agent-config.js';
 import { checkRollouts } from '../../rollout/prepare-rollout.js';
+import { servingNow } from '../../scoring/reloadable.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-schemas.js';
 import { jobView } from '../views/job-view.js';
@@ -53,7 +54,7 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
         if (entry.agent?.config) await inBody(() => loadAgentConfig(entry.agent!.config!), `body.policies.${index}`);
       if (body.scoring.enabled) {
         await checkScoring(
-          solveDeps.scorer,
+          servingNow(app.winnower.valueModel),
           { template: body.scoring.template, budgetTokens: body.scoring.budget_tokens, withMessages: true },
           { template: 'body.scoring.template', budget: 'body.scoring.budget_tokens' },
         );
@@ -61,7 +62,7 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       // The harness is defined and installed here, and the policy fits it (or the built-in agent).
       await inBody(() => checkRollouts(solveDeps, body));
       // The job store keeps the request without its secrets; the job gets them.
-      const job = jobs.start('solve', redactRequest(body), solveJob(solveDeps, body));
+      const job = jobs.start('solve', redactRequest(body), solveJob(solveDeps, app.winnower.valueModel, body));
       if (!request.query.wait) {
         return reply.status(202).header('location', `/jobs/${job.id}`).send({ job_id: job.id, status: job.status });
       }

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createScorer, SCORER_BACKENDS, ScorerConfig } from '../../../src/scoring/registry.js';
+import { SCORER_BACKENDS, ScorerConfig } from '../../../src/scoring/registry.js';
+import { loadValueModel } from '../../../src/scoring/value-model.js';
 import type { Scorer } from '../../../src/scoring/types.js';
 import { fakeLogit } from '../../fakes/fake-http-server.js';
 import { startFakeOpenAI } from '../../fakes/fake-openai.js';
@@ -18,29 +19,30 @@ describe('scorer registry', () => {
   const servers: FakeHttpServer[] = [];
   const scorers: Scorer[] = [];
   const keep = <T extends FakeHttpServer>(server: T) => (servers.push(server), server);
-  const create = async (config: Parameters<typeof createScorer>[0]) => {
-    const scorer = await createScorer(config);
-    scorers.push(scorer);
-    return scorer;
+  const load = async (config: Parameters<typeof loadValueModel>[0]) => {
+    const model = await loadValueModel(config);
+    scorers.push(model.scorer);
+    return model;
   };
+  const create = async (config: Parameters<typeof loadValueModel>[0]) => (await load(config)).scorer;
   afterEach(async () => {
     await Promise.all(scorers.splice(0).map((scorer) => scorer.close()));
     await Promise.all(servers.splice(0).map((server) => server.close()));
   });
 
   it('names the valid backends when given an unknown one', async () => {
-    const error = await rejection(createScorer({ backend: 'tgi' as never, model: 'm', urls: ['http://127.0.0.1:1'] }));
+    const error = await rejection(loadValueModel({ backend: 'tgi' as never, model: 'm', urls: ['http://127.0.0.1:1'] }));
     expect(error.code).toBe('WNW_ERR_SCORE_BACKEND');
     expect(error.message).toContain('onnx, sglang, vllm, openai');
     expect(error.details.valid).toEqual(SCORER_BACKENDS);
   });
 
   it('names the field of an invalid configuration', async () => {
-    const noUrls = await rejection(createScorer({ backend: 'sglang', model: 'm' }));
+    const noUrls = await rejection(loadValueModel({ backend: 'sglang', model: 'm' }));
     expect(noUrls).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'scorer.urls' } });
-    const badTimeout = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], timeoutMs: -1 }));
+    const badTimeout = await rejection(loadValueModel({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], timeoutMs: -1 }));
     expect(badTimeout.details.field).toBe('scorer.timeoutMs');
-    const badUrl = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['ftp://host'] }));
+    const badUrl = await rejection(loadValueModel({ backend: 'vllm', model: 'm', urls: ['ftp://host'] }));
     expect(badUrl.details.field).toBe('scorer.urls.0');
   });
 
@@ -50,7 +52,7 @@ describe('scorer registry', () => {
   });
 
   it('refuses a scalar openai scorer: that backend is a judge', async () => {
-    const error = await rejection(createScorer({ backend: 'openai', model: 'm', urls: ['http://127.0.0.1:1'], kind: 'scalar' }));
+    const error = await rejection(loadValueModel({ backend: 'openai', model: 'm', urls: ['http://127.0.0.1:1'], kind: 'scalar' }));
     expect(error).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'kind' } });
   });
 
@@ -97,7 +99,7 @@ describe('scorer registry', () => {
 
   it('builds a multi-label vLLM scorer from a label table, its success index and activation', async () => {
     const server = keep(await startFakeVllm({ model: 'critic', numLabels: 27 }));
-    const scorer = await create({
+    const model = await load({
       backend: 'vllm',
       model: 'critic',
       urls: [server.url],
@@ -106,11 +108,11 @@ describe('scorer registry', () => {
       chatTemplate: QWEN3_TOKENIZER_CONFIG,
     });
     const [input] = textInputs(1);
-    const [output] = await scorer.score([input!]);
+    const [output] = await model.scorer.score([input!]);
     expect(output!.raw).toBe(server.logits(input!.text)[0]);
     expect(output!.value).toBeCloseTo(1 / (1 + Math.exp(-output!.raw)), 12);
-    expect(scorer.template).toBe('openhands-critic-v1');
-    expect(scorer.chatTemplate).toContain('<|im_start|>');
+    expect(model.template).toBe('openhands-critic-v1');
+    expect(model.chatTemplate).toContain('<|im_start|>');
   });
 
   it('takes the head the template implies when no labels are given: openhands-critic-v1 → the critic table, success at 0 (issue 24 item 7)', async () => {
@@ -159,32 +161,32 @@ describe('scorer registry', () => {
   });
 
   it('refuses a head of several labels with no way to know its activation, and an unknown table', async () => {
-    const none = await rejection(createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: ['a', 'b', 'c'] }));
+    const none = await rejection(loadValueModel({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: ['a', 'b', 'c'] }));
     expect(none).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'scorer.activation' } });
     const unknown = await rejection(
-      createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: 'openhands-critique' }),
+      loadValueModel({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: 'openhands-critique' }),
     );
     expect(unknown).toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'scorer.labels' } });
     const index = await rejection(
-      createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: 'openhands-critic', labelIndex: 27 }),
+      loadValueModel({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], labels: 'openhands-critic', labelIndex: 27 }),
     );
     expect(index.details.field).toBe('scorer.labelIndex');
   });
 
   it('reports a missing chat template file and an unknown template at start-up', async () => {
     const missing = await rejection(
-      createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], chatTemplate: '/nonexistent/tokenizer_config.json' }),
+      loadValueModel({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], chatTemplate: '/nonexistent/tokenizer_config.json' }),
     );
     expect(missing).toMatchObject({ code: 'WNW_ERR_SCORE_TEMPLATE', details: { field: 'scorer.chatTemplate' } });
     const template = await rejection(
-      createScorer({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], template: 'openhands-critic-v9' }),
+      loadValueModel({ backend: 'vllm', model: 'm', urls: ['http://127.0.0.1:1'], template: 'openhands-critic-v9' }),
     );
     expect(template.code).toBe('WNW_ERR_SCORE_TEMPLATE');
   });
 
   it('reports a missing tokenizer file', async () => {
     const error = await rejection(
-      createScorer({ backend: 'sglang', model: 'm', urls: ['http://127.0.0.1:1'], tokenizer: '/nonexistent/tokenizer.json' }),
+      loadValueModel({ backend: 'sglang', model: 'm', urls: ['http://127.0.0.1:1'], tokenizer: '/nonexistent/tokenizer.json' }),
     );
     expect(error.code).toBe('WNW_ERR_SCORE_TOKENIZER');
   });

@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { LearnedSelector } from '../../../src/select/strategies/learned.js';
 import { withBatching } from '../../../src/scoring/with-batching.js';
 import { withCache } from '../../../src/scoring/with-cache.js';
 import { withObserver } from '../../../src/scoring/with-observer.js';
 import { RecordingScorer } from './helpers.js';
 
-/** A scorer that carries every optional field of `Scorer`. */
+/** A scorer that carries every field of `Scorer`, the optional tokenizer too. */
 class DescribedScorer extends RecordingScorer {
   readonly tokenizer = { encode: (text: string) => [...text].map((char) => char.charCodeAt(0)) } as never;
-  readonly selector = { kind: 'learned-test' } as unknown as LearnedSelector;
-  readonly chatTemplate = '{{ messages }}';
-  readonly template = 'openhands-critic-v1';
 }
 
 describe('scorer wrappers pass on the wrapped scorer’s fields', () => {
@@ -20,7 +16,7 @@ describe('scorer wrappers pass on the wrapped scorer’s fields', () => {
     withObserver: (inner: RecordingScorer) => withObserver(inner, () => {}),
   };
   for (const [name, wrap] of Object.entries(wrappers)) {
-    it(`${name} keeps backend, model, tokenizer, maxInputTokens, selector, chatTemplate and template`, async () => {
+    it(`${name} keeps backend, model, tokenizer and maxInputTokens`, async () => {
       const inner = new DescribedScorer();
       const wrapped = wrap(inner);
       expect({
@@ -28,17 +24,11 @@ describe('scorer wrappers pass on the wrapped scorer’s fields', () => {
         model: wrapped.model,
         tokenizer: wrapped.tokenizer,
         maxInputTokens: wrapped.maxInputTokens,
-        selector: wrapped.selector,
-        chatTemplate: wrapped.chatTemplate,
-        template: wrapped.template,
       }).toEqual({
         backend: inner.backend,
         model: inner.model,
         tokenizer: inner.tokenizer,
         maxInputTokens: inner.maxInputTokens,
-        selector: inner.selector,
-        chatTemplate: inner.chatTemplate,
-        template: inner.template,
       });
       await wrapped.close();
     });
