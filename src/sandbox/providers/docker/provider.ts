@@ -58,14 +58,10 @@ export interface DockerProviderSettings {
 
 // The descriptions are what docs/configuration.md shows (scripts/gen-config-docs.ts), in the config file's spelling.
 export const DockerSettingsSchema = z.strictObject({
-  socketPath: z
-    .string()
-    .startsWith('/')
-    .optional()
-    .meta({
-      description: "The engine's unix socket (default: DOCKER_HOST when it is unix://…, else /var/run/docker.sock).",
-      env: 'DOCKER_HOST',
-    }),
+  socketPath: z.string().startsWith('/').optional().meta({
+    description: "The engine's unix socket (default: DOCKER_HOST when it is unix://…, else /var/run/docker.sock).",
+    env: 'DOCKER_HOST',
+  }),
   workdir: z
     .string()
     .startsWith('/')
