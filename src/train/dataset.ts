@@ -4,7 +4,15 @@
  * candidates of one instance under one harness).
  */
 import { wnwError } from '../errors.js';
-import { importLabels, importTasks, labelsFromTrajectories, lookupLabel, type ImportIssue, type Labels } from '../formats/index.js';
+import {
+  importLabels,
+  importTasks,
+  labelsFromTrajectories,
+  labelKey,
+  lookupLabel,
+  type ImportIssue,
+  type Labels,
+} from '../formats/index.js';
 import { importRuns, namedInput } from '../formats/import-runs.js';
 import { repoNameOf, type Task, type Trajectory } from '../types/index.js';
 
@@ -78,14 +86,13 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
 
   const dropped = { unlabelled: 0, not_permissive: 0, no_task: 0 };
   const candidates: LabelledCandidate[] = [];
+  const labelOf = recordNameLookup(labels, trajectories);
   for (const trajectory of trajectories) {
     // A row's own label (meta.resolved) is per candidate, while label files key by (source,
     // instance) and cannot tell two rollouts of one policy on one instance apart (exported job
     // rows): the row's own label wins unless label files were given.
     const own = typeof trajectory.meta.resolved === 'boolean' ? trajectory.meta.resolved : undefined;
-    const resolved = options.labels?.length
-      ? (lookupLabel(labels, trajectory.instance_id, trajectory.source) ?? own)
-      : (own ?? lookupLabel(labels, trajectory.instance_id, trajectory.source));
+    const resolved = options.labels?.length ? (labelOf(trajectory) ?? own) : (own ?? labelOf(trajectory));
     if (resolved === undefined) {
       dropped.unlabelled++;
       continue;
@@ -120,9 +127,52 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
       origin: str(trajectory.meta.source_repo) ?? trajectory.source,
     });
   }
-  if (candidates.length === 0)
-    throw wnwError('WNW_ERR_INPUT_INVALID', 'no labelled candidates to train on (give --labels, or rows with "resolved")', {
-      details: { field: 'labels' },
-    });
+  if (candidates.length === 0) throw noLabelledCandidates(labels, trajectories);
   return { candidates, dropped, issues };
+}
+
+/**
+ * A candidate's label: by its source, else by the name its record gave (`model_name_or_path`,
+ * kept when --source-from file or NAME=PATH renamed the source) when that name belongs to one
+ * source only on that instance, so several prediction files of one labels file still match.
+ */
+function recordNameLookup(labels: Labels, trajectories: Trajectory[]): (trajectory: Trajectory) => boolean | undefined {
+  const recordName = (trajectory: Trajectory) => str(trajectory.meta.model_name_or_path);
+  const sourcesOf = new Map<string, Set<string>>();
+  for (const trajectory of trajectories) {
+    const name = recordName(trajectory);
+    if (!name) continue;
+    const key = labelKey(name, trajectory.instance_id);
+    sourcesOf.set(key, (sourcesOf.get(key) ?? new Set()).add(trajectory.source));
+  }
+  return (trajectory) => {
+    const bySource = lookupLabel(labels, trajectory.instance_id, trajectory.source);
+    if (bySource !== undefined) return bySource;
+    const name = recordName(trajectory);
+    if (!name || sourcesOf.get(labelKey(name, trajectory.instance_id))?.size !== 1) return undefined;
+    return lookupLabel(labels, trajectory.instance_id, name);
+  };
+}
+
+/** No candidate matched a label: say which sources each side names, and how to make them meet. */
+function noLabelledCandidates(labels: Labels, trajectories: Trajectory[]): Error {
+  const list = (names: Iterable<string>) => {
+    const sorted = [...new Set(names)].sort();
+    return sorted.length > 8 ? `${sorted.slice(0, 8).join(', ')}, … (${sorted.length})` : sorted.join(', ');
+  };
+  // A label key is `source/instance_id`; instance ids carry no slash (SWE-bench's owner__repo-N).
+  const labelSources = [...labels.keys()].map((key) => key.slice(0, key.lastIndexOf('/')));
+  const candidateSources = trajectories.map((trajectory) => trajectory.source);
+  const message =
+    labels.size === 0
+      ? 'no labelled candidates to train on (give --labels, or rows with "resolved")'
+      : `no labelled candidates to train on: the labels name the sources ${list(labelSources)}, the candidates have ${list(candidateSources)}; ` +
+        'use --source-from record (the names inside the records), or name each run as the labels do (--rollouts NAME=PATH, --labels NAME=PATH)';
+  return wnwError('WNW_ERR_INPUT_INVALID', message, {
+    details: {
+      field: 'labels',
+      label_sources: [...new Set(labelSources)].sort(),
+      candidate_sources: [...new Set(candidateSources)].sort(),
+    },
+  });
 }

@@ -45,3 +45,48 @@ describe('loadDataset: the inputs rerank takes', () => {
     expect((error as Error).message).toContain('duplicate trajectory id swe-agent-gpt4/django__django-15202');
   });
 });
+
+// Issue 27 item 3: several --rollouts files (sources cand_0, cand_1) and one labels file keyed by
+// the records' model_name_or_path (run0, run1) found "no labelled candidates".
+describe('loadDataset: labels keyed by the records’ own names', () => {
+  function runsAndLabels(names: string[]): { files: string[]; labels: string } {
+    const dir = mkdtempSync(join(tmpdir(), 'winnower-labels-'));
+    const files = names.map((model, run) => {
+      const file = join(dir, `cand_${run}.jsonl`);
+      const row = {
+        instance_id: 'django__django-15202',
+        model_name_or_path: model,
+        model_patch: `diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+${run}\n`,
+      };
+      writeFileSync(file, `${JSON.stringify(row)}\n`);
+      return file;
+    });
+    const labels = join(dir, 'labels.jsonl');
+    const rows = [...new Set(names)].map((model, run) =>
+      JSON.stringify({ instance_id: 'django__django-15202', source: model, resolved: run === 0 }),
+    );
+    writeFileSync(labels, `${rows.join('\n')}\n`);
+    return { files, labels };
+  }
+
+  it('matches a label by model_name_or_path when only one source carries that name', async () => {
+    const { files, labels } = runsAndLabels(['run0', 'run1']);
+    const dataset = await loadDataset({ rollouts: files, labels: [labels] });
+    expect(dataset.candidates.map((candidate) => [candidate.trajectory.source, candidate.resolved])).toEqual([
+      ['cand_0', true],
+      ['cand_1', false],
+    ]);
+  });
+
+  it('says which sources each side names, and how to make them meet, when none matches', async () => {
+    // Both files are "run0": the record name is ambiguous, so it is not used.
+    const { files, labels } = runsAndLabels(['run0', 'run0']);
+    const error = await loadDataset({ rollouts: files, labels: [labels] }).then(
+      () => undefined,
+      (caught: Error) => caught,
+    );
+    expect(error?.message).toContain('the labels name the sources run0, the candidates have cand_0, cand_1');
+    expect(error?.message).toContain('--source-from record');
+    expect(error?.message).toContain('NAME=PATH');
+  });
+});
