@@ -218,7 +218,8 @@ export const SolveRequest = z
         concurrency: 4,
         regression: { enabled: true, budget_s: 600 },
       }),
-    stop_rule: StopRule.nullable().default(null),
+    /** Leave it out for no stop rule (every wave runs); `null` is refused, like every other field's (docs/api.md). */
+    stop_rule: StopRule.optional().transform((rule) => rule ?? null),
     strategy: Strategy.optional(),
   })
   .refine((request) => request.repo !== undefined || request.image !== undefined, { message: 'give repo or image', path: ['repo'] })

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createOrchardProvider } from '../../src/sandbox/providers/orchard/provider.js';
+import { SolveRequest } from '../../src/solve/solve-request.js';
 import { gitRepo } from './git-repo.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
@@ -110,6 +111,37 @@ describe('refused at submit, naming the field', () => {
     });
     expect(response.statusCode, response.body.slice(0, 300)).toBe(202);
     await server.jobs.cancel(response.json().job_id).catch(() => undefined);
+  });
+});
+
+describe('"stop_rule": null', () => {
+  let server: TestApp;
+  beforeAll(async () => {
+    server = await startTestApp();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('is a 400 naming body.stop_rule: leave the field out for no stop rule', async () => {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/solve',
+      payload: { issue: 'x', image: 'python:3.12', policy: { kind: 'replay', recordings: [recording] }, stop_rule: null },
+    });
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(400);
+    expect(response.json().error).toMatchObject({ code: 'WNW_ERR_INPUT_INVALID', details: { field: 'body.stop_rule' } });
+  });
+
+  it('still means "no stop rule" when left out, and a given rule gets its defaults', () => {
+    const base = { issue: 'x', image: 'python:3.12' };
+    expect(SolveRequest.parse(base).stop_rule).toBeNull();
+    expect(SolveRequest.parse({ ...base, stop_rule: {} }).stop_rule).toEqual({
+      min_value: 0.8,
+      require_resolved: true,
+      require_checks: false,
+    });
+    expect(SolveRequest.safeParse({ ...base, stop_rule: null }).success).toBe(false);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * Checks of a JSON body that no schema expresses: raw bytes that are not UTF-8 (decoding would
- * silently turn them into U+FFFD), and nesting deeper than any request needs (a deep `meta` would
+ * silently turn them into U+FFFD), a leading byte order mark (JSON has none; decoding and the
+ * JSON parser would each drop it silently, so `\uFEFF{}` would act as `{}`), and nesting deeper than any request needs (a deep `meta` would
  * overflow the stack of whatever serializes it later: the job store, a log line).
  */
 import { wnwError } from '../../errors.js';
@@ -8,18 +9,25 @@ import { wnwError } from '../../errors.js';
 /** Deepest nesting of objects and arrays a body may have; real requests stay under 10. */
 export const MAX_BODY_DEPTH = 64;
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a leading U+FEFF in the text, so that it can be refused below.
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** The body as text; WNW_ERR_INPUT_INVALID naming the first byte that is not UTF-8. */
+/** The body as text; WNW_ERR_INPUT_INVALID naming the first byte that is not UTF-8, or a byte order mark. */
 export function decodeUtf8(bytes: Buffer): string {
+  let text: string;
   try {
-    return decoder.decode(bytes);
+    text = decoder.decode(bytes);
   } catch {
     const offset = firstInvalidByte(bytes);
     throw wnwError('WNW_ERR_INPUT_INVALID', `body: not valid UTF-8 (byte ${offset} of ${bytes.length}); send JSON encoded as UTF-8`, {
       details: { field: 'body', byte_offset: offset },
     });
   }
+  if (text.startsWith('\uFEFF'))
+    throw wnwError('WNW_ERR_INPUT_INVALID', 'body: starts with a byte order mark (U+FEFF); send the JSON without one', {
+      details: { field: 'body' },
+    });
+  return text;
 }
 
 function firstInvalidByte(bytes: Buffer): number {

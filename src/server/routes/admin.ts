@@ -25,8 +25,7 @@ const ModelBody = z
         'The model folder to load, an absolute path on the server (onnx backend); absent: re-read the folder serving now (at first the configured one)',
       ),
   })
-  // No body or an object: `null` (or any other JSON value) is a 400 naming `body`, not a reload.
-  .optional();
+  .nullish();
 
 export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app, options) => {
   app.post(
@@ -34,6 +33,13 @@ export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app
     {
       // Before the body is validated: a client that may not call this learns nothing else.
       onRequest: async (request) => checkAdminAccess(request, options.keyed),
+      // Fastify validates a missing body as null, so a JSON `null` is told apart here, before validation: only no body or an object swaps the model.
+      preValidation: async (request) => {
+        if (request.body === null)
+          throw wnwError('WNW_ERR_INPUT_INVALID', 'body: null is not a request; send {"path": ...}, {} or no body', {
+            details: { field: 'body' },
+          });
+      },
       schema: {
         body: ModelBody,
         response: {
