@@ -184,8 +184,7 @@ export async function fitSide(trainSide: LabelledCandidate[], dir: string, optio
     const held = trainSide.filter((c) => foldOfCandidate.get(c) === k);
     heldOf.push(held);
     if (fit.length === 0 || held.length === 0) {
-      if (k === 0)
-        throw wnwError('WNW_ERR_INPUT_INVALID', `too few training instances for ${folds} folds`, { details: { field: 'folds' } });
+      if (k === 0) throw tooFewInstances(trainSide, folds);
       continue;
     }
     const params = initParams(
@@ -263,4 +262,22 @@ export async function fitSide(trainSide: LabelledCandidate[], dir: string, optio
     return { value: sigmoid(raw), raw };
   };
   return { tokenizer, space, shape, params, calibration, selector, epochs, bags, value };
+}
+
+/**
+ * Cross-fitting holds out whole instances: each fold needs at least one, and the folds are drawn
+ * by a hash of the instance id. Says what was found (a job of --from-store is one pool) and what to do.
+ */
+function tooFewInstances(trainSide: LabelledCandidate[], folds: number): Error {
+  const instances = new Set(trainSide.map((c) => c.trajectory.instance_id)).size;
+  const pools = new Set(trainSide.map((c) => c.pool)).size;
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return wnwError(
+    'WNW_ERR_INPUT_INVALID',
+    `too few training instances for ${folds} folds: the training side has ${plural(trainSide.length, 'labelled candidate')} ` +
+      `on ${plural(instances, 'instance')} (${plural(pools, 'pool')}: a labelled job of --from-store is one), and each fold holds out ` +
+      `whole instances, so at least ${folds} instances are needed (more, since folds are drawn by a hash of the instance id); ` +
+      'add labelled runs or jobs, or lower --folds',
+    { details: { field: 'folds', folds, instances, pools, candidates: trainSide.length } },
+  );
 }
