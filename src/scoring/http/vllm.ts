@@ -79,6 +79,31 @@ export const SCORE_CLAMP = 1e-6;
 /** A `/score` value this close to the clamp says nothing about how strong the candidate is. */
 const isClamped = (value: number) => value <= SCORE_CLAMP * 1.001 || value >= 1 - SCORE_CLAMP * 1.001;
 
+/**
+ * The results by input: each names its input by `index`, in any order. Indexes that are not
+ * exactly 0..n-1 (one twice, one past the inputs) would give an input another's score, so such an
+ * answer is refused like a short one (WNW_ERR_SCORE_RESPONSE); http-scorer.ts checks the count.
+ */
+function byIndex<T extends { index: number }>(data: readonly T[], path: string): T[] {
+  const ordered: T[] = [];
+  for (const result of data) {
+    if (result.index >= data.length) {
+      throw wnwError(
+        'WNW_ERR_SCORE_RESPONSE',
+        `${path}: a result has index ${result.index}, but the answer holds ${data.length} (indexes 0 to ${data.length - 1})`,
+        { details: { path, index: result.index, received: data.length } },
+      );
+    }
+    if (ordered[result.index]) {
+      throw wnwError('WNW_ERR_SCORE_RESPONSE', `${path}: the answer has index ${result.index} twice`, {
+        details: { path, index: result.index, received: data.length },
+      });
+    }
+    ordered[result.index] = result;
+  }
+  return ordered;
+}
+
 /** Inputs without their ids: `/score` takes text only. */
 const asText = (inputs: readonly ScoreInput[]): ScoreInput[] => inputs.map(({ inputIds: _ids, ...input }) => input);
 
@@ -130,20 +155,18 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
   }
 
   function mapClassify(response: ClassifyResponse): ScoreOutput[] {
-    return [...response.data]
-      .sort((a, b) => a.index - b.index)
-      .map((result) => {
-        if (typeof result.num_classes === 'number' && result.num_classes !== result.probs.length) {
-          throw wnwError(
-            'WNW_ERR_SCORE_RESPONSE',
-            `/classify: data[${result.index}] has num_classes ${result.num_classes} but ${result.probs.length} probs`,
-            {
-              details: { index: result.index },
-            },
-          );
-        }
-        return read(result.probs, `/classify data[${result.index}]`);
-      });
+    return byIndex(response.data, '/classify').map((result) => {
+      if (typeof result.num_classes === 'number' && result.num_classes !== result.probs.length) {
+        throw wnwError(
+          'WNW_ERR_SCORE_RESPONSE',
+          `/classify: data[${result.index}] has num_classes ${result.num_classes} but ${result.probs.length} probs`,
+          {
+            details: { index: result.index },
+          },
+        );
+      }
+      return read(result.probs, `/classify data[${result.index}]`);
+    });
   }
 
   const classify = defineEndpoint({ path: '/classify', body: classifyBody, response: ClassifyResponse, map: mapClassify });
@@ -164,7 +187,7 @@ export function createVllmScorer(settings: VllmSettings): Scorer & { readonly fe
     },
     response: ScoreResponse,
     // `/score` applies the one-label head's sigmoid: its score is the probability.
-    map: (response) => [...response.data].sort((a, b) => a.index - b.index).map(({ score: value }) => ({ value, raw: logit(value) })),
+    map: (response) => byIndex(response.data, '/score').map(({ score: value }) => ({ value, raw: logit(value) })),
   });
 
   /**

@@ -392,4 +392,56 @@ describe('vLLM scorer against a fake of current vLLM', () => {
     expect(error.code).toBe('WNW_ERR_SCORE_RESPONSE');
     expect(error.message).toContain('expected 2 results, got 1');
   });
+
+  // Each result says which input it scores by `index` (results may come in any order): an answer
+  // whose indexes are not exactly 0..n-1 would put some input's score on another, so it is refused
+  // as a short one is, and no score of it is used.
+  const classifyAnswer = (indexes: number[]) =>
+    JSON.stringify({
+      id: 'classify-1',
+      object: 'list',
+      model: MODEL,
+      data: indexes.map((index, position) => ({ index, label: 'LABEL_0', probs: [position + 0.25], num_classes: 1 })),
+      usage: { prompt_tokens: 6, total_tokens: 6 },
+    });
+
+  it.each([
+    ['a duplicate index', [0, 0], 'index 0 twice'],
+    ['an index past the inputs', [0, 2], 'index 2'],
+    ['a duplicate among three', [2, 1, 2], 'index 2 twice'],
+  ])('refuses a /classify answer with %s', async (_, indexes, named) => {
+    server.malformed(1, classifyAnswer(indexes));
+    const error = await rejection(make().score(textInputs(indexes.length)));
+    expect(error.code).toBe('WNW_ERR_SCORE_RESPONSE');
+    expect(error.message).toContain('/classify');
+    expect(error.message).toContain(named);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('still reads a /classify answer whose results come in any order', async () => {
+    server.malformed(1, classifyAnswer([1, 0]));
+    const outputs = await make().score(textInputs(2));
+    expect(outputs.map((output) => output.raw)).toEqual([1.25, 0.25]);
+  });
+
+  it('refuses a /score answer with a duplicate or out-of-range index', async () => {
+    const scoreAnswer = (indexes: number[]) =>
+      JSON.stringify({
+        id: 'score-1',
+        object: 'list',
+        model: MODEL,
+        data: indexes.map((index) => ({ index, object: 'score', score: 0.5 })),
+        usage: { prompt_tokens: 6, total_tokens: 6 },
+      });
+    for (const [indexes, named] of [
+      [[1, 1], 'index 1 twice'],
+      [[0, 3], 'index 3'],
+    ] as const) {
+      server.malformed(1, scoreAnswer([...indexes]));
+      const error = await rejection(make({ endpoint: 'score' }).score(sharedPrefixTexts(2)));
+      expect(error.code).toBe('WNW_ERR_SCORE_RESPONSE');
+      expect(error.message).toContain('/score');
+      expect(error.message).toContain(named);
+    }
+  });
 });
