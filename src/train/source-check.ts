@@ -40,7 +40,12 @@ export async function checkHeldOutSources(
   if (split.bySource) return { tables: [], table: validationTables[0], withTrajectories: split.validation.some(hasTrajectory) };
   if ((input.sourceCheck ?? 'loso') !== 'loso') return { tables: [], withTrajectories: false };
   const families = rotatingSources(candidates);
-  input.log(`leave-one-source-out over ${families.length} source famil${families.length === 1 ? 'y' : 'ies'}: ${families.join(', ')}`);
+  if (families.length === 0) {
+    // Nothing to rotate over: say why instead of "over 0 source families: " (issue 27 item 25).
+    input.log('leave-one-source-out: skipped, no source family has a held-out pool with both a resolved and an unresolved candidate');
+  } else {
+    input.log(`leave-one-source-out over ${families.length} source famil${families.length === 1 ? 'y' : 'ies'}: ${families.join(', ')}`);
+  }
   const withTrajectories = candidates.some((c) => hasTrajectory(c) && matchesSource(c.trajectory.source, families));
   const heldOut = await evaluateHeldOutSources(
     candidates,
