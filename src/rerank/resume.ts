@@ -1,0 +1,102 @@
+/**
+ * Stage 2 of batch reranking: what an earlier run with the same outputs already did. An instance
+ * is done when --out holds its prediction from this strategy and --scores a line for each of its
+ * candidates now, scored by this model; those are kept and not scored again. Anything else
+ * (another strategy or model, another --scores, a candidate added or removed, a candidate left
+ * unscored by a scorer failure) is redone. Both files are then rewritten to what is kept.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { lookupLabel } from '../formats/index.js';
+import { select } from '../select/index.js';
+import type { Selection } from '../types/index.js';
+import { modelNameFor } from './score-instance.js';
+import type { RerankBatchOptions, RerankInputs, ScoreLine } from './types.js';
+
+export interface Resumed {
+  /** Instances taken from the earlier run. */
+  done: Set<string>;
+  /** Their score lines, labelled by this run's labels. */
+  previous: ScoreLine[];
+}
+
+function readJsonl<T>(file: string): T[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as T];
+      } catch {
+        return []; // a line cut by a crash mid-write; that instance is redone
+      }
+    });
+}
+
+export async function resume(options: RerankBatchOptions, inputs: RerankInputs): Promise<Resumed> {
+  const { byInstance, labels } = inputs;
+  const { scorer } = options.valueModel;
+  const scoreLinesOf = new Map<string, Map<string, ScoreLine>>();
+  for (const line of readJsonl<ScoreLine>(options.scores)) {
+    if (!scoreLinesOf.has(line.instance_id)) scoreLinesOf.set(line.instance_id, new Map());
+    scoreLinesOf.get(line.instance_id)!.set(line.trajectory_id, line);
+  }
+  const complete = (instanceId: string): boolean => {
+    const saved = scoreLinesOf.get(instanceId);
+    const candidates = byInstance.get(instanceId);
+    if (!saved || !candidates || saved.size !== candidates.length || !candidates.every((trajectory) => saved.has(trajectory.id)))
+      return false;
+    // A candidate the scorer failed on (an outage, a timeout) is worth another try: redo its instance.
+    return [...saved.values()].every(
+      (line) => line.score !== null && line.score.backend === scorer.backend && line.score.model === scorer.model,
+    );
+  };
+  const kept = [
+    ...new Map(
+      readJsonl<{ instance_id: string; model_name_or_path?: string }>(options.out)
+        .filter((row) => row.model_name_or_path === modelNameFor(options.strategy) && complete(row.instance_id))
+        .map((row) => [row.instance_id, row]),
+    ).values(),
+  ];
+  const done = new Set(kept.map((row) => row.instance_id));
+  // Labels are this run's: a label file given now also labels the instances resumed.
+  const previous = [...done].flatMap((instanceId) =>
+    byInstance.get(instanceId)!.map((trajectory) => {
+      const line = scoreLinesOf.get(instanceId)!.get(trajectory.id)!;
+      return { ...line, resolved: lookupLabel(labels, instanceId, trajectory.source) ?? null };
+    }),
+  );
+  await mkdir(dirname(options.out), { recursive: true });
+  await mkdir(dirname(options.scores), { recursive: true });
+  if (done.size === 0) {
+    await writeFile(options.out, '');
+    await writeFile(options.scores, '');
+  } else {
+    // Rewrite both from their complete rows: a line cut by a crash must not stay glued to the next one.
+    const lines = (rows: unknown[]) => rows.map((row) => JSON.stringify(row)).join('\n') + (rows.length ? '\n' : '');
+    await writeFile(options.out, lines(kept));
+    await writeFile(options.scores, lines(previous));
+  }
+  return { done, previous };
+}
+
+/** The selections of the resumed instances, recomputed from their saved scores (selection is deterministic). */
+export function resumedSelections(options: RerankBatchOptions, inputs: RerankInputs, resumed: Resumed): Selection[] {
+  return [...resumed.done].flatMap((instanceId) => {
+    const candidates = inputs.byInstance.get(instanceId);
+    if (!candidates) return [];
+    const scoreOf = new Map(
+      resumed.previous.filter((line) => line.instance_id === instanceId).map((line) => [line.trajectory_id, line.score ?? undefined]),
+    );
+    const task = inputs.tasks.get(instanceId);
+    return [
+      select(
+        options.strategy,
+        candidates.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id) })),
+        { instanceId, selector: options.valueModel.selector, ...(task ? { task } : {}) },
+      ),
+    ];
+  });
+}

@@ -1,0 +1,93 @@
+/**
+ * Stage 3 of batch reranking: each instance not resumed is scored (its candidates in one scorer
+ * call), selected, and written — its score lines first, then its prediction, so an instance counts
+ * as done only when both are there. Instances run `concurrency` at a time; they finish together at
+ * any concurrency, so each output file has one queue and every row stays whole.
+ */
+import pLimit from 'p-limit';
+import { toWinnowerError } from '../errors.js';
+import { lookupLabel } from '../formats/index.js';
+import { scoreCandidates } from '../scoring/score-candidates.js';
+import { select } from '../select/index.js';
+import type { Selection, Strategy, Task } from '../types/index.js';
+import { pushAll } from '../util/large-arrays.js';
+import { LineAppender } from './line-appender.js';
+import type { RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine } from './types.js';
+
+/** The `model_name_or_path` of this run's predictions. */
+export const modelNameFor = (strategy: Strategy) => `winnower-${strategy}`;
+
+export interface ScoredInstances {
+  /** In the order the instances finished. */
+  selections: Selection[];
+  lines: ScoreLine[];
+  noneUsable: RerankBatchResult['noneUsable'];
+}
+
+/** One instance: its candidates scored and selected, its score lines and its prediction. */
+export async function scoreInstance(options: RerankBatchOptions, inputs: RerankInputs, instanceId: string) {
+  const candidates = inputs.byInstance.get(instanceId)!;
+  const task: Task = inputs.tasks.get(instanceId) ?? {
+    instance_id: instanceId,
+    problem_statement: '',
+    fail_to_pass: [],
+    pass_to_pass: [],
+    meta: {},
+  };
+  const scored = await scoreCandidates(options.valueModel, task, candidates, {
+    template: options.template,
+    budgetTokens: options.budgetTokens,
+    signal: options.signal,
+  });
+  const selection = select(
+    options.strategy,
+    candidates.map((trajectory, index) => ({ trajectory, score: scored[index]!.score })),
+    { instanceId, selector: options.valueModel.selector, task },
+  );
+  const chosen = candidates.find((trajectory) => trajectory.id === selection.chosen);
+  const lines: ScoreLine[] = candidates.map((trajectory, index) => ({
+    instance_id: instanceId,
+    trajectory_id: trajectory.id,
+    source: trajectory.source,
+    chosen: trajectory.id === selection.chosen,
+    resolved: lookupLabel(inputs.labels, instanceId, trajectory.source) ?? null,
+    score: scored[index]!.score ?? null,
+    error: scored[index]!.error ? { code: scored[index]!.error!.code, message: scored[index]!.error!.message } : null,
+  }));
+  // No usable candidate: an empty model_patch (the SWE-bench harness counts it as an empty
+  // patch, unresolved) and the reason beside it, which the harness ignores.
+  const prediction = {
+    instance_id: instanceId,
+    model_name_or_path: modelNameFor(options.strategy),
+    model_patch: chosen?.patch ?? '',
+    ...(chosen ? {} : { no_patch_reason: selection.reason }),
+  };
+  return { selection, chosen, lines, prediction };
+}
+
+/** Every instance of `todo`, appended to --scores and --out as each finishes. */
+export async function scoreInstances(options: RerankBatchOptions, inputs: RerankInputs, todo: string[]): Promise<ScoredInstances> {
+  const result: ScoredInstances = { selections: [], lines: [], noneUsable: [] };
+  const limit = pLimit(options.concurrency ?? 4);
+  const scoresFile = new LineAppender(options.scores);
+  const outFile = new LineAppender(options.out);
+  let finished = 0;
+  await Promise.all(
+    todo.map((instanceId) =>
+      limit(async () => {
+        options.signal?.throwIfAborted();
+        const { selection, chosen, lines, prediction } = await scoreInstance(options, inputs, instanceId);
+        await scoresFile.append(lines.map((line) => JSON.stringify(line)));
+        await outFile.append([JSON.stringify(prediction)]);
+        if (!chosen) result.noneUsable.push({ instance_id: instanceId, reason: selection.reason });
+        result.selections.push(selection);
+        pushAll(result.lines, lines);
+        finished += 1;
+        options.onProgress?.(finished, todo.length, instanceId);
+      }),
+    ),
+  ).catch((error: unknown) => {
+    throw toWinnowerError(error);
+  });
+  return result;
+}

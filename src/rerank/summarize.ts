@@ -1,0 +1,132 @@
+/**
+ * Stage 4 of batch reranking: the run's result from every score line (resumed and new) — what is
+ * unscored and why, the ranking metrics over the labelled instances — and, when asked, the
+ * Markdown and HTML reports.
+ */
+import { computeMetrics, type MetricRow } from '../metrics/ranking.js';
+import { DEFAULT_TEMPLATE } from '../scoring/score-candidates.js';
+import { scoredBy } from '../scoring/scorer-identity.js';
+import { repoNameOf, type Selection } from '../types/index.js';
+import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
+import type { RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine, Unscored } from './types.js';
+
+const UNSCORED_REASONS = 5;
+
+export interface RunRecord {
+  /** Instances taken from the earlier run. */
+  resumed: number;
+  /** Every score line of the run, the resumed ones first. */
+  lines: ScoreLine[];
+  /** Every instance's selection. */
+  selections: Selection[];
+  noneUsable: RerankBatchResult['noneUsable'];
+  timings: Record<string, number>;
+}
+
+export async function summarize(options: RerankBatchOptions, inputs: RerankInputs, run: RunRecord): Promise<RerankBatchResult> {
+  const { tasks, issues, warnings } = inputs;
+  const scoreLines = run.lines;
+  const result: RerankBatchResult = {
+    instances: inputs.byInstance.size,
+    resumed: run.resumed,
+    candidates: inputs.candidates.length,
+    predictions: options.out,
+    scores: options.scores,
+    issues,
+    warnings,
+    unscored: unscoredOf(scoreLines),
+    noneUsable: run.noneUsable.sort((a, b) => (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0)),
+    timings: run.timings,
+  };
+  // An instance with an unlabelled candidate has no known mean@1 or pass@N, nor selected@1 when
+  // that candidate was chosen: it is left out of the metrics (and the report says so).
+  const unlabelled = new Set(scoreLines.filter((line) => line.resolved === null).map((line) => line.instance_id));
+  const partlyLabelled = new Set(
+    scoreLines.filter((line) => line.resolved !== null && unlabelled.has(line.instance_id)).map((line) => line.instance_id),
+  );
+  const rows: MetricRow[] = scoreLines.flatMap((line) =>
+    line.resolved === null || unlabelled.has(line.instance_id)
+      ? []
+      : [
+          {
+            instance_id: line.instance_id,
+            repo: repoNameOf(tasks.get(line.instance_id) ?? { instance_id: line.instance_id }),
+            trajectory_id: line.trajectory_id,
+            value: line.score?.value ?? null,
+            resolved: line.resolved,
+            selected: line.chosen,
+          },
+        ],
+  );
+  if (rows.length > 0) result.metrics = computeMetrics(rows);
+  if (options.report) {
+    const labelOf = new Map(scoreLines.flatMap((line) => (line.resolved === null ? [] : [[line.trajectory_id, line.resolved] as const])));
+    const summaries: SelectionSummary[] = run.selections
+      .sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1))
+      .map((selection) =>
+        summarizeSelection(selection, repoNameOf(tasks.get(selection.instance_id) ?? { instance_id: selection.instance_id }), labelOf),
+      );
+    const scores = scoreLines.flatMap((line) => (line.score ? [line.score] : []));
+    result.report = await writeReports(
+      {
+        generated_at: new Date().toISOString(),
+        run: {
+          strategy: options.strategy,
+          scorer: options.valueModel.scorer.backend,
+          model: options.valueModel.scorer.model,
+          template: [...new Set(scores.map((score) => score.template))].join(', ') || (options.template ?? DEFAULT_TEMPLATE),
+          files: [...options.candidates, ...(options.tasks ?? []), ...(options.labels ?? [])],
+          timings: run.timings,
+          ...(options.inspector ? { inspector: options.inspector } : {}),
+          scored_by: scoredBy(options.valueModel.identity, options.strategy),
+          notes: [
+            ...(run.resumed ? [`resumed: ${run.resumed} instance(s) taken from the previous run`] : []),
+            ...(issues.length ? [`${issues.length} input issue(s) skipped`] : []),
+            ...(partlyLabelled.size
+              ? [`${partlyLabelled.size} instance(s) left out of the metrics: some of their candidates have no label`]
+              : []),
+            ...warnings.map((warning) => `warning: ${warning.message}`),
+            ...(result.unscored.candidates > 0 ? [describeUnscored(result.unscored)] : []),
+          ],
+        },
+        metrics: result.metrics ?? computeMetrics([]),
+        selections: summaries,
+        truncation: truncationStats(scores),
+      },
+      options.report,
+    );
+  }
+  return result;
+}
+
+/**
+ * `N [of TOTAL] candidate(s) could not be scored; K instance(s) have no scored candidate [(first, ...)]`,
+ * as the report and the CLI say it; `names` is how many of those instances to name.
+ */
+export function describeUnscored(
+  unscored: Pick<Unscored, 'candidates' | 'instances'>,
+  options: { of?: number; names?: number } = {},
+): string {
+  const { instances } = unscored;
+  const names = options.names ?? 0;
+  const named = names > 0 ? ` (${instances.slice(0, names).join(', ')}${instances.length > names ? ', ...' : ''})` : '';
+  const none = instances.length ? `; ${instances.length} instance(s) have no scored candidate${named}` : '';
+  return `${unscored.candidates}${options.of === undefined ? '' : ` of ${options.of}`} candidate(s) could not be scored${none}`;
+}
+
+function unscoredOf(lines: readonly ScoreLine[]): Unscored {
+  const failed = lines
+    .filter((line) => line.score === null)
+    .sort((a, b) => (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0));
+  const scored = new Set(lines.filter((line) => line.score !== null).map((line) => line.instance_id));
+  return {
+    candidates: failed.length,
+    instances: [...new Set(failed.map((line) => line.instance_id))].filter((instanceId) => !scored.has(instanceId)),
+    reasons: failed.slice(0, UNSCORED_REASONS).map((line) => ({
+      instance_id: line.instance_id,
+      trajectory_id: line.trajectory_id,
+      code: line.error?.code ?? 'WNW_ERR_SCORE_UPSTREAM',
+      message: line.error?.message ?? 'no score returned',
+    })),
+  };
+}

@@ -1,0 +1,87 @@
+/** What the stages of batch reranking (rerank-batch.ts) take and hand on. */
+import type { ImportIssue, Labels } from '../formats/index.js';
+import type { computeMetrics } from '../metrics/ranking.js';
+import type { ValueModel } from '../scoring/value-model.js';
+import type { Score, Strategy, Task, Trajectory } from '../types/index.js';
+
+export interface RerankBatchOptions {
+  candidates: string[];
+  tasks?: string[];
+  labels?: string[];
+  format?: string;
+  /** `file`: each candidate file is one source (default when several files are given, globs counted as the files they match). */
+  sourceFrom?: 'record' | 'file';
+  valueModel: ValueModel;
+  template?: string;
+  budgetTokens?: number;
+  strategy: Strategy;
+  out: string;
+  scores: string;
+  report?: string;
+  /** The inspector's index page for this run, relative to the report (the report links to it). */
+  inspector?: string;
+  onInvalid?: 'skip' | 'fail';
+  /** Stop on what is otherwise a warning: candidates of an instance that has no task record. */
+  strict?: boolean;
+  /** Instances scored at once (their inputs are batched together by the scorer). */
+  concurrency?: number;
+  signal?: AbortSignal;
+  onIssue?: (issue: ImportIssue) => void;
+  onProgress?: (done: number, total: number, instanceId: string) => void;
+}
+
+/** One line of scores.jsonl: a candidate's score (or why it has none) and whether it was chosen. */
+export interface ScoreLine {
+  instance_id: string;
+  trajectory_id: string;
+  source: string;
+  chosen: boolean;
+  resolved: boolean | null;
+  score: Score | null;
+  error: { code: string; message: string } | null;
+}
+
+export interface RerankBatchResult {
+  instances: number;
+  resumed: number;
+  candidates: number;
+  predictions: string;
+  scores: string;
+  report?: { markdown: string; html: string };
+  metrics?: ReturnType<typeof computeMetrics>;
+  issues: ImportIssue[];
+  /** Things the run went on despite (candidates scored without their task record). */
+  warnings: RerankWarning[];
+  /** Candidates of this run that have no score, and why. */
+  unscored: Unscored;
+  /** Instances of this run none of whose candidates is usable (empty model_patch), with the selection's reason. */
+  noneUsable: Array<{ instance_id: string; reason: string }>;
+  timings: Record<string, number>;
+}
+
+export interface RerankWarning {
+  code: string;
+  message: string;
+  instances: string[];
+}
+
+export interface Unscored {
+  /** Candidates without a score. */
+  candidates: number;
+  /** Instances none of whose candidates could be scored (their prediction is not a scored pick). */
+  instances: string[];
+  /** The first few failures, in instance order. */
+  reasons: Array<{ instance_id: string; trajectory_id: string; code: string; message: string }>;
+}
+
+/** The run's inputs, read once (load-inputs.ts). */
+export interface RerankInputs {
+  /** Every candidate imported, in file order. */
+  candidates: Trajectory[];
+  /** The candidates of each instance, in file order. */
+  byInstance: Map<string, Trajectory[]>;
+  tasks: Map<string, Task>;
+  labels: Labels;
+  issues: ImportIssue[];
+  warnings: RerankWarning[];
+}
