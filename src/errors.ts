@@ -28,7 +28,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_SBX_CREATE: { status: 502, message: 'sandbox could not be created' },
   WNW_ERR_SBX_EXEC: { status: 502, message: 'command could not be run in the sandbox' },
   WNW_ERR_SBX_CLOSED: { status: 409, message: 'sandbox is closed' },
-  WNW_ERR_SBX_LOST: { status: 502, message: 'sandbox is lost (its exec agent or pod died, or it was reaped); create a new one' },
+  WNW_ERR_SBX_LOST: { status: 502, message: 'sandbox is lost (its exec agent, pod or container died, or it was reaped); create a new one' },
   WNW_ERR_SBX_FILE: { status: 404, message: 'file not found in sandbox' },
   WNW_ERR_SBX_PATCH: { status: 422, message: 'patch does not apply' },
   WNW_ERR_SBX_PATCH_SIZE: { status: 422, message: 'patch is larger than its size cap' },

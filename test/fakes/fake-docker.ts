@@ -177,6 +177,15 @@ export class FakeDocker {
     }, options.lagMs ?? 100).unref();
   }
 
+  /** Another client removes the container (`docker rm -f`): as DELETE ?force=true, its commands die and it is gone. */
+  async removeContainer(id: string): Promise<void> {
+    const container = this.containers.get(id);
+    if (!container) return;
+    for (const child of container.processes) if (child.pid) killGroup(child.pid);
+    container.running = false;
+    await this.#remove(container);
+  }
+
   /**
    * The kernel kills the container's commands for memory (cgroup v1 kills the largest process only):
    * the container runs on, an `oom` event is logged before the command's exit, OOMKilled stays false.

@@ -189,14 +189,15 @@ describe.each(makers)('docker provider against the $name', ({ make }) => {
     }
   });
 
-  it('a container killed during a command is WNW_ERR_SBX_EXEC, not the command exiting 137', async () => {
+  it('a container killed during a command is WNW_ERR_SBX_LOST, not the command exiting 137', async () => {
     const sandbox = await provider().create({ image: target.contractImage });
     try {
       setTimeout(() => void target.kill(sandbox.id), 500);
-      const error = await expectCode(sandbox.exec('sleep 5'), 'WNW_ERR_SBX_EXEC');
+      const error = await expectCode(sandbox.exec('sleep 5'), 'WNW_ERR_SBX_LOST');
       // Inspected while stopping, or after AutoRemove took it: either way the sandbox died.
-      expect(error.message).toMatch(/stopped during the command|is gone|is not running/);
-      await expectCode(sandbox.exec('true'), 'WNW_ERR_SBX_EXEC');
+      expect(error.message).toMatch(/stopped during the command|is gone|is not running|vanished/);
+      expect(error.details).toMatchObject({ sandbox: sandbox.id, lost: true });
+      await expectCode(sandbox.exec('true'), 'WNW_ERR_SBX_LOST');
     } finally {
       await sandbox.close();
     }

@@ -322,12 +322,46 @@ describe('docker provider: faults', () => {
     expect(fake.count('POST', new RegExp(`^/containers/${sandbox.id}/exec$`)) - before).toBe(1);
   });
 
-  it('a container that dies mid-exec is WNW_ERR_SBX_EXEC', async () => {
+  // As local and orchard say it (docs/errors.md): the sandbox is gone, create a new one; every
+  // later call says so at once, without asking the engine again.
+  it('a container that dies mid-exec is WNW_ERR_SBX_LOST, and every later call fails alike at once', async () => {
     const sandbox = await makeProvider().create({ image: IMAGE });
     setTimeout(() => fake.killContainer(sandbox.id, { oomKilled: true }), 200);
-    const error = await expectCode(sandbox.exec('sleep 5'), 'WNW_ERR_SBX_EXEC');
+    const error = await expectCode(sandbox.exec('sleep 5'), 'WNW_ERR_SBX_LOST');
     expect(error.message).toContain('out of memory');
-    await expectCode(sandbox.exec('true'), 'WNW_ERR_SBX_EXEC');
+    expect(error.details).toMatchObject({ sandbox: sandbox.id, lost: true });
+    const asked = fake.requests.length;
+    await expectCode(sandbox.exec('true'), 'WNW_ERR_SBX_LOST');
+    await expectCode(sandbox.readFile('a.py'), 'WNW_ERR_SBX_LOST');
+    await expectCode(sandbox.writeFile('b.py', 'x'), 'WNW_ERR_SBX_LOST');
+    await expectCode(sandbox.diff(), 'WNW_ERR_SBX_LOST');
+    expect(fake.requests.length).toBe(asked);
+    await sandbox.close();
+  });
+
+  it('a container removed under a command (docker rm -f) is WNW_ERR_SBX_LOST', async () => {
+    const sandbox = await makeProvider().create({ image: IMAGE });
+    setTimeout(() => void fake.removeContainer(sandbox.id), 200);
+    const error = await expectCode(sandbox.exec('sleep 5'), 'WNW_ERR_SBX_LOST');
+    expect(error.details).toMatchObject({ sandbox: sandbox.id, lost: true });
+    await sandbox.close();
+  });
+
+  it('a container removed between commands is WNW_ERR_SBX_LOST at the next one, with or without stdin', async () => {
+    for (const stdin of [undefined, 'input']) {
+      const sandbox = await makeProvider().create({ image: IMAGE });
+      await fake.removeContainer(sandbox.id);
+      const error = await expectCode(sandbox.exec('cat', stdin === undefined ? {} : { stdin }), 'WNW_ERR_SBX_LOST');
+      expect(error.message).toContain('is gone');
+      expect(error.details).toMatchObject({ sandbox: sandbox.id, lost: true });
+      await sandbox.close();
+    }
+  });
+
+  it('a command that exits 137 while its container runs on is an exit, not a lost sandbox', async () => {
+    const sandbox = await makeProvider().create({ image: IMAGE });
+    expect(await sandbox.exec('kill -9 $$')).toMatchObject({ exitCode: 137, timedOut: false });
+    expect((await sandbox.exec('echo alive')).stdout).toBe('alive\n');
     await sandbox.close();
   });
 });
@@ -422,10 +456,19 @@ describe('docker provider: API version', () => {
 });
 
 describe('docker provider: engine behaviours of docker 20.10', () => {
-  it('an exec in a container that is being killed is WNW_ERR_SBX_EXEC, not an exit 126', async () => {
+  it('an exec in a container that is being killed is WNW_ERR_SBX_LOST, not an exit 126', async () => {
     const sandbox = await makeProvider().create({ image: IMAGE });
     fake.killContainer(sandbox.id, { lagMs: 2_000 });
-    const error = await expectCode(sandbox.exec('echo never'), 'WNW_ERR_SBX_EXEC');
+    const error = await expectCode(sandbox.exec('echo never'), 'WNW_ERR_SBX_LOST');
+    expect(error.message).toContain('is not running');
+    expect(error.details).toMatchObject({ sandbox: sandbox.id, lost: true });
+  });
+
+  it('an exec in a container that has stopped is WNW_ERR_SBX_LOST (the engine answers 409)', async () => {
+    const sandbox = await makeProvider().create({ image: IMAGE });
+    fake.killContainer(sandbox.id, { lagMs: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const error = await expectCode(sandbox.exec('echo never'), 'WNW_ERR_SBX_LOST');
     expect(error.message).toContain('is not running');
   });
 

@@ -75,6 +75,8 @@ export class DockerSandbox extends BaseSandbox {
   readonly #patch: PatchPolicy;
   readonly #onClosed: (() => void) | undefined;
   #baseCommit: string | undefined;
+  /** Set once the container is known to be gone or stopped: every later call throws it. */
+  #lost: WinnowerError | undefined;
 
   constructor(init: DockerSandboxInit) {
     super();
@@ -93,6 +95,41 @@ export class DockerSandbox extends BaseSandbox {
   /** The commit `diff()` compares against. */
   get baseCommit(): string | undefined {
     return this.#baseCommit;
+  }
+
+  /** Why the sandbox is lost (its container was removed or stopped), once it is known to be. */
+  get lost(): WinnowerError | undefined {
+    return this.#lost;
+  }
+
+  protected override assertOpen(): void {
+    super.assertOpen();
+    if (this.#lost) throw this.#lost;
+  }
+
+  /**
+   * The container is gone or stopped, so nothing in it can run again: WNW_ERR_SBX_LOST with
+   * `details.lost`, as local and orchard sandboxes say it (docs/errors.md), so a caller creates a
+   * new sandbox rather than retrying a command. Containers are never restarted behind its back.
+   */
+  #markLost(why: string, details: Record<string, unknown> = {}, cause?: unknown): WinnowerError {
+    this.#lost ??= wnwError('WNW_ERR_SBX_LOST', `sandbox ${this.id} is lost: its container ${why}; create a new one`, {
+      ...(cause === undefined ? {} : { cause }),
+      details: { ...details, sandbox: this.id, lost: true },
+    });
+    return this.#lost;
+  }
+
+  /** How the client maps a status that means the container is gone (404) or stopped (409); `#lostOn` records it. */
+  #lostStatus(why: string) {
+    return { code: 'WNW_ERR_SBX_LOST' as const, message: `container of sandbox ${this.id} ${why}`, details: { why } };
+  }
+
+  /** Rethrows `error`; one mapped by `#lostStatus` as the lost sandbox it means, with the engine's words. */
+  #lostOn(error: unknown): never {
+    if (!WinnowerError.isInstance(error) || error.code !== 'WNW_ERR_SBX_LOST') throw error;
+    const { why, message, ...upstream } = error.details;
+    throw this.#markLost(`${String(why)}${message ? ` (${String(message)})` : ''}`, upstream, error);
   }
 
   /** Resolves the user, gives it the workdir, records the base commit, and registers for shutdown. */
@@ -368,7 +405,7 @@ export class DockerSandbox extends BaseSandbox {
     const missing: string[] = [];
     let base = folder;
     while (!(await this.#exists(base, signal))) {
-      if (base === '/') throw wnwError('WNW_ERR_SBX_EXEC', `container of sandbox ${this.id} is gone`, { details: { sandbox: this.id } });
+      if (base === '/') throw this.#markLost('is gone (not even / exists)');
       missing.unshift(posix.basename(base));
       base = posix.dirname(base);
     }
@@ -438,28 +475,28 @@ export class DockerSandbox extends BaseSandbox {
     const started = performance.now();
     const startedAtMs = Date.now();
     const seconds = (Math.max(options.timeoutMs, 1) / 1000).toFixed(3).replace(/\.?0+$/, '');
-    const created = await this.#client.json(
-      {
-        method: 'POST',
-        path: `/containers/${this.id}/exec`,
-        json: {
-          AttachStdin: false,
-          AttachStdout: true,
-          AttachStderr: true,
-          Tty: false,
-          Cmd: ['timeout', '-s', 'KILL', seconds, 'bash', '-c', command],
-          Env: Object.entries(options.env).map(([key, value]) => `${key}=${value}`),
-          WorkingDir: options.cwd,
-          User: options.user ?? this.#user,
+    if (this.#lost) throw this.#lost;
+    const created = await this.#client
+      .json(
+        {
+          method: 'POST',
+          path: `/containers/${this.id}/exec`,
+          json: {
+            AttachStdin: false,
+            AttachStdout: true,
+            AttachStderr: true,
+            Tty: false,
+            Cmd: ['timeout', '-s', 'KILL', seconds, 'bash', '-c', command],
+            Env: Object.entries(options.env).map(([key, value]) => `${key}=${value}`),
+            WorkingDir: options.cwd,
+            User: options.user ?? this.#user,
+          },
+          signal: options.signal,
+          errors: { 404: this.#lostStatus('is gone'), 409: this.#lostStatus('is not running') },
         },
-        signal: options.signal,
-        errors: {
-          404: { code: 'WNW_ERR_SBX_EXEC', message: `container of sandbox ${this.id} is gone`, details: { sandbox: this.id } },
-          409: { code: 'WNW_ERR_SBX_EXEC', message: `container of sandbox ${this.id} is not running`, details: { sandbox: this.id } },
-        },
-      },
-      DockerIdResponse,
-    );
+        DockerIdResponse,
+      )
+      .catch((error: unknown) => this.#lostOn(error));
 
     const stdout = new CappedBuffer(options.maxOutputBytes);
     const stderr = new CappedBuffer(options.maxOutputBytes);
@@ -477,7 +514,7 @@ export class DockerSandbox extends BaseSandbox {
         json: { Detach: false, Tty: false },
         timeoutMs: null,
         signal,
-        errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `exec of sandbox ${this.id} vanished`, details: { sandbox: this.id } } },
+        errors: { 404: this.#lostStatus('was removed (its exec vanished)') },
       });
       for await (const chunk of response.body) demuxer.push(chunk as Buffer);
       demuxer.end();
@@ -485,6 +522,7 @@ export class DockerSandbox extends BaseSandbox {
       if (options.signal?.aborted)
         throw wnwError('WNW_ERR_OP_ABORTED', `command in sandbox ${this.id} cancelled`, { cause: error, details: { sandbox: this.id } });
       if (!deadline.signal.aborted) {
+        if (WinnowerError.isInstance(error) && error.code === 'WNW_ERR_SBX_LOST') this.#lostOn(error);
         if (WinnowerError.isInstance(error) && error.code !== 'WNW_ERR_OP_ABORTED') throw error;
         throw wnwError('WNW_ERR_SBX_EXEC', `output stream of a command in sandbox ${this.id} broke: ${(error as Error).message}`, {
           cause: error,
@@ -505,11 +543,8 @@ export class DockerSandbox extends BaseSandbox {
       if ((await this.#afterSignal(exitCode, startedAtMs)) === 'oom')
         note = `winnower: the command was killed for lack of memory (the sandbox's memory limit)\n`;
     }
-    if (exitCode === 126 && STOPPED_STATE.test(stdout.toString())) {
-      throw wnwError('WNW_ERR_SBX_EXEC', `container of sandbox ${this.id} is not running (stopped during the command)`, {
-        details: { sandbox: this.id, output: stdout.toString().slice(0, 300) },
-      });
-    }
+    if (exitCode === 126 && STOPPED_STATE.test(stdout.toString()))
+      throw this.#markLost('is not running (stopped during the command)', { output: stdout.toString().slice(0, 300) });
     return {
       exitCode: timedOut ? null : exitCode,
       stdout: stdout.toString(),
@@ -523,7 +558,18 @@ export class DockerSandbox extends BaseSandbox {
   /** The exec's exit code once it has stopped running; null if it still runs. */
   async #exitCode(execId: string, deadlinePassed: boolean, signal?: AbortSignal): Promise<number | null> {
     for (let attempt = 0; ; attempt++) {
-      const inspect = await this.#client.json({ method: 'GET', path: `/exec/${execId}/json`, signal }, DockerExecInspect);
+      const inspect = await this.#client
+        .json(
+          {
+            method: 'GET',
+            path: `/exec/${execId}/json`,
+            signal,
+            // An engine forgets the execs of a container it removed.
+            errors: { 404: this.#lostStatus('was removed (its exec vanished)') },
+          },
+          DockerExecInspect,
+        )
+        .catch((error: unknown) => this.#lostOn(error));
       if (!inspect.Running) return inspect.ExitCode;
       if (deadlinePassed || attempt >= 40) return null;
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -531,7 +577,7 @@ export class DockerSandbox extends BaseSandbox {
   }
 
   /**
-   * A command killed by a signal: throws WNW_ERR_SBX_EXEC when the container died with it (killed,
+   * A command killed by a signal: throws WNW_ERR_SBX_LOST when the container died with it (killed,
    * out of memory); 'oom' when the container lives on but the kernel killed the command for memory
    * (cgroup v1, and v2 without memory.oom.group, kill only the largest process). An exit 137 is
    * inspected again a few times, since the engine records the container's death a little late.
@@ -539,19 +585,19 @@ export class DockerSandbox extends BaseSandbox {
   async #afterSignal(exitCode: number, sinceMs: number): Promise<'oom' | undefined> {
     const inspects = exitCode === 137 ? AFTER_KILL_INSPECTS : 1;
     for (let attempt = 1; ; attempt++) {
-      const inspect = await this.#client.json(
-        {
-          method: 'GET',
-          path: `/containers/${this.id}/json`,
-          errors: { 404: { code: 'WNW_ERR_SBX_EXEC', message: `container of sandbox ${this.id} is gone`, details: { sandbox: this.id } } },
-        },
-        DockerContainerInspect,
-      );
+      const inspect = await this.#client
+        .json(
+          {
+            method: 'GET',
+            path: `/containers/${this.id}/json`,
+            errors: { 404: this.#lostStatus('is gone') },
+          },
+          DockerContainerInspect,
+        )
+        .catch((error: unknown) => this.#lostOn(error));
       if (!inspect.State.Running) {
         const why = inspect.State.OOMKilled ? 'out of memory' : inspect.State.Error || inspect.State.Status || 'stopped';
-        throw wnwError('WNW_ERR_SBX_EXEC', `container of sandbox ${this.id} stopped during the command (${why})`, {
-          details: { sandbox: this.id, state: inspect.State },
-        });
+        throw this.#markLost(`stopped during the command (${why})`, { state: inspect.State });
       }
       if (attempt >= inspects) break;
       await new Promise((resolve) => setTimeout(resolve, AFTER_KILL_PAUSE_MS));
