@@ -1,15 +1,15 @@
 /**
  * The README's `/solve` example as a newcomer runs it (issue 27 item 1): `winnower policy serve`
  * replays the demo's recordings as an OpenAI-compatible server, `winnower serve` takes the
- * /solve request that points at it, and the job picks the correct fix among the four rollouts.
+ * README's /solve request (its body read from README.md), and the job picks the correct fix.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
-import { DEMO_DIR, demoTask, hasBubblewrap } from '../solve/helpers.js';
+import { DEMO_DIR, hasBubblewrap } from '../solve/helpers.js';
 import { cliArgv } from '../support/built-cli.js';
 import { startServeProcess } from '../support/cli.js';
 import { REPO_ROOT } from '../support/shared-data.js';
@@ -45,24 +45,18 @@ describe.skipIf(!hasBubblewrap())('winnower policy serve behind /solve', () => {
     const serve = startServeProcess(dataDir);
     cleanups.push(() => serve.child.kill('SIGKILL'));
     const base = await serve.base;
-    const task = demoTask();
+    // The README's /solve example, as written, on a checkout of the demo repository.
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const body = /--data-binary @- <<'EOF'\n([\s\S]*?)\nEOF\n/.exec(readme)?.[1];
+    expect(body, 'the README has a /solve example with a heredoc body').toBeDefined();
+    const request = JSON.parse(body!) as { repo: { path: string }; policy: { url: string } };
+    expect(request.policy.url).toBe('http://localhost:30000/v1');
+    request.repo.path = repo;
+    request.policy.url = policyUrl;
     const response = await fetch(`${base}/solve?wait=true`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        issue: task.problem_statement,
-        repo: { path: repo, commit: 'HEAD' },
-        n: 4,
-        policy: { kind: 'openai', url: policyUrl, model: 'my-agent' },
-        verify: {
-          enabled: true,
-          test_command: task.test_command,
-          fail_to_pass: task.fail_to_pass,
-          pass_to_pass: task.pass_to_pass,
-          test_patch: task.test_patch,
-          regression: { enabled: false },
-        },
-      }),
+      body: JSON.stringify(request),
     });
     const job = (await response.json()) as {
       status: string;
