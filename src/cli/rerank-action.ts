@@ -10,28 +10,14 @@ import { scoredBy } from '../scoring/scorer-identity.js';
 import { defaultStrategy } from '../select/index.js';
 import { loadSavedRuns } from '../server/ui/saved-runs.js';
 import { writeSavedSite } from '../server/ui/saved-site.js';
-import { crossFit } from '../train/cross-fit.js';
 import { printMetrics } from './print-metrics.js';
+import { runCrossFit } from './rerank-cross-fit.js';
 import { rerankExitCode, rerankSummary, rerankSummaryFile } from './rerank-summary.js';
 import type { RerankFlags } from './rerank.js';
 
-export async function runRerank(flags: RerankFlags): Promise<void> {
-  if (flags.crossFit !== undefined) {
-    if (flags.crossFit < 2)
-      throw wnwError('WNW_ERR_INPUT_INVALID', '--cross-fit: give at least 2 folds', { details: { field: 'cross_fit' } });
-    const result = await crossFit({
-      rollouts: flags.candidates,
-      labels: flags.labels,
-      tasks: flags.tasks,
-      sourceFrom: flags.sourceFrom,
-      onInvalid: flags.skipInvalid ? 'skip' : 'fail',
-      folds: flags.crossFit,
-      sources: flags.sources,
-    });
-    console.log(result.markdown);
-    console.error(`cross-fitted ${result.table.candidates} candidates over ${result.folds} folds in ${result.seconds.toFixed(1)} s`);
-    return;
-  }
+/** `given`: the flags the user typed (not defaults), so --cross-fit can refuse those it cannot honour. */
+export async function runRerank(flags: RerankFlags, given: readonly string[] = []): Promise<void> {
+  if (flags.crossFit !== undefined) return runCrossFit(flags, given);
   const valueModel = await loadValueModel({
     backend: flags.scorer,
     model: flags.model ?? (flags.scorer === 'onnx' ? DEFAULT_MODEL_DIR() : ''),

@@ -135,5 +135,8 @@ export function registerRerankCommand(program: Command): void {
       `\nExit status: 0 done; 2 invalid input (the file, line and field are named; with --strict also candidates without a task record);\n` +
         `${EXIT_UNSCORED} done, but an instance has no candidate that could be scored (predictions and scores are written; stderr lists the first reasons).`,
     )
-    .action(async (flags: RerankFlags) => (await import('./rerank-action.js')).runRerank(flags));
+    .action(async (flags: RerankFlags, command: Command) => {
+      const given = Object.keys(flags).filter((key) => command.getOptionValueSource(key) === 'cli');
+      await (await import('./rerank-action.js')).runRerank(flags, given);
+    });
 }

@@ -36,8 +36,22 @@ export interface RunFigure {
   resolved: number;
 }
 
+/** One pool's out-of-fold pick: ranked with priors learned on the other folds only. */
+export interface CrossFitChoice {
+  instance_id: string;
+  pool: string;
+  fold: number;
+  /** The chosen trajectory, or null when no candidate was usable. */
+  chosen: string | null;
+  /** The chosen candidate's patch ('' when none was chosen). */
+  patch: string;
+  /** Every candidate with its out-of-fold rank (1 = first) and label. */
+  candidates: Array<{ trajectory_id: string; source: string; rank: number | null; resolved: boolean; usable: boolean }>;
+}
+
 export interface CrossFitResult {
   folds: number;
+  choices: CrossFitChoice[];
   table: ScopeTable;
   mixed: ScopeTable;
   runs: RunFigure[];
@@ -53,6 +67,7 @@ export function crossFitCandidates(
   const seed = options.seed ?? 1;
   const foldOfPool = (c: LabelledCandidate) => foldOf(c.trajectory.instance_id, options.folds, seed);
   const pools: EvalPool[] = [];
+  const choices: CrossFitChoice[] = [];
   for (let k = 0; k < options.folds; k++) {
     const history = candidates.filter((c) => foldOfPool(c) !== k);
     const priors = fitPriors(history);
@@ -92,6 +107,21 @@ export function crossFitCandidates(
         },
         chosen: { [CROSS_FITTED]: withHistory.chosen, [ZERO_SHOT]: zeroShot.chosen },
       });
+      const rankOf = new Map(withHistory.ranking.map((entry) => [entry.trajectory_id, entry.rank]));
+      choices.push({
+        instance_id: members[0]!.trajectory.instance_id,
+        pool: members[0]!.pool,
+        fold: k,
+        chosen: withHistory.chosen,
+        patch: members.find((c) => c.trajectory.id === withHistory.chosen)?.trajectory.patch ?? '',
+        candidates: members.map((c, i) => ({
+          trajectory_id: c.trajectory.id,
+          source: c.trajectory.source,
+          rank: rankOf.get(prepared.candidates[i]!.id) ?? null,
+          resolved: c.resolved,
+          usable: prepared.candidates[i]!.usable,
+        })),
+      });
     }
   }
   const evaluateOptions = {
@@ -115,7 +145,7 @@ export function crossFitCandidates(
     .sort((a, b) => (a.source < b.source ? -1 : 1));
   const runLines = runs.map((run) => `| ${run.source} | ${run.candidates} | ${(100 * run.resolved).toFixed(1)} |`).join('\n');
   const markdown = `${formatTables([table, mixed])}\n### each run alone\n\n| run | candidates | resolved % |\n|---|---|---|\n${runLines}\n`;
-  return { folds: options.folds, table, mixed, runs, markdown };
+  return { folds: options.folds, choices, table, mixed, runs, markdown };
 }
 
 /** Loads labelled candidates as `winnower train` does and cross-fits them. */
