@@ -55,7 +55,7 @@ export function registerSolveCommand(program: Command): void {
     )
     .option('--issue <text>', 'the issue text')
     .option('--issue-file <file>', 'read the issue text from a file')
-    .option('--instance-id <id>', 'a name for the task', 'task')
+    .option('--instance-id <id>', "a name for the task (default: the repository's or image's name)")
     .option('--n <n>', 'rollouts', positiveInt, 4)
     .option('--concurrency <n>', 'rollouts running at once', positiveInt)
     .option('--waves <sizes>', 'wave sizes adding up to n, e.g. 2,2')

@@ -159,9 +159,28 @@ function checkPolicies(request: { n?: number; waves?: number[]; policies?: Polic
   });
 }
 
+/**
+ * A job without an instance_id is named after what it works on, so a jobs list does not call them
+ * all `task`: the checkout's folder, the URL's owner/name, or the image reference without its registry.
+ */
+function defaultInstanceId(request: { repo?: { url?: string; path?: string } | undefined; image?: string | undefined }): string {
+  const trim = (name: string) => name.replace(/\/+$/, '').replace(/\.git$/, '');
+  if (request.repo?.path) return trim(request.repo.path).split('/').at(-1) || 'task';
+  if (request.repo?.url) {
+    const parts = trim(request.repo.url).split(/[/:]/).filter(Boolean);
+    return parts.slice(-2).join('/') || 'task';
+  }
+  if (request.image) {
+    const parts = request.image.split('/');
+    return (parts.length > 1 && /[.:]|^localhost$/.test(parts[0]!) ? parts.slice(1) : parts).join('/') || 'task';
+  }
+  return 'task';
+}
+
 export const SolveRequest = z
   .strictObject({
-    instance_id: z.string().min(1).default('task'),
+    /** A name for the task; default: the repository's or image's name (`durations`, `django/django`, `org/task:1`). */
+    instance_id: z.string().min(1).max(256).optional(),
     /** The issue text. */
     issue: z.string().min(1),
     repo: z
@@ -234,6 +253,10 @@ export const SolveRequest = z
     { message: 'verification needs test_command, fail_to_pass/pass_to_pass, regression or reproduction', path: ['verify'] },
   )
   // n is the policies' sum when they are given (the one-policy form is the one-entry case), else 4.
-  .transform((request) => ({ ...request, n: request.n ?? (request.policies ? sumOf(request.policies.map((entry) => entry.n)) : 4) }));
+  .transform((request) => ({
+    ...request,
+    instance_id: request.instance_id ?? defaultInstanceId(request),
+    n: request.n ?? (request.policies ? sumOf(request.policies.map((entry) => entry.n)) : 4),
+  }));
 export type SolveRequest = z.infer<typeof SolveRequest>;
 export type SolveRequestInput = z.input<typeof SolveRequest>;
