@@ -13,6 +13,7 @@ import { checkPolicyReachable } from '../../src/rollout/policy/policy-reachabili
 import { gitRepo } from '../server/git-repo.js';
 import { startTestApp, type TestApp } from '../server/test-app.js';
 import { closedPort } from '../support/ports.js';
+import { startTarpit, type Tarpit } from '../fakes/tarpit-server.js';
 
 const openai = (url: string) => ({
   kind: 'openai' as const,
@@ -74,5 +75,56 @@ describe('policy reachability', () => {
     await expect(checkPolicyReachable(openai('http://no-such-host.invalid/v1'), { field: 'policy.url' })).rejects.toMatchObject({
       code: 'WNW_ERR_POLICY_UPSTREAM',
     });
+  });
+});
+
+describe('policy.timeout_s bounds the whole policy call, the look before the rollouts included', () => {
+  let server: TestApp;
+  let tarpit: Tarpit;
+  let scratch: string;
+
+  beforeAll(async () => {
+    server = await startTestApp();
+    tarpit = await startTarpit();
+    scratch = mkdtempSync(join(tmpdir(), 'wnw-reach-timeout-'));
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await tarpit?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('a server that accepts the connection and never answers fails the job within the timeout, naming policy.timeout_s', async () => {
+    const repo = gitRepo(join(scratch, 'repo'));
+    const started = Date.now();
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/solve?wait=true',
+      payload: {
+        issue: 'x',
+        repo: { path: repo },
+        n: 2,
+        policy: { kind: 'openai', url: `http://127.0.0.1:${tarpit.port}/v1`, model: 'm', timeout_s: 1 },
+      },
+    });
+    const elapsed = Date.now() - started;
+    expect(response.statusCode).toBe(200);
+    const job = response.json();
+    expect(job.status).toBe('failed');
+    expect(job.error.code).toBe('WNW_ERR_POLICY_TIMEOUT');
+    expect(job.error.message).toContain('policy.timeout_s');
+    expect(tarpit.connections).toBeGreaterThan(0);
+    // Timeout 1 s: a generous margin for a loaded machine, far below the 10 s the look alone used to wait.
+    expect(elapsed).toBeLessThan(3_000);
+    expect(server.store.listCandidates(job.id).filter((candidate) => candidate.status === 'failed')).toEqual([]);
+  });
+
+  it('the look alone waits no longer than the policy timeout', async () => {
+    const started = Date.now();
+    await expect(
+      checkPolicyReachable({ ...openai(`http://127.0.0.1:${tarpit.port}/v1`), timeout_s: 1 }, { field: 'policy.url' }),
+    ).rejects.toMatchObject({ code: 'WNW_ERR_POLICY_TIMEOUT', details: { field: 'policy.timeout_s' } });
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 });

@@ -4,6 +4,9 @@
  * to connect (refused, unknown host, no route, TLS failure, no connection within the deadline)
  * counts as unreachable. Without this, every rollout of a job made its sandbox and then failed
  * alike on ECONNREFUSED; with it the job fails once, at once, naming `policy.url`.
+ * The look is part of the policy's first call as far as its `timeout_s` goes: it waits at most that
+ * long, and a server that accepts the connection and stays silent all that time fails the job
+ * with WNW_ERR_POLICY_TIMEOUT, since every completion would time out alike (docs/api.md).
  */
 import { Agent, request } from 'undici';
 import { wnwError } from '../../errors.js';
@@ -44,6 +47,12 @@ function connectFailure(error: unknown): string | undefined {
   return undefined;
 }
 
+/** The look's own deadline ended it (undici's headers or body timer, or the abort signal). */
+function timedOut(error: unknown, deadline: AbortSignal): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return deadline.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+}
+
 /**
  * Resolves when the policy server of `policy` answers at all (replayed policies have none);
  * throws WNW_ERR_POLICY_UPSTREAM naming `field` when it cannot be reached.
@@ -53,18 +62,29 @@ export async function checkPolicyReachable(
   options: { field: string; signal?: AbortSignal; timeoutMs?: number },
 ): Promise<void> {
   if (policy.kind === 'replay') return;
-  const timeoutMs = options.timeoutMs ?? REACHABILITY_TIMEOUT_MS;
+  const policyTimeoutMs = policy.timeout_s * 1000;
+  const timeoutMs = Math.min(options.timeoutMs ?? REACHABILITY_TIMEOUT_MS, policyTimeoutMs);
   const dispatcher = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  const signal = options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   try {
     const response = await request(`${policy.url.replace(/\/+$/, '')}/models`, { method: 'GET', dispatcher, signal });
     await response.body.dump();
   } catch (error) {
     options.signal?.throwIfAborted();
     const reason = connectFailure(error);
-    // Connected, but no answer in time: the server is there (perhaps busy); the rollouts' own deadlines apply.
-    if (reason === undefined) return;
     const shown = redactUrlCredentials(policy.url, '***');
+    if (reason === undefined) {
+      // Connected, but silent for less than the policy's own deadline: the server is there (perhaps
+      // busy) and the rollouts' deadlines apply. Silent for the whole deadline: a completion would be too.
+      if (timeoutMs < policyTimeoutMs || !timedOut(error, deadline)) return;
+      const field = options.field.replace(/url$/, 'timeout_s');
+      throw wnwError(
+        'WNW_ERR_POLICY_TIMEOUT',
+        `${field}: the policy server at ${shown} accepted the connection but sent no answer within ${policy.timeout_s} s; no rollout was started`,
+        { details: { field, url: shown, timeoutMs: policyTimeoutMs }, cause: error },
+      );
+    }
     throw wnwError(
       'WNW_ERR_POLICY_UPSTREAM',
       `${options.field}: the policy server at ${shown} cannot be reached (${reason}); no rollout was started`,
