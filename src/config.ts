@@ -32,6 +32,12 @@ export const WinnowerConfig = z.strictObject({
         .array(HeaderSecret.min(8))
         .default([])
         .describe('API keys a client may send (Authorization: Bearer, or X-API-Key); empty: no authentication, for local use.'),
+      admin_keys: z
+        .array(HeaderSecret.min(8))
+        .default([])
+        .describe(
+          'Keys for the admin routes (POST /admin/model swaps the value model); only these open them, an API key does not. Empty: admin routes answer clients on the server host only.',
+        ),
       body_limit_bytes: z
         .number()
         .int()
@@ -166,6 +172,7 @@ export const CONFIG_ENV: ReadonlyArray<{ name: string; key: string; reading: Env
   { name: 'WINNOWER_PORT', key: 'server.port', reading: 'number' },
   { name: 'WINNOWER_REQUEST_TIMEOUT_S', key: 'server.request_timeout_s', reading: 'number' },
   { name: 'WINNOWER_API_KEYS', key: 'server.api_keys', reading: 'list' },
+  { name: 'WINNOWER_ADMIN_KEYS', key: 'server.admin_keys', reading: 'list' },
   { name: 'WINNOWER_DATA_DIR', key: 'server.data_dir', reading: 'text' },
   { name: 'WINNOWER_REPO_ROOTS', key: 'server.repo_roots', reading: 'list' },
   { name: 'WINNOWER_POLICY_HOSTS', key: 'server.policy_hosts', reading: 'list' },

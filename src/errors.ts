@@ -57,7 +57,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_JOB_STATE: { status: 409, message: 'job is not in a state that allows this' },
   WNW_ERR_AUTH_MISSING: { status: 401, message: 'API key required' },
   WNW_ERR_AUTH_INVALID: { status: 403, message: 'API key not accepted' },
-  WNW_ERR_AUTH_ADMIN: { status: 403, message: 'admin routes need server API keys, or a client on this host' },
+  WNW_ERR_AUTH_ADMIN: { status: 403, message: 'admin routes need an admin key, or a client on this host' },
   WNW_ERR_LIMIT_RATE: { status: 429, message: 'too many requests for this API key' },
   WNW_ERR_LIMIT_QUEUE: { status: 503, message: 'too many jobs queued' },
   WNW_ERR_OP_ABORTED: { status: 499, message: 'operation cancelled' },

@@ -69,6 +69,7 @@ export async function createRuntime(
     valueModel,
     solveDeps: { sandboxes, store, createPolicy, policyDefaults: config.policy },
     apiKeys: config.server.api_keys,
+    adminKeys: config.server.admin_keys,
     bodyLimitBytes: config.server.body_limit_bytes,
     requestTimeoutMs: config.server.request_timeout_s * 1000,
     repoRoots: config.server.repo_roots,

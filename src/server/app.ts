@@ -37,6 +37,8 @@ export interface AppDeps {
   /** What a job needs besides the value model (each job gets the model it pinned). */
   solveDeps: Omit<SolveDeps, 'valueModel'>;
   apiKeys?: string[];
+  /** Keys that open the admin routes (server.admin_keys); an API key alone does not. */
+  adminKeys?: string[];
   bodyLimitBytes?: number;
   /** How long a client has to send a whole request (server.request_timeout_s); 30 s when absent. */
   requestTimeoutMs?: number;
@@ -135,7 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   installErrorHandler(app);
-  installAuth(app, deps.apiKeys ?? []);
+  installAuth(app, [...(deps.apiKeys ?? []), ...(deps.adminKeys ?? [])]);
   installRateLimit(app, limits, (deps.apiKeys ?? []).length > 0);
   // The OpenAPI description is generated from the same zod schemas that validate requests.
   await app.register(swagger, openapiOptions({ apiKeys: (deps.apiKeys ?? []).length > 0 }));
@@ -144,7 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(jobRoutes);
   await app.register(rerankRoutes);
   await app.register(harnessRoutes);
-  await app.register(adminRoutes, { keyed: (deps.apiKeys ?? []).length > 0 });
+  await app.register(adminRoutes, { adminKeys: deps.adminKeys ?? [] });
   if (deps.sandboxApi) await app.register(orchardEnvApi, { ...deps.sandboxApi.options, prefix: deps.sandboxApi.prefix });
   if (deps.ui ?? true) await app.register(inspectorRoutes, { keyRequired: (deps.apiKeys ?? []).length > 0 });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -36,10 +36,13 @@ const folderB = join(dir, 'model-b');
 cpSync(TINY_MODEL_DIR(), folderA, { recursive: true });
 cpSync(DEFAULT_MODEL_DIR(), folderB, { recursive: true });
 
-async function startRuntime(name: string, apiKeys: string[] = []): Promise<Runtime> {
+async function startRuntime(name: string, apiKeys: string[] = [], adminKeys: string[] = []): Promise<Runtime> {
   const config = loadConfig({
     env: {},
-    overrides: { server: { data_dir: join(dir, name), api_keys: apiKeys }, scorer: { backend: 'onnx', model: folderA } },
+    overrides: {
+      server: { data_dir: join(dir, name), api_keys: apiKeys, admin_keys: adminKeys },
+      scorer: { backend: 'onnx', model: folderA },
+    },
   });
   return createRuntime(config, { logger: false });
 }
@@ -169,36 +172,67 @@ describe('POST /admin/model', () => {
   }, 60_000);
 });
 
-describe('POST /admin/model on a server with API keys', () => {
+// Issue 27 item 23: any API key could swap the model; admin keys are separate now.
+describe('POST /admin/model on a server with API keys and admin keys', () => {
   let runtime: Runtime;
   beforeAll(async () => {
-    runtime = await startRuntime('data-keyed', ['admin-key-123456']);
+    runtime = await startRuntime('data-keyed', ['user-key-123456'], ['admin-key-123456']);
   }, 60_000);
   afterAll(async () => {
     await runtime?.close();
   });
 
-  it('needs a key, from anywhere', async () => {
-    const none = await runtime.app.inject({ method: 'POST', url: '/admin/model', payload: { path: folderB } });
-    expect(none.statusCode).toBe(401);
-    const wrong = await runtime.app.inject({
-      method: 'POST',
-      url: '/admin/model',
-      headers: { authorization: 'Bearer not-the-key-000' },
-      payload: { path: folderB },
-    });
+  const post = (headers: Record<string, string>, remoteAddress = '10.1.2.3') =>
+    runtime.app.inject({ method: 'POST', url: '/admin/model', remoteAddress, headers, payload: { path: folderB } });
+
+  it('opens only to an admin key, from anywhere; an API key gets 403, even on this host', async () => {
+    expect((await post({})).statusCode).toBe(401);
+    const wrong = await post({ authorization: 'Bearer not-the-key-000' });
     expect(wrong.statusCode).toBe(403);
     expect(wrong.json().error.code).toBe('WNW_ERR_AUTH_INVALID');
+    for (const address of ['10.1.2.3', '127.0.0.1']) {
+      const user = await post({ authorization: 'Bearer user-key-123456' }, address);
+      expect(user.statusCode).toBe(403);
+      expect(user.json().error.code).toBe('WNW_ERR_AUTH_ADMIN');
+    }
     expect(runtime.valueModel.current.scorer.model).toBe('model-a');
-    const keyed = await runtime.app.inject({
-      method: 'POST',
-      url: '/admin/model',
+    const admin = await post({ 'x-api-key': 'admin-key-123456' });
+    expect(admin.statusCode).toBe(200);
+    expect(runtime.valueModel.current.scorer.model).toBe('model-b');
+    // An admin key opens the ordinary routes too.
+    const jobs = await runtime.app.inject({
+      method: 'GET',
+      url: '/jobs',
       remoteAddress: '10.1.2.3',
       headers: { 'x-api-key': 'admin-key-123456' },
-      payload: { path: folderB },
     });
-    expect(keyed.statusCode).toBe(200);
-    expect(runtime.valueModel.current.scorer.model).toBe('model-b');
+    expect(jobs.statusCode).toBe(200);
+  }, 60_000);
+});
+
+describe('POST /admin/model on a server with API keys and no admin keys', () => {
+  let runtime: Runtime;
+  beforeAll(async () => {
+    runtime = await startRuntime('data-keyed-only', ['user-key-123456']);
+  }, 60_000);
+  afterAll(async () => {
+    await runtime?.close();
+  });
+
+  it('answers an API key on this host only', async () => {
+    const post = (remoteAddress: string) =>
+      runtime.app.inject({
+        method: 'POST',
+        url: '/admin/model',
+        remoteAddress,
+        headers: { authorization: 'Bearer user-key-123456' },
+        payload: { path: folderB },
+      });
+    const remote = await post('10.1.2.3');
+    expect(remote.statusCode).toBe(403);
+    expect(remote.json().error.code).toBe('WNW_ERR_AUTH_ADMIN');
+    expect(runtime.valueModel.current.scorer.model).toBe('model-a');
+    expect((await post('127.0.0.1')).statusCode).toBe(200);
   }, 60_000);
 });
 

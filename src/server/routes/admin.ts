@@ -10,7 +10,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { isReloadable } from '../../scoring/reloadable.js';
-import { checkAdminAccess } from '../guards/admin-access.js';
+import { adminAccess } from '../guards/admin-access.js';
 import { reloadModel } from '../model-reload.js';
 import { ErrorBody, errorResponses, ModelLoaded } from '../api-schemas.js';
 
@@ -27,12 +27,13 @@ const ModelBody = z
   })
   .nullish();
 
-export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app, options) => {
+export const adminRoutes: FastifyPluginAsyncZod<{ adminKeys: string[] }> = async (app, options) => {
+  const checkAccess = adminAccess(options.adminKeys);
   app.post(
     '/admin/model',
     {
       // Before the body is validated: a client that may not call this learns nothing else.
-      onRequest: async (request) => checkAdminAccess(request, options.keyed),
+      onRequest: async (request) => checkAccess(request),
       // Fastify validates a missing body as null, so a JSON `null` is told apart here, before validation: only no body or an object swaps the model.
       preValidation: async (request) => {
         if (request.body === null)
@@ -49,7 +50,7 @@ export const adminRoutes: FastifyPluginAsyncZod<{ keyed: boolean }> = async (app
             'invalid body (error.details.field: body.path not absolute, or given for a server backend); or no reloadable value model on this server (WNW_ERR_SCORE_BACKEND)',
           ),
           403: ErrorBody.describe(
-            "API key not accepted; or, on a server without API keys, a client not on the server's host (WNW_ERR_AUTH_ADMIN)",
+            "not an admin key (server.admin_keys), or, on a server without admin keys, a client not on the server's host (WNW_ERR_AUTH_ADMIN)",
           ),
           422: ErrorBody.describe(
             'the folder was not loaded: error.details.cause says why; the current model keeps serving (WNW_ERR_SCORE_RELOAD)',
