@@ -6,7 +6,7 @@
  * the scorer down, requests fail at once (503) instead of each waiting out the scorer's own
  * deadline, and past the TTL the next request probes again first, so recovery is seen.
  */
-import { wnwError } from '../errors.js';
+import { WinnowerError, wnwError } from '../errors.js';
 import { probeScorer, type ProbeResult } from '../scoring/probe.js';
 import { pinValueModel, type ServedValueModel } from '../scoring/reloadable.js';
 
@@ -24,8 +24,18 @@ export interface ScorerReadiness {
   check(): Promise<ScorerVerdict>;
   /** Throws WNW_ERR_SCORE_UNAVAILABLE when the scorer is known to be down (see the file comment). */
   throwIfDown(): Promise<void>;
+  /** throwIfDown's error, returned instead of thrown (undefined while the scorer is not known to be down). */
+  downError(): Promise<WinnowerError | undefined>;
   /** Drops the verdict (the model was swapped: the old verdict was about the model that left). */
   forget(): void;
+}
+
+/** The job dependencies with the readiness verdict attached, so a job's scoring degrades as /score does. */
+export function withReadiness<D extends object>(
+  deps: D,
+  readiness: ScorerReadiness | undefined,
+): D & { scorerDown?: () => Promise<WinnowerError | undefined> } {
+  return readiness ? { ...deps, scorerDown: () => readiness.downError() } : deps;
 }
 
 export function createScorerReadiness(served: ServedValueModel, options: ScorerProbeOptions = {}): ScorerReadiness {
@@ -56,6 +66,15 @@ export function createScorerReadiness(served: ServedValueModel, options: ScorerP
     check: () => (fresh() ? Promise.resolve(last!.verdict) : probe()),
     forget: () => {
       last = undefined;
+    },
+    async downError() {
+      try {
+        await this.throwIfDown();
+        return undefined;
+      } catch (error) {
+        if (WinnowerError.isInstance(error)) return error;
+        throw error;
+      }
     },
     async throwIfDown() {
       if (last === undefined || last.verdict.ok) return;

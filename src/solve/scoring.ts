@@ -30,6 +30,11 @@ export async function scoreSlot(context: SolveContext, slot: Slot): Promise<void
     return;
   }
   if (!valueModel || !slot.trajectory) return;
+  const down = await context.deps.scorerDown?.();
+  if (down) {
+    hooks.emit({ type: 'score-available', index: slot.index, value: null, error: down.message });
+    return;
+  }
   const [scored] = await scoreCandidates(valueModel, context.task, [slot.trajectory], {
     template: request.scoring.template,
     budgetTokens: request.scoring.budget_tokens,

@@ -2,6 +2,7 @@
  * What a solve job needs from the server: sandboxes, the value model, the policy factory, the
  * store, the harnesses. Its own module so the stages can take it without importing the pipeline.
  */
+import type { WinnowerError } from '../errors.js';
 import type { DefaultPolicy } from '../rollout/policy/policy-factory.js';
 import type { Policy } from '../rollout/policy/types.js';
 import type { HarnessCatalog } from '../rollout/harness/harness-catalog.js';
@@ -22,6 +23,12 @@ export interface SolveDeps {
   store: JobStore;
   /** The harnesses this server can run (default: config/harnesses and the installed CLIs). */
   harnesses?: HarnessCatalog;
+  /**
+   * The server's readiness verdict on the value model: an error when a probe found it hung or
+   * failing (src/server/scorer-readiness.ts). Scoring then stops at once and selection degrades,
+   * instead of every candidate waiting out the scorer's own deadline.
+   */
+  scorerDown?(): Promise<WinnowerError | undefined>;
   /** The server's default policy, which harness rollouts without `policy` call through their proxy. */
   policyDefaults?: DefaultPolicy;
 }

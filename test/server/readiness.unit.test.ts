@@ -62,6 +62,34 @@ describe('readiness with a scorer probe', () => {
     }
   });
 
+  // Issue 27 item 14: /rerank waited out the scorer's own 60 s deadline although /readyz knew.
+  it("degrades /rerank at once while the scorer hangs: each candidate carries the probe's error", async () => {
+    vllm.hang(1000);
+    try {
+      expect((await server.app.inject('/readyz')).statusCode).toBe(503);
+      const started = performance.now();
+      const patch = (line: string) => `diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = ${line}\n`;
+      const candidates = ['2', '3'].map((line) => ({
+        id: `c${line}`,
+        patch: patch(line),
+        messages: [{ role: 'assistant', content: 'done' }],
+      }));
+      const rerank = await server.app.inject({
+        method: 'POST',
+        url: '/rerank',
+        payload: { task: scoreBody.task, candidates, strategy: 'value' },
+      });
+      // The probe itself is bounded by its 2 s deadline; the scorer's own deadline is 60 s.
+      expect(performance.now() - started).toBeLessThan(20_000);
+      expect(rerank.statusCode).toBe(200);
+      const body = rerank.json();
+      expect(body.scores[0].error.code).toBe('WNW_ERR_SCORE_UNAVAILABLE');
+      expect(body.selection.degraded_to).not.toBeNull();
+    } finally {
+      vllm.faults.length = 0;
+    }
+  });
+
   it('is not ready while the scorer answers garbage', async () => {
     vllm.malformed(1000, '{"data": [{"index": 0, "probs": "not numbers"}]}');
     try {

@@ -185,10 +185,15 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
           signal,
         })
       : undefined;
+    // A scorer the readiness probe found hung or failing: no candidate waits out its deadline;
+    // each gets the probe's error, and selection degrades as it does on a scorer outage.
+    const down = valueModel ? await app.winnower.scorerReadiness?.downError() : undefined;
     const [scores, verified, checked] = await Promise.all([
-      valueModel
-        ? scoreCandidates(valueModel, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal })
-        : Promise.resolve([]),
+      down
+        ? Promise.resolve(trajectories.map((t): CandidateScore => ({ trajectory_id: t.id, error: down })))
+        : valueModel
+          ? scoreCandidates(valueModel, task, trajectories, { template: body.template, budgetTokens: body.budget_tokens, signal })
+          : Promise.resolve([]),
       body.verify
         ? verifyMany(
             sandboxes,

@@ -6,6 +6,7 @@ import { checkRollouts } from '../../rollout/prepare-rollout.js';
 import { servingNow } from '../../scoring/reloadable.js';
 import { SolveRequest } from '../../solve/solve-request.js';
 import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-schemas.js';
+import { withReadiness } from '../scorer-readiness.js';
 import { jobView } from '../views/job-view.js';
 import { checkPatchPaths } from '../guards/patch-paths.js';
 import { checkImageAccess, checkRepoAccess } from '../guards/repo-access.js';
@@ -62,7 +63,11 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       // The harness is defined and installed here, and the policy fits it (or the built-in agent).
       await inBody(() => checkRollouts(solveDeps, body));
       // The job store keeps the request without its secrets; the job gets them.
-      const job = jobs.start('solve', redactRequest(body), solveJob(solveDeps, app.winnower.valueModel, body));
+      const job = jobs.start(
+        'solve',
+        redactRequest(body),
+        solveJob(withReadiness(solveDeps, app.winnower.scorerReadiness), app.winnower.valueModel, body),
+      );
       if (!request.query.wait) {
         return reply.status(202).header('location', `/jobs/${job.id}`).send({ job_id: job.id, status: job.status });
       }
