@@ -111,6 +111,11 @@ const ChecksView = z
 const SolveResultView = z
   .looseObject({
     instance_id: z.string(),
+    /** Absent from results stored before it was recorded; there a null `chosen` says the same. */
+    outcome: z
+      .enum(['chosen', 'none-usable'])
+      .optional()
+      .describe('none-usable: the job ran to its end but no candidate had a usable patch, so chosen is null (the status stays succeeded)'),
     chosen: z
       .looseObject({
         index: z.number().int(),
@@ -167,6 +172,8 @@ export const JobSummary = JobView.pick({
       strategy: z.string().nullable(),
       chosen_index: z.number().int().nullable(),
       resolved: z.boolean().nullable(),
+      /** The result's outcome: `none-usable` when the job chose nothing usable; null before it has a result. */
+      outcome: z.enum(['chosen', 'none-usable']).nullable().optional(),
     })
     .optional(),
 });
@@ -175,9 +182,24 @@ export const JobList = z
   .looseObject({ jobs: z.array(JobSummary), next_cursor: z.string().nullable() })
   .describe('A page of jobs, newest first; pass next_cursor as ?cursor= for the next page (null: this is the last)');
 
+/** Why /rerank would never choose a candidate, whatever its value (src/select/usable-gate.ts); null when it could. */
+const UnusableView = z
+  .object({ kind: z.string(), reason: z.string(), code: z.string().optional() })
+  .nullable()
+  .describe(
+    'Why /rerank would never choose this candidate (no patch, unparseable, refused by the patch rules), as its ranking says; null when it could',
+  );
+
+const ScoreEntry = z.union([
+  Score.loose().extend({ unusable: UnusableView }),
+  z.looseObject({ trajectory_id: z.string(), error: ErrorRecord.nullable(), unusable: UnusableView }),
+]);
+
 export const ScoreResponse = z
-  .looseObject({ backend: z.string(), model: z.string(), scored_by: ScoredByView.optional(), scores: z.array(ScoreOrError) })
-  .describe('One value score per candidate, in request order; a candidate that could not be scored has an error instead');
+  .looseObject({ backend: z.string(), model: z.string(), scored_by: ScoredByView.optional(), scores: z.array(ScoreEntry) })
+  .describe(
+    'One value score per candidate, in request order; a candidate that could not be scored has an error instead; each says whether /rerank could ever choose it (`unusable`): a raw value is not a rank',
+  );
 
 export const RerankResponse = z
   .looseObject({

@@ -123,6 +123,42 @@ describe('HTTP API', () => {
     expect(big.statusCode).toBe(413);
   });
 
+  // Issue 27 item 7: /score gave an empty patch 0.725, above the correct fix, with no word that
+  // /rerank would never choose it.
+  it('flags each scored candidate /rerank would never choose, with the reason /rerank gives', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/score',
+      payload: {
+        task,
+        candidates: [
+          { id: 'fix', patch: PATCH_A },
+          { id: 'empty', patch: '' },
+          { id: 'junk', patch: 'not a diff at all\n' },
+        ],
+      },
+    });
+    expect(response.statusCode).toBe(200);
+    const [fix, empty, junk] = response.json().scores;
+    expect(fix.unusable).toBeNull();
+    expect(empty.unusable).toMatchObject({ kind: 'empty' });
+    expect(junk.unusable).toMatchObject({ kind: 'unparseable' });
+    const rerank = await app.inject({
+      method: 'POST',
+      url: '/rerank',
+      payload: {
+        task,
+        candidates: [
+          { id: 'empty', patch: '' },
+          { id: 'junk', patch: 'not a diff at all\n' },
+        ],
+      },
+    });
+    const ranked = rerank.json().selection.ranking as Array<{ trajectory_id: string; unusable: { reason: string } }>;
+    expect(ranked.find((r) => r.trajectory_id === 'empty')!.unusable.reason).toBe(empty.unusable.reason);
+    expect(ranked.find((r) => r.trajectory_id === 'junk')!.unusable.reason).toBe(junk.unusable.reason);
+  });
+
   it('answers 404 for an unknown job and an unknown route', async () => {
     const job = await app.inject('/jobs/does-not-exist');
     expect(job.statusCode).toBe(404);
@@ -176,7 +212,11 @@ describe('HTTP API', () => {
     });
     expect(response.statusCode).toBe(200);
     expect(response.json().scores).toEqual([
-      { trajectory_id: 'a', error: { code: 'WNW_ERR_SCORE_UPSTREAM', message: 'value server answered 503', details: { status: 503 } } },
+      {
+        trajectory_id: 'a',
+        error: { code: 'WNW_ERR_SCORE_UPSTREAM', message: 'value server answered 503', details: { status: 503 } },
+        unusable: null,
+      },
     ]);
   });
 

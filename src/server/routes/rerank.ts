@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { scoreCandidates, type CandidateScore } from '../../scoring/score-candidates.js';
-import { defaultStrategy, select } from '../../select/index.js';
+import { defaultStrategy, select, unusableOf } from '../../select/index.js';
 import { checkPool } from '../../solve/pool-checks.js';
 import { MAX_TIMEOUT_S, ReproductionOptions } from '../../solve/solve-request.js';
 import { checkImageAccess, checkRepoAccess } from '../guards/repo-access.js';
@@ -103,6 +103,15 @@ function asTrajectories(body: z.infer<typeof ScoreBody>): Trajectory[] {
   });
 }
 
+/** Why selection would set a candidate aside before ranking it, or null (src/select/usable-gate.ts). */
+function unusableEntry(trajectory: Trajectory): { kind: string; reason: string; code?: string } | null {
+  try {
+    return unusableOf({ trajectory });
+  } catch (error) {
+    return { kind: 'unprepared', reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 /** A candidate's score, or why it has none. */
 function scoreEntry(result: CandidateScore) {
   if (result.score) return result.score;
@@ -146,7 +155,8 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
           backend: valueModel.scorer.backend,
           model: valueModel.scorer.model,
           scored_by: scoredBy(valueModel.identity, null),
-          scores: results.map(scoreEntry),
+          // A value for a candidate /rerank would never choose (an empty or junk patch) is flagged with the same reason.
+          scores: results.map((result, index) => ({ ...scoreEntry(result), unusable: unusableEntry(trajectories[index]!) })),
         };
       } finally {
         pinned.release();
