@@ -8,6 +8,7 @@ import { loadConfig } from '../config.js';
 import { prepareDemoRepo } from './demo-repo.js';
 import { demoDir, demoHarnessRecordings, demoRecordings, demoSolveBody } from './demo-task.js';
 import { formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
+import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
 import { createRuntime } from './runtime.js';
 import type { DemoFlags } from './demo.js';
 
@@ -161,6 +162,8 @@ export async function runDemo(flags: DemoFlags): Promise<void> {
     if (checks) console.log(`\n${checks}`);
     console.log(`\n${renderOutcome(job)}`);
     console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    // Ran to its end with nothing usable to show: as `winnower solve` does, not the 0 of a chosen patch.
+    if (job.result.outcome === 'none-usable') process.exitCode = SOLVE_EXIT_NONE_USABLE;
   } finally {
     await runtime.close();
     if (!flags.keep) rmSync(dirname(repo), { recursive: true, force: true });

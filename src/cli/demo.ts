@@ -5,6 +5,7 @@
  * follows the job's events, prints the candidates and the chosen patch, and shuts down.
  */
 import type { Command } from 'commander';
+import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
 import { positiveInt } from './parse-options.js';
 
 export interface DemoFlags {
@@ -31,5 +32,9 @@ export function registerDemoCommand(program: Command): void {
       'give no test list: the regression check and 3 reproduction tests written by recorded test writers (examples/demo/test-writers) decide, and the pass matrix is printed',
     )
     .option('--harness <name>', 'run each rollout with a harness CLI (e.g. pi, when installed) instead of the built-in agent')
+    .addHelpText(
+      'after',
+      `\nExit status: 0 a patch was chosen; 1 the job failed; ${SOLVE_EXIT_NONE_USABLE} the job ran but chose nothing: no candidate had a usable patch.`,
+    )
     .action(async (flags: DemoFlags) => (await import('./demo-action.js')).runDemo(flags));
 }

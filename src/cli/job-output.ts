@@ -24,6 +24,8 @@ export interface JobView {
   status: string;
   candidates: CandidateView[];
   result: {
+    /** `none-usable`: the job ran to its end but chose nothing (absent in a job saved before it was recorded). */
+    outcome?: 'chosen' | 'none-usable';
     chosen: { index: number; patch: string; patch_encoding?: 'base64' } | null;
     /** Why a candidate can never be chosen (no patch, unparseable, refused, did not apply), per trajectory. */
     selection?: { reason?: string; ranking: Array<{ trajectory_id: string; unusable?: { kind: string } | null }> };
@@ -67,7 +69,8 @@ export function formatEvent(type: string, data: Record<string, unknown>): string
     'matrix-finish': () =>
       `pass matrix: ${(data.rows as Array<{ index: number; passed: number; total: number }>).map((row) => `candidate ${row.index} ${row.passed}/${row.total}`).join(', ') || 'no valid reproduction test'}`,
     selection: () => `selected candidate ${data.chosen_index ?? 'none'}: ${data.reason}`,
-    'job-finish': () => `job ${data.status}${data.error ? `: ${data.error}` : ''}`,
+    'job-finish': () =>
+      `job ${data.status}${data.outcome === 'none-usable' ? ': nothing usable chosen' : ''}${data.error ? `: ${data.error}` : ''}`,
   };
   return lines[type]?.();
 }

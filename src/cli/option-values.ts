@@ -11,3 +11,6 @@ export { TINY_MODEL_DIR as tinyModelDir } from '../util/package-root.js';
 
 /** `winnower rerank`'s exit status when some instance has no candidate that could be scored (rerank-summary.ts). */
 export const RERANK_EXIT_UNSCORED = 3;
+
+/** `winnower solve`'s and `winnower demo`'s exit status when the job ran but chose nothing: no candidate had a usable patch. */
+export const SOLVE_EXIT_NONE_USABLE = 3;

@@ -9,6 +9,7 @@ import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
 import { importTrajectories } from '../formats/index.js';
 import { candidateLabel, formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
 import { checkLocalRepo } from '../server/guards/repo-check.js';
+import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
 import { createRuntime } from './runtime.js';
 import { isGitUrl } from './sandbox-run.js';
 import type { SolveFlags } from './solve.js';
@@ -123,6 +124,8 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
     const evidence = renderChecks(job, candidateLabel);
     console.log(`\n${renderCandidates(job, 'status', (c) => c.status)}${evidence ? `\n\n${evidence}` : ''}\n\n${renderOutcome(job)}`);
     if (job.status !== 'succeeded') process.exitCode = 1;
+    // Ran to its end, but nothing usable to show for it: not the green 0 of a chosen patch.
+    else if (job.result?.outcome === 'none-usable') process.exitCode = SOLVE_EXIT_NONE_USABLE;
   } finally {
     await runtime.close();
   }

@@ -3,6 +3,7 @@
  * validated request and pipeline as `POST /solve`, with progress on stderr and the result in files.
  */
 import type { Command } from 'commander';
+import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
 import { positiveInt, positiveNumber } from './parse-options.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -104,5 +105,10 @@ export function registerSolveCommand(program: Command): void {
     .option('--harness-model <name>', 'the model name the harness is told (default: the policy model)')
     .option('--out <file>', 'write the whole job (every candidate and trajectory) as JSON')
     .option('--patch-out <file>', 'write the chosen patch')
+    .addHelpText(
+      'after',
+      `\nExit status: 0 a patch was chosen; 1 the job failed or was cancelled; 2 a request or setting it cannot run (the field is named);\n` +
+        `${SOLVE_EXIT_NONE_USABLE} the job ran but chose nothing: no candidate had a usable patch (each empty, unparseable, refused by the patch rules or not applying).`,
+    )
     .action(async (flags: SolveFlags, command: Command) => (await import('./solve-action.js')).runSolve(flags, command));
 }

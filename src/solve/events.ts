@@ -36,7 +36,8 @@ export type JobEventBody =
   /** The whole pass matrix: the valid tests (writer numbers) and per candidate how many it passes. */
   | { type: 'matrix-finish'; tests: number[]; rows: Array<{ index: number; passed: number; total: number }> }
   | { type: 'selection'; chosen_index: number | null; trajectory_id: string | null; reason: string }
-  | { type: 'job-finish'; status: string; error?: string };
+  /** `outcome`: a result's own (`none-usable` when a job that succeeded chose nothing; docs/api.md). */
+  | { type: 'job-finish'; status: string; outcome?: string; error?: string };
 
 export type JobEvent = JobEventBody & { seq: number; time: string };
 

@@ -139,7 +139,9 @@ export class JobManager {
         this.#store.updateJob(id, { status: 'running' });
         const result = await run(id, { signal: entry.controller.signal, emit });
         this.#store.updateJob(id, { status: 'succeeded', result });
-        emit({ type: 'job-finish', status: 'succeeded' });
+        // A solve job that ran but chose nothing usable says so in its last event too (result.outcome).
+        const outcome = (result as { outcome?: unknown } | null)?.outcome;
+        emit({ type: 'job-finish', status: 'succeeded', ...(typeof outcome === 'string' ? { outcome } : {}) });
       } catch (caught) {
         const aborted = entry.controller.signal.aborted;
         const error = toWinnowerError(aborted ? entry.controller.signal.reason : caught);

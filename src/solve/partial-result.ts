@@ -9,11 +9,11 @@ import { select, defaultStrategy } from '../select/index.js';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
 import type { Selection, Strategy } from '../types/index.js';
 import { CheckEvidence } from './evidence.js';
-import { candidateSummary, chosenView, usageTotals } from './result-view.js';
+import { candidateSummary, chosenView, outcomeOf, usageTotals } from './result-view.js';
 import type { SolveResult } from './run-solve.js';
 
 export interface PartialSolveResult
-  extends Pick<SolveResult, 'instance_id' | 'chosen' | 'selection' | 'candidates' | 'rollouts' | 'checks'> {
+  extends Pick<SolveResult, 'instance_id' | 'outcome' | 'chosen' | 'selection' | 'candidates' | 'rollouts' | 'checks'> {
   /** Always true: the job did not run to its end; `chosen` is the best of what had finished. */
   partial: true;
   reason: string;
@@ -65,6 +65,7 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
     partial: true,
     reason,
     instance_id: instanceId,
+    outcome: outcomeOf(chosenView(chosen)),
     chosen: chosenView(chosen),
     selection,
     candidates: candidates.map((candidate) => candidateSummary(candidate, job.id, evidence.forCandidate(candidate.index))),

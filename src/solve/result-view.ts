@@ -61,6 +61,18 @@ export function candidateSummary(candidate: CandidateState, jobId: string, check
   };
 }
 
+/**
+ * What a job that ran to its end came to: `chosen`, or `none-usable` when no candidate had a
+ * usable patch (every one empty, unparseable, refused or not applying: src/select/usable-gate.ts).
+ * Kept beside the job's `succeeded` status rather than as a status of its own, so that clients
+ * waiting for the fixed set of terminal statuses see no change (docs/api.md).
+ */
+export type SolveOutcome = 'chosen' | 'none-usable';
+
+export function outcomeOf(chosen: ChosenView | null): SolveOutcome {
+  return chosen ? 'chosen' : 'none-usable';
+}
+
 /** The chosen candidate's view; null when nothing was chosen (or it has no trajectory). */
 export function chosenView(candidate: CandidateState | undefined): ChosenView | null {
   const trajectory = candidate?.trajectory;

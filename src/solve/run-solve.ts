@@ -12,7 +12,15 @@ import { resolvePolicyOptions } from '../rollout/policy/policy-factory.js';
 import { checkPolicyReachable } from '../rollout/policy/policy-reachability.js';
 import type { ChecksEvidence, Selection } from '../types/index.js';
 import type { JobEventBody } from './events.js';
-import { candidateSummary, chosenView, usageTotals, type ChosenView, type SolveCandidateSummary } from './result-view.js';
+import {
+  candidateSummary,
+  chosenView,
+  outcomeOf,
+  usageTotals,
+  type ChosenView,
+  type SolveCandidateSummary,
+  type SolveOutcome,
+} from './result-view.js';
 import { jobWaves } from './policy-plan.js';
 import { runRolloutWaves, throwIfAllFailed } from './rollouts.js';
 import { scoreSlot } from './scoring.js';
@@ -31,6 +39,8 @@ export { taskFromRequest } from './solve-context.js';
 
 export interface SolveResult {
   instance_id: string;
+  /** `none-usable`: the job ran to its end but no candidate had a usable patch, so `chosen` is null. */
+  outcome: SolveOutcome;
   chosen: ChosenView | null;
   selection: Selection;
   candidates: SolveCandidateSummary[];
@@ -105,9 +115,11 @@ function solveResult(context: SolveContext, selection: Selection, chosen: Slot |
   const count = (status: Slot['status']) => slots.filter((slot) => slot.status === status).length;
   const saved = count('skipped') + (context.stoppedEarly ? count('cancelled') : 0);
   const trajectories = slots.flatMap((slot) => (slot.trajectory ? [slot.trajectory] : []));
+  const view = chosenView(chosen);
   return {
     instance_id: context.task.instance_id,
-    chosen: chosenView(chosen),
+    outcome: outcomeOf(view),
+    chosen: view,
     selection,
     candidates: slots.map((slot) => candidateSummary(slot, context.jobId, context.evidence.forCandidate(slot.index))),
     rollouts: {

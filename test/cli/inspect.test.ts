@@ -274,6 +274,73 @@ describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
     await page.close();
   }, 120_000);
 
+  it('[browser] marks a job that chose nothing usable amber, in the list and on its page, never green', async () => {
+    const job = {
+      job_id: 'none-usable-1',
+      kind: 'solve',
+      status: 'succeeded',
+      progress: {},
+      created_at: '2026-01-01T00:00:00Z',
+      updated_at: '2026-01-01T00:00:09Z',
+      error: null,
+      candidates: [
+        {
+          index: 0,
+          status: 'finished',
+          trajectory_id: 'nu/0',
+          exit: 'submitted',
+          steps: 3,
+          patch: '',
+          value: null,
+          score: null,
+          verify: null,
+          error: null,
+        },
+      ],
+      result: {
+        instance_id: 't',
+        outcome: 'none-usable',
+        chosen: null,
+        selection: {
+          strategy: 'value',
+          chosen: null,
+          ranking: [],
+          reason: 'None of the 1 candidate has a usable patch (1 empty), nothing chosen.',
+        },
+        candidates: [],
+        rollouts: { planned: 1, finished: 1, failed: 0, cancelled: 0, skipped: 0 },
+        compute: {},
+      },
+    };
+    const file = join(dir, 'none-usable.json');
+    writeFileSync(file, JSON.stringify(job));
+    const site = join(dir, 'none-usable-site');
+    expect((await runCli(['inspect', file, '--out', site])).code).toBe(0);
+    const page = await browser.page();
+    const colour = (selector: string) => page.evaluate(`getComputedStyle(document.querySelector(${JSON.stringify(selector)})).color`);
+    await page.goto(`file://${site}/index.html`);
+    const row = '#jobs tr[data-job="none-usable-1"]';
+    await page.waitForSelector(row);
+    expect(await text(page, `${row} .badge-none-usable`)).toBe('none usable');
+    expect(await count(page, `${row} .badge-succeeded`)).toBe(0);
+    // The colour a succeeded job's badge has on this page.
+    const green = await page.evaluate(
+      `(() => { const probe = document.body.appendChild(document.createElement('span')); probe.className = 'badge badge-succeeded'; return getComputedStyle(probe).color; })()`,
+    );
+    expect(await colour(`${row} .badge-none-usable`)).not.toBe(green);
+    expect(await colour(`${row} .badge-none-usable`)).toBe(await colour(`${row} .badge-warn`));
+
+    await page.goto(`file://${site}/jobs/none-usable-1.html`);
+    await page.waitForSelector('#job-outcome');
+    expect(await text(page, '#job-status')).toBe('succeeded');
+    expect(await colour('#job-status')).not.toBe(green);
+    expect(await text(page, '#job-outcome')).toBe('none usable');
+    expect(await text(page, '#chosen')).toContain('none');
+    expect(await count(page, '#result-extra')).toBe(0);
+    expect(browser.problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
   it("[browser] shows each rollout's configuration and which model and selector scored the job", async () => {
     const fast = { model: 'gpt-4o-mini', harness: 'winnower', agent: 'default', policy_mode: 'tools', temperature: 0.7, run: 'fast' };
     const careful = { model: 'qwen2.5-coder', harness: 'winnower', agent: 'default', policy_mode: 'text', temperature: 0, run: 'careful' };

@@ -54,6 +54,33 @@ describe.skipIf(!hasBubblewrap())('winnower solve', () => {
     expect(readFileSync(patch, 'utf8')).toContain('(\\d+)([hms])');
   }, 120_000);
 
+  it('exits 3 when the job ran but no candidate had a usable patch, and says so', async () => {
+    const out = join(dirname(repo), 'none-usable.json');
+    const { code, stdout, stderr } = await runSolve([
+      '--repo',
+      repo,
+      '--issue',
+      demoTask().problem_statement,
+      '--n',
+      '1',
+      '--replay',
+      join(DEMO_DIR, 'trajectories/gives-up.json'),
+      '--out',
+      out,
+    ]);
+    expect(code, stderr).toBe(3);
+    expect(stderr).toContain('job succeeded: nothing usable chosen');
+    expect(stdout).toContain('nothing chosen: None of the 1 candidate has a usable patch (1 empty)');
+    const job = JSON.parse(readFileSync(out, 'utf8'));
+    expect(job).toMatchObject({ status: 'succeeded', result: { chosen: null, outcome: 'none-usable' } });
+  }, 120_000);
+
+  it('documents its exit statuses in --help', async () => {
+    const { code, stdout } = await runSolve(['--help']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Exit status:.*\b3 the job ran but chose nothing/s);
+  }, 60_000);
+
   it('rejects a request that cannot run, naming the field, with exit code 2', async () => {
     const { code, stderr } = await runSolve([
       '--repo',

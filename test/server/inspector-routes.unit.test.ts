@@ -73,7 +73,7 @@ describe('web inspector routes', () => {
     }
   });
 
-  it('GET /jobs gives each job the headline the list shows: task, N, policy, harness, chosen, resolved', async () => {
+  it('GET /jobs gives each job the headline the list shows: task, N, policy, harness, chosen, resolved, outcome', async () => {
     const job = open.jobs.start(
       'solve',
       { instance_id: 'task-7', n: 3, policy: { kind: 'replay' }, agent: { harness: 'winnower' } },
@@ -95,6 +95,7 @@ describe('web inspector routes', () => {
       strategy: 'hybrid',
       chosen_index: 2,
       resolved: true,
+      outcome: 'chosen',
     });
   });
 

@@ -5,7 +5,9 @@
  * 2. a rollout whose only change is a symbolic link to /etc/passwd is never chosen;
  * 3. with only FAIL_TO_PASS named, the candidate that breaks two other tests is `resolved` but
  *    shows its exit code and failures, and the stop rule does not stop on it;
- * 4. an empty patch is neither scored nor tested ("no patch") and ranks last.
+ * 4. an empty patch is neither scored nor tested ("no patch") and ranks last;
+ * and issue 27 item 6: a job that chose nothing usable says so in `result.outcome`, in the jobs
+ * list and in its last event, beside its `succeeded` status.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobEvent } from '../../src/solve/events.js';
@@ -41,14 +43,17 @@ describe.skipIf(!hasBubblewrap())('POST /solve with huge, empty, symlink and oth
       const job = response.json();
       const events = server.app.winnower.store.listEvents(job.job_id) as unknown as JobEvent[];
       const view = (await server.app.inject({ method: 'GET', url: `/jobs/${job.job_id}` })).json();
-      return { job, events, view };
+      const listed = (await server.app.inject({ method: 'GET', url: '/jobs' }))
+        .json()
+        .jobs.find((entry: { job_id: string }) => entry.job_id === job.job_id);
+      return { job, events, view, listed };
     } finally {
       await server.close();
     }
   }
 
   it('chooses the fix beside a 300,000-line file and leaves the empty patch unscored and last', async () => {
-    const { job, events } = await solve({
+    const { job, events, listed } = await solve({
       n: 3,
       policy: {
         kind: 'replay',
@@ -57,6 +62,8 @@ describe.skipIf(!hasBubblewrap())('POST /solve with huge, empty, symlink and oth
     });
     expect(job.status).toBe('succeeded');
     expect(job.result.chosen.index).toBe(0);
+    expect(job.result.outcome).toBe('chosen');
+    expect(listed.overview.outcome).toBe('chosen');
     const byIndex = Object.fromEntries(job.candidates.map((c: { index: number }) => [c.index, c]));
     expect(byIndex[1].patch.length).toBeGreaterThan(2_000_000);
     expect(byIndex[1].verify.status).toBe('unresolved');
@@ -69,8 +76,8 @@ describe.skipIf(!hasBubblewrap())('POST /solve with huge, empty, symlink and oth
     expect(events.filter((event) => (event.type === 'score-available' || event.type === 'verify-finish') && event.index === 2)).toEqual([]);
   }, 300_000);
 
-  it('never chooses a patch that only makes a symbolic link to /etc/passwd', async () => {
-    const { job, events } = await solve({
+  it('never chooses a patch that only makes a symbolic link to /etc/passwd, and says nothing usable was chosen', async () => {
+    const { job, events, view, listed } = await solve({
       n: 1,
       policy: { kind: 'replay', recordings: [scripted('link', 'ln -s /etc/passwd passwd')] },
       // Graded by exit code alone, a run that never reads the link passes.
@@ -82,6 +89,11 @@ describe.skipIf(!hasBubblewrap())('POST /solve with huge, empty, symlink and oth
     expect(job.result.selection.ranking[0].unusable).toMatchObject({ kind: 'refused' });
     expect(job.result.selection.reason).toBe('None of the 1 candidate has a usable patch (1 refused by the patch rules), nothing chosen.');
     expect(events.find((event) => event.type === 'candidate-unusable')).toMatchObject({ kind: 'refused' });
+    // The job ran to its end (succeeded) but chose nothing: its own outcome, wherever a client looks.
+    expect(job.result.outcome).toBe('none-usable');
+    expect(view.result.outcome).toBe('none-usable');
+    expect(listed).toMatchObject({ status: 'succeeded', overview: { outcome: 'none-usable', chosen_index: null } });
+    expect(events.at(-1)).toMatchObject({ type: 'job-finish', status: 'succeeded', outcome: 'none-usable' });
   }, 120_000);
 
   it('records the other failures of a resolved candidate, shows them in the job view, and does not stop on it', async () => {

@@ -10,6 +10,7 @@ import { expandInputs } from '../../formats/index.js';
 import { importRuns, namedInput } from '../../formats/import-runs.js';
 import { configOf } from '../../select/priors.js';
 import type { Trajectory } from '../../types/index.js';
+import { resultOutcome } from '../views/job-overview.js';
 
 export type JobJson = Record<string, unknown> & { job_id: string; candidates: Array<Record<string, unknown>> };
 
@@ -234,5 +235,6 @@ export function savedOverview(job: JobJson): Record<string, unknown> {
     strategy: typeof selection.strategy === 'string' ? selection.strategy : null,
     chosen_index: chosen && typeof chosen.index === 'number' ? chosen.index : null,
     resolved: status === null ? null : status === 'resolved',
+    outcome: resultOutcome(result),
   };
 }

@@ -1,8 +1,9 @@
 /**
- * A job's headline in `GET /jobs`: task, N, policy and harness from its request; chosen candidate
- * and whether it was resolved from its result. Read defensively: the request and the result are
+ * A job's headline in `GET /jobs`: task, N, policy and harness from its request; chosen candidate,
+ * whether it was resolved and the outcome from its result. Read defensively: the request and the result are
  * stored JSON of whichever version wrote them, and a rerank job has neither policy nor harness.
  */
+import type { SolveOutcome } from '../../solve/result-view.js';
 import type { JobRecord } from '../../store/types.js';
 
 /** A type, not an interface: it must fit the response schema's loose (indexable) object. */
@@ -15,6 +16,8 @@ export type JobOverview = {
   chosen_index: number | null;
   /** The chosen candidate's tests passed (null: nothing chosen, or not verified). */
   resolved: boolean | null;
+  /** `none-usable` when the job chose nothing usable (src/solve/result-view.ts); null without a selection. */
+  outcome: SolveOutcome | null;
 };
 
 const record = (value: unknown): Record<string, unknown> =>
@@ -36,6 +39,13 @@ function mixedOverview(request: Record<string, unknown>): { policy: string; harn
   };
 }
 
+/** The result's outcome; a result stored before it had one says the same by a null `chosen` beside its selection. */
+export function resultOutcome(result: Record<string, unknown>): SolveOutcome | null {
+  if (result.outcome === 'chosen' || result.outcome === 'none-usable') return result.outcome;
+  if (!('chosen' in result) || !('selection' in result)) return null;
+  return result.chosen === null ? 'none-usable' : 'chosen';
+}
+
 export function jobOverview(job: Pick<JobRecord, 'request' | 'result' | 'progress'>): JobOverview {
   const request = record(job.request);
   const result = record(job.result);
@@ -52,5 +62,6 @@ export function jobOverview(job: Pick<JobRecord, 'request' | 'result' | 'progres
     strategy: text(selection.strategy) ?? text(request.strategy),
     chosen_index: int(chosen.index),
     resolved: verifyStatus === null ? null : verifyStatus === 'resolved',
+    outcome: resultOutcome(result),
   };
 }

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { patchForJson } from '../../sandbox/patch-bytes.js';
 import type { CandidateRecord, JobRecord, JobStore } from '../../store/types.js';
 import type { JobSummary, JobView } from '../api-schemas.js';
-import { jobOverview } from './job-overview.js';
+import { jobOverview, resultOutcome } from './job-overview.js';
 
 function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
   const trajectory = candidate.trajectory;
@@ -39,10 +39,16 @@ export function jobView(store: JobStore, job: JobRecord, options: { trajectories
   };
 }
 
-/** A patch whose bytes are not UTF-8 goes out as base64 with `patch_encoding` (src/sandbox/patch-bytes.ts). */
-function resultView(result: z.input<typeof JobView>['result']): z.input<typeof JobView>['result'] {
-  const chosen = result?.chosen;
-  if (!result || !chosen || typeof chosen.patch !== 'string') return result;
+/**
+ * A patch whose bytes are not UTF-8 goes out as base64 with `patch_encoding` (src/sandbox/patch-bytes.ts).
+ * A result stored before results had `outcome` gets it, from its `chosen`.
+ */
+function resultView(stored: z.input<typeof JobView>['result']): z.input<typeof JobView>['result'] {
+  if (!stored) return stored;
+  const outcome = resultOutcome(stored);
+  const result = outcome && stored.outcome === undefined ? { ...stored, outcome } : stored;
+  const chosen = result.chosen;
+  if (!chosen || typeof chosen.patch !== 'string') return result;
   return { ...result, chosen: { ...chosen, ...patchForJson(chosen.patch) } };
 }
 

@@ -3,6 +3,8 @@
  * the DOM, never HTML: trajectories, patches and test logs are untrusted. The one place HTML is
  * inserted is diff2html's output (diff-view.ts), which escapes the patch itself.
  */
+import { showsNoneUsable } from './job-outcome.js';
+
 export type Child = Node | string | number | null | undefined | false | Child[];
 export type Attributes = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
 
@@ -60,8 +62,8 @@ export function duration(ms: number | null | undefined): string {
 export const time = (iso: unknown): string =>
   typeof iso === 'string' && !Number.isNaN(Date.parse(iso)) ? new Date(iso).toLocaleString() : '—';
 
-/** A status word as a badge whose class is one of a closed set (never the raw word). */
-export function badge(status: unknown, id?: string): HTMLElement {
+/** A status word as a badge whose class is one of a closed set (never the raw word); `warn` draws any word amber. */
+export function badge(status: unknown, id?: string, tone?: 'warn'): HTMLElement {
   const word = typeof status === 'string' ? status : status === true ? 'yes' : status === false ? 'no' : '—';
   const known = [
     'queued',
@@ -82,5 +84,27 @@ export function badge(status: unknown, id?: string): HTMLElement {
     'yes',
     'no',
   ];
-  return h('span', { class: `badge badge-${known.includes(word) ? word : 'other'}`, ...(id ? { id } : {}) }, word);
+  const kind = tone ?? (known.includes(word) ? word : 'other');
+  return h('span', { class: `badge badge-${kind}`, ...(id ? { id } : {}) }, word);
+}
+
+/**
+ * A job's status badge; for a succeeded job that chose nothing usable (job-outcome.ts) the status
+ * drawn amber, never green, with an amber `none usable` badge beside it.
+ */
+export function statusBadges(status: unknown, outcome: unknown, ids: { status?: string; outcome?: string } = {}): Child[] {
+  if (!showsNoneUsable(status, outcome)) return [badge(status, ids.status)];
+  return [
+    badge(status, ids.status, 'warn'),
+    ' ',
+    h(
+      'span',
+      {
+        class: 'badge badge-none-usable',
+        title: 'The job ran to its end, but no candidate had a usable patch: nothing was chosen.',
+        ...(ids.outcome ? { id: ids.outcome } : {}),
+      },
+      'none usable',
+    ),
+  ];
 }

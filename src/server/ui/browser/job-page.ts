@@ -7,7 +7,8 @@
 import { ApiError, type DataSource, type JobEvent, type Json } from './api-client.js';
 import { configLabel, configsByIndex, configTitle, policyLines, scoredByLabel, type RolloutConfig } from './candidate-config.js';
 import { findMatrices, grid, valueTree } from './generic-view.js';
-import { badge, duration, fixed, h, replaceChildren, time, type Child } from './dom.js';
+import { badge, duration, fixed, h, replaceChildren, statusBadges, time, type Child } from './dom.js';
+import { jobOutcome } from './job-outcome.js';
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
 /** Candidate fields this page draws by name; any other non-empty field is drawn generically. */
@@ -38,6 +39,7 @@ const KNOWN_RESULT_FIELDS = new Set([
   'partial',
   'reason',
   'scored_by',
+  'outcome',
 ]);
 const REFRESH_WHILE_RUNNING_MS = 2000;
 
@@ -178,7 +180,7 @@ function render(state: State, source: DataSource, id: string, actions: Actions):
       'header',
       { class: 'top' },
       h('h1', {}, `job ${id}`),
-      badge(status, 'job-status'),
+      ...statusBadges(status, jobOutcome(result), { status: 'job-status', outcome: 'job-outcome' }),
       h(
         'span',
         { class: 'muted' },
@@ -310,7 +312,11 @@ function outcome(
         ` · value ${fixed(chosen.value)} · tests ${String(chosen.verify_status ?? '—')}`,
       ),
     ]);
-  else if (result) rows.push(['chosen', h('span', { id: 'chosen' }, 'none')]);
+  else if (result)
+    rows.push([
+      'chosen',
+      h('span', { id: 'chosen' }, jobOutcome(result) === 'none-usable' ? 'none: no candidate had a usable patch' : 'none'),
+    ]);
   if (selection) {
     rows.push([
       'strategy',

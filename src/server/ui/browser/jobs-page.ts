@@ -1,6 +1,6 @@
 /** `/ui`: the jobs list, newest first, with the API's filters (status, kind) and paging. */
 import type { DataSource, Json } from './api-client.js';
-import { badge, duration, h, replaceChildren, time } from './dom.js';
+import { badge, duration, h, replaceChildren, statusBadges, time } from './dom.js';
 
 const STATUSES = ['', 'queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted'];
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
@@ -95,7 +95,7 @@ function jobRow(job: Json, source: DataSource): HTMLElement {
     'tr',
     { 'data-job': id },
     h('td', {}, h('a', { href: source.links.job(id) }, id)),
-    h('td', {}, badge(status)),
+    h('td', {}, ...statusBadges(status, overview.outcome)),
     h('td', {}, String(job.kind ?? '')),
     h('td', {}, String(overview.instance_id ?? '—')),
     h('td', { class: 'num' }, String(overview.n ?? progress.rollouts_total ?? '—')),
