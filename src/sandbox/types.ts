@@ -72,6 +72,12 @@ export interface ExecOptions {
 export interface ExecResult {
   /** null when the command was killed (timeout, abort) and no exit code exists. */
   exitCode: number | null;
+  /**
+   * The signal that ended the command's own process (the shell given the command), when a signal
+   * did; `exitCode` is then 128 + it, as a shell reports. Absent when it exited, and where the
+   * provider cannot tell the two apart (a child killed under the shell is an exit of 128 + N).
+   */
+  signal?: number;
   stdout: string;
   stderr: string;
   timedOut: boolean;

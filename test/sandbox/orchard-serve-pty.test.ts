@@ -100,7 +100,7 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve: the PTY WebSocket', () =>
     expect(await sandbox.exec('echo still here')).toMatchObject({ exit_code: 0, stdout: 'still here\n' });
   });
 
-  it('KILL ends the command with 137; close asks it to end (TERM); the client leaving kills the session, not the sandbox', async () => {
+  it('KILL ends the command with −9, as on Orchard; close asks it to end (TERM, −15); an exit status of 137 is 137; the client leaving kills the session, not the sandbox', async () => {
     const killed = await PtyProcess.open({
       baseUrl: base,
       sandboxId: sandbox.sandboxId,
@@ -110,7 +110,7 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve: the PTY WebSocket', () =>
     });
     await killed.until(() => killed.output().includes('up'), 'start');
     killed.kill('KILL');
-    expect(await killed.wait()).toBe(137);
+    expect(await killed.wait()).toBe(-9);
 
     const closing = await PtyProcess.open({
       baseUrl: base,
@@ -121,7 +121,10 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve: the PTY WebSocket', () =>
     });
     await closing.until(() => closing.output().includes('up'), 'start');
     closing.send({ type: 'close' });
-    expect(await closing.wait()).toBe(143);
+    expect(await closing.wait()).toBe(-15);
+
+    const exited = await PtyProcess.open({ baseUrl: base, sandboxId: sandbox.sandboxId, apiKey: KEY, auth: 'query', command: 'exit 137' });
+    expect(await exited.wait()).toBe(137);
 
     const marker = `wnw-pty-left-${process.pid}-${Date.now()}`;
     const leaving = await PtyProcess.open({

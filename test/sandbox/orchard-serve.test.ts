@@ -174,6 +174,21 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       await sandbox.delete();
     });
 
+    it("a death by signal N is exit code −N, as Orchard's agent answers; an exit status of 137 is 137", async () => {
+      const sandbox = await sdk.createSandbox('python:3.11-slim');
+      expect(await sandbox.exec('echo before; kill -9 $$')).toMatchObject({
+        status: 'failed',
+        exit_code: -9,
+        stdout: 'before\n',
+        error: null,
+      });
+      expect(await sandbox.exec('kill -TERM $$')).toMatchObject({ status: 'failed', exit_code: -15 });
+      // The shell's own status after a child's death, or an explicit one, is an exit, not a signal.
+      expect(await sandbox.exec('exit 137')).toMatchObject({ status: 'failed', exit_code: 137 });
+      expect(await sandbox.exec(`sh -c 'kill -9 $$'; exit $?`)).toMatchObject({ exit_code: 137 });
+      await sandbox.delete();
+    });
+
     it('exec(wait=False) still POSTs wait:true first and returns the finished job', async () => {
       const sandbox = await sdk.createSandbox('python:3.11-slim');
       const job = await sandbox.exec('echo later', { wait: false });
@@ -305,6 +320,26 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve over the local provider', 
       expect(await new Client(base, undefined).health()).toEqual({ status: 'healthy' });
       await sandbox.delete();
     });
+  });
+
+  it("winnower's own API keeps the shell's 128 + N for a death by signal, directly and through its orchard provider over serve", async () => {
+    const sandbox = await local.create({ repo: { path: repoDir } });
+    try {
+      expect(await sandbox.exec('kill -9 $$')).toMatchObject({ exitCode: 137, signal: 9 });
+      const exited = await sandbox.exec('exit 137');
+      expect(exited.exitCode).toBe(137);
+      expect(exited.signal).toBeUndefined();
+    } finally {
+      await sandbox.close();
+    }
+    const provider = createOrchardProvider({ baseUrl: base, apiKey: KEY, workdir: '/workspace', heartbeatIntervalMs: 0 });
+    const remote = await provider.create({ image: 'contract' });
+    try {
+      expect((await remote.exec('kill -9 $$')).exitCode).toBe(137);
+    } finally {
+      await remote.close();
+      await provider.close();
+    }
   });
 
   describe('wire rules', () => {

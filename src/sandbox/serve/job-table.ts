@@ -1,8 +1,8 @@
 /**
  * The jobs of `winnower sandbox serve`: one per exec request, run one at a time per sandbox in
  * order of submission, through the backing provider's `Sandbox.exec` (which kills the whole
- * process tree at the timeout and caps the output). Unlike the real Orchard Env, a timeout
- * leaves the sandbox alive: the job fails with exit 124 and the agent's note on stderr.
+ * process tree at the timeout and caps the output). A death by signal N is −N, as Orchard's agent
+ * says it. Unlike the real Orchard Env, a timeout leaves the sandbox alive: the job fails with exit 124 and the agent's note on stderr.
  * Accepting a job never fails afterwards, so the SDK's resubmit-on-error never runs a command twice.
  * Output is capped per stream, and a command that passes the cap is killed at once. A job outlives
  * the request that submitted it (the SDK polls `wait: false` jobs), so a client's disconnect does
@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { WinnowerError } from '../../errors.js';
 import { CappedBuffer, shellQuote } from '../base-sandbox.js';
 import { loginShellCommand, stripNoTtyNoise } from '../providers/orchard/command.js';
+import type { ExecResult } from '../types.js';
 import type { ExecRequest, JobView } from './orchard-shapes.js';
 import type { SandboxEntry } from './sandbox-table.js';
 
@@ -105,7 +106,7 @@ export class JobTable {
         view.stderr += `\nCommand timed out after ${request.timeout_seconds}s and was killed`;
         return finish(view, { exit_code: 124, error: `Command timed out after ${request.timeout_seconds}s` });
       }
-      return finish(view, { exit_code: result.exitCode, error: result.exitCode === null ? 'Command was killed' : null });
+      return finish(view, { exit_code: orchardExitCode(result), error: result.exitCode === null ? 'Command was killed' : null });
     } catch (error) {
       if (overCap.signal.aborted && !entry.deleted) {
         view.stdout = seen.stdout.toString();
@@ -120,6 +121,15 @@ export class JobTable {
       return finish(view, { exit_code: null, error: entry.deleted ? `Sandbox ${view.sandbox_id} was deleted` : message });
     }
   }
+}
+
+/**
+ * Orchard's agent answers `returncode`: −N when a signal killed the command's process
+ * (docs/design/02-orchard-real-behaviour.md#9), which Orchard's SDK documents and its scripts check;
+ * winnower's own API keeps the shell's 128 + N.
+ */
+export function orchardExitCode(result: Pick<ExecResult, 'exitCode' | 'signal'>): number | null {
+  return result.signal ? -result.signal : result.exitCode;
 }
 
 /** At most `cap` bytes of `text` (a provider that cannot stream returns one byte more than asked). */

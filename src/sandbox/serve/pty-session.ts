@@ -15,6 +15,7 @@
  * writes to a FIFO in the sandbox's /tmp with short execs. Ending the session (exit, `close`, the
  * client leaving) never ends the sandbox.
  */
+import { constants } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { shellQuote } from '../base-sandbox.js';
 import type { Sandbox } from '../types.js';
@@ -85,6 +86,8 @@ export class PtySession {
   #pending = '';
   #control: Promise<unknown> = Promise.resolve();
   #ended = false;
+  /** Numbers of the signals this session sent the command (what its exit status can be told from). */
+  readonly #delivered = new Set<number>();
   readonly done: Promise<void>;
 
   constructor(options: PtySessionOptions) {
@@ -107,7 +110,9 @@ export class PtySession {
   /** A signal to the command's process group; an unknown name is TERM, as the agent. */
   signal(name: unknown): void {
     const upper = typeof name === 'string' ? name.toUpperCase() : 'TERM';
-    this.#controlLine(`signal ${(PTY_SIGNALS as readonly string[]).includes(upper) ? upper : 'TERM'}`);
+    const known: PtySignal = (PTY_SIGNALS as readonly string[]).includes(upper) ? (upper as PtySignal) : 'TERM';
+    if (this.#dir && !this.#ended) this.#delivered.add(constants.signals[`SIG${known}`]);
+    this.#controlLine(`signal ${known}`);
   }
 
   /** The client's `close`: SIGTERM to the command, as the agent; `exit` follows when it is reaped. */
@@ -163,13 +168,23 @@ export class PtySession {
           type: 'error',
           message: `the session outlived its sandbox's lifetime (${Math.round(this.#options.timeoutMs / 1000)} s left at its start)`,
         });
-      send({ type: 'exit', code: result.exitCode ?? -1 });
+      send({ type: 'exit', code: this.#exitCode(result.exitCode) });
     } catch (failure) {
       this.#ended = true;
       if (!this.#abort.signal.aborted) send({ type: 'error', message: (failure as Error).message });
     } finally {
       this.#stdin.end();
     }
+  }
+
+  /**
+   * Orchard's agent reports a command killed by signal N as −N (docs/design/02-orchard-real-behaviour.md#9).
+   * `script` passes the death on as the exit status 128 + N, which an `exit 137` also gives, so
+   * 128 + N is read as −N when this session sent signal N; any other status is the command's own.
+   */
+  #exitCode(status: number | null): number {
+    if (status === null) return -1;
+    return status > 128 && this.#delivered.has(status - 128) ? -(status - 128) : status;
   }
 
   /** Reads the sandbox side's control lines (session folder, ready, failures); anything else is terminal output. */

@@ -7,7 +7,7 @@
 # the payload. Host -> agent: X exec (JSON: argv, env, cwd, timeout_ms, max_bytes, stdin; then the
 # raw bytes of a long command, given to the shell on fd 4), I stdin bytes, E end of stdin, K kill
 # (payload: the reason). Agent -> host: O / R stdout / stderr bytes (within the cap), D done (JSON:
-# code, killed, truncated), F could not start (JSON: error), H hello once ready.
+# code, signal, killed, truncated), F could not start (JSON: error), H hello once ready.
 #
 # Each command runs in its own session (setsid). When it ends, or its timeout or a kill comes, its
 # process group is SIGKILLed, and when no other command runs, everything else in the sandbox too
@@ -175,10 +175,12 @@ def finish(rec):
     close_stdin(rec)
     execs.pop(rec['rid'], None)
     status = rec['status']
-    code = None
+    code = sig = None
     if status is not None and rec['killed'] is None:
-        code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-    send_json(b'D', rec['rid'], {'code': code, 'killed': rec['killed'], 'truncated': rec['truncated']})
+        # A signal's death as the shell reports it (128 + N), and which signal, which only the wait status tells.
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        code = 128 + sig if sig else os.WEXITSTATUS(status)
+    send_json(b'D', rec['rid'], {'code': code, 'signal': sig, 'killed': rec['killed'], 'truncated': rec['truncated']})
 
 def maybe_finish(rec):
     if rec['status'] is not None and not rec['fds']:

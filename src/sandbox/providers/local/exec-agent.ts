@@ -296,7 +296,7 @@ export class ExecAgent {
       return;
     }
     if (type !== 'D' && type !== 'F') return;
-    let answer: { code?: unknown; killed?: unknown; truncated?: unknown; error?: unknown };
+    let answer: { code?: unknown; signal?: unknown; killed?: unknown; truncated?: unknown; error?: unknown };
     try {
       answer = JSON.parse(payload.toString('utf8')) as typeof answer;
     } catch {
@@ -311,8 +311,10 @@ export class ExecAgent {
     const reported = answer.killed === 'timeout' || answer.killed === 'abort' || answer.killed === 'close' ? answer.killed : undefined;
     const killed = pending.killed ?? reported;
     const code = typeof answer.code === 'number' && Number.isInteger(answer.code) ? answer.code : null;
+    const signal = typeof answer.signal === 'number' && Number.isInteger(answer.signal) && answer.signal > 0 ? answer.signal : undefined;
     pending.resolve({
       exitCode: killed || type === 'F' ? null : code,
+      ...(signal && code !== null && !killed ? { signal } : {}),
       started: type === 'D',
       killed,
       stdout: pending.stdout,

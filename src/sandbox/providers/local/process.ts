@@ -35,6 +35,11 @@ export type KillReason = 'timeout' | 'abort' | 'close';
 export interface SandboxProcessResult {
   /** The command's exit status as bwrap reports it; null when bwrap reported none. */
   exitCode: number | null;
+  /**
+   * The signal that killed the command's process (exitCode is then 128 + it). Only the exec agent,
+   * which waits for the command itself, can tell; bwrap's status says 128 + N for a signal and an exit alike.
+   */
+  signal?: number;
   /** Whether bwrap started the sandboxed program (it reported a child pid). */
   started: boolean;
   killed: KillReason | undefined;

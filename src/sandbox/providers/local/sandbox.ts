@@ -139,6 +139,7 @@ export class LocalSandbox extends BaseSandbox {
     const note = await this.#endNote(result, fullBefore, oomBefore);
     return {
       exitCode: result.exitCode,
+      ...(result.signal ? { signal: result.signal } : {}),
       stdout: result.stdout.toString(),
       stderr: result.stderr.toString(),
       timedOut: result.killed === 'timeout',
