@@ -2,7 +2,8 @@
  * Grading: from parsed outcomes and the task's FAIL_TO_PASS / PASS_TO_PASS lists to tallies and a
  * verdict. A listed test counts as passed when its outcome is `passed` or `xfail` (as in the
  * SWE-bench harness), as failed when it ran with any other outcome (failed, error, skipped,
- * xpass), and as missing when the log never names it. `resolved` needs every listed test passed;
+ * xpass), and as missing when the log never names it. One exception, also the harness's: a
+ * skipped PASS_TO_PASS test is maintained (passed); a skipped FAIL_TO_PASS test stays failed. `resolved` needs every listed test passed;
  * with no listed tests it needs exit code 0. A timed-out run is never resolved. Tests the lists do
  * not name do not count (SWE-bench's rule), but the ones that failed are returned all the same.
  */
@@ -96,13 +97,18 @@ function isTruncatedNodeId(id: string): boolean {
   return id.includes('::') && id.lastIndexOf('[') > id.lastIndexOf(']');
 }
 
-function tally(tests: ReadonlyMap<string, TestStatus>, ids: readonly string[], listed: Map<string, TestStatus>): Tally {
+function tally(
+  tests: ReadonlyMap<string, TestStatus>,
+  ids: readonly string[],
+  listed: Map<string, TestStatus>,
+  skippedPasses: boolean,
+): Tally {
   const result: Tally = { passed: 0, failed: 0, missing: 0 };
   for (const id of new Set(ids)) {
     const status = lookupTest(tests, id);
     listed.set(id, status);
     if (status === 'missing') result.missing += 1;
-    else if (isPassing(status)) result.passed += 1;
+    else if (isPassing(status) || (skippedPasses && status === 'skipped')) result.passed += 1;
     else result.failed += 1;
   }
   return result;
@@ -111,8 +117,9 @@ function tally(tests: ReadonlyMap<string, TestStatus>, ids: readonly string[], l
 /** Grades parsed outcomes against the listed tests. */
 export function gradeTests(input: GradeInput): Grade {
   const listed = new Map<string, TestStatus>();
-  const fail_to_pass = tally(input.tests, input.failToPass, listed);
-  const pass_to_pass = tally(input.tests, input.passToPass, listed);
+  const fail_to_pass = tally(input.tests, input.failToPass, listed, false);
+  // The harness fails a PASS_TO_PASS test only when it failed, errored or is absent; a skip keeps it.
+  const pass_to_pass = tally(input.tests, input.passToPass, listed, true);
   const hasTests = listed.size > 0;
   const allPassed = hasTests
     ? fail_to_pass.failed + fail_to_pass.missing + pass_to_pass.failed + pass_to_pass.missing === 0

@@ -16,12 +16,27 @@ describe('gradeTests', () => {
     });
   });
 
-  it('reports missing tests as missing, and failed, errored, skipped or xpassed ones as failed', () => {
-    const tests = map({ a: 'failed', b: 'error', c: 'skipped', d: 'xpass' });
-    const grade = gradeTests({ tests, failToPass: ['a', 'gone'], passToPass: ['b', 'c', 'd'], exitCode: 1, timedOut: false });
+  it('reports missing tests as missing, and failed, errored or xpassed ones as failed', () => {
+    const tests = map({ a: 'failed', b: 'error', d: 'xpass' });
+    const grade = gradeTests({ tests, failToPass: ['a', 'gone'], passToPass: ['b', 'd'], exitCode: 1, timedOut: false });
     expect(grade.fail_to_pass).toEqual({ passed: 0, failed: 1, missing: 1 });
-    expect(grade.pass_to_pass).toEqual({ passed: 0, failed: 3, missing: 0 });
+    expect(grade.pass_to_pass).toEqual({ passed: 0, failed: 2, missing: 0 });
     expect(grade.listed.get('gone')).toBe('missing');
+    expect(grade.status).toBe('unresolved');
+  });
+
+  it('keeps a skipped PASS_TO_PASS test as maintained, as the SWE-bench harness does', () => {
+    const tests = map({ a: 'passed', b: 'skipped', c: 'passed' });
+    const grade = gradeTests({ tests, failToPass: ['a'], passToPass: ['b', 'c'], exitCode: 0, timedOut: false });
+    expect(grade.pass_to_pass).toEqual({ passed: 2, failed: 0, missing: 0 });
+    expect(grade.listed.get('b')).toBe('skipped');
+    expect(grade.status).toBe('resolved');
+  });
+
+  it('counts a skipped FAIL_TO_PASS test as failed', () => {
+    const tests = map({ a: 'skipped', c: 'passed' });
+    const grade = gradeTests({ tests, failToPass: ['a'], passToPass: ['c'], exitCode: 0, timedOut: false });
+    expect(grade.fail_to_pass).toEqual({ passed: 0, failed: 1, missing: 0 });
     expect(grade.status).toBe('unresolved');
   });
 

@@ -176,6 +176,38 @@ describe.skipIf(!HAS_PYTHON)('verifyCandidate with a Python unittest suite (skip
     expect(result.tests['test_mul (tests.test_ops.OpsTest)']).toBe('failed');
   });
 
+  it('resolves a fix whose PASS_TO_PASS list names a test the environment skips, as the SWE-bench harness does', async () => {
+    // The test patch adds the F2P test and a P2P test that unittest skips (as Django skips tests
+    // that need a database backend the sandbox lacks).
+    const testPatch = [
+      'diff --git a/tests/test_ops.py b/tests/test_ops.py',
+      '--- a/tests/test_ops.py',
+      '+++ b/tests/test_ops.py',
+      '@@ -6,3 +6,10 @@ from calc.ops import add, mul',
+      ' class OpsTest(unittest.TestCase):',
+      '     def test_mul(self):',
+      '         self.assertEqual(mul(3, 4), 12)',
+      '+',
+      '+    def test_add(self):',
+      '+        self.assertEqual(add(2, 3), 5)',
+      '+',
+      "+    @unittest.skip('needs a database')",
+      '+    def test_db(self):',
+      "+        self.fail('never runs')",
+      '',
+    ].join('\n');
+    const skippedP2P = 'test_db (tests.test_ops.OpsTest)';
+    const task = { ...sample.task, test_patch: testPatch, pass_to_pass: ['test_mul (tests.test_ops.OpsTest)', skippedP2P] };
+    const good = await verifyIn(task, sample.patches.good, { parser: 'unittest' });
+    expect(good.result.tests[skippedP2P]).toBe('skipped');
+    expect(good.result).toMatchObject({ status: 'resolved', pass_to_pass: { passed: 2, failed: 0, missing: 0 } });
+
+    // The same skip among FAIL_TO_PASS shows nothing fixed: still failed.
+    const asF2P = { ...task, fail_to_pass: [skippedP2P], pass_to_pass: ['test_mul (tests.test_ops.OpsTest)'] };
+    const f2p = await verifyIn(asF2P, sample.patches.good, { parser: 'unittest' });
+    expect(f2p.result).toMatchObject({ status: 'unresolved', fail_to_pass: { passed: 0, failed: 1, missing: 0 } });
+  });
+
   it('reports listed tests the run never names as missing', async () => {
     const task = { ...sample.task, pass_to_pass: ['test_gone (tests.test_ops.OpsTest)'] };
     const { result } = await verifyIn(task, sample.patches.good, { parser: 'unittest', testTimeoutMs: 60_000 });
