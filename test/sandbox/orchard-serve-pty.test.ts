@@ -76,6 +76,17 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve: the PTY WebSocket', () =>
     },
   );
 
+  it('ready {pid} is the first frame, before any output, also for a command that prints and exits at once', async () => {
+    for (let round = 0; round < 6; round++) {
+      const pty = await PtyProcess.open({ baseUrl: base, sandboxId: sandbox.sandboxId, apiKey: KEY, auth: 'query', command: 'echo $$' });
+      expect(await pty.wait()).toBe(0);
+      expect(pty.frames[0]).toEqual({ type: 'ready', pid: expect.any(Number) });
+      expect(pty.frames.filter((frame) => frame.type === 'ready')).toHaveLength(1);
+      // The pid is the command's own (the SDK's proc.pid).
+      expect(pty.output()).toBe(`${pty.frames[0]!.pid}\r\n`);
+    }
+  });
+
   it('resize reaches the terminal (SIGWINCH, new size); signals reach the command; the sandbox outlives the session', async () => {
     const pty = await PtyProcess.open({
       baseUrl: base,

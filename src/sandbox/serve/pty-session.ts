@@ -84,6 +84,13 @@ export class PtySession {
   /** The session's folder in the sandbox's /tmp (control FIFO, pid, tty), once the sandbox side reports it. */
   #dir: string | undefined;
   #pending = '';
+  /**
+   * Output that came before `ready` (its own pipe may be read first): held, so that `ready` is
+   * always the first frame, as on Orchard's agent; undefined once `ready` is sent.
+   */
+  #held: PtyServerFrame[] | undefined = [];
+  readonly #ready: Promise<void>;
+  #markReady = (): void => undefined;
   #control: Promise<unknown> = Promise.resolve();
   #ended = false;
   /** Numbers of the signals this session sent the command (what its exit status can be told from). */
@@ -92,6 +99,7 @@ export class PtySession {
 
   constructor(options: PtySessionOptions) {
     this.#options = options;
+    this.#ready = new Promise<void>((resolve) => (this.#markReady = resolve));
     this.done = this.#run();
   }
 
@@ -131,15 +139,18 @@ export class PtySession {
   #controlLine(line: string): void {
     const dir = this.#dir;
     if (!dir || this.#ended) return;
-    // Each line is a short exec of its own (the session's shell is busy running the terminal); in order.
-    this.#control = this.#control.then(() =>
-      this.#options.sandbox
+    // Each line is a short exec of its own (the session's shell is busy running the terminal); in order,
+    // and after `ready`, when the controller can find the command.
+    this.#control = this.#control.then(async () => {
+      await this.#ready;
+      if (this.#ended) return;
+      await this.#options.sandbox
         .exec(`[ -p ${shellQuote(`${dir}/ctl`)} ] && printf '%s\\n' ${shellQuote(line)} > ${shellQuote(`${dir}/ctl`)}`, {
           cwd: '/',
           timeoutMs: 10_000,
         })
-        .catch(() => undefined),
-    );
+        .catch(() => undefined);
+    });
   }
 
   async #run(): Promise<void> {
@@ -155,11 +166,12 @@ export class PtySession {
         maxOutputBytes,
         signal: this.#abort.signal,
         onOutput: (stream, chunk) => {
-          if (stream === 'stdout') send({ type: 'stdout', data: Buffer.from(chunk).toString('base64') });
+          if (stream === 'stdout') this.#output({ type: 'stdout', data: Buffer.from(chunk).toString('base64') });
           else error = this.#stderr(Buffer.from(chunk).toString('utf8')) ?? error;
         },
       });
       this.#ended = true;
+      this.#flush();
       if (error) return send({ type: 'error', message: error });
       if (result.truncated)
         return send({ type: 'error', message: `the session's output passed the server's cap of ${maxOutputBytes} bytes` });
@@ -171,6 +183,7 @@ export class PtySession {
       send({ type: 'exit', code: this.#exitCode(result.exitCode) });
     } catch (failure) {
       this.#ended = true;
+      this.#flush();
       if (!this.#abort.signal.aborted) send({ type: 'error', message: (failure as Error).message });
     } finally {
       this.#stdin.end();
@@ -187,6 +200,20 @@ export class PtySession {
     return status > 128 && this.#delivered.has(status - 128) ? -(status - 128) : status;
   }
 
+  /** Terminal output, held until `ready` is sent. */
+  #output(frame: PtyServerFrame): void {
+    if (this.#held) this.#held.push(frame);
+    else this.#options.send(frame);
+  }
+
+  /** Sends what was held (after `ready`, or at the end of a session that never got one) and lets control lines go. */
+  #flush(): void {
+    const held = this.#held;
+    this.#held = undefined;
+    for (const frame of held ?? []) this.#options.send(frame);
+    this.#markReady();
+  }
+
   /** Reads the sandbox side's control lines (session folder, ready, failures); anything else is terminal output. */
   #stderr(text: string): string | undefined {
     this.#pending += text;
@@ -196,13 +223,15 @@ export class PtySession {
       const line = this.#pending.slice(0, newline);
       this.#pending = this.#pending.slice(newline + 1);
       if (!line.startsWith(CONTROL)) {
-        this.#options.send({ type: 'stdout', data: Buffer.from(`${line}\n`).toString('base64') });
+        this.#output({ type: 'stdout', data: Buffer.from(`${line}\n`).toString('base64') });
         continue;
       }
       const [what, ...rest] = line.slice(1).split(' ');
       if (what === 'dir' && /^\/tmp\/\.wnw-pty\.[A-Za-z0-9]+$/.test(rest[0] ?? '')) this.#dir = rest[0];
-      else if (what === 'ready') this.#options.send({ type: 'ready', pid: Number(rest[0]) });
-      else if (what === 'error') failure = rest.join(' ');
+      else if (what === 'ready' && this.#held && /^\d+$/.test(rest[0] ?? '')) {
+        this.#options.send({ type: 'ready', pid: Number(rest[0]) });
+        this.#flush();
+      } else if (what === 'error') failure = rest.join(' ');
     }
     return failure;
   }
@@ -211,8 +240,8 @@ export class PtySession {
 /**
  * The sandbox side, in POSIX sh plus `script`, `stty`, `mkfifo`, `mktemp`: a session folder with the
  * control FIFO; `script` running the command under a new pty (the inner shell records its pid and
- * tty, sets the window size, then execs the command); a controller that reports `ready <pid>` and
- * applies control lines. Exit status: the command's (128+N when a signal killed it).
+ * tty, sets the window size, reports `ready <pid>` on fd 8, then execs the command); a controller
+ * that applies control lines. Exit status: the command's (128+N when a signal killed it).
  */
 export function sessionScript(init: PtyInit): string {
   const argv = init.loginShell
@@ -220,27 +249,35 @@ export function sessionScript(init: PtyInit): string {
     : init.cmd;
   // As the agent: a cwd that is not a directory means /.
   const cwd = `cd -- ${shellQuote(init.cwd ?? '/')} 2>/dev/null || cd /`;
-  const inner = `echo $$ > "$WNW_PTY/pid"; tty > "$WNW_PTY/tty"; stty rows ${init.rows} cols ${init.cols} 2>/dev/null; ${cwd}; exec ${argv.map(shellQuote).join(' ')}`;
+  const inner = [
+    'echo $$ > "$WNW_PTY/pid"',
+    'tty > "$WNW_PTY/tty"',
+    `stty rows ${init.rows} cols ${init.cols} 2>/dev/null`,
+    "printf '\\036ready %s\\n' $$ >&8",
+    'exec 8>&-',
+    cwd,
+    `exec ${argv.map(shellQuote).join(' ')}`,
+  ].join('; ');
   return [
     `command -v script >/dev/null 2>&1 || { printf '${CONTROL}error this sandbox has no util-linux script, which sandbox serve uses to make the pseudo-terminal\\n' >&2; exit 127; }`,
     `WNW_PTY=$(mktemp -d /tmp/.wnw-pty.XXXXXXXX) && mkfifo "$WNW_PTY/ctl" || { printf '${CONTROL}error cannot make the session folder in /tmp\\n' >&2; exit 125; }`,
     'export WNW_PTY',
     `trap 'rm -rf "$WNW_PTY"' EXIT`,
     `printf '${CONTROL}dir %s\\n' "$WNW_PTY" >&2`,
+    // The server writes control lines only after `ready`, so the pid and tty files are there.
     '(',
     '  exec 3<>"$WNW_PTY/ctl" </dev/null',
-    '  while [ ! -s "$WNW_PTY/pid" ]; do sleep 0.02; done',
-    '  sleep 0.02; pid=$(cat "$WNW_PTY/pid")',
-    `  printf '${CONTROL}ready %s\\n' "$pid" >&2`,
     '  while read -r what a b <&3; do',
+    '    read -r pid < "$WNW_PTY/pid"',
     '    case $what in',
-    '      resize) stty -F "$(cat "$WNW_PTY/tty")" rows "$a" cols "$b" 2>/dev/null; kill -WINCH -- "-$pid" 2>/dev/null ;;',
+    '      resize) read -r tty < "$WNW_PTY/tty"; stty -F "$tty" rows "$a" cols "$b" 2>/dev/null; kill -WINCH -- "-$pid" 2>/dev/null ;;',
     '      signal) kill -s "$a" -- "-$pid" 2>/dev/null || kill -s "$a" "$pid" 2>/dev/null ;;',
     '    esac',
     '  done',
     ') &',
     'controller=$!',
-    `SHELL=/bin/sh script -qfec ${shellQuote(inner)} /dev/null`,
+    // fd 8 is the session's stderr, past the pty: the inner shell says `ready` there before the command runs.
+    `SHELL=/bin/sh script -qfec ${shellQuote(inner)} /dev/null 8>&2`,
     'status=$?',
     'kill "$controller" 2>/dev/null',
     'exit $status',
