@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { Strategy } from '../types/selection.js';
 import { GitRef } from '../types/task.js';
+import { PARSER_NAMES } from '../verify/detect.js';
 import { PolicyOptions } from '../rollout/policy/policy-options.js';
 
 /** Longest time limit a request may set (one day): timers past 2^31 ms fire at once. */
@@ -221,6 +222,8 @@ export const SolveRequest = z
       .strictObject({
         enabled: z.boolean().default(true),
         test_command: z.string().min(1).optional(),
+        /** The log parser (docs/verify.md "Choosing a parser"); detected from test_command when absent. */
+        parser: z.enum(PARSER_NAMES).optional(),
         fail_to_pass: z.array(z.string()).default([]),
         pass_to_pass: z.array(z.string()).default([]),
         test_patch: z.string().optional(),

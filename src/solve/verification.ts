@@ -34,7 +34,11 @@ export async function verifySlot(context: SolveContext, slot: Slot, lane: <T>(wo
           sandbox,
           context.task,
           { id: trajectory.id, patch: trajectory.patch },
-          { testTimeoutMs: request.verify.timeout_s * 1000, signal: hooks.signal },
+          {
+            testTimeoutMs: request.verify.timeout_s * 1000,
+            signal: hooks.signal,
+            ...(request.verify.parser ? { parser: request.verify.parser } : {}),
+          },
         );
       } finally {
         await sandbox.close().catch((error: unknown) => context.noteCloseFailure(slot, error));

@@ -28,6 +28,14 @@ export const VerifyResult = z.object({
   resolved: z.boolean(),
   /** Which log parser read the output (pytest, django, sympy, unittest, exit-code). */
   parser: z.string(),
+  /**
+   * `exit-code` when the verdict came from the exit status rather than per-test outcomes: the
+   * `exit-code` parser was asked for, or the parser found no test at all in the log (a Go, C, JS
+   * or shell runner read as pytest), so every listed test took the command's exit status.
+   */
+  grading: z.literal('exit-code').optional(),
+  /** Why the run was graded by exit code (with `grading`). */
+  grading_reason: z.string().optional(),
   /** The test command's exit status (null when it was killed or never ran). */
   exit_code: z.number().int().nullable(),
   /**

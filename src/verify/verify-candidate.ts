@@ -27,6 +27,7 @@ import { OTHER_FAILED_SHOWN, type TestStatus, VerifyResult } from '../types/veri
 import { type ParserName, detectParser } from './detect.js';
 import { gradeTests } from './grade.js';
 import { parseTestLog } from './parse-log.js';
+import { parseExitCode } from './parsers/exit-code.js';
 import { buildTestCommand, listedTestFiles, patchedFiles, shellWord } from './test-command.js';
 
 export interface VerifyCandidateOptions {
@@ -138,15 +139,34 @@ export async function verifyCandidate(
       { markers },
     );
     const timedOut = run.timedOut || parsed.section.timedOut;
+    // 126/127: the shell could not run the command; with nothing named by a runner, that is not a test verdict.
+    const named = parser === 'exit-code' ? 0 : parsed.tests.size;
+    const notStarted = named === 0 && (run.exitCode === 126 || run.exitCode === 127);
+    // A log in which the parser finds no test at all is not this parser's runner (a Go, C, JS or
+    // shell suite read as pytest): every listed test would be `missing` and a correct patch
+    // unresolved, so the exit status decides instead, and the result says so (docs/verify.md).
+    const listedIds = [...task.fail_to_pass, ...task.pass_to_pass];
+    const byExitCode = parser !== 'exit-code' && named === 0 && listedIds.length > 0 && run.exitCode !== null && !timedOut && !notStarted;
+    const graded = byExitCode ? parseExitCode(log, { exitCode: run.exitCode, testIds: listedIds }) : parsed.tests;
+    const grading =
+      parser === 'exit-code'
+        ? { grading: 'exit-code' as const, grading_reason: 'the exit-code parser was asked for' }
+        : byExitCode
+          ? {
+              grading: 'exit-code' as const,
+              grading_reason: `the ${parser} parser found no test in the log; every listed test took exit code ${run.exitCode}`,
+            }
+          : {};
     const grade = gradeTests({
-      tests: parsed.tests,
+      tests: graded,
       failToPass: task.fail_to_pass,
       passToPass: task.pass_to_pass,
       exitCode: run.exitCode,
       timedOut,
     });
-    const tests = Object.fromEntries([...parsed.tests, ...grade.listed]);
+    const tests = Object.fromEntries([...graded, ...grade.listed]);
     const fields = {
+      ...grading,
       tests,
       fail_to_pass: grade.fail_to_pass,
       pass_to_pass: grade.pass_to_pass,
@@ -154,11 +174,7 @@ export async function verifyCandidate(
       other_failed: grade.other_failed.slice(0, OTHER_FAILED_SHOWN),
       other_failed_count: grade.other_failed.length,
     };
-    // 126/127: the shell could not run the command; with nothing named by a runner, that is not a test verdict.
-    const named = parser === 'exit-code' ? 0 : parsed.tests.size;
-    if (named === 0 && (run.exitCode === 126 || run.exitCode === 127)) {
-      return finish({ ...fields, status: 'error', error: `the test command could not be started (exit ${run.exitCode})` });
-    }
+    if (notStarted) return finish({ ...fields, status: 'error', error: `the test command could not be started (exit ${run.exitCode})` });
     return finish({
       ...fields,
       status: grade.status,

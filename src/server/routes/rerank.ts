@@ -19,6 +19,7 @@ import { pinValueModel } from '../../scoring/reloadable.js';
 import { scoredBy } from '../../scoring/scorer-identity.js';
 import type { ValueModel } from '../../scoring/value-model.js';
 import { RepoSource, Strategy, Task, Trajectory } from '../../types/index.js';
+import { PARSER_NAMES } from '../../verify/detect.js';
 import { verifyMany } from '../../verify/verify-candidate.js';
 
 // Strict objects: an unknown key (a typo) is a 400 naming it. Messages keep the OpenAI chat
@@ -43,6 +44,8 @@ const RerankBody = ScoreBody.extend({
   verify: z.boolean().default(false),
   verify_concurrency: z.number().int().min(1).max(32).default(4),
   verify_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
+  /** The log parser for verify (docs/verify.md "Choosing a parser"); detected from task.test_command when absent. */
+  verify_parser: z.enum(PARSER_NAMES).optional(),
   /**
    * Execution checks without a test list, as a solve job runs them (docs/checks.md): the
    * regression check (the repository's own suite, base vs each candidate) and, with
@@ -209,7 +212,12 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
             sandboxes,
             task,
             trajectories.map((t) => ({ id: t.id, patch: t.patch })),
-            { concurrency: body.verify_concurrency, testTimeoutMs: body.verify_timeout_s * 1000, signal },
+            {
+              concurrency: body.verify_concurrency,
+              testTimeoutMs: body.verify_timeout_s * 1000,
+              signal,
+              ...(body.verify_parser ? { parser: body.verify_parser } : {}),
+            },
           )
         : Promise.resolve([]),
       pool,
