@@ -137,7 +137,9 @@ describe('--help, the docs and the code agree', () => {
     const cookie = JSON.parse(read('node_modules/cookie/package.json')) as { version: string; engines: { node: string } };
     expect(install).toContain(`\`cookie@${cookie.version}\``);
     const claude = parseYaml(read('config/harnesses/claude-code.yaml')) as { source: { version: string } };
-    expect(install).toContain(`The \`claude-code\` harness (${claude.source.version}) declares Node ≥ 22 in its package, but it runs on Node 20`);
+    expect(install).toContain(
+      `The \`claude-code\` harness (${claude.source.version}) declares Node ≥ 22 in its package, but it runs on Node 20`,
+    );
     expect(install).not.toMatch(/run it with Node 22|Node 22 for/);
   });
 
