@@ -87,9 +87,18 @@ export interface TinyImage {
  * sets FROM_IMAGE=yes; the stand-in conda at /opt/miniconda3 has an environment `testbed` whose
  * activation (conda.sh's `conda activate`, as the real one does) exports CONDA_DEFAULT_ENV and
  * puts envs/testbed/bin first on PATH (after `condaDelayS` seconds, to catch a create mid-lookup).
- * `secondCommit` adds a commit on top of the contract's (README.md gets a line "second commit").
+ * `secondCommit` adds a commit on top of the contract's (README.md gets a line "second commit");
+ * `env` adds entries to the config's Env.
  */
-export function writeTinyImage(dir: string, options: { condaDelayS?: number; secondCommit?: boolean } = {}): TinyImage {
+export function writeTinyImage(
+  dir: string,
+  options: {
+    condaDelayS?: number;
+    secondCommit?: boolean;
+    passwd?: Array<{ name: string; uid: number; home: string }>;
+    env?: string[];
+  } = {},
+): TinyImage {
   const base = join(dir, 'layer1');
   const upper = join(dir, 'layer2');
   const layout = join(dir, 'layout');
@@ -105,6 +114,14 @@ export function writeTinyImage(dir: string, options: { condaDelayS?: number; sec
     'opt/miniconda3/envs/testbed/bin',
   ])
     mkdirSync(join(base, folder), { recursive: true });
+  // `passwd`: an /etc/passwd with these users, and their home folders.
+  if (options.passwd) {
+    writeFileSync(
+      join(base, 'etc', 'passwd'),
+      options.passwd.map((user) => `${user.name}:x:${user.uid}:${user.uid}::${user.home}:/usr/bin/bash\n`).join(''),
+    );
+    for (const user of options.passwd) mkdirSync(join(base, user.home), { recursive: true });
+  }
   writeFileSync(join(base, 'etc', 'gone.txt'), 'deleted by the upper layer\n');
   writeFileSync(join(base, 'etc', 'kept.txt'), 'kept\n');
   // A folder the image locks (mode 000, a file inside): unpacking and setuid clearing must cope.
@@ -173,7 +190,7 @@ export function writeTinyImage(dir: string, options: { condaDelayS?: number; sec
     JSON.stringify({
       architecture: process.arch === 'arm64' ? 'arm64' : 'amd64',
       os: 'linux',
-      config: { Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'FROM_IMAGE=yes'], WorkingDir: '/testbed' },
+      config: { Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'FROM_IMAGE=yes', ...(options.env ?? [])], WorkingDir: '/testbed' },
       rootfs: { type: 'layers', diff_ids: layers.map((layer) => layer.diffId) },
     }),
   );

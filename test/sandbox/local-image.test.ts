@@ -88,6 +88,33 @@ describe.skipIf(missing)(`[images] local provider with images${missing ? ` (skip
     }
   });
 
+  it("sets HOME as a container engine does: the image's Env, else its /etc/passwd for the sandbox user, else /root for root", async () => {
+    const users = [
+      { name: 'root', uid: 0, home: '/root' },
+      { name: 'app', uid: 1000, home: '/home/app' },
+    ];
+    const withUsers = writeTinyImage(join(scratch.dir, 'image-users'), { passwd: users });
+    const withEnv = writeTinyImage(join(scratch.dir, 'image-env'), { passwd: users, env: ['HOME=/opt/home'] });
+    // A cache of their own: the other tests count the images in theirs.
+    const homes = make({ imageCacheDir: join(scratch.dir, 'cache-home') });
+    const home = async (reference: string, asRoot: boolean, probe = 'id -u; echo "$HOME"') => {
+      const sandbox = await homes.create({ image: reference, ...(asRoot ? { asRoot } : {}) });
+      try {
+        return (await sandbox.exec(probe)).stdout;
+      } finally {
+        await sandbox.close();
+      }
+    };
+    const writable = 'id -u; echo "$HOME"; touch "$HOME/.written" && cd && pwd';
+    expect(await home(withUsers.reference, false, writable)).toBe('1000\n/home/app\n/home/app\n');
+    expect(await home(withUsers.reference, true, writable)).toBe('0\n/root\n/root\n');
+    expect(await home(withEnv.reference, false)).toBe('1000\n/opt/home\n');
+    expect(await home(withEnv.reference, true)).toBe('0\n/opt/home\n');
+    // No /etc/passwd in the image: root's home is /root all the same; a uid without an entry gets /tmp.
+    expect(await home(image.reference, true)).toBe('0\n/root\n');
+    expect(await home(image.reference, false, writable)).toBe('1000\n/tmp\n/tmp\n');
+  });
+
   it('isolates as it does over a checkout: no network unless asked, no capabilities, seccomp, own pid namespace', async () => {
     const server = createServer((_, response) => response.end('host secret'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -93,7 +93,11 @@ describe.skipIf(bwrapMissing).each(['agent', 'launch'] as const)('local sandbox 
         expect(readFileSync(join(rootDir, 'snapshots', snapshot, 'tree', 'README.md'), 'utf8')).toContain('# contract');
       }
       const view = await sandbox.exec(`ls / ; test -e ${repo.dir} && echo SOURCE-VISIBLE; test -e ${rootDir} && echo ROOT-VISIBLE; true`);
-      expect(view.stdout).not.toMatch(/SOURCE-VISIBLE|ROOT-VISIBLE|^root$|^home$/m);
+      expect(view.stdout).not.toMatch(/SOURCE-VISIBLE|ROOT-VISIBLE|^root$/m);
+      // Of the host's home folders nothing shows: only the sandbox's own, empty home (test/sandbox/local-home.test.ts).
+      const homes = (await sandbox.exec('echo "$HOME"; find /home /root -mindepth 1 2>/dev/null; true')).stdout.trim().split('\n');
+      const [home, ...found] = homes as [string, ...string[]];
+      expect(found.filter((path) => path !== home && !home.startsWith(`${path}/`))).toEqual([]);
     } finally {
       await sandbox.close();
       rmSync(`/tmp/${marker}`, { force: true });

@@ -20,6 +20,8 @@ export interface BwrapCommand {
   /** Host folders bound at /tmp and /var/tmp: private to the sandbox, kept across execs. */
   tmpDir: string;
   varTmpDir: string;
+  /** A host folder bound at the sandbox's HOME (a checkout sandbox's own home: home.ts). */
+  home?: { source: string; target: string };
   /** Absolute working directory inside the sandbox. */
   cwd: string;
   network: boolean;
@@ -45,7 +47,8 @@ const RUN_TMPFS_BYTES = 16 * 1024 * 1024;
 
 /**
  * Environment every exec starts from: SANDBOX_BASE_ENV, and git trusts the workspace whatever its
- * owner (docs/design/04-local-sandbox.md#6).
+ * owner (docs/design/04-local-sandbox.md#6). HOME here is the one-off commands' (probes, image
+ * inspection); a sandbox sets its own (home.ts).
  */
 export function baseSandboxEnv(): Record<string, string> {
   return {
@@ -118,6 +121,7 @@ export function bwrapArgs(command: BwrapCommand): string[] {
     String(RUN_TMPFS_BYTES),
     '--tmpfs',
     '/run',
+    ...(command.home ? ['--bind', command.home.source, command.home.target] : []),
     ...(command.imageRoot ? [] : ['--bind', command.workspace, command.workdir]),
     // After /run's tmpfs, so a mount under /run (the proxy's socket folder) lands on it.
     ...(command.mounts ?? []).flatMap((mount) => [mount.readOnly === false ? '--bind' : '--ro-bind', mount.source, mount.target]),

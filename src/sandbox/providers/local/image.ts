@@ -47,6 +47,10 @@ export interface ImageBase {
   env: Record<string, string>;
   /** bash when the image has it, else sh. */
   shell: string;
+  /** HOME as the image's Env (or its conda activation) sets it; undefined when neither does. */
+  envHome: string | undefined;
+  /** The homes its /etc/passwd gives root and the sandbox user, by uid (home.ts picks one). */
+  passwdHomes: Record<number, string>;
 }
 
 export const DEFAULT_IMAGE_WORKDIR = '/testbed';
@@ -106,6 +110,7 @@ export async function describeImages(settings: LocalImageSettings): Promise<Reco
 interface Facts {
   dirs: Record<string, { exists: boolean; commit: string | undefined }>;
   bash: boolean;
+  passwdHomes: Record<number, string>;
   condaEnv: Record<string, string> | undefined;
 }
 
@@ -148,12 +153,15 @@ export class LocalImages {
         { details: { field, image: image.source, workdir } },
       );
     }
+    const imageEnv = { ...image.config.env, ...facts.condaEnv };
     return {
       image,
       workdir,
       baseCommit: facts.dirs[workdir]?.commit,
-      env: withImageEnv({ ...image.config.env, ...facts.condaEnv }),
+      env: withImageEnv(imageEnv),
       shell: facts.bash ? 'bash' : 'sh',
+      envHome: imageEnv.HOME,
+      passwdHomes: facts.passwdHomes,
     };
   }
 
@@ -233,6 +241,8 @@ export class LocalImages {
       `for d in ${dirs.map(shellQuote).join(' ')}; do`,
       '  if [ -d "$d" ]; then printf "1 %s\\n" "$(git -C "$d" rev-parse -q --verify HEAD 2>/dev/null)"; else echo 0; fi',
       'done',
+      // The homes of root and the sandbox user (HOME: home.ts), read in the image like everything here.
+      `[ -r /etc/passwd ] && while IFS=: read -r _n _p u _g _c h _s || [ -n "$_n" ]; do case "$u" in 0|${this.host.innerUid}) printf 'passwd %s %s\\n' "$u" "$h";; esac; done < /etc/passwd`,
       `name=${shellQuote(conda)}`,
       '[ -n "$name" ] || exit 0',
       // Where SWE-bench and the usual images install conda; the image's PATH first.
@@ -263,7 +273,17 @@ export class LocalImages {
       const [exists, commit] = (lines[index] ?? '0').split(' ');
       found[dir] = { exists: exists === '1', commit: commit && /^[0-9a-f]{40,64}$/.test(commit) ? commit : undefined };
     });
-    return { dirs: found, bash: shell === 'bash', condaEnv: before !== undefined && after ? activationDiff(before, after) : undefined };
+    const passwdHomes: Record<number, string> = {};
+    for (const line of lines.slice(dirs.length)) {
+      const match = /^passwd (\d+) (.+)$/.exec(line);
+      if (match && !(Number(match[1]) in passwdHomes)) passwdHomes[Number(match[1])] = match[2]!;
+    }
+    return {
+      dirs: found,
+      bash: shell === 'bash',
+      passwdHomes,
+      condaEnv: before !== undefined && after ? activationDiff(before, after) : undefined,
+    };
   }
 }
 

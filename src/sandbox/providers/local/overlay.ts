@@ -4,7 +4,8 @@
  * - a size-capped tmpfs for the workspace's writes: the upper layer of a kernel overlayfs over the
  *   shared, immutable base snapshot ('overlay'), or a plain copy of the snapshot where overlay is
  *   unavailable ('copy', the tmpfs then also holds the copy);
- * - a size-capped tmpfs for the sandbox's /tmp and /var/tmp, kept across its execs.
+ * - a size-capped tmpfs for the sandbox's /tmp and /var/tmp, and the home folder a checkout
+ *   sandbox's HOME is bound to (home.ts), kept across its execs.
  * The kernel enforces both caps (ENOSPC); nothing the sandbox writes reaches the host's disk. The
  * pages are memory, charged to the cgroup of the sandbox process that writes them, so the sandbox's
  * memory limit bounds them too. A watchdog on a disk folder, tried while choosing this design, let
@@ -30,7 +31,7 @@ export type DiskArea = 'workspace' | 'tmp';
 export interface DiskCaps {
   /** What the workspace may grow by (overlay's upper layer; a copy gets the snapshot's size on top). */
   workspaceBytes: number;
-  /** /tmp and /var/tmp together. */
+  /** /tmp, /var/tmp and a checkout sandbox's home together. */
   tmpBytes: number;
 }
 
@@ -49,6 +50,8 @@ export interface Workspace {
   /** Host paths bound at /tmp and /var/tmp (in the holder's mount namespace too). */
   readonly tmpDir: string;
   readonly varTmpDir: string;
+  /** Host path of the sandbox's own home folder, on the same capped tmpfs (bound at HOME over a checkout: home.ts). */
+  readonly homeDir: string;
   /** The holder whose namespaces each exec enters. */
   readonly holderPid: number | undefined;
   readonly caps: DiskCaps;
@@ -80,6 +83,7 @@ const HOLDER_SCRIPT = [
   'set -e',
   'mount -t tmpfs -o "size=$7,mode=0755" tmpfs "$5"',
   'mkdir -m 1777 "$5/tmp" "$5/var-tmp"',
+  'mkdir -m 0700 "$5/home"',
   'if [ "$1" = overlay ]; then',
   '  mount -t tmpfs -o "size=$6,mode=0755" tmpfs "$3"',
   '  mkdir "$3/upper" "$3/work"',
@@ -157,6 +161,7 @@ class HeldWorkspace implements Workspace {
   readonly hostPath: string;
   readonly tmpDir: string;
   readonly varTmpDir: string;
+  readonly homeDir: string;
   #exited: Promise<void>;
   #alive = true;
 
@@ -169,6 +174,7 @@ class HeldWorkspace implements Workspace {
     this.hostPath = dirs.workspace;
     this.tmpDir = join(dirs.scratch, 'tmp');
     this.varTmpDir = join(dirs.scratch, 'var-tmp');
+    this.homeDir = join(dirs.scratch, 'home');
     this.#exited = new Promise<void>((resolve) => {
       if (holder.exitCode !== null || holder.signalCode !== null) resolve();
       holder.once('exit', () => resolve());

@@ -24,6 +24,7 @@ import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
 import { checkMounts } from '../../mounts.js';
 import { describeBlocker, findBlocker, userLabel } from '../../reachable.js';
 import { checkEnv } from './bwrap-args.js';
+import { checkoutHome, hostPasswdHome, imageHome } from './home.js';
 import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './host.js';
 import type { SandboxCgroup, SandboxLimits } from './limits.js';
 import { createCopyWorkspace, createOverlayWorkspace, removeTree, type DiskCaps, type Workspace } from './overlay.js';
@@ -254,6 +255,8 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
     const snapshot = base ? undefined : await snapshots.get(spec.repo!, options.signal);
     const workdir = base?.workdir ?? repoWorkdir(spec);
     if (base && spec.mounts) checkMounts(spec.mounts, workdir);
+    const uid = spec.asRoot ? 0 : host.innerUid;
+    const home = base ? imageHome(uid, base.envHome, base.passwdHomes[uid]) : checkoutHome(uid, await hostPasswdHome(uid), workdir);
     // Given to git inside the image as is (a checkout's is resolved to its SHA first): no option, no odd characters.
     const named = base ? spec.repo?.base_commit : undefined;
     if (named !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._/^~-]*$/.test(named)) {
@@ -289,6 +292,7 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
         // An image's base is its repository's HEAD, or the commit the request names.
         baseCommit: snapshot?.commit ?? spec.repo?.base_commit ?? base?.baseCommit,
         ...(base ? { image: { env: base.env, shell: base.shell } } : {}),
+        home,
         maxTransferBytes: this.#settings.maxTransferBytes ?? 64 * 1024 * 1024,
         ...(this.#settings.exec === 'launch' ? {} : await findAgentTools(base?.image.rootfs ?? '/')),
         patch: this.#patch,

@@ -12,6 +12,7 @@ import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '
 import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSpec } from '../../types.js';
 import { baseSandboxEnv, bwrapArgs, checkEnv } from './bwrap-args.js';
 import { AGENT_ARGS, ExecAgent, type AgentRun } from './exec-agent.js';
+import type { SandboxHome } from './home.js';
 import { launchArgv, type LocalHost } from './host.js';
 import type { SandboxCgroup, SandboxLimits } from './limits.js';
 import { removeTree, type DiskArea, type DiskUsage, type Workspace } from './overlay.js';
@@ -32,6 +33,8 @@ export interface LocalSandboxParts {
   baseCommit: string | undefined;
   /** Set for a sandbox over an image: the workspace is its whole root, with this environment and shell. */
   image?: { env: Record<string, string>; shell: string };
+  /** HOME of its commands, and whether the workspace's home folder is bound there (home.ts). */
+  home: SandboxHome;
   maxTransferBytes: number;
   /** The python3 inside the sandbox that runs the resident exec agent; undefined: a bwrap per exec. */
   agentPython?: string;
@@ -305,7 +308,7 @@ export class LocalSandbox extends BaseSandbox {
       });
     const long = Buffer.byteLength(command) > MAX_ARGV_COMMAND;
     const cwd = this.#resolve(options.cwd ?? '.');
-    const env = { ...(this.#parts.image?.env ?? baseSandboxEnv()), ...this.#parts.spec.env, ...options.env };
+    const env = { ...(this.#parts.image?.env ?? baseSandboxEnv()), HOME: this.#parts.home.path, ...this.#parts.spec.env, ...options.env };
     const shell = this.#parts.image?.shell ?? host.shell;
     const program = long ? [shell, '-c', 'c=$(cat <&4; printf x); exec 4<&-; eval "${c%x}"'] : [shell, '-c', command];
     const common = {
@@ -363,6 +366,7 @@ export class LocalSandbox extends BaseSandbox {
       workdir: this.workdir,
       tmpDir: workspace.tmpDir,
       varTmpDir: workspace.varTmpDir,
+      ...(this.#parts.home.bind ? { home: { source: workspace.homeDir, target: this.#parts.home.path } } : {}),
       cwd,
       network: this.#parts.spec.network === true,
       env,
