@@ -46,6 +46,24 @@ async function inSandbox<T>(context: SolveContext, work: (sandbox: Sandbox) => P
   });
 }
 
+/** How many of the base run's first output lines a "passed no test" error quotes. */
+const QUOTED_LINES = 5;
+const QUOTED_CHARS = 600;
+
+/** The base error for a suite that passed no test: runner, command, exit code and the log's first lines. */
+export function noPassError(suite: Pick<TestSuite, 'runner' | 'command'>, run: Pick<SuiteRun, 'exit_code' | 'log'>): string {
+  const lines = run.log
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .filter((line) => line.trim() !== '')
+    .slice(0, QUOTED_LINES);
+  const quoted = lines.join(' | ').slice(0, QUOTED_CHARS);
+  return (
+    `the base suite passed no test (runner ${suite.runner}, command \`${suite.command}\`, exit ${run.exit_code ?? 'killed'}), ` +
+    `so no candidate can be checked against it: ${quoted || '(no output)'}`
+  );
+}
+
 export function startRegression(context: SolveContext): RegressionStage {
   const options = context.request.verify.regression;
   const timeoutMs = options.budget_s * 1000;
@@ -119,6 +137,15 @@ export function startRegression(context: SolveContext): RegressionStage {
         return undefined;
       }
       const outcomes = compareBaseRuns(a.tests, b.tests);
+      // A base that passes no test (wrong runner, collection error, package not importable) gives a
+      // candidate nothing to break: saying "breaks no test" would be a comparison of nothing.
+      if (fits && outcomes.passed.size === 0) {
+        record(
+          { runner: suite.runner, command: suite.command, scope: 'full', passed: 0, flaky: outcomes.flaky, error: noPassError(suite, a) },
+          a.duration_ms + b.duration_ms,
+        );
+        return undefined;
+      }
       const state: BaseState = { suite, scope: fits ? 'full' : 'related', outcomes: new Map() };
       if (fits) state.outcomes.set(suite.command, Promise.resolve(outcomes));
       record(

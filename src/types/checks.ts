@@ -18,7 +18,7 @@ export type RegressionBase = {
   /** Tests with different outcomes in the two base runs: ignored, listed here. */
   flaky: string[];
   duration_ms: number;
-  /** Set when the base suite could not be run (no runner found, the command failed to start): no regressions are checked. */
+  /** Set when the base suite could not be run (no runner found, the command failed to start) or passed no test: no regressions are checked. */
   error?: string;
 };
 
