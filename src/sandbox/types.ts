@@ -119,6 +119,12 @@ export interface Sandbox {
   diff(options?: CallOptions): Promise<string>;
   /** Applies a unified diff (its bytes: `encodePatch`) in the workdir; WNW_ERR_SBX_PATCH naming the rejected hunk on failure. */
   applyPatch(patch: string, options?: CallOptions): Promise<void>;
+  /**
+   * Settles once the sandbox is warm: its first exec costs what the next one does (the local
+   * provider starts its resident exec agent after create returns). Never rejects; absent where
+   * create's answer is already that.
+   */
+  ready?(): Promise<void>;
   /** Releases everything; idempotent. */
   close(): Promise<void>;
 }

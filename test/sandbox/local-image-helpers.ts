@@ -97,6 +97,7 @@ export function writeTinyImage(
     secondCommit?: boolean;
     passwd?: Array<{ name: string; uid: number; home: string }>;
     env?: string[];
+    python3?: string;
   } = {},
 ): TinyImage {
   const base = join(dir, 'layer1');
@@ -122,6 +123,8 @@ export function writeTinyImage(
     );
     for (const user of options.passwd) mkdirSync(join(base, user.home), { recursive: true });
   }
+  // `python3`: a stand-in /usr/bin/python3 (a script), which the local provider takes for its exec agent's python.
+  if (options.python3 !== undefined) writeFileSync(join(base, 'usr', 'bin', 'python3'), options.python3, { mode: 0o755 });
   writeFileSync(join(base, 'etc', 'gone.txt'), 'deleted by the upper layer\n');
   writeFileSync(join(base, 'etc', 'kept.txt'), 'kept\n');
   // A folder the image locks (mode 000, a file inside): unpacking and setuid clearing must cope.

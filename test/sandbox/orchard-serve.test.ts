@@ -673,6 +673,20 @@ describe.skipIf(imagesMissing)(
       }
     }, 120_000);
 
+    it('a sandbox is ready once its first exec costs what the next does: its exec agent is up, or (here) its fallback chosen', async () => {
+      // The agent's python takes 3 s to fail, so each exec then enters the sandbox afresh.
+      const slow = writeTinyImage(join(scratch.dir, 'slow-agent'), { python3: '#!/usr/bin/bash\nsleep 3\nexit 1\n' });
+      const sdk = new OrchardSdkClient(await serve({ provider: withImages, repo: undefined }), KEY);
+      try {
+        const sandbox = await sdk.createSandbox(slow.reference, { timeout: 300 });
+        const started = performance.now();
+        expect(await sandbox.exec('echo first')).toMatchObject({ exit_code: 0, stdout: 'first\n' });
+        expect(performance.now() - started).toBeLessThan(1_500);
+      } finally {
+        await sdk.close();
+      }
+    }, 120_000);
+
     it('with --repo, the image is honoured when it can be had ("source": "image"); --repo-always never pulls ("source": "repo")', async () => {
       const preferring = await serve({ provider: withImages, repo: { path: repoDir }, repoMode: 'fallback' });
       const sdk = new OrchardSdkClient(preferring, KEY);

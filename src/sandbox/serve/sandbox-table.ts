@@ -257,6 +257,8 @@ export class SandboxTable {
   async #start(entry: SandboxEntry, request: CreateRequest, id: string): Promise<void> {
     try {
       const sandbox = await this.#create(entry, request, id);
+      // Ready as Orchard's clients read it: the first exec runs at once, not after the sandbox's own start-up.
+      await sandbox.ready?.();
       if (entry.deleted) {
         await sandbox.close();
         return;

@@ -103,7 +103,8 @@ export class LocalSandbox extends BaseSandbox {
       program: [...(this.#parts.agentEnv ? [this.#parts.agentEnv, '-i'] : []), python, ...AGENT_ARGS],
     });
     // Not awaited: python starts while the caller does other work (a rollout asks its policy
-    // first); the first call waits for it. If it cannot start, this sandbox falls back to a bwrap per exec.
+    // first); the first call waits for it, and `ready()` tells when it is up. If it cannot start,
+    // this sandbox falls back to a bwrap per exec.
     const { agent, ready } = ExecAgent.spawn(this.id, launch.argv, launch.bwrapArgs);
     this.#agent = agent;
     this.#agentReady = ready.then(
@@ -117,6 +118,14 @@ export class LocalSandbox extends BaseSandbox {
         onFailed(error);
       },
     );
+  }
+
+  /**
+   * Settles once the sandbox is warm, its first exec costing what the next does: the resident exec
+   * agent said hello, or could not start and this sandbox fell back to a bwrap per exec. Never rejects.
+   */
+  ready(): Promise<void> {
+    return this.#agentReady ?? Promise.resolve();
   }
 
   /** How commands run: 'agent' (the resident exec agent) or 'launch' (a fresh bwrap per exec). */
