@@ -90,6 +90,46 @@ export interface ExecResult {
   note?: string;
 }
 
+/** A command on a pseudo-terminal of the sandbox's own (`sandbox serve`'s PTY sessions). */
+export interface TerminalOptions {
+  /** Run as given (no shell added). */
+  argv: string[];
+  env?: Record<string, string>;
+  /** Relative to the workspace, or absolute; one that is not a directory means `/`, as on Orchard's agent. */
+  cwd?: string;
+  rows: number;
+  cols: number;
+  /** Typed bytes, as they arrive. */
+  input: NodeJS.ReadableStream;
+  timeoutMs: number;
+  /** Output past this is dropped and sets `truncated`. */
+  maxOutputBytes: number;
+  /** Aborting kills the command's whole tree. */
+  signal?: AbortSignal;
+  /** The command's pid, once, before any output. */
+  onStart(pid: number): void;
+  /** What the terminal shows: stdout and stderr merged, as they arrive. */
+  onOutput(chunk: Uint8Array): void;
+}
+
+export interface Terminal {
+  /** Settles when the command has ended; rejects when it could not run (or was aborted: WNW_ERR_OP_ABORTED). */
+  readonly result: Promise<TerminalResult>;
+  /** Sends a signal (its number) to the command's process group, without starting a process. */
+  signal(signal: number): void;
+  /** Sets the window size (the command's foreground process group gets SIGWINCH), without starting a process. */
+  resize(rows: number, cols: number): void;
+}
+
+export interface TerminalResult {
+  /** As ExecResult's: 128 + N for a death by signal N, null when the timeout killed it. */
+  exitCode: number | null;
+  /** The signal that killed the command's own process, when one did. */
+  signal?: number;
+  timedOut: boolean;
+  truncated: boolean;
+}
+
 export interface FileEntry {
   name: string;
   type: 'file' | 'directory' | 'symlink' | 'other';
@@ -125,6 +165,12 @@ export interface Sandbox {
    * create's answer is already that.
    */
   ready?(): Promise<void>;
+  /**
+   * Optional: starts `argv` on a pseudo-terminal the provider makes inside the sandbox, with signals
+   * and window sizes delivered without a process each. Undefined where this sandbox cannot (the
+   * caller then makes a terminal itself, with a command of its own).
+   */
+  openTerminal?(options: TerminalOptions): Promise<Terminal | undefined>;
   /** Releases everything; idempotent. */
   close(): Promise<void>;
 }

@@ -4,21 +4,24 @@
  * `init` (once), `stdin` (base64), `signal`, `resize`, `close`; the server's `ready {pid}`,
  * `stdout` (base64, stdout and stderr merged as a terminal does), `exit {code}`, `error`.
  *
- * The terminal is a real pseudo-terminal inside the sandbox, made by util-linux `script` (present in
- * Debian/Ubuntu images through bsdutils, and on the host /usr of repository sandboxes): the command
- * runs as a session leader with the pty as its controlling terminal, so `isatty`, job control,
- * window size and ^C behave as on the real agent. We use `script` rather than a PTY module on the
- * host because the pty must live in the sandbox's own /dev/pts (a host pty handed to the sandbox
- * would be a host device), and the npm PTY modules build native code. The session is one streaming
- * exec of the provider: stdin goes in as it arrives; a small controller beside `script` applies
- * `resize` (stty + SIGWINCH) and `signal` (kill of the command's process group) that the server
- * writes to a FIFO in the sandbox's /tmp with short execs. Ending the session (exit, `close`, the
- * client leaving) never ends the sandbox.
+ * The terminal is a real pseudo-terminal inside the sandbox (the pty must live in the sandbox's own
+ * /dev/pts: a host pty handed to the sandbox would be a host device): the command runs as a session
+ * leader with the pty as its controlling terminal, so `isatty`, job control, window size and ^C
+ * behave as on the real agent. Two ways to make it:
+ * - the provider's own (`Sandbox.openTerminal`: the local provider's resident exec agent opens the
+ *   pty and spawns the command): `signal` and `resize` are frames to the agent, so no process is
+ *   started for them, `ready` is sent when the command is spawned, and the exit status is exact;
+ * - elsewhere (another provider, a sandbox without the agent), util-linux `script` (present in
+ *   Debian/Ubuntu images through bsdutils, and on the host /usr of repository sandboxes) in one
+ *   streaming exec of the provider: stdin goes in as it arrives; a small controller beside `script`
+ *   applies `resize` (stty + SIGWINCH) and `signal` (kill of the command's process group) that the
+ *   server writes to a FIFO in the sandbox's /tmp with a short exec each.
+ * Ending the session (exit, `close`, the client leaving) never ends the sandbox.
  */
 import { constants } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { shellQuote } from '../base-sandbox.js';
-import type { Sandbox } from '../types.js';
+import type { Sandbox, Terminal, TerminalResult } from '../types.js';
 
 export const PTY_SIGNALS = ['TERM', 'KILL', 'INT', 'HUP', 'QUIT'] as const;
 export type PtySignal = (typeof PTY_SIGNALS)[number];
@@ -38,6 +41,9 @@ export type PtyServerFrame =
   | { type: 'stdout'; data: string }
   | { type: 'exit'; code: number }
   | { type: 'error'; message: string };
+
+/** How a session ended: `exact` when the wait status was seen (the provider's terminal); `error` from the sandbox side. */
+type SessionEnd = TerminalResult & { exact: boolean; error?: string };
 
 /** Control lines the sandbox side writes to stderr, prefixed with ASCII RS so no program output is taken for one. */
 const CONTROL = '\x1e';
@@ -92,6 +98,8 @@ export class PtySession {
   readonly #ready: Promise<void>;
   #markReady = (): void => undefined;
   #control: Promise<unknown> = Promise.resolve();
+  /** Set when the provider made the terminal itself: control frames go to it. */
+  #terminal: Terminal | undefined;
   #ended = false;
   /** Numbers of the signals this session sent the command (what its exit status can be told from). */
   readonly #delivered = new Set<number>();
@@ -108,19 +116,22 @@ export class PtySession {
     if (!this.#ended && data.length > 0) this.#stdin.write(data);
   }
 
-  /** TIOCSWINSZ by `stty` on the session's tty, then SIGWINCH to its process group (best effort, as the agent). */
+  /** TIOCSWINSZ on the session's tty, and so SIGWINCH to its foreground process group (best effort, as the agent). */
   resize(rows: unknown, cols: unknown): void {
     const r = windowSize(rows, 0);
     const c = windowSize(cols, 0);
-    if (r > 0 && c > 0) this.#controlLine(`resize ${r} ${c}`);
+    if (r > 0 && c > 0) this.#afterReady((terminal) => (terminal ? terminal.resize(r, c) : this.#controlLine(`resize ${r} ${c}`)));
   }
 
   /** A signal to the command's process group; an unknown name is TERM, as the agent. */
   signal(name: unknown): void {
     const upper = typeof name === 'string' ? name.toUpperCase() : 'TERM';
     const known: PtySignal = (PTY_SIGNALS as readonly string[]).includes(upper) ? (upper as PtySignal) : 'TERM';
-    if (this.#dir && !this.#ended) this.#delivered.add(constants.signals[`SIG${known}`]);
-    this.#controlLine(`signal ${known}`);
+    const number = constants.signals[`SIG${known}`];
+    this.#afterReady((terminal) => {
+      this.#delivered.add(number);
+      return terminal ? terminal.signal(number) : this.#controlLine(`signal ${known}`);
+    });
   }
 
   /** The client's `close`: SIGTERM to the command, as the agent; `exit` follows when it is reaped. */
@@ -136,43 +147,51 @@ export class PtySession {
     this.#stdin.end();
   }
 
-  #controlLine(line: string): void {
+  /** Runs a control action in order, once `ready` is sent (the command can then be found), unless the session has ended. */
+  #afterReady(action: (terminal: Terminal | undefined) => unknown): void {
+    if (this.#ended) return;
+    this.#control = this.#control
+      .then(async () => {
+        await this.#ready;
+        if (!this.#ended) await action(this.#terminal);
+      })
+      .catch(() => undefined);
+  }
+
+  /** Without the provider's terminal: a control line for the controller, by a short exec of its own (the session's shell is busy running `script`). */
+  #controlLine(line: string): Promise<unknown> {
     const dir = this.#dir;
-    if (!dir || this.#ended) return;
-    // Each line is a short exec of its own (the session's shell is busy running the terminal); in order,
-    // and after `ready`, when the controller can find the command.
-    this.#control = this.#control.then(async () => {
-      await this.#ready;
-      if (this.#ended) return;
-      await this.#options.sandbox
-        .exec(`[ -p ${shellQuote(`${dir}/ctl`)} ] && printf '%s\\n' ${shellQuote(line)} > ${shellQuote(`${dir}/ctl`)}`, {
-          cwd: '/',
-          timeoutMs: 10_000,
-        })
-        .catch(() => undefined);
-    });
+    if (!dir) return Promise.resolve();
+    return this.#options.sandbox
+      .exec(`[ -p ${shellQuote(`${dir}/ctl`)} ] && printf '%s\\n' ${shellQuote(line)} > ${shellQuote(`${dir}/ctl`)}`, {
+        cwd: '/',
+        timeoutMs: 10_000,
+      })
+      .catch(() => undefined);
   }
 
   async #run(): Promise<void> {
     const { sandbox, init, send } = this.#options;
     const maxOutputBytes = this.#options.maxOutputBytes ?? 64 * 1024 * 1024;
-    let error: string | undefined;
     try {
-      const result = await sandbox.exec(sessionScript({ ...init, cwd: init.cwd ?? sandbox.workdir }), {
-        cwd: '/',
+      const terminal = await sandbox.openTerminal?.({
+        argv: commandArgv(init),
         env: { TERM: 'xterm-256color', ...init.env },
+        cwd: init.cwd ?? sandbox.workdir,
+        rows: init.rows,
+        cols: init.cols,
         input: this.#stdin,
         timeoutMs: this.#options.timeoutMs,
         maxOutputBytes,
         signal: this.#abort.signal,
-        onOutput: (stream, chunk) => {
-          if (stream === 'stdout') this.#output({ type: 'stdout', data: Buffer.from(chunk).toString('base64') });
-          else error = this.#stderr(Buffer.from(chunk).toString('utf8')) ?? error;
-        },
+        onStart: (pid) => this.#sendReady(pid),
+        onOutput: (chunk) => this.#output({ type: 'stdout', data: Buffer.from(chunk).toString('base64') }),
       });
+      this.#terminal = terminal;
+      const result: SessionEnd = terminal ? { ...(await terminal.result), exact: true } : await this.#runScript(maxOutputBytes);
       this.#ended = true;
       this.#flush();
-      if (error) return send({ type: 'error', message: error });
+      if (result.error) return send({ type: 'error', message: result.error });
       if (result.truncated)
         return send({ type: 'error', message: `the session's output passed the server's cap of ${maxOutputBytes} bytes` });
       if (result.timedOut)
@@ -180,7 +199,11 @@ export class PtySession {
           type: 'error',
           message: `the session outlived its sandbox's lifetime (${Math.round(this.#options.timeoutMs / 1000)} s left at its start)`,
         });
-      send({ type: 'exit', code: this.#exitCode(result.exitCode) });
+      // Orchard's agent answers −N for a death by signal N (docs/design/02-orchard-real-behaviour.md#9).
+      send({
+        type: 'exit',
+        code: result.signal ? -result.signal : result.exact ? (result.exitCode ?? -1) : this.#exitCode(result.exitCode),
+      });
     } catch (failure) {
       this.#ended = true;
       this.#flush();
@@ -190,14 +213,40 @@ export class PtySession {
     }
   }
 
+  /** The session as one exec of the provider, running sessionScript. */
+  async #runScript(maxOutputBytes: number): Promise<SessionEnd> {
+    const { sandbox, init } = this.#options;
+    let error: string | undefined;
+    const result = await sandbox.exec(sessionScript({ ...init, cwd: init.cwd ?? sandbox.workdir }), {
+      cwd: '/',
+      env: { TERM: 'xterm-256color', ...init.env },
+      input: this.#stdin,
+      timeoutMs: this.#options.timeoutMs,
+      maxOutputBytes,
+      signal: this.#abort.signal,
+      onOutput: (stream, chunk) => {
+        if (stream === 'stdout') this.#output({ type: 'stdout', data: Buffer.from(chunk).toString('base64') });
+        else error = this.#stderr(Buffer.from(chunk).toString('utf8')) ?? error;
+      },
+    });
+    return { exitCode: result.exitCode, timedOut: result.timedOut, truncated: result.truncated, exact: false, ...(error ? { error } : {}) };
+  }
+
   /**
-   * Orchard's agent reports a command killed by signal N as −N (docs/design/02-orchard-real-behaviour.md#9).
-   * `script` passes the death on as the exit status 128 + N, which an `exit 137` also gives, so
-   * 128 + N is read as −N when this session sent signal N; any other status is the command's own.
+   * Without the provider's terminal the wait status is not seen: `script` passes a death by signal N
+   * on as the exit status 128 + N, which an `exit 137` also gives, so 128 + N is read as −N when this
+   * session sent signal N; any other status is the command's own.
    */
   #exitCode(status: number | null): number {
     if (status === null) return -1;
     return status > 128 && this.#delivered.has(status - 128) ? -(status - 128) : status;
+  }
+
+  /** `ready {pid}` (once), then what was held. */
+  #sendReady(pid: number): void {
+    if (!this.#held) return;
+    this.#options.send({ type: 'ready', pid });
+    this.#flush();
   }
 
   /** Terminal output, held until `ready` is sent. */
@@ -228,10 +277,8 @@ export class PtySession {
       }
       const [what, ...rest] = line.slice(1).split(' ');
       if (what === 'dir' && /^\/tmp\/\.wnw-pty\.[A-Za-z0-9]+$/.test(rest[0] ?? '')) this.#dir = rest[0];
-      else if (what === 'ready' && this.#held && /^\d+$/.test(rest[0] ?? '')) {
-        this.#options.send({ type: 'ready', pid: Number(rest[0]) });
-        this.#flush();
-      } else if (what === 'error') failure = rest.join(' ');
+      else if (what === 'ready' && /^\d+$/.test(rest[0] ?? '')) this.#sendReady(Number(rest[0]));
+      else if (what === 'error') failure = rest.join(' ');
     }
     return failure;
   }
@@ -244,9 +291,7 @@ export class PtySession {
  * that applies control lines. Exit status: the command's (128+N when a signal killed it).
  */
 export function sessionScript(init: PtyInit): string {
-  const argv = init.loginShell
-    ? ['bash', '--login', '-i', '-c', `if [ -f ~/.bashrc ]; then . ~/.bashrc; fi; ${init.cmd.map(shellQuote).join(' ')}`]
-    : init.cmd;
+  const argv = commandArgv(init);
   // As the agent: a cwd that is not a directory means /.
   const cwd = `cd -- ${shellQuote(init.cwd ?? '/')} 2>/dev/null || cd /`;
   const inner = [
@@ -282,6 +327,13 @@ export function sessionScript(init: PtyInit): string {
     'kill "$controller" 2>/dev/null',
     'exit $status',
   ].join('\n');
+}
+
+/** What the terminal runs: `cmd`, or with `login_shell` a login shell sourcing ~/.bashrc first, as the agent. */
+function commandArgv(init: PtyInit): string[] {
+  return init.loginShell
+    ? ['bash', '--login', '-i', '-c', `if [ -f ~/.bashrc ]; then . ~/.bashrc; fi; ${init.cmd.map(shellQuote).join(' ')}`]
+    : init.cmd;
 }
 
 function windowSize(value: unknown, fallback: number): number {

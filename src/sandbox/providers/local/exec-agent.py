@@ -4,10 +4,18 @@
 # kill it (the kernel drops SIGKILL sent to a pid namespace's init from inside it).
 #
 # Wire (stdin from the host, stdout to it): frames of `>IcI` (payload length, type, request id) and
-# the payload. Host -> agent: X exec (JSON: argv, env, cwd, timeout_ms, max_bytes, stdin; then the
-# raw bytes of a long command, given to the shell on fd 4), I stdin bytes, E end of stdin, K kill
-# (payload: the reason). Agent -> host: O / R stdout / stderr bytes (within the cap), D done (JSON:
-# code, signal, killed, truncated), F could not start (JSON: error), H hello once ready.
+# the payload. Host -> agent: X exec (JSON: argv, env, cwd, timeout_ms, max_bytes, stdin, pty; then
+# the raw bytes of a long command, given to the shell on fd 4), I stdin bytes, E end of stdin, K kill
+# (payload: the reason), S signal to the command's process group (payload: its number, in ASCII),
+# W window size of a pty exec (payload: `>HH` rows, cols). Agent -> host: P started (payload: the
+# pid, in ASCII; pty execs only, before any output), O / R stdout / stderr bytes (within the cap),
+# D done (JSON: code, signal, killed, truncated), F could not start (JSON: error), H hello once ready.
+#
+# A pty exec (`pty: {rows, cols}`, `sandbox serve`'s PTY sessions) runs on a pseudo-terminal the
+# agent makes: the command is a session leader with the pty as its controlling terminal and as its
+# stdin, stdout and stderr; its output comes as O frames, I frames are typed on it, W sets its size
+# (the kernel then sends SIGWINCH to its foreground process group), and a cwd that is not a
+# directory means /, as Orchard's agent does. S and W start no process.
 #
 # Each command runs in its own session (setsid). When it ends, or its timeout or a kill comes, its
 # process group is SIGKILLed, and when no other command runs, everything else in the sandbox too
@@ -64,6 +72,10 @@ def find_program(name, env):
             return path
     raise FileNotFoundError(errno.ENOENT, 'command not found: ' + name.decode('utf-8', 'replace'))
 
+def window(fd, rows, cols):
+    import fcntl, termios
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
+
 def start(rid, payload):
     hlen = struct.unpack('>I', payload[:4])[0]
     req = json.loads(payload[4:4 + hlen])
@@ -71,15 +83,30 @@ def start(rid, payload):
     enc = lambda s: s.encode('utf-8', 'replace')
     argv = [enc(a) for a in req['argv']]
     env = {enc(k): enc(v) for k, v in req['env'].items()}
-    # Every descriptor of the agent is close-on-exec (os.pipe, memfd_create, and main() for the
-    # inherited ones): the command gets only what dup2 gives it.
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    in_r = in_w = None
-    if req.get('stdin'):
-        in_r, in_w = os.pipe()
-    actions = [(os.POSIX_SPAWN_DUP2, in_r, 0)] if in_r is not None else [(os.POSIX_SPAWN_OPEN, 0, '/dev/null', os.O_RDONLY, 0)]
-    actions += [(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+    pty = req.get('pty')
+    # Every descriptor of the agent is close-on-exec (os.pipe, os.openpty, memfd_create, and main()
+    # for the inherited ones): the command gets only what the file actions give it.
+    out_r = out_w = err_r = err_w = in_r = in_w = None
+    if pty:
+        out_r, out_w = os.openpty()
+        try:
+            window(out_r, int(pty['rows']), int(pty['cols']))
+            name = os.ttyname(out_w)
+            # Typed bytes go to the master through a second descriptor, so that the end of stdin closes only that one.
+            in_w = os.dup(out_r)
+        except BaseException:
+            os.close(out_r)
+            os.close(out_w)
+            raise
+        # Opened afresh in the child, after setsid and without O_NOCTTY: it becomes the controlling terminal.
+        actions = [(os.POSIX_SPAWN_OPEN, 0, name, os.O_RDWR, 0), (os.POSIX_SPAWN_DUP2, 0, 1), (os.POSIX_SPAWN_DUP2, 0, 2)]
+    else:
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        if req.get('stdin'):
+            in_r, in_w = os.pipe()
+        actions = [(os.POSIX_SPAWN_DUP2, in_r, 0)] if in_r is not None else [(os.POSIX_SPAWN_OPEN, 0, '/dev/null', os.O_RDONLY, 0)]
+        actions += [(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
     memfd = None
     if script:
         memfd = os.memfd_create('command')
@@ -89,7 +116,12 @@ def start(rid, payload):
     try:
         # posix_spawn (vfork and exec, no copy of the agent) has no chdir: the agent is single-threaded,
         # so it changes its own directory around the spawn.
-        os.chdir(req['cwd'])
+        try:
+            os.chdir(req['cwd'])
+        except OSError:
+            if not pty:
+                raise
+            os.chdir('/')
         try:
             pid = os.posix_spawn(find_program(argv[0], env), argv, env, file_actions=actions, setsid=True, setsigmask=(), setsigdef=SIGNALS)
         finally:
@@ -106,10 +138,14 @@ def start(rid, payload):
     rec = {'rid': rid, 'pid': pid, 'status': None, 'killed': None, 'sent': [0, 0],
            'max': int(req['max_bytes']), 'truncated': [False, False], 'grace': None,
            'deadline': time.monotonic() + req['timeout_ms'] / 1000.0,
-           'in_w': in_w, 'in_buf': bytearray(), 'in_eof': False, 'fds': {}}
+           'in_w': in_w, 'in_buf': bytearray(), 'in_eof': False, 'fds': {}, 'pty': out_r if pty else None}
     execs[rid] = rec
     by_pid[pid] = rec
+    if pty:
+        send(b'P', rid, str(pid).encode())
     for fd, stream in ((out_r, 0), (err_r, 1)):
+        if fd is None:
+            continue
         nonblock(fd)
         rec['fds'][fd] = stream
         sel.register(fd, selectors.EVENT_READ, ('out', rec, stream))
@@ -193,6 +229,11 @@ def read_out(fd, rec, stream):
         return
     except InterruptedError:
         return
+    except OSError as error:
+        # A pty's master reads EIO once no process holds the terminal any more: its end of output.
+        if error.errno != errno.EIO or rec['pty'] is None:
+            raise
+        data = b''
     if not data:
         sel.unregister(fd)
         os.close(fd)
@@ -244,6 +285,31 @@ def on_frame(kind, rid, payload):
         feed(rec)
     elif kind == b'K':
         kill(rec, payload.decode() or 'abort')
+    elif kind == b'S':
+        signal_group(rec, payload)
+    elif kind == b'W':
+        if rec['pty'] is not None and rec['status'] is None and len(payload) == 4:
+            rows, cols = struct.unpack('>HH', payload)
+            try:
+                window(rec['pty'], rows, cols)
+            except OSError:
+                pass
+
+def signal_group(rec, payload):
+    # To the command's process group (it leads its own session), or the command alone when the group is gone.
+    try:
+        sig = int(payload)
+    except ValueError:
+        return
+    if rec['status'] is not None or not 0 < sig < 65:
+        return
+    try:
+        os.killpg(rec['pid'], sig)
+    except OSError:
+        try:
+            os.kill(rec['pid'], sig)
+        except OSError:
+            pass
 
 def read_host():
     try:

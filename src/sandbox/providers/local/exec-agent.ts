@@ -3,7 +3,9 @@
  * through the same launch chain as every exec of the fallback path (cgroup join, privilege drop,
  * prlimit, the holder's namespaces, the same bwrap options and seccomp filter), then turns each
  * command into a request over the agent's stdin and stdout pipes. The agent forks the command
- * inside the sandbox, so an exec no longer pays for entering the namespaces again.
+ * inside the sandbox, so an exec no longer pays for entering the namespaces again. A command may
+ * run on a pseudo-terminal the agent makes (`sandbox serve`'s PTY sessions); signals to a running
+ * command and a terminal's window size are frames too, so they start no process.
  *
  * If the agent exits while the sandbox is open (killed from the host, out of memory), the sandbox
  * is lost: running and later calls fail with WNW_ERR_SBX_LOST; nothing is recreated behind the
@@ -30,11 +32,21 @@ export interface AgentRequest {
   maxOutputBytes: number;
   signal?: AbortSignal;
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Uint8Array) => void;
+  /**
+   * Runs the command on a pseudo-terminal the agent makes, of this size (its controlling terminal,
+   * stdin, stdout and stderr: all output comes as stdout); `onStart` then gets its pid before any output.
+   */
+  pty?: { rows: number; cols: number };
+  onStart?: (pid: number) => void;
 }
 
 export interface AgentRun {
   readonly result: Promise<SandboxProcessResult>;
   kill(reason: KillReason): void;
+  /** A signal (its number) to the command's process group, delivered by the agent: no process is started. */
+  signal(signal: number): void;
+  /** A pty command's new window size (the kernel sends its foreground process group SIGWINCH); no process is started. */
+  resize(rows: number, cols: number): void;
 }
 
 /** The frame header: payload length, type, request id. */
@@ -69,6 +81,7 @@ interface Pending {
   started: number;
   killed: KillReason | undefined;
   onOutput: AgentRequest['onOutput'];
+  onStart: AgentRequest['onStart'];
   listening: boolean;
   resolve(result: SandboxProcessResult): void;
   reject(error: unknown): void;
@@ -147,6 +160,17 @@ export class ExecAgent {
       pending.killed = reason;
       this.#send('K', id, Buffer.from(reason));
     };
+    const live = (): boolean => pending !== undefined && !pending.killed && this.#pending.has(id);
+    const signal = (number: number): void => {
+      if (live() && Number.isInteger(number) && number > 0 && number < 65) this.#send('S', id, Buffer.from(String(number)));
+    };
+    const resize = (rows: number, cols: number): void => {
+      if (!live() || !request.pty) return;
+      const size = Buffer.alloc(4);
+      size.writeUInt16BE(Math.min(Math.max(1, Math.floor(rows)), 0xffff), 0);
+      size.writeUInt16BE(Math.min(Math.max(1, Math.floor(cols)), 0xffff), 2);
+      this.#send('W', id, size);
+    };
     const result = new Promise<SandboxProcessResult>((resolve, reject) => {
       if (this.#lost) return reject(this.#lost);
       const empty = (): CappedBuffer => new CappedBuffer(request.maxOutputBytes);
@@ -170,6 +194,7 @@ export class ExecAgent {
         started: performance.now(),
         killed: undefined,
         onOutput: request.onOutput,
+        onStart: request.onStart,
         listening: true,
         resolve,
         reject,
@@ -187,6 +212,7 @@ export class ExecAgent {
           timeout_ms: request.timeoutMs,
           max_bytes: request.maxOutputBytes,
           stdin: request.stdin !== undefined,
+          ...(request.pty ? { pty: request.pty } : {}),
         }),
       );
       const size = Buffer.alloc(4);
@@ -196,7 +222,7 @@ export class ExecAgent {
       if (request.signal?.aborted) onAbort();
       this.#feed(id, request.stdin);
     });
-    return { result, kill };
+    return { result, kill, signal, resize };
   }
 
   /** Kills the agent and with it every process of the sandbox (its pid namespace); running calls end as killed by close. */
@@ -281,6 +307,17 @@ export class ExecAgent {
     }
     const pending = this.#pending.get(id);
     if (!pending) return;
+    if (type === 'P') {
+      const pid = Number(payload.toString('latin1'));
+      if (Number.isInteger(pid) && pid > 0) {
+        try {
+          pending.onStart?.(pid);
+        } catch {
+          // As with output: a throwing listener must not take the call down.
+        }
+      }
+      return;
+    }
     if (type === 'O' || type === 'R') {
       const stream = type === 'O' ? 'stdout' : 'stderr';
       // Copied: the payload is a view of the read buffer, which the next frames reuse.

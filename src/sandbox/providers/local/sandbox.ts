@@ -9,7 +9,16 @@ import { wnwError, WinnowerError } from '../../../errors.js';
 import { BaseSandbox, shellQuote } from '../../base-sandbox.js';
 import { decodePatch, encodePatch } from '../../patch-bytes.js';
 import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../../patch-policy.js';
-import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSpec } from '../../types.js';
+import type {
+  CallOptions,
+  ExecOptions,
+  ExecResult,
+  FileEntry,
+  SandboxSpec,
+  Terminal,
+  TerminalOptions,
+  TerminalResult,
+} from '../../types.js';
 import { baseSandboxEnv, bwrapArgs, checkEnv } from './bwrap-args.js';
 import { AGENT_ARGS, ExecAgent, type AgentRun } from './exec-agent.js';
 import type { SandboxHome } from './home.js';
@@ -126,6 +135,59 @@ export class LocalSandbox extends BaseSandbox {
    */
   ready(): Promise<void> {
     return this.#agentReady ?? Promise.resolve();
+  }
+
+  /**
+   * A command on a pseudo-terminal that the resident exec agent makes inside the sandbox, signals
+   * and window sizes being frames to the agent rather than processes. Undefined when this sandbox
+   * has no agent (a bwrap per exec): the caller makes its terminal with a command of its own.
+   */
+  async openTerminal(options: TerminalOptions): Promise<Terminal | undefined> {
+    this.assertOpen();
+    if (options.env) checkEnv(options.env, 'pty.env');
+    if (this.#agentReady) await this.#agentReady;
+    const agent = this.#agent;
+    if (!agent) return undefined;
+    if (agent.lost) throw agent.lost;
+    if (!this.#parts.workspace.alive())
+      throw wnwError('WNW_ERR_SBX_LOST', `sandbox ${this.id} is lost: its workspace's overlay holder exited (create a new sandbox)`, {
+        details: { sandbox: this.id, lost: true },
+      });
+    const run = agent.run({
+      argv: options.argv,
+      env: this.#commandEnv(options.env),
+      cwd: this.#resolve(options.cwd ?? '.'),
+      stdin: options.input,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      signal: options.signal,
+      pty: { rows: options.rows, cols: options.cols },
+      onStart: options.onStart,
+      onOutput: (_stream, chunk) => options.onOutput(chunk),
+    });
+    this.#running.add(run);
+    const result = run.result
+      .then((ended): TerminalResult => {
+        if (ended.killed === 'abort') throw wnwError('WNW_ERR_OP_ABORTED', `terminal in sandbox ${this.id} cancelled`);
+        if (ended.killed === 'close')
+          throw wnwError('WNW_ERR_SBX_CLOSED', `sandbox ${this.id} was closed while a terminal ran`, { details: { sandbox: this.id } });
+        if (!ended.started)
+          throw wnwError(
+            'WNW_ERR_SBX_EXEC',
+            `the terminal's command could not be run in sandbox ${this.id}: ${tail(ended.stderr.toString())}`,
+            {
+              details: { sandbox: this.id },
+            },
+          );
+        return {
+          exitCode: ended.exitCode,
+          ...(ended.signal ? { signal: ended.signal } : {}),
+          timedOut: ended.killed === 'timeout',
+          truncated: ended.stdout.truncated,
+        };
+      })
+      .finally(() => this.#running.delete(run));
+    return { result, signal: (number) => run.signal(number), resize: (rows, cols) => run.resize(rows, cols) };
   }
 
   /** How commands run: 'agent' (the resident exec agent) or 'launch' (a fresh bwrap per exec). */
@@ -317,7 +379,7 @@ export class LocalSandbox extends BaseSandbox {
       });
     const long = Buffer.byteLength(command) > MAX_ARGV_COMMAND;
     const cwd = this.#resolve(options.cwd ?? '.');
-    const env = { ...(this.#parts.image?.env ?? baseSandboxEnv()), HOME: this.#parts.home.path, ...this.#parts.spec.env, ...options.env };
+    const env = this.#commandEnv(options.env);
     const shell = this.#parts.image?.shell ?? host.shell;
     const program = long ? [shell, '-c', 'c=$(cat <&4; printf x); exec 4<&-; eval "${c%x}"'] : [shell, '-c', command];
     const common = {
@@ -365,6 +427,11 @@ export class LocalSandbox extends BaseSandbox {
       });
     }
     return result;
+  }
+
+  /** A command's environment: the image's (or the base one), HOME, the spec's, the call's. */
+  #commandEnv(extra: Record<string, string> | undefined): Record<string, string> {
+    return { ...(this.#parts.image?.env ?? baseSandboxEnv()), HOME: this.#parts.home.path, ...this.#parts.spec.env, ...extra };
   }
 
   /** bwrap's options for a process of this sandbox (an exec, or the agent). */
