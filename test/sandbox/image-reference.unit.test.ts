@@ -106,6 +106,19 @@ describe('skopeoError', () => {
       'WNW_ERR_SBX_REGISTRY',
       'unreachable',
     ],
+    // A port with 404 in it is not a 404 (a CI run failed on port 34041).
+    [
+      parseImageReference('127.0.0.1:34041/w/t:1'),
+      'pinging container registry 127.0.0.1:34041: Get "http://127.0.0.1:34041/v2/": dial tcp 127.0.0.1:34041: connect: connection refused',
+      'WNW_ERR_SBX_REGISTRY',
+      'unreachable',
+    ],
+    [
+      registry,
+      'reading manifest 1 in 127.0.0.1:5000/w/t: received unexpected HTTP status: 404 Not Found',
+      'WNW_ERR_SBX_IMAGE',
+      'not found',
+    ],
     [registry, 'reading manifest 1 in 127.0.0.1:5000/w/t: manifest unknown: manifest unknown', 'WNW_ERR_SBX_IMAGE', 'not found'],
     [registry, 'reading manifest 1 in 127.0.0.1:5000/w/t: unauthorized: authentication required', 'WNW_ERR_SBX_IMAGE', 'access denied'],
     [layout, 'open /images/layout/index.json: no such file or directory', 'WNW_ERR_SBX_IMAGE', 'not found'],

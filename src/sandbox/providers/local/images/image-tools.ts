@@ -114,7 +114,9 @@ export function skopeoError(ref: ImageReference, what: string, result: HostComma
       },
     );
   }
-  if (/manifest unknown|name unknown|not found|no descriptor found|no such file or directory|does not exist|404/i.test(stderr)) {
+  // `\b404\b`, not `404`: skopeo's message names the registry's host:port, and a port such as
+  // 34041 made a refused connection read as a missing image.
+  if (/manifest unknown|name unknown|not found|no descriptor found|no such file or directory|does not exist|\b404\b/i.test(stderr)) {
     return wnwError('WNW_ERR_SBX_IMAGE', `${what} ${ref.display}: no such image: ${stderr}`, {
       details: { ...details, reason: 'not found' },
     });
