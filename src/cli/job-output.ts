@@ -1,4 +1,5 @@
 /** Terminal output of a solve job, shared by `winnower demo` and `winnower solve`: event lines and the candidates table. */
+import { patchShape } from '../select/patch-shape.js';
 
 export interface CandidateView {
   index: number;
@@ -123,14 +124,13 @@ function testsCell(candidate: CandidateView, unusable: string | undefined): stri
  * durations.py`, `+9 -2 in 3 files`), else its status (no patch, failed, cancelled).
  */
 export function candidateLabel(candidate: CandidateView): string {
-  if (candidate.status !== 'finished' || !candidate.patch)
-    return candidate.patch === '' && candidate.status === 'finished' ? 'no patch' : candidate.status;
-  const lines = candidate.patch.split('\n');
-  const files = lines.filter((line) => line.startsWith('diff --git ')).map((line) => /^diff --git a\/(.*) b\//.exec(line)?.[1] ?? '?');
-  const added = lines.filter((line) => line.startsWith('+') && !line.startsWith('+++ ')).length;
-  const removed = lines.filter((line) => line.startsWith('-') && !line.startsWith('--- ')).length;
-  const where = files.length === 1 ? files[0] : `in ${files.length} files`;
-  return `+${added} -${removed} ${where}`;
+  if (candidate.status !== 'finished' || candidate.patch === null) return candidate.status;
+  const shape = patchShape(candidate.patch);
+  if (shape.kind === 'empty') return 'no patch';
+  if (shape.kind === 'unparseable') return 'unparseable patch';
+  const only = shape.files.length === 1 ? shape.files[0]! : undefined;
+  const where = only ? (only.newPath ?? only.oldPath ?? '?') : `in ${shape.files.length} files`;
+  return `+${shape.added} -${shape.removed} ${where}`;
 }
 
 /** The candidates table; `nameOf` labels each candidate (its recording, or its status). */

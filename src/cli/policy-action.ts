@@ -1,16 +1,15 @@
 /** What `winnower policy serve` does once its flags are parsed, loaded only when it runs (policy.ts registers it). */
 import { join } from 'node:path';
 import { importTrajectories } from '../formats/index.js';
-import { buildReplayServer, replayRecordings } from '../rollout/policy/replay-server.js';
+import { buildReplayServer } from '../rollout/policy/replay-server.js';
 import { packageRoot } from '../util/package-root.js';
 import type { PolicyServeFlags } from './policy.js';
 
 export async function runPolicyServe(paths: string[], flags: PolicyServeFlags): Promise<void> {
   const inputs = paths.length > 0 ? paths : [join(packageRoot(), 'examples', 'demo', 'trajectories')];
   const imported = await importTrajectories(inputs, { sourceFrom: 'file', ...(flags.format ? { format: flags.format } : {}) });
-  const recordings = imported.items;
-  const ordered = replayRecordings(recordings);
-  const app = buildReplayServer({ recordings });
+  const app = buildReplayServer({ recordings: imported.items });
+  const ordered = app.recordings;
   const stop = async () => {
     await app.close();
     process.exit(0);

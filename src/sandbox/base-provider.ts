@@ -42,10 +42,6 @@ export abstract class BaseProvider<S extends Sandbox> implements SandboxProvider
     return this.#open;
   }
 
-  protected get closed(): boolean {
-    return this.#closing !== undefined;
-  }
-
   protected assertOpen(): void {
     if (this.#closing) throw wnwError('WNW_ERR_SBX_CLOSED', `the ${this.name} provider is closed`);
   }

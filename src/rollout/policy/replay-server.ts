@@ -35,7 +35,7 @@ interface Recording {
 }
 
 /** The recordings in id order, each with its assistant turns; a recording without one is refused. */
-export function replayRecordings(trajectories: Trajectory[]): Recording[] {
+function replayRecordings(trajectories: Trajectory[]): Recording[] {
   if (trajectories.length === 0)
     throw wnwError('WNW_ERR_INPUT_INVALID', 'no recorded trajectories to replay', { details: { field: 'trajectories' } });
   return [...trajectories]
@@ -51,7 +51,8 @@ export function replayRecordings(trajectories: Trajectory[]): Recording[] {
     });
 }
 
-export function buildReplayServer(options: ReplayServerOptions): FastifyInstance {
+/** The server, and the recordings it replays in the order seeds pick them (for the start-up listing). */
+export function buildReplayServer(options: ReplayServerOptions): FastifyInstance & { readonly recordings: readonly Recording[] } {
   const recordings = replayRecordings(options.recordings);
   const app = Fastify({ logger: false, bodyLimit: options.bodyLimitBytes ?? 16 * 1024 * 1024 });
   const created = () => Math.floor(Date.now() / 1000);
@@ -100,7 +101,7 @@ export function buildReplayServer(options: ReplayServerOptions): FastifyInstance
     };
   });
 
-  return app;
+  return Object.assign(app, { recordings });
 }
 
 /** The recording the request's model names, else the one its seed picks. */
