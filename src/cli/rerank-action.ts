@@ -18,6 +18,9 @@ import type { RerankFlags } from './rerank.js';
 /** `given`: the flags the user typed (not defaults), so --cross-fit can refuse those it cannot honour. */
 export async function runRerank(flags: RerankFlags, given: readonly string[] = []): Promise<void> {
   if (flags.crossFit !== undefined) return runCrossFit(flags, given);
+  // --sources picks the runs cross-fitting learns from; a plain rerank has nothing to apply it to.
+  if (given.includes('sources'))
+    throw wnwError('WNW_ERR_INPUT_INVALID', '--sources applies only with --cross-fit', { details: { field: 'sources' } });
   const valueModel = await loadValueModel({
     backend: flags.scorer,
     model: flags.model ?? (flags.scorer === 'onnx' ? DEFAULT_MODEL_DIR() : ''),

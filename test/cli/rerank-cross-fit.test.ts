@@ -28,6 +28,13 @@ function labelledRuns(): { dir: string; files: string[] } {
 }
 
 describe('winnower rerank --cross-fit', () => {
+  it('refuses --sources without --cross-fit instead of ignoring it', async () => {
+    const { dir, files } = labelledRuns();
+    const { code, stderr } = await runCli(['rerank', '--candidates', ...files, '--out', join(dir, 'p.jsonl'), '--sources', 'run-a']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--sources applies only with --cross-fit');
+  });
+
   it('writes one out-of-fold prediction per instance, the scores and the report', async () => {
     const { dir, files } = labelledRuns();
     const out = join(dir, 'p.jsonl');
