@@ -1,10 +1,19 @@
 /** What `winnower rerank` does once its flags are parsed; loaded only when it runs (rerank.ts registers it). */
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
-import { DEFAULT_MODEL_DIR } from '../config.js';
+import { DEFAULT_MODEL_DIR, loadConfig } from '../config.js';
 import { wnwError } from '../errors.js';
+import type { RerankExecution } from '../rerank/execute-instance.js';
 import { rerankBatch } from '../rerank/rerank-batch.js';
+import { describeExecution } from '../rerank/summarize.js';
+import { createPolicyFactory } from '../rollout/policy/policy-factory.js';
+import { closeAllSandboxes } from '../sandbox/lifecycle.js';
+import { createSandboxProvider } from '../sandbox/registry.js';
+import { createSqliteStore } from '../store/sqlite-store.js';
+import type { ParserName } from '../verify/detect.js';
+import { loadRecipes } from '../verify/recipes.js';
 import { loadValueModel } from '../scoring/value-model.js';
 import { scoredBy } from '../scoring/scorer-identity.js';
 import { defaultStrategy } from '../select/index.js';
@@ -21,6 +30,7 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
   // --sources picks the runs cross-fitting learns from; a plain rerank has nothing to apply it to.
   if (given.includes('sources'))
     throw wnwError('WNW_ERR_INPUT_INVALID', '--sources applies only with --cross-fit', { details: { field: 'sources' } });
+  const executionSetup = await prepareExecution(flags, given);
   const valueModel = await loadValueModel({
     backend: flags.scorer,
     model: flags.model ?? (flags.scorer === 'onnx' ? DEFAULT_MODEL_DIR() : ''),
@@ -41,6 +51,7 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
   const { scorer } = valueModel;
   if (flags.budget !== undefined && flags.budget > scorer.maxInputTokens) {
     await scorer.close();
+    await executionSetup?.close();
     throw wnwError(
       'WNW_ERR_CFG_INVALID',
       `--budget: ${flags.budget} tokens is more than ${scorer.model} takes (${scorer.maxInputTokens}); give at most ${scorer.maxInputTokens}`,
@@ -59,7 +70,8 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
   let lastLog = 0;
   // The report links to the inspector's pages of this run, written beside it once scored.
   const inspectDir = flags.report && flags.inspector ? `${flags.report.replace(/\.md$/i, '')}.inspect` : undefined;
-  const strategy = flags.strategy ?? defaultStrategy(false, valueModel);
+  const strategy = flags.strategy ?? defaultStrategy(executionSetup !== undefined, valueModel);
+  const checksFile = flags.checksOut ?? flags.out.replace(/(\.jsonl)?$/, '.checks.jsonl');
   try {
     const result = await rerankBatch({
       candidates: flags.candidates,
@@ -78,6 +90,7 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
       onInvalid: flags.skipInvalid ? 'skip' : 'fail',
       strict: flags.strict ?? false,
       concurrency: flags.concurrency,
+      ...(executionSetup ? { execution: executionSetup.execution, checksFile } : {}),
       onIssue: (issue) =>
         console.error(
           `skipped: ${issue.file}${issue.line !== undefined ? `:${issue.line}` : issue.record !== undefined ? `[${JSON.stringify(issue.record)}]` : ''}: ${issue.field}: ${issue.message}`,
@@ -110,6 +123,7 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
       );
       console.log(`inspector: ${site.index} (${site.jobs} instances; or \`winnower inspect ${result.scores} <candidates> --serve\`)`);
     }
+    if (result.execution) for (const line of describeExecution(result.execution)) console.log(line);
     if (result.metrics) printMetrics(result.metrics);
     else console.log('no labels: metrics need --labels or candidates that carry `resolved`');
     for (const line of rerankSummary(result)) console.error(line);
@@ -118,5 +132,66 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
   } finally {
     bar?.stop();
     await scorer.close();
+    await executionSetup?.close();
   }
+}
+
+/** The flags that mean something only with --verify, by their option key. */
+const VERIFY_ONLY: Record<string, string> = {
+  repos: '--repos',
+  checks: '--checks',
+  givenTests: '--no-given-tests',
+  checksOut: '--checks-out',
+  provider: '--provider',
+  config: '--config',
+  sandboxes: '--sandboxes',
+  verifyTimeout: '--verify-timeout',
+  regressionBudget: '--regression-budget',
+  verifyParser: '--verify-parser',
+  recipes: '--recipes',
+};
+
+/** With --verify: the sandbox provider and what the checks run on; a --verify-only flag without it is refused by name. */
+async function prepareExecution(
+  flags: RerankFlags,
+  given: readonly string[],
+): Promise<{ execution: RerankExecution; close(): Promise<void> } | undefined> {
+  if (!flags.verify) {
+    const stray = Object.keys(VERIFY_ONLY)
+      .filter((key) => given.includes(key))
+      .map((key) => VERIFY_ONLY[key]!);
+    if (stray.length > 0)
+      throw wnwError('WNW_ERR_INPUT_INVALID', `${stray.join(', ')} ${stray.length === 1 ? 'applies' : 'apply'} only with --verify`, {
+        details: { field: stray[0]!.replace(/^--(no-)?/, '').replaceAll('-', '_'), refused: stray },
+      });
+    return undefined;
+  }
+  if (flags.repos !== undefined && !existsSync(flags.repos))
+    throw wnwError('WNW_ERR_INPUT_INVALID', `--repos: ${flags.repos} does not exist`, { details: { field: 'repos' } });
+  const recipes = loadRecipes(flags.recipes);
+  const config = loadConfig({ file: flags.config, overrides: flags.provider ? { sandbox: { provider: flags.provider } } : {} });
+  const sandboxes = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch);
+  // The checks keep no job: an in-memory store, gone with the process.
+  const store = createSqliteStore(':memory:');
+  const createPolicy = createPolicyFactory(config.policy);
+  const execution: RerankExecution = {
+    sandboxes,
+    deps: { sandboxes, store, createPolicy, policyDefaults: config.policy },
+    ...(flags.repos !== undefined ? { reposDir: resolve(flags.repos) } : {}),
+    recipes,
+    givenTests: flags.givenTests,
+    checks: flags.checks ? 'always' : 'auto',
+    concurrency: flags.sandboxes,
+    testTimeoutMs: flags.verifyTimeout * 1000,
+    regressionBudgetS: flags.regressionBudget,
+    ...(flags.verifyParser ? { parser: flags.verifyParser as ParserName } : {}),
+  };
+  return {
+    execution,
+    close: async () => {
+      await closeAllSandboxes();
+      await Promise.allSettled([createPolicy.close(), sandboxes.close()]);
+      store.close();
+    },
+  };
 }

@@ -32,6 +32,19 @@ const NOT_WITH_CROSS_FIT: Record<string, string> = {
   concurrency: '--concurrency',
   format: '--format',
   inspector: '--no-inspector',
+  // Cross-fitting ranks saved runs by their labels; it runs no code.
+  verify: '--verify',
+  repos: '--repos',
+  checks: '--checks',
+  givenTests: '--no-given-tests',
+  checksOut: '--checks-out',
+  provider: '--provider',
+  config: '--config',
+  sandboxes: '--sandboxes',
+  verifyTimeout: '--verify-timeout',
+  regressionBudget: '--regression-budget',
+  verifyParser: '--verify-parser',
+  recipes: '--recipes',
 };
 
 export async function runCrossFit(flags: RerankFlags, given: readonly string[]): Promise<void> {

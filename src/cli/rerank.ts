@@ -2,7 +2,8 @@
 import { type Command, Option } from 'commander';
 import type { Strategy } from '../types/selection.js';
 import { positiveInt } from './parse-options.js';
-import { RERANK_EXIT_UNSCORED as EXIT_UNSCORED, STRATEGY_NAMES } from './option-values.js';
+import { RERANK_EXIT_UNSCORED as EXIT_UNSCORED, SANDBOX_PROVIDER_NAMES as SANDBOX_PROVIDERS, STRATEGY_NAMES } from './option-values.js';
+import { PARSER_NAMES } from '../verify/parser-names.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -35,6 +36,18 @@ export interface RerankFlags {
   inspector: boolean;
   crossFit?: number;
   sources?: string[];
+  verify?: boolean;
+  repos?: string;
+  checks?: boolean;
+  givenTests: boolean;
+  checksOut?: string;
+  provider?: string;
+  config?: string;
+  sandboxes: number;
+  verifyTimeout: number;
+  regressionBudget: number;
+  verifyParser?: string;
+  recipes?: string;
 }
 
 export function registerRerankCommand(program: Command): void {
@@ -129,6 +142,43 @@ export function registerRerankCommand(program: Command): void {
           .map((name) => name.trim())
           .filter(Boolean),
       ],
+    )
+    .option(
+      '--verify',
+      "run the code: check out each instance's repository at its base commit in sandboxes and grade every candidate with the task's tests (FAIL_TO_PASS, PASS_TO_PASS, test_patch); without them, the regression check (docs/rerank.md)",
+    )
+    .option(
+      '--repos <folder>',
+      'with --verify: the git repositories, one per SWE-bench repository (owner__name.git, owner__name, ...; bare or not)',
+    )
+    .option('--checks', 'with --verify: the regression check too, for instances that have given tests')
+    .option(
+      '--no-given-tests',
+      'with --verify: ignore FAIL_TO_PASS, PASS_TO_PASS and test_patch (selection as a user without tests has it)',
+    )
+    .option('--checks-out <file>', 'with --verify: one line per instance of what running its code found (default: beside --out)')
+    .addOption(
+      new Option('--provider <name>', 'with --verify: sandbox provider (default: config or WINNOWER_SANDBOX, else local)').choices([
+        ...SANDBOX_PROVIDERS,
+      ]),
+    )
+    .option('-c, --config <file>', 'with --verify: config file for the sandbox provider (also WINNOWER_CONFIG)')
+    .option('--sandboxes <n>', 'with --verify: sandboxes open at once for one instance', positiveInt, 4)
+    .option('--verify-timeout <s>', 'with --verify: time limit of one test run, seconds', positiveInt, 1800)
+    .option(
+      '--regression-budget <s>',
+      'with --verify: time one run of the whole suite may take before the regression check runs only related tests',
+      positiveInt,
+      600,
+    )
+    .addOption(
+      new Option('--verify-parser <name>', "with --verify: the test log parser (default: the repository's recipe, else detected)").choices([
+        ...PARSER_NAMES,
+      ]),
+    )
+    .option(
+      '--recipes <file>',
+      'with --verify: JSON table of test recipes by owner/name[@version] read over the built-in one (docs/verify.md)',
     )
     .addHelpText(
       'after',

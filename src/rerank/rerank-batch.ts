@@ -35,6 +35,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     lines,
     selections: [...scored.selections, ...resumedSelections(options, inputs, resumed)],
     noneUsable: scored.noneUsable,
+    executions: [...resumed.executions, ...scored.executions],
     timings,
   });
 }

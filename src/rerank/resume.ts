@@ -12,6 +12,7 @@ import { lookupLabel } from '../formats/index.js';
 import { select } from '../select/index.js';
 import type { Selection } from '../types/index.js';
 import { modelNameFor } from './score-instance.js';
+import type { InstanceExecution } from './execute-instance.js';
 import type { RerankBatchOptions, RerankInputs, ScoreLine } from './types.js';
 
 export interface Resumed {
@@ -19,6 +20,8 @@ export interface Resumed {
   done: Set<string>;
   /** Their score lines, labelled by this run's labels. */
   previous: ScoreLine[];
+  /** With --verify: what running their code found (their lines of the checks file). */
+  executions: InstanceExecution[];
 }
 
 function readJsonl<T>(file: string): T[] {
@@ -43,14 +46,24 @@ export async function resume(options: RerankBatchOptions, inputs: RerankInputs):
     if (!scoreLinesOf.has(line.instance_id)) scoreLinesOf.set(line.instance_id, new Map());
     scoreLinesOf.get(line.instance_id)!.set(line.trajectory_id, line);
   }
+  // With --verify, an instance is done only when its code ran too: its evidence line is there and
+  // every score line carries a verdict (a run without --verify left none).
+  const executionOf = new Map<string, InstanceExecution>();
+  if (options.execution && options.checksFile)
+    for (const line of readJsonl<InstanceExecution>(options.checksFile)) executionOf.set(line.instance_id, line);
   const complete = (instanceId: string): boolean => {
+    if (options.execution && !executionOf.has(instanceId)) return false;
     const saved = scoreLinesOf.get(instanceId);
     const candidates = byInstance.get(instanceId);
     if (!saved || !candidates || saved.size !== candidates.length || !candidates.every((trajectory) => saved.has(trajectory.id)))
       return false;
     // A candidate the scorer failed on (an outage, a timeout) is worth another try: redo its instance.
     return [...saved.values()].every(
-      (line) => line.score !== null && line.score.backend === scorer.backend && line.score.model === scorer.model,
+      (line) =>
+        line.score !== null &&
+        line.score.backend === scorer.backend &&
+        line.score.model === scorer.model &&
+        (!options.execution || line.verify !== undefined),
     );
   };
   const kept = [
@@ -68,18 +81,18 @@ export async function resume(options: RerankBatchOptions, inputs: RerankInputs):
       return { ...line, resolved: lookupLabel(labels, instanceId, trajectory.source) ?? null };
     }),
   );
+  const executions = options.execution ? [...done].map((instanceId) => executionOf.get(instanceId)!) : [];
   await mkdir(dirname(options.out), { recursive: true });
   await mkdir(dirname(options.scores), { recursive: true });
-  if (done.size === 0) {
-    await writeFile(options.out, '');
-    await writeFile(options.scores, '');
-  } else {
-    // Rewrite both from their complete rows: a line cut by a crash must not stay glued to the next one.
-    const lines = (rows: unknown[]) => rows.map((row) => JSON.stringify(row)).join('\n') + (rows.length ? '\n' : '');
-    await writeFile(options.out, lines(kept));
-    await writeFile(options.scores, lines(previous));
+  // Rewrite each from its complete rows: a line cut by a crash must not stay glued to the next one.
+  const lines = (rows: unknown[]) => rows.map((row) => JSON.stringify(row)).join('\n') + (rows.length ? '\n' : '');
+  await writeFile(options.out, lines(kept));
+  await writeFile(options.scores, lines(previous));
+  if (options.execution && options.checksFile) {
+    await mkdir(dirname(options.checksFile), { recursive: true });
+    await writeFile(options.checksFile, lines(executions));
   }
-  return { done, previous };
+  return { done, previous, executions };
 }
 
 /** The selections of the resumed instances, recomputed from their saved scores (selection is deterministic). */
@@ -87,14 +100,20 @@ export function resumedSelections(options: RerankBatchOptions, inputs: RerankInp
   return [...resumed.done].flatMap((instanceId) => {
     const candidates = inputs.byInstance.get(instanceId);
     if (!candidates) return [];
-    const scoreOf = new Map(
-      resumed.previous.filter((line) => line.instance_id === instanceId).map((line) => [line.trajectory_id, line.score ?? undefined]),
-    );
+    const lineOf = new Map(resumed.previous.filter((line) => line.instance_id === instanceId).map((line) => [line.trajectory_id, line]));
     const task = inputs.tasks.get(instanceId);
     return [
       select(
         options.strategy,
-        candidates.map((trajectory) => ({ trajectory, score: scoreOf.get(trajectory.id) })),
+        candidates.map((trajectory) => {
+          const line = lineOf.get(trajectory.id);
+          return {
+            trajectory,
+            score: line?.score ?? undefined,
+            ...(line?.verify ? { verify: line.verify } : {}),
+            ...(line?.checks ? { checks: line.checks } : {}),
+          };
+        }),
         { instanceId, selector: options.valueModel.selector, ...(task ? { task } : {}) },
       ),
     ];

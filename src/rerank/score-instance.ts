@@ -11,6 +11,7 @@ import { scoreCandidates } from '../scoring/score-candidates.js';
 import { select } from '../select/index.js';
 import type { Selection, Strategy, Task } from '../types/index.js';
 import { pushAll } from '../util/large-arrays.js';
+import { executeInstance, type InstanceExecution } from './execute-instance.js';
 import { LineAppender } from './line-appender.js';
 import type { RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine } from './types.js';
 
@@ -22,6 +23,8 @@ export interface ScoredInstances {
   selections: Selection[];
   lines: ScoreLine[];
   noneUsable: RerankBatchResult['noneUsable'];
+  /** With --verify: what running each instance's code found, in finishing order. */
+  executions: InstanceExecution[];
 }
 
 /** One instance: its candidates scored and selected, its score lines and its prediction. */
@@ -34,14 +37,23 @@ export async function scoreInstance(options: RerankBatchOptions, inputs: RerankI
     pass_to_pass: [],
     meta: {},
   };
-  const scored = await scoreCandidates(options.valueModel, task, candidates, {
-    template: options.template,
-    budgetTokens: options.budgetTokens,
-    signal: options.signal,
-  });
+  // The code runs while the value model scores: neither waits for the other.
+  const [scored, executed] = await Promise.all([
+    scoreCandidates(options.valueModel, task, candidates, {
+      template: options.template,
+      budgetTokens: options.budgetTokens,
+      signal: options.signal,
+    }),
+    options.execution ? executeInstance(options.execution, task, candidates, options.signal) : undefined,
+  ]);
   const selection = select(
     options.strategy,
-    candidates.map((trajectory, index) => ({ trajectory, score: scored[index]!.score })),
+    candidates.map((trajectory, index) => ({
+      trajectory,
+      score: scored[index]!.score,
+      ...(executed?.verify.get(trajectory.id) ? { verify: executed.verify.get(trajectory.id) } : {}),
+      ...(executed?.checks.get(trajectory.id) ? { checks: executed.checks.get(trajectory.id) } : {}),
+    })),
     { instanceId, selector: options.valueModel.selector, task },
   );
   const chosen = candidates.find((trajectory) => trajectory.id === selection.chosen);
@@ -53,6 +65,7 @@ export async function scoreInstance(options: RerankBatchOptions, inputs: RerankI
     resolved: lookupLabel(inputs.labels, instanceId, trajectory.source) ?? null,
     score: scored[index]!.score ?? null,
     error: scored[index]!.error ? { code: scored[index]!.error!.code, message: scored[index]!.error!.message } : null,
+    ...(executed ? { verify: executed.verify.get(trajectory.id) ?? null, checks: executed.checks.get(trajectory.id) ?? null } : {}),
   }));
   // No usable candidate: an empty model_patch (the SWE-bench harness counts it as an empty
   // patch, unresolved) and the reason beside it, which the harness ignores.
@@ -62,21 +75,27 @@ export async function scoreInstance(options: RerankBatchOptions, inputs: RerankI
     model_patch: chosen?.patch ?? '',
     ...(chosen ? {} : { no_patch_reason: selection.reason }),
   };
-  return { selection, chosen, lines, prediction };
+  return { selection, chosen, lines, prediction, execution: executed?.evidence };
 }
 
 /** Every instance of `todo`, appended to --scores and --out as each finishes. */
 export async function scoreInstances(options: RerankBatchOptions, inputs: RerankInputs, todo: string[]): Promise<ScoredInstances> {
-  const result: ScoredInstances = { selections: [], lines: [], noneUsable: [] };
+  const result: ScoredInstances = { selections: [], lines: [], noneUsable: [], executions: [] };
   const limit = pLimit(options.concurrency ?? 4);
   const scoresFile = new LineAppender(options.scores);
   const outFile = new LineAppender(options.out);
+  const checksFile = options.execution && options.checksFile ? new LineAppender(options.checksFile) : undefined;
   let finished = 0;
   await Promise.all(
     todo.map((instanceId) =>
       limit(async () => {
         options.signal?.throwIfAborted();
-        const { selection, chosen, lines, prediction } = await scoreInstance(options, inputs, instanceId);
+        const { selection, chosen, lines, prediction, execution } = await scoreInstance(options, inputs, instanceId);
+        // The evidence first: an instance is done once its prediction is written (resume.ts).
+        if (execution) {
+          await checksFile?.append([JSON.stringify(execution)]);
+          result.executions.push(execution);
+        }
         await scoresFile.append(lines.map((line) => JSON.stringify(line)));
         await outFile.append([JSON.stringify(prediction)]);
         if (!chosen) result.noneUsable.push({ instance_id: instanceId, reason: selection.reason });

@@ -8,7 +8,8 @@ import { DEFAULT_TEMPLATE } from '../scoring/score-candidates.js';
 import { scoredBy } from '../scoring/scorer-identity.js';
 import { repoNameOf, type Selection } from '../types/index.js';
 import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
-import type { RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine, Unscored } from './types.js';
+import type { InstanceExecution } from './execute-instance.js';
+import type { ExecutionSummary, RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine, Unscored } from './types.js';
 
 const UNSCORED_REASONS = 5;
 
@@ -20,6 +21,8 @@ export interface RunRecord {
   /** Every instance's selection. */
   selections: Selection[];
   noneUsable: RerankBatchResult['noneUsable'];
+  /** With --verify: every instance's execution evidence, resumed ones included. */
+  executions: InstanceExecution[];
   timings: Record<string, number>;
 }
 
@@ -59,6 +62,7 @@ export async function summarize(options: RerankBatchOptions, inputs: RerankInput
         ],
   );
   if (rows.length > 0) result.metrics = computeMetrics(rows);
+  if (options.execution) result.execution = executionSummary(options.checksFile ?? '', run.executions, scoreLines);
   if (options.report) {
     const labelOf = new Map(scoreLines.flatMap((line) => (line.resolved === null ? [] : [[line.trajectory_id, line.resolved] as const])));
     const summaries: SelectionSummary[] = run.selections
@@ -87,6 +91,7 @@ export async function summarize(options: RerankBatchOptions, inputs: RerankInput
               : []),
             ...warnings.map((warning) => `warning: ${warning.message}`),
             ...(result.unscored.candidates > 0 ? [describeUnscored(result.unscored)] : []),
+            ...(result.execution ? describeExecution(result.execution) : []),
           ],
         },
         metrics: result.metrics ?? computeMetrics([]),
@@ -129,4 +134,58 @@ function unscoredOf(lines: readonly ScoreLine[]): Unscored {
       message: line.error?.message ?? 'no score returned',
     })),
   };
+}
+
+/** The run's execution evidence in figures: what could not run, what was graded, how often the verdict is the label. */
+export function executionSummary(file: string, executions: readonly InstanceExecution[], lines: readonly ScoreLine[]): ExecutionSummary {
+  const couldNotRun = executions
+    .filter((execution) => execution.could_not_run !== null)
+    .map((execution) => ({ instance_id: execution.instance_id, reason: execution.could_not_run! }))
+    .sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1));
+  const graded = lines.filter((line) => line.verify && line.verify.status !== 'error' && line.verify.status !== 'timeout');
+  const labelled = graded.filter((line) => line.resolved !== null);
+  const disagreements = labelled
+    .filter((line) => line.verify!.resolved !== line.resolved)
+    .map((line) => ({
+      instance_id: line.instance_id,
+      trajectory_id: line.trajectory_id,
+      verdict: line.verify!.status,
+      label: line.resolved!,
+    }));
+  const compared = lines.filter((line) => line.checks && line.checks.regressions !== null);
+  return {
+    file,
+    instances: executions.length,
+    couldNotRun,
+    environment: executions.filter((execution) => execution.environment_failures.length > 0).map((execution) => execution.instance_id),
+    verified: graded.length,
+    resolved: graded.filter((line) => line.verify!.resolved).length,
+    agreement: labelled.length ? { agree: labelled.length - disagreements.length, total: labelled.length, disagreements } : null,
+    regressionChecked: compared.length,
+    regressed: compared.filter((line) => (line.checks!.regressions ?? 0) > 0).length,
+    sandboxMs: executions.reduce((sum, execution) => sum + execution.sandbox_ms, 0),
+  };
+}
+
+/** The report's and the CLI's lines for an execution summary. */
+export function describeExecution(summary: ExecutionSummary): string[] {
+  const lines = [
+    `ran code for ${summary.instances} instance(s): ${summary.verified} candidate(s) graded by the given tests (${summary.resolved} resolved), ${summary.regressionChecked} by the regression check (${summary.regressed} broke a test); ${(summary.sandboxMs / 1000).toFixed(1)} sandbox-seconds; evidence: ${summary.file}`,
+  ];
+  if (summary.agreement)
+    lines.push(
+      `verification agrees with the labels on ${summary.agreement.agree}/${summary.agreement.total} graded candidates (${((100 * summary.agreement.agree) / summary.agreement.total).toFixed(1)}%)`,
+    );
+  if (summary.couldNotRun.length)
+    lines.push(
+      `${summary.couldNotRun.length} instance(s) could not run (no candidate called unresolved): ${summary.couldNotRun
+        .slice(0, 3)
+        .map((entry) => `${entry.instance_id}: ${entry.reason}`)
+        .join('; ')}${summary.couldNotRun.length > 3 ? '; ...' : ''}`,
+    );
+  if (summary.environment.length)
+    lines.push(
+      `${summary.environment.length} instance(s) fail PASS_TO_PASS tests on the base here (environment): ${summary.environment.slice(0, 5).join(', ')}`,
+    );
+  return lines;
 }

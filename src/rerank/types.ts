@@ -2,7 +2,8 @@
 import type { ImportIssue, Labels } from '../formats/index.js';
 import type { computeMetrics } from '../metrics/ranking.js';
 import type { ValueModel } from '../scoring/value-model.js';
-import type { Score, Strategy, Task, Trajectory } from '../types/index.js';
+import type { CandidateChecks, Score, Strategy, Task, Trajectory, VerifyResult } from '../types/index.js';
+import type { RerankExecution } from './execute-instance.js';
 
 export interface RerankBatchOptions {
   candidates: string[];
@@ -26,6 +27,10 @@ export interface RerankBatchOptions {
   /** Instances scored at once (their inputs are batched together by the scorer). */
   concurrency?: number;
   signal?: AbortSignal;
+  /** `--verify`: run each instance's code (execute-instance.ts); its evidence goes to `checksFile`. */
+  execution?: RerankExecution;
+  /** One line per instance of what running its code found (default: beside --out). */
+  checksFile?: string;
   onIssue?: (issue: ImportIssue) => void;
   onProgress?: (done: number, total: number, instanceId: string) => void;
 }
@@ -39,6 +44,10 @@ export interface ScoreLine {
   resolved: boolean | null;
   score: Score | null;
   error: { code: string; message: string } | null;
+  /** With --verify: the given tests' verdict (null: not verified, e.g. the instance could not run). */
+  verify?: VerifyResult | null;
+  /** With --verify: the checks without a test list that selection read (null: not checked). */
+  checks?: CandidateChecks | null;
 }
 
 export interface RerankBatchResult {
@@ -57,6 +66,31 @@ export interface RerankBatchResult {
   /** Instances of this run none of whose candidates is usable (empty model_patch), with the selection's reason. */
   noneUsable: Array<{ instance_id: string; reason: string }>;
   timings: Record<string, number>;
+  /** With --verify: what running the code found over the run (summarize.ts). */
+  execution?: ExecutionSummary;
+}
+
+export interface ExecutionSummary {
+  /** The checks file: one line per instance (execute-instance.ts `InstanceExecution`). */
+  file: string;
+  instances: number;
+  /** Instances none of whose candidates could be graded, and why. */
+  couldNotRun: Array<{ instance_id: string; reason: string }>;
+  /** Instances whose base run fails PASS_TO_PASS tests here (the environment differs). */
+  environment: string[];
+  /** Candidates graded by the given tests, and how many of them resolved. */
+  verified: number;
+  resolved: number;
+  /** Over labelled candidates graded by the given tests: how often the verdict is the label. */
+  agreement: {
+    agree: number;
+    total: number;
+    disagreements: Array<{ instance_id: string; trajectory_id: string; verdict: string; label: boolean }>;
+  } | null;
+  /** Candidates the regression check compared, and how many of them broke a test. */
+  regressionChecked: number;
+  regressed: number;
+  sandboxMs: number;
 }
 
 export interface RerankWarning {

@@ -5,6 +5,7 @@
  */
 import { wnwError } from '../errors.js';
 import { repoNameOf, type Task } from '../types/task.js';
+import { PARSER_NAMES, type ParserName } from './parser-names.js';
 import type { LogParser } from './parsers/common.js';
 import { parseDjangoLog } from './parsers/django.js';
 import { parseExitCode } from './parsers/exit-code.js';
@@ -18,10 +19,9 @@ export const PARSERS = {
   sympy: parseSympyLog,
   unittest: parseUnittestLog,
   'exit-code': parseExitCode,
-} as const satisfies Record<string, LogParser>;
+} as const satisfies Record<ParserName, LogParser>;
 
-export type ParserName = keyof typeof PARSERS;
-export const PARSER_NAMES = Object.keys(PARSERS) as ParserName[];
+export { PARSER_NAMES, type ParserName };
 
 export function isParserName(name: string): name is ParserName {
   return Object.hasOwn(PARSERS, name);

@@ -40,6 +40,12 @@ export interface VerifyCandidateOptions {
   logTailBytes?: number;
   /** Cap on the test command's output held in memory (default 32 MiB). */
   maxLogBytes?: number;
+  /**
+   * The base run: no candidate patch (the candidate's is ignored), only the test patch, so the
+   * listed tests' outcomes on the unfixed code show what the environment can run (a base that
+   * collects nothing cannot grade anyone; docs/verify.md#the-base-run).
+   */
+  baseline?: boolean;
 }
 
 export interface Candidate {
@@ -82,20 +88,20 @@ export async function verifyCandidate(
   try {
     parser = detectParser(task, options.parser);
 
-    // 1. the candidate patch
-    if (candidate.patch.trim() === '') {
-      return finish({ status: 'apply_failed', apply_error: 'candidate patch is empty' });
-    }
-    // git apply makes a symbolic link to any target; the patch rules refuse one that leaves the repository.
-    const violation = patchViolation(candidate.patch);
-    if (violation) return finish({ status: 'apply_failed', apply_error: `refused by the patch rules: the patch ${violation.what}` });
-    try {
-      await sandbox.applyPatch(candidate.patch, { signal });
-    } catch (error) {
-      const failure = rethrowIfAborted(error, signal);
-      if (failure.code !== 'WNW_ERR_SBX_PATCH')
-        return finish({ status: 'error', error: `applying the candidate patch: ${failure.message}` });
-      return finish({ status: 'apply_failed', apply_error: failure.message });
+    // 1. the candidate patch (the base run applies none)
+    if (!options.baseline) {
+      if (candidate.patch.trim() === '') return finish({ status: 'apply_failed', apply_error: 'candidate patch is empty' });
+      // git apply makes a symbolic link to any target; the patch rules refuse one that leaves the repository.
+      const violation = patchViolation(candidate.patch);
+      if (violation) return finish({ status: 'apply_failed', apply_error: `refused by the patch rules: the patch ${violation.what}` });
+      try {
+        await sandbox.applyPatch(candidate.patch, { signal });
+      } catch (error) {
+        const failure = rethrowIfAborted(error, signal);
+        if (failure.code !== 'WNW_ERR_SBX_PATCH')
+          return finish({ status: 'error', error: `applying the candidate patch: ${failure.message}` });
+        return finish({ status: 'apply_failed', apply_error: failure.message });
+      }
     }
     base.applied = true;
 

@@ -41,6 +41,7 @@ describe('winnower start-up', () => {
       'src/train/defaults.ts',
       'src/types/strategy-names.ts',
       'src/util/package-root.ts',
+      'src/verify/parser-names.ts',
     ]);
     expect(graph.files.filter((file) => file.endsWith('-action.ts') || file.endsWith('/runtime.ts'))).toEqual([]);
   });
