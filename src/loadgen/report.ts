@@ -34,6 +34,27 @@ function row(target: string, connections: number, result: LoadResult): string[] 
   ];
 }
 
+/** Fewer finished requests than this, or fewer rounds per connection than ROUNDS, and a row's figures are mostly noise. */
+export const MIN_REQUESTS = 30;
+export const MIN_ROUNDS = 3;
+
+/**
+ * Why a finished row is too short to mean anything, and the duration (s) that would do: enough
+ * time for MIN_REQUESTS at the rate seen and for MIN_ROUNDS of the p50 latency per connection.
+ * Rows with none finished are the incomplete ones, reported apart.
+ */
+export function shortRow(result: LoadResult): { why: string; durationS: number } | undefined {
+  if (result.requests === 0) return undefined;
+  const few = result.requests < MIN_REQUESTS;
+  const slow = result.duration_s * 1000 < MIN_ROUNDS * result.latency_ms.p50;
+  if (!few && !slow) return undefined;
+  const needed = Math.max(MIN_REQUESTS / Math.max(result.requests_per_s, 1e-9), (MIN_ROUNDS * result.latency_ms.p50) / 1000);
+  const why = few
+    ? `${result.requests} requests finished (under ${MIN_REQUESTS})`
+    : `${result.duration_s} s is under ${MIN_ROUNDS} × the p50 of ${result.latency_ms.p50} ms`;
+  return { why, durationS: Math.ceil(needed * 1.2) };
+}
+
 function table(rows: string[][]): string {
   const widths = HEADER.map((_, column) => Math.max(...[HEADER, ...rows].map((cells) => cells[column]!.length)));
   const line = (cells: string[]) =>
@@ -82,6 +103,19 @@ export function formatReport(report: BenchReport): string {
     lines.push(
       '',
       `incomplete rows (${incomplete.join('; ')}): more requests were still running than had finished when the window closed, so their figures describe only the fastest requests; run longer (--duration, or --amount) or with fewer connections`,
+    );
+  }
+  const short = report.runs.flatMap((run) =>
+    [run.backend, run.winnower].flatMap((result) => {
+      const found = result && !result.incomplete ? shortRow(result) : undefined;
+      return found ? [{ connections: run.connections, ...found }] : [];
+    }),
+  );
+  if (short.length) {
+    const longest = Math.max(...short.map((each) => each.durationS));
+    lines.push(
+      '',
+      `too short to mean anything (${short.map((each) => `c=${each.connections}: ${each.why}`).join('; ')}): run with --duration ${longest} or more (or --per-connection ${MIN_ROUNDS * 2}), and compare ratios of runs made back to back`,
     );
   }
   const failures = report.runs.reduce((sum, run) => sum + run.winnower.errors + run.winnower.non_2xx + run.winnower.failed_answers, 0);

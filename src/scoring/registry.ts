@@ -22,7 +22,19 @@ const Labels = z.object({ yes: z.string().min(1), no: z.string().min(1) });
 export const ScorerBatching = z.object({
   maxBatchSize: z.number().int().positive().default(16).describe('Most inputs in one backend call.'),
   maxBatchTokens: z.number().int().positive().default(262_144).describe('Most tokens in one backend call, all inputs together.'),
-  windowMs: z.number().nonnegative().default(5).describe('How long the first call of a batch waits for others to join it.'),
+  windowMs: z
+    .number()
+    .nonnegative()
+    .default(5)
+    .describe('Longest wait of a call for others to join it; a call waits only while the backend is busy (max_in_flight batches at it).'),
+  maxInFlight: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      'Batches at the backend at once below which a call is sent without waiting (default: the onnx workers; for servers, one per URL).',
+    ),
 });
 
 // The descriptions are what docs/configuration.md shows (scripts/gen-config-docs.ts), so they name
@@ -271,7 +283,11 @@ export async function buildScorer(config: ScorerConfig, options: { observer?: Sc
   let scorer = await BACKENDS[config.backend](config, tokenizer);
   const { onBatch, onCall } = options.observer ?? {};
   if (onBatch) scorer = withObserver(scorer, onBatch);
-  if (config.batching) scorer = withBatching(scorer, config.batching);
+  if (config.batching) {
+    // What the backend runs at once: an ONNX worker runs one batch at a time, a replica is sent one batch at a time.
+    const maxInFlight = config.batching.maxInFlight ?? (config.backend === 'onnx' ? (config.workers ?? 1) : config.urls.length);
+    scorer = withBatching(scorer, { ...config.batching, maxInFlight });
+  }
   if (config.cacheEntries > 0) scorer = withCache(scorer, { maxEntries: config.cacheEntries });
   if (onCall) scorer = withObserver(scorer, onCall);
   return scorer;

@@ -1,9 +1,13 @@
 /**
  * `withBatching(scorer, options)`: concurrent `score()` calls are coalesced into batches for the
- * wrapped scorer. A batch leaves when it is full (inputs or tokens) or when the oldest queued
- * input has waited `windowMs`. Each caller gets its own results in its own order; a failed batch
- * fails only the calls it carried; an aborted call leaves the queue at once, and a batch in flight
- * is cancelled only when every call it serves has gone.
+ * wrapped scorer, and only while the backend is busy (docs/value-models.md#batching). A call that
+ * finds fewer than `maxInFlight` batches at the backend is sent at once, with whatever waits, as
+ * it would be without batching; otherwise it waits for company until a batch comes back (then the
+ * queue leaves at once), the batch is full (inputs or tokens), or `windowMs` has passed since the
+ * oldest queued input, so a slow batch holds the others for one window at most. A call is not
+ * split over two batches unless it is larger than one. Each caller gets its own results in its
+ * own order; a failed batch fails only the calls it carried; an aborted call leaves the queue at
+ * once, and a batch in flight is cancelled only when every call it serves has gone.
  */
 import { throwIfAborted, wnwError } from '../errors.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from './types.js';
@@ -13,8 +17,10 @@ export interface BatchingOptions {
   maxBatchSize: number;
   /** Most tokens per batch (ids counted exactly, text estimated at 4 characters a token); a larger input goes alone. */
   maxBatchTokens: number;
-  /** Longest wait for company, from the first queued input (ms). */
+  /** Longest wait for company, from the first queued input (ms); only a busy backend makes a call wait. */
   windowMs: number;
+  /** Batches at the backend at once below which a call is sent without waiting (default 1). */
+  maxInFlight?: number;
 }
 
 interface Call {
@@ -44,8 +50,9 @@ export function estimateTokens(input: ScoreInput): number {
 }
 
 export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
-  if (!(options.maxBatchSize >= 1) || !(options.maxBatchTokens >= 1) || !(options.windowMs >= 0)) {
-    throw wnwError('WNW_ERR_CFG_INVALID', 'batching needs maxBatchSize ≥ 1, maxBatchTokens ≥ 1 and windowMs ≥ 0', {
+  const maxInFlight = options.maxInFlight ?? 1;
+  if (!(options.maxBatchSize >= 1) || !(options.maxBatchTokens >= 1) || !(options.windowMs >= 0) || !(maxInFlight >= 1)) {
+    throw wnwError('WNW_ERR_CFG_INVALID', 'batching needs maxBatchSize ≥ 1, maxBatchTokens ≥ 1, windowMs ≥ 0 and maxInFlight ≥ 1', {
       details: { field: 'batching', ...options },
     });
   }
@@ -72,12 +79,29 @@ export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
     }
   }
 
+  /** The queued inputs of the call at the head of the queue (they are consecutive), and their tokens. */
+  function headCall(): { count: number; tokens: number } {
+    const call = queue[0]!.call;
+    let count = 0;
+    let tokens = 0;
+    while (count < queue.length && queue[count]!.call === call) tokens += queue[count++]!.tokens;
+    return { count, tokens };
+  }
+
+  /** The next batch: whole calls while they fit; a call larger than a batch fills one alone. */
   function take(): Item[] {
     const items: Item[] = [];
     let tokens = 0;
     while (queue.length > 0) {
       const next = queue[0]!;
-      if (items.length > 0 && (items.length >= options.maxBatchSize || tokens + next.tokens > options.maxBatchTokens)) break;
+      if (items.length > 0) {
+        if (items.length >= options.maxBatchSize || tokens + next.tokens > options.maxBatchTokens) break;
+        // A call that would not fit whole waits for the next batch, so that it is answered by one.
+        if (next.call !== items[items.length - 1]!.call) {
+          const whole = headCall();
+          if (items.length + whole.count > options.maxBatchSize || tokens + whole.tokens > options.maxBatchTokens) break;
+        }
+      }
       items.push(queue.shift()!);
       tokens += next.tokens;
       queuedTokens -= next.tokens;
@@ -111,11 +135,18 @@ export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
       }
     })();
     inFlight.add(run);
-    void run.finally(() => inFlight.delete(run));
+    void run.finally(() => {
+      inFlight.delete(run);
+      // The backend has room again: what waited for company leaves now, not at the window's end.
+      pump();
+      arm();
+    });
   }
 
-  function flushFull(): void {
+  /** Sends full batches, and everything queued while the backend has fewer than maxInFlight batches. */
+  function pump(): void {
     while (queue.length >= options.maxBatchSize || queuedTokens >= options.maxBatchTokens) dispatch(take());
+    while (queue.length > 0 && inFlight.size < maxInFlight) dispatch(take());
   }
 
   function flushAll(): void {
@@ -170,7 +201,7 @@ export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
           queuedTokens += tokens;
         });
         signal?.addEventListener('abort', onAbort, { once: true });
-        flushFull();
+        pump();
         arm();
       });
     },

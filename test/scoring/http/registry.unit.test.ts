@@ -63,14 +63,35 @@ describe('scorer registry', () => {
     const inputs = textInputs(6);
     const first = await Promise.all(inputs.map((input) => scorer.score([input])));
     const again = await Promise.all(inputs.map((input) => scorer.score([input])));
-    // The probe (the served models, then a tiny /classify), then one batch.
+    // The probe (the served models, then a tiny /classify), then the first call alone (the backend was idle), then one batch of the five others.
     expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
       'GET /v1/models',
+      'POST /classify',
       'POST /classify',
       'POST /classify',
     ]);
     expect(again).toEqual(first.map(([output]) => [{ ...output, cached: true }]));
     expect(first.map((result) => result[0]!.raw)).toEqual(inputs.map((input) => fakeLogit(input.text)));
+  });
+
+  it('lets one batch per replica go without waiting (max_in_flight defaults to the URLs)', async () => {
+    const count = async (urls: number) => {
+      const replicas = Array.from({ length: urls }, () => startFakeVllm({ model: 'cls' }));
+      const started = (await Promise.all(replicas)).map(keep);
+      const scorer = await create({
+        backend: 'vllm',
+        model: 'cls',
+        urls: started.map((server) => server.url),
+        batching: { maxBatchSize: 8, windowMs: 60_000 },
+        cacheEntries: 0,
+      });
+      await Promise.all(textInputs(3).map((input) => scorer.score([input])));
+      // The readiness probe (one input, "probe") is sent before the first call: it is not a batch.
+      return started.flatMap((server) => server.bodies('/classify')).filter((body) => body.input[0] !== 'probe').length;
+    };
+    // One URL: the first call alone, the two others together once it is back; two URLs: two alone, then the third.
+    expect(await count(1)).toBe(2);
+    expect(await count(2)).toBe(3);
   });
 
   it('builds an unwrapped scorer when batching and caching are off', async () => {
