@@ -82,7 +82,8 @@ export class CheckEvidence {
     const candidates = [...this.#candidates.values()].sort((a, b) => a.index - b.index);
     const sandboxMs =
       (this.#base?.duration_ms ?? 0) +
-      candidates.reduce((sum, c) => sum + c.duration_ms, 0) +
+      // sandbox_ms: the sandbox time; events stored before it existed carry only the wall time.
+      candidates.reduce((sum, c) => sum + (c.sandbox_ms ?? c.duration_ms), 0) +
       tests.reduce((sum, t) => sum + t.sandbox_ms, 0) +
       this.#cells.reduce((sum, cell) => sum + cell.duration_ms, 0);
     return {

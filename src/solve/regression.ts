@@ -5,14 +5,16 @@
  * its own sandbox (an overlay of the shared base snapshot plus the patch, never a fresh clone);
  * tests that passed on base and fail with it are its regressions. When the whole suite does not
  * fit `budget_s` on base, each candidate runs only the tests related to the files it changes,
- * against base runs of those same tests.
+ * against base runs of those same tests. A candidate that compared no test is `not_compared`,
+ * never "breaks no test"; tests its own patch deleted are listed as removed, not as regressions.
  */
 import { toWinnowerError } from '../errors.js';
 import { patchViolation } from '../sandbox/patch-rules.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CandidateRegressions, RegressionBase } from '../types/checks.js';
 import { compareBaseRuns, findRegressions, type BaseOutcomes } from '../verify/regression.js';
-import { runSuite, type SuiteRun } from '../verify/run-suite.js';
+import { patchRemovals } from '../verify/removed-tests.js';
+import { exitCodeTests, runSuite, type SuiteRun } from '../verify/run-suite.js';
 import { patchedFiles } from '../verify/test-command.js';
 import { findTestSuite, relatedTestFiles, type TestSuite } from '../verify/test-suite.js';
 import type { SolveContext, Slot } from './solve-context.js';
@@ -20,8 +22,8 @@ import type { SolveContext, Slot } from './solve-context.js';
 interface BaseState {
   suite: TestSuite;
   scope: 'full' | 'related';
-  /** Base outcomes by command (the full suite's, or related subsets' as they are asked for). */
-  outcomes: Map<string, Promise<BaseOutcomes>>;
+  /** Base outcomes by command (the full suite's, or related subsets' as they are asked for), with the sandbox time of their runs. */
+  outcomes: Map<string, Promise<BaseOutcomes & { sandbox_ms: number }>>;
 }
 
 export interface RegressionStage {
@@ -34,14 +36,16 @@ export function regressionEnabled(context: SolveContext): boolean {
   return context.verifying && context.request.verify.regression.enabled;
 }
 
-/** Opens a sandbox at the base commit within the budget, runs `work` in it, closes it. */
-async function inSandbox<T>(context: SolveContext, work: (sandbox: Sandbox) => Promise<T>): Promise<T> {
+/** Opens a sandbox at the base commit within the budget, runs `work` in it, closes it; `held` gets the time it was open. */
+async function inSandbox<T>(context: SolveContext, work: (sandbox: Sandbox) => Promise<T>, held?: (ms: number) => void): Promise<T> {
   return context.budget.hold(async () => {
+    const opened = Date.now();
     const sandbox = await context.deps.sandboxes.create(context.spec, { signal: context.checksSignal });
     try {
       return await work(sandbox);
     } finally {
       await sandbox.close().catch(() => undefined);
+      held?.(Date.now() - opened);
     }
   });
 }
@@ -71,6 +75,8 @@ export function startRegression(context: SolveContext): RegressionStage {
   const relatedTimeoutMs = context.request.verify.timeout_s * 1000;
   const signal = context.checksSignal;
   const given = options.test_command ?? context.request.verify.test_command;
+  // verify.parser reads verify.test_command's log: it applies here when that is the suite's command.
+  const givenParser = options.test_command === undefined ? context.request.verify.parser : undefined;
 
   const twoRuns = async (suite: TestSuite, command: string, limitMs: number, first?: Promise<SuiteRun>): Promise<[SuiteRun, SuiteRun]> =>
     Promise.all([
@@ -89,10 +95,12 @@ export function startRegression(context: SolveContext): RegressionStage {
       let resolveSuite!: (suite: TestSuite | undefined) => void;
       const suiteKnown = new Promise<TestSuite | undefined>((resolve) => (resolveSuite = resolve));
       const first: Promise<SuiteRun | undefined> = inSandbox(context, async (sandbox) => {
-        const suite = await findTestSuite(sandbox, given, { signal }).catch((error: unknown) => {
-          resolveSuite(undefined);
-          throw error;
-        });
+        const suite = await findTestSuite(sandbox, given, { signal, ...(givenParser ? { parser: givenParser } : {}) }).catch(
+          (error: unknown) => {
+            resolveSuite(undefined);
+            throw error;
+          },
+        );
         resolveSuite(suite);
         return suite ? runSuite(sandbox, suite.command, suite.parser, { timeoutMs, signal }) : undefined;
       });
@@ -114,7 +122,7 @@ export function startRegression(context: SolveContext): RegressionStage {
         );
         return undefined;
       }
-      const suite = detectedSuite;
+      let suite = detectedSuite;
       const [a, b] = await twoRuns(
         suite,
         suite.command,
@@ -122,11 +130,29 @@ export function startRegression(context: SolveContext): RegressionStage {
         first.then((run) => run!),
       );
       const fits = !a.timed_out && !b.timed_out;
+      let gradingReason: string | undefined;
+      // A given command whose log its parser finds no test in (`make check`, `go test ./...`, a
+      // shell script read as pytest) is graded by exit code: the whole command is one test, as for
+      // verification (docs/verify.md "Choosing a parser"), so that breaking it is a regression.
+      const started126 = a.exit_code === 126 || a.exit_code === 127;
+      if (suite.runner === 'given' && suite.parser !== 'exit-code' && fits && !started126 && a.tests.size === 0 && b.tests.size === 0) {
+        gradingReason = `the ${suite.parser} parser found no test in the log of \`${suite.command}\`; the whole command is one test, graded by its exit code`;
+        a.tests = exitCodeTests(suite.command, a.exit_code);
+        b.tests = exitCodeTests(suite.command, b.exit_code);
+        suite = { ...suite, parser: 'exit-code' };
+      } else if (suite.parser === 'exit-code') {
+        gradingReason =
+          suite.runner === 'given'
+            ? 'the exit-code parser was asked for'
+            : `the ${suite.runner} runner is read by exit code: the whole command is one test`;
+      }
+      const how = { parser: suite.parser, ...(gradingReason ? { grading_reason: gradingReason } : {}) };
       if (fits && a.tests.size === 0 && (a.exit_code === 126 || a.exit_code === 127)) {
         record(
           {
             runner: suite.runner,
             command: suite.command,
+            ...how,
             scope: 'full',
             passed: 0,
             flaky: [],
@@ -141,17 +167,27 @@ export function startRegression(context: SolveContext): RegressionStage {
       // candidate nothing to break: saying "breaks no test" would be a comparison of nothing.
       if (fits && outcomes.passed.size === 0) {
         record(
-          { runner: suite.runner, command: suite.command, scope: 'full', passed: 0, flaky: outcomes.flaky, error: noPassError(suite, a) },
+          {
+            runner: suite.runner,
+            command: suite.command,
+            ...how,
+            scope: 'full',
+            passed: 0,
+            flaky: outcomes.flaky,
+            error: noPassError(suite, a),
+          },
           a.duration_ms + b.duration_ms,
         );
         return undefined;
       }
       const state: BaseState = { suite, scope: fits ? 'full' : 'related', outcomes: new Map() };
-      if (fits) state.outcomes.set(suite.command, Promise.resolve(outcomes));
+      // The full base's runs are the base's own cost (base.duration_ms), not a candidate's.
+      if (fits) state.outcomes.set(suite.command, Promise.resolve({ ...outcomes, sandbox_ms: 0 }));
       record(
         {
           runner: suite.runner,
           command: suite.command,
+          ...how,
           scope: state.scope,
           passed: fits ? outcomes.passed.size : 0,
           flaky: fits ? outcomes.flaky : [],
@@ -180,13 +216,16 @@ export function startRegression(context: SolveContext): RegressionStage {
   base.catch(() => undefined);
   context.background.push(base);
 
-  const baseFor = (state: BaseState, command: string): Promise<BaseOutcomes> => {
-    let outcomes = state.outcomes.get(command);
-    if (!outcomes) {
-      outcomes = twoRuns(state.suite, command, relatedTimeoutMs).then(([a, b]) => compareBaseRuns(a.tests, b.tests));
-      state.outcomes.set(command, outcomes);
-    }
-    return outcomes;
+  /** Base outcomes of `command`; `first`: this call started its two base runs (their sandbox time is its cost). */
+  const baseFor = (state: BaseState, command: string): { outcomes: Promise<BaseOutcomes & { sandbox_ms: number }>; first: boolean } => {
+    const known = state.outcomes.get(command);
+    if (known) return { outcomes: known, first: false };
+    const outcomes = twoRuns(state.suite, command, relatedTimeoutMs).then(([a, b]) => ({
+      ...compareBaseRuns(a.tests, b.tests),
+      sandbox_ms: a.duration_ms + b.duration_ms,
+    }));
+    state.outcomes.set(command, outcomes);
+    return { outcomes, first: true };
   };
 
   return {
@@ -202,51 +241,87 @@ export function startRegression(context: SolveContext): RegressionStage {
         trajectory_id: trajectory.id,
         status: 'checked',
         regressions: [],
+        removed: [],
         compared: 0,
+        flaky: [],
         scope: state.scope,
         timed_out: false,
         duration_ms: 0,
+        sandbox_ms: 0,
+      };
+      const held = (ms: number) => {
+        result.sandbox_ms = (result.sandbox_ms ?? 0) + ms;
       };
       let candidateRun: { command: string; run: SuiteRun } | undefined;
       try {
         // The patch rules (src/sandbox/patch-rules.ts) refuse a patch that would leave the repository, as verification does.
         const violation = patchViolation(trajectory.patch);
         if (violation) throw Object.assign(new Error(`refused by the patch rules: the patch ${violation.what}`), { refused: true });
-        await inSandbox(context, async (sandbox) => {
-          try {
-            await sandbox.applyPatch(trajectory.patch, { signal });
-          } catch (error) {
-            if (signal.aborted) throw error;
-            result.status = 'apply_failed';
-            result.error = toWinnowerError(error).message;
-            return;
-          }
-          let command = state.suite.command;
-          if (state.scope === 'related') {
-            const related = await relatedTestFiles(sandbox, state.suite, patchedFiles(trajectory.patch), { signal });
-            const subset = related.length ? state.suite.forFiles(related) : undefined;
-            if (!subset) {
-              result.error = 'the whole suite does not fit verify.regression.budget_s and no related tests were found';
+        await inSandbox(
+          context,
+          async (sandbox) => {
+            try {
+              await sandbox.applyPatch(trajectory.patch, { signal });
+            } catch (error) {
+              if (signal.aborted) throw error;
+              result.status = 'apply_failed';
+              result.error = toWinnowerError(error).message;
               return;
             }
-            command = subset;
-          }
-          candidateRun = {
-            command,
-            run: await runSuite(sandbox, command, state.suite.parser, {
-              timeoutMs: state.scope === 'related' ? relatedTimeoutMs : timeoutMs,
-              signal,
-            }),
-          };
-        });
+            let command = state.suite.command;
+            if (state.scope === 'related') {
+              const { forFiles } = state.suite;
+              if (!forFiles) {
+                result.status = 'not_compared';
+                result.error =
+                  `the whole suite (\`${state.suite.command}\`) does not fit verify.regression.budget_s, and no subset could be chosen: ` +
+                  `its runner cannot run chosen test files (pytest, Django runtests.py, SymPy bin/test and unittest can)`;
+                return;
+              }
+              const related = await relatedTestFiles(sandbox, state.suite, patchedFiles(trajectory.patch), { signal });
+              const subset = related.length ? forFiles(related) : undefined;
+              if (!subset) {
+                result.status = 'not_compared';
+                result.error = 'the whole suite does not fit verify.regression.budget_s and no related tests were found';
+                return;
+              }
+              command = subset;
+            }
+            candidateRun = {
+              command,
+              run: await runSuite(sandbox, command, state.suite.parser, {
+                timeoutMs: state.scope === 'related' ? relatedTimeoutMs : timeoutMs,
+                signal,
+              }),
+            };
+          },
+          held,
+        );
         // Base runs of a related subset start only after the candidate's sandbox is closed: a
         // slot is never held while waiting for another (no deadlock under max_sandboxes).
         if (candidateRun) {
           const { command, run } = candidateRun;
-          const found = findRegressions(await baseFor(state, command), run.tests, run.timed_out);
+          const { outcomes, first } = baseFor(state, command);
+          const base = await outcomes;
+          if (first) held(base.sandbox_ms);
+          const found = findRegressions(base, run.tests, run.timed_out, patchRemovals(trajectory.patch));
           result.regressions = found.regressions;
+          result.removed = found.removed;
           result.compared = found.compared;
+          result.flaky = base.flaky;
           result.timed_out = run.timed_out;
+          // Comparing nothing is no evidence that nothing broke: not "breaks no test" (docs/checks.md).
+          if (found.compared === 0) {
+            result.status = 'not_compared';
+            result.error =
+              base.passed.size === 0
+                ? `no test of \`${command}\` passed in both base runs, so there was nothing to compare`
+                : found.removed.length === base.passed.size
+                  ? 'the patch removed every test that passed on base'
+                  : run.timed_out
+                    ? 'the run timed out before reaching any test that passed on base'
+                    : 'no test that passed on base was compared';
+          }
         }
       } catch (error) {
         if (signal.aborted) throw error;

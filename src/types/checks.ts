@@ -13,6 +13,13 @@ export type RegressionBase = {
   command: string;
   /** `full`: the whole suite fit verify.regression.budget_s; `related`: only tests related to each patch's files. */
   scope: 'full' | 'related';
+  /**
+   * How the runs were read: a parser name, or `exit-code` when the whole command is one test
+   * named by the command (Go, Rust and Node runners, or a given command whose output no parser
+   * understands); `grading_reason` says why.
+   */
+  parser?: string;
+  grading_reason?: string;
   /** Tests that passed in both base runs: the ones a candidate can break. */
   passed: number;
   /** Tests with different outcomes in the two base runs: ignored, listed here. */
@@ -29,17 +36,35 @@ export type Regression = {
   candidate: TestStatus;
 };
 
+/** A test that passed on base and is gone with the candidate because its own patch deleted or renamed it. */
+export type RemovedTest = {
+  test: string;
+  /** The test file the patch deleted, renamed or removed the test from. */
+  file: string;
+};
+
 export type CandidateRegressions = {
   index: number;
   trajectory_id: string;
-  /** `checked`: the suite ran with the patch; `apply_failed`/`error`: it did not, and `regressions` is empty. */
-  status: 'checked' | 'apply_failed' | 'error';
+  /**
+   * `checked`: the suite ran with the patch and compared at least one test; `not_compared`: it
+   * compared none (no related tests, a run that reached no base-passing test), `error` says why;
+   * `apply_failed`/`error`: it did not run. Only `checked` counts for selection.
+   */
+  status: 'checked' | 'not_compared' | 'apply_failed' | 'error';
   regressions: Regression[];
+  /** Base-passing tests the candidate's patch deleted or renamed: not regressions (the tamper check's business). */
+  removed?: RemovedTest[];
   /** Tests compared (passed on base, not flaky, run with the candidate). */
   compared: number;
+  /** Tests ignored because their two base runs differed (the base's list, or a related subset's). */
+  flaky?: string[];
   scope: 'full' | 'related';
   timed_out: boolean;
+  /** Wall time of the candidate's check, waits for a sandbox included. */
   duration_ms: number;
+  /** Sandbox time it cost: its own run, plus the two base runs of a related subset it was first to need. */
+  sandbox_ms?: number;
   error?: string;
 };
 

@@ -19,6 +19,11 @@ export interface SuiteRun {
   log_tail: string;
 }
 
+/** The outcome of a run graded by exit code: one test named by the command; none when it was killed. */
+export function exitCodeTests(command: string, exitCode: number | null): Map<string, TestStatus> {
+  return new Map<string, TestStatus>(exitCode === null ? [] : [[command, exitCode === 0 ? 'passed' : 'failed']]);
+}
+
 export async function runSuite(
   sandbox: Sandbox,
   command: string,
@@ -35,7 +40,7 @@ export async function runSuite(
   const log = run.stderr === '' ? run.stdout : `${run.stdout}\n${run.stderr}`;
   const tests =
     parser === 'exit-code'
-      ? new Map<string, TestStatus>(run.exitCode === null ? [] : [[command, run.exitCode === 0 ? 'passed' : 'failed']])
+      ? exitCodeTests(command, run.exitCode)
       : parseTestLog(log, parser, { exitCode: run.exitCode, testIds: [] }, { markers: false }).tests;
   return {
     tests,

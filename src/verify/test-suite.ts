@@ -3,13 +3,14 @@
  * sandbox at the base commit. `verify.regression.test_command` wins; otherwise by what the
  * checkout holds, per language: Django (`tests/runtests.py`), SymPy (`bin/test`), Python (pytest
  * when importable, else unittest discovery), Go (`go.mod`), Rust (`Cargo.toml`), Node (a `test`
- * script in package.json). Each suite says how to run all of it and, where the runner can, only
- * some test files (the tests related to a patch).
+ * script in package.json); when several are found, the language with the most test files wins.
+ * Each suite says how to run all of it and, where the runner can, only some test files (the tests
+ * related to a patch).
  */
 import type { Sandbox } from '../sandbox/types.js';
 import type { ParserName } from './detect.js';
-import { detectParser } from './detect.js';
-import { djangoModuleOfFile, shellWord } from './test-command.js';
+import { djangoSubset, givenSuite, unittestSubset } from './given-suite.js';
+import { shellWord } from './test-command.js';
 
 export interface TestSuite {
   runner: 'pytest' | 'unittest' | 'django' | 'sympy' | 'go' | 'cargo' | 'npm' | 'given';
@@ -19,12 +20,25 @@ export interface TestSuite {
   command: string;
   /** The repository's test files (paths relative to the workdir), for the related-tests heuristics. */
   testFiles: string[];
-  /** A command running only `files` (a subset of testFiles); undefined when the runner cannot. */
-  forFiles(files: string[]): string | undefined;
+  /** A command running only `files` (a subset of testFiles); absent when the runner cannot select files. */
+  forFiles?: (files: string[]) => string | undefined;
 }
 
 const PYTEST = 'python3 -m pytest -rA --tb=short -p no:cacheprovider';
-const TEST_FILE = /(^|\/)(test_[^/]*\.py|[^/]*_test\.py|[^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*_test\.go)$/;
+
+/** Test files per language, by name: what runner detection counts (docs/checks.md "Regression check"). */
+const TEST_FILES = {
+  python: /(^|\/)(test_[^/]*\.py|[^/]*_test\.py|tests\.py)$/,
+  js: /(^|\/)([^/]*\.(test|spec)\.[cm]?[jt]sx?|__tests__\/[^/]*\.[cm]?[jt]sx?)$/,
+  go: /_test\.go$/,
+  rust: /(^|\/)tests\/[^/]*\.rs$/,
+} as const;
+type Language = keyof typeof TEST_FILES;
+const TEST_FILE = new RegExp(
+  Object.values(TEST_FILES)
+    .map((pattern) => pattern.source)
+    .join('|'),
+);
 
 /** What the probe prints: one `key=value` line per fact. */
 const PROBE = [
@@ -39,11 +53,37 @@ const PROBE = [
   '{ git ls-files 2>/dev/null || find . -type f -not -path "./.git/*" | sed "s|^\\./||"; } | head -n 20000 | sed "s/^/file=/"',
 ].join('\n');
 
+/** The language each detectable runner tests, in the order a tie between languages is broken. */
+const RUNNER_LANGUAGE: ReadonlyArray<[runner: string, language: Language]> = [
+  ['django', 'python'],
+  ['sympy', 'python'],
+  ['go', 'go'],
+  ['cargo', 'rust'],
+  ['npm', 'js'],
+  ['python', 'python'],
+];
+
+/**
+ * The runner for the language with the most test files among those a runner was found for (a
+ * Python repository's `package.json` test script for karma does not win over its Python tests);
+ * ties go to the first in RUNNER_LANGUAGE. `python` (pytest or unittest) needs Python test files.
+ */
+function chooseRunner(runners: string[], files: string[]): string | undefined {
+  const count = (language: Language) => files.filter((file) => TEST_FILES[language].test(file)).length;
+  const available = RUNNER_LANGUAGE.filter(([runner, language]) => (runner === 'python' ? count(language) > 0 : runners.includes(runner)));
+  let best: [string, number] | undefined;
+  for (const [runner, language] of available) {
+    const n = count(language);
+    if (!best || n > best[1]) best = [runner, n];
+  }
+  return best?.[0];
+}
+
 /** Finds the suite in `sandbox` (at the base commit); undefined when there is none. */
 export async function findTestSuite(
   sandbox: Sandbox,
   given: string | undefined,
-  options: { signal?: AbortSignal } = {},
+  options: { signal?: AbortSignal; parser?: ParserName } = {},
 ): Promise<TestSuite | undefined> {
   const probe = await sandbox.exec(`set -- ${shellWord(sandbox.workdir)}\n${PROBE}`, {
     timeoutMs: 60_000,
@@ -54,23 +94,14 @@ export async function findTestSuite(
   const runners = lines.filter((line) => line.startsWith('runner=')).map((line) => line.slice(7));
   const files = lines.filter((line) => line.startsWith('file=')).map((line) => line.slice(5));
   const testFiles = files.filter((file) => TEST_FILE.test(file));
+  const pyTests = testFiles.filter((file) => TEST_FILES.python.test(file));
   const pytest = lines.includes('pytest=yes');
-  if (given) {
-    const parser = detectParser({ instance_id: 'suite', test_command: given });
-    return { runner: 'given', parser, command: given, testFiles, forFiles: () => undefined };
-  }
-  const pyTests = testFiles.filter((file) => file.endsWith('.py'));
-  const runner = runners[0];
+  if (given) return { runner: 'given', ...givenSuite(given, pyTests, options.parser) };
+  const runner = chooseRunner(runners, files);
+  if (runner === undefined) return undefined;
   if (runner === 'django') {
-    const modules = (chosen: string[]) => chosen.map(djangoModuleOfFile).filter((module): module is string => module !== undefined);
     const base = './tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1';
-    return {
-      runner,
-      parser: 'django',
-      command: base,
-      testFiles: pyTests,
-      forFiles: (chosen) => (modules(chosen).length ? [base, ...modules(chosen).map(shellWord)].join(' ') : undefined),
-    };
+    return { runner, parser: 'django', command: base, testFiles: pyTests, forFiles: (chosen) => djangoSubset(base, chosen) };
   }
   if (runner === 'sympy') {
     return {
@@ -83,9 +114,8 @@ export async function findTestSuite(
   }
   if (runner === 'go' || runner === 'cargo' || runner === 'npm') {
     const command = { go: 'go test ./...', cargo: 'cargo test', npm: 'npm test' }[runner];
-    return { runner, parser: 'exit-code', command, testFiles, forFiles: () => undefined };
+    return { runner, parser: 'exit-code', command, testFiles };
   }
-  if (pyTests.length === 0) return undefined;
   if (pytest)
     return {
       runner: 'pytest',
@@ -94,13 +124,12 @@ export async function findTestSuite(
       testFiles: pyTests,
       forFiles: (chosen) => [PYTEST, ...chosen.map(shellWord)].join(' '),
     };
-  const module = (file: string) => file.replace(/\.py$/, '').replace(/\//g, '.');
   return {
     runner: 'unittest',
     parser: 'unittest',
     command: 'python3 -m unittest discover -v -t . -s .',
     testFiles: pyTests,
-    forFiles: (chosen) => ['python3 -m unittest -v', ...chosen.map(module).map(shellWord)].join(' '),
+    forFiles: (chosen) => unittestSubset('python3 -m unittest', chosen),
   };
 }
 
@@ -131,7 +160,7 @@ export async function relatedTestFiles(
     .join('|');
   if (!pattern || suite.testFiles.length === 0) return byPath;
   const listed = suite.testFiles.slice(0, 5000).map(shellWord).join(' ');
-  const grep = await sandbox.exec(`grep -l -E '(import|from|require|use)[^\\n]*\\b(${pattern})\\b' -- ${listed} 2>/dev/null; true`, {
+  const grep = await sandbox.exec(`grep -l -E '(import|from|require|use).*\\b(${pattern})\\b' -- ${listed} 2>/dev/null; true`, {
     timeoutMs: 60_000,
     maxOutputBytes: 1024 * 1024,
     ...(options.signal ? { signal: options.signal } : {}),
