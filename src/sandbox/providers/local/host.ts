@@ -13,6 +13,7 @@ import { baseSandboxEnv, bwrapArgs, detectRootLayout, type RootEntry } from './b
 import { isAlive } from '../../../util/process-alive.js';
 import { LocalCgroups, type SandboxLimits } from './limits.js';
 import { createOverlayWorkspace, makeOwnedDirs, removeTree, type Owner, type WorkspaceMode } from './overlay.js';
+import { pickNetworkHelper, type NetworkHelper, type NetworkHelperKind } from './network.js';
 import { ARGS_FD, SandboxProcess, STATUS_FD, type SandboxProcessResult } from './process.js';
 import { HOST_PATH, tail } from '../../host-command.js';
 
@@ -30,6 +31,8 @@ export interface LocalHostOptions {
   maxTotalProcesses?: number;
   /** Memory of all sandboxes together, in MiB (default: three quarters of the host's). */
   maxTotalMemoryMb?: number;
+  /** What connects a networked sandbox's own network namespace (network.ts): the first installed of pasta and slirp4netns, or the one named. */
+  networkHelper?: 'auto' | NetworkHelperKind;
 }
 
 export interface LocalHost {
@@ -38,6 +41,8 @@ export interface LocalHost {
   nsenter: string;
   setpriv: string | undefined;
   prlimit: string | undefined;
+  /** The helper that connects networked sandboxes (undefined: none installed, so none can be made), and iproute2's ip. */
+  network: { helper: NetworkHelper | undefined; ip: string | undefined };
   /** bash on the host, which closes inherited descriptors before each launch (undefined: none). */
   hostBash: string | undefined;
   /** Set when we are root: the uid/gid every sandboxed process drops to. */
@@ -71,7 +76,9 @@ export async function detectLocalHost(options: LocalHostOptions): Promise<LocalH
     });
   }
   const isRoot = process.getuid?.() === 0;
-  const [unshare, nsenter, setpriv, prlimit, hostBash] = await Promise.all(['unshare', 'nsenter', 'setpriv', 'prlimit', 'bash'].map(which));
+  const [unshare, nsenter, setpriv, prlimit, hostBash, pasta, slirp4netns, ip] = await Promise.all(
+    ['unshare', 'nsenter', 'setpriv', 'prlimit', 'bash', 'pasta', 'slirp4netns', 'ip'].map(which),
+  );
   if (!unshare || !nsenter || (isRoot && !setpriv)) {
     throw wnwError(
       'WNW_ERR_SBX_UNAVAILABLE',
@@ -103,6 +110,7 @@ export async function detectLocalHost(options: LocalHostOptions): Promise<LocalH
     nsenter,
     setpriv,
     prlimit,
+    network: { helper: pickNetworkHelper({ pasta, slirp4netns }, options.networkHelper), ip },
     hostBash,
     dropTo,
     owner: dropTo,
@@ -229,6 +237,8 @@ export interface LaunchParts {
   procsFiles: string[];
   limits: SandboxLimits;
   holderPid: number | undefined;
+  /** Enter the holder's network namespace too (it has its own: a networked sandbox). */
+  holderNetwork?: boolean;
   bwrap: string[];
   program: string[];
 }
@@ -260,7 +270,16 @@ export function launchArgv(host: LocalHost, parts: LaunchParts): Launch {
     '-i',
     ...(host.dropTo ? [host.setpriv!, `--reuid=${host.dropTo.uid}`, `--regid=${host.dropTo.gid}`, '--clear-groups', '--'] : []),
     ...(prlimitArgs.length > 0 ? [host.prlimit!, ...prlimitArgs, '--'] : []),
-    ...(parts.holderPid !== undefined ? [host.nsenter, `--target=${parts.holderPid}`, '--user', '--mount', '--preserve-credentials'] : []),
+    ...(parts.holderPid !== undefined
+      ? [
+          host.nsenter,
+          `--target=${parts.holderPid}`,
+          '--user',
+          '--mount',
+          ...(parts.holderNetwork ? ['--net'] : []),
+          '--preserve-credentials',
+        ]
+      : []),
     host.bwrap,
     '--args',
     String(ARGS_FD),

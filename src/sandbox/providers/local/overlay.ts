@@ -54,6 +54,8 @@ export interface Workspace {
   readonly homeDir: string;
   /** The holder whose namespaces each exec enters. */
   readonly holderPid: number | undefined;
+  /** The holder has a network namespace of its own (a networked sandbox: network.ts), which each exec enters too. */
+  readonly ownNetwork: boolean;
   readonly caps: DiskCaps;
   /** False once the holder has died: the workspace is gone. */
   alive(): boolean;
@@ -69,6 +71,8 @@ export interface WorkspaceTools {
   unshare: string;
   /** Owner of the files (the unprivileged sandbox user); undefined: the current user. */
   owner: Owner | undefined;
+  /** Give the holder a network namespace of its own too, for network.ts to connect (default: none, the host's). */
+  network?: boolean;
 }
 
 /** Caps of a workspace nobody writes to (the start-up probe). */
@@ -145,7 +149,19 @@ async function createHeldWorkspace(
   const args = [mode, lowerDir, layers, workspace, scratch, String(caps.workspaceBytes), String(caps.tmpBytes)];
   const holder = spawn(
     tools.unshare,
-    ['--user', '--map-root-user', '--mount', '--propagation', 'private', 'sh', '-c', HOLDER_SCRIPT, 'holder', ...args],
+    [
+      '--user',
+      '--map-root-user',
+      '--mount',
+      ...(tools.network ? ['--net'] : []),
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      HOLDER_SCRIPT,
+      'holder',
+      ...args,
+    ],
     {
       env: { PATH: HOST_PATH },
       uid: tools.owner?.uid,
@@ -154,7 +170,7 @@ async function createHeldWorkspace(
     },
   );
   await waitReady(holder, mode);
-  return new HeldWorkspace(mode, holder, { workspace, layers, scratch }, caps);
+  return new HeldWorkspace(mode, holder, { workspace, layers, scratch }, caps, tools.network === true);
 }
 
 class HeldWorkspace implements Workspace {
@@ -170,6 +186,7 @@ class HeldWorkspace implements Workspace {
     readonly holder: ChildProcess,
     readonly dirs: { workspace: string; layers: string; scratch: string },
     readonly caps: DiskCaps,
+    readonly ownNetwork: boolean,
   ) {
     this.hostPath = dirs.workspace;
     this.tmpDir = join(dirs.scratch, 'tmp');

@@ -36,6 +36,7 @@ import {
   LocalImages,
   type LocalImageSettings,
 } from './image.js';
+import { NETWORK_HELPERS, NETWORK_INSTALL_HINT, startSandboxNetwork, type NetworkTools, type SandboxNetwork } from './network.js';
 import { LocalSandbox } from './sandbox.js';
 import { DENIED_SYSCALLS, seccompProgram } from './seccomp.js';
 import { SnapshotStore } from './snapshot.js';
@@ -106,6 +107,12 @@ export const LocalSettingsSchema = z.object({
       'How a workspace sits on its base snapshot: `overlay` (copy-on-write; an error where the host cannot), `copy` (a plain copy), or `auto` (default: overlay where it works, else copy).',
     ),
   bwrapPath: z.string().min(1).optional().describe('The bubblewrap binary (default: bwrap on PATH).'),
+  networkHelper: z
+    .enum(['auto', ...NETWORK_HELPERS])
+    .optional()
+    .describe(
+      "What connects a sandbox that asks for network to the outside, from its own network namespace (egress only): `pasta` (Debian's passt package), `slirp4netns`, or `auto` (default: the first of them installed).",
+    ),
   maxTotalProcesses: z
     .number()
     .int()
@@ -250,6 +257,7 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
     const limits = this.#checkSpec(spec);
     const { host, snapshots, images } = await this.#init();
     if (spec.mounts) checkMountsReachable(spec.mounts, host);
+    const networkTools = spec.network === true ? networkToolsOf(host, this.#settings.networkHelper) : undefined;
     // An image holds its repository; otherwise a base snapshot of spec.repo is the lower layer.
     const base = spec.image ? await images.base(spec.image, spec.workdir, options.signal) : undefined;
     const snapshot = base ? undefined : await snapshots.get(spec.repo!, options.signal);
@@ -270,16 +278,18 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
     const dir = join(host.rootDir, 'sandboxes', id);
     let cgroup: SandboxCgroup | undefined;
     let workspace: Workspace | undefined;
+    let network: SandboxNetwork | undefined;
     let sandbox: LocalSandbox | undefined;
     try {
       await mkdir(dir);
       await chmod(dir, 0o711);
       cgroup = await host.cgroups.createSandboxGroup(id, limits);
-      const tools = { unshare: host.unshare, owner: host.owner };
+      const tools = { unshare: host.unshare, owner: host.owner, network: networkTools !== undefined };
       workspace =
         host.workspaceMode === 'overlay'
           ? await createOverlayWorkspace(dir, base?.image.rootfs ?? snapshot!.treeDir, tools, capsWithin(this.#disk, limits))
           : await createCopyWorkspace(dir, snapshot!.treeDir, tools, capsWithin(this.#disk, limits));
+      if (networkTools) network = await startSandboxNetwork(workspace.holderPid!, networkTools, options.signal);
       sandbox = new LocalSandbox({
         id,
         host,
@@ -287,6 +297,7 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
         workdir,
         dir,
         workspace,
+        ...(network ? { network } : {}),
         cgroup,
         limits,
         // An image's base is its repository's HEAD, or the commit the request names.
@@ -312,6 +323,7 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
     } catch (error) {
       // Once tracked, the base closes the sandbox, which releases all of the below.
       if (!sandbox) {
+        await network?.close().catch(() => undefined);
         await workspace?.close().catch(() => undefined);
         await cgroup?.remove().catch(() => undefined);
         await removeTree(dir).catch(() => undefined);
@@ -432,6 +444,23 @@ async function findAgentTools(root: string): Promise<{ agentPython?: string; age
   return {};
 }
 
+/**
+ * What a networked sandbox needs (network.ts), or WNW_ERR_SBX_UNAVAILABLE saying what to install:
+ * never the host's network instead.
+ */
+function networkToolsOf(host: LocalHost, wanted: LocalProviderSettings['networkHelper']): NetworkTools {
+  const { helper, ip } = host.network;
+  if (!helper || !ip) {
+    const missing = !helper ? (wanted && wanted !== 'auto' ? wanted : 'pasta or slirp4netns') : 'ip (iproute2)';
+    throw wnwError(
+      'WNW_ERR_SBX_UNAVAILABLE',
+      `spec.network: a local sandbox with network gets its own network namespace, which needs ${missing}; install it with: ${NETWORK_INSTALL_HINT} (or ask for no network)`,
+      { details: { field: 'network', install: NETWORK_INSTALL_HINT } },
+    );
+  }
+  return { helper, ip, nsenter: host.nsenter, setpriv: host.setpriv, owner: host.owner };
+}
+
 /** Where a repository's workspace appears (checked: absolute, outside the system folders). */
 function repoWorkdir(spec: SandboxSpec): string {
   const workdir = posix.normalize(spec.workdir ?? DEFAULT_WORKDIR);
@@ -502,7 +531,9 @@ function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<
         ? 'fresh bwrap per exec, in its own pid namespace (a timeout kills the whole tree)'
         : "resident exec agent per sandbox (python3 as the sandbox's pid 1) forks each command in its own session; a timeout kills its process group, and when no other command runs every other process of the sandbox; without python3 in the sandbox: a fresh bwrap per exec",
     runsAs: { hostUid: host.hostUid, sandboxUid: host.innerUid, droppedFromRoot: host.dropTo !== undefined },
-    network: 'off unless the spec asks',
+    network: host.network.helper
+      ? `off unless the spec asks; then its own network namespace through ${host.network.helper.kind}, egress only: no port forwarded in, no host loopback, no link-local (169.254.0.0/16) or host address${host.network.ip ? '' : ' (needs ip, from iproute2: not installed)'}`
+      : `off; a spec asking for network is refused (install: ${NETWORK_INSTALL_HINT})`,
     workspace: host.workspaceMode,
     ...(host.overlayProblem ? { overlayProblem: host.overlayProblem } : {}),
     limits: {

@@ -23,6 +23,7 @@ import { baseSandboxEnv, bwrapArgs, checkEnv } from './bwrap-args.js';
 import { AGENT_ARGS, ExecAgent, type AgentRun } from './exec-agent.js';
 import type { SandboxHome } from './home.js';
 import { launchArgv, type LocalHost } from './host.js';
+import type { SandboxNetwork } from './network.js';
 import type { SandboxCgroup, SandboxLimits } from './limits.js';
 import { removeTree, type DiskArea, type DiskUsage, type Workspace } from './overlay.js';
 import { SandboxProcess, STATUS_FD, type SandboxProcessResult } from './process.js';
@@ -36,6 +37,8 @@ export interface LocalSandboxParts {
   /** Host folder of this sandbox (mount points of the workspace and tmp). */
   dir: string;
   workspace: Workspace;
+  /** A networked sandbox's helper (network.ts), which belongs to it: killed at close. */
+  network?: SandboxNetwork;
   cgroup: SandboxCgroup | undefined;
   limits: SandboxLimits;
   /** The diff's base; undefined: HEAD (an image whose workdir has no commit). */
@@ -106,6 +109,7 @@ export class LocalSandbox extends BaseSandbox {
       procsFiles: this.#parts.cgroup?.procsFiles ?? [],
       limits: this.#parts.limits,
       holderPid: this.#parts.workspace.holderPid,
+      holderNetwork: this.#parts.workspace.ownNetwork,
       // The root outside the binds is bwrap's tmpfs: read-only, as it lasts as long as the sandbox
       // (with a bwrap per exec, a write there vanished at the exec's end). An image's root is its own.
       bwrap: [...this.#bwrap(this.workdir, {}), ...(this.#parts.image ? [] : ['--remount-ro', '/']), '--as-pid-1'],
@@ -331,6 +335,7 @@ export class LocalSandbox extends BaseSandbox {
     for (const child of this.#running) child.kill('close');
     this.#agent?.killNow();
     this.#parts.workspace.killNow();
+    this.#parts.network?.killNow();
   }
 
   protected async doClose(): Promise<void> {
@@ -341,6 +346,7 @@ export class LocalSandbox extends BaseSandbox {
     await this.#agent?.close().catch((error: unknown) => problems.push(error));
     await Promise.allSettled(running.map((child) => child.result));
     await this.#parts.workspace.close().catch((error: unknown) => problems.push(error));
+    await this.#parts.network?.close().catch((error: unknown) => problems.push(error));
     await this.#parts.cgroup?.remove().catch((error: unknown) => problems.push(error));
     await removeTree(this.#parts.dir).catch((error: unknown) => problems.push(error));
     this.#parts.onClosed(this);
@@ -400,6 +406,7 @@ export class LocalSandbox extends BaseSandbox {
         procsFiles: this.#parts.cgroup?.procsFiles ?? [],
         limits: this.#parts.limits,
         holderPid: workspace.holderPid,
+        holderNetwork: workspace.ownNetwork,
         bwrap: this.#bwrap(cwd, env),
         program,
       });
