@@ -57,6 +57,7 @@ export async function scoreInstance(options: RerankBatchOptions, inputs: RerankI
     { instanceId, selector: options.valueModel.selector, task },
   );
   const chosen = candidates.find((trajectory) => trajectory.id === selection.chosen);
+  const tamperOf = new Map(selection.ranking.map((entry) => [entry.trajectory_id, entry.tamper] as const));
   const lines: ScoreLine[] = candidates.map((trajectory, index) => ({
     instance_id: instanceId,
     trajectory_id: trajectory.id,
@@ -66,6 +67,7 @@ export async function scoreInstance(options: RerankBatchOptions, inputs: RerankI
     score: scored[index]!.score ?? null,
     error: scored[index]!.error ? { code: scored[index]!.error!.code, message: scored[index]!.error!.message } : null,
     ...(executed ? { verify: executed.verify.get(trajectory.id) ?? null, checks: executed.checks.get(trajectory.id) ?? null } : {}),
+    ...(tamperOf.get(trajectory.id) ? { tamper: tamperOf.get(trajectory.id) } : {}),
   }));
   // No usable candidate: an empty model_patch (the SWE-bench harness counts it as an empty
   // patch, unresolved) and the reason beside it, which the harness ignores.

@@ -2,7 +2,7 @@
 import type { ImportIssue, Labels } from '../formats/index.js';
 import type { computeMetrics } from '../metrics/ranking.js';
 import type { ValueModel } from '../scoring/value-model.js';
-import type { CandidateChecks, Score, Strategy, Task, Trajectory, VerifyResult } from '../types/index.js';
+import type { CandidateChecks, Score, Strategy, TamperFlag, Task, Trajectory, VerifyResult } from '../types/index.js';
 import type { RerankExecution } from './execute-instance.js';
 
 export interface RerankBatchOptions {
@@ -48,6 +48,8 @@ export interface ScoreLine {
   verify?: VerifyResult | null;
   /** With --verify: the checks without a test list that selection read (null: not checked). */
   checks?: CandidateChecks | null;
+  /** The candidate's tamper flags (docs/checks.md#tamper-checks), `[]` when clean; absent when its patch is unusable, and in files written before it existed. */
+  tamper?: TamperFlag[];
 }
 
 export interface RerankBatchResult {

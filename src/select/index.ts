@@ -8,6 +8,7 @@ import { rankByConsensus } from './strategies/consensus.js';
 import { rankHybrid } from './strategies/hybrid.js';
 import { rankLearned, type LearnedSelector } from './strategies/learned.js';
 import { prepare } from './prepare.js';
+import { tamperContext } from './tamper.js';
 import { rankRobust } from './strategies/robust.js';
 import { gate } from './usable-gate.js';
 import type { Candidate, SelectOptions } from './types.js';
@@ -43,7 +44,7 @@ export function select(strategy: Strategy, candidates: Candidate[], options: Sel
 
 /** The strategy's own ranking, without the gate. */
 function rankWith(strategy: Strategy, candidates: Candidate[], options: SelectOptions): Selection {
-  const instance = prepare(candidates, options.instanceId);
+  const instance = prepare(candidates, options.instanceId, tamperContext(options.task));
   switch (strategy) {
     case 'value':
       return rankByValue(instance);

@@ -3,9 +3,10 @@
  * patch, usable score, test outcome, and the consensus clusters (with their weights and order).
  */
 import { wnwError } from '../errors.js';
-import type { CandidateChecks, VerifyStatus } from '../types/index.js';
+import type { CandidateChecks, TamperFlag, VerifyStatus } from '../types/index.js';
 import { normalizeFiles, type NormalizedPatch } from './normalize-patch.js';
 import { patchShape, type PatchShape } from './patch-shape.js';
+import { tamperContext, tamperFlags, type TamperContext } from './tamper.js';
 import type { Candidate } from './types.js';
 
 export interface Prepared {
@@ -22,6 +23,8 @@ export interface Prepared {
   verify: VerifyStatus | null;
   /** Regressions and reproduction-test passes, when those checks ran. */
   checks: CandidateChecks | null;
+  /** What the patch does to the tests and their configuration (tamper.ts); empty when clean or not usable. */
+  tamper: TamperFlag[];
   /** Consensus cluster (1 = heaviest), null when not usable. */
   cluster: number | null;
   clusterSize: number | null;
@@ -41,8 +44,8 @@ export interface PreparedInstance {
   meanValue: number | null;
 }
 
-/** Validates the candidates of one instance and computes the shared facts. */
-export function prepare(candidates: Candidate[], instanceId?: string): PreparedInstance {
+/** Validates the candidates of one instance and computes the shared facts; `tamper`: the task's tests, for the tamper checks. */
+export function prepare(candidates: Candidate[], instanceId?: string, tamper: TamperContext = tamperContext()): PreparedInstance {
   // An empty list is a normal outcome (every rollout failed): it selects nothing, it does not throw.
   const instance = instanceId ?? candidates[0]?.trajectory.instance_id ?? '';
   const seen = new Set<string>();
@@ -62,6 +65,7 @@ export function prepare(candidates: Candidate[], instanceId?: string): PreparedI
       value,
       verify: verify?.status ?? null,
       checks: candidate.checks ?? null,
+      tamper: shape.kind === 'ok' ? tamperFlags(shape.files, tamper) : [],
       cluster: null,
       clusterSize: null,
       clusterWeight: 0,

@@ -45,6 +45,7 @@ export function assemble(instance: PreparedInstance, requested: Strategy, orderi
     cluster_size: p.clusterSize,
     key: ordering.key(p),
     reasons: [...commonReasons(p, instance, ordering.strategy), ...(ordering.reasons?.(p, instance) ?? [])],
+    tamper: p.tamper,
   }));
   let reason: string;
   if (!winner) {
@@ -65,7 +66,8 @@ export function assemble(instance: PreparedInstance, requested: Strategy, orderi
   };
 }
 
-function compareKeys(a: number[], b: number[]): number {
+/** Negative when `a` ranks before `b`: entries compared in order, higher first. */
+export function compareKeys(a: number[], b: number[]): number {
   for (let index = 0; index < Math.max(a.length, b.length); index++) {
     const difference = (b[index] ?? 0) - (a[index] ?? 0);
     if (difference !== 0) return difference;

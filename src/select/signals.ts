@@ -8,6 +8,7 @@ import type { Task } from '../types/index.js';
 import type { FileDiff } from './patch-shape.js';
 import type { Prepared, PreparedInstance } from './prepare.js';
 import { logit } from '../util/logistic.js';
+import { isTestPath } from './test-path.js';
 import type { SignalName } from '../types/selector.js';
 
 export { SIGNALS, type SignalName } from '../types/selector.js';
@@ -19,8 +20,6 @@ export const VERIFY_SIGNALS: readonly SignalName[] = ['verify_ran', 'verify_reso
 /** Signals only a solve job's execution checks provide (regression check, reproduction tests). */
 export const CHECK_SIGNALS: readonly SignalName[] = ['check_regressed', 'check_repro_share'];
 
-const TEST_PATH =
-  /(^|\/)(tests?|testing|__tests__|spec|specs)(\/|$)|(^|\/)test_[^/]*$|_tests?\.\w+$|\.(test|spec)\.\w+$|Tests?\.(java|kt|cs)$|(^|\/)conftest\.py$/i;
 const DEBUG_LINE =
   /\bprint\(|console\.(log|debug)\(|System\.out\.print|\bpdb\.set_trace|\bbreakpoint\(\)|\bdebugger;|fmt\.Print(ln|f)?\(|\bdbg!\(/;
 const TEST_COMMAND =
@@ -29,9 +28,7 @@ const TEST_FAILED = /\b(FAILED|FAIL:|ERROR:|\d+ failed|Traceback \(most recent c
 const TEST_PASSED = /\b(\d+ passed|OK\b|PASSED|Tests? passed|BUILD SUCCESS|ok\s+\S+\s+[\d.]+s)\b/;
 const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]{3,}/g;
 
-export function isTestPath(path: string): boolean {
-  return TEST_PATH.test(path);
-}
+export { isTestPath };
 
 function pathOf(file: FileDiff): string {
   return file.newPath ?? file.oldPath ?? '';

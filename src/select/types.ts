@@ -4,6 +4,7 @@
  */
 import type { CandidateChecks, Score, Task, Trajectory, VerifyResult } from '../types/index.js';
 import type { LearnedSelector } from '../types/selector.js';
+import type { TamperTask } from './tamper.js';
 
 /** One candidate of one instance and the evidence gathered for it. */
 export interface Candidate {
@@ -24,6 +25,6 @@ export interface SelectOptions {
   instanceId?: string;
   /** `learned`: the weights from the model folder; without them learned selection degrades to value. */
   selector?: LearnedSelector;
-  /** `learned`: the task, for the signals that read the issue text. */
-  task?: Pick<Task, 'problem_statement'>;
+  /** The task: its issue text for `learned`'s signals; its test patch, named tests and test command for the tamper checks. */
+  task?: Pick<Task, 'problem_statement'> & TamperTask;
 }

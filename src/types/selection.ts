@@ -4,6 +4,14 @@ import { STRATEGY_NAMES } from './strategy-names.js';
 export const Strategy = z.enum(STRATEGY_NAMES);
 export type Strategy = z.infer<typeof Strategy>;
 
+/** What a tamper check found a patch doing to the tests or their configuration (docs/checks.md#tamper-checks). */
+export const TamperKind = z.enum(['deletes-test', 'skips-test', 'weakens-test', 'edits-verified-file', 'changes-test-config']);
+export type TamperKind = z.infer<typeof TamperKind>;
+
+/** One tamper flag: its kind, the file, and what the patch did there. */
+export const TamperFlag = z.object({ kind: TamperKind, file: z.string(), detail: z.string() });
+export type TamperFlag = z.infer<typeof TamperFlag>;
+
 /** One candidate's place in a selection and why it is there. */
 export const RankedCandidate = z.object({
   trajectory_id: z.string(),
@@ -34,6 +42,13 @@ export const RankedCandidate = z.object({
     .optional(),
   /** Resolved by the named tests, but other tests failed or the test command exited non-zero. */
   other_tests_failed: z.boolean().optional(),
+  /**
+   * Tamper flags of a usable candidate's patch (deleted, skipped or weakened tests, edits to the
+   * files the verification runs, test configuration changes); empty when clean. A flagged
+   * candidate ranks below the clean ones with the same outcome. Absent on unusable candidates
+   * and on rankings stored before it existed.
+   */
+  tamper: z.array(TamperFlag).optional(),
 });
 export type RankedCandidate = z.infer<typeof RankedCandidate>;
 

@@ -109,3 +109,22 @@ export const BROKEN = [
   '+    return a + b',
   '',
 ].join('\n');
+
+/** A git diff of one file; `lines` is the hunk body (' ', '-', '+' prefixes), counts computed. */
+export function fileDiff(path: string, lines: string[], how: 'modify' | 'new' | 'delete' = 'modify'): string {
+  const old = lines.filter((l) => !l.startsWith('+')).length;
+  const fresh = lines.filter((l) => !l.startsWith('-')).length;
+  const head =
+    how === 'new'
+      ? [`diff --git a/${path} b/${path}`, 'new file mode 100644', '--- /dev/null', `+++ b/${path}`, `@@ -0,0 +1,${fresh} @@`]
+      : how === 'delete'
+        ? [`diff --git a/${path} b/${path}`, 'deleted file mode 100644', `--- a/${path}`, '+++ /dev/null', `@@ -1,${old} +0,0 @@`]
+        : [
+            `diff --git a/${path} b/${path}`,
+            'index 1111111..2222222 100644',
+            `--- a/${path}`,
+            `+++ b/${path}`,
+            `@@ -10,${old} +10,${fresh} @@`,
+          ];
+  return [...head, ...lines, ''].join('\n');
+}

@@ -47,6 +47,13 @@ export function missed(selections: SelectionSummary[]): SelectionSummary[] {
   return selections.filter((selection) => selection.any_resolved === true && selection.resolved !== true);
 }
 
+/** One row per flagged candidate of every instance, for the "Tamper flags" table. */
+export function tamperRows(
+  selections: SelectionSummary[],
+): Array<{ instance_id: string; trajectory_id: string; chosen: boolean; flags: string }> {
+  return selections.flatMap((selection) => (selection.flagged ?? []).map((f) => ({ instance_id: selection.instance_id, ...f })));
+}
+
 /** Column headers and cells of the metrics table, shared by both renders. */
 export const METRIC_COLUMNS = [
   'instances',

@@ -7,6 +7,7 @@ import {
   fixed,
   metricCells,
   missed,
+  tamperRows,
   scoredByText,
   title,
   truncationSentence,
@@ -87,6 +88,20 @@ export function renderHtmlReport(input: ReportInput): string {
     body.push('</table>');
   } else {
     body.push('<p>None.</p>');
+  }
+
+  const flagged = tamperRows(selections);
+  if (flagged.length) {
+    body.push(
+      `<h2>Tamper flags (${flagged.length} candidates)</h2>`,
+      '<table>',
+      '<tr><th>instance</th><th>candidate</th><th>chosen</th><th>flags</th></tr>',
+    );
+    for (const f of flagged)
+      body.push(
+        `<tr><td>${h(f.instance_id)}</td><td>${h(f.trajectory_id)}</td><td>${f.chosen ? 'yes' : 'no'}</td><td>${h(f.flags)}</td></tr>`,
+      );
+    body.push('</table>');
   }
 
   body.push(

@@ -7,6 +7,7 @@ import {
   fixed,
   metricCells,
   missed,
+  tamperRows,
   percent,
   scoredByText,
   title,
@@ -88,6 +89,18 @@ export function renderMarkdownReport(input: ReportInput): string {
     out.push('None.');
   }
   out.push('');
+
+  const flagged = tamperRows(selections);
+  if (flagged.length) {
+    out.push(`## Tamper flags (${flagged.length} candidates)`, '');
+    out.push(
+      table(
+        ['instance', 'candidate', 'chosen', 'flags'],
+        flagged.map((f) => [md(f.instance_id), md(f.trajectory_id), f.chosen ? 'yes' : 'no', md(f.flags)]),
+      ),
+      '',
+    );
+  }
 
   out.push(`## Selections (${selections.length})`, '');
   out.push(

@@ -1,5 +1,6 @@
 /** Builds report inputs from pipeline types: a Selection per instance, the Scores of a run. */
 import type { Score, Selection } from '../../types/index.js';
+import { describeFlags } from '../../select/tamper.js';
 import type { SelectionSummary, TruncationStats } from './types.js';
 
 /**
@@ -9,6 +10,13 @@ import type { SelectionSummary, TruncationStats } from './types.js';
 export function summarizeSelection(selection: Selection, repo: string, labels?: ReadonlyMap<string, boolean>): SelectionSummary {
   const chosen = selection.ranking.find((entry) => entry.trajectory_id === selection.chosen);
   const known = selection.ranking.filter((entry) => labels?.has(entry.trajectory_id));
+  const flagged = selection.ranking
+    .filter((entry) => entry.tamper?.length)
+    .map((entry) => ({
+      trajectory_id: entry.trajectory_id,
+      chosen: entry.trajectory_id === selection.chosen,
+      flags: describeFlags(entry.tamper!),
+    }));
   return {
     instance_id: selection.instance_id,
     repo,
@@ -18,6 +26,7 @@ export function summarizeSelection(selection: Selection, repo: string, labels?: 
     any_resolved: known.length ? known.some((entry) => labels!.get(entry.trajectory_id)) : null,
     candidates: selection.ranking.length,
     reason: selection.reason,
+    ...(flagged.length ? { flagged } : {}),
   };
 }
 

@@ -39,6 +39,8 @@ export interface SelectionSummary {
   candidates: number;
   /** Selection.reason. */
   reason?: string;
+  /** Candidates with tamper flags ("skips-test in tests/test_x.py", docs/checks.md#tamper-checks); absent when none. */
+  flagged?: Array<{ trajectory_id: string; chosen: boolean; flags: string }>;
 }
 
 /** How many scorer inputs serialization had to cut to fit the token budget. */

@@ -11,6 +11,7 @@
 import type { Selection, VerifyStatus } from '../../types/index.js';
 import { prepare, type Prepared, type PreparedInstance } from '../prepare.js';
 import { hasChecks, withChecks } from '../checks.js';
+import { withClean } from '../tamper-key.js';
 import { assemble, formatValue, type Ordering } from '../rank.js';
 import type { Candidate, SelectOptions } from '../types.js';
 import { rankByValue } from './value.js';
@@ -69,7 +70,9 @@ export function rankHybrid(instance: PreparedInstance): Selection {
   const usable = instance.candidates.filter((p) => p.usable);
   const noTests = usable.length > 0 && usable.every((p) => p.verify === null);
   if (noTests && !hasChecks(instance)) return rankByValue(instance, 'hybrid');
-  return assemble(instance, 'hybrid', withChecks(noTests ? checksOnlyOrdering : hybridOrdering, instance, 2));
+  // A tamper flag counts right after the test outcome and the checks.
+  const outcomes = withChecks(noTests ? checksOnlyOrdering : hybridOrdering, instance, 2);
+  return assemble(instance, 'hybrid', withClean(outcomes, instance, hasChecks(instance) ? 4 : 2));
 }
 
 /** Picks by test outcome, then value; see the module comment for the exact order. */

@@ -6,7 +6,8 @@
  */
 import type { Selection, Task } from '../../types/index.js';
 import { quantize, type Prepared, type PreparedInstance } from '../prepare.js';
-import { withChecks } from '../checks.js';
+import { hasChecks, withChecks } from '../checks.js';
+import { withClean } from '../tamper-key.js';
 import { assemble, formatValue, type Ordering } from '../rank.js';
 import type { LearnedSelector } from '../../types/selector.js';
 import { computeSignals, type SignalName, type Signals } from '../signals.js';
@@ -72,5 +73,6 @@ export function rankLearned(instance: PreparedInstance, context: LearnedContext 
     },
   };
   // Execution checks (when they ran) come before the learned score, which then breaks ties.
-  return assemble(instance, 'learned', withChecks(own, instance, 1));
+  // The tamper flag right after them: the checks are learned's only outcome entries.
+  return assemble(instance, 'learned', withClean(withChecks(own, instance, 1), instance, hasChecks(instance) ? 3 : 1));
 }

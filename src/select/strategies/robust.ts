@@ -14,7 +14,8 @@
  * pools with trajectories), those replace the fixed trajectory prior in the score.
  */
 import type { Selection, Task } from '../../types/index.js';
-import { withChecks } from '../checks.js';
+import { hasChecks, withChecks } from '../checks.js';
+import { withClean } from '../tamper-key.js';
 import { VERIFY_TIER } from './hybrid.js';
 import { quantize, type Prepared, type PreparedInstance } from '../prepare.js';
 import { assemble, formatValue, type Ordering } from '../rank.js';
@@ -96,5 +97,6 @@ export function rankRobust(
       return `chose ${chosen.id}: ${tested}highest agreement with the other candidates (${formatValue(score.get(chosen)!)}) of ${usable.length} usable`;
     },
   };
-  return assemble(instance, 'robust', withChecks(own, instance, 1));
+  // The checks go after "usable", the tamper flag after the checks and the test outcome.
+  return assemble(instance, 'robust', withClean(withChecks(own, instance, 1), instance, hasChecks(instance) ? 4 : 2));
 }

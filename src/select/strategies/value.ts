@@ -9,6 +9,7 @@ import { consensusOrdering } from './consensus.js';
 import { prepare, type PreparedInstance } from '../prepare.js';
 import { assemble, formatValue, type Ordering } from '../rank.js';
 import type { Candidate, SelectOptions } from '../types.js';
+import { withClean } from '../tamper-key.js';
 
 export const valueOrdering: Ordering = {
   strategy: 'value',
@@ -49,7 +50,8 @@ export function rankByValue(instance: PreparedInstance, requested: Strategy = 'v
       : missing
         ? `${missing}, so ${requested} selection fell back to value`
         : undefined;
-  return assemble(instance, requested, valueOrdering, fallback);
+  // Value ranks by no outcome, so a tamper flag counts right after "usable".
+  return assemble(instance, requested, withClean(valueOrdering, instance, 1), fallback);
 }
 
 /** Picks the candidate with the highest value; see the module comment for the exact order. */
