@@ -21,6 +21,13 @@ export const VerifyResult = z.object({
   applied: z.boolean(),
   /** git's message when the patch (or the test patch) did not apply. */
   apply_error: z.string().optional(),
+  /**
+   * Submodule (gitlink) sections of the candidate's patch left out when applying it, as `git apply`
+   * leaves them out of the working tree (`-dirty` suffixes, moved commits); the stored patch keeps them.
+   */
+  submodules_left_out: z.array(z.object({ path: z.string(), kind: z.enum(['dirty', 'moved', 'added', 'removed']) })).optional(),
+  /** What applying did besides applying, in words (the submodule sections left out). */
+  apply_note: z.string().optional(),
   /** Per-test outcomes as parsed from the log, keyed by the runner's test id. */
   tests: z.record(z.string(), TestStatus).default({}),
   fail_to_pass: Tally,

@@ -20,6 +20,7 @@
  */
 import pLimit from 'p-limit';
 import { type WinnowerError, throwIfAborted, toWinnowerError } from '../errors.js';
+import { describeDroppedGitlinks } from '../sandbox/patch-gitlinks.js';
 import { patchViolation } from '../sandbox/patch-rules.js';
 import type { Sandbox, SandboxProvider } from '../sandbox/types.js';
 import type { Task } from '../types/task.js';
@@ -95,7 +96,9 @@ export async function verifyCandidate(
       const violation = patchViolation(candidate.patch);
       if (violation) return finish({ status: 'apply_failed', apply_error: `refused by the patch rules: the patch ${violation.what}` });
       try {
-        await sandbox.applyPatch(candidate.patch, { signal });
+        const applied = await sandbox.applyPatch(candidate.patch, { signal });
+        const note = describeDroppedGitlinks(applied.dropped);
+        if (note) Object.assign(base, { submodules_left_out: applied.dropped, apply_note: note });
       } catch (error) {
         const failure = rethrowIfAborted(error, signal);
         if (failure.code !== 'WNW_ERR_SBX_PATCH')
