@@ -33,6 +33,12 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
   const recordings = flags.replay ? (await importTrajectories(flags.replay, { sourceFrom: 'file' })).items : undefined;
   const givenTests = Boolean(flags.testCommand || flags.failToPass?.length || flags.passToPass?.length);
   const verifying = givenTests || Boolean(flags.checks || flags.reproduction);
+  // It shapes only the run of the given tests; without them it would be ignored.
+  if (flags.harnessCompat && !givenTests) {
+    throw wnwError('WNW_ERR_INPUT_INVALID', '--harness-compat needs --test-command or --fail-to-pass/--pass-to-pass', {
+      details: { field: '--harness-compat' },
+    });
+  }
   const writers = flags.writerReplay ? (await importTrajectories(flags.writerReplay, { sourceFrom: 'file' })).items : undefined;
   const checks = {
     ...(flags.regression === false ? { regression: { enabled: false } } : {}),
@@ -85,6 +91,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
           fail_to_pass: flags.failToPass ?? [],
           pass_to_pass: flags.passToPass ?? [],
           ...(flags.testPatch ? { test_patch: readFileSync(flags.testPatch, 'utf8') } : {}),
+          ...(flags.harnessCompat ? { harness_compat: true } : {}),
           ...checks,
         }
       : { enabled: false },

@@ -29,6 +29,7 @@ export interface SolveFlags {
   failToPass?: string[];
   passToPass?: string[];
   testPatch?: string;
+  harnessCompat?: boolean;
   checks?: boolean;
   /** False with --no-regression. */
   regression?: boolean;
@@ -77,6 +78,10 @@ export function registerSolveCommand(program: Command): void {
     .option('--fail-to-pass <id>', 'a test that must go from failing to passing (repeatable)', collect)
     .option('--pass-to-pass <id>', 'a test that must keep passing (repeatable)', collect)
     .option('--test-patch <file>', 'a diff adding the tests, applied before running them')
+    .option(
+      '--harness-compat',
+      "put the tests in place as the SWE-bench harness does: one git checkout of the test patch's existing files, and a test patch that does not apply does not stop the run (with --test-command or --fail-to-pass/--pass-to-pass)",
+    )
     .option(
       '--checks',
       "verify without a test list: the regression check (the repository's own tests on the base commit and with each candidate)",

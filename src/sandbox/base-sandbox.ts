@@ -4,7 +4,8 @@
  */
 import { wnwError } from '../errors.js';
 import { trackSandbox, untrackSandbox } from './lifecycle.js';
-import type { CallOptions, ExecOptions, ExecResult, FileEntry, Sandbox } from './types.js';
+import { splitGitlinks } from './patch-gitlinks.js';
+import type { CallOptions, ExecOptions, ExecResult, FileEntry, PatchApplied, Sandbox } from './types.js';
 
 export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
@@ -85,9 +86,12 @@ export abstract class BaseSandbox implements Sandbox {
     return this.doDiff(options);
   }
 
-  async applyPatch(patch: string, options: CallOptions = {}): Promise<void> {
+  async applyPatch(patch: string, options: CallOptions = {}): Promise<PatchApplied> {
     this.assertOpen();
-    return this.doApplyPatch(patch, options);
+    // Every provider applies without the index, where a submodule section changes nothing but could fail on an overlay.
+    const split = splitGitlinks(patch);
+    if (split.patch.trim() !== '') await this.doApplyPatch(split.patch, options);
+    return { dropped: split.dropped };
   }
 
   close(): Promise<void> {

@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { wnwError, type WinnowerError } from '../errors.js';
 import { shellQuote } from './base-sandbox.js';
+import { splitSections } from './patch-sections.js';
 
 /**
  * Environment every provider's commands start from (the spec's may override it): Python writes no
@@ -163,15 +164,6 @@ export function finishPatch(output: string, policy: PatchPolicy, sandbox: string
 
 /** git's line for a binary change printed without `--binary` (header lines only; content lines start with ' ', '+' or '-'). */
 const BINARY_STUB = /^Binary files .* differ$/m;
-
-/** A diff cut into its per-file sections (`diff --git ...` up to the next one). */
-function splitSections(diff: string): string[] {
-  const starts = [...diff.matchAll(/^diff --git /gm)].map((match) => match.index);
-  if (starts.length === 0) return diff === '' ? [] : [diff];
-  const sections = starts[0]! > 0 ? [diff.slice(0, starts[0])] : [];
-  starts.forEach((start, index) => sections.push(diff.slice(start, starts[index + 1] ?? diff.length)));
-  return sections;
-}
 
 function patchTooLarge(output: string, policy: PatchPolicy, sandbox: string): WinnowerError {
   const files = splitSections(output)

@@ -140,6 +140,21 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * A submodule section left out of an applied patch: `dirty` only adds git's `-dirty` suffix (the
+ * submodule's own files changed, which a patch of the superproject does not carry), `moved` points
+ * the submodule at another commit, `added` and `removed` make or delete one.
+ */
+export interface GitlinkChange {
+  path: string;
+  kind: 'dirty' | 'moved' | 'added' | 'removed';
+}
+
+/** What `applyPatch` did beyond applying: the submodule sections it left out. */
+export interface PatchApplied {
+  dropped: GitlinkChange[];
+}
+
 export interface Sandbox {
   readonly id: string;
   readonly provider: string;
@@ -157,8 +172,12 @@ export interface Sandbox {
    * exact bytes back and `applyPatch` applies them.
    */
   diff(options?: CallOptions): Promise<string>;
-  /** Applies a unified diff (its bytes: `encodePatch`) in the workdir; WNW_ERR_SBX_PATCH naming the rejected hunk on failure. */
-  applyPatch(patch: string, options?: CallOptions): Promise<void>;
+  /**
+   * Applies a unified diff (its bytes: `encodePatch`) in the workdir; WNW_ERR_SBX_PATCH naming the
+   * rejected hunk on failure. Submodule (gitlink) sections are left out first, as `git apply` leaves
+   * them out of the working tree (src/sandbox/patch-gitlinks.ts); the answer names them.
+   */
+  applyPatch(patch: string, options?: CallOptions): Promise<PatchApplied>;
   /**
    * Settles once the sandbox is warm: its first exec costs what the next one does (the local
    * provider starts its resident exec agent after create returns). Never rejects; absent where

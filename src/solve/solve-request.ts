@@ -224,6 +224,8 @@ export const SolveRequest = z
         test_command: z.string().min(1).optional(),
         /** The log parser (docs/verify.md "Choosing a parser"); detected from test_command when absent. */
         parser: z.enum(PARSER_NAMES).optional(),
+        /** Put the tests in place as the SWE-bench harness does (docs/verify.md "Two procedures for the test files"). */
+        harness_compat: z.boolean().optional(),
         fail_to_pass: z.array(z.string()).default([]),
         pass_to_pass: z.array(z.string()).default([]),
         test_patch: z.string().optional(),
@@ -254,6 +256,14 @@ export const SolveRequest = z
       request.verify.regression.enabled ||
       request.verify.reproduction !== undefined,
     { message: 'verification needs test_command, fail_to_pass/pass_to_pass, regression or reproduction', path: ['verify'] },
+  )
+  // harness_compat shapes only the run of the task's own tests: without them it would be ignored.
+  .refine(
+    (request) =>
+      request.verify.harness_compat === undefined ||
+      (request.verify.enabled &&
+        (request.verify.test_command !== undefined || request.verify.fail_to_pass.length + request.verify.pass_to_pass.length > 0)),
+    { message: 'harness_compat needs verification with test_command or fail_to_pass/pass_to_pass', path: ['verify', 'harness_compat'] },
   )
   // n is the policies' sum when they are given (the one-policy form is the one-entry case), else 4.
   .transform((request) => ({

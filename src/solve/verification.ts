@@ -38,6 +38,7 @@ export async function verifySlot(context: SolveContext, slot: Slot, lane: <T>(wo
             testTimeoutMs: request.verify.timeout_s * 1000,
             signal: hooks.signal,
             ...(request.verify.parser ? { parser: request.verify.parser } : {}),
+            ...(request.verify.harness_compat ? { harnessCompat: true } : {}),
           },
         );
       } finally {

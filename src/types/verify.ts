@@ -21,6 +21,21 @@ export const VerifyResult = z.object({
   applied: z.boolean(),
   /** git's message when the patch (or the test patch) did not apply. */
   apply_error: z.string().optional(),
+  /**
+   * Submodule (gitlink) sections of the candidate's patch left out when applying it, as `git apply`
+   * leaves them out of the working tree (`-dirty` suffixes, moved commits); the stored patch keeps them.
+   */
+  submodules_left_out: z.array(z.object({ path: z.string(), kind: z.enum(['dirty', 'moved', 'added', 'removed']) })).optional(),
+  /** What applying did besides applying, in words (the submodule sections left out). */
+  apply_note: z.string().optional(),
+  /** `harness` when the tests were put in place as the SWE-bench harness does (`harness_compat`); absent: winnower's procedure. */
+  procedure: z.literal('harness').optional(),
+  /**
+   * Where winnower's procedure and the harness's treat this candidate differently (it created a
+   * file the test patch creates, or changed a file defining a listed test), and what the harness
+   * procedure met (a failed checkout, a test patch that did not apply), in words.
+   */
+  procedure_note: z.string().optional(),
   /** Per-test outcomes as parsed from the log, keyed by the runner's test id. */
   tests: z.record(z.string(), TestStatus).default({}),
   fail_to_pass: Tally,

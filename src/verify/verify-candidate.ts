@@ -5,9 +5,10 @@
  * returned VerifyResult; only cancellation throws (WNW_ERR_OP_ABORTED).
  *
  * Steps: apply the candidate patch (not applying, empty, or refused by the patch rules of
- * src/sandbox/patch-rules.ts ⇒ `apply_failed`); restore the files the
- * task's test patch touches and the files defining the listed tests to the base commit, and apply
- * the test patch (failure ⇒ `error`); run the task's test command or one built from its test ids,
+ * src/sandbox/patch-rules.ts ⇒ `apply_failed`); put the tests in place (test-setup.ts: by
+ * default restore the files the task's test patch touches and the files defining the listed tests
+ * to the base commit and apply the test patch, failure ⇒ `error`; with `harnessCompat`, as the
+ * SWE-bench harness does); run the task's test command or one built from its test ids,
  * with stderr merged into stdout and a timeout (⇒ `timeout`); parse the log; grade against
  * FAIL_TO_PASS / PASS_TO_PASS.
  *
@@ -20,6 +21,7 @@
  */
 import pLimit from 'p-limit';
 import { type WinnowerError, throwIfAborted, toWinnowerError } from '../errors.js';
+import { describeDroppedGitlinks } from '../sandbox/patch-gitlinks.js';
 import { patchViolation } from '../sandbox/patch-rules.js';
 import type { Sandbox, SandboxProvider } from '../sandbox/types.js';
 import type { Task } from '../types/task.js';
@@ -28,7 +30,8 @@ import { type ParserName, detectParser } from './detect.js';
 import { gradeTests } from './grade.js';
 import { parseTestLog } from './parse-log.js';
 import { parseExitCode } from './parsers/exit-code.js';
-import { buildTestCommand, listedTestFiles, patchedFiles, shellWord } from './test-command.js';
+import { buildTestCommand } from './test-command.js';
+import { procedureNote, setUpTests } from './test-setup.js';
 
 export interface VerifyCandidateOptions {
   /** Limit for the test command (default 30 minutes, the SWE-bench harness's). */
@@ -46,6 +49,12 @@ export interface VerifyCandidateOptions {
    * collects nothing cannot grade anyone; docs/verify.md#the-base-run).
    */
   baseline?: boolean;
+  /**
+   * Put the tests in place as the SWE-bench harness does (one `git checkout` of the test patch's
+   * existing files, a test patch that fails to apply does not stop the run) instead of winnower's
+   * stricter procedure (docs/verify.md#two-procedures-for-the-test-files).
+   */
+  harnessCompat?: boolean;
 }
 
 export interface Candidate {
@@ -56,8 +65,6 @@ export interface Candidate {
 export const DEFAULT_TEST_TIMEOUT_MS = 30 * 60_000;
 export const DEFAULT_LOG_TAIL_BYTES = 8 * 1024;
 export const DEFAULT_MAX_LOG_BYTES = 32 * 1024 * 1024;
-/** Setup commands (git) get this long. */
-const SETUP_TIMEOUT_MS = 120_000;
 
 /** Runs the candidate's tests in `sandbox` (fresh, owned by the caller) and grades them. */
 export async function verifyCandidate(
@@ -95,7 +102,9 @@ export async function verifyCandidate(
       const violation = patchViolation(candidate.patch);
       if (violation) return finish({ status: 'apply_failed', apply_error: `refused by the patch rules: the patch ${violation.what}` });
       try {
-        await sandbox.applyPatch(candidate.patch, { signal });
+        const applied = await sandbox.applyPatch(candidate.patch, { signal });
+        const note = describeDroppedGitlinks(applied.dropped);
+        if (note) Object.assign(base, { submodules_left_out: applied.dropped, apply_note: note });
       } catch (error) {
         const failure = rethrowIfAborted(error, signal);
         if (failure.code !== 'WNW_ERR_SBX_PATCH')
@@ -105,21 +114,17 @@ export async function verifyCandidate(
     }
     base.applied = true;
 
-    // 2. the test patch, on test files reset to the base commit (as the SWE-bench harness does,
-    //    so that a candidate's own edits to those files neither block nor weaken the tests); the
-    //    files defining the listed tests are reset too, test patch or not, so a candidate cannot
-    //    rewrite the tests it is graded on
-    const testFiles = [...new Set([...patchedFiles(task.test_patch), ...listedTestFiles(task, parser)])];
-    const reset = await resetFiles(sandbox, testFiles, signal);
-    if (reset) return finish({ status: 'error', error: `restoring test files: ${reset}` });
-    if (task.test_patch && task.test_patch.trim() !== '') {
-      try {
-        await sandbox.applyPatch(task.test_patch, { signal });
-      } catch (error) {
-        const failure = rethrowIfAborted(error, signal);
-        return finish({ status: 'error', apply_error: failure.message, error: `test patch did not apply: ${failure.message}` });
-      }
-    }
+    // 2. the test files and the test patch, by winnower's procedure or the harness's (test-setup.ts)
+    const procedure = options.harnessCompat ? 'harness' : 'winnower';
+    const differs = options.baseline ? undefined : procedureNote(task, candidate.patch, parser, procedure);
+    const setup = await setUpTests(sandbox, task, parser, procedure, signal);
+    const notes = [...setup.notes, ...(differs ? [differs] : [])];
+    Object.assign(base, {
+      ...(options.harnessCompat ? { procedure } : {}),
+      ...(notes.length > 0 ? { procedure_note: notes.join('; ') } : {}),
+      ...(setup.testPatchError ? { apply_error: setup.testPatchError } : {}),
+    });
+    if (setup.error) return finish({ status: 'error', error: setup.error });
 
     // 3. the tests
     const command = task.test_command ?? buildTestCommand(task, parser as ParserName);
@@ -199,25 +204,6 @@ function rethrowIfAborted(error: unknown, signal: AbortSignal | undefined): Winn
   const failure = toWinnowerError(error);
   if (failure.code === 'WNW_ERR_OP_ABORTED') throw failure;
   return failure;
-}
-
-/**
- * Restores `files` to the base commit (HEAD) in the sandbox's git checkout: tracked ones are
- * checked out, ones absent from HEAD are removed. Returns an error message, or undefined. A
- * workdir that is not a git checkout is left alone.
- */
-async function resetFiles(sandbox: Sandbox, files: string[], signal: AbortSignal | undefined): Promise<string | undefined> {
-  if (files.length === 0) return undefined;
-  const script = [
-    'git rev-parse --verify -q HEAD >/dev/null 2>&1 || exit 0',
-    `for f in ${files.map(shellWord).join(' ')}; do`,
-    '  if git cat-file -e "HEAD:$f" 2>/dev/null; then git --literal-pathspecs checkout -q HEAD -- "$f" || exit 1; else rm -f -- "$f"; fi',
-    'done',
-  ].join('\n');
-  const result = await sandbox.exec(script, { timeoutMs: SETUP_TIMEOUT_MS, ...(signal ? { signal } : {}) });
-  throwIfAborted(signal);
-  if (result.exitCode === 0) return undefined;
-  return (result.stderr || result.stdout).trim() || `exit ${result.exitCode ?? 'killed'}`;
 }
 
 /** The last `bytes` bytes of `text`, cut at a character boundary. */

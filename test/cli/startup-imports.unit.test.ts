@@ -37,6 +37,8 @@ describe('winnower start-up', () => {
       'src/loadgen/names.ts',
       'src/sandbox/base-sandbox.ts',
       'src/sandbox/lifecycle.ts',
+      'src/sandbox/patch-gitlinks.ts',
+      'src/sandbox/patch-sections.ts',
       'src/sandbox/provider-names.ts',
       'src/train/defaults.ts',
       'src/types/strategy-names.ts',

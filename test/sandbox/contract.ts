@@ -286,6 +286,29 @@ export function runSandboxContract(options: SandboxContractOptions): void {
       }
     });
 
+    test('applyPatch leaves submodule sections out, applies the rest and names what it left out', async () => {
+      const other = await provider.create(spec);
+      try {
+        await sandbox.exec('echo submodule >> README.md');
+        const fix = await sandbox.diff();
+        const sha = 'c'.repeat(40);
+        const gitlink = [
+          'diff --git a/vendor/lib b/vendor/lib',
+          '--- a/vendor/lib',
+          '+++ b/vendor/lib',
+          '@@ -1 +1 @@',
+          `-Subproject commit ${sha}`,
+          `+Subproject commit ${sha}-dirty`,
+          '',
+        ].join('\n');
+        expect(await other.applyPatch(gitlink + fix)).toEqual({ dropped: [{ path: 'vendor/lib', kind: 'dirty' }] });
+        expect(await other.diff()).toBe(fix);
+        expect(await other.applyPatch(gitlink)).toEqual({ dropped: [{ path: 'vendor/lib', kind: 'dirty' }] });
+      } finally {
+        await other.close();
+      }
+    });
+
     test('applyPatch rejects a bad hunk with WNW_ERR_SBX_PATCH naming the file', async () => {
       const patch = [
         'diff --git a/README.md b/README.md',

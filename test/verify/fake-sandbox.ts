@@ -12,7 +12,17 @@ import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { wnwError } from '../../src/errors.js';
-import type { CallOptions, ExecOptions, ExecResult, FileEntry, Sandbox, SandboxProvider, SandboxSpec } from '../../src/sandbox/types.js';
+import { splitGitlinks } from '../../src/sandbox/patch-gitlinks.js';
+import type {
+  CallOptions,
+  ExecOptions,
+  ExecResult,
+  FileEntry,
+  PatchApplied,
+  Sandbox,
+  SandboxProvider,
+  SandboxSpec,
+} from '../../src/sandbox/types.js';
 
 let counter = 0;
 
@@ -135,15 +145,19 @@ export class FakeSandbox implements Sandbox {
     return result.stdout;
   }
 
-  async applyPatch(patch: string, options: CallOptions = {}): Promise<void> {
+  async applyPatch(patch: string, options: CallOptions = {}): Promise<PatchApplied> {
     this.#assertOpen();
     this.calls.push('applyPatch');
-    const body = patch.endsWith('\n') ? patch : `${patch}\n`;
+    // As BaseSandbox does for every provider: submodule sections are left out and named.
+    const split = splitGitlinks(patch);
+    if (split.patch.trim() === '') return { dropped: split.dropped };
+    const body = split.patch.endsWith('\n') ? split.patch : `${split.patch}\n`;
     const result = await this.exec('git apply --whitespace=nowarn -', {
       stdin: body,
       ...(options.signal ? { signal: options.signal } : {}),
     });
     if (result.exitCode !== 0) throw wnwError('WNW_ERR_SBX_PATCH', result.stderr.trim() || 'patch does not apply');
+    return { dropped: split.dropped };
   }
 
   async close(): Promise<void> {

@@ -297,7 +297,7 @@ describe('verifyCandidate outcomes that never throw', () => {
       exec: async () => {
         throw wnwError('WNW_ERR_SBX_EXEC', 'bwrap died');
       },
-      applyPatch: async () => undefined,
+      applyPatch: async () => ({ dropped: [] }),
     });
     try {
       const result = await verifyCandidate(broken, shellTask('true'), { id: 'c', patch: sample.patches.good }, { parser: 'exit-code' });

@@ -46,6 +46,8 @@ const RerankBody = ScoreBody.extend({
   verify_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
   /** The log parser for verify (docs/verify.md "Choosing a parser"); detected from task.test_command when absent. */
   verify_parser: z.enum(PARSER_NAMES).optional(),
+  /** Put the tests in place as the SWE-bench harness does (docs/verify.md "Two procedures for the test files"). */
+  verify_harness_compat: z.boolean().optional(),
   /**
    * Execution checks without a test list, as a solve job runs them (docs/checks.md): the
    * regression check (the repository's own suite, base vs each candidate) and, with
@@ -63,7 +65,13 @@ const RerankBody = ScoreBody.extend({
   if (body.checks && body.task.repo?.url === undefined && body.task.repo?.path === undefined && body.task.image === undefined) {
     context.addIssue({ code: 'custom', path: ['checks'], message: 'checks need task.repo (url or path) or task.image' });
   }
-  if (!body.verify) return;
+  if (!body.verify) {
+    // Options of verification without it would be ignored: refused instead, naming them.
+    if (body.verify_harness_compat !== undefined) {
+      context.addIssue({ code: 'custom', path: ['verify_harness_compat'], message: 'verify_harness_compat needs verify: true' });
+    }
+    return;
+  }
   // Verification without tests or without a repository could only answer "error" for every candidate.
   if (body.task.test_command === undefined && body.task.fail_to_pass.length + body.task.pass_to_pass.length === 0) {
     context.addIssue({
@@ -217,6 +225,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
               testTimeoutMs: body.verify_timeout_s * 1000,
               signal,
               ...(body.verify_parser ? { parser: body.verify_parser } : {}),
+              ...(body.verify_harness_compat ? { harnessCompat: true } : {}),
             },
           )
         : Promise.resolve([]),

@@ -91,7 +91,11 @@ const HOLDER_SCRIPT = [
   'if [ "$1" = overlay ]; then',
   '  mount -t tmpfs -o "size=$6,mode=0755" tmpfs "$3"',
   '  mkdir "$3/upper" "$3/work"',
-  '  mount -t overlay overlay -o "lowerdir=$2,upperdir=$3/upper,workdir=$3/work" "$4"',
+  // userxattr (Linux 5.11+, tmpfs keeps user xattrs from 6.6) lets overlay mark a folder opaque in
+  // a user namespace: without it, re-making a removed folder of the snapshot fails with EIO
+  // (docs/design/04-local-sandbox.md#11). Older kernels refuse the option and mount without it.
+  '  mount -t overlay overlay -o "lowerdir=$2,upperdir=$3/upper,workdir=$3/work,userxattr" "$4" 2>/dev/null ||',
+  '    mount -t overlay overlay -o "lowerdir=$2,upperdir=$3/upper,workdir=$3/work" "$4"',
   'else',
   // Room for the copy (its block usage, an eighth more for page rounding), then exactly what the
   // copy took plus the cap.
