@@ -28,11 +28,16 @@ export const valueOrdering: Ordering = {
 };
 
 /**
- * Value selection on prepared candidates, degrading to consensus when nothing usable is scored.
- * `requested` is 'hybrid' when hybrid selection found no test results and fell back here, or
- * 'learned' (with `missing` saying why) when there was no learned selector.
+ * The ordering value selection uses on `instance` (consensus when nothing usable is scored) and
+ * the fallback clause when it is not value's own. `requested` is 'hybrid' when hybrid selection
+ * found no test results and fell back here, or 'learned' / 'judge' (with `missing` saying why)
+ * when there was no learned selector or no judge verdicts.
  */
-export function rankByValue(instance: PreparedInstance, requested: Strategy = 'value', missing?: string): Selection {
+export function valuePlan(
+  instance: PreparedInstance,
+  requested: Strategy = 'value',
+  missing?: string,
+): { ordering: Ordering; fallback?: string } {
   const usable = instance.candidates.some((p) => p.usable);
   if (usable && !instance.usableScored) {
     const why =
@@ -41,7 +46,7 @@ export function rankByValue(instance: PreparedInstance, requested: Strategy = 'v
         : instance.anyScored
           ? 'no candidate with a usable patch had a score'
           : 'no candidate had a score';
-    return assemble(instance, requested, consensusOrdering, `${why}, so ${requested} selection fell back to consensus`);
+    return { ordering: consensusOrdering, fallback: `${why}, so ${requested} selection fell back to consensus` };
   }
   const fallback =
     requested === 'hybrid'
@@ -49,7 +54,13 @@ export function rankByValue(instance: PreparedInstance, requested: Strategy = 'v
       : missing
         ? `${missing}, so ${requested} selection fell back to value`
         : undefined;
-  return assemble(instance, requested, valueOrdering, fallback);
+  return { ordering: valueOrdering, ...(fallback ? { fallback } : {}) };
+}
+
+/** Value selection on prepared candidates, degrading to consensus when nothing usable is scored (valuePlan). */
+export function rankByValue(instance: PreparedInstance, requested: Strategy = 'value', missing?: string): Selection {
+  const plan = valuePlan(instance, requested, missing);
+  return assemble(instance, requested, plan.ordering, plan.fallback);
 }
 
 /** Picks the candidate with the highest value; see the module comment for the exact order. */
