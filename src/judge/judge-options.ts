@@ -37,7 +37,7 @@ export const JUDGE_STRATEGIES: readonly Strategy[] = ['judge', 'hybrid'];
 export function resolveJudge(
   requested: { strategy: Strategy | undefined; judge: JudgeOptions | undefined },
   serverDefault: JudgeOptions | undefined,
-  fields: { strategy: string; judge: string },
+  fields: { strategy: string; judge: string; defaults?: string },
   fallbackStrategy: () => Strategy,
   verifying: boolean,
 ): { strategy: Strategy; judge: JudgeOptions | undefined } {
@@ -55,7 +55,7 @@ export function resolveJudge(
   if (strategy === 'judge' && !judge) {
     throw wnwError(
       'WNW_ERR_INPUT_INVALID',
-      `${fields.strategy}: strategy judge needs a judge (${fields.judge}, or judge.url and judge.model in the server's config)`,
+      `${fields.strategy}: strategy judge needs a judge (${fields.judge}${fields.defaults ? `, or ${fields.defaults}` : ''})`,
       {
         details: { field: fields.strategy },
       },
