@@ -23,6 +23,25 @@ export const JudgeOptions = z.strictObject({
   timeout_s: z.number().positive().max(3600).default(60).describe('Deadline of one judge call, its retries included.'),
 });
 export type JudgeOptions = z.infer<typeof JudgeOptions>;
+
+/**
+ * The config's `judge` section: the server's default judge when `url` and `model` are both set;
+ * `api_key` alone is the key `winnower rerank --judge-url` uses.
+ */
+export const JudgeConfig = JudgeOptions.extend({
+  url: JudgeOptions.shape.url.optional(),
+  model: JudgeOptions.shape.model.optional(),
+}).refine((judge) => (judge.url === undefined) === (judge.model === undefined), {
+  message: 'give judge.url and judge.model together',
+  path: ['model'],
+});
+export type JudgeConfig = z.infer<typeof JudgeConfig>;
+
+/** The server's default judge from the config, or undefined when it names none. */
+export function serverJudge(config: JudgeConfig | undefined): JudgeOptions | undefined {
+  if (config?.url === undefined || config.model === undefined) return undefined;
+  return { ...config, url: config.url, model: config.model };
+}
 export type JudgeOptionsInput = z.input<typeof JudgeOptions>;
 
 /** The strategies that read a judge's verdicts. */

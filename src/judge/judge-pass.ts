@@ -9,7 +9,8 @@ import pLimit from 'p-limit';
 import { toWinnowerError } from '../errors.js';
 import { judgeTies, type Candidate, type JudgeScores, type SelectOptions } from '../select/index.js';
 import type { JudgeReport, Strategy } from '../types/index.js';
-import type { Judge } from './judge-client.js';
+import { createJudge, type Judge } from './judge-client.js';
+import type { JudgeOptions } from './judge-options.js';
 import { circulantPairs } from './tournament.js';
 
 export interface JudgePassInput {
@@ -119,4 +120,21 @@ export async function judgePass(judge: Judge, input: JudgePassInput): Promise<Ju
       error: failed,
     },
   };
+}
+
+/** One selection's judge pass with a client of its own, closed after: for a request or job that names its judge. */
+export async function judgeCandidates(
+  options: JudgeOptions,
+  strategy: Strategy,
+  candidates: Candidate[],
+  issue: string,
+  selectOptions: SelectOptions,
+  signal?: AbortSignal,
+): Promise<JudgePassResult> {
+  const judge = createJudge(options);
+  try {
+    return await judgePass(judge, { strategy, candidates, issue, options: selectOptions, k: options.k, ...(signal ? { signal } : {}) });
+  } finally {
+    await judge.close();
+  }
 }

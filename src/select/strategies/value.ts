@@ -46,7 +46,9 @@ export function valuePlan(
         : instance.anyScored
           ? 'no candidate with a usable patch had a score'
           : 'no candidate had a score';
-    return { ordering: consensusOrdering, fallback: `${why}, so ${requested} selection fell back to consensus` };
+    // The judge's own reason first: a failed judge and a scorer outage together still say both.
+    const prefix = requested === 'judge' && missing ? `${missing}, and ` : '';
+    return { ordering: consensusOrdering, fallback: `${prefix}${why}, so ${requested} selection fell back to consensus` };
   }
   const fallback =
     requested === 'hybrid'
