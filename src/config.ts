@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { type Deprecation, keySections, processDeprecationWarner, renameKeys, unknownKeyError, userField } from './config-keys.js';
 import { wnwError } from './errors.js';
 import { HeaderSecret } from './http/header-value.js';
+import { JudgeConfig } from './judge/judge-options.js';
 import { PatchConfigSchema } from './sandbox/patch-policy.js';
 import { SandboxServeConfigSchema } from './sandbox/serve/serve-config.js';
 import { LimitsConfig, RetentionConfig } from './server/limits-config.js';
@@ -136,6 +137,9 @@ export const WinnowerConfig = z.strictObject({
     })
     .default({ mode: 'tools', allow_request_urls: true })
     .describe("The default policy (the agent's model) for /solve requests that name none."),
+  judge: JudgeConfig.optional().describe(
+    'The default pairwise judge for /solve and /rerank requests with strategy judge or hybrid that name none (docs/selection.md#judge).',
+  ),
   log_level: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -191,6 +195,9 @@ export const CONFIG_ENV: ReadonlyArray<{ name: string; key: string; reading: Env
   { name: 'WINNOWER_POLICY_KEY', key: 'policy.api_key', reading: 'text' },
   { name: 'WINNOWER_POLICY_MODE', key: 'policy.mode', reading: 'text' },
   { name: 'WINNOWER_POLICY_FROM_REQUESTS', key: 'policy.allow_request_urls', reading: 'switch' },
+  { name: 'WINNOWER_JUDGE_URL', key: 'judge.url', reading: 'text' },
+  { name: 'WINNOWER_JUDGE_MODEL', key: 'judge.model', reading: 'text' },
+  { name: 'WINNOWER_JUDGE_KEY', key: 'judge.api_key', reading: 'text' },
   { name: 'WINNOWER_LOG_LEVEL', key: 'log_level', reading: 'text' },
   { name: 'WINNOWER_LOG_FORMAT', key: 'log_format', reading: 'text' },
 ];

@@ -43,6 +43,10 @@ export const ERROR_CATALOG = {
   WNW_ERR_POLICY_RESPONSE: { status: 502, message: 'policy server sent a malformed response' },
   WNW_ERR_POLICY_TIMEOUT: { status: 504, message: 'policy request timed out' },
   WNW_ERR_POLICY_REPLAY: { status: 400, message: 'recorded trajectory cannot be replayed' },
+  // the pairwise judge of selection (src/judge)
+  WNW_ERR_JUDGE_UPSTREAM: { status: 502, message: 'judge server failed' },
+  WNW_ERR_JUDGE_RESPONSE: { status: 502, message: 'judge server sent a malformed or unusable response' },
+  WNW_ERR_JUDGE_TIMEOUT: { status: 504, message: 'judge request timed out' },
   // harnesses (third-party agent CLIs)
   WNW_ERR_HARNESS_UNKNOWN: { status: 400, message: 'no harness definition of that name' },
   WNW_ERR_HARNESS_MISSING: { status: 400, message: 'harness CLI is not installed on this server' },

@@ -16,7 +16,10 @@ import type { ParserName } from '../verify/detect.js';
 import { loadRecipes } from '../verify/recipes.js';
 import { loadValueModel } from '../scoring/value-model.js';
 import { scoredBy } from '../scoring/scorer-identity.js';
+import { createJudge, type Judge } from '../judge/judge-client.js';
+import { JudgeOptions, resolveJudge } from '../judge/judge-options.js';
 import { defaultStrategy } from '../select/index.js';
+import type { Strategy } from '../types/index.js';
 import { loadSavedRuns } from '../server/ui/saved-runs.js';
 import { writeSavedSite } from '../server/ui/saved-site.js';
 import { printMetrics } from './print-metrics.js';
@@ -70,7 +73,24 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
   let lastLog = 0;
   // The report links to the inspector's pages of this run, written beside it once scored.
   const inspectDir = flags.report && flags.inspector ? `${flags.report.replace(/\.md$/i, '')}.inspect` : undefined;
-  const strategy = flags.strategy ?? defaultStrategy(executionSetup !== undefined, valueModel);
+  let strategy: Strategy;
+  let judge: Judge | undefined;
+  try {
+    const judgeOptions = judgeFromFlags(flags);
+    const resolved = resolveJudge(
+      { strategy: flags.strategy, judge: judgeOptions },
+      undefined,
+      { strategy: 'strategy', judge: 'judge-url' },
+      () => defaultStrategy(executionSetup !== undefined, valueModel),
+      executionSetup !== undefined,
+    );
+    strategy = resolved.strategy;
+    judge = resolved.judge ? createJudge(resolved.judge) : undefined;
+  } catch (error) {
+    await scorer.close();
+    await executionSetup?.close();
+    throw error;
+  }
   const checksFile = flags.checksOut ?? flags.out.replace(/(\.jsonl)?$/, '.checks.jsonl');
   try {
     const result = await rerankBatch({
@@ -83,6 +103,7 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
       template: flags.template,
       budgetTokens: flags.budget,
       strategy,
+      ...(judge ? { judge: { judge, k: flags.judgeK ?? 2 } } : {}),
       out: flags.out,
       scores: flags.scores ?? flags.out.replace(/(\.jsonl)?$/, '.scores.jsonl'),
       report: flags.report,
@@ -131,7 +152,7 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
     if (code !== 0) process.exitCode = code;
   } finally {
     bar?.stop();
-    await scorer.close();
+    await Promise.all([scorer.close(), judge?.close()]);
     await executionSetup?.close();
   }
 }
@@ -194,4 +215,38 @@ async function prepareExecution(
       store.close();
     },
   };
+}
+
+/**
+ * The judge the flags name, or undefined: --judge-url and --judge-model together (either alone is
+ * refused, as are --judge-k and --judge-timeout without them), the key from WINNOWER_JUDGE_KEY.
+ */
+export function judgeFromFlags(flags: RerankFlags, env: NodeJS.ProcessEnv = process.env): JudgeOptions | undefined {
+  const named = flags.judgeUrl !== undefined || flags.judgeModel !== undefined;
+  if (!named) {
+    const stray = flags.judgeK !== undefined ? 'judge-k' : flags.judgeTimeout !== undefined ? 'judge-timeout' : undefined;
+    if (stray) throw wnwError('WNW_ERR_INPUT_INVALID', `--${stray} needs --judge-url and --judge-model`, { details: { field: stray } });
+    return undefined;
+  }
+  const missing = flags.judgeUrl === undefined ? 'judge-url' : flags.judgeModel === undefined ? 'judge-model' : undefined;
+  if (missing)
+    throw wnwError('WNW_ERR_INPUT_INVALID', `--${missing}: a judge needs both --judge-url and --judge-model`, {
+      details: { field: missing },
+    });
+  const parsed = JudgeOptions.safeParse({
+    url: flags.judgeUrl,
+    model: flags.judgeModel,
+    ...(env.WINNOWER_JUDGE_KEY ? { api_key: env.WINNOWER_JUDGE_KEY } : {}),
+    ...(flags.judgeK === undefined ? {} : { k: flags.judgeK }),
+    ...(flags.judgeTimeout === undefined ? {} : { timeout_s: flags.judgeTimeout }),
+  });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = String(issue.path[0]);
+    const field = key === 'api_key' ? 'WINNOWER_JUDGE_KEY' : key === 'timeout_s' ? 'judge-timeout' : `judge-${key}`;
+    throw wnwError('WNW_ERR_INPUT_INVALID', `${field === 'WINNOWER_JUDGE_KEY' ? field : `--${field}`}: ${issue.message}`, {
+      details: { field },
+    });
+  }
+  return parsed.data;
 }

@@ -4,6 +4,7 @@
  * scored the run, what was written, the metrics).
  */
 import { describeUnscored, type RerankBatchResult } from '../rerank/rerank-batch.js';
+import { describeJudgeReport } from '../judge/judge-report.js';
 import type { ScoredBy } from '../scoring/scorer-identity.js';
 
 import { RERANK_EXIT_UNSCORED as EXIT_UNSCORED } from './option-values.js';
@@ -14,7 +15,7 @@ export { EXIT_UNSCORED };
 const NAMED_INSTANCES = 5;
 
 export function rerankSummary(
-  result: Pick<RerankBatchResult, 'candidates' | 'warnings' | 'unscored'> & Partial<Pick<RerankBatchResult, 'noneUsable'>>,
+  result: Pick<RerankBatchResult, 'candidates' | 'warnings' | 'unscored'> & Partial<Pick<RerankBatchResult, 'noneUsable' | 'judge'>>,
 ): string[] {
   const lines = result.warnings.map((warning) => `rerank: warning: ${warning.message}`);
   const none = result.noneUsable ?? [];
@@ -24,6 +25,7 @@ export function rerankSummary(
     );
     for (const entry of none.slice(0, NAMED_INSTANCES)) lines.push(`  ${entry.instance_id}: ${entry.reason}`);
   }
+  if (result.judge) lines.push(`rerank: ${describeJudgeReport(result.judge)}`);
   const { unscored } = result;
   if (unscored.candidates === 0) return lines;
   lines.push(`rerank: ${describeUnscored(unscored, { of: result.candidates, names: NAMED_INSTANCES })}; first reasons:`);
@@ -47,5 +49,6 @@ export function rerankSummaryFile(result: RerankBatchResult, scoredBy: ScoredBy 
     scores: result.scores,
     report: result.report ?? null,
     metrics: result.metrics ?? null,
+    judge: result.judge ?? null,
   };
 }

@@ -25,6 +25,10 @@ export interface RerankFlags {
   template?: string;
   budget?: number;
   strategy?: Strategy;
+  judgeUrl?: string;
+  judgeModel?: string;
+  judgeK?: number;
+  judgeTimeout?: number;
   out: string;
   scores?: string;
   summary?: string;
@@ -112,6 +116,13 @@ export function registerRerankCommand(program: Command): void {
         "selection strategy (default: the model folder's default_strategy, learned or robust, when it has a selector; else value)",
       ).choices(STRATEGY_NAMES),
     )
+    .option(
+      '--judge-url <base>',
+      'pairwise judge: base URL of an OpenAI-compatible chat server with logprobs, API prefix included (http://host:30000/v1); with --judge-model. Breaks hybrid ties, or ranks with --strategy judge (the default with a judge); key: WINNOWER_JUDGE_KEY',
+    )
+    .option('--judge-model <name>', "the judge server's model (with --judge-url)")
+    .option('--judge-k <n>', 'judge opponents per candidate: the k after it in the current order, wrapping (default 2)', positiveInt)
+    .option('--judge-timeout <seconds>', 'deadline of one judge call, retries included (default 60)', positiveInt)
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
     .option(

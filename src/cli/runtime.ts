@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createPolicyFactory } from '../rollout/policy/policy-factory.js';
 import { DEFAULT_MODEL_DIR, type WinnowerConfig } from '../config.js';
+import { serverJudge } from '../judge/judge-options.js';
 import { loggerOptions } from '../observability/logger-options.js';
 import { createServiceMetrics } from '../observability/metrics.js';
 import { checkModelFolder } from '../scoring/model-folder.js';
@@ -63,11 +64,12 @@ export async function createRuntime(
     onEvent: (event, job) => metrics.onJobEvent(event, job),
   });
   const createPolicy = createPolicyFactory(config.policy);
+  const judge = serverJudge(config.judge);
   const app = await buildApp({
     jobs,
     store,
     valueModel,
-    solveDeps: { sandboxes, store, createPolicy, policyDefaults: config.policy },
+    solveDeps: { sandboxes, store, createPolicy, policyDefaults: config.policy, ...(judge ? { judge } : {}) },
     apiKeys: config.server.api_keys,
     adminKeys: config.server.admin_keys,
     bodyLimitBytes: config.server.body_limit_bytes,

@@ -100,7 +100,7 @@ export function registerSolveCommand(program: Command): void {
     )
     .option(
       '--strategy <name>',
-      "value | consensus | hybrid | learned | robust (default: hybrid with tests; without, the model folder's default_strategy when it has a selector (robust for the bundled models/winnower-value), else value; with --policies, robust when the folder's own-history priors know one of their configurations)",
+      "value | consensus | hybrid | learned | robust (default: hybrid with tests; without, the model folder's default_strategy when it has a selector (robust for the bundled models/winnower-value), else value; with --policies, robust when the folder's own-history priors know one of their configurations); or judge, with the config's judge (WINNOWER_JUDGE_URL, WINNOWER_JUDGE_MODEL)",
     )
     .option('--step-limit <n>', 'agent steps per rollout (a harness: its model calls)', positiveInt)
     .option(

@@ -11,6 +11,7 @@ import { Pool } from 'undici';
 import type { z } from 'zod';
 import { WinnowerError, wnwError, type ErrorCode } from '../errors.js';
 import { requestIdHeaders } from '../observability/request-context.js';
+import { readCapped } from '../util/read-capped.js';
 
 export interface HttpClientOptions {
   /** Base URLs of interchangeable replicas (`http://host:port`, optionally with a path prefix). */
@@ -31,6 +32,8 @@ export interface HttpClientOptions {
   connections?: number;
   /** Keep-alive of idle sockets (ms, default 30000). */
   keepAliveMs?: number;
+  /** Largest answer body read (bytes); a larger one is a response error, not retried. Default: no cap. */
+  maxResponseBytes?: number;
   /** Codes of the errors it throws; the scorers' by default, the policy client passes its own. */
   errorCodes?: { upstream: ErrorCode; response: ErrorCode; timeout: ErrorCode };
 }
@@ -220,8 +223,19 @@ export class HttpClient {
         ...(body === undefined ? {} : { body }),
         signal,
       });
-      const text = await response.body.text();
       const url = upstream.base.replace(/\/+$/, '') + options.path;
+      const cap = this.#options.maxResponseBytes;
+      let text: string;
+      if (cap === undefined) text = await response.body.text();
+      else {
+        const bytes = await readCapped(response.body, cap, response.headers['content-length']);
+        if (bytes === undefined) {
+          throw wnwError(this.#codes.response, `${method} ${url}: answer is larger than ${cap} bytes`, {
+            details: { url, status: response.statusCode, maxBytes: cap },
+          });
+        }
+        text = bytes.toString('utf8');
+      }
       if (response.statusCode >= 400) {
         throw new UpstreamStatus(response.statusCode, url, text, retryAfterMs(response.headers['retry-after']));
       }

@@ -37,5 +37,6 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     noneUsable: scored.noneUsable,
     executions: [...resumed.executions, ...scored.executions],
     timings,
+    judge: scored.judge,
   });
 }

@@ -114,7 +114,13 @@ export function resumedSelections(options: RerankBatchOptions, inputs: RerankInp
             ...(line?.checks ? { checks: line.checks } : {}),
           };
         }),
-        { instanceId, selector: options.valueModel.selector, ...(task ? { task } : {}) },
+        {
+          instanceId,
+          selector: options.valueModel.selector,
+          ...(task ? { task } : {}),
+          // The judge is not asked again for what an earlier run chose.
+          ...(options.strategy === 'judge' ? { judgeUnavailable: 'resumed from an earlier run, whose judge verdicts are not kept' } : {}),
+        },
       ),
     ];
   });

@@ -8,8 +8,10 @@ import pLimit from 'p-limit';
 import { toWinnowerError } from '../errors.js';
 import { lookupLabel } from '../formats/index.js';
 import { scoreCandidates } from '../scoring/score-candidates.js';
-import { select } from '../select/index.js';
-import type { Selection, Strategy, Task } from '../types/index.js';
+import { judgePass } from '../judge/judge-pass.js';
+import { JUDGE_STRATEGIES } from '../judge/judge-options.js';
+import { select, type Candidate } from '../select/index.js';
+import type { JudgeReport, Selection, Strategy, Task } from '../types/index.js';
 import { pushAll } from '../util/large-arrays.js';
 import { executeInstance, type InstanceExecution } from './execute-instance.js';
 import { LineAppender } from './line-appender.js';
@@ -25,6 +27,8 @@ export interface ScoredInstances {
   noneUsable: RerankBatchResult['noneUsable'];
   /** With --verify: what running each instance's code found, in finishing order. */
   executions: InstanceExecution[];
+  /** One per instance the judge took part in. */
+  judge: JudgeReport[];
 }
 
 /** One instance: its candidates scored and selected, its score lines and its prediction. */
@@ -46,16 +50,30 @@ export async function scoreInstance(options: RerankBatchOptions, inputs: RerankI
     }),
     options.execution ? executeInstance(options.execution, task, candidates, options.signal) : undefined,
   ]);
-  const selection = select(
-    options.strategy,
-    candidates.map((trajectory, index) => ({
-      trajectory,
-      score: scored[index]!.score,
-      ...(executed?.verify.get(trajectory.id) ? { verify: executed.verify.get(trajectory.id) } : {}),
-      ...(executed?.checks.get(trajectory.id) ? { checks: executed.checks.get(trajectory.id) } : {}),
-    })),
-    { instanceId, selector: options.valueModel.selector, task },
-  );
+  const pool: Candidate[] = candidates.map((trajectory, index) => ({
+    trajectory,
+    score: scored[index]!.score,
+    ...(executed?.verify.get(trajectory.id) ? { verify: executed.verify.get(trajectory.id) } : {}),
+    ...(executed?.checks.get(trajectory.id) ? { checks: executed.checks.get(trajectory.id) } : {}),
+  }));
+  const selectOptions = { instanceId, selector: options.valueModel.selector, task };
+  // The judge's verdicts first (asynchronous), then the synchronous ranking reads them.
+  const judged =
+    options.judge && JUDGE_STRATEGIES.includes(options.strategy)
+      ? await judgePass(options.judge.judge, {
+          strategy: options.strategy,
+          candidates: pool,
+          issue: task.problem_statement,
+          options: selectOptions,
+          k: options.judge.k,
+          ...(options.signal ? { signal: options.signal } : {}),
+        })
+      : undefined;
+  const selection = select(options.strategy, pool, {
+    ...selectOptions,
+    ...(judged?.scores ? { judge: judged.scores } : {}),
+    ...(judged?.unavailable ? { judgeUnavailable: judged.unavailable } : {}),
+  });
   const chosen = candidates.find((trajectory) => trajectory.id === selection.chosen);
   const tamperOf = new Map(selection.ranking.map((entry) => [entry.trajectory_id, entry.tamper] as const));
   const lines: ScoreLine[] = candidates.map((trajectory, index) => ({
@@ -77,12 +95,12 @@ export async function scoreInstance(options: RerankBatchOptions, inputs: RerankI
     model_patch: chosen?.patch ?? '',
     ...(chosen ? {} : { no_patch_reason: selection.reason }),
   };
-  return { selection, chosen, lines, prediction, execution: executed?.evidence };
+  return { selection, chosen, lines, prediction, execution: executed?.evidence, judge: judged?.report };
 }
 
 /** Every instance of `todo`, appended to --scores and --out as each finishes. */
 export async function scoreInstances(options: RerankBatchOptions, inputs: RerankInputs, todo: string[]): Promise<ScoredInstances> {
-  const result: ScoredInstances = { selections: [], lines: [], noneUsable: [], executions: [] };
+  const result: ScoredInstances = { selections: [], lines: [], noneUsable: [], executions: [], judge: [] };
   const limit = pLimit(options.concurrency ?? 4);
   const scoresFile = new LineAppender(options.scores);
   const outFile = new LineAppender(options.out);
@@ -92,12 +110,13 @@ export async function scoreInstances(options: RerankBatchOptions, inputs: Rerank
     todo.map((instanceId) =>
       limit(async () => {
         options.signal?.throwIfAborted();
-        const { selection, chosen, lines, prediction, execution } = await scoreInstance(options, inputs, instanceId);
+        const { selection, chosen, lines, prediction, execution, judge } = await scoreInstance(options, inputs, instanceId);
         // The evidence first: an instance is done once its prediction is written (resume.ts).
         if (execution) {
           await checksFile?.append([JSON.stringify(execution)]);
           result.executions.push(execution);
         }
+        if (judge) result.judge.push(judge);
         await scoresFile.append(lines.map((line) => JSON.stringify(line)));
         await outFile.append([JSON.stringify(prediction)]);
         if (!chosen) result.noneUsable.push({ instance_id: instanceId, reason: selection.reason });

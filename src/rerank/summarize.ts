@@ -6,7 +6,8 @@
 import { computeMetrics, type MetricRow } from '../metrics/ranking.js';
 import { DEFAULT_TEMPLATE } from '../scoring/score-candidates.js';
 import { scoredBy } from '../scoring/scorer-identity.js';
-import { repoNameOf, type Selection } from '../types/index.js';
+import { describeJudgeReport, sumJudgeReports } from '../judge/judge-report.js';
+import { repoNameOf, type JudgeReport, type Selection } from '../types/index.js';
 import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
 import type { InstanceExecution } from './execute-instance.js';
 import type { ExecutionSummary, RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine, Unscored } from './types.js';
@@ -24,6 +25,8 @@ export interface RunRecord {
   /** With --verify: every instance's execution evidence, resumed ones included. */
   executions: InstanceExecution[];
   timings: Record<string, number>;
+  /** The judge's report of each instance it took part in. */
+  judge?: JudgeReport[];
 }
 
 export async function summarize(options: RerankBatchOptions, inputs: RerankInputs, run: RunRecord): Promise<RerankBatchResult> {
@@ -41,6 +44,8 @@ export async function summarize(options: RerankBatchOptions, inputs: RerankInput
     noneUsable: run.noneUsable.sort((a, b) => (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0)),
     timings: run.timings,
   };
+  const judged = sumJudgeReports(run.judge ?? []);
+  if (judged) result.judge = judged;
   // An instance with an unlabelled candidate has no known mean@1 or pass@N, nor selected@1 when
   // that candidate was chosen: it is left out of the metrics (and the report says so).
   const unlabelled = new Set(scoreLines.filter((line) => line.resolved === null).map((line) => line.instance_id));
@@ -89,6 +94,7 @@ export async function summarize(options: RerankBatchOptions, inputs: RerankInput
             ...(partlyLabelled.size
               ? [`${partlyLabelled.size} instance(s) left out of the metrics: some of their candidates have no label`]
               : []),
+            ...(judged ? [describeJudgeReport(judged)] : []),
             ...warnings.map((warning) => `warning: ${warning.message}`),
             ...(result.unscored.candidates > 0 ? [describeUnscored(result.unscored)] : []),
             ...(result.execution ? describeExecution(result.execution) : []),

@@ -2,7 +2,8 @@
 import type { ImportIssue, Labels } from '../formats/index.js';
 import type { computeMetrics } from '../metrics/ranking.js';
 import type { ValueModel } from '../scoring/value-model.js';
-import type { CandidateChecks, Score, Strategy, TamperFlag, Task, Trajectory, VerifyResult } from '../types/index.js';
+import type { Judge } from '../judge/judge-client.js';
+import type { CandidateChecks, JudgeReport, Score, Strategy, TamperFlag, Task, Trajectory, VerifyResult } from '../types/index.js';
 import type { RerankExecution } from './execute-instance.js';
 
 export interface RerankBatchOptions {
@@ -16,6 +17,8 @@ export interface RerankBatchOptions {
   template?: string;
   budgetTokens?: number;
   strategy: Strategy;
+  /** The pairwise judge and its opponents per candidate, for the `judge` and `hybrid` strategies (src/judge). */
+  judge?: { judge: Judge; k: number };
   out: string;
   scores: string;
   report?: string;
@@ -68,6 +71,8 @@ export interface RerankBatchResult {
   /** Instances of this run none of whose candidates is usable (empty model_patch), with the selection's reason. */
   noneUsable: Array<{ instance_id: string; reason: string }>;
   timings: Record<string, number>;
+  /** The judge's report summed over the instances judged in this run (resumed instances are not judged again). */
+  judge?: JudgeReport;
   /** With --verify: what running the code found over the run (summarize.ts). */
   execution?: ExecutionSummary;
 }

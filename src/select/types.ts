@@ -17,6 +17,17 @@ export interface Candidate {
   checks?: CandidateChecks;
 }
 
+/**
+ * The pairwise judge's verdicts (src/judge), gathered before selection: per trajectory id, the sum
+ * of the preferences it earned (each in [0, 1], the two orders of a pair averaged) and the number
+ * of opponents it met. `hybrid` breaks ties with wins / games; `judge` ranks by it.
+ */
+export interface JudgeScores {
+  /** The judge's model, named in the reasons. */
+  model: string;
+  byId: ReadonlyMap<string, { wins: number; games: number }>;
+}
+
 export interface SelectOptions {
   /**
    * The instance the candidates belong to; every candidate must match it. Without it the id is
@@ -27,4 +38,8 @@ export interface SelectOptions {
   selector?: LearnedSelector;
   /** The task: its issue text for `learned`'s signals; its test patch, named tests and test command for the tamper checks. */
   task?: Pick<Task, 'problem_statement'> & TamperTask;
+  /** `hybrid` (ties only) and `judge`: the pairwise judge's verdicts; without them `judge` degrades to value. */
+  judge?: JudgeScores;
+  /** `judge`: why there are no verdicts (the judge failed, none is configured), for the fallback's reason. */
+  judgeUnavailable?: string;
 }

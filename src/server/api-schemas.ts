@@ -4,7 +4,7 @@
  * schema does not list must be kept, not dropped; the listed ones are checked.
  */
 import { z } from 'zod';
-import { RankedCandidate, Score, Selection, VerifyResult } from '../types/index.js';
+import { JudgeReport, RankedCandidate, Score, Selection, VerifyResult } from '../types/index.js';
 
 /** An error as the API gives it, alone or inside a result (`WinnowerError.toJSON()`). */
 const ErrorRecord = z.object({
@@ -132,6 +132,8 @@ const SolveResultView = z
     compute: z.record(z.string(), z.number()),
     /** Regression check, reproduction tests and pass matrix (docs/checks.md). */
     checks: ChecksView.optional(),
+    /** With a judge (strategy judge or hybrid): tie rates before and after it, comparisons, tokens, why it failed (docs/selection.md#judge). */
+    judge: JudgeReport.loose().nullable().optional(),
     /** Set when the job was interrupted: `chosen` is the best of the candidates that had finished. */
     partial: z.boolean().optional(),
     reason: z.string().optional(),
@@ -209,6 +211,8 @@ export const RerankResponse = z
     verify: z.array(VerifyResult.loose()),
     /** With `checks`: the regression check, reproduction tests and pass matrix (docs/checks.md). */
     checks: ChecksView.optional(),
+    /** With a judge (strategy judge or hybrid): tie rates before and after it, comparisons, tokens, why it failed (docs/selection.md#judge). */
+    judge: JudgeReport.loose().optional(),
     scored_by: ScoredByView,
   })
   .describe('The selection among the candidates, the chosen patch, the scores and (with verify) the test outcomes');

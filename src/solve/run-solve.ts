@@ -4,13 +4,14 @@
  *   test writers (reproduction.ts);
  *   rollouts (rollouts.ts) → per finished candidate, as soon as it is ready: scoring (scoring.ts),
  *   verification of the given tests (verification.ts), its regressions, its row of the pass
- *   matrix, the stop rule (stop-rule.ts) → selection with all that evidence (selection.ts).
+ *   matrix, the stop rule (stop-rule.ts) → selection with all that evidence, and the pairwise
+ *   judge's verdicts first when it has one (selection.ts).
  * The stages share one SolveContext (solve-context.ts) and one sandbox budget (sandbox-budget.ts);
  * the checks' evidence is built from their events (evidence.ts), so an interrupted job keeps it.
  */
 import { resolvePolicyOptions } from '../rollout/policy/policy-factory.js';
 import { checkPolicyReachable } from '../rollout/policy/policy-reachability.js';
-import type { ChecksEvidence, Selection } from '../types/index.js';
+import type { ChecksEvidence, JudgeReport, Selection } from '../types/index.js';
 import type { JobEventBody } from './events.js';
 import {
   candidateSummary,
@@ -49,6 +50,8 @@ export interface SolveResult {
   stopped_early: string | null;
   /** The regression check, reproduction tests and pass matrix (null fields for checks that did not run). */
   checks: ChecksEvidence;
+  /** With a judge (strategy judge or hybrid): tie rates before and after it, its cost, why it failed; null without one. */
+  judge: JudgeReport | null;
   duration_ms: number;
 }
 
@@ -106,11 +109,17 @@ export async function runSolve(
   hooks.signal.throwIfAborted();
   reproduction?.finish();
   throwIfAllFailed(context);
-  const { selection, chosen } = selectCandidate(context);
-  return solveResult(context, selection, chosen, Date.now() - started);
+  const { selection, chosen, judge } = await selectCandidate(context);
+  return solveResult(context, selection, chosen, judge, Date.now() - started);
 }
 
-function solveResult(context: SolveContext, selection: Selection, chosen: Slot | undefined, durationMs: number): SolveResult {
+function solveResult(
+  context: SolveContext,
+  selection: Selection,
+  chosen: Slot | undefined,
+  judge: JudgeReport | null,
+  durationMs: number,
+): SolveResult {
   const { slots, request } = context;
   const count = (status: Slot['status']) => slots.filter((slot) => slot.status === status).length;
   const saved = count('skipped') + (context.stoppedEarly ? count('cancelled') : 0);
@@ -137,6 +146,7 @@ function solveResult(context: SolveContext, selection: Selection, chosen: Slot |
     },
     stopped_early: context.stoppedEarly,
     checks: context.evidence.view(),
+    judge,
     duration_ms: durationMs,
   };
 }

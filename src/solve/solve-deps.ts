@@ -3,6 +3,7 @@
  * store, the harnesses. Its own module so the stages can take it without importing the pipeline.
  */
 import type { WinnowerError } from '../errors.js';
+import type { JudgeOptions } from '../judge/judge-options.js';
 import type { DefaultPolicy } from '../rollout/policy/policy-factory.js';
 import type { Policy } from '../rollout/policy/types.js';
 import type { HarnessCatalog } from '../rollout/harness/harness-catalog.js';
@@ -31,4 +32,6 @@ export interface SolveDeps {
   scorerDown?(): Promise<WinnowerError | undefined>;
   /** The server's default policy, which harness rollouts without `policy` call through their proxy. */
   policyDefaults?: DefaultPolicy;
+  /** The server's default pairwise judge (config `judge`), for requests with strategy judge or hybrid that name none. */
+  judge?: JudgeOptions;
 }

@@ -7,6 +7,7 @@ import { Strategy } from '../types/selection.js';
 import { GitRef } from '../types/task.js';
 import { PARSER_NAMES } from '../verify/detect.js';
 import { PolicyOptions } from '../rollout/policy/policy-options.js';
+import { JudgeOptions } from '../judge/judge-options.js';
 
 /** Longest time limit a request may set (one day): timers past 2^31 ms fire at once. */
 export const MAX_TIMEOUT_S = 86_400;
@@ -245,6 +246,11 @@ export const SolveRequest = z
     /** Leave it out for no stop rule (every wave runs); `null` is refused, like every other field's (docs/api.md). */
     stop_rule: StopRule.optional().transform((rule) => rule ?? null),
     strategy: Strategy.optional(),
+    /**
+     * The pairwise judge (docs/selection.md#judge): breaks `hybrid`'s ties, ranks under `judge`;
+     * without a strategy the job selects with `judge` (`hybrid` when it verifies).
+     */
+    judge: JudgeOptions.optional(),
   })
   .refine((request) => request.repo !== undefined || request.image !== undefined, { message: 'give repo or image', path: ['repo'] })
   .superRefine(checkPolicies)

@@ -5,3 +5,4 @@ export * from './verify.js';
 export * from './selection.js';
 export * from './checks.js';
 export * from './selector.js';
+export * from './judge.js';

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { createPolicyFactory } from '../../src/rollout/policy/policy-factory.js';
 import { DEFAULT_MODEL_DIR } from '../../src/config.js';
+import type { JudgeOptions } from '../../src/judge/judge-options.js';
 import { loadValueModel, type ValueModel } from '../../src/scoring/value-model.js';
 import { createLocalProvider } from '../../src/sandbox/providers/local/provider.js';
 import { type AppDeps, buildApp } from '../../src/server/app.js';
@@ -38,6 +39,8 @@ export interface TestAppOptions
   sandboxes?: SandboxProvider;
   /** The job store (default: in memory, closed by `close()` either way). */
   store?: JobStore;
+  /** The server's default pairwise judge (config `judge`). */
+  judge?: JudgeOptions;
 }
 
 export interface TestApp {
@@ -54,6 +57,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     jobs: jobOptions,
     sandboxes = createLocalProvider(),
     store = createSqliteStore(':memory:'),
+    judge,
     ...appOptions
   } = options;
   const valueModel =
@@ -66,7 +70,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     jobs,
     store,
     ...(valueModel ? { valueModel } : {}),
-    solveDeps: { sandboxes, store, createPolicy: createPolicyFactory() },
+    solveDeps: { sandboxes, store, createPolicy: createPolicyFactory(), ...(judge ? { judge } : {}) },
     ...appOptions,
   });
   return {

@@ -13,8 +13,9 @@ import { prepare, type Prepared, type PreparedInstance } from '../prepare.js';
 import { hasChecks, withChecks } from '../checks.js';
 import { withClean } from '../tamper-key.js';
 import { assemble, formatValue, type Ordering } from '../rank.js';
-import type { Candidate, SelectOptions } from '../types.js';
-import { rankByValue } from './value.js';
+import { withJudge } from '../judged.js';
+import type { Candidate, JudgeScores, SelectOptions } from '../types.js';
+import { valuePlan } from './value.js';
 
 /** Test outcome tiers, higher first; null means verification did not run for the candidate. */
 export const VERIFY_TIER: Record<VerifyStatus | 'none', number> = {
@@ -62,17 +63,24 @@ const checksOnlyOrdering: Ordering = {
   why: (chosen) => `chose ${chosen.id}${chosen.value === null ? '' : ` (value ${formatValue(chosen.value)})`}`,
 };
 
+/** The ordering hybrid selection uses on `instance`, and the fallback clause when it degrades. */
+export function hybridPlan(instance: PreparedInstance): { ordering: Ordering; fallback?: string } {
+  const usable = instance.candidates.filter((p) => p.usable);
+  const noTests = usable.length > 0 && usable.every((p) => p.verify === null);
+  if (noTests && !hasChecks(instance)) return valuePlan(instance, 'hybrid');
+  // A tamper flag counts right after the test outcome and the checks.
+  const outcomes = withChecks(noTests ? checksOnlyOrdering : hybridOrdering, instance, 2);
+  return { ordering: withClean(outcomes, instance, hasChecks(instance) ? 4 : 2) };
+}
+
 /**
  * Hybrid selection on prepared candidates: regressions and reproduction tests (when they ran)
  * right after the given tests' outcome; degrading to value when there is no execution evidence.
+ * With `judge`, the pairwise judge breaks ties on every primary key (judged.ts).
  */
-export function rankHybrid(instance: PreparedInstance): Selection {
-  const usable = instance.candidates.filter((p) => p.usable);
-  const noTests = usable.length > 0 && usable.every((p) => p.verify === null);
-  if (noTests && !hasChecks(instance)) return rankByValue(instance, 'hybrid');
-  // A tamper flag counts right after the test outcome and the checks.
-  const outcomes = withChecks(noTests ? checksOnlyOrdering : hybridOrdering, instance, 2);
-  return assemble(instance, 'hybrid', withClean(outcomes, instance, hasChecks(instance) ? 4 : 2));
+export function rankHybrid(instance: PreparedInstance, judge?: JudgeScores): Selection {
+  const { ordering, fallback } = hybridPlan(instance);
+  return assemble(instance, 'hybrid', judge ? withJudge(ordering, judge) : ordering, fallback);
 }
 
 /** Picks by test outcome, then value; see the module comment for the exact order. */

@@ -29,11 +29,16 @@ export const valueOrdering: Ordering = {
 };
 
 /**
- * Value selection on prepared candidates, degrading to consensus when nothing usable is scored.
- * `requested` is 'hybrid' when hybrid selection found no test results and fell back here, or
- * 'learned' (with `missing` saying why) when there was no learned selector.
+ * The ordering value selection uses on `instance` (consensus when nothing usable is scored) and
+ * the fallback clause when it is not value's own. `requested` is 'hybrid' when hybrid selection
+ * found no test results and fell back here, or 'learned' / 'judge' (with `missing` saying why)
+ * when there was no learned selector or no judge verdicts.
  */
-export function rankByValue(instance: PreparedInstance, requested: Strategy = 'value', missing?: string): Selection {
+export function valuePlan(
+  instance: PreparedInstance,
+  requested: Strategy = 'value',
+  missing?: string,
+): { ordering: Ordering; fallback?: string } {
   const usable = instance.candidates.some((p) => p.usable);
   if (usable && !instance.usableScored) {
     const why =
@@ -42,7 +47,9 @@ export function rankByValue(instance: PreparedInstance, requested: Strategy = 'v
         : instance.anyScored
           ? 'no candidate with a usable patch had a score'
           : 'no candidate had a score';
-    return assemble(instance, requested, consensusOrdering, `${why}, so ${requested} selection fell back to consensus`);
+    // The judge's own reason first: a failed judge and a scorer outage together still say both.
+    const prefix = requested === 'judge' && missing ? `${missing}, and ` : '';
+    return { ordering: consensusOrdering, fallback: `${prefix}${why}, so ${requested} selection fell back to consensus` };
   }
   const fallback =
     requested === 'hybrid'
@@ -51,7 +58,13 @@ export function rankByValue(instance: PreparedInstance, requested: Strategy = 'v
         ? `${missing}, so ${requested} selection fell back to value`
         : undefined;
   // Value ranks by no outcome, so a tamper flag counts right after "usable".
-  return assemble(instance, requested, withClean(valueOrdering, instance, 1), fallback);
+  return { ordering: withClean(valueOrdering, instance, 1), ...(fallback ? { fallback } : {}) };
+}
+
+/** Value selection on prepared candidates, degrading to consensus when nothing usable is scored (valuePlan). */
+export function rankByValue(instance: PreparedInstance, requested: Strategy = 'value', missing?: string): Selection {
+  const plan = valuePlan(instance, requested, missing);
+  return assemble(instance, requested, plan.ordering, plan.fallback);
 }
 
 /** Picks the candidate with the highest value; see the module comment for the exact order. */

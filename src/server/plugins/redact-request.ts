@@ -1,5 +1,5 @@
 /**
- * What the job store keeps of a /solve request: everything but its secrets. The policy's API key
+ * What the job store keeps of a /solve request: everything but its secrets. The policy's and the judge's API keys
  * and the credentials inside any URL (`https://user:token@host/...`) go to the job only.
  */
 import type { SolveRequest } from '../../solve/solve-request.js';
@@ -18,5 +18,16 @@ export function redactRequest(request: SolveRequest): SolveRequest {
   const policy = redactPolicy(request.policy);
   // A mixed job's policies each keep their own secrets out of the store too.
   const policies = request.policies?.map((entry) => (entry.policy ? { ...entry, policy: redactPolicy(entry.policy) } : entry));
-  return { ...request, ...(repo ? { repo } : {}), ...(policy ? { policy } : {}), ...(policies ? { policies } : {}) };
+  const judge = request.judge && {
+    ...request.judge,
+    url: redactUrlCredentials(request.judge.url, REDACTED),
+    ...(request.judge.api_key === undefined ? {} : { api_key: REDACTED }),
+  };
+  return {
+    ...request,
+    ...(repo ? { repo } : {}),
+    ...(policy ? { policy } : {}),
+    ...(policies ? { policies } : {}),
+    ...(judge ? { judge } : {}),
+  };
 }

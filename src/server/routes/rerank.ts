@@ -4,7 +4,10 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { wnwError } from '../../errors.js';
 import { scoreCandidates, type CandidateScore } from '../../scoring/score-candidates.js';
-import { defaultStrategy, select, unusableOf } from '../../select/index.js';
+import { judgeCandidates } from '../../judge/judge-pass.js';
+import { JudgeOptions, resolveJudge } from '../../judge/judge-options.js';
+import { defaultStrategy, select, unusableOf, type Candidate } from '../../select/index.js';
+import { checkPolicyHost } from '../guards/outbound-hosts.js';
 import { checkPool } from '../../solve/pool-checks.js';
 import { MAX_TIMEOUT_S, ReproductionOptions } from '../../solve/solve-request.js';
 import { checkImageAccess, checkRepoAccess } from '../guards/repo-access.js';
@@ -54,6 +57,11 @@ const RerankBody = ScoreBody.extend({
    * `reproduction`, test writers by `reproduction.policy` (or the server's default policy) and the
    * pass matrix. Needs task.repo or task.image.
    */
+  /**
+   * The pairwise judge (docs/selection.md#judge): breaks `hybrid`'s ties, ranks under `judge`;
+   * without a strategy the request selects with `judge` (`hybrid` with verify or checks).
+   */
+  judge: JudgeOptions.optional(),
   checks: z
     .strictObject({
       regression: z.boolean().default(true),
@@ -187,6 +195,15 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     checkCandidateCaps(body.candidates, app.winnower.limits, bodyBytes(headers));
     const trajectories = asTrajectories(body);
     await checkBodyScoring(valueModel, body);
+    checkPolicyHost(body.judge?.url, app.winnower.policyHosts, 'body.judge.url');
+    const verifying = Boolean(body.verify || body.checks);
+    const { strategy, judge: judgeOptions } = resolveJudge(
+      { strategy: body.strategy, judge: body.judge },
+      app.winnower.solveDeps.judge,
+      { strategy: 'body.strategy', judge: 'body.judge', defaults: "the server's judge.url and judge.model" },
+      () => defaultStrategy(verifying, valueModel),
+      verifying,
+    );
     if (body.verify || body.checks) {
       checkRepoUrl(task.repo?.url, 'body.task.repo.url', app.winnower.repoHosts);
       await checkRepoAccess(task.repo, app.winnower.repoRoots, 'body.task.repo');
@@ -234,23 +251,28 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     for (const result of verified) app.winnower.metrics.observeVerify(result.status);
     const scoreOf = new Map(scores.flatMap((result) => (result.score ? [[result.trajectory_id, result.score] as const] : [])));
     const verifyOf = new Map(verified.map((result) => [result.trajectory_id, result] as const));
-    const strategy = body.strategy ?? defaultStrategy(Boolean(body.verify || body.checks), valueModel);
-    const selection = select(
-      strategy,
-      trajectories.map((trajectory) => ({
-        trajectory,
-        score: scoreOf.get(trajectory.id),
-        verify: verifyOf.get(trajectory.id),
-        checks: checked?.checks.get(trajectory.id),
-      })),
-      { instanceId: task.instance_id, selector: valueModel?.selector, task },
-    );
+    const candidates: Candidate[] = trajectories.map((trajectory) => ({
+      trajectory,
+      score: scoreOf.get(trajectory.id),
+      verify: verifyOf.get(trajectory.id),
+      checks: checked?.checks.get(trajectory.id),
+    }));
+    const selectOptions = { instanceId: task.instance_id, selector: valueModel?.selector, task };
+    const judged = judgeOptions
+      ? await judgeCandidates(judgeOptions, strategy, candidates, task.problem_statement, selectOptions, signal)
+      : undefined;
+    const selection = select(strategy, candidates, {
+      ...selectOptions,
+      ...(judged?.scores ? { judge: judged.scores } : {}),
+      ...(judged?.unavailable ? { judgeUnavailable: judged.unavailable } : {}),
+    });
     return {
       selection,
       chosen_patch: trajectories.find((t) => t.id === selection.chosen)?.patch ?? null,
       scores: scores.map(scoreEntry),
       verify: verified,
       ...(checked ? { checks: checked.evidence } : {}),
+      ...(judged ? { judge: judged.report } : {}),
       scored_by: scoredBy(valueModel?.identity, selection.strategy),
     };
   };

@@ -12,6 +12,7 @@ import { checkPatchPaths } from '../guards/patch-paths.js';
 import { checkImageAccess, checkRepoAccess } from '../guards/repo-access.js';
 import { checkLocalRepo } from '../guards/repo-check.js';
 import { checkPolicyHost } from '../guards/outbound-hosts.js';
+import { resolveJudge } from '../../judge/judge-options.js';
 import { checkRepoUrl } from '../guards/repo-url.js';
 import { redactRequest } from '../plugins/redact-request.js';
 import { checkIdentifier } from '../guards/request-caps.js';
@@ -44,6 +45,15 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       );
       const writers = body.verify.reproduction?.policy;
       checkPolicyHost(writers?.kind === 'replay' ? undefined : writers?.url, policyHosts, 'body.verify.reproduction.policy.url');
+      checkPolicyHost(body.judge?.url, policyHosts, 'body.judge.url');
+      // A judge nothing reads, or strategy judge with no judge anywhere: a 400 now, not a job that falls back.
+      resolveJudge(
+        { strategy: body.strategy, judge: body.judge },
+        solveDeps.judge,
+        { strategy: 'body.strategy', judge: 'body.judge', defaults: "the server's judge.url and judge.model" },
+        () => 'value',
+        body.verify.enabled,
+      );
       if (body.verify.test_patch) checkPatchPaths(body.verify.test_patch, 'body.verify.test_patch');
       await checkRepoAccess(body.repo, repoRoots, 'body.repo');
       await checkImageAccess(body.image, repoRoots, 'body.image');
