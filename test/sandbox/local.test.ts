@@ -190,7 +190,13 @@ describe.skipIf(bwrapMissing)('local provider', () => {
 
   it('describes its isolation and limits', async () => {
     const description = await provider.describe();
-    expect(description).toMatchObject({ provider: 'local', network: 'off unless the spec asks', workspace: 'overlay' });
+    expect(description).toMatchObject({
+      provider: 'local',
+      network: expect.stringMatching(
+        /^off unless the spec asks; then its own network namespace through (pasta|slirp4netns), egress only: .*no host loopback/,
+      ),
+      workspace: 'overlay',
+    });
     expect(description.limits).toHaveProperty('memory');
     expect(description.runsAs).toMatchObject({ sandboxUid: 1000 });
     if (process.getuid?.() === 0) expect(description.runsAs).toMatchObject({ hostUid: 65534, droppedFromRoot: true });
