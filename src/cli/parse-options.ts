@@ -34,3 +34,10 @@ export const nonNegativeNumber = (value: string): number => {
 
 /** A comma-separated list of positive integers (`1,16,64`). */
 export const positiveIntList = (value: string): number[] => value.split(',').map((item) => positiveInt(item.trim()));
+
+/** The flag names (`table`: option key → flag) of the options the user typed (`given`: option keys), in the table's order. */
+export function flagsGiven(table: Record<string, string>, given: readonly string[]): string[] {
+  return Object.keys(table)
+    .filter((key) => given.includes(key))
+    .map((key) => table[key]!);
+}

@@ -25,7 +25,8 @@ import { writeSavedSite } from '../server/ui/saved-site.js';
 import { printMetrics } from './print-metrics.js';
 import { runCrossFit } from './rerank-cross-fit.js';
 import { rerankExitCode, rerankSummary, rerankSummaryFile } from './rerank-summary.js';
-import type { RerankFlags } from './rerank.js';
+import { flagsGiven } from './parse-options.js';
+import { type RerankFlags, VERIFY_ONLY_FLAGS } from './rerank.js';
 
 /** `given`: the flags the user typed (not defaults), so --cross-fit can refuse those it cannot honour. */
 export async function runRerank(flags: RerankFlags, given: readonly string[] = []): Promise<void> {
@@ -157,30 +158,13 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
   }
 }
 
-/** The flags that mean something only with --verify, by their option key. */
-const VERIFY_ONLY: Record<string, string> = {
-  repos: '--repos',
-  checks: '--checks',
-  givenTests: '--no-given-tests',
-  checksOut: '--checks-out',
-  provider: '--provider',
-  config: '--config',
-  sandboxes: '--sandboxes',
-  verifyTimeout: '--verify-timeout',
-  regressionBudget: '--regression-budget',
-  verifyParser: '--verify-parser',
-  recipes: '--recipes',
-};
-
 /** With --verify: the sandbox provider and what the checks run on; a --verify-only flag without it is refused by name. */
 async function prepareExecution(
   flags: RerankFlags,
   given: readonly string[],
 ): Promise<{ execution: RerankExecution; close(): Promise<void> } | undefined> {
   if (!flags.verify) {
-    const stray = Object.keys(VERIFY_ONLY)
-      .filter((key) => given.includes(key))
-      .map((key) => VERIFY_ONLY[key]!);
+    const stray = flagsGiven(VERIFY_ONLY_FLAGS, given);
     if (stray.length > 0)
       throw wnwError('WNW_ERR_INPUT_INVALID', `${stray.join(', ')} ${stray.length === 1 ? 'applies' : 'apply'} only with --verify`, {
         details: { field: stray[0]!.replace(/^--(no-)?/, '').replaceAll('-', '_'), refused: stray },

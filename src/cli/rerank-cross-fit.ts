@@ -8,7 +8,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { wnwError } from '../errors.js';
 import { crossFit } from '../train/cross-fit.js';
-import type { RerankFlags } from './rerank.js';
+import { flagsGiven } from './parse-options.js';
+import { type RerankFlags, VERIFY_ONLY_FLAGS } from './rerank.js';
 
 /** The model name the predictions carry, so a harness report says where they came from. */
 export const CROSS_FIT_MODEL = 'winnower-cross-fit';
@@ -34,21 +35,11 @@ const NOT_WITH_CROSS_FIT: Record<string, string> = {
   inspector: '--no-inspector',
   // Cross-fitting ranks saved runs by their labels; it runs no code.
   verify: '--verify',
-  repos: '--repos',
-  checks: '--checks',
-  givenTests: '--no-given-tests',
-  checksOut: '--checks-out',
-  provider: '--provider',
-  config: '--config',
-  sandboxes: '--sandboxes',
-  verifyTimeout: '--verify-timeout',
-  regressionBudget: '--regression-budget',
-  verifyParser: '--verify-parser',
-  recipes: '--recipes',
+  ...VERIFY_ONLY_FLAGS,
 };
 
 export async function runCrossFit(flags: RerankFlags, given: readonly string[]): Promise<void> {
-  const refused = given.filter((key) => key in NOT_WITH_CROSS_FIT).map((key) => NOT_WITH_CROSS_FIT[key]!);
+  const refused = flagsGiven(NOT_WITH_CROSS_FIT, given);
   if (refused.length > 0) {
     throw wnwError(
       'WNW_ERR_INPUT_INVALID',

@@ -54,6 +54,21 @@ export interface RerankFlags {
   recipes?: string;
 }
 
+/** The flags that mean something only with --verify, by their option key (refused by name without it, and with --cross-fit). */
+export const VERIFY_ONLY_FLAGS: Record<string, string> = {
+  repos: '--repos',
+  checks: '--checks',
+  givenTests: '--no-given-tests',
+  checksOut: '--checks-out',
+  provider: '--provider',
+  config: '--config',
+  sandboxes: '--sandboxes',
+  verifyTimeout: '--verify-timeout',
+  regressionBudget: '--regression-budget',
+  verifyParser: '--verify-parser',
+  recipes: '--recipes',
+};
+
 export function registerRerankCommand(program: Command): void {
   program
     .command('rerank')

@@ -6,6 +6,7 @@
  * answers capped in size and validated; the API key only ever goes in the Authorization header.
  */
 import { z } from 'zod';
+import { ChatLogprobs } from '../http/chat-logprobs.js';
 import { HttpClient } from '../http/http-client.js';
 import type { JudgeOptions } from './judge-options.js';
 import { judgeMessages, preferenceFromLogprobs } from './judge-prompt.js';
@@ -34,17 +35,7 @@ const ChatCompletion = z.object({
   choices: z
     .array(
       z.object({
-        logprobs: z.object({
-          content: z
-            .array(
-              z.object({
-                token: z.string(),
-                logprob: z.number(),
-                top_logprobs: z.array(z.object({ token: z.string(), logprob: z.number() })),
-              }),
-            )
-            .min(1),
-        }),
+        logprobs: ChatLogprobs,
       }),
     )
     .min(1),

@@ -14,7 +14,7 @@ import { checkPool, type PoolChecks } from '../solve/pool-checks.js';
 import type { SolveDeps } from '../solve/solve-deps.js';
 import type { Task, Trajectory, VerifyResult } from '../types/index.js';
 import type { ParserName } from '../verify/detect.js';
-import { type RecipeTable, recipeFor } from '../verify/recipes.js';
+import { type Recipe, type RecipeTable, recipeFor } from '../verify/recipes.js';
 import { verifyMany } from '../verify/verify-candidate.js';
 import { findRepository } from './repositories.js';
 
@@ -60,7 +60,7 @@ export interface ExecutedInstance {
 }
 
 /** The task as the sandboxes run it: its repository from --repos, its recipe, its tests unless hidden. */
-export function taskForExecution(task: Task, execution: RerankExecution): { task: Task; missing?: string } {
+export function taskForExecution(task: Task, execution: RerankExecution): { task: Task; recipe?: Recipe; missing?: string } {
   const recipe = recipeFor(execution.recipes, task);
   const shaped: Task = {
     ...task,
@@ -69,29 +69,29 @@ export function taskForExecution(task: Task, execution: RerankExecution): { task
   };
   if (execution.reposDir === undefined) {
     if (task.image === undefined && task.repo?.url === undefined && task.repo?.path === undefined)
-      return { task: shaped, missing: `${task.instance_id}: no --repos folder, and the task has no image or repository URL` };
-    return { task: shaped };
+      return { task: shaped, recipe, missing: `${task.instance_id}: no --repos folder, and the task has no image or repository URL` };
+    return { task: shaped, recipe };
   }
   const found = findRepository(execution.reposDir, task);
-  if ('missing' in found) return { task: shaped, missing: found.missing };
+  if ('missing' in found) return { task: shaped, recipe, missing: found.missing };
   // The repository replaces any image: a SWE-bench image_name names an image this host may not have.
   const { image: _image, ...rest } = shaped;
-  return { task: { ...rest, repo: found.repo } };
+  return { task: { ...rest, repo: found.repo }, recipe };
 }
 
 const hasGivenTests = (task: Task) => task.fail_to_pass.length + task.pass_to_pass.length > 0;
 
-/** Why a base run means the listed tests cannot be graded here, or undefined when they can. */
+/** Why a base run means the listed tests cannot be graded here (with the log's last lines), or undefined when they can. */
 export function baseFailure(base: VerifyResult): string | undefined {
   if (base.status === 'error') return `the base run failed: ${base.error ?? base.apply_error ?? 'error'}`;
   if (base.status === 'timeout' || base.timed_out) return 'the base run timed out';
   const named = base.fail_to_pass.passed + base.fail_to_pass.failed + base.pass_to_pass.passed + base.pass_to_pass.failed;
   if (named === 0 && base.grading !== 'exit-code')
-    return `the base run named none of the listed tests (parser ${base.parser}, exit code ${base.exit_code ?? 'none'}): ${firstLines(base.log_tail)}`;
+    return `the base run named none of the listed tests (parser ${base.parser}, exit code ${base.exit_code ?? 'none'}): ${lastLines(base.log_tail)}`;
   return undefined;
 }
 
-function firstLines(log: string, count = 3): string {
+function lastLines(log: string, count = 3): string {
   const lines = log
     .split('\n')
     .map((line) => line.trim())
@@ -107,7 +107,7 @@ export async function executeInstance(
   signal?: AbortSignal,
 ): Promise<ExecutedInstance> {
   const shaped = taskForExecution(task, execution);
-  const run = shaped.task;
+  const { task: run, recipe } = shaped;
   const source = run.repo?.path ?? run.repo?.url ?? run.image ?? null;
   const evidence: InstanceExecution = {
     instance_id: task.instance_id,
@@ -121,7 +121,6 @@ export async function executeInstance(
   const verify = new Map<string, VerifyResult>();
   let checks: PoolChecks['checks'] = new Map();
   if (shaped.missing) return { evidence, verify, checks };
-  const recipe = recipeFor(execution.recipes, run);
   const parser = execution.parser ?? recipe?.parser;
   const verifyOptions = {
     concurrency: execution.concurrency,

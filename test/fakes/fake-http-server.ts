@@ -174,3 +174,24 @@ export class FakeHttpServer {
     }
   }
 }
+
+/**
+ * One choice of a recorded chat completion (`fixtures/openai/chat-completion`) answering `token`
+ * with its `top_logprobs`, each with its UTF-8 `bytes`, as vLLM and SGLang answer `logprobs: true`.
+ */
+export function chatLogprobsChoice(token: string, logprob: number, top: ReadonlyArray<readonly [string, number]>) {
+  const bytes = (text: string) => [...Buffer.from(text, 'utf8')];
+  const template = fixture('openai', 'chat-completion');
+  return {
+    template,
+    choice: {
+      ...template.choices[0],
+      message: { ...template.choices[0].message, content: token },
+      logprobs: {
+        content: [
+          { token, logprob, bytes: bytes(token), top_logprobs: top.map(([t, lp]) => ({ token: t, logprob: lp, bytes: bytes(t) })) },
+        ],
+      },
+    },
+  };
+}

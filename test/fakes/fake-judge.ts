@@ -7,7 +7,7 @@
  * position bias does. The score digits' probability is spread around the target digit, and part
  * of it sits on the same digit with a leading space, so a client must add both up.
  */
-import { FakeHttpServer, fixture, type Reply } from './fake-http-server.js';
+import { chatLogprobsChoice, FakeHttpServer, fixture, type Reply } from './fake-http-server.js';
 
 export interface FakeJudgeOptions {
   /** Require `Authorization: Bearer <apiKey>`. */
@@ -17,8 +17,6 @@ export interface FakeJudgeOptions {
   /** Digits added towards Patch A whatever the patches (position bias); default 0. */
   bias?: number;
 }
-
-const bytes = (token: string) => [...Buffer.from(token, 'utf8')];
 
 /** The text between `start` and the next fence. */
 function section(content: string, start: string): string | undefined {
@@ -90,16 +88,7 @@ export class FakeJudge extends FakeHttpServer {
     this.asked.push({ a, b });
     const top = this.topLogprobs(this.target(a, b)).slice(0, count);
     const [token, logprob] = top[0] ?? ['The', Math.log(0.06)];
-    const template = fixture('openai', 'chat-completion');
-    const choice = {
-      ...template.choices[0],
-      message: { ...template.choices[0].message, content: token },
-      logprobs: {
-        content: [
-          { token, logprob, bytes: bytes(token), top_logprobs: top.map(([t, lp]) => ({ token: t, logprob: lp, bytes: bytes(t) })) },
-        ],
-      },
-    };
+    const { template, choice } = chatLogprobsChoice(token, logprob, top);
     const promptTokens = Math.ceil(JSON.stringify(body.messages).length / 4);
     return {
       status: 200,

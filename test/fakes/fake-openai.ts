@@ -3,7 +3,7 @@
  * and `/v1/completions` with `logprobs`, shaped as test/fixtures/openai. The label probability is
  * split between "YES" and " YES" (and "NO" / " NO"), so a client must add both variants up.
  */
-import { FakeHttpServer, fakeLogit, fixture, logSigmoid, type Reply } from './fake-http-server.js';
+import { chatLogprobsChoice, FakeHttpServer, fakeLogit, fixture, logSigmoid, type Reply } from './fake-http-server.js';
 
 export interface FakeOpenAIOptions {
   /** Require `Authorization: Bearer <apiKey>`. */
@@ -66,18 +66,8 @@ export class FakeOpenAI extends FakeHttpServer {
     if (!(count >= 0 && count <= this.maxLogprobs))
       return invalid(`top_logprobs must be between 0 and ${this.maxLogprobs}`, 'top_logprobs');
     const top = this.topLogprobs(fakeLogit(content), count);
-    const bytes = (token: string) => [...Buffer.from(token, 'utf8')];
-    const template = fixture('openai', 'chat-completion');
     const [token, logprob] = top[0] ?? ['YES', -0.1];
-    const choice = {
-      ...template.choices[0],
-      message: { ...template.choices[0].message, content: token },
-      logprobs: {
-        content: [
-          { token, logprob, bytes: bytes(token), top_logprobs: top.map(([t, lp]) => ({ token: t, logprob: lp, bytes: bytes(t) })) },
-        ],
-      },
-    };
+    const { template, choice } = chatLogprobsChoice(token, logprob, top);
     return { status: 200, json: { ...template, model: body.model, choices: [choice] } };
   }
 

@@ -6,20 +6,10 @@
  * Built as a bare repository named as SWE-bench names its images (`django__django.git`), with the
  * candidates' patches made by editing a clone and taking `git diff`.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-
-const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'winnower tests',
-  GIT_AUTHOR_EMAIL: 'tests@winnower.invalid',
-  GIT_COMMITTER_NAME: 'winnower tests',
-  GIT_COMMITTER_EMAIL: 'tests@winnower.invalid',
-};
-
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
+import { join } from 'node:path';
+import { commitRepo, git, stagedDiff } from '../support/git-fixture.js';
 
 const RUNTESTS = `#!/usr/bin/env python3
 import argparse, os, sys, unittest
@@ -76,35 +66,21 @@ export interface DjangoShapedRepo {
   cleanup(): void;
 }
 
-function write(root: string, files: Record<string, string>): void {
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), content, { mode: path.endsWith('runtests.py') ? 0o755 : 0o644 });
-  }
-}
-
 /** The diff of `edits` (path → new content) over the base, made in a scratch clone. */
 function diffOf(bare: string, scratch: string, edits: Record<string, string>): string {
   rmSync(scratch, { recursive: true, force: true });
-  git(dirname(scratch), 'clone', '-q', bare, scratch);
-  write(scratch, edits);
-  git(scratch, 'add', '-A');
-  return git(scratch, 'diff', '--cached');
+  return stagedDiff(bare, scratch, edits);
 }
 
 export function makeDjangoShapedRepo(): DjangoShapedRepo {
   const root = mkdtempSync(join(tmpdir(), 'wnw-django-shaped-'));
   const work = join(root, 'work');
   mkdirSync(work);
-  git(work, 'init', '-q', '-b', 'main');
-  write(work, FILES);
-  git(work, 'add', '-A');
-  git(work, 'commit', '-q', '-m', 'base');
+  const baseCommit = commitRepo(work, FILES, 'base', ['tests/runtests.py']);
   const reposDir = join(root, 'repos');
   mkdirSync(reposDir);
   const bare = join(reposDir, 'django__django.git');
   git(root, 'clone', '-q', '--bare', work, bare);
-  const baseCommit = git(work, 'rev-parse', 'HEAD').trim();
   const scratch = join(root, 'scratch');
   const fixed = TEXT.replace("replace(' ', '_')", "replace(' ', '-')");
   return {

@@ -77,7 +77,7 @@ describe.skipIf(bwrapMissing || !isRoot)('local sandbox network', () => {
     let hostUid = -1;
     beforeAll(async () => {
       provider = providers.make({ exec, networkHelper: helper });
-      hostUid = Number((((await provider.describe()).runsAs as Record<string, unknown>) ?? {}).hostUid);
+      hostUid = Number(((await provider.describe()).runsAs as Record<string, unknown> | undefined)?.hostUid);
     });
 
     it("reaches a listener in another network namespace, not the host's loopback, its addresses or 169.254.169.254", async () => {

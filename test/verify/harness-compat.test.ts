@@ -7,8 +7,7 @@
  * it grades the candidate's own test (resolved). Both say why in `procedure_note`.
  * Runs on FakeSandbox (git clones in temp dirs, a test double) and on the real local provider.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,16 +15,9 @@ import { createLocalProvider } from '../../src/sandbox/providers/local/provider.
 import type { Sandbox } from '../../src/sandbox/types.js';
 import type { Task } from '../../src/types/task.js';
 import { verifyCandidate } from '../../src/verify/verify-candidate.js';
+import { commitRepo, stagedDiff } from '../support/git-fixture.js';
 import { FakeSandbox } from './fake-sandbox.js';
 
-const GIT = ['-c', 'user.name=t', '-c', 'user.email=t@winnower.invalid', '-c', 'init.defaultBranch=main'];
-const git = (cwd: string, ...args: string[]): string => execFileSync('git', [...GIT, ...args], { cwd, encoding: 'utf8' });
-const write = (root: string, files: Record<string, string>): void => {
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(join(root, path, '..'), { recursive: true });
-    writeFileSync(join(root, path), content);
-  }
-};
 const testOf = (body: string) =>
   `import unittest\n\nfrom calc.ops import add\n\n\nclass NewTest(unittest.TestCase):\n    def test_add(self):\n        ${body}\n`;
 
@@ -46,26 +38,20 @@ function makeFixture(): Fixture {
   const root = mkdtempSync(join(tmpdir(), 'winnower-harness-compat-'));
   const path = join(root, 'calc');
   mkdirSync(path);
-  git(path, 'init', '-q');
   const oldTest =
     'import unittest\n\nfrom calc.ops import add\n\n\nclass OldTest(unittest.TestCase):\n    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n';
-  write(path, {
-    'calc/__init__.py': '',
-    'calc/ops.py': 'def add(a, b):\n    return a - b\n',
-    'tests/__init__.py': '',
-    'tests/test_old.py': oldTest,
-  });
-  git(path, 'add', '-A');
-  git(path, 'commit', '-qm', 'base');
-  const baseCommit = git(path, 'rev-parse', 'HEAD').trim();
+  const baseCommit = commitRepo(
+    path,
+    {
+      'calc/__init__.py': '',
+      'calc/ops.py': 'def add(a, b):\n    return a - b\n',
+      'tests/__init__.py': '',
+      'tests/test_old.py': oldTest,
+    },
+    'base',
+  );
   let n = 0;
-  const diffOf = (files: Record<string, string>): string => {
-    const work = join(root, `work-${++n}`);
-    git(root, 'clone', '-q', path, work);
-    write(work, files);
-    git(work, 'add', '-A');
-    return git(work, 'diff', '--cached');
-  };
+  const diffOf = (files: Record<string, string>): string => stagedDiff(path, join(root, `work-${++n}`), files);
   return {
     path,
     baseCommit,

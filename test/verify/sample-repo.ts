@@ -2,11 +2,12 @@
  * A tiny Python repository with a real bug and a unittest suite, built in a temp directory for the
  * verification tests, with candidate patches made by editing a copy and taking `git diff`.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Task } from '../../src/types/task.js';
+import { commitRepo, stagedDiff } from '../support/git-fixture.js';
 
 export const HAS_PYTHON = spawnSync('python3', ['--version']).status === 0;
 
@@ -26,25 +27,6 @@ const FILES: Record<string, string> = {
     '',
   ].join('\n'),
 };
-
-const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'winnower tests',
-  GIT_AUTHOR_EMAIL: 'tests@winnower.invalid',
-  GIT_COMMITTER_NAME: 'winnower tests',
-  GIT_COMMITTER_EMAIL: 'tests@winnower.invalid',
-};
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
-}
-
-function write(root: string, files: Record<string, string>): void {
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(join(root, path, '..'), { recursive: true });
-    writeFileSync(join(root, path), content);
-  }
-}
 
 export interface SampleRepo {
   path: string;
@@ -71,20 +53,10 @@ export function makeSampleRepo(): SampleRepo {
   const root = mkdtempSync(join(tmpdir(), 'winnower-sample-'));
   const path = join(root, 'calc');
   mkdirSync(path);
-  git(path, 'init', '-q', '-b', 'main');
-  write(path, FILES);
-  git(path, 'add', '-A');
-  git(path, 'commit', '-q', '-m', 'calc with a bug in add');
-  const baseCommit = git(path, 'rev-parse', 'HEAD').trim();
+  const baseCommit = commitRepo(path, FILES, 'calc with a bug in add');
 
   let n = 0;
-  const diffOf = (files: Record<string, string>): string => {
-    const work = join(root, `work-${++n}`);
-    git(root, 'clone', '-q', path, work);
-    write(work, files);
-    git(work, 'add', '-A');
-    return git(work, 'diff', '--cached');
-  };
+  const diffOf = (files: Record<string, string>): string => stagedDiff(path, join(root, `work-${++n}`), files);
   const ops = (add: string, mul = 'a * b') => `def add(a, b):\n    return ${add}\n\n\ndef mul(a, b):\n    return ${mul}\n`;
   const testFile = `${FILES['tests/test_ops.py']}\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n`;
 

@@ -4,31 +4,11 @@
  * clone whose submodule is checked out: the fix plus the submodule's own `-dirty` or moved-commit
  * section, as agents' patches carry them.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Task } from '../../src/types/task.js';
-
-const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'winnower tests',
-  GIT_AUTHOR_EMAIL: 'tests@winnower.invalid',
-  GIT_COMMITTER_NAME: 'winnower tests',
-  GIT_COMMITTER_EMAIL: 'tests@winnower.invalid',
-};
-
-/** git with local file transport allowed (submodules of a local path need it since git 2.38.1). */
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'protocol.file.allow=always', ...args], { cwd, env: GIT_ENV, encoding: 'utf8' });
-}
-
-function write(root: string, files: Record<string, string>): void {
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(join(root, path, '..'), { recursive: true });
-    writeFileSync(join(root, path), content);
-  }
-}
+import { commitRepo, git, writeFiles } from '../support/git-fixture.js';
 
 export interface SubmoduleRepo {
   path: string;
@@ -49,13 +29,10 @@ export function makeSubmoduleRepo(): SubmoduleRepo {
   const path = join(root, 'calc');
   mkdirSync(lib);
   mkdirSync(path);
-  git(lib, 'init', '-q', '-b', 'main');
-  write(lib, { 'helpers.py': 'VERSION = 1\n' });
-  git(lib, 'add', '-A');
-  git(lib, 'commit', '-q', '-m', 'lib');
+  commitRepo(lib, { 'helpers.py': 'VERSION = 1\n' }, 'lib');
 
   git(path, 'init', '-q', '-b', 'main');
-  write(path, {
+  writeFiles(path, {
     'calc/__init__.py': '',
     'calc/ops.py': 'def add(a, b):\n    return a - b\n',
     'tests/__init__.py': '',
@@ -71,7 +48,7 @@ export function makeSubmoduleRepo(): SubmoduleRepo {
   const diffOf = (edit: (work: string) => void): string => {
     const work = join(root, `work-${++n}`);
     git(root, 'clone', '-q', '--recurse-submodules', path, work);
-    write(work, { 'calc/ops.py': 'def add(a, b):\n    return a + b\n' });
+    writeFiles(work, { 'calc/ops.py': 'def add(a, b):\n    return a + b\n' });
     edit(join(work, 'vendor/lib'));
     return git(work, 'diff');
   };
@@ -87,9 +64,9 @@ export function makeSubmoduleRepo(): SubmoduleRepo {
       meta: {},
     },
     patches: {
-      fixWithDirtySubmodule: diffOf((sub) => write(sub, { 'helpers.py': 'VERSION = 2\n' })),
+      fixWithDirtySubmodule: diffOf((sub) => writeFiles(sub, { 'helpers.py': 'VERSION = 2\n' })),
       fixWithMovedSubmodule: diffOf((sub) => {
-        write(sub, { 'helpers.py': 'VERSION = 3\n' });
+        writeFiles(sub, { 'helpers.py': 'VERSION = 3\n' });
         git(sub, 'commit', '-q', '-am', 'bump');
       }),
     },

@@ -5,30 +5,12 @@
  * has a karma test script, and a shell-tested one. Each is a git repository in a temp dir; a
  * candidate patch is made by editing a clone and taking `git diff` (renames detected).
  */
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'winnower tests',
-  GIT_AUTHOR_EMAIL: 'tests@winnower.invalid',
-  GIT_COMMITTER_NAME: 'winnower tests',
-  GIT_COMMITTER_EMAIL: 'tests@winnower.invalid',
-};
-
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
+import { commitRepo, git, writeFiles } from '../support/git-fixture.js';
 
 type Files = Record<string, string>;
-
-function write(root: string, files: Files, executable: string[] = []): void {
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(join(root, path, '..'), { recursive: true });
-    writeFileSync(join(root, path), content);
-    if (executable.includes(path)) chmodSync(join(root, path), 0o755);
-  }
-}
 
 /** A change to a clone: files to write, paths to delete, renames `[from, to]`. */
 export interface Change {
@@ -51,16 +33,13 @@ export function suiteRepos(): { make(name: string, files: Files, executable?: st
     make(name, files, executable = []) {
       const path = join(root, name);
       mkdirSync(path);
-      git(path, 'init', '-q', '-b', 'main');
-      write(path, files, executable);
-      git(path, 'add', '-A');
-      git(path, 'commit', '-q', '-m', `${name} at base`);
+      commitRepo(path, files, `${name} at base`, executable);
       return {
         path,
         patch(change) {
           const work = join(root, `clone-${++clones}`);
           git(root, 'clone', '-q', path, work);
-          write(work, change.write ?? {});
+          writeFiles(work, change.write ?? {});
           for (const file of change.delete ?? []) rmSync(join(work, file));
           for (const [from, to] of change.rename ?? []) {
             mkdirSync(join(work, to, '..'), { recursive: true });

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { throwIfAborted, wnwError, WinnowerError } from '../../errors.js';
 import { untilAborted } from '../../util/until-aborted.js';
 import type { Tokenizer } from '../../serialize/tokenizer.js';
+import { ChatLogprobs } from '../../http/chat-logprobs.js';
 import { createHttpClient, type HttpClient, type HttpClientOptions } from '../../http/http-client.js';
 import type { ScoreCallOptions, ScoreInput, ScoreOutput, Scorer } from '../types.js';
 import { sigmoid } from '../../util/logistic.js';
@@ -348,17 +349,7 @@ const ChatCompletion = z.object({
     .array(
       z.object({
         index: z.number().int(),
-        logprobs: z.object({
-          content: z
-            .array(
-              z.object({
-                token: z.string(),
-                logprob: z.number(),
-                top_logprobs: z.array(z.object({ token: z.string(), logprob: z.number() })),
-              }),
-            )
-            .min(1),
-        }),
+        logprobs: ChatLogprobs,
       }),
     )
     .min(1),
