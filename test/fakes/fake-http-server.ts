@@ -195,3 +195,8 @@ export function chatLogprobsChoice(token: string, logprob: number, top: Readonly
     },
   };
 }
+
+/** A 400 as an OpenAI-compatible server answers it (`fixtures/openai/error-400`: `{error: {message, type, param, code: null}}`). */
+export function invalidRequest(message: string, param: string | null = null): Reply {
+  return { status: 400, json: { error: { ...fixture('openai', 'error-400').error, message, param } } };
+}

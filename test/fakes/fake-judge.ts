@@ -7,7 +7,7 @@
  * position bias does. The score digits' probability is spread around the target digit, and part
  * of it sits on the same digit with a leading space, so a client must add both up.
  */
-import { chatLogprobsChoice, FakeHttpServer, fixture, type Reply } from './fake-http-server.js';
+import { chatLogprobsChoice, FakeHttpServer, invalidRequest, fixture, type Reply } from './fake-http-server.js';
 
 export interface FakeJudgeOptions {
   /** Require `Authorization: Bearer <apiKey>`. */
@@ -74,17 +74,14 @@ export class FakeJudge extends FakeHttpServer {
 
   #chat(body: any): Reply {
     const content = body?.messages?.at(-1)?.content;
-    if (typeof content !== 'string')
-      return { status: 400, json: { object: 'error', message: 'messages must end with text', param: 'messages' } };
-    if (body.logprobs !== true)
-      return { status: 400, json: { object: 'error', message: 'this fake answers logprobs: true only', param: 'logprobs' } };
+    if (typeof content !== 'string') return invalidRequest('messages must end with text', 'messages');
+    if (body.logprobs !== true) return invalidRequest('this fake answers logprobs: true only', 'logprobs');
     const count = body.top_logprobs ?? 0;
     if (!(Number.isInteger(count) && count >= 0 && count <= 20))
-      return { status: 400, json: { object: 'error', message: 'top_logprobs must be between 0 and 20', param: 'top_logprobs' } };
+      return invalidRequest('top_logprobs must be between 0 and 20', 'top_logprobs');
     const a = section(content, '## Patch A\n```diff\n');
     const b = section(content, '## Patch B\n```diff\n');
-    if (a === undefined || b === undefined)
-      return { status: 400, json: { object: 'error', message: 'no Patch A / Patch B in the prompt' } };
+    if (a === undefined || b === undefined) return invalidRequest('no Patch A / Patch B in the prompt');
     this.asked.push({ a, b });
     const top = this.topLogprobs(this.target(a, b)).slice(0, count);
     const [token, logprob] = top[0] ?? ['The', Math.log(0.06)];

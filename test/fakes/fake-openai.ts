@@ -3,7 +3,7 @@
  * and `/v1/completions` with `logprobs`, shaped as test/fixtures/openai. The label probability is
  * split between "YES" and " YES" (and "NO" / " NO"), so a client must add both variants up.
  */
-import { chatLogprobsChoice, FakeHttpServer, fakeLogit, fixture, logSigmoid, type Reply } from './fake-http-server.js';
+import { chatLogprobsChoice, FakeHttpServer, invalidRequest, fakeLogit, fixture, logSigmoid, type Reply } from './fake-http-server.js';
 
 export interface FakeOpenAIOptions {
   /** Require `Authorization: Bearer <apiKey>`. */
@@ -14,10 +14,6 @@ export interface FakeOpenAIOptions {
 
 const isIds = (value: unknown): value is number[] =>
   Array.isArray(value) && value.length > 0 && value.every((item) => Number.isInteger(item));
-
-function invalid(message: string, param: string | null = null): Reply {
-  return { status: 400, json: { error: { ...fixture('openai', 'error-400').error, message, param } } };
-}
 
 export class FakeOpenAI extends FakeHttpServer {
   readonly apiKey: string | undefined;
@@ -60,11 +56,11 @@ export class FakeOpenAI extends FakeHttpServer {
 
   #chat(body: any): Reply {
     const content = body?.messages?.at(-1)?.content;
-    if (typeof content !== 'string') return invalid('messages must end with a message whose content is text', 'messages');
-    if (body.logprobs !== true) return invalid('this fake only answers requests with logprobs: true', 'logprobs');
+    if (typeof content !== 'string') return invalidRequest('messages must end with a message whose content is text', 'messages');
+    if (body.logprobs !== true) return invalidRequest('this fake only answers requests with logprobs: true', 'logprobs');
     const count = body.top_logprobs ?? 0;
     if (!(count >= 0 && count <= this.maxLogprobs))
-      return invalid(`top_logprobs must be between 0 and ${this.maxLogprobs}`, 'top_logprobs');
+      return invalidRequest(`top_logprobs must be between 0 and ${this.maxLogprobs}`, 'top_logprobs');
     const top = this.topLogprobs(fakeLogit(content), count);
     const [token, logprob] = top[0] ?? ['YES', -0.1];
     const { template, choice } = chatLogprobsChoice(token, logprob, top);
@@ -77,11 +73,11 @@ export class FakeOpenAI extends FakeHttpServer {
     if (typeof prompt === 'string' || isIds(prompt)) prompts = [prompt];
     else if (Array.isArray(prompt) && prompt.length > 0 && (prompt.every((item) => typeof item === 'string') || prompt.every(isIds)))
       prompts = prompt;
-    else return invalid('prompt must be a string, a list of strings, token ids or a list of token id lists', 'prompt');
+    else return invalidRequest('prompt must be a string, a list of strings, token ids or a list of token id lists', 'prompt');
     const count = body.logprobs ?? 0;
     if (!(Number.isInteger(count) && count >= 0 && count <= this.maxLogprobs))
-      return invalid(`logprobs must be between 0 and ${this.maxLogprobs}`, 'logprobs');
-    if (body.echo) return invalid('this fake does not return prompt log-probabilities', 'echo');
+      return invalidRequest(`logprobs must be between 0 and ${this.maxLogprobs}`, 'logprobs');
+    if (body.echo) return invalidRequest('this fake does not return prompt log-probabilities', 'echo');
     const template = fixture('openai', 'completion');
     const choices = prompts.map((one, index) => {
       const top = this.topLogprobs(fakeLogit(one), count);
