@@ -5,7 +5,7 @@
  * restart as well as at shutdown.
  */
 import { scoredBy, type ScoredBy, type ScorerIdentity } from '../scoring/scorer-identity.js';
-import { select, defaultStrategy } from '../select/index.js';
+import { select, defaultStrategy, type SelectOptions } from '../select/index.js';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
 import type { Selection, Strategy } from '../types/index.js';
 import { CheckEvidence } from './evidence.js';
@@ -26,9 +26,31 @@ export interface PartialSolveResult
 /** The fields of a stored /solve request the selection needs; anything else is ignored. */
 interface StoredRequest {
   instance_id?: string;
+  issue?: string;
   n?: number;
   strategy?: Strategy;
-  verify?: { enabled?: boolean };
+  verify?: {
+    enabled?: boolean;
+    test_command?: string;
+    test_patch?: string;
+    fail_to_pass?: string[];
+    pass_to_pass?: string[];
+  };
+}
+
+/** The task's tests as the stored request named them, so the tamper checks see what the job saw. */
+function storedTask(request: StoredRequest): SelectOptions['task'] {
+  const verify = request.verify ?? {};
+  const strings = (value: unknown) => (Array.isArray(value) && value.every((item) => typeof item === 'string') ? value : undefined);
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const task = {
+    problem_statement: text(request.issue) ?? '',
+    test_command: text(verify.test_command),
+    test_patch: text(verify.test_patch),
+    fail_to_pass: strings(verify.fail_to_pass),
+    pass_to_pass: strings(verify.pass_to_pass),
+  };
+  return Object.fromEntries(Object.entries(task).filter(([, value]) => value !== undefined)) as SelectOptions['task'];
 }
 
 export function partialSolveResult(store: JobStore, job: JobRecord, reason: string): PartialSolveResult {
@@ -55,7 +77,7 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
         ...(checks ? { checks } : {}),
       };
     }),
-    { instanceId },
+    { instanceId, task: storedTask(request) },
   );
   const chosen = finished.find((candidate) => candidate.trajectory!.id === selection.chosen);
   const count = (status: CandidateRecord['status']) => candidates.filter((candidate) => candidate.status === status).length;

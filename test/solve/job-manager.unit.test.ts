@@ -191,6 +191,36 @@ describe('job manager', () => {
     after.close();
   });
 
+  it("after a crash: the partial selection reads the stored request's tests, so a candidate that edits the test runner is flagged", () => {
+    const store = createSqliteStore(':memory:');
+    onTestFinished(() => store.close());
+    store.createJob({
+      id: 'j',
+      kind: 'solve',
+      request: { instance_id: 'demo', n: 2, verify: { enabled: true, test_command: 'python3 checks/run.py' } },
+      status: 'running',
+    });
+    const editsRunner =
+      'diff --git a/checks/run.py b/checks/run.py\n--- a/checks/run.py\n+++ b/checks/run.py\n@@ -1 +1 @@\n-check()\n+exit(0)\n';
+    // Both resolved; the one that rewrote the runner scored higher and would win on value alone.
+    store.putCandidate('j', 0, {
+      status: 'finished',
+      trajectory: trajectory('j', 0, editsRunner),
+      score: score('j', 0, 0.9),
+      verify: verify('j', 0, true),
+    });
+    store.putCandidate('j', 1, {
+      status: 'finished',
+      trajectory: trajectory('j', 1, patch(2)),
+      score: score('j', 1, 0.4),
+      verify: verify('j', 1, true),
+    });
+    expect(recoverInterrupted(store)).toEqual(['j']);
+    const result = store.getJob('j')!.result as Record<string, any>;
+    expect(result.chosen).toMatchObject({ index: 1 });
+    expect(JSON.stringify(result.selection)).toMatch(/edits-verified-file in checks\/run\.py/);
+  });
+
   it('after a crash: a rollout the stop rule had skipped says so in the partial result, as in a finished one', () => {
     const store = createSqliteStore(':memory:');
     onTestFinished(() => store.close());
