@@ -9,8 +9,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { lookupLabel } from '../formats/index.js';
-import { select } from '../select/index.js';
-import type { Selection } from '../types/index.js';
+import { select, type SelectOptions } from '../select/index.js';
+import type { Selection, Strategy } from '../types/index.js';
 import { modelNameFor } from './score-instance.js';
 import type { InstanceExecution } from './execute-instance.js';
 import type { RerankBatchOptions, RerankInputs, ScoreLine } from './types.js';
@@ -118,10 +118,23 @@ export function resumedSelections(options: RerankBatchOptions, inputs: RerankInp
           instanceId,
           selector: options.valueModel.selector,
           ...(task ? { task } : {}),
-          // The judge is not asked again for what an earlier run chose.
-          ...(options.strategy === 'judge' ? { judgeUnavailable: 'resumed from an earlier run, whose judge verdicts are not kept' } : {}),
+          // The judge is not asked again for what an earlier run chose: its games are in the score lines.
+          ...savedJudge([...lineOf.values()], options.strategy),
         },
       ),
     ];
   });
+}
+
+/** The judge's verdicts an earlier run kept in its score lines, or why there are none. */
+function savedJudge(lines: ScoreLine[], strategy: Strategy): Pick<SelectOptions, 'judge' | 'judgeUnavailable'> {
+  const judged = lines.filter((line) => line.judge);
+  if (judged.length)
+    return {
+      judge: {
+        model: judged[0]!.judge!.model,
+        byId: new Map(judged.map((line) => [line.trajectory_id, { wins: line.judge!.wins, games: line.judge!.games }])),
+      },
+    };
+  return strategy === 'judge' ? { judgeUnavailable: 'resumed from an earlier run that kept no judge verdicts' } : {};
 }

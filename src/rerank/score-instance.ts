@@ -10,7 +10,7 @@ import { lookupLabel } from '../formats/index.js';
 import { scoreCandidates } from '../scoring/score-candidates.js';
 import { judgePass } from '../judge/judge-pass.js';
 import { JUDGE_STRATEGIES } from '../judge/judge-options.js';
-import { select, type Candidate } from '../select/index.js';
+import { select, type Candidate, type JudgeScores } from '../select/index.js';
 import type { JudgeReport, Selection, Strategy, Task } from '../types/index.js';
 import { pushAll } from '../util/large-arrays.js';
 import { executeInstance, type InstanceExecution } from './execute-instance.js';
@@ -86,6 +86,7 @@ export async function scoreInstance(options: RerankBatchOptions, inputs: RerankI
     error: scored[index]!.error ? { code: scored[index]!.error!.code, message: scored[index]!.error!.message } : null,
     ...(executed ? { verify: executed.verify.get(trajectory.id) ?? null, checks: executed.checks.get(trajectory.id) ?? null } : {}),
     ...(tamperOf.get(trajectory.id) ? { tamper: tamperOf.get(trajectory.id) } : {}),
+    ...judgeLine(judged?.scores, trajectory.id),
   }));
   // No usable candidate: an empty model_patch (the SWE-bench harness counts it as an empty
   // patch, unresolved) and the reason beside it, which the harness ignores.
@@ -130,4 +131,9 @@ export async function scoreInstances(options: RerankBatchOptions, inputs: Rerank
     throw toWinnowerError(error);
   });
   return result;
+}
+
+function judgeLine(scores: JudgeScores | undefined, id: string): Pick<ScoreLine, 'judge'> {
+  const games = scores?.byId.get(id);
+  return scores && games ? { judge: { model: scores.model, wins: games.wins, games: games.games } } : {};
 }

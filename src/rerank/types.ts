@@ -53,6 +53,8 @@ export interface ScoreLine {
   checks?: CandidateChecks | null;
   /** The candidate's tamper flags (docs/checks.md#tamper-checks), `[]` when clean; absent when its patch is unusable, and in files written before it existed. */
   tamper?: TamperFlag[];
+  /** The pairwise judge's games for this candidate, when it was judged: a resumed run selects as this one did. */
+  judge?: { model: string; wins: number; games: number };
 }
 
 export interface RerankBatchResult {

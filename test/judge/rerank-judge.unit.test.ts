@@ -90,6 +90,61 @@ describe('rerankBatch with a judge', () => {
   });
 });
 
+describe('rerankBatch with a judge, resumed', () => {
+  const root = mkdtempSync(join(tmpdir(), 'wnw-rerank-judge-resume-'));
+  let fake: FakeJudge | undefined;
+  let judge: Judge | undefined;
+  afterAll(async () => {
+    await judge?.close();
+    await fake?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('selects a resumed instance from the judge verdicts its score lines kept, without asking the judge again', async () => {
+    fake = await startFakeJudge();
+    judge = createJudge(JudgeOptions.parse({ url: `${fake.url}/v1`, model: 'judge-m' }));
+    // The marked patch sorts last by id, so a selection that lost the verdicts would not choose it.
+    const files = ['r1', 'r2', 'r3'].map((run) => {
+      const file = join(root, `${run}.jsonl`);
+      const row = {
+        instance_id: 'o__x-1',
+        model_name_or_path: run,
+        model_patch: patch('a.py', run === 'r3' ? 'fixed JUDGE-PREFERS-ME' : `fixed ${run}`),
+      };
+      writeFileSync(file, `${JSON.stringify(row)}\n`);
+      const resolved = run === 'r3' ? ['o__x-1'] : [];
+      writeFileSync(join(root, `${run}.results.json`), JSON.stringify({ resolved_ids: resolved, completed_ids: ['o__x-1'] }));
+      return file;
+    });
+    const options = {
+      labels: ['r1', 'r2', 'r3'].map((run) => `${run}=${join(root, `${run}.results.json`)}`),
+      candidates: files,
+      valueModel: fakeValueModel(constantScorer),
+      strategy: 'judge' as const,
+      judge: { judge, k: 2 },
+      out: join(root, 'predictions.jsonl'),
+      scores: join(root, 'scores.jsonl'),
+      concurrency: 1,
+    };
+    const first = await rerankBatch(options);
+    const asked = fake.requests.length;
+    expect(asked).toBeGreaterThan(0);
+    const lines = readFileSync(options.scores, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.every((line) => line.judge?.model === 'judge-m' && line.judge.games > 0)).toBe(true);
+
+    const again = await rerankBatch(options);
+    expect(again.resumed).toBe(1);
+    expect(fake.requests.length).toBe(asked);
+    expect(first.metrics?.overall.selected_at_1).toBe(1);
+    // The resumed instance's row in the metrics is the judge's choice, as its prediction is.
+    expect(again.metrics?.overall.selected_at_1).toBe(1);
+    expect(readFileSync(options.out, 'utf8')).toContain('JUDGE-PREFERS-ME');
+  });
+});
+
 describe('judgeFromFlags', () => {
   const flags = (extra: Partial<RerankFlags>): RerankFlags =>
     ({
