@@ -341,6 +341,86 @@ describe.skipIf(!hasChromium())('[browser] winnower inspect', () => {
     await page.close();
   }, 120_000);
 
+  it('[browser] shows tamper flags in the ranking and what a regression check compared, never "none broken" for a check that compared nothing', async () => {
+    const candidate = (index: number) => ({
+      index,
+      status: 'finished',
+      trajectory_id: `tf-1/${index}`,
+      exit: 'submitted',
+      steps: 3,
+      patch: '',
+      value: 0.5,
+      score: null,
+      verify: null,
+      error: null,
+    });
+    const row = (index: number, rank: number, tamper: unknown[]) => ({
+      trajectory_id: `tf-1/${index}`,
+      rank,
+      value: 0.5,
+      verified: null,
+      cluster: index,
+      cluster_size: 1,
+      key: [1, 0.5],
+      reasons: [],
+      tamper,
+    });
+    const job = {
+      job_id: 'tf-1',
+      kind: 'solve',
+      status: 'succeeded',
+      progress: {},
+      created_at: '2026-01-01T00:00:00Z',
+      updated_at: '2026-01-01T00:00:09Z',
+      error: null,
+      candidates: [candidate(0), candidate(1), candidate(2)],
+      result: {
+        instance_id: 't',
+        chosen: { index: 0, trajectory_id: 'tf-1/0', patch: '', value: 0.5, verify_status: null },
+        selection: {
+          strategy: 'hybrid',
+          reason: 'no regression',
+          ranking: [
+            row(0, 1, []),
+            row(1, 2, []),
+            row(2, 3, [{ kind: 'skips-test', file: 'tests/test_a.py', detail: 'adds @pytest.mark.skip to test_x' }]),
+          ],
+        },
+        checks: {
+          regression: {
+            base: { passed: 5 },
+            candidates: [
+              { index: 0, status: 'checked', regressions: [], removed: [{ test: 'tests/test_a.py::test_old', file: 'tests/test_a.py' }] },
+              { index: 1, status: 'not_compared', regressions: [] },
+              { index: 2, status: 'checked', regressions: [] },
+            ],
+          },
+        },
+      },
+    };
+    const file = join(dir, 'tamper.json');
+    writeFileSync(file, JSON.stringify(job));
+    const site = join(dir, 'tamper-site');
+    expect((await runCli(['inspect', file, '--out', site])).code).toBe(0);
+    const page = await browser.page();
+    await page.goto(`file://${site}/jobs/tf-1.html`);
+    await page.waitForSelector('#ranking');
+    expect(await text(page, '#rollouts tr[data-index="0"] .evidence summary')).toBe('regression: none broken, 1 removed by the patch');
+    expect(await text(page, '#rollouts tr[data-index="1"] .evidence summary')).toBe('regression: compared nothing');
+    expect(await text(page, '#rollouts tr[data-index="2"] .evidence summary')).toBe('regression: none broken');
+    expect(await page.$$eval('#ranking thead th', (cells) => cells.map((cell) => cell.textContent))).toContain('tamper flags');
+    expect(await page.$$eval('#ranking td.tamper', (cells) => cells.map((cell) => cell.textContent))).toEqual([
+      '—',
+      '—',
+      'skips-test tests/test_a.py',
+    ]);
+    expect(await page.$eval('#ranking td.tamper .badge-warn', (badge) => badge.getAttribute('title'))).toBe(
+      'tests/test_a.py: adds @pytest.mark.skip to test_x',
+    );
+    expect(browser.problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
   it("[browser] shows each rollout's configuration and which model and selector scored the job", async () => {
     const fast = { model: 'gpt-4o-mini', harness: 'winnower', agent: 'default', policy_mode: 'tools', temperature: 0.7, run: 'fast' };
     const careful = { model: 'qwen2.5-coder', harness: 'winnower', agent: 'default', policy_mode: 'text', temperature: 0, run: 'careful' };

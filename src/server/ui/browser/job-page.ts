@@ -487,15 +487,45 @@ function evidenceLabel(key: string, value: unknown): string {
       .split('.')
       .filter((part) => part !== 'candidates' && part !== 'checks')
       .at(-1) ?? key;
-  if (isRecord(value) && Array.isArray(value.regressions))
-    return `${name}: ${value.regressions.length ? `${value.regressions.length} broken` : 'none broken'}`;
+  if (isRecord(value) && Array.isArray(value.regressions)) return `${name}: ${regressionWords(value)}`;
   return name;
+}
+
+/** A regression check's outcome in words: one that compared nothing never reads "none broken" (docs/checks.md). */
+function regressionWords(value: Json): string {
+  const regressions = value.regressions as unknown[];
+  const removed = Array.isArray(value.removed) ? value.removed.length : 0;
+  const status = typeof value.status === 'string' ? value.status : 'checked';
+  if (status === 'not_compared') return 'compared nothing';
+  if (status === 'apply_failed') return 'patch did not apply';
+  if (status === 'error') return 'could not run';
+  const broken = regressions.length ? `${regressions.length} broken` : 'none broken';
+  return removed ? `${broken}, ${removed} removed by the patch` : broken;
+}
+
+/** A ranking row's tamper flags as amber badges, the file and what the patch did in each title. */
+function tamperBadges(flags: unknown): HTMLElement | string {
+  const list = Array.isArray(flags) ? flags.filter(isRecord) : [];
+  if (list.length === 0) return '—';
+  return h(
+    'span',
+    { class: 'flags' },
+    ...list.map((flag) =>
+      h(
+        'span',
+        { class: 'badge badge-warn', title: `${String(flag.file ?? '')}: ${String(flag.detail ?? '')}` },
+        `${String(flag.kind ?? '')} ${String(flag.file ?? '')}`,
+      ),
+    ),
+  );
 }
 
 function rankingSection(selection: Json, candidates: Json[], source: DataSource, id: string): HTMLElement {
   const ranking = (Array.isArray(selection.ranking) ? selection.ranking : []).filter(isRecord);
   const indexOf = new Map(candidates.map((candidate) => [String(candidate.trajectory_id), num(candidate.index)]));
-  const known = new Set(['trajectory_id', 'rank', 'value', 'verified', 'cluster', 'cluster_size', 'key', 'reasons']);
+  const known = new Set(['trajectory_id', 'rank', 'value', 'verified', 'cluster', 'cluster_size', 'key', 'reasons', 'tamper']);
+  // A flags column only when some candidate was flagged: most jobs have none.
+  const flagged = ranking.some((row) => Array.isArray(row.tamper) && row.tamper.length > 0);
   return h(
     'section',
     {},
@@ -509,7 +539,9 @@ function rankingSection(selection: Json, candidates: Json[], source: DataSource,
         h(
           'tr',
           {},
-          ['rank', 'candidate', 'value', 'tests', 'cluster', 'key', 'reasons', 'signals'].map((name) => h('th', {}, name)),
+          ['rank', 'candidate', 'value', 'tests', ...(flagged ? ['tamper flags'] : []), 'cluster', 'key', 'reasons', 'signals'].map(
+            (name) => h('th', {}, name),
+          ),
         ),
       ),
       h(
@@ -536,6 +568,7 @@ function rankingSection(selection: Json, candidates: Json[], source: DataSource,
             ),
             h('td', { class: 'num' }, fixed(row.value)),
             h('td', {}, String(row.verified ?? '—')),
+            flagged ? h('td', { class: 'tamper' }, tamperBadges(row.tamper)) : null,
             h(
               'td',
               {},
