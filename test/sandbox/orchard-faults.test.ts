@@ -221,7 +221,9 @@ describe('orchard faults: exec', () => {
 
   it('a poll that hangs is WNW_ERR_SBX_TIMEOUT', async () => {
     fake.execWaitCapMs = 20;
-    const local = createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', heartbeatIntervalMs: 0, requestTimeoutMs: 300 });
+    // Long enough for the create and the closing DELETE on a loaded machine (a 300 ms limit failed
+    // the close in CI at load 15); the hang is still reported well within the bound below.
+    const local = createOrchardProvider({ baseUrl: fake.url, apiKey: 'test-key', heartbeatIntervalMs: 0, requestTimeoutMs: 1_500 });
     const other = await local.create({ image: IMAGE });
     fake.inject({ method: 'GET', path: /^\/jobs\/.+\/wait$/, fault: 'hang', times: 1 });
     try {
