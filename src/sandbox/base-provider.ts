@@ -47,10 +47,15 @@ export abstract class BaseProvider<S extends Sandbox> implements SandboxProvider
   }
 
   async create(spec: SandboxSpec, options: CallOptions = {}): Promise<Sandbox> {
+    return this.adopt((track) => this.createSandbox(spec, options, track));
+  }
+
+  /** Runs `build` with the races of a create handled (close meanwhile, failure after the sandbox exists); fork uses it too. */
+  protected async adopt(build: (track: TrackSandbox<S>) => Promise<S>): Promise<S> {
     this.assertOpen();
     let made: S | undefined;
     try {
-      const sandbox = await this.createSandbox(spec, options, (built) => {
+      const sandbox = await build((built) => {
         made = built;
         this.#open.add(built);
       });

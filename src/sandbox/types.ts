@@ -190,8 +190,25 @@ export interface Sandbox {
    * caller then makes a terminal itself, with a command of its own).
    */
   openTerminal?(options: TerminalOptions): Promise<Terminal | undefined>;
+  /**
+   * Optional: a frozen copy of this sandbox's files (docs/sandboxes.md#snapshots-and-forks), which
+   * the provider's `fork` starts new sandboxes from. Processes are not carried over. Undefined where
+   * the provider cannot.
+   */
+  snapshot?(options?: CallOptions): Promise<SandboxSnapshot>;
   /** Releases everything; idempotent. */
   close(): Promise<void>;
+}
+
+/** A sandbox's files frozen at one moment; held until released (forks made from it keep what they need). */
+export interface SandboxSnapshot {
+  readonly id: string;
+  /** The sandbox it was taken from. */
+  readonly sandboxId: string;
+  /** What the copy holds on the host, in bytes. */
+  readonly bytes: number;
+  /** Frees the snapshot once no fork uses it any more; idempotent. Forks already made are unaffected. */
+  release(): Promise<void>;
 }
 
 export interface SandboxProvider {
@@ -199,6 +216,11 @@ export interface SandboxProvider {
   /** What isolation and limits are in force, for the start-up log. */
   describe(): Promise<Record<string, unknown>>;
   create(spec: SandboxSpec, options?: CallOptions): Promise<Sandbox>;
+  /**
+   * Optional: a new, independent sandbox starting from `snapshot` (one of this provider's), with the
+   * spec of the sandbox it was taken from. Undefined where the provider cannot fork.
+   */
+  fork?(snapshot: SandboxSnapshot, options?: CallOptions): Promise<Sandbox>;
   /** Closes every sandbox this provider still has open, and shared state (base snapshots). */
   close(): Promise<void>;
 }

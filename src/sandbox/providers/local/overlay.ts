@@ -83,11 +83,14 @@ const PROBE_CAPS: DiskCaps = { workspaceBytes: 1024 * 1024, tmpBytes: 1024 * 102
 // tmpfs holding a copy of the snapshot, sized for the copy plus the cap), says so, then waits for
 // stdin's EOF (the provider closing it, or this process dying) and exits, which releases the mounts.
 // $1 mode, $2 lower, $3 layers, $4 workspace, $5 scratch, $6 workspace bytes, $7 scratch bytes.
+// A fork (WNW_SEED set: a snapshot's copy of /tmp, /var/tmp and home) starts its scratch from that copy.
 const HOLDER_SCRIPT = [
   'set -e',
   'mount -t tmpfs -o "size=$7,mode=0755" tmpfs "$5"',
-  'mkdir -m 1777 "$5/tmp" "$5/var-tmp"',
-  'mkdir -m 0700 "$5/home"',
+  'if [ -n "$WNW_SEED" ]; then cp -a -- "$WNW_SEED/." "$5/"; else',
+  '  mkdir -m 1777 "$5/tmp" "$5/var-tmp"',
+  '  mkdir -m 0700 "$5/home"',
+  'fi',
   'if [ "$1" = overlay ]; then',
   '  mount -t tmpfs -o "size=$6,mode=0755" tmpfs "$3"',
   '  mkdir "$3/upper" "$3/work"',
@@ -119,14 +122,19 @@ export async function makeOwnedDirs(dirs: string[], owner: Owner | undefined, mo
   }
 }
 
-/** Mounts an overlay of `lowerDir` at `<sandboxDir>/merged` inside a new holder process. */
+/**
+ * Mounts an overlay of `lowerDir` at `<sandboxDir>/merged` inside a new holder process. A fork's
+ * `lowerDir` is several layers, topmost first (`snapshot:…:base`, overlayfs's own syntax), and
+ * `seedScratch` its snapshot's /tmp, /var/tmp and home.
+ */
 export function createOverlayWorkspace(
   sandboxDir: string,
   lowerDir: string,
   tools: WorkspaceTools,
   caps: DiskCaps = PROBE_CAPS,
+  seedScratch?: string,
 ): Promise<Workspace> {
-  return createHeldWorkspace('overlay', sandboxDir, lowerDir, tools, caps);
+  return createHeldWorkspace('overlay', sandboxDir, lowerDir, tools, caps, seedScratch);
 }
 
 /** Copies the snapshot into a capped tmpfs (fallback when overlay mounts are not possible on this host). */
@@ -135,8 +143,50 @@ export function createCopyWorkspace(
   lowerDir: string,
   tools: WorkspaceTools,
   caps: DiskCaps = PROBE_CAPS,
+  seedScratch?: string,
 ): Promise<Workspace> {
-  return createHeldWorkspace('copy', sandboxDir, lowerDir, tools, caps);
+  return createHeldWorkspace('copy', sandboxDir, lowerDir, tools, caps, seedScratch);
+}
+
+/**
+ * Copies what a workspace wrote (overlay: its upper layer, whiteouts and opaque marks included, so
+ * it can serve as a lower layer of forks; copy: the whole workspace) to `<dest>/layer`, and its
+ * scratch to `<dest>/scratch`. Run in the holder's namespaces as the files' owner, so the sandbox's
+ * symlinks resolve inside it and the host's files stay out of reach.
+ */
+export async function copyWorkspaceFiles(
+  workspace: Workspace,
+  dest: string,
+  tools: { nsenter: string; owner: Owner | undefined },
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<void> {
+  if (!(workspace instanceof HeldWorkspace) || !workspace.alive() || workspace.holderPid === undefined)
+    throw new Error('the workspace is gone');
+  const layer = workspace.mode === 'overlay' ? join(workspace.dirs.layers, 'upper') : workspace.dirs.workspace;
+  await makeOwnedDirs([dest, join(dest, 'layer'), join(dest, 'scratch')], tools.owner, 0o700);
+  const result = await runHostCommand(
+    tools.nsenter,
+    [
+      `--target=${workspace.holderPid}`,
+      '--user',
+      '--mount',
+      // The user namespace allows no setgroups (--map-root-user): keep our ids, which it maps to its root.
+      '--preserve-credentials',
+      '--',
+      'sh',
+      '-c',
+      'cp -a -- "$1/." "$2/layer/" && cp -a -- "$3/." "$2/scratch/"',
+      'snapshot',
+      layer,
+      dest,
+      workspace.dirs.scratch,
+    ],
+    { uid: tools.owner?.uid, gid: tools.owner?.gid, timeoutMs: options.timeoutMs, signal: options.signal },
+  );
+  if (result.timedOut) throw new Error(`copying the workspace took longer than ${options.timeoutMs} ms`);
+  if (result.code !== 0) throw new Error(`copying the workspace failed (exit ${result.code ?? result.signal}): ${tail(result.stderr)}`);
+  // The layer is read by every fork's holder as a lower layer: readable by the owner only is enough.
+  await chmod(dest, 0o711);
 }
 
 async function createHeldWorkspace(
@@ -145,6 +195,7 @@ async function createHeldWorkspace(
   lowerDir: string,
   tools: WorkspaceTools,
   caps: DiskCaps,
+  seedScratch?: string,
 ): Promise<Workspace> {
   const [layers, workspace, scratch] = ['layers', mode === 'overlay' ? 'merged' : 'workspace', 'scratch'].map((name) =>
     join(sandboxDir, name),
@@ -167,7 +218,7 @@ async function createHeldWorkspace(
       ...args,
     ],
     {
-      env: { PATH: HOST_PATH },
+      env: { PATH: HOST_PATH, ...(seedScratch ? { WNW_SEED: seedScratch } : {}) },
       uid: tools.owner?.uid,
       gid: tools.owner?.gid,
       stdio: ['pipe', 'pipe', 'pipe'],

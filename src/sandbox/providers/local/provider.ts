@@ -20,14 +20,14 @@ import { throwIfAborted, wnwError, WinnowerError } from '../../../errors.js';
 import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
 import { onProcessExit } from '../../lifecycle.js';
 import { patchPolicy, PatchSettingsSchema, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
-import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
+import type { CallOptions, Sandbox, SandboxProvider, SandboxSnapshot, SandboxSpec } from '../../types.js';
 import { checkMounts } from '../../mounts.js';
-import { describeBlocker, findBlocker, userLabel } from '../../reachable.js';
+import { describeBlocker, findBlocker, makeDirs, userLabel } from '../../reachable.js';
 import { checkEnv } from './bwrap-args.js';
-import { checkoutHome, hostPasswdHome, imageHome } from './home.js';
+import { checkoutHome, hostPasswdHome, imageHome, type SandboxHome } from './home.js';
 import { detectLocalHost, runOneOff, type LocalHost, type LocalHostOptions } from './host.js';
 import type { SandboxCgroup, SandboxLimits } from './limits.js';
-import { createCopyWorkspace, createOverlayWorkspace, removeTree, type DiskCaps, type Workspace } from './overlay.js';
+import { copyWorkspaceFiles, createCopyWorkspace, createOverlayWorkspace, removeTree, type DiskCaps, type Workspace } from './overlay.js';
 import {
   checkImageSettings,
   DEFAULT_IMAGE_WORKDIR,
@@ -39,7 +39,8 @@ import {
 import { NETWORK_HELPERS, NETWORK_INSTALL_HINT, startSandboxNetwork, type NetworkTools, type SandboxNetwork } from './network.js';
 import { LocalSandbox } from './sandbox.js';
 import { DENIED_SYSCALLS, seccompProgram } from './seccomp.js';
-import { SnapshotStore } from './snapshot.js';
+import { SnapshotStore, type Snapshot } from './snapshot.js';
+import { type LocalSnapshot, SnapshotRegistry, type LocalSnapshotSource } from './forks.js';
 import { tail } from '../../host-command.js';
 
 export interface LocalProviderLogger {
@@ -75,6 +76,10 @@ export interface LocalProviderSettings extends LocalHostOptions, LocalImageSetti
    * 'launch' enters the sandbox afresh for every exec (a new bwrap each time; slower, no python3 needed).
    */
   exec?: 'agent' | 'launch';
+  /** Snapshots held at once (default 64), their size together in MiB (default 8192), and per sandbox (default 16). */
+  maxSnapshots?: number;
+  maxSnapshotMb?: number;
+  maxSnapshotsPerSandbox?: number;
 }
 
 const image = ImageSettingsSchema.shape;
@@ -153,6 +158,18 @@ export const LocalSettingsSchema = z.object({
     .describe(
       'How commands run: `agent` (default) keeps one exec agent (python3) resident in each sandbox, falling back to `launch` where it cannot start; `launch` starts a fresh bwrap for every command (slower, no python3 needed).',
     ),
+  maxSnapshots: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Sandbox snapshots (the files forks start from) held at once (default 64).'),
+  maxSnapshotMb: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Size of all held snapshots together, in MiB, on the disk under root_dir (default 8192).'),
+  maxSnapshotsPerSandbox: z.number().int().positive().optional().describe('Snapshots held at once of one sandbox (default 16).'),
   imageCacheDir: image.imageCacheDir.describe(
     'Where unpacked images are kept (default /var/cache/winnower/images as root, else ~/.cache/winnower/images).',
   ),
@@ -189,6 +206,9 @@ const DEFAULT_WORKDIR = '/workspace';
 /** Workspace growth and /tmp + /var/tmp caps when the settings give none (MiB). */
 const DEFAULT_DISK_MB = 2048;
 const DEFAULT_TMP_MB = 1024;
+const DEFAULT_MAX_SNAPSHOTS = 64;
+const DEFAULT_MAX_SNAPSHOT_MB = 8192;
+const DEFAULT_MAX_SNAPSHOTS_PER_SANDBOX = 16;
 const RESERVED_DIRS = ['/usr', '/etc', '/proc', '/dev', '/tmp', '/var/tmp', '/run', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 const stderrLogger: LocalProviderLogger = {
@@ -200,7 +220,23 @@ interface Ready {
   host: LocalHost;
   snapshots: SnapshotStore;
   images: LocalImages;
+  /** Snapshots of sandboxes, which forks start from (forks.ts). */
+  forks: SnapshotRegistry;
 }
+
+/** What a sandbox is made from besides its files: a fork reuses its parent's. */
+interface SandboxPlan {
+  spec: SandboxSpec;
+  limits: SandboxLimits;
+  networkTools: NetworkTools | undefined;
+  base: Awaited<ReturnType<LocalImages['base']>> | undefined;
+  snapshot: Snapshot | undefined;
+  workdir: string;
+  home: SandboxHome;
+}
+
+/** Deadline of the copy a snapshot makes. */
+const SNAPSHOT_TIMEOUT_MS = 600_000;
 
 /** Creates the local provider; no I/O until the first describe() or create(). */
 export function createLocalProvider(settings: LocalProviderSettings = {}): SandboxProvider {
@@ -253,6 +289,42 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
   }
 
   protected async createSandbox(spec: SandboxSpec, options: CallOptions, track: TrackSandbox<LocalSandbox>): Promise<LocalSandbox> {
+    const plan = await this.#plan(spec, options);
+    const lower = plan.base?.image.rootfs ?? plan.snapshot!.treeDir;
+    return this.#materialize(plan, { lowers: [lower] }, options, track);
+  }
+
+  /**
+   * A new sandbox from a snapshot of one of this provider's sandboxes, with that sandbox's spec:
+   * on the overlay its own empty upper layer over the snapshot's layers; in copy mode a copy of
+   * the snapshot's workspace. Processes are not carried over.
+   */
+  async fork(snapshot: SandboxSnapshot, options: CallOptions = {}): Promise<Sandbox> {
+    const { forks } = await this.#init();
+    if (!forks.owns(snapshot))
+      throw wnwError(
+        'WNW_ERR_INPUT_INVALID',
+        `snapshot ${snapshot.id} is not one this local provider holds (released, or another provider's)`,
+        {
+          details: { field: 'snapshot' },
+        },
+      );
+    if (snapshot.released)
+      throw wnwError('WNW_ERR_INPUT_INVALID', `snapshot ${snapshot.id} was released`, { details: { field: 'snapshot' } });
+    const source = snapshot as LocalSnapshot<SandboxPlan>;
+    source.use();
+    try {
+      return await this.adopt((track) =>
+        this.#materialize(source.plan, { lowers: source.layers, seed: source.scratch, from: source }, options, track),
+      );
+    } catch (error) {
+      await source.unuse();
+      throw error;
+    }
+  }
+
+  /** Everything a sandbox of `spec` needs that does not depend on which files it starts from. */
+  async #plan(spec: SandboxSpec, options: CallOptions): Promise<SandboxPlan> {
     throwIfAborted(options.signal);
     const limits = this.#checkSpec(spec);
     const { host, snapshots, images } = await this.#init();
@@ -272,6 +344,18 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
         details: { field: 'repo.base_commit' },
       });
     }
+    return { spec, limits, networkTools, base, snapshot, workdir, home };
+  }
+
+  /** Builds the sandbox of `plan` over `files.lowers` (topmost first), its scratch seeded from `files.seed`. */
+  async #materialize(
+    plan: SandboxPlan,
+    files: { lowers: string[]; seed?: string; from?: LocalSnapshot<SandboxPlan> },
+    options: CallOptions,
+    track: TrackSandbox<LocalSandbox>,
+  ): Promise<LocalSandbox> {
+    const { spec, limits, networkTools, base, snapshot, workdir, home } = plan;
+    const { host, forks } = await this.#init();
     throwIfAborted(options.signal);
     this.assertOpen();
     const id = `local-${randomBytes(6).toString('hex')}`;
@@ -285,11 +369,15 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
       await chmod(dir, 0o711);
       cgroup = await host.cgroups.createSandboxGroup(id, limits);
       const tools = { unshare: host.unshare, owner: host.owner, network: networkTools !== undefined };
+      const caps = capsWithin(this.#disk, limits);
       workspace =
         host.workspaceMode === 'overlay'
-          ? await createOverlayWorkspace(dir, base?.image.rootfs ?? snapshot!.treeDir, tools, capsWithin(this.#disk, limits))
-          : await createCopyWorkspace(dir, snapshot!.treeDir, tools, capsWithin(this.#disk, limits));
+          ? await createOverlayWorkspace(dir, files.lowers.join(':'), tools, caps, files.seed)
+          : await createCopyWorkspace(dir, files.lowers[0]!, tools, caps, files.seed);
       if (networkTools) network = await startSandboxNetwork(workspace.holderPid!, networkTools, options.signal);
+      const held = workspace;
+      // What a snapshot of this sandbox stacks its copy on (copy mode: the copy is the whole workspace).
+      const lowers = host.workspaceMode === 'overlay' ? files.lowers : [];
       sandbox = new LocalSandbox({
         id,
         host,
@@ -307,6 +395,9 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
         maxTransferBytes: this.#settings.maxTransferBytes ?? 64 * 1024 * 1024,
         ...(this.#settings.exec === 'launch' ? {} : await findAgentTools(base?.image.rootfs ?? '/')),
         patch: this.#patch,
+        takeSnapshot: (self, callOptions) =>
+          this.#snapshot(forks, host, held, { sandboxId: self.id, plan, lowers, from: files.from }, callOptions),
+        ...(files.from ? { afterClose: () => files.from!.unuse() } : {}),
         onClosed: this.untrack,
       });
       track(sandbox);
@@ -333,10 +424,37 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
     }
   }
 
+  /** Copies a sandbox's files into a new snapshot, within the caps. */
+  async #snapshot(
+    forks: SnapshotRegistry,
+    host: LocalHost,
+    workspace: Workspace,
+    source: LocalSnapshotSource<SandboxPlan>,
+    options: CallOptions,
+  ): Promise<SandboxSnapshot> {
+    this.assertOpen();
+    const snapshot = forks.reserve(source);
+    try {
+      await copyWorkspaceFiles(workspace, snapshot.dir, host, {
+        timeoutMs: SNAPSHOT_TIMEOUT_MS,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      await forks.admit(snapshot as LocalSnapshot<unknown>);
+      return snapshot;
+    } catch (error) {
+      await snapshot.remove();
+      if (WinnowerError.isInstance(error)) throw error;
+      throw wnwError('WNW_ERR_SBX_DISK', `sandbox ${source.sandboxId} could not be snapshotted: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+
   protected async closeShared(): Promise<void> {
     if (!this.#ready) return;
     const ready = await this.#ready.catch(() => undefined);
     if (!ready) return;
+    await ready.forks.close();
     await ready.snapshots.close();
     await ready.images.close();
     await ready.host.cgroups.close();
@@ -398,7 +516,13 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
     if (limits.memory !== 'cgroup v1' && limits.memory !== 'cgroup v2') {
       this.#logger.warn('no usable cgroup memory controller: sandbox memory is limited per process with prlimit --as only', { limits });
     }
-    return { host, snapshots, images };
+    makeDirs(join(host.rootDir, 'forks'), 0o711);
+    const forks = new SnapshotRegistry(join(host.rootDir, 'forks'), {
+      count: this.#settings.maxSnapshots ?? DEFAULT_MAX_SNAPSHOTS,
+      bytes: (this.#settings.maxSnapshotMb ?? DEFAULT_MAX_SNAPSHOT_MB) * 1024 * 1024,
+      perSandbox: this.#settings.maxSnapshotsPerSandbox ?? DEFAULT_MAX_SNAPSHOTS_PER_SANDBOX,
+    });
+    return { host, snapshots, images, forks };
   }
 
   /** The spec's limits, once its fields are checked (the workdir of a repository too; an image's is checked with the image). */
@@ -536,6 +660,15 @@ function describeHost(host: LocalHost, settings: LocalProviderSettings): Record<
       : `off; a spec asking for network is refused (install: ${NETWORK_INSTALL_HINT})`,
     workspace: host.workspaceMode,
     ...(host.overlayProblem ? { overlayProblem: host.overlayProblem } : {}),
+    fork:
+      host.workspaceMode === 'overlay'
+        ? "copy-on-write: a snapshot copies the sandbox's writes (its overlay's upper layer) and its /tmp, /var/tmp and home to disk; a fork mounts that copy read-only under an empty upper layer of its own (no copy); running processes are not carried over"
+        : 'copy: a snapshot copies the whole workspace and its /tmp, /var/tmp and home to disk; a fork copies it again; running processes are not carried over',
+    snapshots: {
+      max: settings.maxSnapshots ?? DEFAULT_MAX_SNAPSHOTS,
+      maxMb: settings.maxSnapshotMb ?? DEFAULT_MAX_SNAPSHOT_MB,
+      maxPerSandbox: settings.maxSnapshotsPerSandbox ?? DEFAULT_MAX_SNAPSHOTS_PER_SANDBOX,
+    },
     limits: {
       ...limits,
       processes: limits.pids === 'prlimit' ? 'prlimit --nproc (per uid) + pid namespace' : `${limits.pids} + pid namespace`,

@@ -14,6 +14,7 @@ import type {
   ExecOptions,
   ExecResult,
   FileEntry,
+  SandboxSnapshot,
   SandboxSpec,
   Terminal,
   TerminalOptions,
@@ -54,6 +55,10 @@ export interface LocalSandboxParts {
   agentEnv?: string;
   /** What the patch leaves out, and its cap. */
   patch: PatchPolicy;
+  /** Copies this sandbox's files into a snapshot the provider holds (provider.ts, forks.ts). */
+  takeSnapshot(sandbox: LocalSandbox, options: CallOptions): Promise<SandboxSnapshot>;
+  /** After the workspace is gone: a fork lets go of the snapshot it mounted (forks.ts). */
+  afterClose?(): Promise<void>;
   onClosed(sandbox: LocalSandbox): void;
 }
 
@@ -330,6 +335,15 @@ export class LocalSandbox extends BaseSandbox {
     if (result.exitCode !== 0) throw (await this.#diskFull(result)) ?? patchError(result.stderr.toString(), this.id);
   }
 
+  /**
+   * Copies the workspace's writes and /tmp, /var/tmp and home into a snapshot (forks.ts). The files
+   * as they stand: a command still running may be caught mid-write, so take it between commands.
+   */
+  snapshot(options: CallOptions = {}): Promise<SandboxSnapshot> {
+    this.assertOpen();
+    return this.#parts.takeSnapshot(this, options);
+  }
+
   /** Kills every running command and the workspace holder at once (process exit; no cleanup). */
   killNow(): void {
     for (const child of this.#running) child.kill('close');
@@ -349,6 +363,7 @@ export class LocalSandbox extends BaseSandbox {
     await this.#parts.network?.close().catch((error: unknown) => problems.push(error));
     await this.#parts.cgroup?.remove().catch((error: unknown) => problems.push(error));
     await removeTree(this.#parts.dir).catch((error: unknown) => problems.push(error));
+    await this.#parts.afterClose?.().catch((error: unknown) => problems.push(error));
     this.#parts.onClosed(this);
     if (problems.length > 0) {
       throw wnwError(
