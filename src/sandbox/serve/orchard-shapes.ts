@@ -53,6 +53,13 @@ export const ApplyPatchRequest = z.object({
 
 /** `?timeout=N` of the wait routes: whole or fractional seconds, bounded. */
 export const WaitQuery = z.object({ timeout: z.coerce.number().nonnegative().max(86_400).optional() });
+
+/** `POST /sandboxes/:id/fork` (an extension: docs/sandbox-serve.md#snapshots-and-forks-an-extension). */
+export const ForkRequest = z.object({
+  count: z.number().int().min(1).max(16).default(1),
+  /** A snapshot taken with `POST /sandboxes/:id/snapshot`; without it one is taken now and released after. */
+  snapshot_id: z.string().min(1).max(64).optional(),
+});
 export const PathQuery = z.object({ path: text().min(1).optional() });
 
 export interface ValidationItem {

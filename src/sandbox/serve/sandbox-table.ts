@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { wnwError, WinnowerError } from '../../errors.js';
 import type { RepoSource } from '../../types/task.js';
-import type { Sandbox, SandboxProvider, SandboxSpec } from '../types.js';
+import type { Sandbox, SandboxProvider, SandboxSnapshot, SandboxSpec } from '../types.js';
 import { NAMESPACE, parseCpu, parseMemoryMb, type CreateRequest, type SandboxView } from './orchard-shapes.js';
 
 export interface SandboxTableOptions {
@@ -49,7 +49,12 @@ export interface SandboxEntry {
   deleted: boolean;
   lastHeartbeat: number | undefined;
   readonly createTimeoutS: number;
+  /** Snapshots taken through `POST /sandboxes/:id/snapshot`, held until released or the sandbox goes. */
+  readonly snapshots: Map<string, SandboxSnapshot>;
 }
+
+/** Most forks one request may ask for. */
+export const MAX_FORKS_PER_REQUEST = 16;
 
 /** Errors that mean "this image cannot be had here", after which a configured repository stands in. */
 const IMAGE_UNUSABLE = new Set([
@@ -147,6 +152,7 @@ export class SandboxTable {
       deleted: false,
       lastHeartbeat: undefined,
       createTimeoutS: request.timeout,
+      snapshots: new Map(),
     };
     this.#entries.set(id, entry);
     this.#gone.delete(id);
@@ -194,7 +200,103 @@ export class SandboxTable {
     entry.deleted = true;
     entry.abort.abort();
     await entry.sandbox?.close();
+    // Forks made from its snapshots keep what they mount (forks.ts).
+    await Promise.allSettled([...entry.snapshots.values()].map((snapshot) => snapshot.release()));
+    entry.snapshots.clear();
     return true;
+  }
+
+  /**
+   * Snapshots a ready sandbox between its commands (on its exec queue): held by this server until
+   * released or the sandbox is deleted (docs/sandbox-serve.md#snapshots-and-forks-an-extension).
+   */
+  async snapshot(entry: SandboxEntry): Promise<SandboxSnapshot> {
+    const sandbox = this.#forkable(entry);
+    if (!sandbox.snapshot) throw unsupported(this.#options.provider.name);
+    const take = entry.queue.then(() => sandbox.snapshot!({ signal: entry.abort.signal }));
+    entry.queue = take.then(
+      () => undefined,
+      () => undefined,
+    );
+    const snapshot = await take;
+    if (entry.deleted) {
+      await snapshot.release();
+      throw wnwError('WNW_ERR_SBX_CLOSED', `Sandbox ${entry.view.sandbox_id} was deleted`);
+    }
+    entry.snapshots.set(snapshot.id, snapshot);
+    return snapshot;
+  }
+
+  async releaseSnapshot(entry: SandboxEntry, snapshotId: string): Promise<boolean> {
+    const snapshot = entry.snapshots.get(snapshotId);
+    if (!snapshot) return false;
+    entry.snapshots.delete(snapshotId);
+    await snapshot.release();
+    return true;
+  }
+
+  /**
+   * `count` new sandboxes from a snapshot of `entry` (the one named, or one taken now and released
+   * once they exist), ready at once, each under this server's TTL and caps like a created one.
+   */
+  async fork(entry: SandboxEntry, count: number, snapshotId?: string): Promise<SandboxView[]> {
+    const sandbox = this.#forkable(entry);
+    const provider = this.#options.provider;
+    if (!provider.fork || !sandbox.snapshot) throw unsupported(provider.name);
+    if (this.#entries.size + count > this.#options.maxSandboxes) {
+      throw wnwError(
+        'WNW_ERR_SBX_UNAVAILABLE',
+        `Server at capacity: ${count} forks would pass its ${this.#options.maxSandboxes} sandboxes (${this.#entries.size} held); retry later`,
+        { details: { retry_after_s: 5 } },
+      );
+    }
+    const named = snapshotId === undefined ? undefined : entry.snapshots.get(snapshotId);
+    if (snapshotId !== undefined && !named)
+      throw wnwError('WNW_ERR_INPUT_INVALID', `Snapshot ${snapshotId} of sandbox ${entry.view.sandbox_id} not found`, {
+        details: { field: 'snapshot_id' },
+      });
+    const snapshot = named ?? (await this.snapshot(entry));
+    try {
+      const views: SandboxView[] = [];
+      for (let index = 0; index < count; index += 1) views.push(await this.#adoptFork(entry, await provider.fork(snapshot)));
+      return views;
+    } finally {
+      if (!named) await this.releaseSnapshot(entry, snapshot.id);
+    }
+  }
+
+  #forkable(entry: SandboxEntry): Sandbox {
+    if (!entry.sandbox || entry.deleted || entry.view.status !== 'ready')
+      throw wnwError('WNW_ERR_JOB_STATE', `Sandbox ${entry.view.sandbox_id} is not ready`);
+    return entry.sandbox;
+  }
+
+  /** A fork as a sandbox of this server: the parent's settings, a new id, ready. */
+  async #adoptFork(parent: SandboxEntry, sandbox: Sandbox): Promise<SandboxView> {
+    await sandbox.ready?.();
+    const id = randomBytes(4).toString('hex');
+    const view: SandboxView = {
+      ...parent.view,
+      sandbox_id: id,
+      pod_name: `sandbox-${id}`,
+      created_at: Date.now() / 1000,
+      ready: true,
+      status: 'ready',
+      status_message: `forked from sandbox ${parent.view.sandbox_id}`,
+    };
+    const entry: SandboxEntry = {
+      view,
+      sandbox,
+      abort: new AbortController(),
+      settled: Promise.resolve(),
+      queue: Promise.resolve(),
+      deleted: false,
+      lastHeartbeat: undefined,
+      createTimeoutS: parent.createTimeoutS,
+      snapshots: new Map(),
+    };
+    this.#entries.set(id, entry);
+    return view;
   }
 
   /** One cleanup pass: TTL, heartbeat gaps of enrolled sandboxes, sandboxes that never got ready. */
@@ -271,4 +373,8 @@ export class SandboxTable {
       entry.view.status_message = WinnowerError.isInstance(error) ? `${error.code}: ${error.message}` : String(error);
     }
   }
+}
+
+function unsupported(provider: string): Error {
+  return wnwError('WNW_ERR_SBX_UNSUPPORTED', `The ${provider} provider cannot snapshot or fork sandboxes (the local provider can)`);
 }

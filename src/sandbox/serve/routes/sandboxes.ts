@@ -1,6 +1,10 @@
-/** A sandbox's life: `POST /sandboxes`, `GET /sandboxes/:id` and its `/wait`, `POST …/heartbeat`, `DELETE /sandboxes/:id`. */
+/**
+ * A sandbox's life: `POST /sandboxes`, `GET /sandboxes/:id` and its `/wait`, `POST …/heartbeat`,
+ * `DELETE /sandboxes/:id`; and, beyond Orchard's API, `POST …/snapshot`, `DELETE …/snapshots/:snapshot`
+ * and `POST …/fork` (docs/sandbox-serve.md#snapshots-and-forks-an-extension).
+ */
 import type { FastifyPluginAsync } from 'fastify';
-import { CreateRequest, WaitQuery } from '../orchard-shapes.js';
+import { CreateRequest, ForkRequest, WaitQuery } from '../orchard-shapes.js';
 import { MAX_WAIT_MS, parse, type RouteContext, sandboxNotFound } from './common.js';
 
 export const sandboxRoutes: FastifyPluginAsync<RouteContext> = async (app, { table }) => {
@@ -40,6 +44,30 @@ export const sandboxRoutes: FastifyPluginAsync<RouteContext> = async (app, { tab
     // it deleted or reaped (the SDK's `with` block and exit cleanup DELETE sandboxes the TTL may have taken).
     if (!held && !table.wasDeleted(id)) return sandboxNotFound(reply, id);
     return { status: 'deleted', sandbox_id: id };
+  });
+
+  app.post<{ Params: { id: string } }>('/sandboxes/:id/snapshot', async (request, reply) => {
+    const entry = table.get(request.params.id);
+    if (!entry) return sandboxNotFound(reply, request.params.id);
+    const snapshot = await table.snapshot(entry);
+    return { snapshot_id: snapshot.id, sandbox_id: entry.view.sandbox_id, bytes: snapshot.bytes };
+  });
+
+  app.delete<{ Params: { id: string; snapshot: string } }>('/sandboxes/:id/snapshots/:snapshot', async (request, reply) => {
+    const entry = table.get(request.params.id);
+    if (!entry) return sandboxNotFound(reply, request.params.id);
+    if (!(await table.releaseSnapshot(entry, request.params.snapshot)))
+      return reply.code(404).send({ detail: `Snapshot ${request.params.snapshot} of sandbox ${entry.view.sandbox_id} not found` });
+    return { status: 'released', snapshot_id: request.params.snapshot };
+  });
+
+  app.post<{ Params: { id: string } }>('/sandboxes/:id/fork', async (request, reply) => {
+    const body = parse(ForkRequest, request.body ?? {}, 'body', reply);
+    if (!body) return reply;
+    const entry = table.get(request.params.id);
+    if (!entry) return sandboxNotFound(reply, request.params.id);
+    const sandboxes = await table.fork(entry, body.count, body.snapshot_id);
+    return { sandbox_ids: sandboxes.map((view) => view.sandbox_id), sandboxes };
   });
 
   app.post<{ Params: { id: string } }>('/sandboxes/:id/heartbeat', async (request, reply) => {
