@@ -189,6 +189,7 @@ async function prepareExecution(
     concurrency: flags.sandboxes,
     testTimeoutMs: flags.verifyTimeout * 1000,
     regressionBudgetS: flags.regressionBudget,
+    poolTests: flags.poolTests ? { budget_s: flags.poolTestsBudget } : false,
     ...(flags.verifyParser ? { parser: flags.verifyParser as ParserName } : {}),
   };
   return {

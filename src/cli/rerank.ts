@@ -44,6 +44,8 @@ export interface RerankFlags {
   repos?: string;
   checks?: boolean;
   givenTests: boolean;
+  poolTests: boolean;
+  poolTestsBudget: number;
   checksOut?: string;
   provider?: string;
   config?: string;
@@ -59,6 +61,8 @@ export const VERIFY_ONLY_FLAGS: Record<string, string> = {
   repos: '--repos',
   checks: '--checks',
   givenTests: '--no-given-tests',
+  poolTests: '--no-pool-tests',
+  poolTestsBudget: '--pool-tests-budget',
   checksOut: '--checks-out',
   provider: '--provider',
   config: '--config',
@@ -181,6 +185,16 @@ export function registerRerankCommand(program: Command): void {
     .option(
       '--no-given-tests',
       'with --verify: ignore FAIL_TO_PASS, PASS_TO_PASS and test_patch (selection as a user without tests has it)',
+    )
+    .option(
+      '--no-pool-tests',
+      'with --verify: without the tests from the pool (the test files the candidates add or change, run against every candidate; docs/checks.md)',
+    )
+    .option(
+      '--pool-tests-budget <s>',
+      'with --verify: sandbox time the tests from the pool may spend per instance, seconds',
+      positiveInt,
+      1800,
     )
     .option('--checks-out <file>', 'with --verify: one line per instance of what running its code found (default: beside --out)')
     .addOption(

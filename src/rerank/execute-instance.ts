@@ -5,7 +5,8 @@
  *    that names none of the listed tests (nothing collected, an import error, the wrong runner)
  *    makes the instance "could not run": no candidate is graded, so none is called unresolved;
  * 2. verification of every candidate with the given tests (FAIL_TO_PASS, PASS_TO_PASS, test patch);
- * 3. the checks that need no test list (the regression check, src/solve/pool-checks.ts), when the
+ * 3. the checks that need no test list (the regression check and the tests from the pool,
+ *    src/solve/pool-checks.ts), when the
  *    task has no given tests, when `--no-given-tests` hides them, or always with `--checks`.
  * docs/rerank.md#running-the-code says what each piece of evidence means.
  */
@@ -33,6 +34,8 @@ export interface RerankExecution {
   concurrency: number;
   testTimeoutMs: number;
   regressionBudgetS: number;
+  /** The tests from the pool with their sandbox budget, or false (`--no-pool-tests`). */
+  poolTests: { budget_s: number } | false;
   parser?: ParserName;
 }
 
@@ -47,7 +50,7 @@ export interface InstanceExecution {
   base: VerifyResult | null;
   /** PASS_TO_PASS tests that fail on the base here: the environment differs from the harness's. */
   environment_failures: string[];
-  /** The regression check and its evidence; null when it did not run. */
+  /** The regression check and the tests from the pool, with their evidence; null when they did not run. */
   checks: PoolChecks['evidence'] | null;
   /** Summed sandbox time of the base run, the verifications and the checks. */
   sandbox_ms: number;
@@ -158,6 +161,9 @@ export async function executeInstance(
     const suite = recipe?.suite_command;
     const pool = await checkPool(execution.deps, run, candidates, {
       regression: { enabled: true, budget_s: execution.regressionBudgetS, ...(suite ? { test_command: suite } : {}) },
+      poolTests: execution.poolTests
+        ? { enabled: true, budget_s: execution.poolTests.budget_s, timeout_s: Math.min(execution.testTimeoutMs / 1000, 86_400) }
+        : { enabled: false },
       concurrency: execution.concurrency,
       signal: signal ?? new AbortController().signal,
     });

@@ -169,6 +169,11 @@ export function executionSummary(file: string, executions: readonly InstanceExec
     agreement: labelled.length ? { agree: labelled.length - disagreements.length, total: labelled.length, disagreements } : null,
     regressionChecked: compared.length,
     regressed: compared.filter((line) => (line.checks!.regressions ?? 0) > 0).length,
+    poolTests: {
+      written: executions.reduce((sum, execution) => sum + (execution.checks?.pool_tests?.tests.length ?? 0), 0),
+      valid: executions.reduce((sum, execution) => sum + (execution.checks?.pool_tests?.tests.filter((test) => test.valid).length ?? 0), 0),
+      ranked: lines.filter((line) => line.checks?.pool !== undefined && line.checks.pool.total > 0).length,
+    },
     sandboxMs: executions.reduce((sum, execution) => sum + execution.sandbox_ms, 0),
   };
 }
@@ -178,6 +183,10 @@ export function describeExecution(summary: ExecutionSummary): string[] {
   const lines = [
     `ran code for ${summary.instances} instance(s): ${summary.verified} candidate(s) graded by the given tests (${summary.resolved} resolved), ${summary.regressionChecked} by the regression check (${summary.regressed} broke a test); ${(summary.sandboxMs / 1000).toFixed(1)} sandbox-seconds; evidence: ${summary.file}`,
   ];
+  if (summary.poolTests.written > 0)
+    lines.push(
+      `pool tests: ${summary.poolTests.valid} valid of the ${summary.poolTests.written} the candidates wrote (failing on base, passed by at least one candidate); ${summary.poolTests.ranked} candidate(s) ranked by the others' tests they pass`,
+    );
   if (summary.agreement)
     lines.push(
       `verification agrees with the labels on ${summary.agreement.agree}/${summary.agreement.total} graded candidates (${((100 * summary.agreement.agree) / summary.agreement.total).toFixed(1)}%)`,

@@ -99,6 +99,8 @@ export interface ExecutionSummary {
   /** Candidates the regression check compared, and how many of them broke a test. */
   regressionChecked: number;
   regressed: number;
+  /** Tests from the pool: tests written (one per candidate that adds or changes a test file), valid, and candidates ranked by them. */
+  poolTests: { written: number; valid: number; ranked: number };
   sandboxMs: number;
 }
 

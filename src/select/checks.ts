@@ -1,18 +1,23 @@
 /**
  * Execution checks in an ordering (`hybrid`, `learned`): a candidate that breaks no test that
- * passed on base and passes the largest share of the valid reproduction tests comes first; the
- * strategy's own criteria (value, learned score) then break ties. Inserted only when some
- * candidate of the instance has checks, so an ordering without them is unchanged.
+ * passed on base and passes the largest share of the valid reproduction tests comes first, then
+ * the one with the highest tests-from-the-pool score (the weights of the others' valid pool tests
+ * it passes, docs/checks.md#tests-from-the-pool); the strategy's own criteria (value, learned
+ * score) then break ties. Inserted only when some candidate of the instance has checks, so an
+ * ordering without them is unchanged.
  */
 import type { Prepared, PreparedInstance } from './prepare.js';
 import type { Ordering } from './rank.js';
 
-/** 1 = no regression, 0.5 = not checked, 0 = breaks tests; then the reproduction pass share. */
-export function checksKey(p: Prepared): [number, number] {
+/** How many entries `withChecks` inserts into an ordering's key. */
+export const CHECKS_KEY_LENGTH = 3;
+
+/** 1 = no regression, 0.5 = not checked, 0 = breaks tests; then the reproduction pass share; then the pool-test score. */
+export function checksKey(p: Prepared): [number, number, number] {
   const checks = p.checks;
-  if (!checks) return [0.5, 0];
+  if (!checks) return [0.5, 0, 0];
   const clean = checks.regressions === null ? 0.5 : checks.regressions === 0 ? 1 : 0;
-  return [clean, checks.repro_total > 0 ? checks.repro_passed / checks.repro_total : 0];
+  return [clean, checks.repro_total > 0 ? checks.repro_passed / checks.repro_total : 0, checks.pool?.score ?? 0];
 }
 
 export function hasChecks(instance: PreparedInstance): boolean {
@@ -29,6 +34,11 @@ export function describeChecks(p: Prepared): string {
       checks.regressions === 0 ? 'breaks no test' : `breaks ${checks.regressions} test${checks.regressions === 1 ? '' : 's'} (regression)`,
     );
   if (checks.repro_total > 0) parts.push(`passes ${checks.repro_passed}/${checks.repro_total} reproduction tests`);
+  const pool = checks.pool;
+  if (pool && pool.total + pool.own_total > 0) {
+    const own = pool.own_total > 0 ? `; its own ${pool.own_passed}/${pool.own_total} not counted` : '';
+    parts.push(`pool tests: passes ${pool.passed}/${pool.total} of the others' (score ${pool.score}${own})`);
+  }
   return parts.join(', ') || 'no execution checks';
 }
 
@@ -44,7 +54,7 @@ export function withChecks(ordering: Ordering, instance: PreparedInstance, at: n
       const key = ordering.key(p);
       return [...key.slice(0, at), ...checksKey(p), ...key.slice(at)];
     },
-    primary: ordering.primary + 2,
+    primary: ordering.primary + CHECKS_KEY_LENGTH,
     tieSubject: `execution checks and ${ordering.tieSubject}`,
     reasons: (p, inner) => [describeChecks(p), ...(ordering.reasons?.(p, inner) ?? [])],
     why(chosen, ranked, inner) {

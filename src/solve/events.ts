@@ -1,5 +1,14 @@
 /** Progress events of a job, named noun-action; the server streams them as SSE. */
-import type { CandidateRegressions, GeneratedTest, MatrixCell, RegressionBase } from '../types/checks.js';
+import type {
+  CandidatePoolScore,
+  CandidateRegressions,
+  GeneratedTest,
+  MatrixCell,
+  PoolCell,
+  PoolCluster,
+  PoolTest,
+  RegressionBase,
+} from '../types/checks.js';
 
 export type JobEventBody =
   /** `policies`: a mixed job's policies, each with its n, its waves and the configuration its candidates carry. */
@@ -35,6 +44,14 @@ export type JobEventBody =
   | { type: 'matrix-cell-finish'; cell: MatrixCell }
   /** The whole pass matrix: the valid tests (writer numbers) and per candidate how many it passes. */
   | { type: 'matrix-finish'; tests: number[]; rows: Array<{ index: number; passed: number; total: number }> }
+  /** Tests from the pool: the runner their files run with, or why none runs. */
+  | { type: 'pool-tests-start'; runner: string | null; error?: string }
+  /** One candidate's test files, run on the base commit (`valid` stays false until the matrix is done). */
+  | { type: 'pool-test-finish'; writer: number; test: PoolTest }
+  /** One candidate × pool test run of the pool matrix. */
+  | { type: 'pool-cell-finish'; cell: PoolCell }
+  /** The whole pool matrix: the valid pool tests (writer indexes), their clusters and each candidate's score. */
+  | { type: 'pool-matrix-finish'; tests: number[]; clusters: PoolCluster[]; scores: Array<{ index: number } & CandidatePoolScore> }
   | { type: 'selection'; chosen_index: number | null; trajectory_id: string | null; reason: string }
   /** `outcome`: a result's own (`none-usable` when a job that succeeded chose nothing; docs/api.md). */
   | { type: 'job-finish'; status: string; outcome?: string; error?: string };

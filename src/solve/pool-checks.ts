@@ -1,21 +1,24 @@
 /**
- * The solve job's execution checks (regression check, reproduction tests, pass matrix) on a pool
- * of existing candidates — `/rerank` with a repository: the same stages (regression.ts,
- * reproduction.ts) on a context whose candidates are all finished from the start, no rollouts.
+ * The solve job's execution checks (regression check, reproduction tests, pass matrix, tests from
+ * the pool) on a pool of existing candidates — `/rerank` with a repository: the same stages
+ * (regression.ts, reproduction.ts, pool-tests.ts) on a context whose candidates are all finished from the start, no rollouts.
  */
 import type { Task, Trajectory } from '../types/index.js';
 import type { CandidateChecks, ChecksEvidence } from '../types/checks.js';
 import type { JobEventBody } from './events.js';
 import { startRegression } from './regression.js';
+import { startPoolTests } from './pool-tests.js';
 import { startReproduction } from './reproduction.js';
 import { createSolveContext } from './solve-context.js';
 import type { SolveDeps } from './solve-deps.js';
-import { SolveRequest, type RegressionOptions, type ReproductionOptions } from './solve-request.js';
+import { poolTestsOn, SolveRequest, type PoolTestOptions, type RegressionOptions, type ReproductionOptions } from './solve-request.js';
 
 export interface PoolCheckOptions {
   regression?: Partial<RegressionOptions> & { enabled?: boolean };
   /** Test writers by `reproduction.policy` (or the server's default policy). */
   reproduction?: Partial<ReproductionOptions>;
+  /** Tests from the pool: on unless `enabled: false` (a pool check has no test list). */
+  poolTests?: Partial<PoolTestOptions>;
   concurrency?: number;
   signal: AbortSignal;
   /** Each check's event, as a solve job would stream it. */
@@ -54,6 +57,7 @@ export async function checkPool(
       ...(task.test_command ? { test_command: task.test_command } : {}),
       regression: { enabled: true, ...options.regression },
       ...(options.reproduction ? { reproduction: options.reproduction } : {}),
+      pool_tests: { ...options.poolTests, enabled: options.poolTests?.enabled ?? true },
     },
   });
   // No store: a pool check keeps no job; its events go to `onEvent`.
@@ -61,8 +65,10 @@ export async function checkPool(
   const slots = trajectories.map((trajectory, index) => ({ index, policy: 0, config: {}, status: 'finished' as const, trajectory }));
   const regression = request.verify.regression.enabled ? startRegression(context) : undefined;
   const reproduction = request.verify.reproduction ? startReproduction(context) : undefined;
+  const poolTests = poolTestsOn(request) ? startPoolTests(context) : undefined;
   try {
     await Promise.all(slots.map((slot) => Promise.all([regression?.check(slot), reproduction?.check(slot)])));
+    await poolTests?.run(slots);
   } finally {
     context.endChecks();
     await Promise.allSettled(context.background);

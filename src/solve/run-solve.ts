@@ -4,7 +4,8 @@
  *   test writers (reproduction.ts);
  *   rollouts (rollouts.ts) → per finished candidate, as soon as it is ready: scoring (scoring.ts),
  *   verification of the given tests (verification.ts), its regressions, its row of the pass
- *   matrix, the stop rule (stop-rule.ts) → selection with all that evidence, and the pairwise
+ *   matrix, the stop rule (stop-rule.ts) → once every candidate is finished, the tests from the
+ *   pool (pool-tests.ts) → selection with all that evidence, and the pairwise
  *   judge's verdicts first when it has one (selection.ts).
  * The stages share one SolveContext (solve-context.ts) and one sandbox budget (sandbox-budget.ts);
  * the checks' evidence is built from their events (evidence.ts), so an interrupted job keeps it.
@@ -31,6 +32,7 @@ import type { SolveDeps } from './solve-deps.js';
 import type { SolveRequest } from './solve-request.js';
 import { regressionEnabled, startRegression } from './regression.js';
 import { startReproduction } from './reproduction.js';
+import { poolTestsEnabled, startPoolTests } from './pool-tests.js';
 import { applyStopRule } from './stop-rule.js';
 import { givenTests, verificationLane, verifySlot } from './verification.js';
 
@@ -98,8 +100,12 @@ export async function runSolve(
     applyStopRule(context, slot);
   };
 
+  const poolTests = poolTestsEnabled(context) ? startPoolTests(context) : undefined;
+
   try {
     await runRolloutWaves(context, evaluate);
+    // The candidates' own tests need every candidate: they run once the rollouts are done.
+    await poolTests?.run(context.slots.filter((slot) => slot.status === 'finished'));
   } finally {
     // Checks still running (every rollout failed, the job was cancelled) stop with the job, and
     // their sandboxes are closed before it returns.

@@ -14,7 +14,7 @@ import { planPolicies, policyOf, rolloutConfig, type PlannedPolicy } from './pol
 import { CheckEvidence } from './evidence.js';
 import { createSandboxBudget, type SandboxBudget } from './sandbox-budget.js';
 import type { SolveDeps } from './solve-deps.js';
-import type { SolveRequest } from './solve-request.js';
+import { poolTestsOn, type SolveRequest } from './solve-request.js';
 
 /** One rollout's candidate as the job holds it while it runs. */
 export interface Slot {
@@ -133,6 +133,7 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
     evidence: new CheckEvidence({
       regression: request.verify.enabled && request.verify.regression.enabled,
       reproduction: request.verify.enabled && request.verify.reproduction !== undefined,
+      poolTests: poolTestsOn(request),
     }),
     emit(event) {
       context.evidence.apply(event);

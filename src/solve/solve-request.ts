@@ -64,6 +64,22 @@ export const ReproductionOptions = z.strictObject({
 });
 export type ReproductionOptions = z.infer<typeof ReproductionOptions>;
 
+/**
+ * Tests from the pool (docs/checks.md#tests-from-the-pool): the test files each candidate adds or
+ * changes, validated on the base commit, run against every candidate. `enabled` absent: on when
+ * verification runs without given tests (no test_command, fail_to_pass or pass_to_pass).
+ */
+export const PoolTestOptions = z.strictObject({
+  enabled: z.boolean().optional(),
+  /** Sandbox time the whole check may spend (base runs and matrix cells); cells past it are `not_run`. */
+  budget_s: z.number().positive().max(MAX_TIMEOUT_S).default(1800),
+  /** Time limit of one run of one writer's test files. */
+  timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
+  /** Writers considered, in candidate order; the rest are listed as not run. */
+  max_tests: z.number().int().min(1).max(64).default(16),
+});
+export type PoolTestOptions = z.infer<typeof PoolTestOptions>;
+
 /** The most rollouts one job may run, over all its policies. */
 export const MAX_N = 64;
 
@@ -234,6 +250,7 @@ export const SolveRequest = z
         concurrency: z.number().int().min(1).max(32).default(4),
         regression: RegressionOptions.default({ enabled: true, budget_s: 600 }),
         reproduction: ReproductionOptions.optional(),
+        pool_tests: PoolTestOptions.default({ budget_s: 1800, timeout_s: 300, max_tests: 16 }),
       })
       .default({
         enabled: false,
@@ -242,6 +259,7 @@ export const SolveRequest = z
         timeout_s: 300,
         concurrency: 4,
         regression: { enabled: true, budget_s: 600 },
+        pool_tests: { budget_s: 1800, timeout_s: 300, max_tests: 16 },
       }),
     /** Leave it out for no stop rule (every wave runs); `null` is refused, like every other field's (docs/api.md). */
     stop_rule: StopRule.optional().transform((rule) => rule ?? null),
@@ -260,8 +278,9 @@ export const SolveRequest = z
       request.verify.test_command !== undefined ||
       request.verify.fail_to_pass.length + request.verify.pass_to_pass.length > 0 ||
       request.verify.regression.enabled ||
-      request.verify.reproduction !== undefined,
-    { message: 'verification needs test_command, fail_to_pass/pass_to_pass, regression or reproduction', path: ['verify'] },
+      request.verify.reproduction !== undefined ||
+      request.verify.pool_tests.enabled === true,
+    { message: 'verification needs test_command, fail_to_pass/pass_to_pass, regression, reproduction or pool_tests', path: ['verify'] },
   )
   // harness_compat shapes only the run of the task's own tests: without them it would be ignored.
   .refine(
@@ -279,3 +298,10 @@ export const SolveRequest = z
   }));
 export type SolveRequest = z.infer<typeof SolveRequest>;
 export type SolveRequestInput = z.input<typeof SolveRequest>;
+
+/** Whether the tests from the pool run: verification on, and `enabled`, or by default when the request gives no tests. */
+export function poolTestsOn(request: Pick<SolveRequest, 'verify'>): boolean {
+  const { verify } = request;
+  const given = verify.test_command !== undefined || verify.fail_to_pass.length + verify.pass_to_pass.length > 0;
+  return verify.enabled && (verify.pool_tests.enabled ?? !given);
+}

@@ -1,5 +1,5 @@
 /**
- * Execution evidence a solve job gathers without a test list (issue 20), as it appears in the job
+ * Execution evidence a solve job gathers without a test list (issue 20) and the tests from the pool, as it appears in the job
  * JSON (`result.checks`, the `regression-finish` / `repro-test-finish` / `matrix-cell-finish` /
  * `matrix-finish` events) and as selection reads it. docs/checks.md documents every field. Type
  * aliases, not interfaces: the API's response schemas are loose objects, which need index signatures.
@@ -110,6 +110,87 @@ export type CandidateChecks = {
   /** Valid reproduction tests this candidate passes / valid tests run against it; total 0 when there are none. */
   repro_passed: number;
   repro_total: number;
+  /** Tests from the pool (verify.pool_tests), when a valid one ran against this candidate. */
+  pool?: CandidatePoolScore;
+};
+
+/**
+ * A candidate's tests-from-the-pool score: the weights of the valid pool tests written by other
+ * candidates that it passes; its own tests are counted apart (they are not evidence for it).
+ */
+export type CandidatePoolScore = {
+  /** Sum of the weights of the others' valid pool tests it passes. */
+  score: number;
+  /** Others' valid pool tests it passes / that ran against it. */
+  passed: number;
+  total: number;
+  /** Its own valid pool tests it passes / that it wrote (not in the score). */
+  own_passed: number;
+  own_total: number;
+};
+
+/** One test file a candidate's patch adds or changes, in the writer's version (the file after its patch). */
+export type PoolTestFile = {
+  path: string;
+  /** `added` or `changed` by the writer's patch. */
+  change: 'added' | 'changed';
+  bytes: number;
+};
+
+/** The tests one candidate's patch adds or changes (verify.pool_tests): one pool test per writer. */
+export type PoolTest = {
+  /** The writing candidate's index: the pool matrix's column key. */
+  writer: number;
+  trajectory_id: string;
+  files: PoolTestFile[];
+  /** The narrowed command that ran the files (on base and with each candidate). */
+  command: string | null;
+  /** The ids that fail on the base commit: what a candidate must pass. */
+  ids: string[];
+  /** How the files ran on the base commit; null when they never ran. */
+  base_outcome: TestFileOutcome | null;
+  /**
+   * Counts in the ranking: fails on base for a reason other than an import or syntax error, and at
+   * least one candidate passes it. Known once the matrix is done (false until then).
+   */
+  valid: boolean;
+  /** Why it does not count (passes on base, errors at collection, no candidate passes it, ...). */
+  discard_reason: string | null;
+  base_log_tail: string;
+  /** Sandbox time of the base run. */
+  sandbox_ms: number;
+};
+
+/** One cell of the pool matrix: candidate `index` × the pool test of `writer`. */
+export type PoolCell = {
+  index: number;
+  writer: number;
+  /** `passed`: every one of the writer's base-failing ids passed; `not_run`: over verify.pool_tests.budget_s. */
+  outcome: 'passed' | 'failed' | 'error' | 'apply_failed' | 'not_run';
+  /** The candidate is the test's writer: shown, not counted in its score. */
+  own: boolean;
+  duration_ms: number;
+};
+
+/** Valid pool tests grouped by the candidates that pass them; each test of a cluster weighs its distinct writers. */
+export type PoolCluster = {
+  writers: number[];
+  /** The candidates that pass every test of the cluster. */
+  passes: number[];
+  weight: number;
+};
+
+export type PoolTestsEvidence = {
+  /** The runner the files ran with (the regression check's detection), or null when none was found. */
+  runner: string | null;
+  /** Why no pool test ran (no runner that can run chosen files, ...). */
+  error?: string;
+  tests: PoolTest[];
+  matrix: PoolCell[];
+  clusters: PoolCluster[];
+  scores: Array<{ index: number } & CandidatePoolScore>;
+  /** Sandbox time per candidate: its row of the matrix (and its own base run when it wrote tests). */
+  sandbox_ms: Array<{ index: number; sandbox_ms: number }>;
 };
 
 export type ChecksCost = {
@@ -123,5 +204,7 @@ export type ChecksCost = {
 export type ChecksEvidence = {
   regression: { base: RegressionBase | null; candidates: CandidateRegressions[] } | null;
   reproduction: { tests: GeneratedTest[]; matrix: MatrixCell[] } | null;
+  /** Tests from the pool (docs/checks.md#tests-from-the-pool); null when the check was off. */
+  pool_tests: PoolTestsEvidence | null;
   cost: ChecksCost;
 };

@@ -10,7 +10,7 @@
  */
 import type { Selection, VerifyStatus } from '../../types/index.js';
 import { prepare, type Prepared, type PreparedInstance } from '../prepare.js';
-import { hasChecks, withChecks } from '../checks.js';
+import { CHECKS_KEY_LENGTH, hasChecks, withChecks } from '../checks.js';
 import { withClean } from '../tamper-key.js';
 import { assemble, formatValue, type Ordering } from '../rank.js';
 import { withJudge } from '../judged.js';
@@ -70,7 +70,7 @@ export function hybridPlan(instance: PreparedInstance): { ordering: Ordering; fa
   if (noTests && !hasChecks(instance)) return valuePlan(instance, 'hybrid');
   // A tamper flag counts right after the test outcome and the checks.
   const outcomes = withChecks(noTests ? checksOnlyOrdering : hybridOrdering, instance, 2);
-  return { ordering: withClean(outcomes, instance, hasChecks(instance) ? 4 : 2) };
+  return { ordering: withClean(outcomes, instance, hasChecks(instance) ? 2 + CHECKS_KEY_LENGTH : 2) };
 }
 
 /**

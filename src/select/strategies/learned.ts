@@ -6,7 +6,7 @@
  */
 import type { Selection, Task } from '../../types/index.js';
 import { quantize, type Prepared, type PreparedInstance } from '../prepare.js';
-import { hasChecks, withChecks } from '../checks.js';
+import { CHECKS_KEY_LENGTH, hasChecks, withChecks } from '../checks.js';
 import { withClean } from '../tamper-key.js';
 import { assemble, formatValue, type Ordering } from '../rank.js';
 import type { LearnedSelector } from '../../types/selector.js';
@@ -74,5 +74,5 @@ export function rankLearned(instance: PreparedInstance, context: LearnedContext 
   };
   // Execution checks (when they ran) come before the learned score, which then breaks ties.
   // The tamper flag right after them: the checks are learned's only outcome entries.
-  return assemble(instance, 'learned', withClean(withChecks(own, instance, 1), instance, hasChecks(instance) ? 3 : 1));
+  return assemble(instance, 'learned', withClean(withChecks(own, instance, 1), instance, hasChecks(instance) ? 1 + CHECKS_KEY_LENGTH : 1));
 }

@@ -14,7 +14,7 @@
  * pools with trajectories), those replace the fixed trajectory prior in the score.
  */
 import type { Selection, Task } from '../../types/index.js';
-import { hasChecks, withChecks } from '../checks.js';
+import { CHECKS_KEY_LENGTH, hasChecks, withChecks } from '../checks.js';
 import { withClean } from '../tamper-key.js';
 import { VERIFY_TIER } from './hybrid.js';
 import { quantize, type Prepared, type PreparedInstance } from '../prepare.js';
@@ -98,5 +98,5 @@ export function rankRobust(
     },
   };
   // The checks go after "usable", the tamper flag after the checks and the test outcome.
-  return assemble(instance, 'robust', withClean(withChecks(own, instance, 1), instance, hasChecks(instance) ? 4 : 2));
+  return assemble(instance, 'robust', withClean(withChecks(own, instance, 1), instance, hasChecks(instance) ? 2 + CHECKS_KEY_LENGTH : 2));
 }

@@ -9,7 +9,7 @@ import { JudgeOptions, resolveJudge } from '../../judge/judge-options.js';
 import { defaultStrategy, select, unusableOf, type Candidate } from '../../select/index.js';
 import { checkPolicyHost } from '../guards/outbound-hosts.js';
 import { checkPool } from '../../solve/pool-checks.js';
-import { MAX_TIMEOUT_S, ReproductionOptions } from '../../solve/solve-request.js';
+import { MAX_TIMEOUT_S, PoolTestOptions, ReproductionOptions } from '../../solve/solve-request.js';
 import { checkImageAccess, checkRepoAccess } from '../guards/repo-access.js';
 import { checkLocalRepo } from '../guards/repo-check.js';
 import { checkRepoUrl } from '../guards/repo-url.js';
@@ -55,7 +55,7 @@ const RerankBody = ScoreBody.extend({
    * Execution checks without a test list, as a solve job runs them (docs/checks.md): the
    * regression check (the repository's own suite, base vs each candidate) and, with
    * `reproduction`, test writers by `reproduction.policy` (or the server's default policy) and the
-   * pass matrix. Needs task.repo or task.image.
+   * pass matrix, and the tests from the pool (`pool_tests`). Needs task.repo or task.image.
    */
   /**
    * The pairwise judge (docs/selection.md#judge): breaks `hybrid`'s ties, ranks under `judge`;
@@ -67,6 +67,8 @@ const RerankBody = ScoreBody.extend({
       regression: z.boolean().default(true),
       regression_budget_s: z.number().positive().max(MAX_TIMEOUT_S).default(600),
       reproduction: ReproductionOptions.optional(),
+      /** Tests from the pool (docs/checks.md#tests-from-the-pool); on unless `enabled: false`. */
+      pool_tests: PoolTestOptions.optional(),
     })
     .optional(),
 }).superRefine((body, context) => {
@@ -219,6 +221,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       ? checkPool(app.winnower.solveDeps, task, trajectories, {
           regression: { enabled: body.checks.regression, budget_s: body.checks.regression_budget_s },
           ...(body.checks.reproduction ? { reproduction: body.checks.reproduction } : {}),
+          ...(body.checks.pool_tests ? { poolTests: body.checks.pool_tests } : {}),
           concurrency: body.verify_concurrency,
           signal,
         })
