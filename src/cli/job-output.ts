@@ -69,6 +69,19 @@ export function formatEvent(type: string, data: Record<string, unknown>): string
     },
     'matrix-finish': () =>
       `pass matrix: ${(data.rows as Array<{ index: number; passed: number; total: number }>).map((row) => `candidate ${row.index} ${row.passed}/${row.total}`).join(', ') || 'no valid reproduction test'}`,
+    'pool-tests-start': () => `tests from the pool: ${data.error ? `not run: ${data.error}` : `run with the ${data.runner} runner`}`,
+    'pool-test-finish': () => {
+      const test = data.test as {
+        files: Array<{ path: string }>;
+        ids: string[];
+        base_outcome: string | null;
+        discard_reason: string | null;
+      };
+      const files = test.files.map((file) => file.path).join(', ');
+      return `pool test of candidate ${data.writer} (${files}): ${test.discard_reason ? `discarded: ${test.discard_reason}` : `${test.ids.length} failing on base`}`;
+    },
+    'pool-matrix-finish': () =>
+      `pool matrix: ${(data.scores as Array<{ index: number; score: number; passed: number; total: number }>).map((row) => `candidate ${row.index} score ${row.score} (${row.passed}/${row.total})`).join(', ') || 'no valid pool test'}`,
     selection: () => `selected candidate ${data.chosen_index ?? 'none'}: ${data.reason}`,
     'job-finish': () =>
       `job ${data.status}${data.outcome === 'none-usable' ? ': nothing usable chosen' : ''}${data.error ? `: ${data.error}` : ''}`,
@@ -163,10 +176,26 @@ export interface ChecksView {
     tests: Array<{ writer: number; file: string | null; base_outcome: string | null; valid: boolean; discard_reason: string | null }>;
     matrix: Array<{ index: number; writer: number; outcome: string }>;
   } | null;
+  pool_tests?: {
+    runner: string | null;
+    error?: string;
+    tests: Array<{ writer: number; files: Array<{ path: string }>; ids: string[]; valid: boolean; discard_reason: string | null }>;
+    matrix: Array<{ index: number; writer: number; outcome: string; own: boolean }>;
+    clusters: Array<{ writers: number[]; weight: number }>;
+    scores: Array<{ index: number; score: number; passed: number; total: number; own_passed: number; own_total: number }>;
+    sandbox_ms: Array<{ index: number; sandbox_ms: number }>;
+  } | null;
   cost: { sandbox_ms: number; policy_tokens: number; policy_calls: number };
 }
 
-const CELL: Record<string, string> = { passed: 'pass', failed: 'FAIL', error: 'error', apply_failed: 'no patch', conflict: 'conflict' };
+const CELL: Record<string, string> = {
+  passed: 'pass',
+  failed: 'FAIL',
+  error: 'error',
+  apply_failed: 'no patch',
+  conflict: 'conflict',
+  not_run: 'not run',
+};
 
 /**
  * The execution checks under the candidates table: the regression check's base runs, every
@@ -175,7 +204,7 @@ const CELL: Record<string, string> = { passed: 'pass', failed: 'FAIL', error: 'e
  */
 export function renderChecks(job: JobView, nameOf: (candidate: CandidateView) => string): string {
   const checks = job.result?.checks;
-  if (!checks || (!checks.regression && !checks.reproduction)) return '';
+  if (!checks || (!checks.regression && !checks.reproduction && !checks.pool_tests)) return '';
   const lines: string[] = [];
   const base = checks.regression?.base;
   if (checks.regression) {
@@ -228,10 +257,62 @@ export function renderChecks(job: JobView, nameOf: (candidate: CandidateView) =>
   const broken = [...regressionsOf.values()].filter((c) => c.regressions.length > 0);
   for (const c of broken)
     lines.push(`  candidate ${c.index} regressions: ${c.regressions.map((r) => `${r.test} (${r.candidate})`).join(', ')}`);
+  if (checks.pool_tests) lines.push('', ...renderPoolTests(checks.pool_tests, job, nameOf));
   lines.push(
     `checks cost: ${(checks.cost.sandbox_ms / 1000).toFixed(1)} sandbox-seconds, ${checks.cost.policy_tokens} policy tokens in ${checks.cost.policy_calls} calls`,
   );
   return lines.join('\n');
+}
+
+/**
+ * The tests from the pool: each writer's test (valid with its weight, or why discarded), then the
+ * pool matrix — per candidate its outcome on each valid test (its own in brackets: not counted),
+ * its score and its sandbox time.
+ */
+function renderPoolTests(
+  pool: NonNullable<ChecksView['pool_tests']>,
+  job: JobView,
+  nameOf: (candidate: CandidateView) => string,
+): string[] {
+  if (pool.error) return [`tests from the pool: not run: ${pool.error}`];
+  const valid = pool.tests.filter((test) => test.valid);
+  const weightOf = new Map(pool.clusters.flatMap((cluster) => cluster.writers.map((writer) => [writer, cluster.weight] as const)));
+  const lines = [
+    `tests from the pool (${pool.runner} runner): ${pool.tests.length} written by the candidates, ${valid.length} valid (fail on base, passed by a candidate)`,
+  ];
+  for (const test of pool.tests)
+    lines.push(
+      `  candidate ${test.writer}'s test  ${test.files.map((file) => file.path).join(', ')}: ${test.valid ? `valid, ${test.ids.length} id${test.ids.length === 1 ? '' : 's'}, weight ${weightOf.get(test.writer)}` : `discarded: ${test.discard_reason}`}`,
+    );
+  if (valid.length === 0) return lines;
+  const cellOf = (index: number, writer: number) => pool.matrix.find((cell) => cell.index === index && cell.writer === writer);
+  const scoreOf = new Map(pool.scores.map((score) => [score.index, score]));
+  const spentOf = new Map(pool.sandbox_ms.map((row) => [row.index, row.sandbox_ms]));
+  const chosen = job.result?.chosen;
+  const rows = job.candidates.map((c) => {
+    const score = scoreOf.get(c.index);
+    const cells = valid.map((test) => {
+      const cell = cellOf(c.index, test.writer);
+      if (!cell) return '—';
+      const text = CELL[cell.outcome] ?? cell.outcome;
+      return cell.own ? `(${text})` : text;
+    });
+    const spent = spentOf.get(c.index);
+    return [
+      String(c.index),
+      nameOf(c),
+      ...cells,
+      score ? `${score.score} (${score.passed}/${score.total})` : '—',
+      spent === undefined ? '—' : (spent / 1000).toFixed(1),
+      chosen?.index === c.index ? '  ✔ chosen' : '',
+    ];
+  });
+  lines.push(
+    '',
+    "pool matrix (by k: the test candidate k wrote; a candidate's own test in brackets, not counted; score: weights of the others' tests it passes):",
+    table([['candidate', 'name', ...valid.map((test) => `by ${test.writer}`), 'score', 'sandbox-s', 'chosen'], ...rows]),
+  );
+  return lines;
 }
 
 /** Rollout counts, compute saved and the chosen patch. */

@@ -75,6 +75,13 @@ const RerankBody = ScoreBody.extend({
   if (body.checks && body.task.repo?.url === undefined && body.task.repo?.path === undefined && body.task.image === undefined) {
     context.addIssue({ code: 'custom', path: ['checks'], message: 'checks need task.repo (url or path) or task.image' });
   }
+  if (body.checks && !body.checks.regression && !body.checks.reproduction && body.checks.pool_tests?.enabled === false) {
+    context.addIssue({
+      code: 'custom',
+      path: ['checks'],
+      message: 'every check is off: turn one on (regression, reproduction, pool_tests) or leave checks out',
+    });
+  }
   if (!body.verify) {
     // Options of verification without it would be ignored: refused instead, naming them.
     if (body.verify_harness_compat !== undefined) {
