@@ -279,7 +279,8 @@ export const SolveRequest = z
       request.verify.fail_to_pass.length + request.verify.pass_to_pass.length > 0 ||
       request.verify.regression.enabled ||
       request.verify.reproduction !== undefined ||
-      request.verify.pool_tests.enabled === true,
+      // Without given tests, pool tests run unless turned off.
+      request.verify.pool_tests.enabled !== false,
     { message: 'verification needs test_command, fail_to_pass/pass_to_pass, regression, reproduction or pool_tests', path: ['verify'] },
   )
   // harness_compat shapes only the run of the task's own tests: without them it would be ignored.
