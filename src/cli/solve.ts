@@ -84,7 +84,7 @@ export function registerSolveCommand(program: Command): void {
     )
     .option(
       '--checks',
-      "verify without a test list: the regression check (the repository's own tests on the base commit and with each candidate)",
+      "verify without a test list: the regression check (the repository's own tests on the base commit and with each candidate) and the tests from the pool (the test files the candidates write, run against every candidate)",
     )
     .option('--no-regression', 'skip the regression check')
     .option(
