@@ -115,6 +115,34 @@ describe.skipIf(!hasBubblewrap() || !HAS_PYTEST)('POST /rerank checks: tests fro
     }
   });
 
+  it('pool_tests: max_tests and budget_s are honoured', async () => {
+    const server = await world.start();
+    try {
+      const capped = await server.app.inject({
+        method: 'POST',
+        url: '/rerank',
+        payload: body({ regression: false, pool_tests: { max_tests: 1 } }),
+      });
+      expect(capped.statusCode, capped.body).toBe(200);
+      const pool = capped.json().checks.pool_tests;
+      expect(pool.tests.filter((test: { valid: boolean }) => test.valid).map((test: { writer: number }) => test.writer)).toEqual([0]);
+      for (const test of pool.tests.slice(1)) expect(test.discard_reason).toBe('not run: over verify.pool_tests.max_tests (1)');
+      expect(pool.matrix).toHaveLength(4);
+
+      const spent = await server.app.inject({
+        method: 'POST',
+        url: '/rerank',
+        payload: body({ regression: false, pool_tests: { budget_s: 0.001 } }),
+      });
+      expect(spent.statusCode, spent.body).toBe(200);
+      const none = spent.json().checks.pool_tests;
+      expect(none.matrix).toEqual([]);
+      for (const test of none.tests) expect(test.discard_reason).toBe('not run: verify.pool_tests.budget_s was spent');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('pool_tests: enabled false turns it off; a bad field is a 400 naming it', async () => {
     const server = await world.start();
     try {
