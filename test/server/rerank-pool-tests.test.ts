@@ -5,7 +5,8 @@
  * (absolute values) adds a test its own patch passes and the fixes pass too, `import-d` adds a test
  * importing a name that does not exist on base (collection ImportError: invalid, reason stated).
  * Without a test list, a fix is chosen; `wrong-c` gets nothing for its own test; the matrix, the
- * weights and the cost are in the response; `pool_tests` fields are validated at submit.
+ * weights and the cost are in the response; on a pool where the bundled value model prefers a
+ * wrong candidate, the pool tests overturn it; `pool_tests` fields are validated at submit.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -70,15 +71,10 @@ describe.skipIf(!hasBubblewrap() || !HAS_PYTEST)('POST /rerank checks: tests fro
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  const body = (checks: Record<string, unknown>) => ({
+  const body = (checks: Record<string, unknown>, names: Array<'a' | 'b' | 'c' | 'd'> = ['a', 'b', 'c', 'd']) => ({
     task: { instance_id: 'demo__calc-3', problem_statement: 'add() subtracts instead of adding', repo: { path: repo } },
     checks,
-    candidates: [
-      { id: 'fix-a', patch: patches.a },
-      { id: 'fix-b', patch: patches.b },
-      { id: 'wrong-c', patch: patches.c },
-      { id: 'import-d', patch: patches.d },
-    ],
+    candidates: names.map((name) => ({ id: { a: 'fix-a', b: 'fix-b', c: 'wrong-c', d: 'import-d' }[name], patch: patches[name] })),
   });
 
   it('chooses a fix by the agreeing tests; the wrong fix gains nothing from its own test', async () => {
@@ -107,9 +103,37 @@ describe.skipIf(!hasBubblewrap() || !HAS_PYTEST)('POST /rerank checks: tests fro
       expect(scores[3]).toEqual({ index: 3, score: 0, passed: 0, total: 3, own_passed: 0, own_total: 0 });
       expect(pool.matrix).toHaveLength(12);
       expect(pool.sandbox_ms).toHaveLength(4);
-      expect(['fix-a', 'fix-b']).toContain(answer.selection.chosen_id ?? answer.selection.chosen);
+      expect(['fix-a', 'fix-b']).toContain(answer.selection.chosen);
+      // Both fixes rank above both wrong candidates, whatever the value model thinks of them.
+      const ranked = answer.selection.ranking.map((entry: { trajectory_id: string }) => entry.trajectory_id);
+      expect(ranked.slice(0, 2).sort()).toEqual(['fix-a', 'fix-b']);
       expect(answer.selection.reason).toMatch(/pool tests: passes 2\/2 of the others' \(score 3; its own 1\/1 not counted\)/);
       expect(openSandboxCount()).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("overturns the value model's choice: without fix-a, fix-b is chosen by wrong-c's test it passes", async () => {
+    const server = await world.start();
+    try {
+      const off = await server.app.inject({
+        method: 'POST',
+        url: '/rerank',
+        payload: body({ regression: true, pool_tests: { enabled: false } }, ['b', 'c', 'd']),
+      });
+      expect(off.statusCode, off.body).toBe(200);
+      // The bundled value model alone prefers a wrong candidate here.
+      expect(off.json().selection.chosen).not.toBe('fix-b');
+      const on = await server.app.inject({ method: 'POST', url: '/rerank', payload: body({ regression: true }, ['b', 'c', 'd']) });
+      expect(on.statusCode, on.body).toBe(200);
+      expect(on.json().selection.chosen).toBe('fix-b');
+      // fix-b's own test passes with fix-b alone: valid, but worth nothing to anyone.
+      expect(on.json().checks.pool_tests.scores.map((s: { index: number; score: number }) => [s.index, s.score])).toEqual([
+        [0, 1],
+        [1, 0],
+        [2, 0],
+      ]);
     } finally {
       await server.close();
     }
