@@ -42,6 +42,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
   const writers = flags.writerReplay ? (await importTrajectories(flags.writerReplay, { sourceFrom: 'file' })).items : undefined;
   const checks = {
     ...(flags.regression === false ? { regression: { enabled: false } } : {}),
+    ...(flags.poolTests === false ? { pool_tests: { enabled: false } } : {}),
     ...(flags.reproduction
       ? { reproduction: { n: flags.reproduction, ...(writers ? { policy: { kind: 'replay', recordings: writers } } : {}) } }
       : {}),

@@ -33,6 +33,8 @@ export interface SolveFlags {
   checks?: boolean;
   /** False with --no-regression. */
   regression?: boolean;
+  /** False with --no-pool-tests. */
+  poolTests?: boolean;
   reproduction?: number;
   writerReplay?: string[];
   stopAt?: number;
@@ -87,6 +89,7 @@ export function registerSolveCommand(program: Command): void {
       "verify without a test list: the regression check (the repository's own tests on the base commit and with each candidate) and the tests from the pool (the test files the candidates write, run against every candidate)",
     )
     .option('--no-regression', 'skip the regression check')
+    .option('--no-pool-tests', 'skip the tests from the pool (the test files the candidates write, run against every candidate)')
     .option(
       '--reproduction <n>',
       'n test-writer rollouts by the same policy write reproduction tests; every candidate runs every valid one (implies --checks)',

@@ -54,6 +54,33 @@ describe.skipIf(!hasBubblewrap())('winnower solve', () => {
     expect(readFileSync(patch, 'utf8')).toContain('(\\d+)([hms])');
   }, 120_000);
 
+  it('--no-pool-tests: the checks run without the tests from the pool', async () => {
+    const run = async (name: string, extra: string[]) => {
+      const out = join(dirname(repo), `${name}.json`);
+      const { code, stderr } = await runSolve([
+        '--repo',
+        repo,
+        '--issue',
+        demoTask().problem_statement,
+        '--n',
+        '1',
+        '--replay',
+        join(DEMO_DIR, 'trajectories/correct-fix.json'),
+        '--checks',
+        '--out',
+        out,
+        ...extra,
+      ]);
+      expect(code, stderr).toBe(0);
+      return JSON.parse(readFileSync(out, 'utf8')).result.checks;
+    };
+    // The recorded fix writes no test: the check says so when it runs, and is absent when turned off.
+    expect((await run('pool-on', [])).pool_tests).toMatchObject({ error: 'no candidate adds or changes a test file' });
+    const off = await run('pool-off', ['--no-pool-tests']);
+    expect(off.pool_tests).toBeNull();
+    expect(off.regression).not.toBeNull();
+  }, 120_000);
+
   it('exits 3 when the job ran but no candidate had a usable patch, and says so', async () => {
     const out = join(dirname(repo), 'none-usable.json');
     const { code, stdout, stderr } = await runSolve([
