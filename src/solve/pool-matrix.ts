@@ -49,6 +49,18 @@ async function runTest(pool: PoolRun, sandbox: Sandbox, test: RunnableTest) {
 }
 
 /** The writer's test files on base: their content (after its patch) and the ids that fail there. */
+/**
+ * The ids of the changed files' tests that fail on base before the writer's changes (a test that
+ * was already broken there is no reproduction of the issue, and no candidate would pass it).
+ */
+async function alreadyFailing(pool: PoolRun, sandbox: Sandbox, sources: PoolTestSections): Promise<Set<string>> {
+  const changed = sources.files.filter((file) => file.change === 'changed').map((file) => file.path);
+  const command = changed.length ? pool.suite.forFiles?.(changed) : undefined;
+  if (!command) return new Set();
+  const result = await runSuite(sandbox, command, pool.suite.parser, { timeoutMs: pool.timeoutMs, signal: pool.signal });
+  return new Set([...result.tests].filter(([, status]) => status === 'failed' || status === 'error').map(([id]) => id));
+}
+
 export async function validateOnBase(pool: PoolRun, slot: Slot, sources: PoolTestSections): Promise<RunnableTest | undefined> {
   const { context, suite, signal, timeoutMs } = pool;
   const trajectory = slot.trajectory!;
@@ -71,6 +83,7 @@ export async function validateOnBase(pool: PoolRun, slot: Slot, sources: PoolTes
     else {
       const command = record.command;
       const { ms } = await pool.inSandbox(async (sandbox) => {
+        const before = await alreadyFailing(pool, sandbox, sources);
         try {
           await sandbox.applyPatch(sources.patch, { signal });
         } catch (error) {
@@ -92,10 +105,14 @@ export async function validateOnBase(pool: PoolRun, slot: Slot, sources: PoolTes
         const reading = readPoolBase(result);
         record.base_outcome = reading.outcome;
         record.base_log_tail = tailOf(result.log_tail, 2048);
-        if (reading.outcome === 'failed') {
-          record.ids = reading.ids;
-          runnable = { writer: slot.index, files, command, ids: reading.ids };
-        } else record.discard_reason = reading.reason ?? 'it does not fail on the base commit';
+        const ids = reading.ids.filter((id) => !before.has(id));
+        if (ids.length < reading.ids.length) record.already_failing = reading.ids.filter((id) => before.has(id));
+        if (reading.outcome === 'failed' && ids.length > 0) {
+          record.ids = ids;
+          runnable = { writer: slot.index, files, command, ids };
+        } else if (reading.outcome === 'failed')
+          record.discard_reason = 'the only tests that fail on base already failed there before its changes';
+        else record.discard_reason = reading.reason ?? 'it does not fail on the base commit';
       });
       record.sandbox_ms = ms;
     }

@@ -147,6 +147,8 @@ export type PoolTest = {
   command: string | null;
   /** The ids that fail on the base commit: what a candidate must pass. */
   ids: string[];
+  /** Ids of the changed files that fail on base before the writer's changes too: left out of `ids`. */
+  already_failing?: string[];
   /** How the files ran on the base commit; null when they never ran. */
   base_outcome: TestFileOutcome | null;
   /**

@@ -139,6 +139,43 @@ describe.skipIf(!hasBubblewrap() || !HAS_PYTEST)('POST /rerank checks: tests fro
     }
   });
 
+  it('leaves out the tests of a changed file that already failed on base before the writer touched it', async () => {
+    const broken = join(root, 'broken');
+    execFileSync('mkdir', ['-p', broken]);
+    const tests = `${TESTS}\n\ndef test_environment():\n    assert False, 'fails here whatever the patch'\n`;
+    commitRepo(broken, { ...FILES, 'tests/test_ops.py': tests }, 'base');
+    const fixA = stagedDiff(broken, join(root, 'broken-a'), {
+      'src/calc/ops.py': fixed,
+      'tests/test_ops.py': `${tests}\n\ndef test_add_negative():\n    assert add(-1, 1) == 0\n`,
+    });
+    const fixB = stagedDiff(broken, join(root, 'broken-b'), { 'src/calc/ops.py': fixed });
+    const server = await world.start();
+    try {
+      const response = await server.app.inject({
+        method: 'POST',
+        url: '/rerank',
+        payload: {
+          task: { instance_id: 'demo__calc-4', problem_statement: 'add() subtracts instead of adding', repo: { path: broken } },
+          checks: { regression: false },
+          candidates: [
+            { id: 'fix-a', patch: fixA },
+            { id: 'fix-b', patch: fixB },
+          ],
+        },
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      const [test] = response.json().checks.pool_tests.tests;
+      expect(test).toMatchObject({
+        valid: true,
+        ids: ['tests/test_ops.py::test_add_negative'],
+        already_failing: ['tests/test_ops.py::test_environment'],
+      });
+      expect(response.json().checks.pool_tests.scores[1]).toMatchObject({ index: 1, score: 1, passed: 1 });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('pool_tests: max_tests and budget_s are honoured', async () => {
     const server = await world.start();
     try {
