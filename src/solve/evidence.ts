@@ -1,8 +1,8 @@
 /**
  * The execution evidence of a solve job (regression check, reproduction tests, pass matrix, tests
- * from the pool),
- * built from its events alone: the running job feeds it each event it emits, and an interrupted
- * job's partial result replays the stored events, so the two agree and nothing recorded is lost.
+ * from the pool), built from its events alone: the running job feeds it each event it emits, and
+ * an interrupted job's partial result replays the stored events, so the two agree and nothing
+ * recorded is lost.
  */
 import type {
   CandidateChecks,
@@ -15,7 +15,7 @@ import type {
   PoolTestsEvidence,
   RegressionBase,
 } from '../types/checks.js';
-import { weighPoolTests } from '../verify/pool-test-weights.js';
+import { type PoolWeighing, weighPoolTests } from '../verify/pool-test-weights.js';
 import type { JobEventBody } from './events.js';
 
 export class CheckEvidence {
@@ -89,7 +89,7 @@ export class CheckEvidence {
   }
 
   /** The pool matrix weighed (pool-test-weights.ts). */
-  poolWeighing(): ReturnType<typeof weighPoolTests> {
+  poolWeighing(): PoolWeighing {
     return weighPoolTests(this.#poolValidOnBase(), this.#poolCells);
   }
 
