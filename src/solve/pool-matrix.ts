@@ -166,9 +166,11 @@ export async function runPoolRow(pool: PoolRun, slot: Slot, tests: RunnableTest[
         'add -A && git -c user.name=winnower -c user.email=winnower@localhost commit -q --no-verify --allow-empty -m candidate',
       );
       if (committed.exitCode !== 0) return false;
+      // The row's setup (patch applied, committed) is counted in its first cell's time.
+      let cellStarted = started;
       for (const test of tests) {
         if (pool.overBudget(Date.now() - started)) continue;
-        const cellStarted = Date.now();
+        if (done.size > 0) cellStarted = Date.now();
         const outcome = await cellIn(sandbox, test);
         const reset = await git('reset -q --hard && git clean -fdq');
         emitCell(context, slot, test, outcome, Date.now() - cellStarted);
