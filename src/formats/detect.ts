@@ -1,4 +1,5 @@
 import { TRAJECTORY_FORMAT } from '../types/trajectory.js';
+import { isAtifDocument } from './atif/import-atif.js';
 import { isRecord } from './chat-input.js';
 import { isMessageArray, isMiniSweAgentRun } from './mini-swe-agent.js';
 import { isOpenHandsEventList, isOpenHandsOutput } from './openhands.js';
@@ -7,7 +8,15 @@ import { isSweAgentTraj } from './swe-agent.js';
 import { isKeyedPredictions, isPrediction } from './swebench-predictions.js';
 
 /** Every trajectory format an importer reads; `format` options and errors use these names. */
-export const TRAJECTORY_FORMATS = ['swebench-predictions', 'openai-chat', 'winnower', 'mini-swe-agent', 'swe-agent', 'openhands'] as const;
+export const TRAJECTORY_FORMATS = [
+  'swebench-predictions',
+  'openai-chat',
+  'winnower',
+  'mini-swe-agent',
+  'swe-agent',
+  'openhands',
+  'atif',
+] as const;
 export type TrajectoryFormat = (typeof TRAJECTORY_FORMATS)[number];
 
 export function isTrajectoryFormat(name: string): name is TrajectoryFormat {
@@ -23,6 +32,7 @@ export function detectValueFormat(value: unknown): TrajectoryFormat | undefined 
   }
   if (!isRecord(value)) return undefined;
   if (value.format === TRAJECTORY_FORMAT) return 'winnower';
+  if (isAtifDocument(value)) return 'atif';
   if (isMiniSweAgentRun(value)) return 'mini-swe-agent';
   if (isSweAgentTraj(value)) return 'swe-agent';
   if (isOpenHandsOutput(value)) return 'openhands';

@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import type { Task } from '../types/task.js';
 import type { Trajectory } from '../types/trajectory.js';
 import { wnwError } from '../errors.js';
+import { importAtif } from './atif/import-atif.js';
 import { detectFormat, isTrajectoryFormat, TRAJECTORY_FORMATS, type TrajectoryFormat } from './detect.js';
 import { expandInputs } from './expand-inputs.js';
 import { IssueCollector } from './issues.js';
@@ -28,6 +29,7 @@ const IMPORTERS: Record<TrajectoryFormat, (file: string, options: ImportOptions)
   'mini-swe-agent': importMiniSweAgent,
   'swe-agent': importSweAgent,
   openhands: importOpenHands,
+  atif: importAtif,
 };
 
 export interface ImportTrajectoriesOptions extends ImportOptions {
