@@ -58,6 +58,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_SELECT_CANDIDATE: { status: 422, message: 'candidate could not be prepared for selection' },
   // jobs, server
   WNW_ERR_JOB_NOT_FOUND: { status: 404, message: 'job not found' },
+  WNW_ERR_CANDIDATE_NOT_FOUND: { status: 404, message: 'job has no such candidate, or it has no trajectory yet' },
   WNW_ERR_JOB_STATE: { status: 409, message: 'job is not in a state that allows this' },
   WNW_ERR_AUTH_MISSING: { status: 401, message: 'API key required' },
   WNW_ERR_AUTH_INVALID: { status: 403, message: 'API key not accepted' },

@@ -1,16 +1,37 @@
 /** What `winnower jobs export` does once its flags are parsed; loaded only when it runs (jobs.ts registers it). */
 import { writeFileSync } from 'node:fs';
 import { wnwError } from '../errors.js';
-import { labelledFromStore } from '../train/store-rows.js';
+import { toAtif } from '../formats/atif/to-atif.js';
+import { validateAtif } from '../formats/atif/validate-atif.js';
+import { candidatesFromStore } from '../train/store-rows.js';
+import type { Trajectory } from '../types/index.js';
 import type { JobsExportFlags } from './jobs.js';
 
-export function exportLabelled(flags: JobsExportFlags): void {
-  const rows = labelledFromStore(flags.dataDir);
-  if (rows.length === 0)
-    throw wnwError('WNW_ERR_INPUT_INVALID', `no verified candidates in the job store at ${flags.dataDir} (jobs need verification on)`, {
-      details: { field: 'data_dir' },
+/** One output line; an ATIF document is checked against the format before it is written. */
+function line(trajectory: Trajectory, format: JobsExportFlags['format']): string {
+  if (format === 'winnower') return `${JSON.stringify(trajectory)}\n`;
+  const document = JSON.parse(JSON.stringify(toAtif(trajectory)));
+  const validation = validateAtif(document);
+  if (!validation.valid) {
+    const first = validation.errors[0]!;
+    throw wnwError('WNW_ERR_OP_INTERNAL', `the ATIF written for ${trajectory.id} is not valid: ${first.path}: ${first.message}`, {
+      details: { trajectory_id: trajectory.id, errors: validation.errors.slice(0, 20) },
     });
-  writeFileSync(flags.out, rows.map((row) => `${JSON.stringify(row.trajectory)}\n`).join(''));
+  }
+  return `${JSON.stringify(document)}\n`;
+}
+
+export function exportCandidates(flags: JobsExportFlags): void {
+  const labelled = flags.labelled ?? false;
+  const rows = candidatesFromStore(flags.dataDir, { labelledOnly: labelled, ...(flags.job !== undefined ? { jobId: flags.job } : {}) });
+  if (rows.length === 0) {
+    const what = labelled ? 'verified candidates (jobs need verification on)' : 'candidates with a trajectory';
+    const where = flags.job !== undefined ? `job ${flags.job} of the job store` : 'the job store';
+    throw wnwError('WNW_ERR_INPUT_INVALID', `no ${what} in ${where} at ${flags.dataDir}`, {
+      details: { field: flags.job !== undefined ? 'job' : 'data_dir' },
+    });
+  }
+  writeFileSync(flags.out, rows.map((row) => line(row.trajectory, flags.format)).join(''));
   const tasks = new Map(rows.map((row) => [row.trajectory.instance_id, row.task]));
   writeFileSync(
     `${flags.out}.tasks.jsonl`,
@@ -21,7 +42,9 @@ export function exportLabelled(flags: JobsExportFlags): void {
       )
       .join(''),
   );
+  const resolved = rows.filter((row) => row.resolved === true).length;
+  const label = labelled ? 'labelled candidates' : 'candidates';
   console.log(
-    `${rows.length} labelled candidates (${rows.filter((row) => row.resolved).length} resolved) of ${new Set(rows.map((row) => row.pool)).size} jobs → ${flags.out} (tasks: ${flags.out}.tasks.jsonl)`,
+    `${rows.length} ${label} (${resolved} resolved) of ${new Set(rows.map((row) => row.pool.split('|')[0])).size} jobs → ${flags.out} as ${flags.format} (tasks: ${flags.out}.tasks.jsonl)`,
   );
 }

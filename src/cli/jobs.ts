@@ -1,9 +1,11 @@
-/** `winnower jobs export --labelled`: a server's verified candidates as rows `winnower train --rollouts` reads. */
-import type { Command } from 'commander';
+/** `winnower jobs export`: a server's stored candidates as rows `winnower train --rollouts` reads, in winnower's format or ATIF. */
+import { type Command, Option } from 'commander';
 
 export interface JobsExportFlags {
   dataDir: string;
-  labelled: boolean;
+  labelled?: boolean;
+  format: 'winnower' | 'atif';
+  job?: string;
   out: string;
 }
 
@@ -13,7 +15,13 @@ export function registerJobsCommand(program: Command): void {
     .command('export')
     .description('write the candidates of past /solve and /rerank jobs as JSONL')
     .requiredOption('--data-dir <dir>', "the server's data dir (server.data_dir)")
-    .requiredOption('--labelled', 'only verified candidates, each with its label (meta.resolved): rows winnower train reads')
-    .requiredOption('--out <file>', 'candidates JSONL (winnower trajectories); the tasks go to <file>.tasks.jsonl beside it')
-    .action(async (flags: JobsExportFlags) => (await import('./jobs-action.js')).exportLabelled(flags));
+    .option('--labelled', 'only verified candidates, each with its label (meta.resolved): rows winnower train reads')
+    .addOption(
+      new Option('--format <name>', 'winnower trajectories, or ATIF-v1.7 documents (one per line; docs/formats.md)')
+        .choices(['winnower', 'atif'])
+        .default('winnower'),
+    )
+    .option('--job <id>', "only this job's candidates")
+    .requiredOption('--out <file>', 'candidates JSONL; the tasks go to <file>.tasks.jsonl beside it')
+    .action(async (flags: JobsExportFlags) => (await import('./jobs-action.js')).exportCandidates(flags));
 }

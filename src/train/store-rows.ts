@@ -34,14 +34,33 @@ function taskOf(request: unknown, instanceId: string): Task {
   } as Task;
 }
 
-/** Every verified candidate of every finished job in `dataDir`'s store, newest job first. */
-export function labelledFromStore(dataDir: string): LabelledCandidate[] {
+/** A stored candidate with its job's task; `resolved` only when a test outcome says (LABEL). */
+export interface StoredCandidate {
+  trajectory: LabelledCandidate['trajectory'];
+  task: Task;
+  resolved: boolean | undefined;
+  pool: string;
+}
+
+export interface StoreRowsOptions {
+  /** Only candidates whose test outcome labels them (default true: the rows training reads). */
+  labelledOnly?: boolean;
+  /** Only this job's candidates. */
+  jobId?: string;
+}
+
+/** Every candidate with a trajectory of every finished solve and rerank job in `dataDir`'s store, newest job first. */
+export function candidatesFromStore(dataDir: string, options: StoreRowsOptions = {}): StoredCandidate[] {
+  const labelledOnly = options.labelledOnly ?? true;
   const store = createSqliteStore(dataDir);
-  const rows: LabelledCandidate[] = [];
+  const rows: StoredCandidate[] = [];
   try {
     let before: { created_at: string; id: string } | undefined;
     for (;;) {
-      const jobs = store.listJobs({ limit: 500, ...(before ? { before } : {}) });
+      const jobs =
+        options.jobId !== undefined
+          ? [store.getJob(options.jobId)].filter((job) => job !== undefined)
+          : store.listJobs({ limit: 500, ...(before ? { before } : {}) });
       if (jobs.length === 0) break;
       for (const job of jobs) {
         if (job.kind !== 'solve' && job.kind !== 'rerank') continue;
@@ -49,25 +68,25 @@ export function labelledFromStore(dataDir: string): LabelledCandidate[] {
         const scoredBy = (job.result as { scored_by?: unknown } | null | undefined)?.scored_by;
         for (const candidate of store.listCandidates(job.id)) {
           const resolved = candidate.verify ? LABEL[candidate.verify.status] : undefined;
-          if (!candidate.trajectory || resolved === undefined) continue;
-          const task = taskOf(job.request, candidate.trajectory.instance_id);
+          if (!candidate.trajectory || (labelledOnly && resolved === undefined)) continue;
           rows.push({
             trajectory: {
               ...candidate.trajectory,
               id: `${job.id}/${candidate.trajectory.id}`,
-              meta: { ...candidate.trajectory.meta, job_id: job.id, resolved, ...(scoredBy ? { scored_by: scoredBy } : {}) },
+              meta: {
+                ...candidate.trajectory.meta,
+                job_id: job.id,
+                ...(resolved !== undefined ? { resolved } : {}),
+                ...(scoredBy ? { scored_by: scoredBy } : {}),
+              },
             },
-            task,
+            task: taskOf(job.request, candidate.trajectory.instance_id),
             resolved,
             pool: `${job.id}|${candidate.trajectory.instance_id}`,
-            repo: repoNameOf(task),
-            benchmark: 'store',
-            license: null,
-            permissive: null,
-            origin: `store ${dataDir}`,
           });
         }
       }
+      if (options.jobId !== undefined) break;
       const last = jobs.at(-1)!;
       before = { created_at: last.created_at, id: last.id };
     }
@@ -75,4 +94,19 @@ export function labelledFromStore(dataDir: string): LabelledCandidate[] {
     store.close();
   }
   return rows;
+}
+
+/** Every verified candidate of every finished job in `dataDir`'s store, newest job first. */
+export function labelledFromStore(dataDir: string): LabelledCandidate[] {
+  return candidatesFromStore(dataDir).map((row) => ({
+    trajectory: row.trajectory,
+    task: row.task,
+    resolved: row.resolved!,
+    pool: row.pool,
+    repo: repoNameOf(row.task),
+    benchmark: 'store',
+    license: null,
+    permissive: null,
+    origin: `store ${dataDir}`,
+  }));
 }

@@ -5,6 +5,7 @@
  * (`extra.winnower`) comes back as it was. ATIF-v1.8 keys winnower does not know are kept in
  * `meta.atif_unknown` and reported as warnings.
  */
+import { decodePatch } from '../../sandbox/patch-bytes.js';
 import { type ChatMessage, ExitReason, Trajectory, type ToolCall, type Usage } from '../../types/trajectory.js';
 import { invalidRecord } from '../issues.js';
 import type { AtifProblem } from './validate-atif.js';
@@ -234,8 +235,8 @@ export function fromAtif(value: unknown, options: FromAtifOptions = {}): FromAti
             })),
           }
         : {}),
-      ...(withoutKeys(extra, ['instance_id', 'source', 'patch', 'exit', 'exit_raw', WINNOWER_EXTRA])
-        ? { atif_extra: withoutKeys(extra, ['instance_id', 'source', 'patch', 'exit', 'exit_raw', WINNOWER_EXTRA]) }
+      ...(withoutKeys(extra, ['instance_id', 'source', 'patch', 'patch_encoding', 'exit', 'exit_raw', WINNOWER_EXTRA])
+        ? { atif_extra: withoutKeys(extra, ['instance_id', 'source', 'patch', 'patch_encoding', 'exit', 'exit_raw', WINNOWER_EXTRA]) }
         : {}),
     };
   }
@@ -252,7 +253,12 @@ export function fromAtif(value: unknown, options: FromAtifOptions = {}): FromAti
     instance_id: instanceId,
     source,
     messages,
-    patch: typeof extra.patch === 'string' ? extra.patch : '',
+    patch:
+      typeof extra.patch !== 'string'
+        ? ''
+        : extra.patch_encoding === 'base64'
+          ? decodePatch(Buffer.from(extra.patch, 'base64'))
+          : extra.patch,
     exit,
     ...(exitRaw !== undefined && exitRaw !== exit ? { exit_raw: exitRaw } : {}),
     ...(stringOf(extra.exit_raw) !== undefined ? { exit_raw: extra.exit_raw } : {}),

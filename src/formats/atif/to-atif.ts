@@ -5,6 +5,7 @@
  * candidate id, per-message meta) goes under `extra`, where `fromAtif` finds it again, so a
  * winnower trajectory survives the round trip message for message.
  */
+import { patchForJson } from '../../sandbox/patch-bytes.js';
 import type { ChatMessage, ToolCall, Trajectory } from '../../types/trajectory.js';
 import type { AtifObservationResult, AtifStep, AtifToolCall, AtifTrajectory } from './atif-types.js';
 import { ATIF_WRITE_VERSION } from './atif-version.js';
@@ -158,7 +159,8 @@ export function toAtif(trajectory: Trajectory, options: ToAtifOptions = {}): Ati
     extra: compact({
       instance_id: trajectory.instance_id,
       source: trajectory.source,
-      patch: trajectory.patch,
+      // A patch whose bytes are not UTF-8 cannot be a JSON string: base64, with patch_encoding.
+      ...patchForJson(trajectory.patch),
       exit: trajectory.exit,
       exit_raw: trajectory.exit_raw,
       [WINNOWER_EXTRA]: compact({ format: trajectory.format, id: trajectory.id, usage, meta }),

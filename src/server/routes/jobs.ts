@@ -1,12 +1,15 @@
 /**
  * `GET /jobs` (a page of jobs, newest first, with filters), `GET /jobs/:id`, `GET /jobs/:id/events`
- * (server-sent events), `DELETE /jobs/:id` (cancel a running job; with `?purge=true`, delete a
+ * (server-sent events), `GET /jobs/:id/candidates/:n/trajectory` (one candidate's trajectory,
+ * winnower's own or ATIF), `DELETE /jobs/:id` (cancel a running job; with `?purge=true`, delete a
  * finished one with its candidates and events).
  */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { JobEvent } from '../../solve/events.js';
 import { wnwError } from '../../errors.js';
+import { toAtif } from '../../formats/atif/to-atif.js';
+import { patchForJson } from '../../sandbox/patch-bytes.js';
 import { TERMINAL_JOB_STATUSES } from '../../store/types.js';
 import { COMMON_ERRORS, errorResponses, JobList, JobView } from '../api-schemas.js';
 import { decodeCursor, encodeCursor } from '../views/job-cursor.js';
@@ -74,6 +77,40 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => jobView(app.winnower.store, app.winnower.jobs.get(request.params.id), { trajectories: request.query.trajectories }),
+  );
+
+  app.get(
+    '/jobs/:id/candidates/:n/trajectory',
+    {
+      schema: {
+        params: z.object({ id: z.string().min(1), n: z.coerce.number().int().min(0) }),
+        querystring: z.strictObject({ format: z.enum(['winnower', 'atif']).default('winnower') }),
+        response: {
+          200: z
+            .record(z.string(), z.unknown())
+            .describe(
+              "The candidate's trajectory: winnower-trajectory-1 (docs/trajectory.md), or with ?format=atif an ATIF-v1.7 document (docs/formats.md)",
+            ),
+          ...errorResponses(400, 404, 414, ...COMMON_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const { id, n } = request.params;
+      const job = app.winnower.jobs.get(id);
+      const candidates = app.winnower.store.listCandidates(job.id);
+      const trajectory = candidates.find((candidate) => candidate.index === n)?.trajectory;
+      if (!trajectory)
+        throw wnwError(
+          'WNW_ERR_CANDIDATE_NOT_FOUND',
+          `job ${id} has no trajectory for candidate ${n} (it has ${candidates.length} candidates)`,
+          {
+            details: { field: 'params.n', job_id: id, index: n, candidates: candidates.length },
+          },
+        );
+      const body = request.query.format === 'atif' ? toAtif(trajectory) : { ...trajectory, ...patchForJson(trajectory.patch) };
+      return body as Record<string, unknown>;
+    },
   );
 
   app.delete(

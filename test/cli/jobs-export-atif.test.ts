@@ -1,0 +1,86 @@
+/**
+ * `winnower jobs export --format atif` on a job store: every candidate with a trajectory (or with
+ * --labelled only the verified ones) as ATIF-v1.7 documents that validate and read back, through
+ * `train`'s own reader, to the same messages and labels.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { validateAtif } from '../../src/formats/atif/index.js';
+import { importTrajectories } from '../../src/formats/index.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { loadDataset } from '../../src/train/dataset.js';
+import { VerifyResult } from '../../src/types/index.js';
+import { harnessRollout, textModeRollout, toolsModeRollout } from '../formats/atif/trajectories.js';
+import { readJsonl, runCli } from '../support/cli.js';
+
+const verified = (status: 'resolved' | 'unresolved' | 'error') =>
+  VerifyResult.parse({
+    trajectory_id: 'x',
+    instance_id: 'fix-median',
+    status,
+    applied: status !== 'error',
+    fail_to_pass: { passed: status === 'resolved' ? 1 : 0, failed: status === 'resolved' ? 0 : 1, missing: 0 },
+    pass_to_pass: { passed: 1, failed: 0, missing: 0 },
+    resolved: status === 'resolved',
+    parser: 'pytest',
+    exit_code: status === 'error' ? null : 0,
+    duration_ms: 10,
+  });
+
+describe('winnower jobs export --format atif', () => {
+  let dataDir: string;
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'jobs-export-atif-'));
+    const store = createSqliteStore(dataDir);
+    store.createJob({
+      id: 'job-a',
+      kind: 'solve',
+      request: { issue: 'median is wrong for even lists', repo: { path: '/tmp/stats' } },
+      status: 'succeeded',
+    });
+    store.putCandidate('job-a', 0, { status: 'finished', trajectory: toolsModeRollout(), verify: verified('resolved') });
+    store.putCandidate('job-a', 1, { status: 'finished', trajectory: textModeRollout(), verify: verified('unresolved') });
+    // The tests could not run: no label, but still a candidate with a trajectory.
+    store.putCandidate('job-a', 2, { status: 'finished', trajectory: harnessRollout(), verify: verified('error') });
+    store.createJob({ id: 'job-b', kind: 'solve', request: { issue: 'another' }, status: 'succeeded' });
+    store.putCandidate('job-b', 0, { status: 'finished', trajectory: { ...toolsModeRollout(), id: 'job-b/0' } });
+    store.close();
+  });
+
+  it('writes every candidate of a job as a valid ATIF document that re-imports to the same messages', async () => {
+    const out = join(dataDir, 'job-a.atif.jsonl');
+    const run = await runCli(['jobs', 'export', '--data-dir', dataDir, '--job', 'job-a', '--format', 'atif', '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/3 candidates \(1 resolved\) of 1 jobs .* as atif/);
+    const documents = readJsonl(out) as Record<string, unknown>[];
+    expect(documents).toHaveLength(3);
+    for (const document of documents) expect(validateAtif(document)).toMatchObject({ valid: true, errors: [] });
+    const imported = await importTrajectories(out);
+    expect(imported.issues).toEqual([]);
+    expect(imported.items.map((t) => t.messages)).toEqual([toolsModeRollout(), textModeRollout(), harnessRollout()].map((t) => t.messages));
+    expect(imported.items.map((t) => t.id)).toEqual(['job-a/job1/0', 'job-a/job1/1', 'job-a/job2/0']);
+  });
+
+  it('with --labelled writes only the verified candidates, and train reads their labels back', async () => {
+    const out = join(dataDir, 'labelled.atif.jsonl');
+    const run = await runCli(['jobs', 'export', '--labelled', '--data-dir', dataDir, '--format', 'atif', '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    const dataset = await loadDataset({ rollouts: [out], tasks: [`${out}.tasks.jsonl`] });
+    expect(dataset.candidates.map((c) => [c.trajectory.id, c.resolved])).toEqual([
+      ['job-a/job1/0', true],
+      ['job-a/job1/1', false],
+    ]);
+    expect(dataset.candidates[0]!.task.problem_statement).toBe('median is wrong for even lists');
+  });
+
+  it('refuses an unknown format, and says when a job has nothing to export', async () => {
+    const bad = await runCli(['jobs', 'export', '--data-dir', dataDir, '--format', 'sft', '--out', join(dataDir, 'x')]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--format/);
+    const none = await runCli(['jobs', 'export', '--data-dir', dataDir, '--job', 'nope', '--format', 'atif', '--out', join(dataDir, 'y')]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/no candidates with a trajectory in job nope/);
+  });
+});
