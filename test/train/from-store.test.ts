@@ -3,10 +3,12 @@
  * bundled ONNX scorer, real verification, a fake OpenAI-compatible policy with scripted fixes).
  */
 import { join } from 'node:path';
+import { validateAtif } from '../../src/formats/atif/index.js';
+import { importTrajectories } from '../../src/formats/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset } from '../../src/train/dataset.js';
 import { labelledFromStore } from '../../src/train/store-rows.js';
-import { runCli } from '../support/cli.js';
+import { readJsonl, runCli } from '../support/cli.js';
 import { train } from '../../src/train/train.js';
 import { startFakePolicy, type FakePolicyServer } from '../fakes/fake-policy.js';
 import { commandsOf, createWorld, demoRecordings, hasBubblewrap, solveBody, type TestWorld } from '../solve/helpers.js';
@@ -95,5 +97,19 @@ describe.skipIf(!hasBubblewrap())('train --from-store on a store filled by real 
     expect(dataset.candidates.filter((c) => c.resolved)).toHaveLength(INSTANCES.length);
     expect(dataset.dropped.no_task).toBe(0);
     expect(dataset.candidates.every((c) => c.task.problem_statement.length > 0)).toBe(true);
+  }, 120_000);
+
+  it('winnower jobs export --format atif of the /solve jobs validates and re-imports to the same messages', async () => {
+    const out = join(world.dataDir, 'jobs.atif.jsonl');
+    const run = await runCli(['jobs', 'export', '--data-dir', world.dataDir, '--format', 'atif', '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    const documents = readJsonl(out);
+    // Every candidate with a trajectory: the gives-up rollouts too (3 per job).
+    expect(documents).toHaveLength(3 * INSTANCES.length);
+    for (const document of documents) expect(validateAtif(document).errors).toEqual([]);
+    const exported = labelledFromStore(world.dataDir);
+    const imported = await importTrajectories(out);
+    const byId = new Map(imported.items.map((trajectory) => [trajectory.id, trajectory]));
+    for (const row of exported) expect(byId.get(row.trajectory.id)?.messages).toEqual(row.trajectory.messages);
   }, 120_000);
 });
