@@ -12,10 +12,15 @@ export async function runTrain(flags: TrainFlags): Promise<void> {
   let stage = '';
   if (!flags.rollouts?.length && !flags.fromStore)
     throw wnwError('WNW_ERR_INPUT_INVALID', 'give --rollouts, --from-store, or both', { details: { field: 'rollouts' } });
+  if (flags.format !== undefined && !flags.rollouts?.length)
+    throw wnwError('WNW_ERR_INPUT_INVALID', '--format names the format of --rollouts files; give --rollouts (job store rows need none)', {
+      details: { field: 'format' },
+    });
   const result = await train({
     rollouts: flags.rollouts ?? [],
     ...(flags.fromStore ? { fromStore: flags.fromStore } : {}),
     sourceFrom: flags.sourceFrom,
+    ...(flags.format !== undefined ? { format: flags.format } : {}),
     labels: flags.labels,
     tasks: flags.tasks,
     out: flags.out,

@@ -7,6 +7,7 @@ export interface TrainFlags {
   rollouts?: string[];
   fromStore?: string;
   sourceFrom?: 'record' | 'file';
+  format?: string;
   labels?: string[];
   tasks?: string[];
   out: string;
@@ -55,6 +56,7 @@ export function registerTrainCommand(program: Command, defaultBaseline: string):
         'name each candidate source after the record or the file (default: file when the rollouts are several files), as rerank does',
       ).choices(['record', 'file']),
     )
+    .option('--format <name>', 'read every --rollouts file as this format (atif, openai-chat, …) instead of detecting it, as rerank does')
     .option('--labels <files...>', 'labels: SWE-bench results.json (NAME=PATH) or JSONL of {instance_id, source, resolved}')
     .option('--tasks <files...>', 'SWE-bench task records (the issue text)')
     .requiredOption('--out <folder>', 'model folder to write (model.onnx, tokenizer.json, config.json, selector.json, README.md)')

@@ -6,6 +6,7 @@
  */
 import { wnwError } from '../errors.js';
 import { importLabels, importTasks, labelsFromTrajectories, type ImportIssue, type Labels } from '../formats/index.js';
+import { atifUnknownWarning } from '../formats/atif/atif-warnings.js';
 import { importRuns, namedInput } from '../formats/import-runs.js';
 import type { Task, Trajectory } from '../types/index.js';
 import type { RerankBatchOptions, RerankInputs, RerankWarning } from './types.js';
@@ -51,7 +52,20 @@ export async function loadInputs(options: RerankBatchOptions): Promise<RerankInp
   const byInstance = new Map<string, Trajectory[]>();
   for (const trajectory of imported.items)
     byInstance.set(trajectory.instance_id, [...(byInstance.get(trajectory.instance_id) ?? []), trajectory]);
-  return { candidates: imported.items, byInstance, tasks, labels, issues, warnings: missingTasks(options, byInstance, tasks) };
+  const atif = atifUnknownWarning(imported.items);
+  const warnings = [
+    ...missingTasks(options, byInstance, tasks),
+    ...(atif
+      ? [
+          {
+            code: 'atif_unknown_keys',
+            message: atif.message,
+            instances: [...new Set(imported.items.filter((t) => atif.ids.includes(t.id)).map((t) => t.instance_id))],
+          },
+        ]
+      : []),
+  ];
+  return { candidates: imported.items, byInstance, tasks, labels, issues, warnings };
 }
 
 /** The warning for candidates whose instance has no task record (none when no task file was given); under `strict`, the error. */

@@ -214,6 +214,8 @@ export const RerankResponse = z
     /** With a judge (strategy judge or hybrid): tie rates before and after it, comparisons, tokens, why it failed (docs/selection.md#judge). */
     judge: JudgeReport.loose().optional(),
     scored_by: ScoredByView,
+    /** What the request's input held that winnower read around (ATIF-v1.8 keys it does not know, kept in the candidate's meta.atif_unknown). */
+    warnings: z.array(z.string()).optional(),
   })
   .describe('The selection among the candidates, the chosen patch, the scores and (with verify) the test outcomes');
 

@@ -38,6 +38,8 @@ export interface DatasetOptions {
   tasks?: string[];
   /** How plain rollout paths name their source, as `rerank --source-from` (default: `file` when they are several files). */
   sourceFrom?: 'record' | 'file';
+  /** Read every rollout file as this format instead of detecting it (`atif`, `openai-chat`, …). */
+  format?: string;
   /** Keep only rows whose `permissive` flag is true (rows without the flag are refused). */
   permissiveOnly?: boolean;
   /** A malformed record: stop (default) or skip it and report it in `issues`. */
@@ -58,6 +60,7 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
   // The same inputs and the same --source-from rule as `winnower rerank --candidates`.
   const imported = await importRuns(options.rollouts, {
     flag: '--rollouts',
+    format: options.format,
     sourceFrom: options.sourceFrom,
     onInvalid: options.onInvalid,
     signal: options.signal,

@@ -22,6 +22,7 @@ export async function loadTrainingRows(options: TrainOptions): Promise<TrainingR
     ? await loadDataset({
         rollouts: options.rollouts,
         sourceFrom: options.sourceFrom,
+        format: options.format,
         labels: options.labels,
         tasks: options.tasks,
         permissiveOnly: options.permissiveOnly,

@@ -13,6 +13,8 @@ export interface TrainOptions {
   fromStore?: string;
   /** How plain rollout paths name their source, as `rerank --source-from` (default: `file` when they are several files). */
   sourceFrom?: 'record' | 'file';
+  /** Read every rollout file as this format instead of detecting it. */
+  format?: string;
   labels?: string[];
   tasks?: string[];
   out: string;

@@ -7,6 +7,7 @@
  * on agents training never saw (source-check.ts) → choose the folder's default strategy
  * (choose-default.ts) and write the selector and model card again with the results.
  */
+import { atifUnknownWarning } from '../formats/atif/atif-warnings.js';
 import { mkdir } from 'node:fs/promises';
 import type { LearnedSelector } from '../select/index.js';
 import { chooseDefault } from './choose-default.js';
@@ -49,6 +50,8 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
 
   const rows = await loadTrainingRows(options);
   const split = splitTrainingRows(rows.candidates, options, seed);
+  const atif = atifUnknownWarning(rows.candidates.map((row) => row.trajectory));
+  if (atif) log(`warning: ${atif.message}`);
   log(
     `data: ${rows.candidates.length} labelled candidates (${split.train.length} train, ${split.validation.length} validation); dropped ${JSON.stringify(rows.dropped)}; ${rows.issues.length} input issue(s) skipped`,
   );

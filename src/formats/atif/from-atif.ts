@@ -175,6 +175,9 @@ function valueAt(root: unknown, path: string): unknown {
   return value;
 }
 
+/** The root `extra` keys read into the trajectory's own fields. */
+const ROOT_EXTRA_READ = ['instance_id', 'source', 'patch', 'patch_encoding', 'exit', 'exit_raw', 'resolved', WINNOWER_EXTRA];
+
 export interface FromAtifOptions {
   /** The run name; overrides what the document says (`extra.source`, else `<agent>:<model>`), and the id. */
   source?: string;
@@ -235,9 +238,9 @@ export function fromAtif(value: unknown, options: FromAtifOptions = {}): FromAti
             })),
           }
         : {}),
-      ...(withoutKeys(extra, ['instance_id', 'source', 'patch', 'patch_encoding', 'exit', 'exit_raw', WINNOWER_EXTRA])
-        ? { atif_extra: withoutKeys(extra, ['instance_id', 'source', 'patch', 'patch_encoding', 'exit', 'exit_raw', WINNOWER_EXTRA]) }
-        : {}),
+      // A label the document carries is a label, as in every importer (src/formats/labels.ts reads meta.resolved).
+      ...(typeof extra.resolved === 'boolean' ? { resolved: extra.resolved } : {}),
+      ...(withoutKeys(extra, ROOT_EXTRA_READ) ? { atif_extra: withoutKeys(extra, ROOT_EXTRA_READ) } : {}),
     };
   }
   if (validation.warnings.length > 0) {

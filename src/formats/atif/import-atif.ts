@@ -30,14 +30,16 @@ export function trialTaskName(file: string): string | undefined {
 }
 
 export function importAtif(file: string, options: ImportOptions = {}): Promise<ImportResult<Trajectory>> {
-  const fallback = options.instanceId ?? trialTaskName(file) ?? fileStem(file);
+  // A trial's task names every record of its file; the file's name only a file of one document.
+  const named = options.instanceId ?? trialTaskName(file);
   return importRecords(file, options, {
-    convert: (value, context) =>
-      fromAtif(value, {
+    convert: (value, context) => {
+      const instanceId = named ?? (context.line === undefined ? fileStem(file) : undefined);
+      return fromAtif(value, {
         ...(options.source !== undefined ? { source: options.source } : {}),
-        // A JSONL row is one of many: the file's name is not its task.
-        ...(context.line === undefined || options.instanceId !== undefined ? { instanceId: fallback } : {}),
-      }).trajectory,
+        ...(instanceId !== undefined ? { instanceId } : {}),
+      }).trajectory;
+    },
   });
 }
 

@@ -2,7 +2,10 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { wnwError } from '../../errors.js';
+import { WinnowerError, wnwError } from '../../errors.js';
+import { atifUnknownWarning } from '../../formats/atif/atif-warnings.js';
+import { fromAtif } from '../../formats/atif/from-atif.js';
+import { isAtifDocument } from '../../formats/atif/import-atif.js';
 import { scoreCandidates, type CandidateScore } from '../../scoring/score-candidates.js';
 import { judgeCandidates } from '../../judge/judge-pass.js';
 import { JudgeOptions, resolveJudge } from '../../judge/judge-options.js';
@@ -31,6 +34,40 @@ const CandidateInput = Trajectory.strict().extend({
   instance_id: z.string().min(1).optional(),
   source: z.string().min(1).default('request'),
 });
+
+/** `steps[2].tool_calls[0]` → `['steps', 2, 'tool_calls', 0]`. */
+function pathSegments(path: string): Array<string | number> {
+  return (path.match(/[^.[\]]+/g) ?? []).map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+}
+
+/**
+ * Candidates given as ATIF documents (docs/formats.md#atif-in) become trajectories before the body
+ * is checked: the task's instance id when the document names none, and an id from the document
+ * (winnower's own, else its `trajectory_id` or `session_id`, else its position), since several runs
+ * of one agent share a source. An invalid document is a 400 naming its field.
+ */
+function atifCandidates(body: unknown, context: z.RefinementCtx): unknown {
+  if (typeof body !== 'object' || body === null || !Array.isArray((body as { candidates?: unknown }).candidates)) return body;
+  const { candidates, task } = body as { candidates: unknown[]; task?: { instance_id?: unknown } };
+  if (!candidates.some(isAtifDocument)) return body;
+  const instanceId = typeof task?.instance_id === 'string' && task.instance_id !== '' ? task.instance_id : 'unknown';
+  const converted = candidates.map((candidate, index) => {
+    if (!isAtifDocument(candidate)) return candidate;
+    try {
+      const { trajectory } = fromAtif(candidate, { instanceId });
+      const document = candidate as { extra?: { winnower?: unknown }; trajectory_id?: unknown; session_id?: unknown };
+      const ownId = typeof document.extra?.winnower === 'object' && document.extra.winnower !== null;
+      const named = [document.trajectory_id, document.session_id].find((id) => typeof id === 'string' && id !== '') as string | undefined;
+      return { ...trajectory, id: ownId ? trajectory.id : (named ?? `atif-${index}`) };
+    } catch (error) {
+      if (!WinnowerError.isInstance(error)) throw error;
+      const field = typeof error.details.field === 'string' ? error.details.field : '';
+      context.addIssue({ code: 'custom', path: ['candidates', index, ...pathSegments(field)], message: error.message });
+      return candidate;
+    }
+  });
+  return { ...body, candidates: converted };
+}
 
 const TaskInput = Task.strict().extend({ repo: RepoSource.strict().optional() });
 
@@ -161,7 +198,12 @@ function abortOnDisconnect(response: ServerResponse): AbortSignal {
 export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/score',
-    { schema: { body: ScoreBody, response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS) } } },
+    {
+      schema: {
+        body: z.preprocess(atifCandidates, ScoreBody),
+        response: { 200: ScoreResponse, ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS) },
+      },
+    },
     async (request, reply) => {
       // One model from the checks to the answer, even when POST /admin/model swaps it meanwhile.
       const pinned = pinValueModel(app.winnower.valueModel);
@@ -203,6 +245,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     const task = body.task;
     checkCandidateCaps(body.candidates, app.winnower.limits, bodyBytes(headers));
     const trajectories = asTrajectories(body);
+    const atif = atifUnknownWarning(trajectories);
     await checkBodyScoring(valueModel, body);
     checkPolicyHost(body.judge?.url, app.winnower.policyHosts, 'body.judge.url');
     const verifying = Boolean(body.verify || body.checks);
@@ -284,12 +327,18 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       ...(checked ? { checks: checked.evidence } : {}),
       ...(judged ? { judge: judged.report } : {}),
       scored_by: scoredBy(valueModel?.identity, selection.strategy),
+      ...(atif ? { warnings: [atif.message] } : {}),
     };
   };
 
   app.post(
     '/rerank',
-    { schema: { body: RerankBody, response: { 200: RerankResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) } } },
+    {
+      schema: {
+        body: z.preprocess(atifCandidates, RerankBody),
+        response: { 200: RerankResponse, ...errorResponses(400, 413, 415, ...COMMON_ERRORS) },
+      },
+    },
     async (request, reply) => {
       const pinned = pinValueModel(app.winnower.valueModel);
       try {
