@@ -4,7 +4,8 @@
  * a test outcome that says whether it resolved the task: `resolved` (label true), `unresolved` or
  * `apply_failed` (false); `error` and `timeout` say nothing about the patch and are left out. One
  * job's candidates form one pool; trajectory ids are prefixed with the job id so that jobs never
- * collide. The task is the job's own: its issue text (or rerank task) and repository.
+ * collide, unless they already start with it: a rollout's id, `<job_id>/<index>` (the index is its
+ * seed), is its identity in the job and stays the same in every export. The task is the job's own: its issue text (or rerank task) and repository.
  */
 import { basename } from 'node:path';
 import { createSqliteStore } from '../store/sqlite-store.js';
@@ -72,7 +73,7 @@ export function candidatesFromStore(dataDir: string, options: StoreRowsOptions =
           rows.push({
             trajectory: {
               ...candidate.trajectory,
-              id: `${job.id}/${candidate.trajectory.id}`,
+              id: candidate.trajectory.id.startsWith(`${job.id}/`) ? candidate.trajectory.id : `${job.id}/${candidate.trajectory.id}`,
               meta: {
                 ...candidate.trajectory.meta,
                 job_id: job.id,

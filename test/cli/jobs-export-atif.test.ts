@@ -15,7 +15,7 @@ import { VerifyResult } from '../../src/types/index.js';
 import { harnessRollout, textModeRollout, toolsModeRollout } from '../formats/atif/trajectories.js';
 import { readJsonl, runCli } from '../support/cli.js';
 
-const verified = (status: 'resolved' | 'unresolved' | 'error') =>
+const verified = (status: 'resolved' | 'unresolved' | 'error' | 'timeout') =>
   VerifyResult.parse({
     trajectory_id: 'x',
     instance_id: 'fix-median',
@@ -45,7 +45,13 @@ describe('winnower jobs export --format atif', () => {
     // The tests could not run: no label, but still a candidate with a trajectory.
     store.putCandidate('job-a', 2, { status: 'finished', trajectory: harnessRollout(), verify: verified('error') });
     store.createJob({ id: 'job-b', kind: 'solve', request: { issue: 'another' }, status: 'succeeded' });
+    // A rollout's own id (<job_id>/<index>) is its identity: exported as it is, not prefixed again.
     store.putCandidate('job-b', 0, { status: 'finished', trajectory: { ...toolsModeRollout(), id: 'job-b/0' } });
+    store.putCandidate('job-b', 1, {
+      status: 'finished',
+      trajectory: { ...textModeRollout(), id: 'job-b/1' },
+      verify: verified('timeout'),
+    });
     store.close();
   });
 
@@ -73,6 +79,19 @@ describe('winnower jobs export --format atif', () => {
       ['job-a/job1/1', false],
     ]);
     expect(dataset.candidates[0]!.task.problem_statement).toBe('median is wrong for even lists');
+  });
+
+  it("keeps a rollout's id as the job gave it, and never labels a candidate whose tests could not run", async () => {
+    const out = join(dataDir, 'job-b.jsonl');
+    const run = await runCli(['jobs', 'export', '--data-dir', dataDir, '--job', 'job-b', '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    const rows = readJsonl(out) as Array<{ id: string; meta: Record<string, unknown> }>;
+    expect(rows.map((row) => row.id)).toEqual(['job-b/0', 'job-b/1']);
+    // Tests that timed out (or errored) say nothing about the patch: no label, and no training row.
+    expect(rows.map((row) => row.meta.resolved)).toEqual([undefined, undefined]);
+    const labelled = await runCli(['jobs', 'export', '--labelled', '--data-dir', dataDir, '--job', 'job-b', '--out', out]);
+    expect(labelled.code).toBe(2);
+    expect(labelled.stderr).toMatch(/no verified candidates .*in job job-b of the job store/);
   });
 
   it('refuses an unknown format, and says when a job has nothing to export', async () => {

@@ -150,4 +150,32 @@ describe('importAtif', () => {
     expect(items).toHaveLength(1);
     expect(issues).toEqual([expect.objectContaining({ line: 1, field: 'steps[1].metrics', code: 'WNW_ERR_INPUT_INVALID' })]);
   });
+
+  it('appends the continuation segments a trajectory names, and refuses a missing one or one outside its folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atif-cont-'));
+    const first = exampleAtif();
+    first.continued_trajectory_ref = 'trajectory.cont-1.json';
+    const second = exampleAtif();
+    second.steps = [{ step_id: 1, source: 'agent', message: 'Continuing after the summary.', llm_call_count: 1 }];
+    second.final_metrics = { total_prompt_tokens: 100, total_completion_tokens: 10, total_steps: 1 };
+    writeFileSync(join(dir, 'trajectory.json'), JSON.stringify(first, null, 2));
+    writeFileSync(join(dir, 'trajectory.cont-1.json'), JSON.stringify(second, null, 2));
+    const { items } = await importTrajectories(join(dir, 'trajectory.json'), { format: 'atif' });
+    expect(items).toHaveLength(1);
+    const whole = items[0]!;
+    expect(whole.messages).toHaveLength(7);
+    expect(whole.messages.at(-1)!.content).toBe('Continuing after the summary.');
+    expect(whole.usage).toEqual({ prompt_tokens: 1902, completion_tokens: 95, calls: 3 });
+    expect(whole.meta.continued_segments).toEqual(['trajectory.cont-1.json']);
+
+    for (const ref of ['trajectory.cont-9.json', '../elsewhere.json', 'https://example.com/t.json']) {
+      first.continued_trajectory_ref = ref;
+      writeFileSync(join(dir, 'trajectory.json'), JSON.stringify(first, null, 2));
+      const result = await importTrajectories(join(dir, 'trajectory.json'), { onInvalid: 'skip' });
+      expect(result.items).toEqual([]);
+      expect(result.issues).toEqual([
+        expect.objectContaining({ field: 'continued_trajectory_ref', message: expect.stringContaining(ref) }),
+      ]);
+    }
+  });
 });
