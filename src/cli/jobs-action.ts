@@ -3,12 +3,13 @@ import { writeFileSync } from 'node:fs';
 import { wnwError } from '../errors.js';
 import { toAtif } from '../formats/atif/to-atif.js';
 import { validateAtif } from '../formats/atif/validate-atif.js';
-import { candidatesFromStore } from '../train/store-rows.js';
+import { evidenceRecord } from '../formats/evidence-record.js';
+import { candidatesFromStore, type StoredCandidate } from '../train/store-rows.js';
 import type { Trajectory } from '../types/index.js';
 import type { JobsExportFlags } from './jobs.js';
 
 /** One output line; an ATIF document is checked against the format before it is written. */
-function line(trajectory: Trajectory, format: JobsExportFlags['format']): string {
+function line(trajectory: Trajectory, format: 'winnower' | 'atif'): string {
   if (format === 'winnower') return `${JSON.stringify(trajectory)}\n`;
   const document = JSON.parse(JSON.stringify(toAtif(trajectory)));
   const validation = validateAtif(document);
@@ -21,7 +22,19 @@ function line(trajectory: Trajectory, format: JobsExportFlags['format']): string
   return `${JSON.stringify(document)}\n`;
 }
 
+/** A bundle line: the candidate with its evidence, its ATIF trajectory checked like any other. */
+function bundleLine(row: StoredCandidate): string {
+  line(row.trajectory, 'atif');
+  return `${JSON.stringify(evidenceRecord(row.job, row.record, row.trajectory))}\n`;
+}
+
 export function exportCandidates(flags: JobsExportFlags): void {
+  // A bundle's trajectories are ATIF: another format would be a flag accepted and ignored.
+  if (flags.bundle && flags.format === 'winnower')
+    throw wnwError('WNW_ERR_INPUT_INVALID', '--bundle writes ATIF trajectories; leave out --format winnower', {
+      details: { field: 'format' },
+    });
+  const format = flags.format ?? 'winnower';
   const labelled = flags.labelled ?? false;
   const rows = candidatesFromStore(flags.dataDir, { labelledOnly: labelled, ...(flags.job !== undefined ? { jobId: flags.job } : {}) });
   if (rows.length === 0) {
@@ -31,7 +44,7 @@ export function exportCandidates(flags: JobsExportFlags): void {
       details: { field: flags.job !== undefined ? 'job' : 'data_dir' },
     });
   }
-  writeFileSync(flags.out, rows.map((row) => line(row.trajectory, flags.format)).join(''));
+  writeFileSync(flags.out, rows.map((row) => (flags.bundle ? bundleLine(row) : line(row.trajectory, format))).join(''));
   const tasks = new Map(rows.map((row) => [row.trajectory.instance_id, row.task]));
   writeFileSync(
     `${flags.out}.tasks.jsonl`,
@@ -45,6 +58,6 @@ export function exportCandidates(flags: JobsExportFlags): void {
   const resolved = rows.filter((row) => row.resolved === true).length;
   const label = labelled ? 'labelled candidates' : 'candidates';
   console.log(
-    `${rows.length} ${label} (${resolved} resolved) of ${new Set(rows.map((row) => row.pool.split('|')[0])).size} jobs → ${flags.out} as ${flags.format} (tasks: ${flags.out}.tasks.jsonl)`,
+    `${rows.length} ${label} (${resolved} resolved) of ${new Set(rows.map((row) => row.pool.split('|')[0])).size} jobs → ${flags.out} as ${flags.bundle ? 'evidence records' : format} (tasks: ${flags.out}.tasks.jsonl)`,
   );
 }

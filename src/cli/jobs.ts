@@ -4,7 +4,8 @@ import { type Command, Option } from 'commander';
 export interface JobsExportFlags {
   dataDir: string;
   labelled?: boolean;
-  format: 'winnower' | 'atif';
+  format?: 'winnower' | 'atif';
+  bundle?: boolean;
   job?: string;
   out: string;
 }
@@ -17,9 +18,14 @@ export function registerJobsCommand(program: Command): void {
     .requiredOption('--data-dir <dir>', "the server's data dir (server.data_dir)")
     .option('--labelled', 'only verified candidates, each with its label (meta.resolved): rows winnower train reads')
     .addOption(
-      new Option('--format <name>', 'winnower trajectories, or ATIF-v1.7 documents (one per line; docs/formats.md)')
-        .choices(['winnower', 'atif'])
-        .default('winnower'),
+      new Option('--format <name>', 'winnower trajectories (default), or ATIF-v1.7 documents (one per line; docs/formats.md)').choices([
+        'winnower',
+        'atif',
+      ]),
+    )
+    .option(
+      '--bundle',
+      'one candidate-with-evidence record per candidate: prediction row, ATIF trajectory, one entry per check (docs/schemas/candidate-evidence.schema.json)',
     )
     .option('--job <id>', "only this job's candidates")
     .requiredOption('--out <file>', 'candidates JSONL; the tasks go to <file>.tasks.jsonl beside it')

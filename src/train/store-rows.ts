@@ -9,6 +9,7 @@
  */
 import { basename } from 'node:path';
 import { createSqliteStore } from '../store/sqlite-store.js';
+import type { CandidateRecord, JobRecord } from '../store/types.js';
 import { repoNameOf, type Task } from '../types/index.js';
 import type { LabelledCandidate } from './dataset.js';
 
@@ -41,6 +42,9 @@ export interface StoredCandidate {
   task: Task;
   resolved: boolean | undefined;
   pool: string;
+  /** The stored job and candidate it came from (for the evidence record). */
+  job: JobRecord;
+  record: CandidateRecord;
 }
 
 export interface StoreRowsOptions {
@@ -84,6 +88,8 @@ export function candidatesFromStore(dataDir: string, options: StoreRowsOptions =
             task: taskOf(job.request, candidate.trajectory.instance_id),
             resolved,
             pool: `${job.id}|${candidate.trajectory.instance_id}`,
+            job,
+            record: candidate,
           });
         }
       }

@@ -6,3 +6,4 @@ export * from './selection.js';
 export * from './checks.js';
 export * from './selector.js';
 export * from './judge.js';
+export * from './evidence.js';

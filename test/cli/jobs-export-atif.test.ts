@@ -11,7 +11,7 @@ import { validateAtif } from '../../src/formats/atif/index.js';
 import { importTrajectories } from '../../src/formats/index.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { loadDataset } from '../../src/train/dataset.js';
-import { VerifyResult } from '../../src/types/index.js';
+import { CandidateEvidence, VerifyResult } from '../../src/types/index.js';
 import { harnessRollout, textModeRollout, toolsModeRollout } from '../formats/atif/trajectories.js';
 import { readJsonl, runCli } from '../support/cli.js';
 
@@ -92,6 +92,23 @@ describe('winnower jobs export --format atif', () => {
     const labelled = await runCli(['jobs', 'export', '--labelled', '--data-dir', dataDir, '--job', 'job-b', '--out', out]);
     expect(labelled.code).toBe(2);
     expect(labelled.stderr).toMatch(/no verified candidates .*in job job-b of the job store/);
+  });
+
+  it('with --bundle writes one candidate-with-evidence record per candidate, "could not run" apart from "failed"', async () => {
+    const out = join(dataDir, 'bundle.jsonl');
+    const run = await runCli(['jobs', 'export', '--bundle', '--data-dir', dataDir, '--job', 'job-a', '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/as evidence records/);
+    const records = readJsonl(out).map((row) => CandidateEvidence.parse(row));
+    expect(records.map((r) => [r.candidate.id, r.candidate.index, r.checks.map((check) => `${check.kind}:${check.outcome}`)])).toEqual([
+      ['job-a/job1/0', 0, ['given_tests:passed']],
+      ['job-a/job1/1', 1, ['given_tests:failed']],
+      ['job-a/job2/0', 2, ['given_tests:could_not_run']],
+    ]);
+    for (const r of records) expect(validateAtif(r.trajectory).valid).toBe(true);
+    const refused = await runCli(['jobs', 'export', '--bundle', '--format', 'winnower', '--data-dir', dataDir, '--out', out]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--bundle writes ATIF trajectories/);
   });
 
   it('refuses an unknown format, and says when a job has nothing to export', async () => {
