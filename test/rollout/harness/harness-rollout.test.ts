@@ -7,6 +7,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromAtif, toAtif, validateAtif } from '../../../src/formats/atif/index.js';
 import { createHarnessCatalog } from '../../../src/rollout/harness/harness-catalog.js';
 import { prepareHarnessRollout, type HarnessLimits } from '../../../src/rollout/harness/run-harness.js';
 import type { PolicyOptions } from '../../../src/rollout/policy/policy-options.js';
@@ -123,6 +124,12 @@ describe.skipIf(!hasBubblewrap())('harness rollout through the recording proxy (
       [7, 0.3, undefined],
       [7, 0.3, undefined],
     ]);
+    // It exports as valid ATIF (docs/formats.md#atif-out) and reads back as it was.
+    const document = JSON.parse(JSON.stringify(toAtif(trajectory)));
+    expect(validateAtif(document).errors).toEqual([]);
+    expect(document.agent.name).toBe('scripted');
+    expect(document.steps.filter((step: { source: string }) => step.source === 'agent')).toHaveLength(2);
+    expect(fromAtif(document).trajectory).toEqual(trajectory);
   }, 60_000);
 
   it('stops a runaway harness at its call budget, killing it', async () => {
