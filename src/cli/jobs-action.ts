@@ -1,8 +1,7 @@
 /** What `winnower jobs export` does once its flags are parsed; loaded only when it runs (jobs.ts registers it). */
 import { writeFileSync } from 'node:fs';
 import { wnwError } from '../errors.js';
-import { toAtif } from '../formats/atif/to-atif.js';
-import { validateAtif } from '../formats/atif/validate-atif.js';
+import { checkedAtif } from '../formats/atif/checked-atif.js';
 import { evidenceRecord } from '../formats/evidence-record.js';
 import { candidatesFromStore, type StoredCandidate } from '../train/store-rows.js';
 import type { Trajectory } from '../types/index.js';
@@ -10,21 +9,11 @@ import type { JobsExportFlags } from './jobs.js';
 
 /** One output line; an ATIF document is checked against the format before it is written. */
 function line(trajectory: Trajectory, format: 'winnower' | 'atif'): string {
-  if (format === 'winnower') return `${JSON.stringify(trajectory)}\n`;
-  const document = JSON.parse(JSON.stringify(toAtif(trajectory)));
-  const validation = validateAtif(document);
-  if (!validation.valid) {
-    const first = validation.errors[0]!;
-    throw wnwError('WNW_ERR_OP_INTERNAL', `the ATIF written for ${trajectory.id} is not valid: ${first.path}: ${first.message}`, {
-      details: { trajectory_id: trajectory.id, errors: validation.errors.slice(0, 20) },
-    });
-  }
-  return `${JSON.stringify(document)}\n`;
+  return `${JSON.stringify(format === 'winnower' ? trajectory : checkedAtif(trajectory))}\n`;
 }
 
-/** A bundle line: the candidate with its evidence, its ATIF trajectory checked like any other. */
+/** A bundle line: the candidate with its evidence (evidenceRecord checks its ATIF trajectory). */
 function bundleLine(row: StoredCandidate): string {
-  line(row.trajectory, 'atif');
   return `${JSON.stringify(evidenceRecord(row.job, row.record, row.trajectory))}\n`;
 }
 

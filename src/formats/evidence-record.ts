@@ -13,7 +13,7 @@ import {
   type Trajectory,
   type VerifyResult,
 } from '../types/index.js';
-import { toAtif } from './atif/to-atif.js';
+import { checkedAtif } from './atif/checked-atif.js';
 
 /** Regressions listed in a record at most; `details.regressions_total` says how many there were. */
 const MAX_LISTED = 50;
@@ -140,7 +140,7 @@ export function evidenceRecord(job: JobRecord, candidate: CandidateRecord, traje
       value: candidate.score?.value ?? null,
     },
     prediction: { instance_id: trajectory.instance_id, model_name_or_path: trajectory.source, model_patch: trajectory.patch },
-    trajectory: JSON.parse(JSON.stringify(toAtif(trajectory))),
+    trajectory: checkedAtif(trajectory),
     checks,
   });
 }

@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { JobEvent } from '../../solve/events.js';
 import { wnwError } from '../../errors.js';
-import { toAtif } from '../../formats/atif/to-atif.js';
+import { checkedAtif } from '../../formats/atif/checked-atif.js';
 import { patchForJson } from '../../sandbox/patch-bytes.js';
 import { TERMINAL_JOB_STATUSES } from '../../store/types.js';
 import { COMMON_ERRORS, errorResponses, JobList, JobView } from '../api-schemas.js';
@@ -108,7 +108,7 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
             details: { field: 'params.n', job_id: id, index: n, candidates: candidates.length },
           },
         );
-      const body = request.query.format === 'atif' ? toAtif(trajectory) : { ...trajectory, ...patchForJson(trajectory.patch) };
+      const body = request.query.format === 'atif' ? checkedAtif(trajectory) : { ...trajectory, ...patchForJson(trajectory.patch) };
       return body as Record<string, unknown>;
     },
   );

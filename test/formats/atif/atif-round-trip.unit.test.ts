@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fromAtif, toAtif, validateAtif } from '../../../src/formats/atif/index.js';
+import { checkedAtif, fromAtif, toAtif, validateAtif } from '../../../src/formats/atif/index.js';
 import { detectFormat, importTrajectories } from '../../../src/formats/index.js';
 import { harnessRollout, patchOnlyCandidate, textModeRollout, toolsModeRollout } from './trajectories.js';
 
@@ -93,5 +93,17 @@ describe('toAtif then fromAtif', () => {
     expect(imported.items).toEqual([toolsModeRollout(), textModeRollout(), harnessRollout()]);
     const forced = await importTrajectories(file, { format: 'atif', source: 'run-b' });
     expect(forced.items[0]).toMatchObject({ id: 'run-b/fix-median', source: 'run-b' });
+  });
+});
+
+describe('checkedAtif', () => {
+  it('hands out what validates, and refuses with the path what would not', () => {
+    expect(checkedAtif(toolsModeRollout())).toEqual(JSON.parse(JSON.stringify(toAtif(toolsModeRollout()))));
+    // A stored trajectory that skipped its schema (a call without an id) cannot become a valid document.
+    const broken = toolsModeRollout();
+    (broken.messages[2]!.tool_calls![0] as { id?: string }).id = undefined;
+    expect(() => checkedAtif(broken)).toThrow(
+      /the ATIF written for job1\/0 is not valid: steps\[2\]\.tool_calls\[0\]\.tool_call_id: required/,
+    );
   });
 });
