@@ -115,15 +115,48 @@ function reproduction(checks: ChecksEvidence, index: number): EvidenceCheck | un
   };
 }
 
+/** The other candidates' valid tests from the pool (docs/checks.md#tests-from-the-pool), against this one; its own tests are not evidence for it. */
+function poolTests(checks: ChecksEvidence, index: number): EvidenceCheck | undefined {
+  const evidence = checks.pool_tests;
+  if (!evidence) return undefined;
+  const valid = new Set(evidence.tests.filter((test) => test.valid && test.writer !== index).map((test) => test.writer));
+  const cells = evidence.matrix.filter((cell) => cell.index === index && !cell.own && valid.has(cell.writer));
+  const passed = cells.filter((cell) => cell.outcome === 'passed').length;
+  const failed = cells.filter((cell) => cell.outcome === 'failed' || cell.outcome === 'error' || cell.outcome === 'apply_failed').length;
+  const outcome = valid.size === 0 ? 'could_not_run' : failed > 0 ? 'failed' : passed === valid.size ? 'passed' : 'could_not_run';
+  const reason =
+    valid.size === 0
+      ? (evidence.error ?? 'no other candidate wrote a valid test')
+      : failed > 0
+        ? `${failed} of ${valid.size} valid test(s) of other candidates fail with the patch`
+        : outcome === 'passed'
+          ? null
+          : `${valid.size - passed} of ${valid.size} valid test(s) of other candidates were not run against the patch`;
+  return {
+    kind: 'pool_tests',
+    outcome,
+    reason,
+    command: null,
+    where: 'fresh-sandbox',
+    duration_ms: cells.reduce((sum, cell) => sum + cell.duration_ms, 0),
+    details: { valid_tests: valid.size, passed, failed, cells, score: evidence.scores.find((score) => score.index === index) ?? null },
+  };
+}
+
 /** The record of `candidate` of `job`; `trajectory` is the candidate's, with its export id. */
 export function evidenceRecord(job: JobRecord, candidate: CandidateRecord, trajectory: Trajectory): CandidateEvidence {
   const result = (job.result ?? {}) as { chosen?: { index?: unknown } | null; checks?: ChecksEvidence | null };
   const command = stringAt(job.request, 'verify', 'test_command') ?? stringAt(job.request, 'task', 'test_command');
   const checks: EvidenceCheck[] = [
     ...(candidate.verify ? [givenTests(candidate.verify, command)] : []),
-    ...(result.checks ? [regression(result.checks, candidate.index), reproduction(result.checks, candidate.index)] : []).filter(
-      (check): check is EvidenceCheck => check !== undefined,
-    ),
+    ...(result.checks
+      ? [
+          regression(result.checks, candidate.index),
+          reproduction(result.checks, candidate.index),
+          poolTests(result.checks, candidate.index),
+        ]
+      : []
+    ).filter((check): check is EvidenceCheck => check !== undefined),
   ];
   const seed = trajectory.meta.seed;
   return CandidateEvidence.parse({

@@ -11,7 +11,7 @@ export type CheckOutcome = z.infer<typeof CheckOutcome>;
 
 /** One execution check of one candidate: what ran, where, how long, and what came of it. */
 export const EvidenceCheck = z.strictObject({
-  kind: z.enum(['given_tests', 'regression', 'reproduction', 'harbor_reward']),
+  kind: z.enum(['given_tests', 'regression', 'reproduction', 'pool_tests', 'harbor_reward']),
   outcome: CheckOutcome,
   /** Why it failed or could not run, in words; null when it passed. */
   reason: z.string().nullable(),

@@ -102,6 +102,30 @@ const checks: ChecksEvidence = {
       { index: 2, writer: 0, outcome: 'passed', duration_ms: 40 },
     ],
   },
+  pool_tests: {
+    runner: 'pytest',
+    tests: [
+      {
+        writer: 0,
+        trajectory_id: 'job1/0',
+        files: [],
+        command: 'pytest t.py',
+        ids: ['t.py::x'],
+        base_outcome: 'failed',
+        valid: true,
+        discard_reason: null,
+        base_log_tail: '',
+        sandbox_ms: 1,
+      },
+    ],
+    matrix: [
+      { index: 0, writer: 0, outcome: 'passed', own: true, duration_ms: 5 },
+      { index: 2, writer: 0, outcome: 'passed', own: false, duration_ms: 6 },
+    ],
+    clusters: [],
+    scores: [{ index: 2, score: 1, passed: 1, total: 1, own_passed: 0, own_total: 0 }],
+    sandbox_ms: [],
+  },
   cost: { sandbox_ms: 0, policy_tokens: 0, policy_calls: 0 },
 };
 
@@ -154,7 +178,7 @@ describe('evidenceRecord', () => {
       model_patch: toolsModeRollout().patch,
     });
     expect(validateAtif(evidence.trajectory).valid).toBe(true);
-    expect(outcomes(evidence)).toEqual({ given_tests: 'passed', regression: 'passed', reproduction: 'passed' });
+    expect(outcomes(evidence)).toEqual({ given_tests: 'passed', regression: 'passed', reproduction: 'passed', pool_tests: 'passed' });
     expect(evidence.checks[0]).toMatchObject({
       command: 'python -m pytest tests',
       where: 'fresh-sandbox',
@@ -165,7 +189,13 @@ describe('evidenceRecord', () => {
   });
 
   it('says failed for what the patch did, and could_not_run for what never ran', () => {
-    expect(outcomes(record(0, 'unresolved'))).toEqual({ given_tests: 'failed', regression: 'failed', reproduction: 'failed' });
+    // Its own pool test is not evidence for it: with no other candidate's valid test, the check could not run.
+    expect(outcomes(record(0, 'unresolved'))).toEqual({
+      given_tests: 'failed',
+      regression: 'failed',
+      reproduction: 'failed',
+      pool_tests: 'could_not_run',
+    });
     expect(record(0, 'apply_failed', { apply_error: 'hunk 1 rejected' }).checks[0]).toMatchObject({
       outcome: 'failed',
       reason: 'the patch did not apply: hunk 1 rejected',
@@ -174,6 +204,7 @@ describe('evidenceRecord', () => {
       ['given_tests', 'could_not_run', 'the tests timed out'],
       ['regression', 'could_not_run', 'no related tests'],
       ['reproduction', 'could_not_run', '1 of 1 valid reproduction test(s) were not run against the patch'],
+      ['pool_tests', 'could_not_run', '1 of 1 valid test(s) of other candidates were not run against the patch'],
     ]);
     expect(record(1, 'error', { error: 'sandbox create failed' }).checks[0]).toMatchObject({
       outcome: 'could_not_run',
