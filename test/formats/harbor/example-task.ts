@@ -24,14 +24,20 @@ export const EXAMPLE_DOCKERFILE = 'FROM python:3.12-slim\nWORKDIR /app\nCOPY sta
 
 export const EXAMPLE_INSTRUCTION = '`median` in /app/stats.py is wrong for even-length lists. Fix it; keep the signature.\n';
 
-/** The verifier's script: pytest decides, the reward file says so (its exit code is ignored). */
+/**
+ * The verifier's script: the tests decide, the reward file says so (its exit code is ignored). The
+ * facts' example runs pytest; plain python3 runs the same checks on a host without pytest.
+ */
 export const EXAMPLE_TEST_SH = `#!/bin/bash
 cd /app
-if python3 -m pytest -q -p no:cacheprovider /tests/test_stats.py; then r=1; else r=0; fi
+if python3 /tests/test_stats.py; then r=1; else r=0; fi
 printf '{"reward": %s}\\n' "$r" > /logs/verifier/reward.json
 `;
 
-export const EXAMPLE_TEST_PY = `from stats import median
+export const EXAMPLE_TEST_PY = `import sys
+
+sys.path.insert(0, "/app")
+from stats import median
 
 
 def test_odd():
@@ -40,6 +46,27 @@ def test_odd():
 
 def test_even():
     assert median([4, 1, 3, 2]) == 2.5
+
+
+if __name__ == "__main__":
+    test_odd()
+    test_even()
+`;
+
+/** The code the task's Dockerfile copies to /app, with the even-length bug. */
+export const EXAMPLE_STATS_PY = `def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2]
+`;
+
+/** stats.py fixed. */
+export const FIXED_STATS_PY = `def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if n % 2 == 0:
+        return (xs[n // 2 - 1] + xs[n // 2]) / 2
+    return xs[n // 2]
 `;
 
 /** Writes `files` (relative path → content) into a new folder and returns it. */
