@@ -29,6 +29,8 @@ export const MAX_TESTS_BYTES = 64 * 1024 * 1024;
 export const VERIFIER_FILE_CAP_KIB = 64 * 1024;
 
 export interface HarborVerifyOptions {
+  /** The verifier's time limit (default: the task's `[verifier] timeout_sec`). */
+  timeoutMs?: number;
   /** Reward at or above which the candidate is resolved (default DEFAULT_REWARD_THRESHOLD). */
   threshold?: number;
   signal?: AbortSignal;
@@ -51,6 +53,7 @@ export async function verifyHarborCandidate(
   const { signal } = options;
   const started = performance.now();
   const threshold = options.threshold ?? DEFAULT_REWARD_THRESHOLD;
+  const timeoutMs = options.timeoutMs ?? task.verifier.timeoutS * 1000;
   const base = {
     trajectory_id: candidate.id,
     instance_id: task.name,
@@ -98,7 +101,7 @@ export async function verifyHarborCandidate(
     throwIfAborted(signal);
     const run = await sandbox.exec(`exec 2>&1\nulimit -f ${VERIFIER_FILE_CAP_KIB} 2>/dev/null\n/tests/test.sh`, {
       env: task.verifier.env,
-      timeoutMs: task.verifier.timeoutS * 1000,
+      timeoutMs,
       maxOutputBytes: options.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
       ...(signal ? { signal } : {}),
     });
@@ -106,8 +109,7 @@ export async function verifyHarborCandidate(
     const log = run.stderr === '' ? run.stdout : `${run.stdout}\n${run.stderr}`;
     base.exit_code = run.exitCode;
     base.log_tail = tailOf(log, options.logTailBytes ?? DEFAULT_LOG_TAIL_BYTES);
-    if (run.timedOut)
-      return finish({ status: 'timeout', timed_out: true, error: `the verifier ran past its ${task.verifier.timeoutS} s limit` });
+    if (run.timedOut) return finish({ status: 'timeout', timed_out: true, error: `the verifier ran past its ${timeoutMs / 1000} s limit` });
     // Read once the sandbox is gone: nothing in it can swap a file for a link meanwhile.
     await closeQuietly(sandbox);
     if (options.keepLogsIn) keepLogs(logs, options.keepLogsIn, log);

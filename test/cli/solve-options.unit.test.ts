@@ -6,6 +6,7 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { registerSolveCommand } from '../../src/cli/solve.js';
+import { expectCode } from '../support/expect-code.js';
 
 function parseSolve(args: string[]): Record<string, unknown> {
   const program = new Command('winnower').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
@@ -30,5 +31,21 @@ describe('winnower solve --replay', () => {
   it('accumulates the files of a repeated flag', () => {
     const flags = parseSolve(['--replay', 'a.json', '--issue', 'x', '--replay', 'b.json', 'c.json']);
     expect(flags.replay).toEqual(['a.json', 'b.json', 'c.json']);
+  });
+});
+
+describe('winnower solve --task', () => {
+  it('parses the task folder and the reward threshold', () => {
+    const flags = parseSolve(['--task', 'tasks/fix-median', '--reward-threshold', '0.5']);
+    expect(flags).toMatchObject({ task: 'tasks/fix-median', rewardThreshold: 0.5 });
+    expect(() => parseSolve(['--task', 't', '--reward-threshold', 'high'])).toThrow();
+  });
+
+  it('refuses --reward-threshold without --task, naming the flag', async () => {
+    const { runSolve } = await import('../../src/cli/solve-action.js');
+    const error = await expectCode(runSolve({ n: 1, issue: 'x', rewardThreshold: 0.5 }, new Command()), 'WNW_ERR_INPUT_INVALID');
+    expect(error.details.field).toBe('--reward-threshold');
+    const noIssue = await expectCode(runSolve({ n: 1 }, new Command()), 'WNW_ERR_INPUT_INVALID');
+    expect(noIssue.message).toContain('or a Harbor task with --task');
   });
 });
