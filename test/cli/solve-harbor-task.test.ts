@@ -5,54 +5,21 @@
  * the candidate whose reward is 1 is chosen although the value model prefers another.
  */
 import { readFileSync, rmSync } from 'node:fs';
+import { Command } from 'commander';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
-import { writeTaskFolder } from '../formats/harbor/example-task.js';
-import { DEMO_DIR, demoTask, hasBubblewrap } from '../solve/helpers.js';
+import { writeDurationsTask } from '../formats/harbor/durations-task.js';
+import { DEMO_DIR, hasBubblewrap } from '../solve/helpers.js';
 import { runCli } from '../support/cli.js';
-
-const MULTI_DIGIT_TEST = `import unittest
-
-from durations import format_duration, parse_duration
-
-
-class MultiDigitTests(unittest.TestCase):
-    def test_hours_and_minutes(self):
-        self.assertEqual(parse_duration("1h30m"), 5400)
-
-    def test_three_digit_amounts(self):
-        self.assertEqual(parse_duration("120m"), 7200)
-
-    def test_round_trip_large(self):
-        self.assertEqual(format_duration(parse_duration("12h45m30s")), "12h45m30s")
-`;
-
-/** The verifier: the task's tests beside the repository's own; pass all, reward 1; the exit code says nothing. */
-const TEST_SH = `#!/bin/bash
-cd /app
-cp /tests/test_multi_digit.py tests/
-if python3 -m unittest tests.test_durations tests.test_multi_digit; then r=1; else r=0; fi
-echo "$r" > /logs/verifier/reward.txt
-exit 0
-`;
+import { expectCode } from '../support/expect-code.js';
 
 describe.skipIf(!hasBubblewrap())('winnower solve --task (a Harbor task)', () => {
   let repo: string;
   let taskDir: string;
   beforeAll(() => {
     repo = prepareDemoRepo(join(DEMO_DIR, 'repo'));
-    taskDir = writeTaskFolder(
-      {
-        'task.toml':
-          'schema_version = "1.4"\n[task]\nname = "winnower/durations"\n[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 60.0\n[environment]\nnetwork_mode = "no-network"\n',
-        'instruction.md': `<!-- harbor canary GUID 0000 -->\n\n${demoTask().problem_statement}`,
-        'environment/Dockerfile': 'FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app/\n',
-        'tests/test.sh': TEST_SH,
-        'tests/test_multi_digit.py': MULTI_DIGIT_TEST,
-      },
-      join(dirname(repo), 'harbor-task'),
-    );
+    taskDir = writeDurationsTask(join(dirname(repo), 'harbor-task'));
   });
   afterAll(() => rmSync(dirname(repo), { recursive: true, force: true }));
 
@@ -101,4 +68,14 @@ describe.skipIf(!hasBubblewrap())('winnower solve --task (a Harbor task)', () =>
     expect(job.result.selection.reason).toContain('reward 1 (resolved at ≥ 1)');
     expect(stdout).toContain('resolved');
   }, 180_000);
+});
+
+describe('winnower solve --task flags', () => {
+  it('refuses --reward-threshold without --task, naming the flag', async () => {
+    const { runSolve } = await import('../../src/cli/solve-action.js');
+    const error = await expectCode(runSolve({ n: 1, issue: 'x', rewardThreshold: 0.5 }, new Command()), 'WNW_ERR_INPUT_INVALID');
+    expect(error.details.field).toBe('--reward-threshold');
+    const noIssue = await expectCode(runSolve({ n: 1 }, new Command()), 'WNW_ERR_INPUT_INVALID');
+    expect(noIssue.message).toContain('or a Harbor task with --task');
+  });
 });

@@ -6,7 +6,6 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { registerSolveCommand } from '../../src/cli/solve.js';
-import { expectCode } from '../support/expect-code.js';
 
 function parseSolve(args: string[]): Record<string, unknown> {
   const program = new Command('winnower').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
@@ -39,13 +38,5 @@ describe('winnower solve --task', () => {
     const flags = parseSolve(['--task', 'tasks/fix-median', '--reward-threshold', '0.5']);
     expect(flags).toMatchObject({ task: 'tasks/fix-median', rewardThreshold: 0.5 });
     expect(() => parseSolve(['--task', 't', '--reward-threshold', 'high'])).toThrow();
-  });
-
-  it('refuses --reward-threshold without --task, naming the flag', async () => {
-    const { runSolve } = await import('../../src/cli/solve-action.js');
-    const error = await expectCode(runSolve({ n: 1, issue: 'x', rewardThreshold: 0.5 }, new Command()), 'WNW_ERR_INPUT_INVALID');
-    expect(error.details.field).toBe('--reward-threshold');
-    const noIssue = await expectCode(runSolve({ n: 1 }, new Command()), 'WNW_ERR_INPUT_INVALID');
-    expect(noIssue.message).toContain('or a Harbor task with --task');
   });
 });
