@@ -69,7 +69,14 @@ describe('harbor_task at submit', () => {
     const tests = await refused({ harbor_task: task(), repo: { path: repo }, verify: { enabled: true, fail_to_pass: ['t'] } });
     expect(tests.details.field).toBe('body.verify.fail_to_pass');
     const unbuilt = await refused({ harbor_task: task() });
-    expect(unbuilt.message).toContain('which winnower does not build: give image (built from it) or repo');
+    expect(unbuilt.message).toContain(
+      'which winnower does not build (it does more than name a base image): give image (built from it) or repo',
+    );
+  });
+
+  it("takes a Dockerfile that only names its base image as the task's image", () => {
+    const harbor = readHarborTask(task({ 'environment/Dockerfile': 'FROM python:3.12-slim\nWORKDIR /app\n' }));
+    expect(harborBody({}, harbor)).toMatchObject({ image: 'python:3.12-slim' });
   });
 
   it('refuses a reward threshold without a Harbor task', async () => {

@@ -17,8 +17,14 @@ export const MAX_TASK_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_VERIFIER_TIMEOUT_S = 600;
 
 export interface HarborEnvironment {
-  /** `[environment] docker_image`: a prebuilt image, used as is. */
+  /**
+   * The image the sandboxes start from: `[environment] docker_image`, or the base of a Dockerfile
+   * that only names it (`FROM <image>` and `WORKDIR` lines, as Harbor's SWE-bench adapter writes),
+   * which building would not change.
+   */
   image?: string;
+  /** Where `image` came from. */
+  imageFrom?: 'docker_image' | 'Dockerfile';
   /** `environment/Dockerfile` when there is one; winnower does not build it (docs/harbor.md#environment). */
   dockerfile?: string;
   /** `[environment] workdir`, else the Dockerfile's last WORKDIR; absent: the image's or provider's own. */
@@ -182,8 +188,31 @@ function readEnvironment(dir: string, config: HarborTaskConfig, fail: Fail): Pic
   if (image && !hasDockerfile && entries.length > 0)
     fail('environment/', 'files to upload into the workdir are not supported; put them in the image');
   const dockerfile = hasDockerfile ? join(envDir, 'Dockerfile') : undefined;
-  const workdir = config.environment?.workdir ?? (dockerfile ? lastWorkdir(readTaskFile(dir, 'environment/Dockerfile', fail)) : undefined);
-  return { ...(image ? { image } : {}), ...(dockerfile ? { dockerfile } : {}), ...(workdir ? { workdir } : {}) };
+  const text = dockerfile ? readTaskFile(dir, 'environment/Dockerfile', fail) : undefined;
+  const workdir = config.environment?.workdir ?? (text ? lastWorkdir(text) : undefined);
+  const base = image ? undefined : text ? baseImageOnly(text) : undefined;
+  return {
+    ...(image ? { image, imageFrom: 'docker_image' as const } : base ? { image: base, imageFrom: 'Dockerfile' as const } : {}),
+    ...(dockerfile ? { dockerfile } : {}),
+    ...(workdir ? { workdir } : {}),
+  };
+}
+
+/**
+ * The image of a Dockerfile that only names one: a single plain `FROM <image>` (no stage name, no
+ * flag, no variable) and otherwise only `WORKDIR` lines and comments. Anything else would build
+ * something, which winnower does not do.
+ */
+export function baseImageOnly(dockerfile: string): string | undefined {
+  let image: string | undefined;
+  for (const raw of dockerfile.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const from = /^FROM\s+([^\s$-][^\s$]*)$/i.exec(line);
+    if (from && image === undefined) image = from[1]!;
+    else if (!/^WORKDIR\s+\S+$/i.test(line)) return undefined;
+  }
+  return image;
 }
 
 /** The last absolute `WORKDIR` of a Dockerfile (a relative one or a variable is left to the image). */

@@ -31,7 +31,7 @@ export function harborBody(body: Body, task: HarborTask): Body {
   if (image === undefined && body.repo === undefined)
     throw wnwError(
       'WNW_ERR_INPUT_INVALID',
-      `${FIELD}: the task's environment is environment/Dockerfile, which winnower does not build: give image (built from it) or repo (the code as a checkout)`,
+      `${FIELD}: the task's environment is environment/Dockerfile, which winnower does not build (it does more than name a base image): give image (built from it) or repo (the code as a checkout)`,
       { details: { field: FIELD } },
     );
   const agent = body.agent === undefined ? {} : body.agent;

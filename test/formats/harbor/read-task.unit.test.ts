@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../../src/errors.js';
-import { lastWorkdir, readHarborTask, stripCanary } from '../../../src/formats/harbor/read-task.js';
+import { baseImageOnly, lastWorkdir, readHarborTask, stripCanary } from '../../../src/formats/harbor/read-task.js';
 import { EXAMPLE_TOML, writeExampleTask, writeTaskFolder } from './example-task.js';
 
 /** The WinnowerError `run` throws. */
@@ -46,7 +46,7 @@ describe('readHarborTask', () => {
     expect(task.schemaVersion).toBe('1.4');
     expect(task.verifier.timeoutS).toBe(600);
     expect(task.agentTimeoutS).toBeUndefined();
-    expect(task.environment).toEqual({ image: 'python:3.12-slim', network: false, env: {} });
+    expect(task.environment).toEqual({ image: 'python:3.12-slim', imageFrom: 'docker_image', network: false, env: {} });
   });
 
   it('reads the legacy 1.0 form: root version, memory "2G", allow_internet', () => {
@@ -126,6 +126,21 @@ describe('readHarborTask', () => {
     expect(errorOf(() => readHarborTask('/nonexistent/harbor-task')).message).toContain('no such task folder');
   });
 
+  it("reads the SWE-bench adapter's layout: a Dockerfile that only names the instance image, WORKDIR /testbed", () => {
+    const dir = writeExampleTask({
+      'task.toml': 'schema_version = "1.4"\n[task]\nname = "swe-bench/swebench-verified__acme__calc-1"\n',
+      'environment/Dockerfile': '# the instance image\nFROM swebench/sweb.eval.x86_64.acme_1776_calc-1:latest\nWORKDIR /testbed\n',
+      'tests/config.json': '{"FAIL_TO_PASS": [], "PASS_TO_PASS": []}',
+    });
+    const task = readHarborTask(dir);
+    expect(task.environment).toMatchObject({
+      image: 'swebench/sweb.eval.x86_64.acme_1776_calc-1:latest',
+      imageFrom: 'Dockerfile',
+      workdir: '/testbed',
+    });
+    expect(task.name).toBe('swe-bench/swebench-verified__acme__calc-1');
+  });
+
   it('refuses compose environments and uploads of environment/ without a Dockerfile', () => {
     expect(errorOf(() => readHarborTask(writeExampleTask({ 'environment/docker-compose.yaml': 'services: {}\n' }))).details.file).toBe(
       'environment/docker-compose.yaml',
@@ -173,6 +188,16 @@ describe('instruction and Dockerfile helpers', () => {
       'Fix it.\n# canary inside stays\n',
     );
     expect(stripCanary('# Title\nbody')).toBe('# Title\nbody');
+  });
+
+  it('takes the base image only from a Dockerfile that builds nothing', () => {
+    expect(baseImageOnly('FROM python:3.12-slim\nWORKDIR /app\n')).toBe('python:3.12-slim');
+    expect(baseImageOnly('FROM python:3.12-slim\nRUN pip install pytest\n')).toBeUndefined();
+    expect(baseImageOnly('FROM python:3.12-slim AS base\n')).toBeUndefined();
+    expect(baseImageOnly('FROM --platform=linux/amd64 python\n')).toBeUndefined();
+    expect(baseImageOnly('ARG TAG\nFROM python:$TAG\n')).toBeUndefined();
+    expect(baseImageOnly('FROM a\nFROM b\n')).toBeUndefined();
+    expect(baseImageOnly('# nothing\n')).toBeUndefined();
   });
 
   it("takes the Dockerfile's last absolute WORKDIR", () => {
