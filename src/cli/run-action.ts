@@ -1,5 +1,5 @@
 /** What `winnower run` does once its flags are parsed; loaded only when it runs (run.ts registers it). */
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../config.js';
 import { ERROR_CATALOG, type ErrorCode, wnwError } from '../errors.js';
@@ -47,6 +47,18 @@ export async function runTasks(flags: RunFlags): Promise<void> {
   // Every task is read before anything runs: a bad one is named now, not after hours of the others.
   const harbor = new Map(tasks.map((name) => [name, readHarborTask(join(root, name), { field: `--tasks ${name}` })]));
   const repos = flags.repos ? resolve(flags.repos) : undefined;
+  for (const [name, task] of harbor) {
+    if (repos && !existsSync(join(repos, name)))
+      throw wnwError('WNW_ERR_INPUT_INVALID', `--repos: no checkout ${join(repos, name)} for task ${name}`, {
+        details: { field: '--repos' },
+      });
+    if (!repos && !task.environment.image)
+      throw wnwError(
+        'WNW_ERR_INPUT_INVALID',
+        `--tasks ${name}: its environment/Dockerfile builds an image, which winnower does not do: give the tasks' code with --repos`,
+        { details: { field: '--repos' } },
+      );
+  }
   const jobName = flags.jobName ?? new Date().toISOString().slice(0, 19).replace('T', '__').replaceAll(':', '-');
   const jobDir = join(resolve(flags.jobsDir), jobName);
   mkdirSync(jobDir, { recursive: true });
@@ -79,6 +91,8 @@ export async function runTasks(flags: RunFlags): Promise<void> {
         continue;
       }
       const task = harbor.get(name)!;
+      // A run cut off during this task left trials of a job that never finished: they go, the task runs anew.
+      removeTrialsOf(jobDir, task.dir);
       const body = {
         harbor_task: task.dir,
         n: flags.n,
@@ -129,4 +143,14 @@ export async function runTasks(flags: RunFlags): Promise<void> {
     });
   }
   console.log(jobDir);
+}
+
+/** Trial folders under `jobDir` written for the task at `taskDir` (their result.json says so). */
+function removeTrialsOf(jobDir: string, taskDir: string): void {
+  for (const entry of readdirSync(jobDir, { withFileTypes: true })) {
+    const result = join(jobDir, entry.name, 'result.json');
+    if (!entry.isDirectory() || !existsSync(result)) continue;
+    const written = JSON.parse(readFileSync(result, 'utf8')) as { task_id?: { path?: string } };
+    if (written.task_id?.path === taskDir) rmSync(join(jobDir, entry.name), { recursive: true, force: true });
+  }
 }

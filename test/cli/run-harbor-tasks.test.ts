@@ -3,13 +3,14 @@
  * output in Harbor's job and trial layout (result.json per trial and for the job,
  * agent/trajectory.json as ATIF, verifier/), and a second run of the same job skipping what is done.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { writeDurationsTask } from '../formats/harbor/durations-task.js';
 import { DEMO_DIR, hasBubblewrap } from '../solve/helpers.js';
 import { runCli } from '../support/cli.js';
+import { expectCode } from '../support/expect-code.js';
 
 describe.skipIf(!hasBubblewrap())('winnower run --tasks (a Harbor dataset)', () => {
   let scratch: string;
@@ -46,7 +47,7 @@ describe.skipIf(!hasBubblewrap())('winnower run --tasks (a Harbor dataset)', () 
         join(DEMO_DIR, 'trajectories/correct-fix.json'),
         '--no-regression',
       ],
-      { env: { WINNOWER_POLICY_URL: '' }, timeoutMs: 240_000 },
+      { env: { WINNOWER_POLICY_URL: '' }, timeoutMs: 120_000 },
     );
 
   it("writes Harbor's layout for every candidate of every task, and resumes without redoing a task", async () => {
@@ -87,5 +88,28 @@ describe.skipIf(!hasBubblewrap())('winnower run --tasks (a Harbor dataset)', () 
     expect(again.stderr).toContain('durations-a: done in an earlier run, skipped');
     expect(again.stderr).toContain('durations-b: done in an earlier run, skipped');
     expect(JSON.parse(readFileSync(join(jobDir, 'result.json'), 'utf8')).n_total_trials).toBe(4);
-  }, 300_000);
+
+    // A run cut off in durations-b (its line never written): the next run redoes it alone, replacing its trials.
+    const lines = readFileSync(join(jobDir, 'winnower-tasks.jsonl'), 'utf8').trim().split('\n');
+    writeFileSync(join(jobDir, 'winnower-tasks.jsonl'), `${lines[0]}\n`);
+    const resumed = await run();
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain('durations-a: done in an earlier run, skipped');
+    expect(resumed.stderr).toMatch(/durations-b: succeeded; chose winnower-durations-b__[0-9a-f]{7} \(resolved\)/);
+    const after = JSON.parse(readFileSync(join(jobDir, 'result.json'), 'utf8'));
+    expect(after.n_total_trials).toBe(4);
+    expect(readFileSync(join(jobDir, 'winnower-tasks.jsonl'), 'utf8').trim().split('\n')).toHaveLength(2);
+  }, 400_000);
+
+  it('names what is missing before any task runs: the code of Dockerfile-only tasks, a checkout', async () => {
+    const { runTasks } = await import('../../src/cli/run-action.js');
+    const base = { tasks: join(scratch, 'tasks'), jobsDir: join(scratch, 'jobs'), n: 1 };
+    const noCode = await expectCode(runTasks(base), 'WNW_ERR_INPUT_INVALID');
+    expect(noCode.details.field).toBe('--repos');
+    expect(noCode.message).toContain('durations-a: its environment/Dockerfile builds an image');
+    const missing = await expectCode(runTasks({ ...base, repos: join(scratch, 'no-checkouts') }), 'WNW_ERR_INPUT_INVALID');
+    expect(missing.message).toContain('--repos: no checkout');
+    const empty = await expectCode(runTasks({ ...base, tasks: join(scratch, 'checkouts') }), 'WNW_ERR_INPUT_INVALID');
+    expect(empty.details.field).toBe('--tasks');
+  });
 });
