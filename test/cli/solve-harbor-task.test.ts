@@ -68,6 +68,41 @@ describe.skipIf(!hasBubblewrap())('winnower solve --task (a Harbor task)', () =>
     expect(job.result.selection.reason).toContain('reward 1 (resolved at ≥ 1)');
     expect(stdout).toMatch(/resolved +1 \(≥ 1\) +✔/);
   }, 180_000);
+
+  it('holds the rewards to --reward-threshold: at 0 every candidate resolves and the value model decides', async () => {
+    const out = join(dirname(repo), 'harbor-threshold.json');
+    const { code, stderr } = await runCli(
+      [
+        'solve',
+        '--task',
+        taskDir,
+        '--repo',
+        repo,
+        '--n',
+        '2',
+        '--replay',
+        join(DEMO_DIR, 'trajectories/breaks-other-tests.json'),
+        join(DEMO_DIR, 'trajectories/correct-fix.json'),
+        '--reward-threshold',
+        '0',
+        '--no-regression',
+        '--out',
+        out,
+      ],
+      { env: { WINNOWER_POLICY_URL: '' } },
+    );
+    expect(code, stderr).toBe(0);
+    const job = JSON.parse(readFileSync(out, 'utf8'));
+    expect(
+      job.candidates.map((candidate: { verify: { status: string; reward: { threshold: number } } }) => [
+        candidate.verify.status,
+        candidate.verify.reward.threshold,
+      ]),
+    ).toEqual([
+      ['resolved', 0],
+      ['resolved', 0],
+    ]);
+  }, 180_000);
 });
 
 describe('winnower solve --task flags', () => {
