@@ -39,7 +39,7 @@ export function registerRunCommand(program: Command): void {
     .option('--replay <files...>', 'replay recorded trajectories instead of a policy, for every task')
     .option(
       '--repos <folder>',
-      "checkouts of the tasks' code, one per task named as its task folder: each replaces its task's environment (for Dockerfile-only tasks)",
+      "checkouts of the tasks' code, one per task named as its task folder: each replaces its task's environment (for tasks whose Dockerfile builds an image)",
     )
     .option('--no-regression', 'skip the regression check')
     .option('--reward-threshold <reward>', 'the reward at or above which a candidate is resolved (default 1)', nonNegativeNumber)
