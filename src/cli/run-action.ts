@@ -45,7 +45,7 @@ export async function runTasks(flags: RunFlags): Promise<void> {
       details: { field: '--tasks' },
     });
   // Every task is read before anything runs: a bad one is named now, not after hours of the others.
-  const harbor = new Map(tasks.map((name) => [name, readHarborTask(join(root, name), { field: `--tasks ${name}` })]));
+  const harbor = new Map(tasks.map((name) => [name, readHarborTask(join(root, name), { field: `--tasks ${name}`, env: process.env })]));
   const repos = flags.repos ? resolve(flags.repos) : undefined;
   for (const [name, task] of harbor) {
     if (repos && !existsSync(join(repos, name)))
@@ -83,7 +83,7 @@ export async function runTasks(flags: RunFlags): Promise<void> {
   });
   const recordings = flags.replay ? (await importTrajectories(flags.replay, { sourceFrom: 'file' })).items : undefined;
   const agent = { name: 'winnower', version: VERSION, ...(recordings ? {} : config.policy.model ? { model: config.policy.model } : {}) };
-  const runtime = await createRuntime(config, { logger: false });
+  const runtime = await createRuntime(config, { logger: false, harborHostEnv: true });
   try {
     for (const name of tasks) {
       if (done.has(name)) {

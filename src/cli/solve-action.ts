@@ -113,7 +113,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
 
   // A repository that is not there (or lacks the commit) is an error now, before the runtime loads or any rollout starts.
   if (body.repo && 'path' in body.repo && !flags.image) await checkLocalRepo(body.repo, { path: '--repo', commit: '--commit' });
-  const runtime = await createRuntime(config, { logger: false });
+  const runtime = await createRuntime(config, { logger: false, harborHostEnv: true });
   try {
     const posted = await runtime.app.inject({ method: 'POST', url: '/solve', payload: body });
     const answer = posted.json() as { job_id?: string; error?: { code: string; message: string; details?: { field?: string } } };

@@ -113,7 +113,7 @@ export function harborSpec({ environment }: HarborTask): Partial<SandboxSpec> {
 export function createSolveContext(deps: SolveDeps, jobId: string, request: SolveRequest, hooks: SolveHooks): SolveContext {
   const task = taskFromRequest(request);
   // Read again (it was checked at submit): the job runs the folder's tests as they are now.
-  const harbor = request.harbor_task ? readHarborTask(request.harbor_task, { field: 'harbor_task' }) : undefined;
+  const harbor = request.harbor_task ? readHarborTask(request.harbor_task, { field: 'harbor_task', env: deps.harborEnv ?? {} }) : undefined;
   const stopController = new AbortController();
   const checksController = new AbortController();
   const plan = planPolicies(request);

@@ -79,6 +79,15 @@ describe('harbor_task at submit', () => {
     expect(harborBody({}, harbor)).toMatchObject({ image: 'python:3.12-slim' });
   });
 
+  it("does not fill a task's templates from the server's environment (its keys are not a request's to read)", async () => {
+    expect(process.env.HOME).toBeTruthy();
+    const home = await refused({
+      harbor_task: task({ 'task.toml': `${EXAMPLE_TOML}[verifier.env]\nWHERE = "\${HOME}"\n` }),
+      repo: { path: repo },
+    });
+    expect(home.message).toContain('task.toml verifier.env.WHERE: ${HOME} is not set on this host and has no default');
+  });
+
   it('refuses a reward threshold without a Harbor task', async () => {
     const error = await refused({ issue: 'x', repo: { path: repo }, verify: { enabled: true, reward_threshold: 0.5 } });
     expect(error.details.field).toBe('body.verify.reward_threshold');

@@ -57,7 +57,7 @@ export interface HarborTask {
 export interface ReadHarborTaskOptions {
   /** How the caller names the folder in errors (`body.harbor_task`, `--task`). */
   field?: string;
-  /** Where `${VAR}` templates are filled from (default: this process's environment). */
+  /** Where `${VAR}` templates are filled from (default: none, so only their defaults apply). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -136,7 +136,7 @@ export function readHarborTask(path: string, options: ReadHarborTaskOptions = {}
     fail('task.toml', `schema version ${JSON.stringify(schemaVersion)} is not one of ${HARBOR_SCHEMA_VERSIONS.join(', ')}`, versionKey);
   for (const rule of REFUSED) if (rule.when(raw)) fail('task.toml', rule.why, rule.key);
 
-  const env = options.env ?? process.env;
+  const env = options.env ?? {};
   const fill = (values: Record<string, string> | undefined, key: string) =>
     fillTemplates(values ?? {}, env, (name, what) => fail('task.toml', what, `${key}.${name}`));
 

@@ -15,14 +15,15 @@ type Body = Record<string, unknown>;
 const isObject = (value: unknown): value is Body => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The body with the Harbor task's fields filled in; any other body as it came (validation judges it). */
-export async function expandHarborTask(body: unknown, roots: readonly string[]): Promise<unknown> {
+/** `env`: where the task's `${VAR}` templates are filled from (SolveDeps.harborEnv; a server's is empty). */
+export async function expandHarborTask(body: unknown, roots: readonly string[], env: NodeJS.ProcessEnv): Promise<unknown> {
   if (!isObject(body) || typeof body.harbor_task !== 'string' || body.harbor_task === '') return body;
   await checkFolderAccess(body.harbor_task, roots, FIELD);
   if (body.issue !== undefined)
     throw wnwError('WNW_ERR_INPUT_INVALID', "body.issue: a Harbor task's instruction.md is the issue; leave issue out", {
       details: { field: 'body.issue' },
     });
-  return harborBody(body, readHarborTask(body.harbor_task, { field: FIELD }));
+  return harborBody(body, readHarborTask(body.harbor_task, { field: FIELD, env }));
 }
 
 /** `body` completed from `task`: the request's repository (or image) replaces the task's environment. */

@@ -37,7 +37,8 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       // Before validation: the task's fields are the request's defaults (guards/harbor-task.ts).
       preValidation: async (request) => {
         // Still the raw body here: the schema's type applies only once validation has run.
-        request.body = (await expandHarborTask(request.body, app.winnower.repoRoots)) as typeof request.body;
+        const { repoRoots, solveDeps } = app.winnower;
+        request.body = (await expandHarborTask(request.body, repoRoots, solveDeps.harborEnv ?? {})) as typeof request.body;
       },
     },
     async (request, reply) => {
