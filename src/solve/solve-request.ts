@@ -357,8 +357,10 @@ export type SolveRequest = z.infer<typeof SolveRequest>;
 export type SolveRequestInput = z.input<typeof SolveRequest>;
 
 /** Whether the tests from the pool run: verification on, and `enabled`, or by default when the request gives no tests. */
-export function poolTestsOn(request: Pick<SolveRequest, 'verify'>): boolean {
+export function poolTestsOn(request: Pick<SolveRequest, 'verify' | 'harbor_task'>): boolean {
   const { verify } = request;
-  const given = verify.test_command !== undefined || verify.fail_to_pass.length + verify.pass_to_pass.length > 0;
+  // A Harbor task's tests/test.sh are given tests too (docs/harbor.md).
+  const given =
+    request.harbor_task !== undefined || verify.test_command !== undefined || verify.fail_to_pass.length + verify.pass_to_pass.length > 0;
   return verify.enabled && (verify.pool_tests.enabled ?? !given);
 }

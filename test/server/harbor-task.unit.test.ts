@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readHarborTask } from '../../src/formats/harbor/read-task.js';
 import { harborBody } from '../../src/server/guards/harbor-task.js';
+import { poolTestsOn, SolveRequest } from '../../src/solve/solve-request.js';
 import { EXAMPLE_TOML, writeExampleTask } from '../formats/harbor/example-task.js';
 import { gitRepo } from './git-repo.js';
 import { startTestApp, type TestApp } from './test-app.js';
@@ -86,6 +87,12 @@ describe('harbor_task at submit', () => {
       repo: { path: repo },
     });
     expect(home.message).toContain('task.toml verifier.env.WHERE: ${HOME} is not set on this host and has no default');
+  });
+
+  it("counts a Harbor task's tests as given: the tests from the pool stay off by default, as with a test list", () => {
+    const body = { issue: 'i', repo: { path: repo }, verify: { enabled: true } };
+    expect(poolTestsOn(SolveRequest.parse(body))).toBe(true);
+    expect(poolTestsOn(SolveRequest.parse({ ...body, harbor_task: '/srv/tasks/t' }))).toBe(false);
   });
 
   it('refuses a reward threshold without a Harbor task', async () => {
