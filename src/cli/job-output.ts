@@ -14,6 +14,9 @@ export interface CandidateView {
     exit_code?: number | null;
     other_failed?: string[];
     other_failed_count?: number;
+    /** `harbor-reward` for a Harbor task, whose verdict is its reward (docs/harbor.md#verification). */
+    parser?: string;
+    reward?: { value: number; threshold: number };
   } | null;
   trajectory_id: string | null;
   error: { code: string; message: string } | null;
@@ -146,10 +149,27 @@ export function candidateLabel(candidate: CandidateView): string {
   return `+${shape.added} -${shape.removed} ${where}`;
 }
 
-/** The candidates table; `nameOf` labels each candidate (its recording, or its status). */
+/**
+ * The candidates table; `nameOf` labels each candidate (its recording, or its status). A Harbor
+ * task's candidates show their reward instead of test tallies and exit codes, which mean nothing there.
+ */
 export function renderCandidates(job: JobView, nameHeader: string, nameOf: (candidate: CandidateView) => string): string {
   const chosen = job.result?.chosen;
   const unusable = new Map((job.result?.selection?.ranking ?? []).map((entry) => [entry.trajectory_id, entry.unusable?.kind]));
+  const testsOf = (c: CandidateView) => testsCell(c, c.trajectory_id === null ? undefined : unusable.get(c.trajectory_id));
+  if (job.candidates.some((c) => c.verify?.parser === 'harbor-reward'))
+    return table([
+      ['candidate', nameHeader, 'steps', 'value', 'tests', 'reward', 'chosen'],
+      ...job.candidates.map((c) => [
+        String(c.index),
+        nameOf(c),
+        c.steps === null ? '—' : String(c.steps),
+        c.value === null ? '—' : c.value.toFixed(3),
+        testsOf(c),
+        c.verify?.reward ? `${c.verify.reward.value} (≥ ${c.verify.reward.threshold})` : '—',
+        chosen?.index === c.index ? '  ✔' : '',
+      ]),
+    ]);
   return table([
     ['candidate', nameHeader, 'steps', 'value', 'tests', 'F2P', 'P2P', 'other tests', 'chosen'],
     ...job.candidates.map((c) => [
@@ -157,7 +177,7 @@ export function renderCandidates(job: JobView, nameHeader: string, nameOf: (cand
       nameOf(c),
       c.steps === null ? '—' : String(c.steps),
       c.value === null ? '—' : c.value.toFixed(3),
-      testsCell(c, c.trajectory_id === null ? undefined : unusable.get(c.trajectory_id)),
+      testsOf(c),
       c.verify ? tally(c.verify.fail_to_pass) : '—',
       c.verify ? tally(c.verify.pass_to_pass) : '—',
       c.verify ? otherTests(c.verify) : '—',

@@ -12,6 +12,7 @@ import { registerInspectCommand } from './inspect.js';
 import { registerJobsCommand } from './jobs.js';
 import { registerPolicyCommand } from './policy.js';
 import { registerRerankCommand } from './rerank.js';
+import { registerRunCommand } from './run.js';
 import { registerSandboxCommand } from './sandbox-run.js';
 import { registerSandboxServeCommand } from './sandbox-serve.js';
 import { registerServeCommand } from './serve.js';
@@ -24,6 +25,7 @@ program.showHelpAfterError();
 
 registerSolveCommand(program);
 registerRerankCommand(program);
+registerRunCommand(program);
 registerInspectCommand(program);
 registerServeCommand(program);
 registerDemoCommand(program);

@@ -37,7 +37,11 @@ export interface Runtime {
 
 export async function createRuntime(
   config: WinnowerConfig,
-  options: { logger?: boolean | Record<string, unknown> } = {},
+  options: {
+    logger?: boolean | Record<string, unknown>;
+    /** Fill Harbor tasks' `${VAR}` templates from this process's environment: the user's own runs, not a server. */
+    harborHostEnv?: boolean;
+  } = {},
 ): Promise<Runtime> {
   const scorerConfig = {
     ...config.scorer,
@@ -69,7 +73,14 @@ export async function createRuntime(
     jobs,
     store,
     valueModel,
-    solveDeps: { sandboxes, store, createPolicy, policyDefaults: config.policy, ...(judge ? { judge } : {}) },
+    solveDeps: {
+      sandboxes,
+      store,
+      createPolicy,
+      policyDefaults: config.policy,
+      ...(judge ? { judge } : {}),
+      ...(options.harborHostEnv ? { harborEnv: process.env } : {}),
+    },
     apiKeys: config.server.api_keys,
     adminKeys: config.server.admin_keys,
     bodyLimitBytes: config.server.body_limit_bytes,

@@ -19,7 +19,15 @@ const harnessProtocol = (name: string): string | undefined => loadHarnessDefinit
 
 export async function runSolve(flags: SolveFlags, command: Command): Promise<void> {
   const issue = flags.issueFile ? readFileSync(flags.issueFile, 'utf8') : flags.issue;
-  if (!issue) throw wnwError('WNW_ERR_INPUT_INVALID', 'give the issue with --issue or --issue-file', { details: { field: 'issue' } });
+  // A Harbor task's instruction is the issue (the server refuses both).
+  if (!issue && !flags.task)
+    throw wnwError('WNW_ERR_INPUT_INVALID', 'give the issue with --issue or --issue-file (or a Harbor task with --task)', {
+      details: { field: 'issue' },
+    });
+  if (flags.rewardThreshold !== undefined && !flags.task)
+    throw wnwError('WNW_ERR_INPUT_INVALID', '--reward-threshold grades a Harbor task: give --task', {
+      details: { field: '--reward-threshold' },
+    });
   const config = loadConfig({
     file: flags.config,
     overrides: {
@@ -31,7 +39,8 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
   // With --policies, n is their sum: --n goes only when given (then it must equal that sum).
   const n = policies && command.getOptionValueSource('n') === 'default' ? undefined : flags.n;
   const recordings = flags.replay ? (await importTrajectories(flags.replay, { sourceFrom: 'file' })).items : undefined;
-  const givenTests = Boolean(flags.testCommand || flags.failToPass?.length || flags.passToPass?.length);
+  // A Harbor task's tests/test.sh are given tests: --task verifies.
+  const givenTests = Boolean(flags.task || flags.testCommand || flags.failToPass?.length || flags.passToPass?.length);
   const verifying = givenTests || Boolean(flags.checks || flags.reproduction);
   // It shapes only the run of the given tests; without them it would be ignored.
   if (flags.harnessCompat && !givenTests) {
@@ -49,7 +58,8 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
   };
   const body = {
     instance_id: flags.instanceId,
-    issue,
+    ...(issue ? { issue } : {}),
+    ...(flags.task ? { harbor_task: resolve(flags.task) } : {}),
     ...(flags.repo
       ? {
           repo: {
@@ -93,6 +103,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
           pass_to_pass: flags.passToPass ?? [],
           ...(flags.testPatch ? { test_patch: readFileSync(flags.testPatch, 'utf8') } : {}),
           ...(flags.harnessCompat ? { harness_compat: true } : {}),
+          ...(flags.rewardThreshold !== undefined ? { reward_threshold: flags.rewardThreshold } : {}),
           ...checks,
         }
       : { enabled: false },
@@ -102,7 +113,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
 
   // A repository that is not there (or lacks the commit) is an error now, before the runtime loads or any rollout starts.
   if (body.repo && 'path' in body.repo && !flags.image) await checkLocalRepo(body.repo, { path: '--repo', commit: '--commit' });
-  const runtime = await createRuntime(config, { logger: false });
+  const runtime = await createRuntime(config, { logger: false, harborHostEnv: true });
   try {
     const posted = await runtime.app.inject({ method: 'POST', url: '/solve', payload: body });
     const answer = posted.json() as { job_id?: string; error?: { code: string; message: string; details?: { field?: string } } };

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
-import { positiveInt, positiveNumber } from './parse-options.js';
+import { nonNegativeNumber, positiveInt, positiveNumber } from './parse-options.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -15,6 +15,8 @@ export interface SolveFlags {
   image?: string;
   issue?: string;
   issueFile?: string;
+  task?: string;
+  rewardThreshold?: number;
   instanceId?: string;
   n: number;
   concurrency?: number;
@@ -59,6 +61,15 @@ export function registerSolveCommand(program: Command): void {
     )
     .option('--issue <text>', 'the issue text')
     .option('--issue-file <file>', 'read the issue text from a file')
+    .option(
+      '--task <folder>',
+      'a Harbor task folder (docs/harbor.md): its instruction is the issue, its tests/test.sh verifies and its reward decides; its docker_image is the image unless --image or --repo replaces the environment',
+    )
+    .option(
+      '--reward-threshold <reward>',
+      'with --task: the reward at or above which a candidate is resolved (default 1)',
+      nonNegativeNumber,
+    )
     .option('--instance-id <id>', "a name for the task (default: the repository's or image's name)")
     .option('--n <n>', 'rollouts', positiveInt, 4)
     .option('--concurrency <n>', 'rollouts running at once', positiveInt)

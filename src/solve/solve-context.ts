@@ -5,6 +5,7 @@
  */
 import { loadAgentConfig, type AgentConfig } from '../rollout/agent/agent-config.js';
 import { toWinnowerError } from '../errors.js';
+import { type HarborTask, readHarborTask } from '../formats/harbor/read-task.js';
 import type { ValueModel } from '../scoring/value-model.js';
 import type { SandboxSpec } from '../sandbox/types.js';
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
@@ -43,8 +44,10 @@ export interface SolveContext {
   jobId: string;
   request: SolveRequest;
   task: Task;
-  /** The sandbox every stage starts from: the repository at its base commit, offline. */
+  /** The sandbox every stage starts from: the repository at its base commit, offline (a Harbor task's environment: its workdir, resources, network). */
   spec: SandboxSpec;
+  /** The Harbor task of a `harbor_task` job: its tests/test.sh and reward verify (docs/harbor.md). */
+  harbor?: HarborTask;
   /** How the job's rollouts split over its policies (one entry without `policies`). */
   plan: PlannedPolicy[];
   /** The built-in agent's config of each planned policy (same order as `plan`). */
@@ -96,8 +99,21 @@ export function taskFromRequest(request: SolveRequest): Task {
   };
 }
 
+/** What a Harbor task's environment sets of a sandbox: its workdir, CPUs, memory, network and environment. */
+export function harborSpec({ environment }: HarborTask): Partial<SandboxSpec> {
+  return {
+    network: environment.network,
+    ...(environment.workdir ? { workdir: environment.workdir } : {}),
+    ...(environment.cpus !== undefined ? { cpu: environment.cpus } : {}),
+    ...(environment.memoryMb !== undefined ? { memoryMb: environment.memoryMb } : {}),
+    ...(Object.keys(environment.env).length > 0 ? { env: environment.env } : {}),
+  };
+}
+
 export function createSolveContext(deps: SolveDeps, jobId: string, request: SolveRequest, hooks: SolveHooks): SolveContext {
   const task = taskFromRequest(request);
+  // Read again (it was checked at submit): the job runs the folder's tests as they are now.
+  const harbor = request.harbor_task ? readHarborTask(request.harbor_task, { field: 'harbor_task', env: deps.harborEnv ?? {} }) : undefined;
   const stopController = new AbortController();
   const checksController = new AbortController();
   const plan = planPolicies(request);
@@ -112,7 +128,8 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
     jobId,
     request,
     task,
-    spec: { repo: task.repo, image: task.image, network: false, label: jobId },
+    spec: { repo: task.repo, image: task.image, network: false, label: jobId, ...(harbor ? harborSpec(harbor) : {}) },
+    ...(harbor ? { harbor } : {}),
     plan,
     agentConfigs: plan.map(({ agent }) =>
       loadAgentConfig(agent.config, {

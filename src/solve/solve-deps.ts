@@ -34,4 +34,10 @@ export interface SolveDeps {
   policyDefaults?: DefaultPolicy;
   /** The server's default pairwise judge (config `judge`), for requests with strategy judge or hybrid that name none. */
   judge?: JudgeOptions;
+  /**
+   * Where a Harbor task's `${VAR}` templates are filled from: the user's own environment for
+   * `winnower solve` and `run`; absent on a server, whose environment (its keys) is not a
+   * request's to read, so only the templates' defaults apply (docs/harbor.md#tasktoml).
+   */
+  harborEnv?: NodeJS.ProcessEnv;
 }

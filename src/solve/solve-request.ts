@@ -195,12 +195,64 @@ function defaultInstanceId(request: { repo?: { url?: string; path?: string } | u
   return 'task';
 }
 
+/**
+ * A Harbor task is verified by its own tests/test.sh and graded by its reward: the request's own
+ * test list would be ignored, so it is refused; a reward threshold without a Harbor task means nothing.
+ */
+function checkHarborFields(
+  request: {
+    harbor_task?: string;
+    verify: {
+      test_command?: string;
+      fail_to_pass: string[];
+      pass_to_pass: string[];
+      test_patch?: string;
+      parser?: string;
+      harness_compat?: boolean;
+      reward_threshold?: number;
+    };
+  },
+  context: z.RefinementCtx,
+): void {
+  const { verify } = request;
+  if (request.harbor_task === undefined) {
+    if (verify.reward_threshold !== undefined)
+      context.addIssue({
+        code: 'custom',
+        message: 'reward_threshold grades a Harbor task: give harbor_task',
+        path: ['verify', 'reward_threshold'],
+      });
+    return;
+  }
+  const given = {
+    test_command: verify.test_command !== undefined,
+    fail_to_pass: verify.fail_to_pass.length > 0,
+    pass_to_pass: verify.pass_to_pass.length > 0,
+    test_patch: verify.test_patch !== undefined,
+    parser: verify.parser !== undefined,
+    harness_compat: verify.harness_compat !== undefined,
+  };
+  for (const [key, present] of Object.entries(given))
+    if (present)
+      context.addIssue({
+        code: 'custom',
+        message: "a Harbor task is verified by its tests/test.sh and its reward, not by the request's tests",
+        path: ['verify', key],
+      });
+}
+
 export const SolveRequest = z
   .strictObject({
     /** A name for the task; default: the repository's or image's name (`durations`, `django/django`, `org/task:1`). */
     instance_id: z.string().min(1).max(256).optional(),
-    /** The issue text. */
+    /** The issue text; with `harbor_task`, filled from its instruction.md at submit (giving both is refused). */
     issue: z.string().min(1),
+    /**
+     * A Harbor task folder on the server, within `server.repo_roots` (docs/harbor.md): at submit its
+     * instruction becomes `issue`, its name `instance_id`, its image `image` and its limits the
+     * agent's and verifier's, each unless the request gives it; its tests/test.sh verifies.
+     */
+    harbor_task: z.string().min(1).max(4096).optional(),
     repo: z
       .strictObject({
         url: z.string().min(1).optional(),
@@ -246,6 +298,8 @@ export const SolveRequest = z
         fail_to_pass: z.array(z.string()).default([]),
         pass_to_pass: z.array(z.string()).default([]),
         test_patch: z.string().optional(),
+        /** With `harbor_task`: the reward at or above which a candidate is resolved (default 1, docs/harbor.md#verification). */
+        reward_threshold: z.number().min(-1e9).max(1e9).optional(),
         timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
         concurrency: z.number().int().min(1).max(32).default(4),
         regression: RegressionOptions.default({ enabled: true, budget_s: 600 }),
@@ -271,12 +325,14 @@ export const SolveRequest = z
     judge: JudgeOptions.optional(),
   })
   .refine((request) => request.repo !== undefined || request.image !== undefined, { message: 'give repo or image', path: ['repo'] })
+  .superRefine(checkHarborFields)
   .superRefine(checkPolicies)
   .refine(
     (request) =>
       !request.verify.enabled ||
       request.verify.test_command !== undefined ||
       request.verify.fail_to_pass.length + request.verify.pass_to_pass.length > 0 ||
+      request.harbor_task !== undefined ||
       request.verify.regression.enabled ||
       request.verify.reproduction !== undefined ||
       // Without given tests, pool tests run unless turned off.
@@ -301,8 +357,10 @@ export type SolveRequest = z.infer<typeof SolveRequest>;
 export type SolveRequestInput = z.input<typeof SolveRequest>;
 
 /** Whether the tests from the pool run: verification on, and `enabled`, or by default when the request gives no tests. */
-export function poolTestsOn(request: Pick<SolveRequest, 'verify'>): boolean {
+export function poolTestsOn(request: Pick<SolveRequest, 'verify' | 'harbor_task'>): boolean {
   const { verify } = request;
-  const given = verify.test_command !== undefined || verify.fail_to_pass.length + verify.pass_to_pass.length > 0;
+  // A Harbor task's tests/test.sh are given tests too (docs/harbor.md).
+  const given =
+    request.harbor_task !== undefined || verify.test_command !== undefined || verify.fail_to_pass.length + verify.pass_to_pass.length > 0;
   return verify.enabled && (verify.pool_tests.enabled ?? !given);
 }

@@ -1,11 +1,13 @@
 /**
  * Stage 3, verification: one finished candidate's patch applied in a fresh sandbox and the
- * request's tests run (`verify.fail_to_pass`/`pass_to_pass`/`test_command`), at most
+ * request's tests run (`verify.fail_to_pass`/`pass_to_pass`/`test_command`, or a Harbor task's
+ * tests/test.sh graded by its reward: src/verify/harbor-verifier.ts), at most
  * `verify.concurrency` at once within the job's sandbox budget. A failure to verify is noted on
  * the candidate, never a failed job.
  */
 import { toWinnowerError } from '../errors.js';
 import { describeOtherFailures } from '../verify/other-failures.js';
+import { verifyHarborCandidate } from '../verify/harbor-verifier.js';
 import { verifyCandidate } from '../verify/verify-candidate.js';
 import { unusablePatch } from './scoring.js';
 import type { SolveContext, Slot } from './solve-context.js';
@@ -13,7 +15,7 @@ import type { SolveContext, Slot } from './solve-context.js';
 /** Whether the request gives tests to verify against (a test command or test ids); without them only the checks run. */
 export function givenTests(context: SolveContext): boolean {
   const { verify } = context.request;
-  return verify.test_command !== undefined || verify.fail_to_pass.length + verify.pass_to_pass.length > 0;
+  return context.harbor !== undefined || verify.test_command !== undefined || verify.fail_to_pass.length + verify.pass_to_pass.length > 0;
 }
 
 /** The verification lane of one job: call once per job, then `verifySlot` with it. */
@@ -26,21 +28,25 @@ export async function verifySlot(context: SolveContext, slot: Slot, lane: <T>(wo
   const trajectory = slot.trajectory;
   // A patch that can never be chosen is not worth a sandbox (the scoring stage announced it).
   if (!context.verifying || !trajectory || hooks.signal.aborted || unusablePatch(slot)) return;
+  const candidate = { id: trajectory.id, patch: trajectory.patch };
+  const harbor = context.harbor;
   slot.verify = await lane(() =>
     context.budget.hold(async () => {
+      // A Harbor task: its own verifier, in a sandbox it makes with the task's folders bound in.
+      if (harbor)
+        return verifyHarborCandidate(deps.sandboxes, context.spec, harbor, candidate, {
+          timeoutMs: request.verify.timeout_s * 1000,
+          signal: hooks.signal,
+          ...(request.verify.reward_threshold !== undefined ? { threshold: request.verify.reward_threshold } : {}),
+        });
       const sandbox = await deps.sandboxes.create(context.spec, { signal: hooks.signal });
       try {
-        return await verifyCandidate(
-          sandbox,
-          context.task,
-          { id: trajectory.id, patch: trajectory.patch },
-          {
-            testTimeoutMs: request.verify.timeout_s * 1000,
-            signal: hooks.signal,
-            ...(request.verify.parser ? { parser: request.verify.parser } : {}),
-            ...(request.verify.harness_compat ? { harnessCompat: true } : {}),
-          },
-        );
+        return await verifyCandidate(sandbox, context.task, candidate, {
+          testTimeoutMs: request.verify.timeout_s * 1000,
+          signal: hooks.signal,
+          ...(request.verify.parser ? { parser: request.verify.parser } : {}),
+          ...(request.verify.harness_compat ? { harnessCompat: true } : {}),
+        });
       } finally {
         await sandbox.close().catch((error: unknown) => context.noteCloseFailure(slot, error));
       }

@@ -14,6 +14,20 @@ export type Tally = z.infer<typeof Tally>;
 export const VerifyStatus = z.enum(['resolved', 'unresolved', 'apply_failed', 'timeout', 'error']);
 export type VerifyStatus = z.infer<typeof VerifyStatus>;
 
+/**
+ * What Harbor's verifier wrote (docs/harbor.md#verification): every reward it gave, the one that
+ * decides (`reward`, or a reward.json's only key), and the threshold it was held to.
+ */
+export const HarborReward = z.object({
+  /** The file read: reward.json wins over reward.txt, as in Harbor. */
+  file: z.enum(['reward.json', 'reward.txt']),
+  rewards: z.record(z.string(), z.number()),
+  value: z.number(),
+  /** `resolved` when value ≥ threshold. */
+  threshold: z.number(),
+});
+export type HarborReward = z.infer<typeof HarborReward>;
+
 export const VerifyResult = z.object({
   trajectory_id: z.string(),
   instance_id: z.string(),
@@ -61,6 +75,8 @@ export const VerifyResult = z.object({
   other_failed: z.array(z.string()).default([]),
   /** How many such tests there were (other_failed may list fewer). */
   other_failed_count: z.number().int().nonnegative().default(0),
+  /** Harbor tasks: the verifier's reward, which decides `resolved` (the exit code does not). */
+  reward: HarborReward.optional(),
   timed_out: z.boolean().default(false),
   duration_ms: z.number().nonnegative(),
   /** Last few KiB of the test log. */

@@ -20,12 +20,11 @@
  * is closed.
  */
 import pLimit from 'p-limit';
-import { type WinnowerError, throwIfAborted, toWinnowerError } from '../errors.js';
-import { describeDroppedGitlinks } from '../sandbox/patch-gitlinks.js';
-import { patchViolation } from '../sandbox/patch-rules.js';
+import { throwIfAborted, toWinnowerError } from '../errors.js';
 import type { Sandbox, SandboxProvider } from '../sandbox/types.js';
 import type { Task } from '../types/task.js';
 import { OTHER_FAILED_SHOWN, type TestStatus, VerifyResult } from '../types/verify.js';
+import { applyCandidatePatch, rethrowIfAborted } from './apply-candidate.js';
 import { type ParserName, detectParser } from './detect.js';
 import { gradeTests } from './grade.js';
 import { parseTestLog } from './parse-log.js';
@@ -97,20 +96,9 @@ export async function verifyCandidate(
 
     // 1. the candidate patch (the base run applies none)
     if (!options.baseline) {
-      if (candidate.patch.trim() === '') return finish({ status: 'apply_failed', apply_error: 'candidate patch is empty' });
-      // git apply makes a symbolic link to any target; the patch rules refuse one that leaves the repository.
-      const violation = patchViolation(candidate.patch);
-      if (violation) return finish({ status: 'apply_failed', apply_error: `refused by the patch rules: the patch ${violation.what}` });
-      try {
-        const applied = await sandbox.applyPatch(candidate.patch, { signal });
-        const note = describeDroppedGitlinks(applied.dropped);
-        if (note) Object.assign(base, { submodules_left_out: applied.dropped, apply_note: note });
-      } catch (error) {
-        const failure = rethrowIfAborted(error, signal);
-        if (failure.code !== 'WNW_ERR_SBX_PATCH')
-          return finish({ status: 'error', error: `applying the candidate patch: ${failure.message}` });
-        return finish({ status: 'apply_failed', apply_error: failure.message });
-      }
+      const applied = await applyCandidatePatch(sandbox, candidate.patch, signal);
+      if (applied.status !== 'applied') return finish(applied);
+      if (applied.note) Object.assign(base, { submodules_left_out: applied.dropped, apply_note: applied.note });
     }
     base.applied = true;
 
@@ -196,14 +184,6 @@ export async function verifyCandidate(
     const failure = rethrowIfAborted(error, signal);
     return finish({ status: 'error', error: `${failure.code}: ${failure.message}` });
   }
-}
-
-/** Cancellation propagates; anything else becomes a WinnowerError to record. */
-function rethrowIfAborted(error: unknown, signal: AbortSignal | undefined): WinnowerError {
-  throwIfAborted(signal);
-  const failure = toWinnowerError(error);
-  if (failure.code === 'WNW_ERR_OP_ABORTED') throw failure;
-  return failure;
 }
 
 /** The last `bytes` bytes of `text`, cut at a character boundary. */

@@ -20,6 +20,7 @@ import { registerJobsCommand } from '../../src/cli/jobs.js';
 import { tinyModelDir } from '../../src/cli/option-values.js';
 import { registerPolicyCommand } from '../../src/cli/policy.js';
 import { registerRerankCommand } from '../../src/cli/rerank.js';
+import { registerRunCommand } from '../../src/cli/run.js';
 import { registerSandboxCommand } from '../../src/cli/sandbox-run.js';
 import { registerSandboxServeCommand } from '../../src/cli/sandbox-serve.js';
 import { registerServeCommand } from '../../src/cli/serve.js';
@@ -57,6 +58,7 @@ function program(): Command {
   const root = new Command('winnower');
   registerSolveCommand(root);
   registerRerankCommand(root);
+  registerRunCommand(root);
   registerInspectCommand(root);
   registerServeCommand(root);
   registerDemoCommand(root);

@@ -115,4 +115,32 @@ describe('job output', () => {
     expect(candidateLabel(candidate(2, { patch: '' }))).toBe('no patch');
     expect(candidateLabel(candidate(3, { status: 'failed', patch: null }))).toBe('failed');
   });
+
+  // Issue 32: a Harbor task's verdict is its reward; its F2P/P2P tallies are empty and its exit code means nothing.
+  it('shows the reward of a Harbor task instead of test tallies', () => {
+    const harbor = (status: string, reward?: number) => ({
+      status,
+      fail_to_pass: tally(0),
+      pass_to_pass: tally(0),
+      exit_code: 3,
+      parser: 'harbor-reward',
+      ...(reward === undefined ? {} : { reward: { value: reward, threshold: 1 } }),
+    });
+    const job: JobView = {
+      job_id: 'j',
+      status: 'succeeded',
+      error: null,
+      candidates: [
+        candidate(0, { verify: harbor('unresolved', 0.5) }),
+        candidate(1, { verify: harbor('resolved', 1) }),
+        candidate(2, { verify: harbor('error') }),
+      ],
+      result: { chosen: { index: 1, patch: 'p' }, rollouts: {}, compute: {}, selection: { ranking: [] } },
+    };
+    const lines = renderCandidates(job, 'name', (c) => `c${c.index}`).split('\n');
+    expect(lines[0]).toMatch(/ tests +reward +chosen$/);
+    expect(lines[1]).toMatch(/ unresolved +0\.5 \(≥ 1\) *$/);
+    expect(lines[2]).toMatch(/ resolved +1 \(≥ 1\) +✔$/);
+    expect(lines[3]).toMatch(/ error +— *$/);
+  });
 });

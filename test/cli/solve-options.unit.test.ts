@@ -32,3 +32,11 @@ describe('winnower solve --replay', () => {
     expect(flags.replay).toEqual(['a.json', 'b.json', 'c.json']);
   });
 });
+
+describe('winnower solve --task', () => {
+  it('parses the task folder and the reward threshold', () => {
+    const flags = parseSolve(['--task', 'tasks/fix-median', '--reward-threshold', '0.5']);
+    expect(flags).toMatchObject({ task: 'tasks/fix-median', rewardThreshold: 0.5 });
+    expect(() => parseSolve(['--task', 't', '--reward-threshold', 'high'])).toThrow();
+  });
+});

@@ -6,11 +6,13 @@
  * patch and a missing run is none. When no usable candidate has a test result, this is the value
  * strategy (itself degrading to consensus without scores) and the reason says so. Execution
  * checks (no regression first, then the reproduction pass share; checks.ts) come right after the
- * test outcome when any candidate has them, also when no candidate has a test result.
+ * test outcome when any candidate has them, also when no candidate has a test result; Harbor's
+ * reward (reward.ts) comes right after the test outcome, before the checks, when any candidate has one.
  */
 import type { Selection, VerifyStatus } from '../../types/index.js';
 import { prepare, type Prepared, type PreparedInstance } from '../prepare.js';
 import { CHECKS_KEY_LENGTH, hasChecks, withChecks } from '../checks.js';
+import { hasRewards, withReward } from '../reward.js';
 import { withClean } from '../tamper-key.js';
 import { assemble, formatValue, type Ordering } from '../rank.js';
 import { withJudge } from '../judged.js';
@@ -68,9 +70,12 @@ export function hybridPlan(instance: PreparedInstance): { ordering: Ordering; fa
   const usable = instance.candidates.filter((p) => p.usable);
   const noTests = usable.length > 0 && usable.every((p) => p.verify === null);
   if (noTests && !hasChecks(instance)) return valuePlan(instance, 'hybrid');
-  // A tamper flag counts right after the test outcome and the checks.
-  const outcomes = withChecks(noTests ? checksOnlyOrdering : hybridOrdering, instance, 2);
-  return { ordering: withClean(outcomes, instance, hasChecks(instance) ? 2 + CHECKS_KEY_LENGTH : 2) };
+  // A tamper flag counts right after the test outcome, Harbor's reward and the checks.
+  const checked = withChecks(noTests ? checksOnlyOrdering : hybridOrdering, instance, 2);
+  const outcomes = withReward(checked, instance, 2);
+  return {
+    ordering: withClean(outcomes, instance, 2 + (hasChecks(instance) ? CHECKS_KEY_LENGTH : 0) + (hasRewards(instance) ? 1 : 0)),
+  };
 }
 
 /**

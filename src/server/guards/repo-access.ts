@@ -7,7 +7,7 @@
  * allowed, which suits local use only.
  */
 import { realpath } from 'node:fs/promises';
-import { sep } from 'node:path';
+import { isAbsolute, sep } from 'node:path';
 import { wnwError } from '../../errors.js';
 import { parseImageReference } from '../../sandbox/image-reference.js';
 
@@ -63,6 +63,20 @@ export async function checkImageAccess(image: string | undefined, roots: readonl
   const { path } = parseImageReference(image, field);
   if (path === undefined || roots.length === 0 || (await inside(path, [...roots]))) return;
   throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: not an image under the folders this server allows (server.repo_roots)`, {
+    details: { field },
+  });
+}
+
+/**
+ * The same rule for a task folder a request names on this machine (`harbor_task`): an absolute
+ * path that lies, symlinks resolved, under `roots` when roots are set. WNW_ERR_INPUT_INVALID
+ * naming `field` otherwise, with one message whether the folder exists or not.
+ */
+export async function checkFolderAccess(path: string, roots: readonly string[], field: string): Promise<void> {
+  if (!isAbsolute(path))
+    throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: must be an absolute path on the server`, { details: { field } });
+  if (roots.length === 0 || (await inside(path, [...roots]))) return;
+  throw wnwError('WNW_ERR_INPUT_INVALID', `${field}: not a folder under the folders this server allows (server.repo_roots)`, {
     details: { field },
   });
 }

@@ -9,6 +9,7 @@ import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-sche
 import { withReadiness } from '../scorer-readiness.js';
 import { jobView } from '../views/job-view.js';
 import { checkPatchPaths } from '../guards/patch-paths.js';
+import { expandHarborTask } from '../guards/harbor-task.js';
 import { checkImageAccess, checkRepoAccess } from '../guards/repo-access.js';
 import { checkLocalRepo } from '../guards/repo-check.js';
 import { checkPolicyHost } from '../guards/outbound-hosts.js';
@@ -32,6 +33,12 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
           200: JobView.describe('With ?wait=true: the finished job'),
           ...errorResponses(400, 413, 415, 503, ...COMMON_ERRORS),
         },
+      },
+      // Before validation: the task's fields are the request's defaults (guards/harbor-task.ts).
+      preValidation: async (request) => {
+        // Still the raw body here: the schema's type applies only once validation has run.
+        const { repoRoots, solveDeps } = app.winnower;
+        request.body = (await expandHarborTask(request.body, repoRoots, solveDeps.harborEnv ?? {})) as typeof request.body;
       },
     },
     async (request, reply) => {
