@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Trajectory } from '../../types/trajectory.js';
 import type { VerifyResult } from '../../types/verify.js';
-import { trajectoryToAtif } from './atif-trajectory.js';
+import { checkedAtif } from '../atif/index.js';
 
 export interface TrialRecord {
   /** The winnower job the candidate belongs to, and its rollout index: with the task, the trial's identity. */
@@ -45,7 +45,7 @@ export function writeTrial(jobDir: string, record: TrialRecord): string {
   const dir = join(jobDir, name);
   mkdirSync(join(dir, 'agent'), { recursive: true });
   mkdirSync(join(dir, 'verifier'), { recursive: true });
-  if (record.trajectory) writeJson(join(dir, 'agent', 'trajectory.json'), trajectoryToAtif(record.trajectory, record.agent));
+  if (record.trajectory) writeJson(join(dir, 'agent', 'trajectory.json'), checkedAtif(record.trajectory));
   const { verify } = record;
   if (verify?.reward) {
     if (verify.reward.file === 'reward.json') writeJson(join(dir, 'verifier', 'reward.json'), verify.reward.rewards);

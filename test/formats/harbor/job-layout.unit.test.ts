@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { trajectoryToAtif } from '../../../src/formats/harbor/atif-trajectory.js';
+import { checkedAtif } from '../../../src/formats/atif/index.js';
 import { trialName, writeJobResult, writeTrial, type TrialRecord } from '../../../src/formats/harbor/job-layout.js';
 import type { Trajectory, VerifyResult } from '../../../src/types/index.js';
 import { writeExampleTask } from './example-task.js';
@@ -110,26 +110,32 @@ const verify = (reward: number | null, status: VerifyResult['status']): VerifyRe
 
 describe('ATIF trajectory of a winnower candidate', () => {
   it('passes the rules: tool results on the calling step, arguments as objects, raw arguments kept, stray ids in extra', () => {
-    const document = trajectoryToAtif(trajectory, { name: 'winnower', version: '0.1.0' });
+    const document = checkedAtif(trajectory) as unknown as Record<string, any>;
     expect(atifProblems(document)).toEqual([]);
     const steps = document.steps as Array<Record<string, unknown>>;
     expect(steps.map((step) => step.source)).toEqual(['system', 'user', 'agent', 'agent']);
     expect(steps[2]!.tool_calls).toEqual([
-      { tool_call_id: 'call_1', function_name: 'bash', arguments: { cmd: 'cat stats.py' } },
+      // The exporter keeps the arguments' own text too, so a re-import gives them back byte for byte.
+      {
+        tool_call_id: 'call_1',
+        function_name: 'bash',
+        arguments: { cmd: 'cat stats.py' },
+        extra: { raw_arguments: '{"cmd": "cat stats.py"}' },
+      },
       { tool_call_id: 'call_2', function_name: 'bash', arguments: {}, extra: { raw_arguments: 'not json' } },
     ]);
     expect(steps[2]!.observation).toEqual({
       results: [
         { source_call_id: 'call_1', content: 'def median(xs): ...' },
-        { content: 'stray', extra: { tool_call_id: 'call_9' } },
+        { content: 'stray', extra: { winnower: { tool_call_id: 'call_9' } } },
       ],
     });
-    expect(document.final_metrics).toEqual({ total_prompt_tokens: 100, total_completion_tokens: 20, total_steps: 4 });
+    expect(document.final_metrics).toMatchObject({ total_prompt_tokens: 100, total_completion_tokens: 20, total_steps: 4 });
     expect(document.extra).toMatchObject({ instance_id: 'winnower/fix-median', exit: 'submitted' });
   });
 
   it('gives a patch-only candidate one step, as ATIF needs', () => {
-    const document = trajectoryToAtif({ ...trajectory, messages: [] }, { name: 'winnower', version: '0.1.0' });
+    const document = checkedAtif({ ...trajectory, messages: [] }) as unknown as Record<string, any>;
     expect(atifProblems(document)).toEqual([]);
     expect(document.steps).toHaveLength(1);
   });
