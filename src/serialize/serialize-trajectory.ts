@@ -68,9 +68,10 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   const estimate = uncutText.text.length / settings.chars_per_token;
   // The uncut text's exact count, once it has been encoded.
   let whole: FinalCount | undefined;
-  if (!counter.estimated && estimate <= budget * MAY_FIT) {
+  if (estimate <= (counter.estimated ? budget : budget * MAY_FIT)) {
     // May fit uncut: one encode of the assembled text (and of the issue, for its cap) before any
-    // piece. When it fits, that is all the tokenizer does for this candidate.
+    // piece. When it fits, that is all the tokenizer does for this candidate. (Estimated, the
+    // whole text fits by its estimate here, and the pieces' sum could not have said otherwise.)
     const quick = await counter.count([document.instance, document.render.instance('')], uncutText.text);
     throwIfAborted(options.signal);
     whole = quick.whole!;
@@ -82,7 +83,7 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   throwIfAborted(options.signal);
   // `tokens_before` is the exact count for a text estimated to fit, else the pieces' sum, as it
   // was before texts estimated over the budget were encoded whole first (the same output).
-  if (whole !== undefined && estimate <= budget) counts.tokensBefore = whole.tokens;
+  if (whole !== undefined && !counter.estimated && estimate <= budget) counts.tokensBefore = whole.tokens;
 
   const headShare = settings.observation_head_chars / Math.max(1, settings.observation_head_chars + settings.observation_tail_chars);
   const keep = (raw: string, keepChars: number) => cutText(document, raw, keepChars, headShare);
