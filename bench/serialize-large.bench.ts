@@ -6,7 +6,10 @@
  * 4K candidate's serialized text). Wall and CPU (process.cpuUsage: the tokenizer's threads too) per
  * serialization, p50 over the repetitions; ratios are before / after and case / baseline.
  *
- *   npx tsx bench/serialize-large.bench.ts [--reps 5] [--ref 180641a~1]
+ *   npx tsx bench/serialize-large.bench.ts [--reps 5] [--ref 180641a~1] [--cases patch,4k]
+ *
+ * The 4K candidate's three measurements (baseline, before, after) alternate within each
+ * repetition, so a shared machine's load changes weigh on all three alike.
  *
  * Prints a markdown table and writes it to bench/results/serialize-large.md.
  */
@@ -24,7 +27,14 @@ import { Task, Trajectory } from '../src/types/index.js';
 import { largeAddedFilePatch } from '../test/support/large-patch.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const { values: args } = parseArgs({ options: { reps: { type: 'string', default: '5' }, ref: { type: 'string', default: '180641a~1' } } });
+const { values: args } = parseArgs({
+  options: {
+    reps: { type: 'string', default: '5' },
+    ref: { type: 'string', default: '180641a~1' },
+    cases: { type: 'string', default: 'patch,4k' },
+  },
+});
+const CASES = new Set(args.cases.split(','));
 const REPS = Number(args.reps);
 const BUDGET = 4096;
 
@@ -69,10 +79,12 @@ const normal = syntheticTrajectory(9);
 const rows: Row[] = [];
 const ratios: string[] = [];
 const fmt = (value: number, digits = 1): string => value.toFixed(digits);
-for (const [label, dir] of [
-  ['winnower-value', 'models/winnower-value'],
-  ['tiny-value', 'models/tiny-value'],
-] as const) {
+for (const [label, dir] of CASES.has('patch')
+  ? ([
+      ['winnower-value', 'models/winnower-value'],
+      ['tiny-value', 'models/tiny-value'],
+    ] as const)
+  : []) {
   const tokenizer: Tokenizer = await loadTokenizer(join(root, dir));
   const baseline = await measure(
     `baseline: count the whole patch once (${label})`,
@@ -93,33 +105,49 @@ for (const [label, dir] of [
 
 const tokenizer = await loadTokenizer(join(root, 'models/winnower-value'));
 const text = (await serializeAfter(normal.task, normal.trajectory, { template: 'judge-v1', budgetTokens: 1_000_000, tokenizer })).text;
-const baseline = await measure(
-  "baseline: encode the 4K candidate's text once",
-  REPS * 4,
-  async () => `${(await tokenizer.encode([text]))[0]!.length} tokens, ${text.length} chars`,
-);
+const encodeOnce = async () => `${(await tokenizer.encode([text]))[0]!.length} tokens, ${text.length} chars`;
 const runNormal = (serialize: typeof serializeAfter) => async () => {
   const serialized = await serialize(normal.task, normal.trajectory, { template: 'judge-v1', budgetTokens: BUDGET, tokenizer });
   return `${serialized.inputTokens} tokens, truncated: ${serialized.truncated}`;
 };
-const old = await measure('4K candidate, judge-v1, before', REPS * 4, runNormal(serializeBefore));
-const now = await measure('4K candidate, judge-v1, after', REPS * 4, runNormal(serializeAfter));
-rows.push(baseline, old, now);
-ratios.push(
-  `- 4K candidate: before / after ${fmt(old.wall / now.wall, 2)}× wall, ${fmt(old.cpu / now.cpu, 2)}× CPU; after / baseline ${fmt(now.wall / baseline.wall, 2)}× wall, ${fmt(now.cpu / baseline.cpu, 2)}× CPU`,
-);
+if (CASES.has('4k')) {
+  // Interleaved: one repetition of each in turn, so the three share the machine's load alike.
+  const bodies = [encodeOnce, runNormal(serializeBefore), runNormal(serializeAfter)];
+  const samples = bodies.map(() => ({ walls: [] as number[], cpus: [] as number[], note: '' }));
+  for (const [index, body] of bodies.entries()) samples[index]!.note = await body();
+  for (let rep = 0; rep < REPS * 20; rep += 1) {
+    for (const [index, body] of bodies.entries()) {
+      const cpu = process.cpuUsage();
+      const start = performance.now();
+      await body();
+      samples[index]!.walls.push(performance.now() - start);
+      const used = process.cpuUsage(cpu);
+      samples[index]!.cpus.push((used.user + used.system) / 1000);
+    }
+  }
+  const [baseline, old, now] = samples.map((sample, index) => ({
+    name: ["baseline: encode the 4K candidate's text once", '4K candidate, judge-v1, before', '4K candidate, judge-v1, after'][index]!,
+    wall: median(sample.walls),
+    cpu: median(sample.cpus),
+    note: sample.note,
+  })) as [Row, Row, Row];
+  rows.push(baseline, old, now);
+  ratios.push(
+    `- 4K candidate: before / after ${fmt(old.wall / now.wall, 2)}× wall, ${fmt(old.cpu / now.cpu, 2)}× CPU; after / baseline ${fmt(now.wall / baseline.wall, 2)}× wall, ${fmt(now.cpu / baseline.cpu, 2)}× CPU; before / baseline ${fmt(old.cpu / baseline.cpu, 2)}× CPU`,
+  );
+}
 rmSync(before, { recursive: true, force: true });
 
 const report = `# Serializing a huge candidate (issue 19's scoring budget)
 
-\`npx tsx bench/serialize-large.bench.ts --reps ${REPS} --ref ${args.ref}\` — ${new Date().toISOString().slice(0, 10)}, Node ${process.version},
+\`npx tsx bench/serialize-large.bench.ts --reps ${REPS} --ref ${args.ref} --cases ${args.cases}\` — ${new Date().toISOString().slice(0, 10)}, Node ${process.version},
 ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, load average at the end ${loadavg()
   .map((value) => fmt(value, 2))
   .join(' / ')}.
 
 Budget ${BUDGET} tokens. "before" is the serializer at \`${args.ref}\` (every piece counted whole), "after" this checkout
 (a piece over max(64K characters, 2 × budget × chars_per_token) counted on its head + tail first). p50 of ${REPS}
-repetitions (before on the patch: ${Math.min(REPS, 3)}; the 4K candidate: ${REPS * 4}); CPU is the process's user + system time,
+repetitions (before on the patch: ${Math.min(REPS, 3)}; the 4K candidate: ${REPS * 20}, interleaved); CPU is the process's user + system time,
 the tokenizer's threads included. This machine is shared: compare ratios, not absolute figures.
 
 | case | wall ms (p50) | CPU ms (p50) | note |

@@ -185,6 +185,7 @@ export const CONFIG_ENV: ReadonlyArray<{ name: string; key: string; reading: Env
   { name: 'WINNOWER_UI', key: 'server.ui', reading: 'switch' },
   { name: 'WINNOWER_RATE_PER_MINUTE', key: 'server.limits.rate_per_minute', reading: 'number' },
   { name: 'WINNOWER_MAX_QUEUED_JOBS', key: 'server.limits.max_queued_jobs', reading: 'number' },
+  { name: 'WINNOWER_MAX_SCORING_REQUESTS', key: 'server.limits.max_scoring_requests', reading: 'number' },
   { name: 'WINNOWER_SCORER', key: 'scorer.backend', reading: 'text' },
   { name: 'WINNOWER_SCORER_MODEL', key: 'scorer.model', reading: 'text' },
   { name: 'WINNOWER_SCORER_URLS', key: 'scorer.urls', reading: 'list' },

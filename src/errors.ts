@@ -65,6 +65,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_AUTH_ADMIN: { status: 403, message: 'admin routes need an admin key, or a client on this host' },
   WNW_ERR_LIMIT_RATE: { status: 429, message: 'too many requests for this API key' },
   WNW_ERR_LIMIT_QUEUE: { status: 503, message: 'too many jobs queued' },
+  WNW_ERR_LIMIT_BUSY: { status: 503, message: 'too many scoring requests in progress' },
   WNW_ERR_OP_ABORTED: { status: 499, message: 'operation cancelled' },
   WNW_ERR_OP_INTERNAL: { status: 500, message: 'internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -6,7 +6,9 @@
  * estimate, so candidates are fitted a margin under it, and one the server still refuses as too
  * long is cut again, to the count the server reported, and sent once more.
  */
-import { toWinnowerError, type WinnowerError } from '../errors.js';
+import { availableParallelism } from 'node:os';
+import { throwIfAborted, toWinnowerError, type WinnowerError } from '../errors.js';
+import { mapLimited } from '../util/map-limited.js';
 import type { Score, Task, Trajectory } from '../types/index.js';
 import type { Scorer, ScoreInput } from './types.js';
 import type { ValueModel } from './value-model.js';
@@ -19,7 +21,13 @@ export interface ScoreCandidatesOptions {
   patchTemplate?: string;
   /** Token budget; defaults to the scorer's limit. */
   budgetTokens?: number;
+  /**
+   * Stops the work: no candidate starts serializing after it fires, the serializer stops between
+   * its encodes, and a scorer call still queued leaves the queue (the call rejects WNW_ERR_OP_ABORTED).
+   */
   signal?: AbortSignal;
+  /** Candidates serialized at once (default: the cores); more only queue on the tokenizer's threads. */
+  serializeConcurrency?: number;
 }
 
 export interface CandidateScore {
@@ -82,20 +90,23 @@ export async function scoreCandidates(
   // template (model.template, e.g. the critic's) reads trajectories: patch-only instances keep the patch template.
   const hasMessages = trajectories.some((trajectory) => trajectory.messages.length > 0);
   const template = templateFor(hasMessages, { ...options, template: options.template ?? (hasMessages ? model.template : undefined) });
-  const serialized = await Promise.all(
-    trajectories.map(async (trajectory) => {
-      try {
-        return await serializeTrajectory(task, trajectory, {
-          template,
-          budgetTokens,
-          tokenizer: scorer.tokenizer,
-          chatTemplate: model.chatTemplate,
-        });
-      } catch (error) {
-        return toWinnowerError(error, 'WNW_ERR_SCORE_TEMPLATE');
-      }
-    }),
-  );
+  const { signal } = options;
+  // A few at a time, so that a request given up on (its client gone) stops costing CPU between candidates.
+  const serialized = await mapLimited(trajectories, options.serializeConcurrency ?? availableParallelism(), async (trajectory) => {
+    throwIfAborted(signal);
+    try {
+      return await serializeTrajectory(task, trajectory, {
+        template,
+        budgetTokens,
+        tokenizer: scorer.tokenizer,
+        chatTemplate: model.chatTemplate,
+        signal,
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      return toWinnowerError(error, 'WNW_ERR_SCORE_TEMPLATE');
+    }
+  });
   const ready = serialized.flatMap((item, index) => ('text' in item ? [{ index, item }] : []));
   const inputs: ScoreInput[] = ready.map(({ item }) => ({ key: scoreKey(scorer.model, item), text: item.text, inputIds: item.inputIds }));
 
@@ -103,8 +114,9 @@ export async function scoreCandidates(
   let scoreError: WinnowerError | undefined;
   if (inputs.length > 0) {
     try {
-      outputs = await scorer.score(inputs, { signal: options.signal });
+      outputs = await scorer.score(inputs, { signal });
     } catch (error) {
+      if (signal?.aborted) throw error;
       scoreError = toWinnowerError(error, 'WNW_ERR_SCORE_UPSTREAM');
     }
   }
@@ -122,6 +134,7 @@ export async function scoreCandidates(
             budgetTokens: tighter,
             tokenizer: scorer.tokenizer,
             chatTemplate: model.chatTemplate,
+            signal,
           });
         } catch {
           return undefined; // cannot be cut that far: the server's refusal stands
@@ -133,7 +146,7 @@ export async function scoreCandidates(
       try {
         const second = await scorer.score(
           again.map(({ item }) => ({ key: scoreKey(scorer.model, item), text: item.text, inputIds: item.inputIds })),
-          { signal: options.signal },
+          { signal },
         );
         again.forEach((entry, position) => {
           const output = second[position];

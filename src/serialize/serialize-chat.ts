@@ -81,13 +81,17 @@ export async function serializeChat(
     result(template.name, measured, counter.estimated, tokensBefore, layout, conversation);
 
   const whole: ChatLayout = { contents: messages.map((message) => message.content), dropped: new Set() };
-  const full = await measure(whole);
-  const issueCap = Math.floor(settings.issue_max_share * budget);
-  const [issueTokens = 0, ...contentTokens] = (
-    await counter.count([messages[issueIndex]!.content, ...messages.map((message) => message.content)])
-  ).tokens;
+  // One call: the whole text encoded, and the issue counted for its cap. Each message is counted
+  // only when something has to be cut.
+  const wholeText = render(whole);
+  const first = await counter.count([messages[issueIndex]!.content], wholeText);
   throwIfAborted(options.signal);
+  const full: Measured = { text: wholeText, prefixChars: commonPrefixLength(prefix, wholeText), final: first.whole! };
+  const issueCap = Math.floor(settings.issue_max_share * budget);
+  const issueTokens = first.tokens[0] ?? 0;
   if (full.final.tokens <= budget && issueTokens <= issueCap) return done(full, whole, full.final.tokens);
+  const contentTokens = (await counter.count(messages.map((message) => message.content))).tokens;
+  throwIfAborted(options.signal);
 
   // Planned cuts on counts: the template's own tokens stay what they were, content shrinks by its count.
   const overheadPerMessage = Math.max(

@@ -1,7 +1,7 @@
 /**
  * Renders a (task, trajectory) pair through a template into pieces: the shared prefix (system +
- * instance), one piece per step and per observation with their cut variants, the patch and the
- * question. Budget fitting picks among these pieces; nothing here counts tokens.
+ * instance), one piece per step and per observation with their cut variants (rendered when first
+ * read), the patch and the question. Budget fitting picks among these pieces; nothing here counts tokens.
  */
 import { repoNameOf, type Task } from '../types/task.js';
 import type { ToolCall, Trajectory } from '../types/trajectory.js';
@@ -121,16 +121,41 @@ export function buildDocument(
       template.layout === 'trajectory' && steps.length === 0
         ? renderField(placeholders.no_steps ?? '', common, at('placeholders.no_steps'))
         : '',
-    steps: steps.map((step) => ({
-      step,
-      full: render.step(step, step.thought, step.action),
-      elided: step.thought === '' ? render.step(step, '', step.action) : render.step(step, render.thoughtMarker(step.thought), step.action),
-      observations: step.observations.map((raw) => {
-        const cut = headTail(raw, settings.observation_head_chars, settings.observation_tail_chars, render.observationMarker);
-        const full = render.observation(step.index, raw);
-        return cut === undefined ? { raw, full } : { raw, full, cutText: cut, cut: render.observation(step.index, cut) };
-      }),
-    })),
+    steps: steps.map((step): RenderedStep => {
+      // The cut variants are rendered when first read: a candidate that fits never needs them.
+      let elided: string | undefined;
+      return {
+        step,
+        full: render.step(step, step.thought, step.action),
+        get elided() {
+          elided ??=
+            step.thought === '' ? render.step(step, '', step.action) : render.step(step, render.thoughtMarker(step.thought), step.action);
+          return elided;
+        },
+        observations: step.observations.map((raw) => observationOf(step.index, raw)),
+      };
+    }),
     render,
   };
+
+  function observationOf(index: number, raw: string): RenderedObservation {
+    let variant: { cutText: string; cut: string } | null | undefined;
+    const cutOf = () => {
+      if (variant === undefined) {
+        const cutText = headTail(raw, settings.observation_head_chars, settings.observation_tail_chars, render.observationMarker);
+        variant = cutText === undefined ? null : { cutText, cut: render.observation(index, cutText) };
+      }
+      return variant ?? undefined;
+    };
+    return {
+      raw,
+      full: render.observation(index, raw),
+      get cutText() {
+        return cutOf()?.cutText;
+      },
+      get cut() {
+        return cutOf()?.cut;
+      },
+    };
+  }
 }

@@ -35,6 +35,14 @@ const MAX_ATTEMPTS = 3;
  * output) is counted on a sample.
  */
 export const EXACT_CHARS = 65_536;
+/**
+ * A text is encoded whole first when its characters, at the template's `chars_per_token`, come to
+ * at most this many times the budget: real text runs at more characters a token than the
+ * templates' conservative 3.5 (a 4K-token trajectory: 4.9 with the bundled tokenizer), and one
+ * encode of a text that fits is the whole cost of fitting it; one that does not fit pays that one
+ * encode on top of counting its pieces.
+ */
+const MAY_FIT = 1.6;
 
 export async function serializeTrajectory(task: Task, trajectory: Trajectory, options: SerializeOptions): Promise<Serialized> {
   const budget = options.budgetTokens;
@@ -57,9 +65,13 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   const issueCap = Math.floor(settings.issue_max_share * budget);
   const uncut = uncutLayout(document);
   const uncutText = assemble(document, uncut);
+  const estimate = uncutText.text.length / settings.chars_per_token;
+  // The uncut text's exact count, once it has been encoded.
   let whole: FinalCount | undefined;
-  if (!counter.estimated && uncutText.text.length / settings.chars_per_token <= budget) {
-    // Probably fits uncut: encode the whole text (and the issue, to check its cap) before any piece.
+  if (estimate <= (counter.estimated ? budget : budget * MAY_FIT)) {
+    // May fit uncut: one encode of the assembled text (and of the issue, for its cap) before any
+    // piece. When it fits, that is all the tokenizer does for this candidate. (Estimated, the
+    // whole text fits by its estimate here, and the pieces' sum could not have said otherwise.)
     const quick = await counter.count([document.instance, document.render.instance('')], uncutText.text);
     throwIfAborted(options.signal);
     whole = quick.whole!;
@@ -69,7 +81,9 @@ export async function serializeTrajectory(task: Task, trajectory: Trajectory, op
   }
   const counts = await countDocument(document, counter);
   throwIfAborted(options.signal);
-  if (whole !== undefined) counts.tokensBefore = whole.tokens;
+  // `tokens_before` is the exact count for a text estimated to fit, else the pieces' sum, as it
+  // was before texts estimated over the budget were encoded whole first (the same output).
+  if (whole !== undefined && !counter.estimated && estimate <= budget) counts.tokensBefore = whole.tokens;
 
   const headShare = settings.observation_head_chars / Math.max(1, settings.observation_head_chars + settings.observation_tail_chars);
   const keep = (raw: string, keepChars: number) => cutText(document, raw, keepChars, headShare);

@@ -70,5 +70,8 @@ export function toolCallParameters(call: ToolCall): Array<[string, string]> | un
 }
 
 export function trimNewlines(text: string): string {
-  return text.replace(/[\r\n]+$/, '');
+  // From the end: the regex /[\r\n]+$/ tries every position of a long output before it matches.
+  let end = text.length;
+  while (end > 0 && (text.charCodeAt(end - 1) === 10 || text.charCodeAt(end - 1) === 13)) end -= 1;
+  return end === text.length ? text : text.slice(0, end);
 }

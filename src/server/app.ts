@@ -14,6 +14,7 @@ import type { JobStore } from '../store/types.js';
 import { installAuth } from './plugins/auth.js';
 import { DEFAULT_LIMITS, type LimitsConfig } from './limits-config.js';
 import { installRateLimit } from './plugins/rate-limit.js';
+import { installScoringAdmission } from './plugins/scoring-admission.js';
 import { installRequestId, requestIdOf } from './plugins/request-id.js';
 import { installErrorHandler } from './plugins/error-handler.js';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './plugins/framework-errors.js';
@@ -139,6 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installErrorHandler(app);
   installAuth(app, [...(deps.apiKeys ?? []), ...(deps.adminKeys ?? [])]);
   installRateLimit(app, limits, (deps.apiKeys ?? []).length > 0);
+  installScoringAdmission(app, limits);
   // The OpenAPI description is generated from the same zod schemas that validate requests.
   await app.register(swagger, openapiOptions({ apiKeys: (deps.apiKeys ?? []).length > 0 }));
   await app.register(healthRoutes);

@@ -30,6 +30,14 @@ export const LimitsConfig = z.strictObject({
     .nonnegative()
     .default(64)
     .describe('Jobs that may wait for a slot beyond server.max_running_jobs; past it POST /solve answers 503.'),
+  max_scoring_requests: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(128)
+    .describe(
+      '/score and /rerank requests in progress at once; past it a new one is answered 503 with Retry-After before its body is read. 0: no limit.',
+    ),
   max_candidates: z.number().int().positive().max(MAX_CANDIDATES_CAP).default(256).describe('Candidates in one /score or /rerank request.'),
   max_trajectory_bytes: z
     .number()

@@ -189,9 +189,12 @@ function scoreEntry(result: CandidateScore) {
  */
 function abortOnDisconnect(response: ServerResponse): AbortSignal {
   const controller = new AbortController();
-  response.on('close', () => {
+  const gone = () => {
     if (!response.writableFinished) controller.abort(wnwError('WNW_ERR_OP_ABORTED', 'the client disconnected'));
-  });
+  };
+  // Gone already (while the body was checked): its 'close' has been emitted and will not come again.
+  if (response.destroyed) gone();
+  else response.on('close', gone);
   return controller.signal;
 }
 
@@ -206,6 +209,8 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       // One model from the checks to the answer, even when POST /admin/model swaps it meanwhile.
+      // From the start: a client that leaves during the checks below stops the work as well.
+      const signal = abortOnDisconnect(reply.raw);
       const pinned = pinValueModel(app.winnower.valueModel);
       try {
         const { valueModel } = pinned;
@@ -215,7 +220,6 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
         await checkBodyScoring(valueModel, request.body);
         // A scorer the readiness probe found hung or failing: 503 now, not every candidate's own timeout.
         await app.winnower.scorerReadiness?.throwIfDown();
-        const signal = abortOnDisconnect(reply.raw);
         const results = await scoreCandidates(valueModel, request.body.task, trajectories, {
           template: request.body.template,
           budgetTokens: request.body.budget_tokens,
@@ -239,7 +243,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
     valueModel: ValueModel | undefined,
     body: z.infer<typeof RerankBody>,
     headers: IncomingHttpHeaders,
-    response: ServerResponse,
+    signal: AbortSignal,
   ) => {
     const { sandboxes } = app.winnower.solveDeps;
     const task = body.task;
@@ -266,7 +270,6 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
           { path: 'body.task.repo.path', commit: 'body.task.repo.base_commit' },
         );
     }
-    const signal = abortOnDisconnect(response);
     const pool = body.checks
       ? checkPool(app.winnower.solveDeps, task, trajectories, {
           regression: { enabled: body.checks.regression, budget_s: body.checks.regression_budget_s },
@@ -340,9 +343,10 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
+      const signal = abortOnDisconnect(reply.raw);
       const pinned = pinValueModel(app.winnower.valueModel);
       try {
-        return await rerank(pinned.valueModel, request.body, request.headers, reply.raw);
+        return await rerank(pinned.valueModel, request.body, request.headers, signal);
       } finally {
         pinned.release();
       }
