@@ -301,7 +301,8 @@ export const SolveRequest = z
         /** With `harbor_task`: the reward at or above which a candidate is resolved (default 1, docs/harbor.md#verification). */
         reward_threshold: z.number().min(-1e9).max(1e9).optional(),
         timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
-        concurrency: z.number().int().min(1).max(32).default(4),
+        /** Candidates verified at once; default: the host's cores, within `max_sandboxes` (verification.ts). */
+        concurrency: z.number().int().min(1).max(32).optional(),
         regression: RegressionOptions.default({ enabled: true, budget_s: 600 }),
         reproduction: ReproductionOptions.optional(),
         pool_tests: PoolTestOptions.default({ budget_s: 1800, timeout_s: 300, max_tests: 16 }),
@@ -311,7 +312,6 @@ export const SolveRequest = z
         fail_to_pass: [],
         pass_to_pass: [],
         timeout_s: 300,
-        concurrency: 4,
         regression: { enabled: true, budget_s: 600 },
         pool_tests: { budget_s: 1800, timeout_s: 300, max_tests: 16 },
       }),

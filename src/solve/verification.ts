@@ -5,6 +5,7 @@
  * `verify.concurrency` at once within the job's sandbox budget. A failure to verify is noted on
  * the candidate, never a failed job.
  */
+import { availableParallelism } from 'node:os';
 import { toWinnowerError } from '../errors.js';
 import { describeOtherFailures } from '../verify/other-failures.js';
 import { verifyHarborCandidate } from '../verify/harbor-verifier.js';
@@ -20,7 +21,19 @@ export function givenTests(context: SolveContext): boolean {
 
 /** The verification lane of one job: call once per job, then `verifySlot` with it. */
 export function verificationLane(context: SolveContext): <T>(work: () => Promise<T>) => Promise<T> {
-  return context.budget.lane(context.request.verify.concurrency);
+  return context.budget.lane(verifyConcurrency(context.request));
+}
+
+/**
+ * Candidates verified at once: the request's, else one per core within the job's sandbox budget.
+ * Test runs are CPU-bound, so more than the cores only queue inside the sandboxes; a fixed 4 left
+ * most cores of a large host idle while candidates waited (issue 31's makespan).
+ */
+export function verifyConcurrency(
+  request: Pick<SolveContext['request'], 'verify' | 'max_sandboxes'>,
+  cores = availableParallelism(),
+): number {
+  return request.verify.concurrency ?? Math.max(1, Math.min(cores, request.max_sandboxes ?? cores));
 }
 
 export async function verifySlot(context: SolveContext, slot: Slot, lane: <T>(work: () => Promise<T>) => Promise<T>): Promise<void> {
