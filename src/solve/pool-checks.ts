@@ -4,6 +4,7 @@
  * (regression.ts, reproduction.ts, pool-tests.ts) on a context whose candidates are all finished from the start, no rollouts.
  */
 import type { Task, Trajectory } from '../types/index.js';
+import type { ParserName } from '../verify/detect.js';
 import type { CandidateChecks, ChecksEvidence } from '../types/checks.js';
 import type { JobEventBody } from './events.js';
 import { startRegression } from './regression.js';
@@ -20,6 +21,8 @@ export interface PoolCheckOptions {
   /** Tests from the pool: on unless `enabled: false` (a pool check has no test list). */
   poolTests?: Partial<PoolTestOptions>;
   concurrency?: number;
+  /** The parser of `task.test_command`'s log, as `verify.parser` is for a solve job (docs/verify.md "Choosing a parser"). */
+  parser?: ParserName;
   signal: AbortSignal;
   /** Each check's event, as a solve job would stream it. */
   onEvent?: (event: JobEventBody) => void;
@@ -55,6 +58,7 @@ export async function checkPool(
     verify: {
       enabled: true,
       ...(task.test_command ? { test_command: task.test_command } : {}),
+      ...(options.parser ? { parser: options.parser } : {}),
       regression: { enabled: true, ...options.regression },
       ...(options.reproduction ? { reproduction: options.reproduction } : {}),
       pool_tests: { ...options.poolTests, enabled: options.poolTests?.enabled ?? true },

@@ -88,6 +88,36 @@ describe.skipIf(!hasBubblewrap())('POST /rerank verifying a shell test suite', (
     expect(byId.wrong).toMatchObject({ status: 'unresolved', parser: 'exit-code' });
   });
 
+  it('reads the regression check of task.test_command with verify_parser too', async () => {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/rerank',
+      payload: {
+        task,
+        checks: {},
+        verify_parser: 'exit-code',
+        candidates: [
+          { id: 'fix', patch: FIX },
+          { id: 'wrong', patch: WRONG },
+        ],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const base = response.json().checks.regression.base;
+    // Without it the pytest parser reads the log first and the check falls back to the exit code.
+    expect(base).toMatchObject({ runner: 'given', parser: 'exit-code', grading_reason: 'the exit-code parser was asked for' });
+  });
+
+  it('refuses verify_parser without verify or checks, naming the field', async () => {
+    const response = await server.app.inject({
+      method: 'POST',
+      url: '/rerank',
+      payload: { task, verify_parser: 'exit-code', candidates: [{ id: 'fix', patch: FIX }] },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.body).toContain('verify_parser');
+  });
+
   it('refuses a parser it does not know, naming the field', async () => {
     const response = await server.app.inject({
       method: 'POST',

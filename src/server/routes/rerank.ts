@@ -84,7 +84,7 @@ const RerankBody = ScoreBody.extend({
   verify: z.boolean().default(false),
   verify_concurrency: z.number().int().min(1).max(32).default(4),
   verify_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).default(300),
-  /** The log parser for verify (docs/verify.md "Choosing a parser"); detected from task.test_command when absent. */
+  /** The log parser of task.test_command for verify and the checks' regression run (docs/verify.md "Choosing a parser"); detected when absent. */
   verify_parser: z.enum(PARSER_NAMES).optional(),
   /** Put the tests in place as the SWE-bench harness does (docs/verify.md "Two procedures for the test files"). */
   verify_harness_compat: z.boolean().optional(),
@@ -121,6 +121,10 @@ const RerankBody = ScoreBody.extend({
   }
   if (!body.verify) {
     // Options of verification without it would be ignored: refused instead, naming them.
+    // verify_parser also reads the regression check's log of task.test_command, so checks honour it.
+    if (body.verify_parser !== undefined && !body.checks) {
+      context.addIssue({ code: 'custom', path: ['verify_parser'], message: 'verify_parser needs verify: true or checks' });
+    }
     if (body.verify_harness_compat !== undefined) {
       context.addIssue({ code: 'custom', path: ['verify_harness_compat'], message: 'verify_harness_compat needs verify: true' });
     }
@@ -275,6 +279,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
           regression: { enabled: body.checks.regression, budget_s: body.checks.regression_budget_s },
           ...(body.checks.reproduction ? { reproduction: body.checks.reproduction } : {}),
           ...(body.checks.pool_tests ? { poolTests: body.checks.pool_tests } : {}),
+          ...(body.verify_parser ? { parser: body.verify_parser } : {}),
           concurrency: body.verify_concurrency,
           signal,
         })
