@@ -173,6 +173,11 @@ async function prepareExecution(
   }
   if (flags.repos !== undefined && !existsSync(flags.repos))
     throw wnwError('WNW_ERR_INPUT_INVALID', `--repos: ${flags.repos} does not exist`, { details: { field: 'repos' } });
+  // The harness's procedure shapes only the run of the given tests: with them hidden it would be ignored.
+  if (flags.harnessCompat && !flags.givenTests)
+    throw wnwError('WNW_ERR_INPUT_INVALID', '--harness-compat needs the given tests; --no-given-tests hides them', {
+      details: { field: 'harness_compat', refused: ['--harness-compat'] },
+    });
   const recipes = loadRecipes(flags.recipes);
   const config = loadConfig({ file: flags.config, overrides: flags.provider ? { sandbox: { provider: flags.provider } } : {} });
   const sandboxes = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch);
@@ -191,6 +196,7 @@ async function prepareExecution(
     regressionBudgetS: flags.regressionBudget,
     poolTests: flags.poolTests ? { budget_s: flags.poolTestsBudget } : false,
     ...(flags.verifyParser ? { parser: flags.verifyParser as ParserName } : {}),
+    ...(flags.harnessCompat ? { harnessCompat: true } : {}),
   };
   return {
     execution,

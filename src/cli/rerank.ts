@@ -53,6 +53,7 @@ export interface RerankFlags {
   verifyTimeout: number;
   regressionBudget: number;
   verifyParser?: string;
+  harnessCompat?: boolean;
   recipes?: string;
 }
 
@@ -70,6 +71,7 @@ export const VERIFY_ONLY_FLAGS: Record<string, string> = {
   verifyTimeout: '--verify-timeout',
   regressionBudget: '--regression-budget',
   verifyParser: '--verify-parser',
+  harnessCompat: '--harness-compat',
   recipes: '--recipes',
 };
 
@@ -215,6 +217,10 @@ export function registerRerankCommand(program: Command): void {
       new Option('--verify-parser <name>', "with --verify: the test log parser (default: the repository's recipe, else detected)").choices([
         ...PARSER_NAMES,
       ]),
+    )
+    .option(
+      '--harness-compat',
+      "with --verify: put the given tests in place as the SWE-bench harness does: one git checkout of the test patch's existing files, and a test patch that does not apply does not stop the run (docs/verify.md)",
     )
     .option(
       '--recipes <file>',

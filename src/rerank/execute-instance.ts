@@ -37,6 +37,8 @@ export interface RerankExecution {
   /** The tests from the pool with their sandbox budget, or false (`--no-pool-tests`). */
   poolTests: { budget_s: number } | false;
   parser?: ParserName;
+  /** `--harness-compat`: the given tests are put in place as the SWE-bench harness does (src/verify/test-setup.ts). */
+  harnessCompat?: boolean;
 }
 
 /** What running an instance's code found (a line of `<out>.checks.jsonl`). */
@@ -129,6 +131,7 @@ export async function executeInstance(
     concurrency: execution.concurrency,
     testTimeoutMs: execution.testTimeoutMs,
     ...(parser ? { parser } : {}),
+    ...(execution.harnessCompat ? { harnessCompat: true } : {}),
     ...(signal ? { signal } : {}),
   };
 

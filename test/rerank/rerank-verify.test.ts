@@ -4,7 +4,8 @@
  * `tests/runtests.py`; with the given tests the only correct candidate is chosen and the verdicts
  * equal the labels; an instance whose repository is missing, or whose base run names none of its
  * listed tests, "could not run" (no candidate unresolved); `--no-given-tests` runs the regression
- * check instead; a rerun resumes with the evidence kept; --verify-only flags are refused without it.
+ * check instead; `--harness-compat` grades with the harness's procedure; a rerun resumes with the
+ * evidence kept; --verify-only flags are refused without it.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -163,6 +164,32 @@ describe('winnower rerank --repos --verify', () => {
     expect(code).toBe(2);
     expect(stderr).toContain('--repos, --no-given-tests apply only with --verify');
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('--harness-compat: the given tests are put in place as the SWE-bench harness does, and the verdicts say so', async () => {
+    const out = join(dir, 'harness', 'predictions.jsonl');
+    const { code, stderr } = await rerank(out, '--verify', '--repos', repo.reposDir, '--harness-compat');
+    expect(code, stderr).toBe(0);
+    const scores = readJsonl(join(dir, 'harness', 'predictions.scores.jsonl')).filter((line) => line.instance_id === 'django__django-1');
+    const verdict = (source: string) => scores.find((line) => line.source === source)?.verify;
+    expect(verdict('agent-a')).toMatchObject({ status: 'resolved', procedure: 'harness' });
+    expect(verdict('agent-b')).toMatchObject({ status: 'unresolved', procedure: 'harness' });
+  });
+
+  it('refuses --harness-compat without --verify, and with --no-given-tests, naming it', async () => {
+    const alone = await rerank(join(dir, 'refused-hc', 'p.jsonl'), '--harness-compat');
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('--harness-compat applies only with --verify');
+    const hidden = await rerank(
+      join(dir, 'refused-hc2', 'p.jsonl'),
+      '--verify',
+      '--repos',
+      repo.reposDir,
+      '--no-given-tests',
+      '--harness-compat',
+    );
+    expect(hidden.code).toBe(2);
+    expect(hidden.stderr).toContain('--harness-compat needs the given tests');
   });
 
   it('--recipes: a bad entry is refused naming the file and the entry', async () => {
