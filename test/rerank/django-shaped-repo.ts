@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { commitRepo, git, stagedDiff } from '../support/git-fixture.js';
 
-const RUNTESTS = `#!/usr/bin/env python3
+export const RUNTESTS = `#!/usr/bin/env python3
 import argparse, os, sys, unittest
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [here, os.path.dirname(here)]

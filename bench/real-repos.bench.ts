@@ -1,0 +1,347 @@
+/**
+ * Execution-backed selection on real-shaped repositories (issue 33, item 7): the fixture world of
+ * real-repos-world.ts (Django-, SymPy- and src-layout pytest-shaped repositories, one instance
+ * each, pools of the kinds real agents produce) run through `winnower rerank` itself, as a user
+ * runs it (a child process per configuration): scoring alone (`robust`, `value`), given-tests
+ * verification (`--verify --repos`), and the checks a user without tests has (`--verify
+ * --no-given-tests`). The trivial selectors (random non-empty, majority, shortest, longest) and
+ * "regression alone" (the check's verdict, ties at random) are read off the same candidates with
+ * the evaluation table of `winnower train` (src/train/evaluate.ts: selected@1, headroom closed,
+ * 95% bootstrap intervals over instances). The pool-tests rows wait for that check
+ * (`verify.pool_tests`, not on main yet) and are marked pending.
+ *
+ *   npx tsx bench/real-repos.bench.ts [--quick] [--seed 1] [--instances 24] [--bootstrap 1000] [--keep]
+ *
+ * Prints a markdown report and writes it to bench/results/real-repos.md (--quick writes nothing).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { prepare } from '../src/select/prepare.js';
+import { type EvalPool, evaluateScope, type ScopeTable, TRIVIAL_SELECTORS } from '../src/train/evaluate.js';
+import { Trajectory } from '../src/types/trajectory.js';
+import { buildWorld, MIX, type World, type WorldCandidate } from './real-repos-world.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    seed: { type: 'string', default: '1' },
+    instances: { type: 'string' },
+    bootstrap: { type: 'string', default: '1000' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const seed = Number(args.seed);
+const instanceCount = Number(args.instances ?? (args.quick ? 6 : 24));
+const bootstrap = Number(args.bootstrap);
+
+interface ScoreLine {
+  instance_id: string;
+  source: string;
+  chosen: boolean;
+  verify?: {
+    status: string;
+    procedure_note?: string;
+    fail_to_pass: { failed: number; missing: number };
+    pass_to_pass: { failed: number; missing: number };
+  } | null;
+  checks?: { regressions: number | null } | null;
+  tamper?: Array<{ kind: string }>;
+}
+
+interface Run {
+  name: string;
+  flags: string[];
+  wallMs: number;
+  stdout: string;
+  scores: ScoreLine[];
+  /** Summed sandbox time per instance, from the checks file (0 without --verify). */
+  sandboxMs: number;
+}
+
+const jsonl = (rows: unknown[]) => `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`;
+const readJsonl = <T>(file: string): T[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as T)
+    : [];
+
+/** `winnower rerank` as a user runs it: a child process on the working tree. */
+function rerank(dir: string, name: string, files: Record<string, string>, flags: string[]): Promise<Run> {
+  const out = join(dir, name, 'predictions.jsonl');
+  mkdirSync(join(dir, name), { recursive: true });
+  const argv = [
+    '--import',
+    'tsx',
+    join(root, 'src/cli/main.ts'),
+    'rerank',
+    '--candidates',
+    files.candidates!,
+    '--tasks',
+    files.tasks!,
+    '--labels',
+    files.labels!,
+    '--out',
+    out,
+    '--no-progress',
+    '--concurrency',
+    '2',
+    ...flags,
+  ];
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, argv, { cwd: root, maxBuffer: 64 * 1024 * 1024, timeout: 1_200_000 }, (error, stdout, stderr) => {
+      if (error) {
+        reject(new Error(`winnower rerank ${flags.join(' ')} failed: ${stderr.slice(-2000)}`));
+        return;
+      }
+      const checks = readJsonl<{ sandbox_ms: number }>(join(dir, name, 'predictions.checks.jsonl'));
+      resolve({
+        name,
+        flags,
+        wallMs: Date.now() - started,
+        stdout,
+        scores: readJsonl<ScoreLine>(join(dir, name, 'predictions.scores.jsonl')),
+        sandboxMs: checks.reduce((sum, line) => sum + line.sandbox_ms, 0),
+      });
+    });
+  });
+}
+
+const key = (instance: string, source: string) => `${instance}\u0000${source}`;
+
+/** The pools as the evaluation table reads them: labels and patch shape from the product's own preparation. */
+function evalPools(
+  world: World,
+  runs: Run[],
+  extra: Record<string, (c: WorldCandidate, line: ScoreLine | undefined) => number | null>,
+): EvalPool[] {
+  const byRun = runs.map((run) => ({ run, lines: new Map(run.scores.map((line) => [key(line.instance_id, line.source), line])) }));
+  return world.instances.map((instance) => {
+    const members = world.candidates.filter((c) => c.instance_id === instance.instance_id);
+    const prepared = prepare(
+      members.map((c) => ({
+        trajectory: Trajectory.parse({ id: c.source, instance_id: c.instance_id, source: c.source, patch: c.patch }),
+      })),
+      instance.instance_id,
+    );
+    const chosen: Record<string, string | null> = {};
+    for (const { run, lines } of byRun)
+      chosen[run.name] = members.find((c) => lines.get(key(c.instance_id, c.source))?.chosen)?.source ?? null;
+    const values: Record<string, Array<number | null>> = {};
+    for (const [name, value] of Object.entries(extra)) {
+      const lines = byRun.find((entry) => entry.run.name === 'no-tests')!.lines;
+      values[name] = members.map((c) => value(c, lines.get(key(c.instance_id, c.source))));
+    }
+    return {
+      pool: instance.instance_id,
+      benchmark: instance.shape,
+      candidates: prepared.candidates.map((p, i) => ({
+        id: p.id,
+        resolved: members[i]!.resolved,
+        usable: p.usable,
+        changedLines: p.changedLines,
+        clusterKey: p.normalized?.key ?? null,
+      })),
+      values,
+      chosen,
+    };
+  });
+}
+
+const pct = (value: number | null) => (value === null ? '–' : `${(value * 100).toFixed(0)}%`);
+const interval = (i: { value: number | null; low: number | null; high: number | null }) =>
+  i.value === null ? '–' : `${pct(i.value)} [${pct(i.low)}, ${pct(i.high)}]`;
+
+/** Why given-tests verification and the constructed label differ on a candidate. */
+function explain(c: WorldCandidate, line: ScoreLine): string {
+  const v = line.verify;
+  if (!v) return 'not graded (the instance could not run)';
+  const parts = [
+    `verdict ${v.status}`,
+    `F2P failed ${v.fail_to_pass.failed}, missing ${v.fail_to_pass.missing}`,
+    `P2P failed ${v.pass_to_pass.failed}, missing ${v.pass_to_pass.missing}`,
+  ];
+  if (v.procedure_note) parts.push(v.procedure_note);
+  return `${c.kind} (own test: ${c.test}): ${parts.join('; ')}`;
+}
+
+async function main(): Promise<void> {
+  const loadStart = loadavg();
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'wnw-real-repos-'));
+  const world = buildWorld({ root: join(dir, 'world'), seed, instances: instanceCount });
+  const files = { candidates: join(dir, 'candidates.jsonl'), tasks: join(dir, 'tasks.jsonl'), labels: join(dir, 'labels.jsonl') };
+  writeFileSync(files.tasks, jsonl(world.instances.map((instance) => instance.task)));
+  writeFileSync(
+    files.candidates,
+    jsonl(world.candidates.map((c) => ({ instance_id: c.instance_id, model_name_or_path: c.source, model_patch: c.patch }))),
+  );
+  writeFileSync(files.labels, jsonl(world.candidates.map((c) => ({ instance_id: c.instance_id, source: c.source, resolved: c.resolved }))));
+  const verify = ['--verify', '--repos', world.reposDir, '--sandboxes', '2', '--verify-timeout', '120', '--regression-budget', '120'];
+  // One at a time: the machine is small, and the sandbox-seconds of one run are not inflated by another's.
+  const runs: Run[] = [];
+  for (const [name, flags] of [
+    ['robust', ['--strategy', 'robust']],
+    ['value', ['--strategy', 'value']],
+    ['given', verify],
+    ['no-tests', [...verify, '--no-given-tests']],
+  ] as Array<[string, string[]]>) {
+    console.error(`real-repos: winnower rerank ${flags.join(' ')}`);
+    runs.push(await rerank(dir, name, files, flags));
+  }
+  const run = (name: string) => runs.find((r) => r.name === name)!;
+  const REGRESSION_ALONE = 'regression alone (no test list; ties at random)';
+  const pools = evalPools(world, runs, {
+    [REGRESSION_ALONE]: (_c, line) =>
+      line?.checks?.regressions === null || line?.checks?.regressions === undefined ? null : line.checks.regressions === 0 ? 1 : 0,
+  });
+  const rename: Record<string, string> = {
+    random: 'random non-empty',
+    robust: 'robust (scoring alone, the default)',
+    value: 'value model alone',
+    given: 'given tests (`--verify`, hybrid)',
+    'no-tests': 'regression + tamper + value model (`--verify --no-given-tests`, hybrid)',
+  };
+  const selectors = [...TRIVIAL_SELECTORS, 'robust', 'value', 'given', REGRESSION_ALONE, 'no-tests'];
+  const options = { selectors, probabilistic: [], bootstrap, seed: 1 };
+  const mixed = pools.filter((pool) => pool.candidates.some((c) => c.resolved) && pool.candidates.some((c) => !c.resolved));
+  const tables: ScopeTable[] = [evaluateScope('all instances', pools, options), evaluateScope('mixed-label instances', mixed, options)];
+  const costOf: Record<string, string> = {
+    given: `${(run('given').sandboxMs / 1000 / world.candidates.length).toFixed(2)}`,
+    'no-tests': `${(run('no-tests').sandboxMs / 1000 / world.candidates.length).toFixed(2)}`,
+    [REGRESSION_ALONE]: `${(run('no-tests').sandboxMs / 1000 / world.candidates.length).toFixed(2)}`,
+  };
+
+  const lines: string[] = [];
+  const say = (line = '') => lines.push(line);
+  const loadEnd = loadavg();
+  say('# Execution-backed selection on real-shaped repositories');
+  say();
+  say(`Command: \`${['npx tsx bench/real-repos.bench.ts', ...process.argv.slice(2)].join(' ')}\``);
+  say(
+    `Host: ${cpus().length} vCPU (${cpus()[0]?.model ?? 'cpu'}), Linux ${release()}, Node ${process.version}; a shared machine (other work ran alongside); load average ${loadStart.map((v) => v.toFixed(2)).join(' ')} at start, ${loadEnd.map((v) => v.toFixed(2)).join(' ')} at end; ${((Date.now() - started) / 1000).toFixed(0)} s wall in all.`,
+  );
+  say();
+  const shapes = ['django', 'sympy', 'pytest']
+    .map((shape) => `${world.instances.filter((i) => i.shape === shape).length} ${shape}`)
+    .join(', ');
+  say(
+    `The world (bench/real-repos-world.ts, seed ${seed}): ${world.instances.length} instances (${shapes}-shaped; Django's \`tests/runtests.py\`, SymPy's \`bin/test\`, a src-layout pytest project, each run by its built-in recipe), ${world.candidates.length} candidates, ${mixed.length} mixed-label instances, ${pools.filter((p) => p.candidates.every((c) => !c.resolved)).length} with no resolved candidate, ${pools.filter((p) => p.candidates.every((c) => c.resolved)).length} with all resolved.`,
+  );
+  say();
+  say('## Selection');
+  say();
+  say(
+    "selected@1 and headroom closed ((selected@1 − mean@1) / (pass@N − mean@1)), 95% bootstrap intervals over instances; trivial selectors by expectation over their ties. Sandbox-seconds per candidate: the run's summed sandbox time (base runs included) over its candidates.",
+  );
+  for (const table of tables) {
+    say();
+    say(
+      `### ${table.scope} (${table.pools} instances, ${table.candidates} candidates; mean@1 ${pct(table.mean_at_1)}, pass@N ${pct(table.pass_at_n)})`,
+    );
+    say();
+    say('| selector | selected@1 | headroom closed | sandbox-s / candidate |');
+    say('|---|---|---|---|');
+    for (const row of table.rows)
+      say(
+        `| ${rename[row.selector] ?? row.selector} | ${interval(row.selected_at_1)} | ${interval(row.headroom_closed)} | ${costOf[row.selector] ?? '0'} |`,
+      );
+    for (const pending of ['pool tests alone', 'regression + pool tests', 'regression + pool tests + value model'])
+      say(`| ${pending} | pending h-pool | pending h-pool | pending h-pool |`);
+  }
+  say();
+  say(
+    `Wall time per run: ${runs.map((r) => `${r.name} ${(r.wallMs / 1000).toFixed(0)} s`).join(', ')} (the verifying runs with \`--sandboxes 2 --concurrency 2\`).`,
+  );
+
+  // Agreement of given-tests verification with the labels, per candidate.
+  const given = new Map(run('given').scores.map((line) => [key(line.instance_id, line.source), line]));
+  const graded = world.candidates.filter((c) => given.get(key(c.instance_id, c.source))?.verify);
+  const disagree = graded.filter((c) => (given.get(key(c.instance_id, c.source))!.verify!.status === 'resolved') !== c.resolved);
+  say();
+  say('## Given-tests verification against the labels');
+  say();
+  say(
+    `Verdicts equal the constructed label on ${graded.length - disagree.length}/${graded.length} graded candidates (${pct(graded.length ? (graded.length - disagree.length) / graded.length : null)}); ${world.candidates.length - graded.length} not graded. The product's own line: ${
+      run('given')
+        .stdout.split('\n')
+        .find((line) => line.includes('agrees with the labels')) ?? '(none)'
+    }`,
+  );
+  if (disagree.length) {
+    say();
+    say('| instance | candidate | label | why |');
+    say('|---|---|---|---|');
+    for (const c of disagree)
+      say(
+        `| ${c.instance_id} | ${c.source} | ${c.resolved ? 'resolved' : 'unresolved'} | ${explain(c, given.get(key(c.instance_id, c.source))!)} |`,
+      );
+  }
+
+  // What the regression check and the tamper flags saw, per kind.
+  const noTests = new Map(run('no-tests').scores.map((line) => [key(line.instance_id, line.source), line]));
+  const kinds = [...new Set(world.candidates.map((c) => c.kind))].sort();
+  say();
+  say('## What the checks without a test list saw, by candidate kind');
+  say();
+  say('| kind | candidates | resolved | regression run | ≥ 1 regression | tamper-flagged |');
+  say('|---|---|---|---|---|---|');
+  for (const kind of kinds) {
+    const of = world.candidates.filter((c) => c.kind === kind);
+    const lineOf = (c: WorldCandidate) => noTests.get(key(c.instance_id, c.source));
+    const ran = of.filter((c) => (lineOf(c)?.checks?.regressions ?? null) !== null);
+    say(
+      `| ${kind} | ${of.length} | ${of.filter((c) => c.resolved).length} | ${ran.length} | ${ran.filter((c) => (lineOf(c)!.checks!.regressions ?? 0) > 0).length} | ${of.filter((c) => (lineOf(c)?.tamper?.length ?? 0) > 0).length} |`,
+    );
+  }
+
+  say();
+  say('## The mix, and where it comes from');
+  say();
+  const nonEmpty = world.candidates.filter((c) => c.kind !== 'empty');
+  say(
+    `Pool sizes ${MIX.poolSize[0]}–${MIX.poolSize[1]}, uniform. Pool outcome drawn as none resolved ${pct(MIX.pools.none)}, all resolved ${pct(MIX.pools.all)}, mixed ${pct(MIX.pools.mixed)}: the shares among the pools of ≥ 4 candidates in ../shared/data/train (measured: ${trainShares()}). In mixed pools each candidate is resolved with probability ${MIX.mixedResolved} (at least one of each). Empty patches ${pct(MIX.empty)} of unresolved candidates (the train data has 0.9% empty rows). Candidates that add or change a test: ${pct(MIX.addsTest)} of non-empty ones, issue 33's figure for real multi-agent pools; here ${pct(nonEmpty.filter((c) => c.test !== 'none').length / (nonEmpty.length || 1))}. Of the tests a correct fix writes, ${pct(MIX.discriminatingTest)} assert the case the plausible wrong fix gets wrong; a wrong fix's own test asserts the case it handles (the right fix passes it too). Resolved candidates with a large unrelated change (a 150–300 line reproduction script, a rewritten module header): ${pct(MIX.hugeResolved)}. Unresolved non-empty kinds: plausible wrong fix ${pct(MIX.wrongKinds.wrong)}, right fix that breaks a sibling's test ${pct(MIX.wrongKinds.breaks)}, the same with the sibling's test deleted or skipped (tampering) ${pct(MIX.wrongKinds.tamper)}, wrong fix with a large unrelated change ${pct(MIX.wrongKinds.huge)}: no measured source for this split, so it is even-handed and stated rather than tuned.`,
+  );
+  say();
+  say('Kinds drawn: ' + kinds.map((kind) => `${kind} ${world.candidates.filter((c) => c.kind === kind).length}`).join(', ') + '.');
+  say();
+  say('## ../shared/data/train');
+  say();
+  say(
+    "Not measured there: no pool's repository can be rebuilt from its candidates' patches. A unified diff carries three lines of context around each hunk, so the patches of a pool together cover a few dozen lines of files that are hundreds to thousands of lines long; the rest of each touched file, every untouched module the tests import, the test files, and the runner are absent, and `base_commit` names commits of repositories this machine cannot fetch. A repository assembled from the hunks would not import, so any figure from it would measure the reconstruction, not the checks. The train rows stay what they are used for in bench/results/train-sources.md: selection without running code.",
+  );
+  const report = lines.join('\n');
+  console.log(report);
+  if (!args.quick) {
+    mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+    writeFileSync(join(root, 'bench', 'results', 'real-repos.md'), `${report}\n`);
+  }
+  // --keep leaves every run's predictions, scores and checks files for a look at the evidence.
+  if (args.keep) console.error(`real-repos: runs kept in ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
+}
+
+/** The none / all / mixed shares of train pools of ≥ 4 candidates, or why they are not measured. */
+function trainShares(): string {
+  const file = join(root, '..', 'shared', 'data', 'train', 'candidates.jsonl');
+  if (!existsSync(file)) return `${file} is missing`;
+  const pools = new Map<string, boolean[]>();
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line) continue;
+    const row = JSON.parse(line) as { benchmark: string; instance_id: string; resolved: boolean };
+    const id = `${row.benchmark}/${row.instance_id}`;
+    pools.set(id, [...(pools.get(id) ?? []), row.resolved]);
+  }
+  const big = [...pools.values()].filter((labels) => labels.length >= 4);
+  const share = (test: (labels: boolean[]) => boolean) => pct(big.filter(test).length / (big.length || 1));
+  return `${big.length} pools: none ${share((l) => l.every((r) => !r))}, all ${share((l) => l.every(Boolean))}, mixed ${share((l) => l.some(Boolean) && l.some((r) => !r))}`;
+}
+
+await main();
