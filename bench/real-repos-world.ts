@@ -477,10 +477,12 @@ export function buildWorld(options: WorldOptions): World {
   const reposDir = join(options.root, 'repos');
   const work = join(options.root, 'work');
   mkdirSync(reposDir, { recursive: true });
-  const combos = shuffled(
-    SHAPES.flatMap((shape) => BUGS.map((bug) => ({ shape, bug }))),
-    random,
-  ).slice(0, options.instances);
+  // Every shape × defect once per round, each round in its own order: past 24 instances a defect
+  // comes back on another base commit with a pool of its own.
+  const all = SHAPES.flatMap((shape) => BUGS.map((bug) => ({ shape, bug })));
+  const combos = Array.from({ length: Math.ceil(options.instances / all.length) }, () => shuffled(all, random))
+    .flat()
+    .slice(0, options.instances);
   const instances: WorldInstance[] = [];
   const candidates: WorldCandidate[] = [];
   for (const shape of SHAPES) {

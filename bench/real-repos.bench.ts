@@ -10,7 +10,7 @@
  * 95% bootstrap intervals over instances). The pool-tests rows wait for that check
  * (`verify.pool_tests`, not on main yet) and are marked pending.
  *
- *   npx tsx bench/real-repos.bench.ts [--quick] [--seed 1] [--instances 24] [--bootstrap 1000] [--keep]
+ *   npx tsx bench/real-repos.bench.ts [--quick] [--seed 1] [--instances 48] [--bootstrap 1000] [--keep]
  *
  * Prints a markdown report and writes it to bench/results/real-repos.md (--quick writes nothing).
  */
@@ -36,7 +36,7 @@ const { values: args } = parseArgs({
   },
 });
 const seed = Number(args.seed);
-const instanceCount = Number(args.instances ?? (args.quick ? 6 : 24));
+const instanceCount = Number(args.instances ?? (args.quick ? 6 : 48));
 const bootstrap = Number(args.bootstrap);
 
 interface ScoreLine {
@@ -114,14 +114,55 @@ function rerank(dir: string, name: string, files: Record<string, string>, flags:
   });
 }
 
+/** One `winnower rerank` configuration, a row of the table; `flags: null` is a row whose check is not on main yet. */
+interface Config {
+  name: string;
+  label: string;
+  flags: string[] | null;
+  /** Runs code (`--verify`): its rows sit below the scoring-only ones, with their cost. */
+  execution: boolean;
+}
+
+/**
+ * The rows, each through the product. The pool-tests check (`verify.pool_tests`, branch h-pool)
+ * is one entry here and one in ALONE once its flag is on main.
+ */
+const CONFIGS = (verify: string[]): Config[] => [
+  { name: 'robust', label: 'robust (scoring alone, the default)', flags: ['--strategy', 'robust'], execution: false },
+  { name: 'value', label: 'value model alone', flags: ['--strategy', 'value'], execution: false },
+  { name: 'given', label: 'given tests (`--verify`, hybrid)', flags: verify, execution: true },
+  {
+    name: 'no-tests',
+    label: 'regression + tamper + value model (`--verify --no-given-tests`, hybrid)',
+    flags: [...verify, '--no-given-tests'],
+    execution: true,
+  },
+  { name: 'pool-tests', label: 'pool tests + value model', flags: null, execution: true },
+  { name: 'both', label: 'regression + pool tests + value model', flags: null, execution: true },
+];
+
+/** A check's own verdict read off a run's scores (ties at random): a candidate's value, higher better, null when not checked. */
+interface Alone {
+  label: string;
+  run: string;
+  value: (line: ScoreLine | undefined) => number | null;
+}
+
+const ALONE: Alone[] = [
+  {
+    label: 'regression alone (no test list; ties at random)',
+    run: 'no-tests',
+    value: (line) =>
+      line?.checks?.regressions === null || line?.checks?.regressions === undefined ? null : line.checks.regressions === 0 ? 1 : 0,
+  },
+  { label: 'pool tests alone', run: 'pool-tests', value: () => null },
+  { label: 'regression + pool tests (ties at random)', run: 'both', value: () => null },
+];
+
 const key = (instance: string, source: string) => `${instance}\u0000${source}`;
 
 /** The pools as the evaluation table reads them: labels and patch shape from the product's own preparation. */
-function evalPools(
-  world: World,
-  runs: Run[],
-  extra: Record<string, (c: WorldCandidate, line: ScoreLine | undefined) => number | null>,
-): EvalPool[] {
+function evalPools(world: World, runs: Run[], alone: Alone[]): EvalPool[] {
   const byRun = runs.map((run) => ({ run, lines: new Map(run.scores.map((line) => [key(line.instance_id, line.source), line])) }));
   return world.instances.map((instance) => {
     const members = world.candidates.filter((c) => c.instance_id === instance.instance_id);
@@ -135,9 +176,9 @@ function evalPools(
     for (const { run, lines } of byRun)
       chosen[run.name] = members.find((c) => lines.get(key(c.instance_id, c.source))?.chosen)?.source ?? null;
     const values: Record<string, Array<number | null>> = {};
-    for (const [name, value] of Object.entries(extra)) {
-      const lines = byRun.find((entry) => entry.run.name === 'no-tests')!.lines;
-      values[name] = members.map((c) => value(c, lines.get(key(c.instance_id, c.source))));
+    for (const entry of alone) {
+      const lines = byRun.find((r) => r.run.name === entry.run)!.lines;
+      values[entry.label] = members.map((c) => entry.value(lines.get(key(c.instance_id, c.source))));
     }
     return {
       pool: instance.instance_id,
@@ -185,39 +226,42 @@ async function main(): Promise<void> {
   );
   writeFileSync(files.labels, jsonl(world.candidates.map((c) => ({ instance_id: c.instance_id, source: c.source, resolved: c.resolved }))));
   const verify = ['--verify', '--repos', world.reposDir, '--sandboxes', '2', '--verify-timeout', '120', '--regression-budget', '120'];
+  const configs = CONFIGS(verify);
   // One at a time: the machine is small, and the sandbox-seconds of one run are not inflated by another's.
   const runs: Run[] = [];
-  for (const [name, flags] of [
-    ['robust', ['--strategy', 'robust']],
-    ['value', ['--strategy', 'value']],
-    ['given', verify],
-    ['no-tests', [...verify, '--no-given-tests']],
-  ] as Array<[string, string[]]>) {
-    console.error(`real-repos: winnower rerank ${flags.join(' ')}`);
-    runs.push(await rerank(dir, name, files, flags));
+  for (const config of configs) {
+    if (!config.flags) continue;
+    console.error(`real-repos: winnower rerank ${config.flags.join(' ')}`);
+    runs.push(await rerank(dir, config.name, files, config.flags));
   }
-  const run = (name: string) => runs.find((r) => r.name === name)!;
-  const REGRESSION_ALONE = 'regression alone (no test list; ties at random)';
-  const pools = evalPools(world, runs, {
-    [REGRESSION_ALONE]: (_c, line) =>
-      line?.checks?.regressions === null || line?.checks?.regressions === undefined ? null : line.checks.regressions === 0 ? 1 : 0,
-  });
+  const ran = (name: string) => runs.find((r) => r.name === name);
+  const alone = ALONE.filter((entry) => ran(entry.run));
+  const pools = evalPools(world, runs, alone);
   const rename: Record<string, string> = {
     random: 'random non-empty',
-    robust: 'robust (scoring alone, the default)',
-    value: 'value model alone',
-    given: 'given tests (`--verify`, hybrid)',
-    'no-tests': 'regression + tamper + value model (`--verify --no-given-tests`, hybrid)',
+    ...Object.fromEntries(configs.map((config) => [config.name, config.label])),
+    ...Object.fromEntries(alone.map((entry) => [entry.label, entry.label])),
   };
-  const selectors = [...TRIVIAL_SELECTORS, 'robust', 'value', 'given', REGRESSION_ALONE, 'no-tests'];
+  const selectors = [
+    ...TRIVIAL_SELECTORS,
+    ...configs.filter((config) => !config.execution && config.flags).map((config) => config.name),
+    ...configs
+      .filter((config) => config.execution && config.flags)
+      .flatMap((config) => [...alone.filter((entry) => entry.run === config.name).map((entry) => entry.label), config.name]),
+  ];
+  const pending = [
+    ...ALONE.filter((entry) => !ran(entry.run)).map((entry) => entry.label),
+    ...configs.filter((config) => !config.flags).map((config) => config.label),
+  ];
   const options = { selectors, probabilistic: [], bootstrap, seed: 1 };
   const mixed = pools.filter((pool) => pool.candidates.some((c) => c.resolved) && pool.candidates.some((c) => !c.resolved));
   const tables: ScopeTable[] = [evaluateScope('all instances', pools, options), evaluateScope('mixed-label instances', mixed, options)];
+  const perCandidate = (r: Run) => (r.sandboxMs / 1000 / world.candidates.length).toFixed(2);
   const costOf: Record<string, string> = {
-    given: `${(run('given').sandboxMs / 1000 / world.candidates.length).toFixed(2)}`,
-    'no-tests': `${(run('no-tests').sandboxMs / 1000 / world.candidates.length).toFixed(2)}`,
-    [REGRESSION_ALONE]: `${(run('no-tests').sandboxMs / 1000 / world.candidates.length).toFixed(2)}`,
+    ...Object.fromEntries(runs.map((r) => [r.name, perCandidate(r)])),
+    ...Object.fromEntries(alone.map((entry) => [entry.label, perCandidate(ran(entry.run)!)])),
   };
+  const run = (name: string) => ran(name)!;
 
   const lines: string[] = [];
   const say = (line = '') => lines.push(line);
@@ -253,8 +297,7 @@ async function main(): Promise<void> {
       say(
         `| ${rename[row.selector] ?? row.selector} | ${interval(row.selected_at_1)} | ${interval(row.headroom_closed)} | ${costOf[row.selector] ?? '0'} |`,
       );
-    for (const pending of ['pool tests alone', 'regression + pool tests', 'regression + pool tests + value model'])
-      say(`| ${pending} | pending h-pool | pending h-pool | pending h-pool |`);
+    for (const label of pending) say(`| ${label} | pending h-pool | pending h-pool | pending h-pool |`);
   }
   say();
   say(
