@@ -162,8 +162,12 @@ export async function executeInstance(
 
   if (execution.checks === 'always' || !hasGivenTests(run)) {
     const suite = recipe?.suite_command;
-    const pool = await checkPool(execution.deps, run, candidates, {
-      regression: { enabled: true, budget_s: execution.regressionBudgetS, ...(suite ? { test_command: suite } : {}) },
+    // --verify-parser reads the suite's log too: given with it, the suite is the checks' test command,
+    // the one a parser applies to (src/solve/regression.ts, pool-tests.ts); else the suite's runner is detected.
+    const explicit = execution.parser;
+    const pool = await checkPool(execution.deps, explicit && suite ? { ...run, test_command: suite } : run, candidates, {
+      regression: { enabled: true, budget_s: execution.regressionBudgetS, ...(suite && !explicit ? { test_command: suite } : {}) },
+      ...(explicit ? { parser: explicit } : {}),
       poolTests: execution.poolTests
         ? { enabled: true, budget_s: execution.poolTests.budget_s, timeout_s: Math.min(execution.testTimeoutMs / 1000, 86_400) }
         : { enabled: false },

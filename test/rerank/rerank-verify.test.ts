@@ -158,6 +158,25 @@ describe('winnower rerank --repos --verify', () => {
     expect(stdout).toMatch(/6 by the regression check \(2 broke a test\)/);
   });
 
+  it('--no-given-tests --verify-parser: the regression check reads the suite with that parser', async () => {
+    const out = join(dir, 'no-tests-parser', 'predictions.jsonl');
+    const { code, stderr } = await rerank(out, '--verify', '--repos', repo.reposDir, '--no-given-tests', '--verify-parser', 'exit-code');
+    expect(code, stderr).toBe(0);
+    const evidence = readJsonl(join(dir, 'no-tests-parser', 'predictions.checks.jsonl')).find(
+      (row) => row.instance_id === 'django__django-1',
+    );
+    expect(evidence.checks.regression.base).toMatchObject({
+      parser: 'exit-code',
+      grading_reason: 'the exit-code parser was asked for',
+      command: expect.stringContaining('tests/runtests.py'),
+    });
+    const scores = readJsonl(join(dir, 'no-tests-parser', 'predictions.scores.jsonl')).filter(
+      (line) => line.instance_id === 'django__django-1',
+    );
+    // The whole suite is one test: the candidate that breaks capfirst fails it.
+    expect(scores.find((line) => line.source === 'agent-c')!.checks).toMatchObject({ regressions: 1 });
+  });
+
   it('refuses --verify-only flags without --verify, naming them', async () => {
     const out = join(dir, 'refused', 'predictions.jsonl');
     const { code, stderr } = await rerank(out, '--repos', repo.reposDir, '--no-given-tests');
