@@ -45,6 +45,7 @@ interface ScoreLine {
   chosen: boolean;
   verify?: {
     status: string;
+    duration_ms: number;
     procedure_note?: string;
     fail_to_pass: { failed: number; missing: number };
     pass_to_pass: { failed: number; missing: number };
@@ -61,6 +62,17 @@ interface Run {
   scores: ScoreLine[];
   /** Summed sandbox time per instance, from the checks file (0 without --verify). */
   sandboxMs: number;
+  /** The checks file's lines: where that time went. */
+  evidence: Evidence[];
+}
+
+/** What a line of `<out>.checks.jsonl` holds that the cost split reads. */
+interface Evidence {
+  sandbox_ms: number;
+  base: { duration_ms: number } | null;
+  checks: {
+    regression: { base: { duration_ms: number } | null; candidates: Array<{ duration_ms: number; sandbox_ms?: number }> } | null;
+  } | null;
 }
 
 const jsonl = (rows: unknown[]) => `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`;
@@ -101,7 +113,7 @@ function rerank(dir: string, name: string, files: Record<string, string>, flags:
         reject(new Error(`winnower rerank ${flags.join(' ')} failed: ${stderr.slice(-2000)}`));
         return;
       }
-      const checks = readJsonl<{ sandbox_ms: number }>(join(dir, name, 'predictions.checks.jsonl'));
+      const checks = readJsonl<Evidence>(join(dir, name, 'predictions.checks.jsonl'));
       resolve({
         name,
         flags,
@@ -109,6 +121,7 @@ function rerank(dir: string, name: string, files: Record<string, string>, flags:
         stdout,
         scores: readJsonl<ScoreLine>(join(dir, name, 'predictions.scores.jsonl')),
         sandboxMs: checks.reduce((sum, line) => sum + line.sandbox_ms, 0),
+        evidence: checks,
       });
     });
   });
@@ -295,10 +308,33 @@ async function main(): Promise<void> {
     say('|---|---|---|---|');
     for (const row of table.rows)
       say(
-        `| ${rename[row.selector] ?? row.selector} | ${interval(row.selected_at_1)} | ${interval(row.headroom_closed)} | ${costOf[row.selector] ?? '0'} |`,
+        `| ${rename[row.selector] ?? row.selector} | ${interval(row.selected_at_1)} | ${interval(row.headroom_closed)} | ${costOf[row.selector] ?? '0.00'} |`,
       );
     for (const label of pending) say(`| ${label} | pending h-pool | pending h-pool | pending h-pool |`);
   }
+  say();
+  say('Where the sandbox time went (sandbox-seconds, mean per instance or per candidate run):');
+  say();
+  say('| check | base run(s) per instance | per candidate run | all, per candidate |');
+  say('|---|---|---|---|');
+  const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length / 1000 : 0);
+  const givenRun = ran('given');
+  if (givenRun) {
+    const bases = givenRun.evidence.flatMap((line) => (line.base ? [line.base.duration_ms] : []));
+    const each = givenRun.scores.flatMap((line) => (line.verify ? [line.verify.duration_ms] : []));
+    say(`| given tests (one base run) | ${mean(bases).toFixed(2)} | ${mean(each).toFixed(2)} | ${perCandidate(givenRun)} |`);
+  }
+  const regressionRun = ran('no-tests');
+  if (regressionRun) {
+    const regressions = regressionRun.evidence.flatMap((line) => (line.checks?.regression ? [line.checks.regression] : []));
+    const bases = regressions.flatMap((r) => (r.base ? [r.base.duration_ms] : []));
+    // A candidate's sandbox time where recorded; its wall time (waits included) in older evidence.
+    const each = regressions.flatMap((r) => r.candidates.map((c) => c.sandbox_ms ?? c.duration_ms));
+    say(
+      `| regression check (two base runs, flaky tests found by their difference) | ${mean(bases).toFixed(2)} | ${mean(each).toFixed(2)} | ${perCandidate(regressionRun)} |`,
+    );
+  }
+  say('| tamper flags (the diff is read, nothing runs) | 0 | 0 | 0 |');
   say();
   say(
     `Wall time per run: ${runs.map((r) => `${r.name} ${(r.wallMs / 1000).toFixed(0)} s`).join(', ')} (the verifying runs with \`--sandboxes 2 --concurrency 2\`).`,
