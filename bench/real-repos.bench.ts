@@ -7,8 +7,8 @@
  * --no-given-tests`). The trivial selectors (random non-empty, majority, shortest, longest) and
  * "regression alone" (the check's verdict, ties at random) are read off the same candidates with
  * the evaluation table of `winnower train` (src/train/evaluate.ts: selected@1, headroom closed,
- * 95% bootstrap intervals over instances). The pool-tests rows wait for that check
- * (`verify.pool_tests`, not on main yet) and are marked pending.
+ * 95% bootstrap intervals over instances). The tests from the pool (`verify.pool_tests`) run in
+ * the `--no-given-tests` configuration; one without them isolates the regression check.
  *
  *   npx tsx bench/real-repos.bench.ts [--quick] [--seed 1] [--instances 48] [--bootstrap 1000] [--keep]
  *
@@ -50,7 +50,7 @@ interface ScoreLine {
     fail_to_pass: { failed: number; missing: number };
     pass_to_pass: { failed: number; missing: number };
   } | null;
-  checks?: { regressions: number | null } | null;
+  checks?: { regressions: number | null; pool?: { score: number; passed: number; total: number } } | null;
   tamper?: Array<{ kind: string }>;
 }
 
@@ -72,6 +72,7 @@ interface Evidence {
   base: { duration_ms: number } | null;
   checks: {
     regression: { base: { duration_ms: number } | null; candidates: Array<{ duration_ms: number; sandbox_ms?: number }> } | null;
+    pool_tests?: { tests: Array<{ valid: boolean; sandbox_ms: number }>; sandbox_ms: Array<{ sandbox_ms: number }>; error?: string } | null;
   } | null;
 }
 
@@ -137,8 +138,9 @@ interface Config {
 }
 
 /**
- * The rows, each through the product. The pool-tests check (`verify.pool_tests`, branch h-pool)
- * is one entry here and one in ALONE once its flag is on main.
+ * The rows, each through the product. The tests from the pool are on by default with --verify;
+ * batch reranking has no flag that turns the regression check off, so "pool tests + value model"
+ * without it is not a run (`flags: null`) and "pool tests alone" is read off the run with both.
  */
 const CONFIGS = (verify: string[]): Config[] => [
   { name: 'robust', label: 'robust (scoring alone, the default)', flags: ['--strategy', 'robust'], execution: false },
@@ -146,12 +148,17 @@ const CONFIGS = (verify: string[]): Config[] => [
   { name: 'given', label: 'given tests (`--verify`, hybrid)', flags: verify, execution: true },
   {
     name: 'no-tests',
-    label: 'regression + tamper + value model (`--verify --no-given-tests`, hybrid)',
+    label: 'regression + tamper + value model (`--verify --no-given-tests --no-pool-tests`, hybrid)',
+    flags: [...verify, '--no-given-tests', '--no-pool-tests'],
+    execution: true,
+  },
+  {
+    name: 'both',
+    label: 'regression + pool tests + tamper + value model (`--verify --no-given-tests`, hybrid)',
     flags: [...verify, '--no-given-tests'],
     execution: true,
   },
-  { name: 'pool-tests', label: 'pool tests + value model', flags: null, execution: true },
-  { name: 'both', label: 'regression + pool tests + value model', flags: null, execution: true },
+  { name: 'pool-tests', label: 'pool tests + value model, no regression check', flags: null, execution: true },
 ];
 
 /** A check's own verdict read off a run's scores (ties at random): a candidate's value, higher better, null when not checked. */
@@ -161,15 +168,21 @@ interface Alone {
   value: (line: ScoreLine | undefined) => number | null;
 }
 
+const clean = (line: ScoreLine | undefined): number | null =>
+  line?.checks?.regressions === null || line?.checks?.regressions === undefined ? null : line.checks.regressions === 0 ? 1 : 0;
+
 const ALONE: Alone[] = [
+  { label: 'regression alone (no test list; ties at random)', run: 'no-tests', value: clean },
+  // The others' valid pool tests a candidate passes, weighted as selection weighs them; null: no valid pool test ran against it.
+  { label: 'pool tests alone (ties at random)', run: 'both', value: (line) => line?.checks?.pool?.score ?? null },
   {
-    label: 'regression alone (no test list; ties at random)',
-    run: 'no-tests',
-    value: (line) =>
-      line?.checks?.regressions === null || line?.checks?.regressions === undefined ? null : line.checks.regressions === 0 ? 1 : 0,
+    label: 'regression, then pool tests (ties at random)',
+    run: 'both',
+    value: (line) => {
+      const ok = clean(line);
+      return ok === null ? null : ok * 1e6 + (line?.checks?.pool?.score ?? 0);
+    },
   },
-  { label: 'pool tests alone', run: 'pool-tests', value: () => null },
-  { label: 'regression + pool tests (ties at random)', run: 'both', value: () => null },
 ];
 
 const key = (instance: string, source: string) => `${instance}\u0000${source}`;
@@ -310,7 +323,7 @@ async function main(): Promise<void> {
       say(
         `| ${rename[row.selector] ?? row.selector} | ${interval(row.selected_at_1)} | ${interval(row.headroom_closed)} | ${costOf[row.selector] ?? '0.00'} |`,
       );
-    for (const label of pending) say(`| ${label} | pending h-pool | pending h-pool | pending h-pool |`);
+    for (const label of pending) say(`| ${label} | not run: no flag turns the regression check off in batch | – | – |`);
   }
   say();
   say('Where the sandbox time went (sandbox-seconds, mean per instance or per candidate run):');
@@ -332,6 +345,16 @@ async function main(): Promise<void> {
     const each = regressions.flatMap((r) => r.candidates.map((c) => c.sandbox_ms ?? c.duration_ms));
     say(
       `| regression check (two base runs, flaky tests found by their difference) | ${mean(bases).toFixed(2)} | ${mean(each).toFixed(2)} | ${perCandidate(regressionRun)} |`,
+    );
+  }
+  const bothRun = ran('both');
+  if (bothRun) {
+    const pools = bothRun.evidence.flatMap((line) => (line.checks?.pool_tests ? [line.checks.pool_tests] : []));
+    const bases = pools.map((p) => p.tests.reduce((sum, t) => sum + t.sandbox_ms, 0));
+    const rows = pools.flatMap((p) => p.sandbox_ms.map((row) => row.sandbox_ms));
+    const tests = pools.flatMap((p) => p.tests);
+    say(
+      `| pool tests (${tests.length} extracted, ${tests.filter((t) => t.valid).length} valid; base runs of the written tests, then each candidate's row of the matrix) | ${mean(bases).toFixed(2)} | ${mean(rows).toFixed(2)} | ${((bothRun.sandboxMs - (regressionRun?.sandboxMs ?? 0)) / 1000 / world.candidates.length).toFixed(2)} (the run with both, less the regression-only run) |`,
     );
   }
   say('| tamper flags (the diff is read, nothing runs) | 0 | 0 | 0 |');
