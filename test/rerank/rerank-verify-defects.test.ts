@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { commitRepo, git, stagedDiff } from '../support/git-fixture.js';
+// Django's runner, printing unittest's verbose lines: the built-in recipe for django/django runs it.
+import { RUNTESTS } from './django-shaped-repo.js';
 
 const jsonl = (rows: unknown[]) => rows.map((row) => JSON.stringify(row)).join('\n') + '\n';
 const readJsonl = (file: string) =>
@@ -21,23 +23,6 @@ const readJsonl = (file: string) =>
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line));
-
-// Django's runner prints unittest's verbose lines; the built-in recipe for django/django runs it.
-const RUNTESTS = `#!/usr/bin/env python3
-import argparse, os, sys, unittest
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [here, os.path.dirname(here)]
-parser = argparse.ArgumentParser()
-parser.add_argument('labels', nargs='*')
-parser.add_argument('--verbosity', type=int, default=1)
-parser.add_argument('--settings')
-parser.add_argument('--parallel')
-args = parser.parse_args()
-loader = unittest.TestLoader()
-suite = loader.loadTestsFromNames(args.labels) if args.labels else loader.discover(here, pattern='test_*.py', top_level_dir=here)
-result = unittest.TextTestRunner(verbosity=args.verbosity).run(suite)
-sys.exit(not result.wasSuccessful())
-`;
 
 const TEXT = `def slugify(value):
     return value.strip().lower().replace(' ', '_')
