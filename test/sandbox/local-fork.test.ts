@@ -40,6 +40,7 @@ describe.skipIf(bwrapMissing)('local sandbox snapshots and forks', () => {
     }, async () => {
       const provider = make({ workspace });
       const fork = forkOf(provider);
+      expect((await provider.describe()).fork).toMatch(workspace === 'copy' ? /^copy: / : /^copy-on-write: /);
       const parent = await provider.create(spec);
       // A tracked text file (binary ones stay out of a patch: src/sandbox/patch-policy.ts).
       const tracked = `src/${(await run(parent, 'ls src')).trim().split('\n')[0]}`;

@@ -190,6 +190,7 @@ class DockerProvider extends BaseProvider<DockerSandbox> {
       capabilities: `none for commands (no-new-privileges); ${CAPABILITIES.join(', ')} for root, which runs only the ownership step at create`,
       network: 'none unless the spec asks',
       limits: 'memory, cpu and pids per container from the spec',
+      fork: 'not supported: no snapshot or fork (docs/sandboxes.md#snapshots-and-forks)',
     };
   }
 

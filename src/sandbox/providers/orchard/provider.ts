@@ -207,6 +207,7 @@ class OrchardProvider extends BaseProvider<OrchardSandbox> {
       workdir: this.#settings.workdir,
       network: 'blocked unless the spec asks (block_network)',
       limits: 'cpu and memory per pod from the spec',
+      fork: 'not supported: Orchard Env has no snapshot API (docs/sandboxes.md#snapshots-and-forks)',
       createTimeoutS: this.#settings.createTimeoutS,
       heartbeatIntervalMs: this.#settings.heartbeatIntervalMs,
       ttlS: this.#settings.ttlS,
