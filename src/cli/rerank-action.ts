@@ -17,7 +17,7 @@ import { loadRecipes } from '../verify/recipes.js';
 import { loadValueModel } from '../scoring/value-model.js';
 import { scoredBy } from '../scoring/scorer-identity.js';
 import { createJudge, type Judge } from '../judge/judge-client.js';
-import { JudgeOptions, resolveJudge } from '../judge/judge-options.js';
+import { resolveJudge } from '../judge/judge-options.js';
 import { defaultStrategy } from '../select/index.js';
 import type { Strategy } from '../types/index.js';
 import { loadSavedRuns } from '../server/ui/saved-runs.js';
@@ -26,6 +26,7 @@ import { printMetrics } from './print-metrics.js';
 import { runCrossFit } from './rerank-cross-fit.js';
 import { rerankExitCode, rerankSummary, rerankSummaryFile } from './rerank-summary.js';
 import { flagsGiven } from './parse-options.js';
+import { judgeFromFlags } from './judge-from-flags.js';
 import { type RerankFlags, VERIFY_ONLY_FLAGS } from './rerank.js';
 
 /** `given`: the flags the user typed (not defaults), so --cross-fit can refuse those it cannot honour. */
@@ -206,38 +207,4 @@ async function prepareExecution(
       store.close();
     },
   };
-}
-
-/**
- * The judge the flags name, or undefined: --judge-url and --judge-model together (either alone is
- * refused, as are --judge-k and --judge-timeout without them), the key from WINNOWER_JUDGE_KEY.
- */
-export function judgeFromFlags(flags: RerankFlags, env: NodeJS.ProcessEnv = process.env): JudgeOptions | undefined {
-  const named = flags.judgeUrl !== undefined || flags.judgeModel !== undefined;
-  if (!named) {
-    const stray = flags.judgeK !== undefined ? 'judge-k' : flags.judgeTimeout !== undefined ? 'judge-timeout' : undefined;
-    if (stray) throw wnwError('WNW_ERR_INPUT_INVALID', `--${stray} needs --judge-url and --judge-model`, { details: { field: stray } });
-    return undefined;
-  }
-  const missing = flags.judgeUrl === undefined ? 'judge-url' : flags.judgeModel === undefined ? 'judge-model' : undefined;
-  if (missing)
-    throw wnwError('WNW_ERR_INPUT_INVALID', `--${missing}: a judge needs both --judge-url and --judge-model`, {
-      details: { field: missing },
-    });
-  const parsed = JudgeOptions.safeParse({
-    url: flags.judgeUrl,
-    model: flags.judgeModel,
-    ...(env.WINNOWER_JUDGE_KEY ? { api_key: env.WINNOWER_JUDGE_KEY } : {}),
-    ...(flags.judgeK === undefined ? {} : { k: flags.judgeK }),
-    ...(flags.judgeTimeout === undefined ? {} : { timeout_s: flags.judgeTimeout }),
-  });
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const key = String(issue.path[0]);
-    const field = key === 'api_key' ? 'WINNOWER_JUDGE_KEY' : key === 'timeout_s' ? 'judge-timeout' : `judge-${key}`;
-    throw wnwError('WNW_ERR_INPUT_INVALID', `${field === 'WINNOWER_JUDGE_KEY' ? field : `--${field}`}: ${issue.message}`, {
-      details: { field },
-    });
-  }
-  return parsed.data;
 }

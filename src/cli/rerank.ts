@@ -1,4 +1,5 @@
 /** `winnower rerank`: N candidate files per SWE-bench instance → one predictions file, scores and a report. */
+import { addJudgeOptions, type JudgeFlags } from './judge-flags.js';
 import { type Command, Option } from 'commander';
 import type { Strategy } from '../types/selection.js';
 import { positiveInt } from './parse-options.js';
@@ -7,7 +8,7 @@ import { PARSER_NAMES } from '../verify/parser-names.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-export interface RerankFlags {
+export interface RerankFlags extends JudgeFlags {
   candidates: string[];
   tasks?: string[];
   labels?: string[];
@@ -25,10 +26,6 @@ export interface RerankFlags {
   template?: string;
   budget?: number;
   strategy?: Strategy;
-  judgeUrl?: string;
-  judgeModel?: string;
-  judgeK?: number;
-  judgeTimeout?: number;
   out: string;
   scores?: string;
   summary?: string;
@@ -76,7 +73,7 @@ export const VERIFY_ONLY_FLAGS: Record<string, string> = {
 };
 
 export function registerRerankCommand(program: Command): void {
-  program
+  const rerank = program
     .command('rerank')
     .description('pick the best of N candidates per SWE-bench instance and report how good the pick was')
     // Several paths per flag: an unquoted glob reaches us as the files the shell expanded it to.
@@ -136,14 +133,9 @@ export function registerRerankCommand(program: Command): void {
         '--strategy <name>',
         "selection strategy (default: the model folder's default_strategy, learned or robust, when it has a selector; else value)",
       ).choices(STRATEGY_NAMES),
-    )
-    .option(
-      '--judge-url <base>',
-      'pairwise judge: base URL of an OpenAI-compatible chat server with logprobs, API prefix included (http://host:30000/v1); with --judge-model. Breaks hybrid ties, or ranks with --strategy judge (the default with a judge); key: WINNOWER_JUDGE_KEY',
-    )
-    .option('--judge-model <name>', "the judge server's model (with --judge-url)")
-    .option('--judge-k <n>', 'judge opponents per candidate: the k after it in the current order, wrapping (default 2)', positiveInt)
-    .option('--judge-timeout <seconds>', 'deadline of one judge call, retries included (default 60)', positiveInt)
+    );
+  addJudgeOptions(rerank);
+  rerank
     .option('--out <file>', 'predictions JSONL to write (rerunning with the same file resumes)', 'predictions.jsonl')
     .option('--scores <file>', "every candidate's score and what was cut (default: beside --out)")
     .option(

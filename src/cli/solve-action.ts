@@ -1,4 +1,5 @@
 /** What `winnower solve` does once its flags are parsed; loaded only when it runs (solve.ts registers it). */
+import { judgeFromFlags } from './judge-from-flags.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -48,6 +49,8 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
       details: { field: '--harness-compat' },
     });
   }
+  // The judge the flags name (its key from WINNOWER_JUDGE_KEY), else the config's: the request's judge wins (docs/selection.md#judge).
+  const judge = judgeFromFlags(flags);
   const writers = flags.writerReplay ? (await importTrajectories(flags.writerReplay, { sourceFrom: 'file' })).items : undefined;
   const checks = {
     ...(flags.regression === false ? { regression: { enabled: false } } : {}),
@@ -109,6 +112,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
       : { enabled: false },
     ...(flags.stopAt !== undefined ? { stop_rule: { min_value: flags.stopAt, require_resolved: verifying } } : {}),
     ...(flags.strategy ? { strategy: flags.strategy } : {}),
+    ...(judge ? { judge } : {}),
   };
 
   // A repository that is not there (or lacks the commit) is an error now, before the runtime loads or any rollout starts.

@@ -2,13 +2,14 @@
  * `winnower solve`: one best-of-N job from the command line, without running a server — the same
  * validated request and pipeline as `POST /solve`, with progress on stderr and the result in files.
  */
+import { addJudgeOptions, type JudgeFlags } from './judge-flags.js';
 import type { Command } from 'commander';
 import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
 import { nonNegativeNumber, positiveInt, positiveNumber } from './parse-options.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-export interface SolveFlags {
+export interface SolveFlags extends JudgeFlags {
   config?: string;
   repo?: string;
   commit?: string;
@@ -49,7 +50,7 @@ export interface SolveFlags {
 }
 
 export function registerSolveCommand(program: Command): void {
-  program
+  const solve = program
     .command('solve')
     .description('run one best-of-N job (rollouts, scoring, tests, selection) without a server')
     .option('-c, --config <file>', 'YAML or JSON config file (also WINNOWER_CONFIG)')
@@ -114,8 +115,10 @@ export function registerSolveCommand(program: Command): void {
     )
     .option(
       '--strategy <name>',
-      "value | consensus | hybrid | learned | robust (default: hybrid with tests; without, the model folder's default_strategy when it has a selector (robust for the bundled models/winnower-value), else value; with --policies, robust when the folder's own-history priors know one of their configurations); or judge, with the config's judge (WINNOWER_JUDGE_URL, WINNOWER_JUDGE_MODEL)",
-    )
+      "value | consensus | hybrid | learned | robust (default: hybrid with tests; without, the model folder's default_strategy when it has a selector (robust for the bundled models/winnower-value), else value; with --policies, robust when the folder's own-history priors know one of their configurations); or judge, with --judge-url/--judge-model or the config's judge (WINNOWER_JUDGE_URL, WINNOWER_JUDGE_MODEL)",
+    );
+  addJudgeOptions(solve);
+  solve
     .option('--step-limit <n>', 'agent steps per rollout (a harness: its model calls)', positiveInt)
     .option(
       '--harness <name>',

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { DEMO_DIR, demoTask, hasBubblewrap } from '../solve/helpers.js';
+import { startFakeJudge } from '../fakes/fake-judge.js';
 import { runCli } from '../support/cli.js';
 
 const runSolve = (args: string[]) => runCli(['solve', ...args], { env: { WINNOWER_POLICY_URL: '' } });
@@ -100,6 +101,45 @@ describe.skipIf(!hasBubblewrap())('winnower solve', () => {
     expect(stdout).toContain('nothing chosen: None of the 1 candidate has a usable patch (1 empty)');
     const job = JSON.parse(readFileSync(out, 'utf8'));
     expect(job).toMatchObject({ status: 'succeeded', result: { chosen: null, outcome: 'none-usable' } });
+  }, 120_000);
+
+  it('--judge-url and --judge-model rank with the pairwise judge; half a judge is refused, naming the flag', async () => {
+    const fake = await startFakeJudge();
+    try {
+      const out = join(dirname(repo), 'judged.json');
+      const { code, stderr } = await runSolve([
+        '--repo',
+        repo,
+        '--issue',
+        demoTask().problem_statement,
+        '--n',
+        '2',
+        '--replay',
+        join(DEMO_DIR, 'trajectories/plausible-wrong-fix.json'),
+        '--replay',
+        join(DEMO_DIR, 'trajectories/correct-fix.json'),
+        '--strategy',
+        'judge',
+        '--judge-url',
+        `${fake.url}/v1`,
+        '--judge-model',
+        'judge-m',
+        '--judge-k',
+        '1',
+        '--out',
+        out,
+      ]);
+      expect(code, stderr).toBe(0);
+      expect(fake.asked.length).toBeGreaterThan(0);
+      const job = JSON.parse(readFileSync(out, 'utf8'));
+      expect(job.result.selection.strategy).toBe('judge');
+      expect(job.result.judge).toMatchObject({ model: 'judge-m', strategy: 'judge', error: null });
+    } finally {
+      await fake.close();
+    }
+    const half = await runSolve(['--repo', repo, '--issue', 'x', '--judge-url', 'http://127.0.0.1:9/v1']);
+    expect(half.code).toBe(2);
+    expect(half.stderr).toContain('--judge-model');
   }, 120_000);
 
   it('documents its exit statuses in --help', async () => {

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { judgeFromFlags } from '../../src/cli/rerank-action.js';
+import { judgeFromFlags } from '../../src/cli/judge-from-flags.js';
 import type { RerankFlags } from '../../src/cli/rerank.js';
 import { rerankSummary, rerankSummaryFile } from '../../src/cli/rerank-summary.js';
 import { createJudge, type Judge } from '../../src/judge/judge-client.js';
