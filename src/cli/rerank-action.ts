@@ -179,6 +179,15 @@ async function prepareExecution(
     throw wnwError('WNW_ERR_INPUT_INVALID', '--harness-compat needs the given tests; --no-given-tests hides them', {
       details: { field: 'harness_compat', refused: ['--harness-compat'] },
     });
+  // With both checks without a test list off, nothing would read what they shape.
+  if (!flags.regression && !flags.poolTests)
+    throw wnwError('WNW_ERR_INPUT_INVALID', '--no-regression with --no-pool-tests leaves no check without a test list: drop one', {
+      details: { field: 'regression', refused: ['--no-regression', '--no-pool-tests'] },
+    });
+  if (!flags.regression && given.includes('regressionBudget'))
+    throw wnwError('WNW_ERR_INPUT_INVALID', '--regression-budget shapes the regression check, which --no-regression turns off', {
+      details: { field: 'regression_budget', refused: ['--regression-budget'] },
+    });
   const recipes = loadRecipes(flags.recipes);
   const config = loadConfig({ file: flags.config, overrides: flags.provider ? { sandbox: { provider: flags.provider } } : {} });
   const sandboxes = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch);
@@ -195,6 +204,7 @@ async function prepareExecution(
     concurrency: flags.sandboxes,
     testTimeoutMs: flags.verifyTimeout * 1000,
     regressionBudgetS: flags.regressionBudget,
+    regression: flags.regression,
     poolTests: flags.poolTests ? { budget_s: flags.poolTestsBudget } : false,
     ...(flags.verifyParser ? { parser: flags.verifyParser as ParserName } : {}),
     ...(flags.harnessCompat ? { harnessCompat: true } : {}),

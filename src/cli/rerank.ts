@@ -42,6 +42,7 @@ export interface RerankFlags extends JudgeFlags {
   checks?: boolean;
   givenTests: boolean;
   poolTests: boolean;
+  regression: boolean;
   poolTestsBudget: number;
   checksOut?: string;
   provider?: string;
@@ -60,6 +61,7 @@ export const VERIFY_ONLY_FLAGS: Record<string, string> = {
   checks: '--checks',
   givenTests: '--no-given-tests',
   poolTests: '--no-pool-tests',
+  regression: '--no-regression',
   poolTestsBudget: '--pool-tests-budget',
   checksOut: '--checks-out',
   provider: '--provider',
@@ -179,6 +181,10 @@ export function registerRerankCommand(program: Command): void {
     .option(
       '--no-given-tests',
       'with --verify: ignore FAIL_TO_PASS, PASS_TO_PASS and test_patch (selection as a user without tests has it)',
+    )
+    .option(
+      '--no-regression',
+      "with --verify: without the regression check (the repository's own tests on the base commit and with each candidate; docs/checks.md)",
     )
     .option(
       '--no-pool-tests',

@@ -34,6 +34,8 @@ export interface RerankExecution {
   concurrency: number;
   testTimeoutMs: number;
   regressionBudgetS: number;
+  /** false (`--no-regression`): the checks without a test list are the tests from the pool alone. */
+  regression: boolean;
   /** The tests from the pool with their sandbox budget, or false (`--no-pool-tests`). */
   poolTests: { budget_s: number } | false;
   parser?: ParserName;
@@ -166,7 +168,11 @@ export async function executeInstance(
     // the one a parser applies to (src/solve/regression.ts, pool-tests.ts); else the suite's runner is detected.
     const explicit = execution.parser;
     const pool = await checkPool(execution.deps, explicit && suite ? { ...run, test_command: suite } : run, candidates, {
-      regression: { enabled: true, budget_s: execution.regressionBudgetS, ...(suite && !explicit ? { test_command: suite } : {}) },
+      regression: {
+        enabled: execution.regression,
+        budget_s: execution.regressionBudgetS,
+        ...(suite && !explicit ? { test_command: suite } : {}),
+      },
       ...(explicit ? { parser: explicit } : {}),
       poolTests: execution.poolTests
         ? { enabled: true, budget_s: execution.poolTests.budget_s, timeout_s: Math.min(execution.testTimeoutMs / 1000, 86_400) }

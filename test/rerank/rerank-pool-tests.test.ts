@@ -119,6 +119,40 @@ describe('winnower rerank --repos --verify: tests from the pool', () => {
     expect(readJsonl(join(dir, 'off', 'predictions.scores.jsonl')).every((line) => line.checks.pool === undefined)).toBe(true);
   });
 
+  it('--no-regression: the tests from the pool alone still choose a fix; with --no-pool-tests too it is refused', async () => {
+    const out = join(dir, 'pool-only', 'predictions.jsonl');
+    const { code, stderr } = await rerank(out, '--verify', '--repos', repo.reposDir, '--no-given-tests', '--no-regression');
+    expect(code, stderr).toBe(0);
+    const evidence = readJsonl(join(dir, 'pool-only', 'predictions.checks.jsonl'))[0].checks;
+    expect(evidence.regression).toBeNull();
+    expect(evidence.pool_tests.tests.filter((test: { valid: boolean }) => test.valid)).toHaveLength(3);
+    const chosen = readJsonl(join(dir, 'pool-only', 'predictions.scores.jsonl')).find((line) => line.chosen);
+    expect(['agent-a', 'agent-b']).toContain(chosen.source);
+    expect(chosen.checks.regressions).toBeNull();
+
+    const none = await rerank(
+      join(dir, 'none', 'predictions.jsonl'),
+      '--verify',
+      '--repos',
+      repo.reposDir,
+      '--no-regression',
+      '--no-pool-tests',
+    );
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--no-regression with --no-pool-tests leaves no check');
+    const budget = await rerank(
+      join(dir, 'none', 'predictions.jsonl'),
+      '--verify',
+      '--repos',
+      repo.reposDir,
+      '--no-regression',
+      '--regression-budget',
+      '60',
+    );
+    expect(budget.code).toBe(2);
+    expect(budget.stderr).toContain('--regression-budget shapes the regression check');
+  });
+
   it('refuses --no-pool-tests without --verify, naming it', async () => {
     const out = join(dir, 'refused', 'predictions.jsonl');
     const { code, stderr } = await rerank(out, '--no-pool-tests');
