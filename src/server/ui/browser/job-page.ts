@@ -65,7 +65,10 @@ const num = (value: unknown): number | null => (typeof value === 'number' && Num
 export async function jobPage(app: HTMLElement, source: DataSource, id: string): Promise<void> {
   const state: State = { job: await source.job(id, false), events: [], rollouts: new Map(), n: 0 };
   const draw = () => replaceChildren(app, ...render(state, source, id, actions));
+  // Set once a purge is sent: no read of the job starts after it (its 404 would be a console error).
+  let purging = false;
   const reload = async () => {
+    if (purging) return;
     try {
       state.job = await source.job(id, false);
       draw();
@@ -82,7 +85,13 @@ export async function jobPage(app: HTMLElement, source: DataSource, id: string):
       await reload();
     },
     purge: async () => {
-      await source.purge?.(id);
+      purging = true;
+      try {
+        await source.purge?.(id);
+      } catch (error) {
+        purging = false;
+        throw error;
+      }
       location.assign(source.links.list());
     },
     // Through state and a redraw, not the clicked element: a redraw may have detached it.
