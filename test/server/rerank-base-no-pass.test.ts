@@ -10,15 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSandboxCount } from '../../src/sandbox/lifecycle.js';
 import { createWorld, hasBubblewrap, type TestWorld } from '../solve/helpers.js';
-
-const HAS_PYTEST = (() => {
-  try {
-    execFileSync('python3', ['-c', 'import pytest'], { stdio: 'pipe' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasPytest } from '../support/python.js';
 
 /** `src/calc/ops.py` (not on sys.path: never installed) and `tests/test_ops.py` importing it. */
 function srcLayoutRepo(dir: string): string {
@@ -55,7 +47,7 @@ const patchOf = (line: string) =>
     '',
   ].join('\n');
 
-describe.skipIf(!hasBubblewrap() || !HAS_PYTEST)('POST /rerank checks on a base suite that passes no test', () => {
+describe.skipIf(!hasBubblewrap() || !hasPytest())('POST /rerank checks on a base suite that passes no test', () => {
   let world: TestWorld;
   let root: string;
   beforeAll(async () => {

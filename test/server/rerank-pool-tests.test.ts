@@ -16,15 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSandboxCount } from '../../src/sandbox/lifecycle.js';
 import { commitRepo, stagedDiff } from '../support/git-fixture.js';
 import { createWorld, hasBubblewrap, type TestWorld } from '../solve/helpers.js';
-
-const HAS_PYTEST = (() => {
-  try {
-    execFileSync('python3', ['-c', 'import pytest'], { stdio: 'pipe' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasPytest } from '../support/python.js';
 
 const OPS = 'def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n';
 const TESTS = 'from calc.ops import add, mul\n\n\ndef test_mul():\n    assert mul(3, 4) == 12\n';
@@ -36,7 +28,7 @@ const FILES: Record<string, string> = {
 };
 const fixed = OPS.replace('a - b', 'a + b');
 
-describe.skipIf(!hasBubblewrap() || !HAS_PYTEST)('POST /rerank checks: tests from the pool', () => {
+describe.skipIf(!hasBubblewrap() || !hasPytest())('POST /rerank checks: tests from the pool', () => {
   let world: TestWorld;
   let root: string;
   let repo: string;

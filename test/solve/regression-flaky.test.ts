@@ -4,7 +4,6 @@
  * runs every sandbox on the host, so a test can make "the first run to get here" pass and every
  * later one fail through a marker folder outside the repository.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,17 +14,9 @@ import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import type { JobStore } from '../../src/store/types.js';
 import { FakeProvider } from '../verify/fake-sandbox.js';
 import { suiteRepos } from '../verify/suite-repos.js';
+import { hasPytest } from '../support/python.js';
 
-const HAS_PYTEST = (() => {
-  try {
-    execFileSync('python3', ['-c', 'import pytest'], { stdio: 'pipe' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-describe.skipIf(!HAS_PYTEST)('flaky tests in the regression check', () => {
+describe.skipIf(!hasPytest())('flaky tests in the regression check', () => {
   let repos: ReturnType<typeof suiteRepos>;
   let scratch: string;
   let store: JobStore;

@@ -6,7 +6,6 @@
  * over a Python suite (D5), a run that compared nothing is never "breaks no test", related tests
  * with a given command, and each candidate's cost.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,15 +35,7 @@ import {
   TEXT_TESTS,
 } from '../verify/suite-repos.js';
 import { hasBubblewrap } from './helpers.js';
-
-const HAS_PYTEST = (() => {
-  try {
-    execFileSync('python3', ['-c', 'import pytest'], { stdio: 'pipe' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasPytest } from '../support/python.js';
 
 const trajectory = (id: string, patch: string): Trajectory => ({
   format: 'winnower-trajectory-1',
@@ -57,7 +48,7 @@ const trajectory = (id: string, patch: string): Trajectory => ({
   meta: {},
 });
 
-describe.skipIf(!hasBubblewrap() || !HAS_PYTEST)('the regression check on real-shaped repositories', () => {
+describe.skipIf(!hasBubblewrap() || !hasPytest())('the regression check on real-shaped repositories', () => {
   let repos: ReturnType<typeof suiteRepos>;
   let sandboxes: SandboxProvider;
   let store: JobStore;
