@@ -184,10 +184,15 @@ async function prepareExecution(
     throw wnwError('WNW_ERR_INPUT_INVALID', '--no-regression with --no-pool-tests leaves no check without a test list: drop one', {
       details: { field: 'regression', refused: ['--no-regression', '--no-pool-tests'] },
     });
-  if (!flags.regression && given.includes('regressionBudget'))
-    throw wnwError('WNW_ERR_INPUT_INVALID', '--regression-budget shapes the regression check, which --no-regression turns off', {
-      details: { field: 'regression_budget', refused: ['--regression-budget'] },
-    });
+  // A budget for a check that is off would be accepted and ignored.
+  for (const [on, budget, off] of [
+    [flags.regression, 'regressionBudget', ['--regression-budget', 'the regression check', '--no-regression']],
+    [flags.poolTests, 'poolTestsBudget', ['--pool-tests-budget', 'the tests from the pool', '--no-pool-tests']],
+  ] as const)
+    if (!on && given.includes(budget))
+      throw wnwError('WNW_ERR_INPUT_INVALID', `${off[0]} shapes ${off[1]}, which ${off[2]} turns off`, {
+        details: { field: off[0].slice(2).replaceAll('-', '_'), refused: [off[0]] },
+      });
   const recipes = loadRecipes(flags.recipes);
   const config = loadConfig({ file: flags.config, overrides: flags.provider ? { sandbox: { provider: flags.provider } } : {} });
   const sandboxes = await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch);

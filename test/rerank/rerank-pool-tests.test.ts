@@ -151,6 +151,17 @@ describe('winnower rerank --repos --verify: tests from the pool', () => {
     );
     expect(budget.code).toBe(2);
     expect(budget.stderr).toContain('--regression-budget shapes the regression check');
+    const poolBudget = await rerank(
+      join(dir, 'none', 'predictions.jsonl'),
+      '--verify',
+      '--repos',
+      repo.reposDir,
+      '--no-pool-tests',
+      '--pool-tests-budget',
+      '60',
+    );
+    expect(poolBudget.code).toBe(2);
+    expect(poolBudget.stderr).toContain('--pool-tests-budget shapes the tests from the pool, which --no-pool-tests turns off');
   });
 
   it('refuses --no-pool-tests without --verify, naming it', async () => {
