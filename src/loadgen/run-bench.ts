@@ -186,6 +186,9 @@ function checkOptions(options: BenchOptions): void {
     throw refuse('backend-url', `--backend-url: ${JSON.stringify(options.backendUrl)} is not an http(s) URL`);
 }
 
+/** The batching settings of a bench run with batching on. */
+export const BENCH_BATCHING = { max_batch_size: 16, max_batch_tokens: 262_144, window_ms: 5 } as const;
+
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
   checkOptions(options);
   const closers: Array<() => Promise<void>> = [];
@@ -195,7 +198,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   try {
     let stub: ScorerStub | undefined;
     let policy: PolicyStub | undefined;
-    const batching = options.batching ? { maxBatchSize: 16, maxBatchTokens: 262_144, windowMs: 5 } : false;
+    const batching = options.batching ? BENCH_BATCHING : false;
     const backendLatencyMs = options.backendLatencyMs ?? 50;
     let scorer: Record<string, unknown> = { backend: 'onnx', batching };
     let scorerAt: (url: string) => Record<string, unknown> = () => scorer;
@@ -209,7 +212,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         urls: [url],
         retries: 0,
         batching,
-        ...(options.backendApiKey ? { apiKey: options.backendApiKey } : {}),
+        ...(options.backendApiKey ? { api_key: options.backendApiKey } : {}),
       });
       scorer = scorerAt(options.backendUrl);
       scorerName = `${kind} at ${options.backendUrl}, model ${model}`;

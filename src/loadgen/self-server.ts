@@ -18,7 +18,7 @@ export interface SelfServer {
 }
 
 export interface SelfServerOptions {
-  /** `scorer` of the config (the embedded ONNX model when empty); `cacheEntries: 0` is added. */
+  /** `scorer` of the config (the embedded ONNX model when empty); `cache_entries: 0` is added. */
   scorer: Record<string, unknown>;
   /** Jobs running at once (the solve scenario). */
   maxRunningJobs?: number;
@@ -56,21 +56,26 @@ async function waitReady(url: string, child: ChildProcess, deadline: number, std
   throw wnwError('WNW_ERR_OP_INTERNAL', `the bench's own server was not ready in time: ${stderr().slice(-2000)}`);
 }
 
-export async function startSelfServer(options: SelfServerOptions): Promise<SelfServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'winnower-bench-'));
-  const port = await freePort();
-  const config = {
+/** The config file the bench's server starts with, in the documented spellings (docs/configuration.md), so it starts without deprecation warnings. */
+export function selfServerConfig(options: Pick<SelfServerOptions, 'scorer' | 'maxRunningJobs'>, dataDir: string, port: number) {
+  return {
     server: {
       host: '127.0.0.1',
       port,
-      data_dir: join(dir, 'data'),
+      data_dir: dataDir,
       max_running_jobs: options.maxRunningJobs ?? 4,
       limits: { max_queued_jobs: 4096 },
     },
-    scorer: { ...options.scorer, cacheEntries: 0 },
+    scorer: { ...options.scorer, cache_entries: 0 },
     log_level: 'warn',
     log_format: 'json',
   };
+}
+
+export async function startSelfServer(options: SelfServerOptions): Promise<SelfServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'winnower-bench-'));
+  const port = await freePort();
+  const config = selfServerConfig(options, join(dir, 'data'), port);
   const file = join(dir, 'config.json');
   writeFileSync(file, JSON.stringify(config));
   // This very CLI (its entry script, with the same Node flags: tsx's loader when run from source).
