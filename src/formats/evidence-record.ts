@@ -14,6 +14,7 @@ import {
   type VerifyResult,
 } from '../types/index.js';
 import { checkedAtif } from './atif/checked-atif.js';
+import { runOutcome } from '../verify/outcome.js';
 
 /** Regressions listed in a record at most; `details.regressions_total` says how many there were. */
 const MAX_LISTED = 50;
@@ -27,7 +28,7 @@ function stringAt(value: unknown, ...keys: string[]): string | null {
 function givenTests(verify: VerifyResult, command: string | null): EvidenceCheck {
   const { status } = verify;
   const failing = verify.fail_to_pass.failed + verify.fail_to_pass.missing + verify.pass_to_pass.failed + verify.pass_to_pass.missing;
-  const outcome = status === 'resolved' ? 'passed' : status === 'unresolved' || status === 'apply_failed' ? 'failed' : 'could_not_run';
+  const outcome = runOutcome(status);
   const reason =
     status === 'resolved'
       ? null

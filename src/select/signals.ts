@@ -9,6 +9,7 @@ import type { FileDiff } from './patch-shape.js';
 import type { Prepared, PreparedInstance } from './prepare.js';
 import { logit } from '../util/logistic.js';
 import { isTestPath } from './test-path.js';
+import { couldNotRun } from '../verify/outcome.js';
 import type { SignalName } from '../types/selector.js';
 
 export { SIGNALS, type SignalName } from '../types/selector.js';
@@ -83,7 +84,8 @@ function trajectorySignals(p: Prepared): Pick<Signals, 'traj_steps' | 'traj_ran_
 
 function verifySignals(p: Prepared): Pick<Signals, 'verify_ran' | 'verify_resolved' | 'verify_f2p' | 'verify_p2p' | 'verify_broken'> {
   const result = p.candidate.verify;
-  if (!result) return { verify_ran: 0, verify_resolved: 0, verify_f2p: 0, verify_p2p: 0, verify_broken: 0 };
+  // A run that could not run (timeout, error) is no evidence about the patch: it reads as no run.
+  if (!result || couldNotRun(result.status)) return { verify_ran: 0, verify_resolved: 0, verify_f2p: 0, verify_p2p: 0, verify_broken: 0 };
   const share = (tally: { passed: number; failed: number; missing: number }) => {
     const total = tally.passed + tally.failed + tally.missing;
     return total ? tally.passed / total : result.resolved ? 1 : 0;
@@ -93,7 +95,7 @@ function verifySignals(p: Prepared): Pick<Signals, 'verify_ran' | 'verify_resolv
     verify_resolved: result.status === 'resolved' ? 1 : 0,
     verify_f2p: share(result.fail_to_pass),
     verify_p2p: share(result.pass_to_pass),
-    verify_broken: result.status === 'apply_failed' || result.status === 'error' || result.status === 'timeout' ? 1 : 0,
+    verify_broken: result.status === 'apply_failed' ? 1 : 0,
   };
 }
 

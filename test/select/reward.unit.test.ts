@@ -33,13 +33,17 @@ describe('selection with Harbor rewards', () => {
     expect(selection.ranking.map((entry) => entry.reasons.some((reason) => /^reward /.test(reason)))).toEqual([true, true]);
   });
 
-  it('a resolved candidate stays first; one whose reward could not be read ranks after those with one', () => {
+  it('a resolved candidate stays first; one whose reward could not be read is unknown, above a failed one', () => {
     const selection = select('hybrid', [
       rewarded('partial', 1, 0.9, 'unresolved', 0.9),
       rewarded('solved', 2, 0.1, 'resolved', 1),
-      rewarded('unread', 3, 0.95, 'error'),
+      rewarded('unread', 3, 0.05, 'error'),
     ]);
-    expect(selection.ranking.map((entry) => entry.trajectory_id)).toEqual(['solved', 'partial', 'unread']);
+    // A malformed reward file is a check that could not run: no evidence against the patch (docs/selection.md#hybrid).
+    expect(selection.ranking.map((entry) => entry.trajectory_id)).toEqual(['solved', 'unread', 'partial']);
+    const unread = select('hybrid', [rewarded('partial', 1, 0.9, 'unresolved', 0.9), rewarded('unread', 3, 0.05, 'error')]);
+    expect(unread.chosen).toBe('unread');
+    expect(unread.reason).toContain('tests: could not run (error)');
   });
 
   it('without rewards the keys are those of before (no reward entry)', () => {

@@ -101,7 +101,7 @@ describe('select: hybrid', () => {
     );
   });
 
-  it('orders resolved > not run > unresolved > timeout = error > apply_failed, then by value', () => {
+  it('orders resolved > not run = could not run (timeout, error) > unresolved > apply_failed, then by value', () => {
     const selection = select('hybrid', [
       candidate('apply', variant(1), 0.99, 'apply_failed'),
       candidate('error', variant(2), 0.6, 'error'),
@@ -112,7 +112,8 @@ describe('select: hybrid', () => {
       candidate('resolved-hi', variant(7), 0.4, 'resolved'),
       candidate('empty', '', 0.99, 'resolved'),
     ]);
-    expect(order(selection)).toEqual(['resolved-hi', 'resolved-lo', 'unverified', 'unresolved', 'timeout', 'error', 'apply', 'empty']);
+    // A run that could not run is no evidence, like no run: value decides among them, all above the failure.
+    expect(order(selection)).toEqual(['resolved-hi', 'resolved-lo', 'timeout', 'error', 'unverified', 'unresolved', 'apply', 'empty']);
     expect(reasonsOf(selection, 'unverified')).toContain('tests: not run');
     expect(reasonsOf(selection, 'apply')).toContain('tests: apply failed');
   });

@@ -1,9 +1,10 @@
 /**
  * `hybrid`: tests first, then the value model. Order: usable patch first; then the test outcome
- * (resolved > not run > unresolved > timeout = error > apply_failed); within one outcome, scored
- * before unscored and value descending; then tie-breaks: larger consensus cluster, smaller patch,
- * trajectory id. "Not run" sits above "unresolved" because a failing test is evidence against a
- * patch and a missing run is none. When no usable candidate has a test result, this is the value
+ * (resolved > not run = could not run (timeout, error) > unresolved > apply_failed); within one
+ * outcome, scored before unscored and value descending; then tie-breaks: larger consensus cluster,
+ * smaller patch, trajectory id. "Not run" sits above "unresolved" because a failing test is
+ * evidence against a patch and a missing run is none; a run that could not run is no evidence
+ * either (src/verify/outcome.ts), so it ranks with "not run", never below a failure. When no usable candidate has a test result, this is the value
  * strategy (itself degrading to consensus without scores) and the reason says so. Execution
  * checks (no regression first, then the reproduction pass share; checks.ts) come right after the
  * test outcome when any candidate has them, also when no candidate has a test result; Harbor's
@@ -18,19 +19,21 @@ import { assemble, formatValue, type Ordering } from '../rank.js';
 import { withJudge } from '../judged.js';
 import type { Candidate, JudgeScores, SelectOptions } from '../types.js';
 import { valuePlan } from './value.js';
+import { couldNotRun } from '../../verify/outcome.js';
 
 /** Test outcome tiers, higher first; null means verification did not run for the candidate. */
 export const VERIFY_TIER: Record<VerifyStatus | 'none', number> = {
   resolved: 5,
   none: 4,
+  timeout: 4,
+  error: 4,
   unresolved: 3,
-  timeout: 2,
-  error: 2,
   apply_failed: 1,
 };
 
 const tier = (p: Prepared): number => VERIFY_TIER[p.verify ?? 'none'];
-const outcome = (p: Prepared): string => (p.verify ? p.verify.replace('_', ' ') : 'not run');
+const outcome = (p: Prepared): string =>
+  p.verify === null ? 'not run' : couldNotRun(p.verify) ? `could not run (${p.verify})` : p.verify.replace('_', ' ');
 
 export const hybridOrdering: Ordering = {
   strategy: 'hybrid',
