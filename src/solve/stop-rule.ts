@@ -11,6 +11,7 @@
  */
 import type { CandidateChecks, Score, VerifyResult } from '../types/index.js';
 import { otherTestsFailed } from '../verify/other-failures.js';
+import { couldNotRun } from '../verify/outcome.js';
 import type { SolveContext, Slot } from './solve-context.js';
 import type { StopRule } from './solve-request.js';
 
@@ -27,9 +28,13 @@ export function stopRuleMet(
 ): string | undefined {
   if (!rule) return undefined;
   if (!score || score.value < rule.min_value) return undefined;
+  // A run that could not run (timeout, error: src/verify/outcome.ts) is evidence of neither: what
+  // its partial log shows is no failure, and it never stands for a resolved run.
+  const ran = verify && !couldNotRun(verify.status) ? verify : undefined;
   // Never on a patch that did not apply, nor on one whose other tests failed (src/verify/other-failures.ts).
-  if (verify && (verify.status === 'apply_failed' || otherTestsFailed(verify))) return undefined;
-  if (rule.require_resolved && verifying && verify && !verify.resolved) return undefined;
+  if (ran && (ran.status === 'apply_failed' || otherTestsFailed(ran))) return undefined;
+  if (rule.require_resolved && verifying && verify && !ran) return undefined;
+  if (rule.require_resolved && verifying && ran && !ran.resolved) return undefined;
   if (rule.require_resolved && verifying && !verify && !checks) return undefined;
   if (rule.require_checks && (!checks || checks.regressions === null || checks.regressions > 0 || checks.repro_passed < checks.repro_total))
     return undefined;
