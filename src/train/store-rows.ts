@@ -10,10 +10,16 @@
 import { basename } from 'node:path';
 import { createSqliteStore } from '../store/sqlite-store.js';
 import type { CandidateRecord, JobRecord } from '../store/types.js';
-import { repoNameOf, type Task } from '../types/index.js';
+import { repoNameOf, type Task, type VerifyResult } from '../types/index.js';
+import { runOutcome } from '../verify/outcome.js';
 import type { LabelledCandidate } from './dataset.js';
 
-const LABEL: Record<string, boolean | undefined> = { resolved: true, unresolved: false, apply_failed: false };
+/** A test outcome's label: a run that could not run (src/verify/outcome.ts) has none, so it is never an unresolved row. */
+export function labelOf(verify: Pick<VerifyResult, 'status'> | null): boolean | undefined {
+  if (!verify) return undefined;
+  const outcome = runOutcome(verify.status);
+  return outcome === 'could_not_run' ? undefined : outcome === 'passed';
+}
 
 function taskOf(request: unknown, instanceId: string): Task {
   const body = (request ?? {}) as {
@@ -36,7 +42,7 @@ function taskOf(request: unknown, instanceId: string): Task {
   } as Task;
 }
 
-/** A stored candidate with its job's task; `resolved` only when a test outcome says (LABEL). */
+/** A stored candidate with its job's task; `resolved` only when a test outcome says (labelOf). */
 export interface StoredCandidate {
   trajectory: LabelledCandidate['trajectory'];
   task: Task;
@@ -72,7 +78,7 @@ export function candidatesFromStore(dataDir: string, options: StoreRowsOptions =
         // Which model and selector scored the job, so exported rows say what their values came from.
         const scoredBy = (job.result as { scored_by?: unknown } | null | undefined)?.scored_by;
         for (const candidate of store.listCandidates(job.id)) {
-          const resolved = candidate.verify ? LABEL[candidate.verify.status] : undefined;
+          const resolved = labelOf(candidate.verify);
           if (!candidate.trajectory || (labelledOnly && resolved === undefined)) continue;
           rows.push({
             trajectory: {
