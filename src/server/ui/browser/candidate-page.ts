@@ -6,7 +6,7 @@
 import type { DataSource, Json } from './api-client.js';
 import { diffView } from './diff-view.js';
 import { grid, longText, valueTree } from './generic-view.js';
-import { badge, fixed, h, replaceChildren, type Child } from './dom.js';
+import { badge, fixed, h, outcomeBadgeOf, replaceChildren, type Child } from './dom.js';
 
 const isRecord = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 const KNOWN = new Set([
@@ -73,7 +73,7 @@ export async function candidatePage(app: HTMLElement, source: DataSource, id: st
     ['exit', `${String(candidate.exit ?? '—')}${trajectory?.exit_raw ? ` (${String(trajectory.exit_raw)})` : ''}`],
     ['steps', String(candidate.steps ?? '—')],
     ['value', fixed(candidate.value)],
-    ['tests', verify ? badge(String(verify.status)) : '—'],
+    ['tests', verify ? outcomeBadgeOf(verify.status) : '—'],
     ['chosen', chosen && chosen.index === index ? h('span', { class: 'chosen-mark' }, '✔ chosen') : 'no'],
   ];
   if (isRecord(candidate.error))
@@ -151,7 +151,7 @@ function testsSection(verify: Json): HTMLElement {
       'table',
       { class: 'kv' },
       [
-        ['outcome', badge(String(verify.status))],
+        ['outcome', outcomeBadgeOf(verify.status)],
         ['FAIL_TO_PASS', tally('fail_to_pass')],
         ['PASS_TO_PASS', tally('pass_to_pass')],
         [

@@ -3,6 +3,7 @@
  * the DOM, never HTML: trajectories, patches and test logs are untrusted. The one place HTML is
  * inserted is diff2html's output (diff-view.ts), which escapes the patch itself.
  */
+import { outcomeBadge } from './check-outcome.js';
 import { showsNoneUsable } from './job-outcome.js';
 
 export type Child = Node | string | number | null | undefined | false | Child[];
@@ -86,6 +87,14 @@ export function badge(status: unknown, id?: string, tone?: 'warn'): HTMLElement 
   ];
   const kind = tone ?? (known.includes(word) ? word : 'other');
   return h('span', { class: `badge badge-${kind}`, ...(id ? { id } : {}) }, word);
+}
+
+/** A test outcome's badge: a run that could not run has its own (check-outcome.ts), never a failure's colour. */
+export function outcomeBadgeOf(status: unknown): HTMLElement {
+  const word = typeof status === 'string' ? status : '—';
+  const drawn = outcomeBadge(word);
+  if (drawn.kind !== 'could-not-run') return badge(word);
+  return h('span', { class: 'badge badge-could-not-run', ...(drawn.title ? { title: drawn.title } : {}) }, drawn.word);
 }
 
 /**

@@ -7,7 +7,7 @@
 import { ApiError, type DataSource, type JobEvent, type Json } from './api-client.js';
 import { configLabel, configsByIndex, configTitle, policyLines, scoredByLabel, type RolloutConfig } from './candidate-config.js';
 import { findMatrices, grid, valueTree } from './generic-view.js';
-import { badge, duration, fixed, h, replaceChildren, statusBadges, time, type Child } from './dom.js';
+import { badge, duration, fixed, h, outcomeBadgeOf, replaceChildren, statusBadges, time, type Child } from './dom.js';
 import { jobOutcome } from './job-outcome.js';
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'interrupted'];
@@ -437,7 +437,7 @@ function rolloutRow(
       'td',
       {},
       verify
-        ? badge(String(verify.status))
+        ? outcomeBadgeOf(verify.status)
         : typeof candidate?.resolved === 'boolean'
           ? [badge(candidate.resolved ? 'resolved' : 'unresolved'), h('span', { class: 'muted' }, ' label')]
           : '—',
@@ -576,7 +576,7 @@ function rankingSection(selection: Json, candidates: Json[], source: DataSource,
                   ),
             ),
             h('td', { class: 'num' }, fixed(row.value)),
-            h('td', {}, String(row.verified ?? '—')),
+            h('td', {}, typeof row.verified === 'string' ? outcomeBadgeOf(row.verified) : '—'),
             flagged ? h('td', { class: 'tamper' }, tamperBadges(row.tamper)) : null,
             h(
               'td',
