@@ -1,6 +1,7 @@
 /**
  * One stored candidate as a candidate-with-evidence record (docs/formats.md#the-candidate-with-evidence-record):
- * its SWE-bench prediction row, its ATIF trajectory and one entry per check the job ran on it.
+ * its SWE-bench prediction row, its ATIF trajectory and one entry per check the job ran on it
+ * (a Harbor task's verifier is the `harbor_reward` check, with its reward, file and threshold).
  * A check that could not run (timeout, sandbox or runner failure, nothing compared) is
  * `could_not_run`, never `failed`: it says nothing about the patch.
  */
@@ -14,7 +15,9 @@ import {
   type VerifyResult,
 } from '../types/index.js';
 import { checkedAtif } from './atif/checked-atif.js';
+import { DEFAULT_REWARD_THRESHOLD } from '../verify/harbor-verifier.js';
 import { runOutcome } from '../verify/outcome.js';
+import { HARBOR_PARSER, rewardEvidence } from '../verify/reward-evidence.js';
 
 /** Regressions listed in a record at most; `details.regressions_total` says how many there were. */
 const MAX_LISTED = 50;
@@ -23,6 +26,12 @@ function stringAt(value: unknown, ...keys: string[]): string | null {
   let at: unknown = value;
   for (const key of keys) at = typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[key] : undefined;
   return typeof at === 'string' && at !== '' ? at : null;
+}
+
+function numberAt(value: unknown, ...keys: string[]): number | null {
+  let at: unknown = value;
+  for (const key of keys) at = typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[key] : undefined;
+  return typeof at === 'number' && Number.isFinite(at) ? at : null;
 }
 
 function givenTests(verify: VerifyResult, command: string | null): EvidenceCheck {
@@ -55,6 +64,32 @@ function givenTests(verify: VerifyResult, command: string | null): EvidenceCheck
       parser: verify.parser,
       timed_out: verify.timed_out,
     },
+  };
+}
+
+/** A Harbor task's verifier (docs/harbor.md#verification): its reward decides, its exit code is only recorded. */
+function harborReward(verify: VerifyResult, threshold: number): EvidenceCheck {
+  const reward = rewardEvidence(verify, threshold)!;
+  const { status } = verify;
+  const reason =
+    status === 'resolved'
+      ? null
+      : status === 'unresolved'
+        ? `reward ${reward.value} is below the threshold ${reward.threshold}`
+        : status === 'apply_failed'
+          ? `the patch did not apply${verify.apply_error ? `: ${verify.apply_error}` : ''}`
+          : status === 'timeout'
+            ? 'the verifier ran past its time limit'
+            : (verify.error ?? 'the verifier could not run');
+  return {
+    kind: 'harbor_reward',
+    outcome: runOutcome(status),
+    reason,
+    command: '/tests/test.sh',
+    where: 'fresh-sandbox',
+    duration_ms: verify.duration_ms,
+    details: { status, exit_code: verify.exit_code, timed_out: verify.timed_out },
+    reward,
   };
 }
 
@@ -148,8 +183,10 @@ function poolTests(checks: ChecksEvidence, index: number): EvidenceCheck | undef
 export function evidenceRecord(job: JobRecord, candidate: CandidateRecord, trajectory: Trajectory): CandidateEvidence {
   const result = (job.result ?? {}) as { chosen?: { index?: unknown } | null; checks?: ChecksEvidence | null };
   const command = stringAt(job.request, 'verify', 'test_command') ?? stringAt(job.request, 'task', 'test_command');
+  const threshold = numberAt(job.request, 'verify', 'reward_threshold') ?? DEFAULT_REWARD_THRESHOLD;
+  const verify = candidate.verify;
   const checks: EvidenceCheck[] = [
-    ...(candidate.verify ? [givenTests(candidate.verify, command)] : []),
+    ...(verify ? [verify.parser === HARBOR_PARSER ? harborReward(verify, threshold) : givenTests(verify, command)] : []),
     ...(result.checks
       ? [
           regression(result.checks, candidate.index),

@@ -4,7 +4,7 @@
  * schema does not list must be kept, not dropped; the listed ones are checked.
  */
 import { z } from 'zod';
-import { JudgeReport, RankedCandidate, Score, Selection, VerifyResult } from '../types/index.js';
+import { JudgeReport, RankedCandidate, RewardEvidence, Score, Selection, VerifyResult } from '../types/index.js';
 
 /** An error as the API gives it, alone or inside a result (`WinnowerError.toJSON()`). */
 const ErrorRecord = z.object({
@@ -124,6 +124,9 @@ const SolveResultView = z
         patch_encoding: z.literal('base64').optional(),
         value: z.number().nullable(),
         verify_status: z.string().nullable(),
+        harbor_reward: RewardEvidence.optional().describe(
+          "harbor_task jobs: the chosen candidate's reward (null when none could be read), its file and threshold; docs/harbor.md",
+        ),
       })
       .nullable(),
     selection: LooseSelection,

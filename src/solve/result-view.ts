@@ -5,7 +5,8 @@
  */
 import { configOf } from '../select/priors.js';
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
-import type { CandidateChecks, Score, Trajectory, VerifyResult } from '../types/index.js';
+import type { CandidateChecks, RewardEvidence, Score, Trajectory, VerifyResult } from '../types/index.js';
+import { rewardEvidence } from '../verify/reward-evidence.js';
 
 /** A rollout as a running job holds it (absent fields) or as the store returns it (null fields). */
 export interface CandidateState {
@@ -33,6 +34,8 @@ export interface SolveCandidateSummary {
   verify_status: string | null;
   /** Its regressions and reproduction-test passes (result.checks has the detail); null when no check ran for it. */
   checks: CandidateChecks | null;
+  /** A Harbor task's verified candidates only: the reward (null when none could be read), its file and threshold. */
+  harbor_reward?: RewardEvidence;
   error: string | null;
 }
 
@@ -42,6 +45,14 @@ export interface ChosenView {
   patch: string;
   value: number | null;
   verify_status: string | null;
+  /** As in its summary: a Harbor task's reward, file and threshold. */
+  harbor_reward?: RewardEvidence;
+}
+
+/** `{ harbor_reward }` for a Harbor verification, else nothing: other jobs' results keep their shape. */
+function rewardField(verify: VerifyResult | null | undefined): { harbor_reward?: RewardEvidence } {
+  const reward = rewardEvidence(verify);
+  return reward ? { harbor_reward: reward } : {};
 }
 
 export function candidateSummary(candidate: CandidateState, jobId: string, checks?: CandidateChecks): SolveCandidateSummary {
@@ -57,6 +68,7 @@ export function candidateSummary(candidate: CandidateState, jobId: string, check
     value: candidate.score?.value ?? null,
     verify_status: candidate.verify?.status ?? null,
     checks: checks ?? null,
+    ...rewardField(candidate.verify),
     error: candidate.error ? `${candidate.error.code}: ${candidate.error.message}` : null,
   };
 }
@@ -83,6 +95,7 @@ export function chosenView(candidate: CandidateState | undefined): ChosenView | 
     patch: trajectory.patch,
     value: candidate.score?.value ?? null,
     verify_status: candidate.verify?.status ?? null,
+    ...rewardField(candidate.verify),
   };
 }
 

@@ -9,6 +9,19 @@ export const EVIDENCE_FORMAT = 'winnower-candidate-evidence-1';
 export const CheckOutcome = z.enum(['passed', 'failed', 'could_not_run']);
 export type CheckOutcome = z.infer<typeof CheckOutcome>;
 
+/**
+ * A Harbor task's reward as evidence (docs/harbor.md#verification): the deciding value (null when
+ * none could be read: the check could not run), the file it came from (null: none was read),
+ * the threshold at or above which it resolves, and every reward the file held.
+ */
+export const RewardEvidence = z.strictObject({
+  value: z.number().nullable(),
+  file: z.enum(['reward.json', 'reward.txt']).nullable(),
+  threshold: z.number(),
+  rewards: z.record(z.string(), z.number()),
+});
+export type RewardEvidence = z.infer<typeof RewardEvidence>;
+
 /** One execution check of one candidate: what ran, where, how long, and what came of it. */
 export const EvidenceCheck = z.strictObject({
   kind: z.enum(['given_tests', 'regression', 'reproduction', 'pool_tests', 'harbor_reward']),
@@ -22,6 +35,8 @@ export const EvidenceCheck = z.strictObject({
   duration_ms: z.number().nonnegative().nullable(),
   /** The check's own figures (test tallies, regressions, matrix cells), as the job recorded them. */
   details: z.record(z.string(), z.unknown()),
+  /** `harbor_reward` checks only: the reward, its file and its threshold. */
+  reward: RewardEvidence.optional(),
 });
 export type EvidenceCheck = z.infer<typeof EvidenceCheck>;
 

@@ -28,6 +28,17 @@ export const HarborReward = z.object({
 });
 export type HarborReward = z.infer<typeof HarborReward>;
 
+/**
+ * A Harbor verification that gave no readable reward (a malformed file, none written, a verifier
+ * past its limit, a failed sandbox, a patch that did not apply): the file that was wrong (null:
+ * none was read) and the threshold the reward would have been held to; `error` says why.
+ */
+export const HarborRewardUnread = z.object({
+  file: z.enum(['reward.json', 'reward.txt']).nullable(),
+  threshold: z.number(),
+});
+export type HarborRewardUnread = z.infer<typeof HarborRewardUnread>;
+
 export const VerifyResult = z.object({
   trajectory_id: z.string(),
   instance_id: z.string(),
@@ -77,6 +88,8 @@ export const VerifyResult = z.object({
   other_failed_count: z.number().int().nonnegative().default(0),
   /** Harbor tasks: the verifier's reward, which decides `resolved` (the exit code does not). */
   reward: HarborReward.optional(),
+  /** Harbor tasks without a readable reward: which file was wrong and the threshold (with `error`). */
+  reward_unread: HarborRewardUnread.optional(),
   timed_out: z.boolean().default(false),
   duration_ms: z.number().nonnegative(),
   /** Last few KiB of the test log. */

@@ -12,36 +12,38 @@ export const MAX_REWARD_BYTES = 64 * 1024;
 
 export type RewardRead =
   | { ok: true; file: 'reward.json' | 'reward.txt'; rewards: Record<string, number>; value: number }
-  | { ok: false; error: string };
+  /** `file`: the reward file that was wrong, null when neither was written. */
+  | { ok: false; file: 'reward.json' | 'reward.txt' | null; error: string };
 
 /** The rewards in `dir`, and the one that decides: `reward`, or the only key of a reward.json. */
 export function readHarborReward(dir: string): RewardRead {
   const json = readSmallFile(join(dir, 'reward.json'));
-  if (json.kind === 'bad') return { ok: false, error: `reward.json ${json.why}` };
+  if (json.kind === 'bad') return { ok: false, file: 'reward.json', error: `reward.json ${json.why}` };
   if (json.kind === 'file') {
     let parsed: unknown;
     try {
       parsed = JSON.parse(json.text);
     } catch {
-      return { ok: false, error: 'reward.json is not JSON' };
+      return { ok: false, file: 'reward.json', error: 'reward.json is not JSON' };
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      return { ok: false, error: 'reward.json is not an object of numbers' };
+      return { ok: false, file: 'reward.json', error: 'reward.json is not an object of numbers' };
     const entries = Object.entries(parsed);
     const bad = entries.find(([, value]) => typeof value !== 'number' || !Number.isFinite(value));
-    if (bad) return { ok: false, error: `reward.json key ${JSON.stringify(bad[0])} is not a number` };
+    if (bad) return { ok: false, file: 'reward.json', error: `reward.json key ${JSON.stringify(bad[0])} is not a number` };
     const rewards = Object.fromEntries(entries) as Record<string, number>;
     const key = 'reward' in rewards ? 'reward' : entries.length === 1 ? entries[0]![0] : undefined;
-    if (key === undefined) return { ok: false, error: `reward.json has no "reward" key among ${entries.length} keys, so none decides` };
+    if (key === undefined)
+      return { ok: false, file: 'reward.json', error: `reward.json has no "reward" key among ${entries.length} keys, so none decides` };
     return { ok: true, file: 'reward.json', rewards, value: rewards[key]! };
   }
   const text = readSmallFile(join(dir, 'reward.txt'));
-  if (text.kind === 'bad') return { ok: false, error: `reward.txt ${text.why}` };
-  if (text.kind === 'missing') return { ok: false, error: 'the verifier wrote neither reward.json nor reward.txt' };
+  if (text.kind === 'bad') return { ok: false, file: 'reward.txt', error: `reward.txt ${text.why}` };
+  if (text.kind === 'missing') return { ok: false, file: null, error: 'the verifier wrote neither reward.json nor reward.txt' };
   const trimmed = text.text.trim();
   const value = Number(trimmed);
   if (trimmed === '' || !Number.isFinite(value))
-    return { ok: false, error: `reward.txt does not hold one number (${JSON.stringify(trimmed.slice(0, 40))})` };
+    return { ok: false, file: 'reward.txt', error: `reward.txt does not hold one number (${JSON.stringify(trimmed.slice(0, 40))})` };
   return { ok: true, file: 'reward.txt', rewards: { reward: value }, value };
 }
 

@@ -5,7 +5,8 @@
  * folders bound in; `/tests/test.sh` runs in the workdir with `[verifier] env` and its time
  * limit; the reward file it leaves decides. Its exit code is recorded and means nothing. A reward
  * ≥ the threshold is `resolved`, below it `unresolved`; no readable reward is `error` (the check
- * could not run), a verifier past its limit `timeout`. Only cancellation throws.
+ * could not run), a verifier past its limit `timeout`; without a reward, `reward_unread` names the
+ * file that was wrong and the threshold. Only cancellation throws.
  */
 import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import type { Sandbox, SandboxProvider, SandboxSpec } from '../sandbox/types.js'
 import { type HarborReward, VerifyResult } from '../types/verify.js';
 import { applyCandidatePatch, rethrowIfAborted } from './apply-candidate.js';
 import { readHarborReward } from './harbor-reward.js';
+import { HARBOR_PARSER } from './reward-evidence.js';
 import { DEFAULT_LOG_TAIL_BYTES, DEFAULT_MAX_LOG_BYTES, tailOf, type Candidate } from './verify-candidate.js';
 
 /** The reward a candidate must reach to count as resolved unless the request says otherwise: Harbor's "1 means solved". */
@@ -62,13 +64,20 @@ export async function verifyHarborCandidate(
     fail_to_pass: { passed: 0, failed: 0, missing: 0 },
     pass_to_pass: { passed: 0, failed: 0, missing: 0 },
     resolved: false,
-    parser: 'harbor-reward',
+    parser: HARBOR_PARSER,
     exit_code: null as number | null,
     timed_out: false,
     log_tail: '',
   };
+  let unreadFile: 'reward.json' | 'reward.txt' | null = null;
+  // Without a reward the evidence still says which file was wrong and the threshold it would have met.
   const finish = (fields: Partial<VerifyResult> & Pick<VerifyResult, 'status'>): VerifyResult =>
-    VerifyResult.parse({ ...base, ...fields, duration_ms: Math.round(performance.now() - started) });
+    VerifyResult.parse({
+      ...base,
+      ...(fields.reward ? {} : { reward_unread: { file: unreadFile, threshold } }),
+      ...fields,
+      duration_ms: Math.round(performance.now() - started),
+    });
   throwIfAborted(signal);
 
   const host = mkdtempSync(join(tmpdir(), 'wnw-harbor-'));
@@ -114,7 +123,10 @@ export async function verifyHarborCandidate(
     await closeQuietly(sandbox);
     if (options.keepLogsIn) keepLogs(logs, options.keepLogsIn, log);
     const read = readHarborReward(logs);
-    if (!read.ok) return finish({ status: 'error', error: `the verifier could not be graded: ${read.error}` });
+    if (!read.ok) {
+      unreadFile = read.file;
+      return finish({ status: 'error', error: `the verifier could not be graded: ${read.error}` });
+    }
     const reward: HarborReward = { file: read.file, rewards: read.rewards, value: read.value, threshold };
     const resolved = read.value >= threshold;
     return finish({ status: resolved ? 'resolved' : 'unresolved', resolved, reward });

@@ -65,6 +65,14 @@ describe.skipIf(!hasBubblewrap())('winnower solve --task (a Harbor task)', () =>
       ['unresolved', 0],
     ]);
     expect(job.result.chosen.index).toBe(1);
+    // The result itself carries each reward, the file it came from and its threshold.
+    const reward = (value: number) => ({ value, file: 'reward.txt', threshold: 1, rewards: { reward: value } });
+    expect(job.result.candidates.map((candidate: { harbor_reward?: unknown }) => candidate.harbor_reward)).toEqual([
+      reward(0),
+      reward(1),
+      reward(0),
+    ]);
+    expect(job.result.chosen.harbor_reward).toEqual(reward(1));
     expect(job.result.selection.reason).toContain('reward 1 (resolved at ≥ 1)');
     expect(stdout).toMatch(/resolved +1 \(≥ 1\) +✔/);
   }, 180_000);

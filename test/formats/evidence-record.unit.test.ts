@@ -225,11 +225,43 @@ describe('evidenceRecord', () => {
     expect(evidenceRecord({ ...job, result: null }, unchecked, trajectory).checks).toEqual([]);
   });
 
+  it("a Harbor task's verifier is the harbor_reward check, with the reward, its file and threshold", () => {
+    const harbor = (status: VerifyResult['status'], extra: Partial<VerifyResult>) =>
+      record(2, status, { parser: 'harbor-reward', exit_code: 0, ...extra }).checks[0]!;
+    const partial = harbor('unresolved', {
+      reward: { file: 'reward.json', rewards: { reward: 0.5, style: 1 }, value: 0.5, threshold: 1 },
+    });
+    expect(partial).toMatchObject({
+      kind: 'harbor_reward',
+      outcome: 'failed',
+      reason: 'reward 0.5 is below the threshold 1',
+      command: '/tests/test.sh',
+      reward: { value: 0.5, file: 'reward.json', threshold: 1, rewards: { reward: 0.5, style: 1 } },
+    });
+    const solved = harbor('resolved', { reward: { file: 'reward.txt', rewards: { reward: 1 }, value: 1, threshold: 1 } });
+    expect([solved.outcome, solved.reward]).toEqual(['passed', { value: 1, file: 'reward.txt', threshold: 1, rewards: { reward: 1 } }]);
+    // A malformed reward file: the check could not run, no value, the file that was wrong named.
+    const malformed = harbor('error', {
+      error: 'the verifier could not be graded: reward.txt does not hold one number ("x")',
+      reward_unread: { file: 'reward.txt', threshold: 0.8 },
+    });
+    expect(malformed).toMatchObject({
+      kind: 'harbor_reward',
+      outcome: 'could_not_run',
+      reason: 'the verifier could not be graded: reward.txt does not hold one number ("x")',
+      reward: { value: null, file: 'reward.txt', threshold: 0.8, rewards: {} },
+    });
+    // A result stored before reward_unread: the request's threshold (else 1).
+    expect(harbor('timeout', {}).reward).toEqual({ value: null, file: null, threshold: 1, rewards: {} });
+    expect(CandidateEvidence.safeParse(record(2, 'error', { parser: 'harbor-reward' })).success).toBe(true);
+  });
+
   it('is described by docs/schemas/candidate-evidence.schema.json, generated from the zod schema', () => {
     const generated = `${JSON.stringify(z.toJSONSchema(CandidateEvidence, { target: 'draft-2020-12' }), null, 2)}\n`;
     if (process.env.WINNOWER_UPDATE_SCHEMAS === '1') writeFileSync(SCHEMA_FILE, generated);
     expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(generated);
     const schema = JSON.parse(generated);
     expect(schema.properties.checks.items.properties.outcome.enum).toEqual(['passed', 'failed', 'could_not_run']);
+    expect(Object.keys(schema.properties.checks.items.properties.reward.properties)).toEqual(['value', 'file', 'threshold', 'rewards']);
   });
 });

@@ -25,6 +25,7 @@ describe('readHarborReward', () => {
     expect(readHarborReward(logs({ 'reward.json': '{"score": 0.25}' }))).toMatchObject({ ok: true, value: 0.25 });
     expect(readHarborReward(logs({ 'reward.json': '{"a": 1, "b": 0}' }))).toEqual({
       ok: false,
+      file: 'reward.json',
       error: 'reward.json has no "reward" key among 2 keys, so none decides',
     });
   });
@@ -60,6 +61,8 @@ describe('readHarborReward', () => {
       const read = readHarborReward(logs(files));
       expect(read.ok, JSON.stringify(files).slice(0, 80)).toBe(false);
       expect(read.ok ? '' : read.error).toContain(error);
+      // The file that was wrong, for the evidence record; none when neither was written.
+      expect(read.ok ? undefined : read.file).toBe(Object.keys(files)[0] ?? null);
     }
   });
 
@@ -67,6 +70,6 @@ describe('readHarborReward', () => {
     const dir = logs({});
     const outside = logs({ 'secret.txt': '1' });
     symlinkSync(join(outside, 'secret.txt'), join(dir, 'reward.txt'));
-    expect(readHarborReward(dir)).toEqual({ ok: false, error: 'reward.txt is a symbolic link or cannot be opened' });
+    expect(readHarborReward(dir)).toEqual({ ok: false, file: 'reward.txt', error: 'reward.txt is a symbolic link or cannot be opened' });
   });
 });

@@ -93,9 +93,12 @@ describe.skipIf(skipReason !== undefined)(`Harbor verifier on the local provider
     ]);
     expect(a).toMatchObject({ status: 'error', resolved: false, error: 'the verifier could not be graded: reward.json is not JSON' });
     expect(a.reward).toBeUndefined();
+    // The evidence names the file that was wrong and the threshold it was held to.
+    expect(a.reward_unread).toEqual({ file: 'reward.json', threshold: 1 });
     expect(b).toMatchObject({
       status: 'error',
       error: 'the verifier could not be graded: the verifier wrote neither reward.json nor reward.txt',
+      reward_unread: { file: null, threshold: 1 },
     });
   }, 120_000);
 
