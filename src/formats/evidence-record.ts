@@ -34,20 +34,31 @@ function numberAt(value: unknown, ...keys: string[]): number | null {
   return typeof at === 'number' && Number.isFinite(at) ? at : null;
 }
 
+/** Why a test run did not pass, in the words of its check; `error` is the fallback when the run gives none. */
+function runReason(verify: VerifyResult, words: { unresolved: string; timeout: string; error: string }): string | null {
+  switch (verify.status) {
+    case 'resolved':
+      return null;
+    case 'unresolved':
+      return words.unresolved;
+    case 'apply_failed':
+      return `the patch did not apply${verify.apply_error ? `: ${verify.apply_error}` : ''}`;
+    case 'timeout':
+      return words.timeout;
+    default:
+      return verify.error ?? words.error;
+  }
+}
+
 function givenTests(verify: VerifyResult, command: string | null): EvidenceCheck {
   const { status } = verify;
   const failing = verify.fail_to_pass.failed + verify.fail_to_pass.missing + verify.pass_to_pass.failed + verify.pass_to_pass.missing;
   const outcome = runOutcome(status);
-  const reason =
-    status === 'resolved'
-      ? null
-      : status === 'unresolved'
-        ? `${failing} listed test(s) did not pass`
-        : status === 'apply_failed'
-          ? `the patch did not apply${verify.apply_error ? `: ${verify.apply_error}` : ''}`
-          : status === 'timeout'
-            ? 'the tests timed out'
-            : (verify.error ?? 'the test run failed');
+  const reason = runReason(verify, {
+    unresolved: `${failing} listed test(s) did not pass`,
+    timeout: 'the tests timed out',
+    error: 'the test run failed',
+  });
   return {
     kind: 'given_tests',
     outcome,
@@ -71,16 +82,11 @@ function givenTests(verify: VerifyResult, command: string | null): EvidenceCheck
 function harborReward(verify: VerifyResult, threshold: number): EvidenceCheck {
   const reward = rewardEvidence(verify, threshold)!;
   const { status } = verify;
-  const reason =
-    status === 'resolved'
-      ? null
-      : status === 'unresolved'
-        ? `reward ${reward.value} is below the threshold ${reward.threshold}`
-        : status === 'apply_failed'
-          ? `the patch did not apply${verify.apply_error ? `: ${verify.apply_error}` : ''}`
-          : status === 'timeout'
-            ? 'the verifier ran past its time limit'
-            : (verify.error ?? 'the verifier could not run');
+  const reason = runReason(verify, {
+    unresolved: `reward ${reward.value} is below the threshold ${reward.threshold}`,
+    timeout: 'the verifier ran past its time limit',
+    error: 'the verifier could not run',
+  });
   return {
     kind: 'harbor_reward',
     outcome: runOutcome(status),

@@ -33,8 +33,7 @@ export function stopRuleMet(
   const ran = verify && !couldNotRun(verify.status) ? verify : undefined;
   // Never on a patch that did not apply, nor on one whose other tests failed (src/verify/other-failures.ts).
   if (ran && (ran.status === 'apply_failed' || otherTestsFailed(ran))) return undefined;
-  if (rule.require_resolved && verifying && verify && !ran) return undefined;
-  if (rule.require_resolved && verifying && ran && !ran.resolved) return undefined;
+  if (rule.require_resolved && verifying && verify && !ran?.resolved) return undefined;
   if (rule.require_resolved && verifying && !verify && !checks) return undefined;
   if (rule.require_checks && (!checks || checks.regressions === null || checks.regressions > 0 || checks.repro_passed < checks.repro_total))
     return undefined;

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { exportCandidates } from '../../src/cli/jobs-action.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { candidatesFromStore, labelledFromStore } from '../../src/train/store-rows.js';
-import { Trajectory, VerifyResult, type VerifyStatus } from '../../src/types/index.js';
+import { Trajectory, type VerifyResult, type VerifyStatus } from '../../src/types/index.js';
+import { verify as verified } from '../select/fixtures.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -49,19 +50,7 @@ function storeWithOutcomes(): string {
         exit: 'submitted',
         meta: { seed: index },
       });
-      const verify = VerifyResult.parse({
-        trajectory_id: id,
-        instance_id: 'calc-1',
-        status,
-        applied: status !== 'apply_failed',
-        fail_to_pass: { passed: status === 'resolved' ? 1 : 0, failed: status === 'unresolved' ? 1 : 0, missing: 0 },
-        pass_to_pass: { passed: 0, failed: 0, missing: 0 },
-        resolved: status === 'resolved',
-        parser: 'pytest',
-        exit_code: null,
-        duration_ms: 5,
-        ...extra,
-      });
+      const verify: VerifyResult = { ...verified(id, status, 'calc-1'), ...extra };
       store.putCandidate('job1', index, { status: 'finished', trajectory, verify });
     });
     store.updateJob('job1', { status: 'succeeded', result: { chosen: { index: 0 } } });
