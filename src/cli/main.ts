@@ -41,7 +41,7 @@ registerPolicyCommand(program);
  * An unknown command is an error (exit 2), also with --help: commander would print the parent's
  * help and exit 0 there, and exit 1 without it.
  */
-function unknownCommand(argv: readonly string[]): string | undefined {
+function unknownCommand(argv: readonly string[]): { message: string; help: string } | undefined {
   let command: Command = program;
   for (const token of argv) {
     if (token.startsWith('-') || command.commands.length === 0) return undefined;
@@ -49,7 +49,9 @@ function unknownCommand(argv: readonly string[]): string | undefined {
     if (!next) {
       if (token === 'help') return undefined;
       const names = command.commands.map((candidate) => candidate.name()).join(', ');
-      return `unknown command '${[...commandPath(command), token].join(' ')}' (commands: ${names})`;
+      // The help to read is the parent's, whose list holds the commands that do exist.
+      const parent = ['winnower', ...commandPath(command)].join(' ');
+      return { message: `unknown command '${[...commandPath(command), token].join(' ')}' (commands: ${names})`, help: `${parent} --help` };
     }
     command = next;
   }
@@ -64,7 +66,7 @@ function commandPath(command: Command): string[] {
 
 const unknown = unknownCommand(process.argv.slice(2));
 if (unknown) {
-  console.error(`winnower: ${unknown}; see winnower --help`);
+  console.error(`winnower: ${unknown.message}; see ${unknown.help}`);
   process.exit(2);
 }
 

@@ -155,7 +155,7 @@ export function registerRerankCommand(program: Command): void {
     .option('--no-inspector', "with --report: don't write the inspector's pages beside it (they re-read the candidate files)")
     .option(
       '--cross-fit <k>',
-      'with labels: what training on your own runs gives: learn per-configuration priors (and trajectory weights, when candidates carry trajectories) on K-1 instance folds, rank the K-th with them, for each fold; prints the table (trivial selectors beside it) and writes nothing else',
+      "with labels: what training on your own runs gives: learn per-configuration priors (and trajectory weights, when candidates carry trajectories) on K-1 instance folds, rank the K-th with them, for each fold; writes the out-of-fold pick per instance to --out, each candidate's out-of-fold rank to --scores and the table (trivial selectors beside it) to stdout and --report (Markdown)",
       positiveInt,
     )
     .option(

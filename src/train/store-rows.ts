@@ -7,7 +7,9 @@
  * collide, unless they already start with it: a rollout's id, `<job_id>/<index>` (the index is its
  * seed), is its identity in the job and stays the same in every export. The task is the job's own: its issue text (or rerank task) and repository.
  */
-import { basename } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { wnwError } from '../errors.js';
 import { createSqliteStore } from '../store/sqlite-store.js';
 import type { CandidateRecord, JobRecord } from '../store/types.js';
 import { repoNameOf, type Task, type VerifyResult } from '../types/index.js';
@@ -62,6 +64,14 @@ export interface StoreRowsOptions {
 
 /** Every candidate with a trajectory of every finished solve and rerank job in `dataDir`'s store, newest job first. */
 export function candidatesFromStore(dataDir: string, options: StoreRowsOptions = {}): StoredCandidate[] {
+  // Opening the store creates it: a misspelt folder would become an empty store, and the answer
+  // "no candidates" would hide the typo.
+  if (!existsSync(join(dataDir, 'winnower.db')))
+    throw wnwError(
+      'WNW_ERR_INPUT_INVALID',
+      `no job store at ${dataDir} (no winnower.db there): give the data dir \`winnower serve\` stored its jobs in (server.data_dir, default .winnower)`,
+      { details: { field: 'data_dir' } },
+    );
   const labelledOnly = options.labelledOnly ?? true;
   const store = createSqliteStore(dataDir);
   const rows: StoredCandidate[] = [];

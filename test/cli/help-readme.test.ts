@@ -175,6 +175,14 @@ describe('--help, the docs and the code agree', () => {
     expect(problems).toEqual([]);
   });
 
+  it('on what rerank --cross-fit writes: --out, --scores and --report, as docs/training.md says', () => {
+    const rerank = program().commands.find((command) => command.name() === 'rerank')!;
+    const crossFit = flat(rerank.options.find((option) => option.long === '--cross-fit')!.description);
+    expect(crossFit).not.toContain('writes nothing else');
+    expect(crossFit).toMatch(/--out.*--scores.*--report/);
+    expect(flat(doc('training.md'))).toMatch(/writes the out-of-fold pick per instance to `--out`/);
+  });
+
   it("on commands that start at once: no `npx winnower` (it re-runs the build) in the README's or the docs' commands", () => {
     for (const file of ['README.md', ...DOC_PAGES.map((name) => `docs/${name}`)]) {
       expect(shellBlocks(read(file)).join('\n'), file).not.toMatch(/^\s*npx winnower /m);

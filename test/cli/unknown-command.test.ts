@@ -10,6 +10,12 @@ describe('winnower <unknown command>', () => {
     expect(stdout).toBe('');
   });
 
+  it('points at the help of the command whose subcommand is unknown', async () => {
+    const { code, stderr } = await runCli(['jobs', 'frobnicate']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('(commands: export); see winnower jobs --help');
+  });
+
   it('still answers help for a known one', async () => {
     const { code, stdout } = await runCli(['sandbox', 'serve', '--help']);
     expect(code).toBe(0);
