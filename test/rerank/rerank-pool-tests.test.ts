@@ -164,6 +164,25 @@ describe('winnower rerank --repos --verify: tests from the pool', () => {
     expect(poolBudget.stderr).toContain('--pool-tests-budget shapes the tests from the pool, which --no-pool-tests turns off');
   });
 
+  it('refuses the checks budgets when every instance has given tests and --checks is not given: they would be ignored', async () => {
+    const out = join(dir, 'unread', 'predictions.jsonl');
+    const { code, stderr } = await rerank(
+      out,
+      '--verify',
+      '--repos',
+      repo.reposDir,
+      '--regression-budget',
+      '60',
+      '--pool-tests-budget',
+      '60',
+    );
+    expect(code, stderr).toBe(2);
+    expect(stderr).toContain(
+      '--regression-budget, --pool-tests-budget shape the checks without a test list, which run for no instance here',
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('refuses --no-pool-tests without --verify, naming it', async () => {
     const out = join(dir, 'refused', 'predictions.jsonl');
     const { code, stderr } = await rerank(out, '--no-pool-tests');
