@@ -10,9 +10,14 @@
  * 95% bootstrap intervals over instances). The tests from the pool (`verify.pool_tests`) run in
  * the `--no-given-tests` configuration; one without them isolates the regression check.
  *
- *   npx tsx bench/real-repos.bench.ts [--quick] [--seed 1] [--instances 48] [--bootstrap 1000] [--keep]
+ *   npx tsx bench/real-repos.bench.ts [--quick] [--seed 1] [--instances 48] [--bootstrap 1000] [--keep] [--losses] [--out FILE] [--only robust,value,both]
  *
- * Prints a markdown report and writes it to bench/results/real-repos.md (--quick writes nothing).
+ * Prints a markdown report and writes it to bench/results/real-repos.md, or to --out (--quick
+ * writes nothing). --losses prints, to stderr, every instance a checking run lost with each
+ * candidate's checks evidence (real-repos-losses.ts); the report always counts the losses by cause.
+ * --only runs just the named configurations (CONFIGS' names), as for the held-out seeds. --from DIR
+ * runs nothing: it reads the runs a --keep run left in DIR (same --seed and --instances) and
+ * reports them again (wall times are then unknown).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +28,7 @@ import { parseArgs } from 'node:util';
 import { prepare } from '../src/select/prepare.js';
 import { type EvalPool, evaluateScope, type ScopeTable, TRIVIAL_SELECTORS } from '../src/train/evaluate.js';
 import { Trajectory } from '../src/types/trajectory.js';
+import { lossesOf, lossReport, poolKey } from './real-repos-losses.js';
 import { buildWorld, MIX, type World, type WorldCandidate } from './real-repos-world.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -33,6 +39,10 @@ const { values: args } = parseArgs({
     instances: { type: 'string' },
     bootstrap: { type: 'string', default: '1000' },
     keep: { type: 'boolean', default: false },
+    losses: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    only: { type: 'string' },
+    from: { type: 'string' },
   },
 });
 const seed = Number(args.seed);
@@ -43,6 +53,7 @@ interface ScoreLine {
   instance_id: string;
   source: string;
   chosen: boolean;
+  score?: { value: number } | null;
   verify?: {
     status: string;
     duration_ms: number;
@@ -50,7 +61,10 @@ interface ScoreLine {
     fail_to_pass: { failed: number; missing: number };
     pass_to_pass: { failed: number; missing: number };
   } | null;
-  checks?: { regressions: number | null; pool?: { score: number; passed: number; total: number } } | null;
+  checks?: {
+    regressions: number | null;
+    pool?: { score: number; passed: number; total: number; own_passed: number; own_total: number; failed_weight?: number };
+  } | null;
   tamper?: Array<{ kind: string }>;
 }
 
@@ -109,7 +123,7 @@ function rerank(dir: string, name: string, files: Record<string, string>, flags:
   ];
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, argv, { cwd: root, maxBuffer: 64 * 1024 * 1024, timeout: 1_200_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, argv, { cwd: root, maxBuffer: 64 * 1024 * 1024, timeout: 3_600_000 }, (error, stdout, stderr) => {
       if (error) {
         reject(new Error(`winnower rerank ${flags.join(' ')} failed: ${stderr.slice(-2000)}`));
         return;
@@ -126,6 +140,22 @@ function rerank(dir: string, name: string, files: Record<string, string>, flags:
       });
     });
   });
+}
+
+/** A run a --keep run left in `dir`, or undefined when it did not finish there. */
+function readKept(dir: string, config: { name: string; flags: string[] | null }): Run | undefined {
+  const scores = readJsonl<ScoreLine>(join(dir, config.name, 'predictions.scores.jsonl'));
+  if (!existsSync(join(dir, config.name, 'predictions.jsonl')) || scores.length === 0) return undefined;
+  const checks = readJsonl<Evidence>(join(dir, config.name, 'predictions.checks.jsonl'));
+  return {
+    name: config.name,
+    flags: config.flags ?? [],
+    wallMs: 0,
+    stdout: '',
+    scores,
+    sandboxMs: checks.reduce((sum, line) => sum + line.sandbox_ms, 0),
+    evidence: checks,
+  };
 }
 
 /** One `winnower rerank` configuration, a row of the table; `flags: null` is a row whose check is not on main yet. */
@@ -145,7 +175,8 @@ interface Config {
 const CONFIGS = (verify: string[]): Config[] => [
   { name: 'robust', label: 'robust (scoring alone, the default)', flags: ['--strategy', 'robust'], execution: false },
   { name: 'value', label: 'value model alone', flags: ['--strategy', 'value'], execution: false },
-  { name: 'given', label: 'given tests (`--verify`, hybrid)', flags: verify, execution: true },
+  // Every instance has given tests and no --checks: the regression check does not run, so its budget is refused.
+  { name: 'given', label: 'given tests (`--verify`, hybrid)', flags: withoutFlag(verify, '--regression-budget'), execution: true },
   {
     name: 'no-tests',
     label: 'regression + tamper + value model (`--verify --no-given-tests --no-pool-tests`, hybrid)',
@@ -185,14 +216,14 @@ const clean = (line: ScoreLine | undefined): number | null =>
 
 const ALONE: Alone[] = [
   { label: 'regression alone (no test list; ties at random)', run: 'no-tests', value: clean },
-  // The others' valid pool tests a candidate passes, weighted as selection weighs them; null: no valid pool test ran against it.
-  { label: 'pool tests alone (ties at random)', run: 'both', value: (line) => line?.checks?.pool?.score ?? null },
+  // Minus the weight of the others' valid pool tests a candidate fails, as selection ranks (src/select/checks.ts); null: no valid pool test ran against it.
+  { label: 'pool tests alone (ties at random)', run: 'both', value: (line) => (line?.checks?.pool ? poolKey(line) : null) },
   {
     label: 'regression, then pool tests (ties at random)',
     run: 'both',
     value: (line) => {
       const ok = clean(line);
-      return ok === null ? null : ok * 1e6 + (line?.checks?.pool?.score ?? 0);
+      return ok === null ? null : ok * 1e6 + poolKey(line);
     },
   },
 ];
@@ -264,11 +295,17 @@ async function main(): Promise<void> {
   );
   writeFileSync(files.labels, jsonl(world.candidates.map((c) => ({ instance_id: c.instance_id, source: c.source, resolved: c.resolved }))));
   const verify = ['--verify', '--repos', world.reposDir, '--sandboxes', '2', '--verify-timeout', '120', '--regression-budget', '120'];
-  const configs = CONFIGS(verify);
+  const only = args.only?.split(',');
+  const configs = CONFIGS(verify).filter((config) => !only || only.includes(config.name));
   // One at a time: the machine is small, and the sandbox-seconds of one run are not inflated by another's.
   const runs: Run[] = [];
   for (const config of configs) {
     if (!config.flags) continue;
+    if (args.from) {
+      const kept = readKept(args.from, config);
+      if (kept) runs.push(kept);
+      continue;
+    }
     console.error(`real-repos: winnower rerank ${config.flags.join(' ')}`);
     runs.push(await rerank(dir, config.name, files, config.flags));
   }
@@ -376,31 +413,33 @@ async function main(): Promise<void> {
   );
 
   // Agreement of given-tests verification with the labels, per candidate.
-  const given = new Map(run('given').scores.map((line) => [key(line.instance_id, line.source), line]));
-  const graded = world.candidates.filter((c) => given.get(key(c.instance_id, c.source))?.verify);
-  const disagree = graded.filter((c) => (given.get(key(c.instance_id, c.source))!.verify!.status === 'resolved') !== c.resolved);
-  say();
-  say('## Given-tests verification against the labels');
-  say();
-  say(
-    `Verdicts equal the constructed label on ${graded.length - disagree.length}/${graded.length} graded candidates (${pct(graded.length ? (graded.length - disagree.length) / graded.length : null)}); ${world.candidates.length - graded.length} not graded. The product's own line: ${
-      run('given')
-        .stdout.split('\n')
-        .find((line) => line.includes('agrees with the labels')) ?? '(none)'
-    }`,
-  );
-  if (disagree.length) {
+  if (ran('given')) {
+    const given = new Map(run('given').scores.map((line) => [key(line.instance_id, line.source), line]));
+    const graded = world.candidates.filter((c) => given.get(key(c.instance_id, c.source))?.verify);
+    const disagree = graded.filter((c) => (given.get(key(c.instance_id, c.source))!.verify!.status === 'resolved') !== c.resolved);
     say();
-    say('| instance | candidate | label | why |');
-    say('|---|---|---|---|');
-    for (const c of disagree)
-      say(
-        `| ${c.instance_id} | ${c.source} | ${c.resolved ? 'resolved' : 'unresolved'} | ${explain(c, given.get(key(c.instance_id, c.source))!)} |`,
-      );
+    say('## Given-tests verification against the labels');
+    say();
+    say(
+      `Verdicts equal the constructed label on ${graded.length - disagree.length}/${graded.length} graded candidates (${pct(graded.length ? (graded.length - disagree.length) / graded.length : null)}); ${world.candidates.length - graded.length} not graded. The product's own line: ${
+        run('given')
+          .stdout.split('\n')
+          .find((line) => line.includes('agrees with the labels')) ?? '(none)'
+      }`,
+    );
+    if (disagree.length) {
+      say();
+      say('| instance | candidate | label | why |');
+      say('|---|---|---|---|');
+      for (const c of disagree)
+        say(
+          `| ${c.instance_id} | ${c.source} | ${c.resolved ? 'resolved' : 'unresolved'} | ${explain(c, given.get(key(c.instance_id, c.source))!)} |`,
+        );
+    }
   }
 
   // What the regression check and the tamper flags saw, per kind.
-  const noTests = new Map(run('no-tests').scores.map((line) => [key(line.instance_id, line.source), line]));
+  const noTests = new Map((ran('no-tests') ?? ran('both'))!.scores.map((line) => [key(line.instance_id, line.source), line]));
   const kinds = [...new Set(world.candidates.map((c) => c.kind))].sort();
   say();
   say('## What the checks without a test list saw, by candidate kind');
@@ -416,6 +455,18 @@ async function main(): Promise<void> {
     );
   }
 
+  say();
+  say('## Where the checking runs lose');
+  say();
+  say(
+    'Instances with a resolved candidate where the run chose an unresolved one, by cause (bench/real-repos-losses.ts; `--losses` prints each with its candidates\' evidence): "tie on the checks" when the chosen candidate equals a resolved one on every check and the tie-break chose, "pool score ranks it higher" when it passes more of the others\' tests than every clean resolved one.',
+  );
+  for (const r of runs.filter((r) => ['no-tests', 'both', 'pool-tests'].includes(r.name))) {
+    const losses = lossesOf(world.instances, world.candidates, r.scores);
+    say();
+    for (const line of lossReport(r.name, losses, false)) say(line);
+    if (args.losses) console.error(lossReport(r.name, losses, true).join('\n'));
+  }
   say();
   say('## The mix, and where it comes from');
   say();
@@ -433,7 +484,8 @@ async function main(): Promise<void> {
   );
   const report = lines.join('\n');
   console.log(report);
-  if (!args.quick) {
+  if (args.out) writeFileSync(args.out, `${report}\n`);
+  else if (!args.quick) {
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });
     writeFileSync(join(root, 'bench', 'results', 'real-repos.md'), `${report}\n`);
   }

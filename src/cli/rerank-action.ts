@@ -159,6 +159,14 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
   }
 }
 
+/** The flags that shape only the checks without a test list: refused when those run for no instance (src/rerank/execute-instance.ts). */
+const CHECK_FLAGS: Record<string, string> = {
+  regressionBudget: '--regression-budget',
+  poolTestsBudget: '--pool-tests-budget',
+  regression: '--no-regression',
+  poolTests: '--no-pool-tests',
+};
+
 /** With --verify: the sandbox provider and what the checks run on; a --verify-only flag without it is refused by name. */
 async function prepareExecution(
   flags: RerankFlags,
@@ -213,6 +221,7 @@ async function prepareExecution(
     poolTests: flags.poolTests ? { budget_s: flags.poolTestsBudget } : false,
     ...(flags.verifyParser ? { parser: flags.verifyParser as ParserName } : {}),
     ...(flags.harnessCompat ? { harnessCompat: true } : {}),
+    checkFlags: flagsGiven(CHECK_FLAGS, given),
   };
   return {
     execution,

@@ -10,6 +10,7 @@
  *    task has no given tests, when `--no-given-tests` hides them, or always with `--checks`.
  * docs/rerank.md#running-the-code says what each piece of evidence means.
  */
+import { wnwError } from '../errors.js';
 import type { SandboxProvider } from '../sandbox/types.js';
 import { checkPool, type PoolChecks } from '../solve/pool-checks.js';
 import type { SolveDeps } from '../solve/solve-deps.js';
@@ -41,6 +42,11 @@ export interface RerankExecution {
   parser?: ParserName;
   /** `--harness-compat`: the given tests are put in place as the SWE-bench harness does (src/verify/test-setup.ts). */
   harnessCompat?: boolean;
+  /**
+   * The flags given that shape only the checks without a test list (`--regression-budget`,
+   * `--no-pool-tests`, ...): refused when those checks run for no instance (refuseUnreadCheckFlags).
+   */
+  checkFlags?: string[];
 }
 
 /** What running an instance's code found (a line of `<out>.checks.jsonl`). */
@@ -87,6 +93,31 @@ export function taskForExecution(task: Task, execution: RerankExecution): { task
 }
 
 const hasGivenTests = (task: Task) => task.fail_to_pass.length + task.pass_to_pass.length > 0;
+
+/** Whether the checks without a test list run for `task` (undefined: no task record, so no given tests). */
+export function checksRunFor(execution: Pick<RerankExecution, 'checks' | 'givenTests'>, task: Task | undefined): boolean {
+  return execution.checks === 'always' || !execution.givenTests || task === undefined || !hasGivenTests(task);
+}
+
+/**
+ * Refuses, naming them, the flags that shape the checks without a test list when those checks
+ * run for none of `instances`: every one has given tests and neither `--checks` nor
+ * `--no-given-tests` was given, so the flags would be accepted and ignored.
+ */
+export function refuseUnreadCheckFlags(
+  execution: Pick<RerankExecution, 'checks' | 'givenTests' | 'checkFlags'>,
+  instances: Iterable<string>,
+  tasks: ReadonlyMap<string, Task>,
+): void {
+  const flags = execution.checkFlags ?? [];
+  if (flags.length === 0) return;
+  for (const id of instances) if (checksRunFor(execution, tasks.get(id))) return;
+  throw wnwError(
+    'WNW_ERR_INPUT_INVALID',
+    `${flags.join(', ')} ${flags.length === 1 ? 'shapes' : 'shape'} the checks without a test list, which run for no instance here: every task has given tests (FAIL_TO_PASS, PASS_TO_PASS); add --checks to run them beside the given tests, or --no-given-tests`,
+    { details: { field: flags[0]!.replace(/^--(no-)?/, '').replaceAll('-', '_'), refused: flags } },
+  );
+}
 
 /** Why a base run means the listed tests cannot be graded here (with the log's last lines), or undefined when they can. */
 export function baseFailure(base: VerifyResult): string | undefined {
@@ -162,7 +193,7 @@ export async function executeInstance(
     }
   }
 
-  if (execution.checks === 'always' || !hasGivenTests(run)) {
+  if (checksRunFor(execution, run)) {
     const suite = recipe?.suite_command;
     // --verify-parser reads the suite's log too: given with it, the suite is the checks' test command,
     // the one a parser applies to (src/solve/regression.ts, pool-tests.ts); else the suite's runner is detected.

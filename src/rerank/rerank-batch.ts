@@ -7,6 +7,7 @@
  * (summarize.ts).
  */
 import { pushAll } from '../util/large-arrays.js';
+import { refuseUnreadCheckFlags } from './execute-instance.js';
 import { loadInputs } from './load-inputs.js';
 import { resume, resumedSelections } from './resume.js';
 import { scoreInstances } from './score-instance.js';
@@ -21,6 +22,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   let started = Date.now();
   const inputs = await loadInputs(options);
   timings.import = Date.now() - started;
+  if (options.execution) refuseUnreadCheckFlags(options.execution, inputs.byInstance.keys(), inputs.tasks);
 
   const resumed = await resume(options, inputs);
   const todo = [...inputs.byInstance.keys()].filter((id) => !resumed.done.has(id));

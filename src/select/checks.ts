@@ -1,10 +1,12 @@
 /**
  * Execution checks in an ordering (`hybrid`, `learned`): a candidate that breaks no test that
  * passed on base and passes the largest share of the valid reproduction tests comes first, then
- * the one with the highest tests-from-the-pool score (the weights of the others' valid pool tests
- * it passes, docs/checks.md#tests-from-the-pool); the strategy's own criteria (value, learned
- * score) then break ties. Inserted only when some candidate of the instance has checks, so an
- * ordering without them is unchanged.
+ * the one that fails the least weight of the tests from the pool others wrote
+ * (docs/checks.md#tests-from-the-pool); the strategy's own criteria (value, learned score) then
+ * break ties. Failures, not passes: a writer cannot pass its own test for credit, so by passes
+ * every writer would lose its own test's weight to the candidates that wrote none.
+ * Inserted only when some candidate of the instance has checks, so an ordering without them is
+ * unchanged.
  */
 import type { Prepared, PreparedInstance } from './prepare.js';
 import type { Ordering } from './rank.js';
@@ -12,12 +14,18 @@ import type { Ordering } from './rank.js';
 /** How many entries `withChecks` inserts into an ordering's key. */
 export const CHECKS_KEY_LENGTH = 3;
 
-/** 1 = no regression, 0.5 = not checked, 0 = breaks tests; then the reproduction pass share; then the pool-test score. */
+/**
+ * 1 = no regression, 0.5 = not checked, 0 = breaks tests; then the reproduction pass share; then
+ * minus the weight of the others' pool tests it fails (0 without pool evidence; evidence written
+ * before `failed_weight` existed ranks by its passes' score instead).
+ */
 export function checksKey(p: Prepared): [number, number, number] {
   const checks = p.checks;
   if (!checks) return [0.5, 0, 0];
   const clean = checks.regressions === null ? 0.5 : checks.regressions === 0 ? 1 : 0;
-  return [clean, checks.repro_total > 0 ? checks.repro_passed / checks.repro_total : 0, checks.pool?.score ?? 0];
+  const pool = checks.pool;
+  const poolKey = !pool ? 0 : pool.failed_weight !== undefined ? -pool.failed_weight : pool.score;
+  return [clean, checks.repro_total > 0 ? checks.repro_passed / checks.repro_total : 0, poolKey];
 }
 
 export function hasChecks(instance: PreparedInstance): boolean {
@@ -37,7 +45,8 @@ export function describeChecks(p: Prepared): string {
   const pool = checks.pool;
   if (pool && pool.total + pool.own_total > 0) {
     const own = pool.own_total > 0 ? `; its own ${pool.own_passed}/${pool.own_total} not counted` : '';
-    parts.push(`pool tests: passes ${pool.passed}/${pool.total} of the others' (score ${pool.score}${own})`);
+    const failed = pool.failed_weight !== undefined ? `failed weight ${pool.failed_weight}, ` : '';
+    parts.push(`pool tests: passes ${pool.passed}/${pool.total} of the others' (${failed}score ${pool.score}${own})`);
   }
   return parts.join(', ') || 'no execution checks';
 }

@@ -81,10 +81,10 @@ export class CheckEvidence {
       .sort((a, b) => a - b);
   }
 
-  /** Writers whose test files failed on base for the issue's reason (before the matrix says whether anyone passes them). */
+  /** Writers whose test files failed on base for the issue's reason, or all passed there (`keeps`), before the matrix says whether anyone passes them. */
   #poolValidOnBase(): number[] {
     return [...this.#poolTests.values()]
-      .filter((test) => test.base_outcome === 'failed' && test.discard_reason === null)
+      .filter((test) => (test.base_outcome === 'failed' || test.keeps === true) && test.discard_reason === null)
       .map((test) => test.writer);
   }
 

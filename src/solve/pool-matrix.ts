@@ -112,7 +112,12 @@ export async function validateOnBase(pool: PoolRun, slot: Slot, sources: PoolTes
           runnable = { writer: slot.index, files, command, ids };
         } else if (reading.outcome === 'failed')
           record.discard_reason = 'the only tests that fail on base already failed there before its changes';
-        else record.discard_reason = reading.reason ?? 'it does not fail on the base commit';
+        else if (reading.outcome === 'passed' && reading.kept?.length) {
+          // Nothing reproduces the issue, but the tests assert behaviour a candidate may break.
+          record.ids = reading.kept;
+          record.keeps = true;
+          runnable = { writer: slot.index, files, command, ids: reading.kept };
+        } else record.discard_reason = reading.reason ?? 'it does not fail on the base commit';
       });
       record.sandbox_ms = ms;
     }

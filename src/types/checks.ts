@@ -116,7 +116,8 @@ export type CandidateChecks = {
 
 /**
  * A candidate's tests-from-the-pool score: the weights of the valid pool tests written by other
- * candidates that it passes; its own tests are counted apart (they are not evidence for it).
+ * candidates that it passes, and of those it fails; its own tests are counted apart (they are not
+ * evidence for it).
  */
 export type CandidatePoolScore = {
   /** Sum of the weights of the others' valid pool tests it passes. */
@@ -127,6 +128,12 @@ export type CandidatePoolScore = {
   /** Its own valid pool tests it passes / that it wrote (not in the score). */
   own_passed: number;
   own_total: number;
+  /**
+   * Sum of the weights of the others' valid pool tests it fails (failed, error or apply_failed
+   * cells; not_run cells do not count): what selection ranks by, fewest first. Absent in evidence
+   * written before it existed.
+   */
+  failed_weight?: number;
 };
 
 /** One test file a candidate's patch adds or changes, in the writer's version (the file after its patch). */
@@ -145,15 +152,21 @@ export type PoolTest = {
   files: PoolTestFile[];
   /** The narrowed command that ran the files (on base and with each candidate). */
   command: string | null;
-  /** The ids that fail on the base commit: what a candidate must pass. */
+  /** The ids that fail on the base commit (for a `keeps` test: the ids that pass there): what a candidate must pass. */
   ids: string[];
+  /**
+   * True when every test of the files passes on base: they reproduce nothing, but assert behaviour
+   * the base has, and a candidate that fails one breaks what the writer checked (a regression
+   * test written by the pool). Absent otherwise.
+   */
+  keeps?: boolean;
   /** Ids of the changed files that fail on base before the writer's changes too: left out of `ids`. */
   already_failing?: string[];
   /** How the files ran on the base commit; null when they never ran. */
   base_outcome: TestFileOutcome | null;
   /**
-   * Counts in the ranking: fails on base for a reason other than an import or syntax error, and at
-   * least one candidate passes it. Known once the matrix is done (false until then).
+   * Counts in the ranking: fails on base for a reason other than an import or syntax error (or is
+   * a `keeps` test), and at least one candidate passes it. Known once the matrix is done (false until then).
    */
   valid: boolean;
   /** Why it does not count (passes on base, errors at collection, no candidate passes it, ...). */

@@ -1,8 +1,9 @@
 /**
  * How a run of a writer's test files reads (docs/checks.md#tests-from-the-pool): on the base
  * commit, the ids that fail there are the writer's candidate tests, unless the files fail to
- * collect with an import or syntax error (they then never reached the code under test); with a
- * candidate, the cell passes when every one of those ids passes.
+ * collect with an import or syntax error (they then never reached the code under test); when
+ * none fails, the ids that pass are a `keeps` test (behaviour the writer asserted, which a
+ * candidate must not break); with a candidate, the cell passes when every one of those ids passes.
  */
 import type { TestFileOutcome } from '../types/checks.js';
 import type { SuiteRun } from './run-suite.js';
@@ -19,6 +20,8 @@ export interface PoolBaseReading {
   outcome: TestFileOutcome;
   /** The ids that fail on base (for `failed`). */
   ids: string[];
+  /** For `passed`: the ids that pass on base, the behaviour the writer's tests assert. */
+  kept?: string[];
   reason?: string;
 }
 
@@ -34,8 +37,11 @@ export function readPoolBase(run: Pick<SuiteRun, 'tests' | 'log' | 'timed_out' |
     .map(([id]) => id)
     .sort();
   if (ids.length > 0) return { outcome: 'failed', ids };
-  if ([...run.tests.values()].includes('passed'))
-    return { outcome: 'passed', ids: [], reason: 'passes on the base commit: none of its tests reproduces the issue' };
+  const kept = [...run.tests]
+    .filter(([id, status]) => status === 'passed' && !FAILED_IMPORT.test(id))
+    .map(([id]) => id)
+    .sort();
+  if (kept.length > 0) return { outcome: 'passed', ids: [], kept };
   return { outcome: 'error', ids: [], reason: `no test ran on the base commit (exit ${run.exit_code ?? 'killed'})` };
 }
 

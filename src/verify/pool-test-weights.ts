@@ -4,8 +4,11 @@
  * least one candidate passes it. Valid tests with the same pass vector over the candidates agree:
  * they form a cluster, and each test of a cluster weighs the number of distinct candidates that
  * wrote one of them (dual execution agreement, as CodeT scores generated tests). A candidate's
- * score is the sum of the weights of the valid tests others wrote that it passes: its own tests
- * are counted apart, since a patch passing the test its own writer made for it is no evidence.
+ * score is the sum of the weights of the valid tests others wrote that it passes, and
+ * `failed_weight` the sum of those it fails: its own tests are counted apart, since a patch
+ * passing the test its own writer made for it is no evidence. Selection ranks by the failures
+ * (docs/selection.md#hybrid): by the passes, the one test a writer cannot gain from is its own, so
+ * writing a test would cost the writer that test's weight.
  */
 import type { CandidatePoolScore, PoolCell, PoolCluster } from '../types/checks.js';
 
@@ -46,7 +49,7 @@ export function weighPoolTests(validOnBase: Iterable<number>, cells: readonly Po
   for (const cluster of clusters) for (const writer of cluster.writers) weightOf.set(writer, cluster.weight);
   const scores = new Map<number, CandidatePoolScore>();
   for (const cell of cells) {
-    const score = scores.get(cell.index) ?? { score: 0, passed: 0, total: 0, own_passed: 0, own_total: 0 };
+    const score = scores.get(cell.index) ?? { score: 0, passed: 0, total: 0, own_passed: 0, own_total: 0, failed_weight: 0 };
     scores.set(cell.index, score);
     if (!valid.has(cell.writer) || cell.outcome === 'not_run') continue;
     const passed = cell.outcome === 'passed';
@@ -58,7 +61,7 @@ export function weighPoolTests(validOnBase: Iterable<number>, cells: readonly Po
       if (passed) {
         score.passed += 1;
         score.score += weightOf.get(cell.writer)!;
-      }
+      } else score.failed_weight = (score.failed_weight ?? 0) + weightOf.get(cell.writer)!;
     }
   }
   return { valid, unpassed, clusters, scores };

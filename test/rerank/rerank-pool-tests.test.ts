@@ -74,12 +74,12 @@ describe('winnower rerank --repos --verify: tests from the pool', () => {
     const scores = readJsonl(join(dir, 'pool', 'predictions.scores.jsonl'));
     const of = (source: string) => scores.find((line) => line.source === source)!;
     // Three valid tests (A's, B's, C's): each writer runs the two others' and its own, counted apart.
-    expect(of('agent-a').checks.pool).toEqual({ score: 2, passed: 1, total: 2, own_passed: 1, own_total: 1 });
-    expect(of('agent-b').checks.pool).toEqual({ score: 2, passed: 1, total: 2, own_passed: 1, own_total: 1 });
+    expect(of('agent-a').checks.pool).toEqual({ score: 2, passed: 1, total: 2, own_passed: 1, own_total: 1, failed_weight: 1 });
+    expect(of('agent-b').checks.pool).toEqual({ score: 2, passed: 1, total: 2, own_passed: 1, own_total: 1, failed_weight: 1 });
     // C passes its own test only: counted apart, not in its score.
-    expect(of('agent-c').checks.pool).toEqual({ score: 0, passed: 0, total: 2, own_passed: 1, own_total: 1 });
+    expect(of('agent-c').checks.pool).toEqual({ score: 0, passed: 0, total: 2, own_passed: 1, own_total: 1, failed_weight: 4 });
     // D's own test is invalid (ImportError on base): it runs the three valid ones and passes none.
-    expect(of('agent-d').checks.pool).toEqual({ score: 0, passed: 0, total: 3, own_passed: 0, own_total: 0 });
+    expect(of('agent-d').checks.pool).toEqual({ score: 0, passed: 0, total: 3, own_passed: 0, own_total: 0, failed_weight: 5 });
     expect(['agent-a', 'agent-b']).toContain(scores.find((line) => line.chosen)!.source);
     expect(readJsonl(out)[0].model_patch).toMatch(/replace\(' ', '-'\)/);
 
@@ -162,6 +162,25 @@ describe('winnower rerank --repos --verify: tests from the pool', () => {
     );
     expect(poolBudget.code).toBe(2);
     expect(poolBudget.stderr).toContain('--pool-tests-budget shapes the tests from the pool, which --no-pool-tests turns off');
+  });
+
+  it('refuses the checks budgets when every instance has given tests and --checks is not given: they would be ignored', async () => {
+    const out = join(dir, 'unread', 'predictions.jsonl');
+    const { code, stderr } = await rerank(
+      out,
+      '--verify',
+      '--repos',
+      repo.reposDir,
+      '--regression-budget',
+      '60',
+      '--pool-tests-budget',
+      '60',
+    );
+    expect(code, stderr).toBe(2);
+    expect(stderr).toContain(
+      '--regression-budget, --pool-tests-budget shape the checks without a test list, which run for no instance here',
+    );
+    expect(existsSync(out)).toBe(false);
   });
 
   it('refuses --no-pool-tests without --verify, naming it', async () => {

@@ -45,6 +45,28 @@ describe('selection with regressions and reproduction tests', () => {
     expect(selection.reason).toMatch(/2 candidates tied on the checks; value broke the tie/);
   });
 
+  it("tests from the pool: ranks by the weight of the others' tests it fails, not by the passes' score", () => {
+    // `writer` wrote the only test that tells it from `silent`, which wrote none: by passes they tie
+    // (its own test counted apart), and the value model would choose `silent`.
+    const pooled = (score: number, failed: number, own: number) => ({
+      regressions: 0,
+      repro_passed: 0,
+      repro_total: 0,
+      pool: { score, passed: score, total: 1 + failed, own_passed: own, own_total: own, failed_weight: failed },
+    });
+    const selection = select('hybrid', [checked('silent', 1, 0.9, pooled(1, 1, 0)), checked('writer', 2, 0.4, pooled(1, 0, 1))]);
+    expect(selection.chosen).toBe('writer');
+    expect(selection.reason).toMatch(/pool tests: passes 1\/1 of the others' \(failed weight 0, score 1; its own 1\/1 not counted\)/);
+    // Evidence written before failed_weight existed still ranks by the passes' score.
+    const old = (score: number) => ({
+      regressions: 0,
+      repro_passed: 0,
+      repro_total: 0,
+      pool: { score, passed: score, total: 2, own_passed: 0, own_total: 0 },
+    });
+    expect(select('hybrid', [checked('low', 1, 0.9, old(1)), checked('high', 2, 0.4, old(2))]).chosen).toBe('high');
+  });
+
   it('learned: the checks come before the learned score', () => {
     const selector: LearnedSelector = {
       format: 'winnower-selector-1',

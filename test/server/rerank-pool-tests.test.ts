@@ -89,10 +89,10 @@ describe.skipIf(!hasBubblewrap() || !hasPytest())('POST /rerank checks: tests fr
         { writers: [2], passes: [0, 1, 2], weight: 1 },
       ]);
       const scores = Object.fromEntries(pool.scores.map((score: { index: number }) => [score.index, score]));
-      expect(scores[0]).toEqual({ index: 0, score: 3, passed: 2, total: 2, own_passed: 1, own_total: 1 });
-      expect(scores[1]).toEqual({ index: 1, score: 3, passed: 2, total: 2, own_passed: 1, own_total: 1 });
-      expect(scores[2]).toEqual({ index: 2, score: 0, passed: 0, total: 2, own_passed: 1, own_total: 1 });
-      expect(scores[3]).toEqual({ index: 3, score: 0, passed: 0, total: 3, own_passed: 0, own_total: 0 });
+      expect(scores[0]).toEqual({ index: 0, score: 3, passed: 2, total: 2, own_passed: 1, own_total: 1, failed_weight: 0 });
+      expect(scores[1]).toEqual({ index: 1, score: 3, passed: 2, total: 2, own_passed: 1, own_total: 1, failed_weight: 0 });
+      expect(scores[2]).toEqual({ index: 2, score: 0, passed: 0, total: 2, own_passed: 1, own_total: 1, failed_weight: 4 });
+      expect(scores[3]).toEqual({ index: 3, score: 0, passed: 0, total: 3, own_passed: 0, own_total: 0, failed_weight: 5 });
       expect(pool.matrix).toHaveLength(12);
       expect(pool.sandbox_ms).toHaveLength(4);
       expect(['fix-a', 'fix-b']).toContain(answer.selection.chosen);

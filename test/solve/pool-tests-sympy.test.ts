@@ -95,8 +95,8 @@ describe.skipIf(!hasBubblewrap())('tests from the pool on a SymPy-shaped reposit
     expect(a!.already_failing?.sort()).toEqual(['test_add_ints', 'test_add_zero']);
     expect(b).toMatchObject({ valid: true, ids: ['test_both_negative'] });
     expect(c).toMatchObject({ valid: true, ids: ['test_positive'] });
-    expect(result.checks.get('fix-a')?.pool).toEqual({ score: 3, passed: 2, total: 2, own_passed: 1, own_total: 1 });
-    expect(result.checks.get('fix-b')?.pool).toEqual({ score: 3, passed: 2, total: 2, own_passed: 1, own_total: 1 });
-    expect(result.checks.get('wrong-c')?.pool).toEqual({ score: 0, passed: 0, total: 2, own_passed: 1, own_total: 1 });
+    expect(result.checks.get('fix-a')?.pool).toEqual({ score: 3, passed: 2, total: 2, own_passed: 1, own_total: 1, failed_weight: 0 });
+    expect(result.checks.get('fix-b')?.pool).toEqual({ score: 3, passed: 2, total: 2, own_passed: 1, own_total: 1, failed_weight: 0 });
+    expect(result.checks.get('wrong-c')?.pool).toEqual({ score: 0, passed: 0, total: 2, own_passed: 1, own_total: 1, failed_weight: 4 });
   });
 });

@@ -113,8 +113,8 @@ describe.skipIf(!hasBubblewrap())('/solve: tests from the pool without a test li
         { writers: [2], passes: [0, 1, 2], weight: 1 },
       ]);
       const byIndex = Object.fromEntries(job.result.candidates.map((c: { index: number }) => [c.index, c]));
-      expect(byIndex[0].checks.pool).toEqual({ score: 3, passed: 2, total: 2, own_passed: 1, own_total: 1 });
-      expect(byIndex[2].checks.pool).toEqual({ score: 0, passed: 0, total: 2, own_passed: 1, own_total: 1 });
+      expect(byIndex[0].checks.pool).toEqual({ score: 3, passed: 2, total: 2, own_passed: 1, own_total: 1, failed_weight: 0 });
+      expect(byIndex[2].checks.pool).toEqual({ score: 0, passed: 0, total: 2, own_passed: 1, own_total: 1, failed_weight: 4 });
       expect([0, 1]).toContain(job.result.chosen.index);
       expect(job.result.selection.reason).toMatch(/pool tests: passes 2\/2 of the others'/);
       expect(pool.sandbox_ms.map((row: { index: number }) => row.index)).toEqual([0, 1, 2, 3]);

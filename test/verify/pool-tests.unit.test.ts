@@ -69,8 +69,8 @@ describe('readPoolBase', () => {
     );
   });
 
-  it('discards tests that pass on base, that ran nothing, or that timed out', () => {
-    expect(readPoolBase(run({ a: 'passed' })).reason).toMatch(/passes on the base commit/);
+  it('keeps the ids of files that all pass on base as a keeps test; discards those that ran nothing or timed out', () => {
+    expect(readPoolBase(run({ b: 'passed', a: 'passed' }))).toEqual({ outcome: 'passed', ids: [], kept: ['a', 'b'] });
     expect(readPoolBase(run({}, 'no tests ran', { exit_code: 5 })).reason).toBe('no test ran on the base commit (exit 5)');
     expect(readPoolBase(run({ a: 'failed' }, '', { timed_out: true })).outcome).toBe('error');
   });
@@ -110,9 +110,9 @@ describe('weighPoolTests', () => {
       { writers: [0, 1], passes: [0, 1], weight: 2 },
       { writers: [2], passes: [2], weight: 1 },
     ]);
-    expect(weighing.scores.get(0)).toEqual({ score: 2, passed: 1, total: 2, own_passed: 1, own_total: 1 });
-    expect(weighing.scores.get(2)).toEqual({ score: 0, passed: 0, total: 2, own_passed: 1, own_total: 1 });
-    expect(weighing.scores.get(3)).toEqual({ score: 0, passed: 0, total: 3, own_passed: 0, own_total: 0 });
+    expect(weighing.scores.get(0)).toEqual({ score: 2, passed: 1, total: 2, own_passed: 1, own_total: 1, failed_weight: 1 });
+    expect(weighing.scores.get(2)).toEqual({ score: 0, passed: 0, total: 2, own_passed: 1, own_total: 1, failed_weight: 4 });
+    expect(weighing.scores.get(3)).toEqual({ score: 0, passed: 0, total: 3, own_passed: 0, own_total: 0, failed_weight: 5 });
   });
 
   it('drops a test nobody passes and one that was invalid on base; not_run cells do not count', () => {
@@ -122,7 +122,20 @@ describe('weighPoolTests', () => {
     );
     expect([...weighing.valid]).toEqual([1]);
     expect([...weighing.unpassed]).toEqual([0]);
-    expect(weighing.scores.get(2)).toEqual({ score: 1, passed: 1, total: 1, own_passed: 0, own_total: 0 });
-    expect(weighing.scores.get(1)).toEqual({ score: 0, passed: 0, total: 0, own_passed: 0, own_total: 0 });
+    expect(weighing.scores.get(2)).toEqual({ score: 1, passed: 1, total: 1, own_passed: 0, own_total: 0, failed_weight: 0 });
+    expect(weighing.scores.get(1)).toEqual({ score: 0, passed: 0, total: 0, own_passed: 0, own_total: 0, failed_weight: 0 });
+  });
+
+  it("weighs the others' tests a candidate fails: writing a test costs the writer nothing against one that wrote none", () => {
+    // A (0) is a right fix that wrote the only test telling it from B (1), a wrong fix that wrote none;
+    // C (2), another wrong fix, wrote a test both fixes pass. By passes A and B tie (1 each: A's own
+    // test is counted apart); by failures B fails A's test and A fails nothing.
+    const weighing = weighPoolTests(
+      [0, 2],
+      cells({ 0: { 0: 'passed', 2: 'passed' }, 1: { 0: 'failed', 2: 'passed' }, 2: { 0: 'failed', 2: 'passed' } }),
+    );
+    expect(weighing.scores.get(0)).toMatchObject({ score: 1, failed_weight: 0 });
+    expect(weighing.scores.get(1)).toMatchObject({ score: 1, failed_weight: 1 });
+    expect(weighing.scores.get(2)).toMatchObject({ score: 0, failed_weight: 1 });
   });
 });
