@@ -52,6 +52,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_HARNESS_MISSING: { status: 400, message: 'harness CLI is not installed on this server' },
   WNW_ERR_HARNESS_FAILED: { status: 502, message: 'harness exited with an error' },
   // verification
+  WNW_ERR_SETUP_FAILED: { status: 422, message: 'a setup command of the job failed' },
   WNW_ERR_VERIFY_NO_TESTS: { status: 400, message: 'task has no tests to run' },
   WNW_ERR_VERIFY_PARSE: { status: 500, message: 'test log could not be parsed' },
   // selection

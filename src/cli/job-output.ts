@@ -60,6 +60,12 @@ export function formatEvent(type: string, data: Record<string, unknown>): string
     'rollout-start': () => `rollout ${data.index} started${mixedPolicyOf(data)}`,
     'rollout-finish': () =>
       `rollout ${data.index} ${data.status} (${data.exit}, ${data.steps} steps, ${data.patch_bytes} B patch)${data.error ? `: ${data.error}` : ''}`,
+    'setup-start': () =>
+      `setup: ${data.commands} command(s), ${data.mode === 'fork' ? 'run once and forked' : 'run in each sandbox'} (${data.reason})`,
+    'setup-finish': () =>
+      data.error
+        ? `setup failed after ${data.duration_ms} ms: ${data.error}`
+        : `setup done in ${data.duration_ms} ms, snapshot ${data.snapshot_bytes} B`,
     'rollout-skip': () => `rollout ${data.index} skipped: ${data.reason}`,
     'candidate-unusable': () => `candidate ${data.index}: ${data.reason}, not scored or tested`,
     'score-available': () => `candidate ${data.index} value ${typeof data.value === 'number' ? data.value.toFixed(3) : 'n/a'}`,

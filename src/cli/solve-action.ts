@@ -72,6 +72,8 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
         }
       : {}),
     ...(flags.image ? { image: flags.image } : {}),
+    ...(flags.setup?.length ? { setup: flags.setup } : {}),
+    ...(flags.fork === false ? { fork: false } : {}),
     ...(n !== undefined ? { n } : {}),
     ...(policies ? { policies } : {}),
     ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),

@@ -28,6 +28,9 @@ export interface SolveFlags extends JudgeFlags {
   policyMode?: 'tools' | 'text';
   replay?: string[];
   policies?: string;
+  setup?: string[];
+  /** False with --no-fork. */
+  fork?: boolean;
   testCommand?: string;
   failToPass?: string[];
   passToPass?: string[];
@@ -88,6 +91,12 @@ export function registerSolveCommand(program: Command): void {
       '--policies <file>',
       "a mixed-policy job: a YAML or JSON list of policies, each {n, name?, policy?, agent?, waves?} as in the /solve body (or replay: <files> for recordings); n is their sum (a given --n must equal it), and the policy and agent flags are every entry's defaults",
     )
+    .option(
+      '--setup <cmd>',
+      'a command that prepares the environment before the agent (repeatable, run in order); run once and forked from where the sandbox provider can fork; no patch holds its outputs',
+      collect,
+    )
+    .option('--no-fork', 'run the --setup commands in each sandbox instead of once and forked')
     .option('--test-command <cmd>', 'verify candidates with this command (its exit code, or the named tests)')
     .option('--fail-to-pass <id>', 'a test that must go from failing to passing (repeatable)', collect)
     .option('--pass-to-pass <id>', 'a test that must keep passing (repeatable)', collect)

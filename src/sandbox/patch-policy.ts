@@ -148,6 +148,33 @@ export function patchDiffScript(base: string | undefined, policy: PatchPolicy): 
   ].join('\n');
 }
 
+/**
+ * Writes the working tree as a git tree object under the same rules as the diff script (same
+ * excludes, a throwaway index) and prints its id: the base a later diff is taken against, so a
+ * shared setup's outputs stay out of every patch. The tree's blobs go into the repository's object
+ * store; the real index is untouched.
+ */
+export function patchBaseScript(policy: PatchPolicy): string {
+  const excludes = policy.excludes.length > 0 ? `printf '%s\\n' ${policy.excludes.map(shellQuote).join(' ')}` : 'true';
+  return [
+    'set -e',
+    'git_dir=$(git rev-parse --git-dir)',
+    'tmp=$(mktemp -d "${TMPDIR:-/tmp}/winnower-base.XXXXXX")',
+    `trap 'rm -rf "$tmp"' EXIT`,
+    'if [ -f "$git_dir/index" ]; then cp "$git_dir/index" "$tmp/index"; fi',
+    `${excludes} > "$tmp/exclude"`,
+    'export GIT_INDEX_FILE="$tmp/index"',
+    'git -c core.excludesFile="$tmp/exclude" add -A',
+    'git write-tree',
+  ].join('\n');
+}
+
+/** A tree id as `patchBaseScript` prints it, or undefined. */
+export function parseBaseTree(output: string): string | undefined {
+  const tree = output.trim();
+  return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(tree) ? tree : undefined;
+}
+
 /** Output cap to give the exec running {@link patchDiffScript}: the cap plus the byte that shows an overflow. */
 export function patchOutputCap(policy: PatchPolicy): number {
   return policy.maxBytes + 1;

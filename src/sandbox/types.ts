@@ -196,6 +196,13 @@ export interface Sandbox {
    * the provider cannot.
    */
   snapshot?(options?: CallOptions): Promise<SandboxSnapshot>;
+  /**
+   * Optional: takes the workspace as it stands (a shared setup's outputs) as the base later diffs
+   * are against, so a patch holds only what was done after it; a snapshot taken after it gives its
+   * forks the same base (docs/sandboxes.md#snapshots-and-forks). Returns the git tree it recorded,
+   * written under the patch rules (build outputs left out as a diff leaves them out).
+   */
+  markBase?(options?: CallOptions): Promise<string>;
   /** Releases everything; idempotent. */
   close(): Promise<void>;
 }
@@ -211,6 +218,11 @@ export interface SandboxSnapshot {
   release(): Promise<void>;
 }
 
+/** A fork's own host binds (a harness CLI, a proxy socket), in place of its parent's; otherwise the parent's spec holds. */
+export interface ForkOptions extends CallOptions {
+  mounts?: SandboxMount[];
+}
+
 export interface SandboxProvider {
   readonly name: string;
   /** What isolation and limits are in force, for the start-up log. */
@@ -220,7 +232,7 @@ export interface SandboxProvider {
    * Optional: a new, independent sandbox starting from `snapshot` (one of this provider's), with the
    * spec of the sandbox it was taken from. Undefined where the provider cannot fork.
    */
-  fork?(snapshot: SandboxSnapshot, options?: CallOptions): Promise<Sandbox>;
+  fork?(snapshot: SandboxSnapshot, options?: ForkOptions): Promise<Sandbox>;
   /** Closes every sandbox this provider still has open, and shared state (base snapshots). */
   close(): Promise<void>;
 }

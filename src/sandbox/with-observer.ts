@@ -5,7 +5,7 @@
  * other member of the provider and its sandboxes passes through unchanged, optional ones included.
  */
 import { currentRequestId } from '../observability/request-context.js';
-import type { CallOptions, ExecOptions, ExecResult, Sandbox, SandboxProvider, SandboxSnapshot, SandboxSpec } from './types.js';
+import type { ExecOptions, ExecResult, ForkOptions, Sandbox, SandboxProvider, SandboxSnapshot, SandboxSpec } from './types.js';
 
 export interface SandboxObserver {
   onCreate?(event: { provider: string; durationMs: number; error?: unknown }): void;
@@ -63,7 +63,7 @@ export function withObserver(provider: SandboxProvider, observer: SandboxObserve
     // A fork's execs are observed as a created sandbox's are.
     ...(provider.fork
       ? {
-          fork: async (snapshot: SandboxSnapshot, options?: CallOptions) =>
+          fork: async (snapshot: SandboxSnapshot, options?: ForkOptions) =>
             observeSandbox(await provider.fork!(snapshot, options), observer),
         }
       : {}),

@@ -18,6 +18,10 @@ export type JobEventBody =
       waves: number[];
       policies?: Array<{ index: number; n: number; waves: number[]; config: Record<string, unknown> }>;
     }
+  /** A job with `setup`: whether it runs once and is forked (`fork`) or runs in each sandbox (`each`), and why. */
+  | { type: 'setup-start'; mode: 'fork' | 'each'; reason: string; commands: number }
+  /** The shared setup ran (fork mode): its time and the snapshot's size, or why it failed. */
+  | { type: 'setup-finish'; mode: 'fork' | 'each'; duration_ms: number; snapshot_bytes?: number; error?: string }
   /** `policy`: which of the job's policies runs it (0 for a one-policy job); `config`: the configuration its candidate carries. */
   | { type: 'rollout-start'; index: number; wave: number; policy?: number; config?: Record<string, unknown> }
   | {

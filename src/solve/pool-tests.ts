@@ -43,7 +43,7 @@ export function startPoolTests(context: SolveContext): PoolTestStage {
   const inSandbox = async <T>(work: (sandbox: Sandbox) => Promise<T>): Promise<{ value: T; ms: number }> =>
     context.budget.hold(async () => {
       const opened = Date.now();
-      const sandbox = await context.deps.sandboxes.create(context.spec, { signal });
+      const sandbox = await context.sandboxes.open({ signal });
       try {
         const value = await work(sandbox);
         return { value, ms: Date.now() - opened };

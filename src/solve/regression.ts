@@ -40,7 +40,7 @@ export function regressionEnabled(context: SolveContext): boolean {
 async function inSandbox<T>(context: SolveContext, work: (sandbox: Sandbox) => Promise<T>, held?: (ms: number) => void): Promise<T> {
   return context.budget.hold(async () => {
     const opened = Date.now();
-    const sandbox = await context.deps.sandboxes.create(context.spec, { signal: context.checksSignal });
+    const sandbox = await context.sandboxes.open({ signal: context.checksSignal });
     try {
       return await work(sandbox);
     } finally {

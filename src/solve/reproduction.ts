@@ -96,10 +96,7 @@ export function startReproduction(context: SolveContext): ReproductionStage {
         });
         let sandbox: Sandbox | undefined;
         try {
-          sandbox = await context.deps.sandboxes.create(
-            prepared.mounts.length ? { ...context.spec, mounts: prepared.mounts } : context.spec,
-            { signal: writerSignal },
-          );
+          sandbox = await context.sandboxes.open({ mounts: prepared.mounts, signal: writerSignal });
           return await prepared.run(sandbox);
         } finally {
           await sandbox?.close().catch(() => undefined);
@@ -118,7 +115,7 @@ export function startReproduction(context: SolveContext): ReproductionStage {
           record.content =
             extracted.content.length > SHOWN_CONTENT_BYTES ? tailOf(extracted.content, SHOWN_CONTENT_BYTES) : extracted.content;
           const run = await context.budget.hold(async () => {
-            const sandbox = await context.deps.sandboxes.create(context.spec, { signal });
+            const sandbox = await context.sandboxes.open({ signal });
             try {
               return await runTestFile(sandbox, extracted, { timeoutMs: testTimeoutMs, signal });
             } finally {
@@ -156,7 +153,7 @@ export function startReproduction(context: SolveContext): ReproductionStage {
     const started = Date.now();
     const outcome = await context.budget
       .hold(async (): Promise<MatrixCell['outcome']> => {
-        const sandbox = await context.deps.sandboxes.create(context.spec, { signal });
+        const sandbox = await context.sandboxes.open({ signal });
         try {
           try {
             await sandbox.applyPatch(trajectory.patch, { signal });
@@ -187,7 +184,7 @@ export function startReproduction(context: SolveContext): ReproductionStage {
   const runRow = async (slot: Slot, valid: ValidTest[]): Promise<boolean> =>
     context.budget.hold(async () => {
       const trajectory = slot.trajectory!;
-      const sandbox = await context.deps.sandboxes.create(context.spec, { signal });
+      const sandbox = await context.sandboxes.open({ signal });
       try {
         const applyStarted = Date.now();
         try {

@@ -56,8 +56,7 @@ export async function runRollout(context: SolveContext, slot: Slot, wave: number
         // Stored after every step: a running candidate shows its progress, an interrupted job keeps it.
         onStep: (partial) => deps.store.putCandidate(context.jobId, slot.index, { trajectory: withConfig(slot, partial) }),
       });
-      const spec = prepared.mounts.length ? { ...context.spec, mounts: prepared.mounts } : context.spec;
-      sandbox = await deps.sandboxes.create(spec, { signal }).catch((error: unknown) => {
+      sandbox = await context.sandboxes.open({ mounts: prepared.mounts, signal }).catch((error: unknown) => {
         throw toWinnowerError(error, 'WNW_ERR_SBX_CREATE');
       });
       slot.trajectory = withConfig(slot, await prepared.run(sandbox));

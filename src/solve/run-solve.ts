@@ -35,6 +35,7 @@ import { startReproduction } from './reproduction.js';
 import { poolTestsEnabled, startPoolTests } from './pool-tests.js';
 import { applyStopRule } from './stop-rule.js';
 import { givenTests, verificationLane, verifySlot } from './verification.js';
+import type { SetupView } from './shared-setup.js';
 
 export type { SolveDeps } from './solve-deps.js';
 export type { SolveCandidateSummary } from './result-view.js';
@@ -48,7 +49,23 @@ export interface SolveResult {
   selection: Selection;
   candidates: SolveCandidateSummary[];
   rollouts: { planned: number; finished: number; failed: number; cancelled: number; skipped: number };
-  compute: { policy_calls: number; tokens: number; rollout_ms: number; saved_rollouts: number; saved_fraction: number };
+  /**
+   * With `setup`: `setup_ms` (one run), `setup_runs`, and what forking saved against each sandbox
+   * running the setup itself (`fork_saved_sandbox_ms`, `fork_saved_wall_ms`, an estimate).
+   */
+  compute: {
+    policy_calls: number;
+    tokens: number;
+    rollout_ms: number;
+    saved_rollouts: number;
+    saved_fraction: number;
+    setup_ms?: number;
+    setup_runs?: number;
+    fork_saved_sandbox_ms?: number;
+    fork_saved_wall_ms?: number;
+  };
+  /** The setup: how it reached the sandboxes (forked or run in each) and why, its cost and what forking saved; null without one. */
+  setup: SetupView | null;
   stopped_early: string | null;
   /** The regression check, reproduction tests and pass matrix (null fields for checks that did not run). */
   checks: ChecksEvidence;
@@ -88,6 +105,13 @@ export async function runSolve(
       planned.policy === undefined ? 'policy.url' : planned.policy === request.policy ? 'body.policy.url' : `${planned.field}.policy.url`;
     await checkPolicyReachable(resolvePolicyOptions(planned.policy, deps.policyDefaults ?? {}), { field, signal: hooks.signal });
   }
+  // The shared setup first: the base runs, test writers and rollouts all start from it.
+  try {
+    await context.sandboxes.prepare(hooks.signal);
+  } catch (error) {
+    await context.sandboxes.release();
+    throw error;
+  }
   const regression = regressionEnabled(context) ? startRegression(context) : undefined;
   const reproduction = context.verifying && request.verify.reproduction ? startReproduction(context) : undefined;
 
@@ -111,6 +135,8 @@ export async function runSolve(
     // their sandboxes are closed before it returns.
     context.endChecks();
     await Promise.allSettled(context.background);
+    // Every sandbox of the job is closed by now: the snapshot goes with the job, cancelled or not.
+    await context.sandboxes.release();
   }
   hooks.signal.throwIfAborted();
   reproduction?.finish();
@@ -131,6 +157,7 @@ function solveResult(
   const saved = count('skipped') + (context.stoppedEarly ? count('cancelled') : 0);
   const trajectories = slots.flatMap((slot) => (slot.trajectory ? [slot.trajectory] : []));
   const view = chosenView(chosen);
+  const setup = context.sandboxes.view(sandboxRounds(context));
   return {
     instance_id: context.task.instance_id,
     outcome: outcomeOf(view),
@@ -149,10 +176,32 @@ function solveResult(
       rollout_ms: context.rolloutMs,
       saved_rollouts: saved,
       saved_fraction: saved / request.n,
+      ...(setup
+        ? {
+            setup_ms: setup.setup_ms,
+            setup_runs: setup.runs,
+            fork_saved_sandbox_ms: setup.saved_sandbox_ms,
+            fork_saved_wall_ms: setup.saved_wall_ms,
+          }
+        : {}),
     },
+    setup,
     stopped_early: context.stoppedEarly,
     checks: context.evidence.view(),
     judge,
     duration_ms: durationMs,
   };
+}
+
+/**
+ * Sandboxes opened one after another on the job's longest chain: each wave's rollouts in rounds of
+ * its concurrency (within max_sandboxes), then a verification. Without forking, each is a setup.
+ */
+function sandboxRounds(context: SolveContext): number {
+  const { request } = context;
+  const rounds = jobWaves(context.plan).reduce((sum, members) => {
+    const width = Math.min(request.concurrency ?? members.length, request.max_sandboxes ?? members.length, members.length);
+    return sum + Math.ceil(members.length / Math.max(1, width));
+  }, 0);
+  return rounds + (context.verifying ? 1 : 0);
 }

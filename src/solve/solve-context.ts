@@ -14,6 +14,7 @@ import type { JobEventBody } from './events.js';
 import { planPolicies, policyOf, rolloutConfig, type PlannedPolicy } from './policy-plan.js';
 import { CheckEvidence } from './evidence.js';
 import { createSandboxBudget, type SandboxBudget } from './sandbox-budget.js';
+import { createJobSandboxes, type JobSandboxes } from './shared-setup.js';
 import type { SolveDeps } from './solve-deps.js';
 import { poolTestsOn, type SolveRequest } from './solve-request.js';
 
@@ -68,6 +69,8 @@ export interface SolveContext {
   verifying: boolean;
   slots: Slot[];
   budget: SandboxBudget;
+  /** Where every stage gets its sandbox: the job's spec, after its setup (forked from one run where it can be). */
+  sandboxes: JobSandboxes;
   /** The regression check, reproduction tests and matrix so far (fed by `emit`). */
   evidence: CheckEvidence;
   /** Emits a job event and records the evidence it carries. */
@@ -122,6 +125,7 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
     const policy = policyOf(plan, index).index;
     return { index, policy, config: configs[policy]!, status: 'pending' };
   });
+  const budget = createSandboxBudget(request.max_sandboxes);
   const count = (status: CandidateStatus) => slots.filter((slot) => slot.status === status).length;
   const context: SolveContext = {
     deps,
@@ -146,7 +150,9 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
     ...(request.scoring.enabled && deps.valueModel ? { valueModel: deps.valueModel } : {}),
     verifying: request.verify.enabled,
     slots,
-    budget: createSandboxBudget(request.max_sandboxes),
+    budget,
+    // Replaced below, once `emit` exists (the setup announces its mode).
+    sandboxes: undefined as unknown as JobSandboxes,
     evidence: new CheckEvidence({
       regression: request.verify.enabled && request.verify.regression.enabled,
       reproduction: request.verify.enabled && request.verify.reproduction !== undefined,
@@ -191,5 +197,6 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
       slot.error = slot.error ? { ...slot.error, message: `${slot.error.message}; ${note}` } : { code: failure.code, message: note };
     },
   };
+  context.sandboxes = createJobSandboxes({ provider: deps.sandboxes, spec: context.spec, request, budget, emit: context.emit });
   return context;
 }

@@ -80,6 +80,65 @@ export const PoolTestOptions = z.strictObject({
 });
 export type PoolTestOptions = z.infer<typeof PoolTestOptions>;
 
+/** Setup commands a request may give, and the length of one. */
+export const MAX_SETUP_COMMANDS = 64;
+
+/**
+ * Where the job's rollouts branch from one shared state (docs/solve.md#shared-setup-and-forks):
+ * `setup` (after the setup commands, the default with them), `first-edit` or a step number (a
+ * prefix of the built-in agent); `false` runs the setup in each sandbox instead.
+ */
+export const ForkOptions = z.preprocess(
+  (value) => (value === false ? { at: 'none' } : value),
+  z.strictObject({
+    at: z.union([z.enum(['setup', 'first-edit', 'none']), z.number().int().positive()], {
+      error: 'one of "setup", "first-edit" or a step number (a positive integer)',
+    }),
+  }),
+);
+export type ForkOptions = z.infer<typeof ForkOptions>;
+
+/** The harnesses of a request's policies: fork points other than `setup` need the built-in agent's conversation. */
+function checkFork(
+  request: {
+    setup?: string[];
+    setup_timeout_s?: number;
+    fork?: ForkOptions;
+    harbor_task?: string;
+    agent: { harness: string };
+    policies?: Array<{ agent?: { harness?: string } }>;
+  },
+  context: z.RefinementCtx,
+): void {
+  const hasSetup = request.setup !== undefined;
+  if (request.harbor_task !== undefined && hasSetup)
+    context.addIssue({ code: 'custom', message: "a Harbor task's environment is its image: give its setup there", path: ['setup'] });
+  if (request.setup_timeout_s !== undefined && !hasSetup)
+    context.addIssue({ code: 'custom', message: 'setup_timeout_s limits the setup commands: give setup', path: ['setup_timeout_s'] });
+  const at = request.fork?.at;
+  if (at === undefined) return;
+  if (at === 'setup' || at === 'none') {
+    if (!hasSetup)
+      context.addIssue({
+        code: 'custom',
+        message:
+          at === 'setup' ? 'fork.at "setup" forks after the setup commands: give setup' : 'fork: false says how setup runs: give setup',
+        path: at === 'setup' ? ['fork', 'at'] : ['fork'],
+      });
+    return;
+  }
+  const harnesses = [request.agent.harness, ...(request.policies ?? []).map((entry) => entry.agent?.harness ?? request.agent.harness)];
+  const harness = harnesses.find((name) => name !== 'winnower');
+  context.addIssue({
+    code: 'custom',
+    message:
+      harness !== undefined
+        ? `the harness CLI ${harness} cannot be forked mid-run (its process state is not in a snapshot): only fork.at "setup" applies to harnesses`
+        : `fork.at ${JSON.stringify(at)} (a prefix of the built-in agent) is not available on this server yet: only "setup"`,
+    path: ['fork', 'at'],
+  });
+}
+
 /** The most rollouts one job may run, over all its policies. */
 export const MAX_N = 64;
 
@@ -262,6 +321,15 @@ export const SolveRequest = z
       .refine((repo) => (repo.url === undefined) !== (repo.path === undefined), { message: 'give exactly one of url or path' })
       .optional(),
     image: z.string().min(1).optional(),
+    /**
+     * Commands that prepare the environment (install, build), run in order before the agent; a
+     * failing one fails the job. Run once and forked from where the provider can fork (`fork`);
+     * no candidate's patch holds their outputs (docs/solve.md#shared-setup-and-forks).
+     */
+    setup: z.array(z.string().min(1).max(100_000)).min(1).max(MAX_SETUP_COMMANDS).optional(),
+    /** Time the setup commands may take together (default 1800). */
+    setup_timeout_s: z.number().positive().max(MAX_TIMEOUT_S).optional(),
+    fork: ForkOptions.optional(),
     /** Rollouts (default 4); with `policies`, the sum of theirs (a given n must equal it). */
     n: z.number().int().min(1).max(MAX_N).optional(),
     /** Rollouts running at once (default: all of a wave). */
@@ -327,6 +395,7 @@ export const SolveRequest = z
   .refine((request) => request.repo !== undefined || request.image !== undefined, { message: 'give repo or image', path: ['repo'] })
   .superRefine(checkHarborFields)
   .superRefine(checkPolicies)
+  .superRefine(checkFork)
   .refine(
     (request) =>
       !request.verify.enabled ||

@@ -52,7 +52,7 @@ export async function verifySlot(context: SolveContext, slot: Slot, lane: <T>(wo
           signal: hooks.signal,
           ...(request.verify.reward_threshold !== undefined ? { threshold: request.verify.reward_threshold } : {}),
         });
-      const sandbox = await deps.sandboxes.create(context.spec, { signal: hooks.signal });
+      const sandbox = await context.sandboxes.open({ signal: hooks.signal });
       try {
         return await verifyCandidate(sandbox, context.task, candidate, {
           testTimeoutMs: request.verify.timeout_s * 1000,

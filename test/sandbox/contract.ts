@@ -188,6 +188,26 @@ export function runSandboxContract(options: SandboxContractOptions): void {
       expect(diff).not.toContain('Binary files');
     });
 
+    test('markBase: later diffs hold only what changed after it (setup outputs, build outputs and the real index left alone)', async () => {
+      if (!sandbox.markBase) throw new Error(`the ${provider.name} provider has no markBase`);
+      // A setup: a tracked file edited, an untracked file and a build output written.
+      await sandbox.exec('echo setup >> README.md && echo generated > gen.txt && mkdir -p build && echo o > build/out.o');
+      const tree = await sandbox.markBase();
+      expect(tree).toMatch(/^[0-9a-f]{40}$/);
+      expect(await sandbox.diff()).toBe('');
+      // The agent's index is as it was: the setup's files are still untracked there.
+      expect((await sandbox.exec('git status --porcelain -- gen.txt')).stdout).toBe('?? gen.txt\n');
+      await sandbox.exec('echo agent >> gen.txt && printf "n\\n" > new.txt && rm README.md && echo p > build/more.o');
+      const diff = await sandbox.diff();
+      expect(diff).toMatch(
+        /diff --git a\/gen.txt b\/gen.txt\nindex [0-9a-f]+\.\.[0-9a-f]+ 100644\n--- a\/gen.txt\n\+\+\+ b\/gen.txt\n@@ -1 \+1,2 @@\n generated\n\+agent\n/,
+      );
+      expect(diff).toMatch(/diff --git a\/new.txt b\/new.txt\nnew file mode/);
+      // The deleted README holds the setup's line: its content is the post-setup one.
+      expect(diff).toMatch(/deleted file mode[^]*\n-setup\n/);
+      expect(diff).not.toContain('build/');
+    });
+
     test('diff takes binary changes, as git binary patches, when the provider is asked to', async () => {
       const binary = await sandboxWith({ patch: { binary: true } });
       try {

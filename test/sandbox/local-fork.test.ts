@@ -5,7 +5,7 @@
  * same base commit, can itself be snapshotted and forked; a snapshot's folder goes once it is
  * released and its last fork is closed; the caps refuse, naming the setting.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Sandbox, SandboxProvider, SandboxSpec } from '../../src/sandbox/types.js';
@@ -98,6 +98,37 @@ describe.skipIf(bwrapMissing)('local sandbox snapshots and forks', () => {
     await child.close();
     expect(existsSync(join(rootDir, 'forks', snapshot.id))).toBe(false);
     await parent.close();
+  });
+
+  it('a snapshot taken after markBase gives its forks that base; a fork can bind mounts of its own', { timeout: 90_000 }, async () => {
+    const provider = make();
+    const fork = forkOf(provider);
+    const shared = tempDir('wnw-fork-mount-');
+    writeFileSync(join(shared.dir, 'tool.sh'), 'echo from-the-mount\n', { mode: 0o644 });
+    chmodSync(shared.dir, 0o755);
+    try {
+      const parent = await provider.create(spec);
+      await run(parent, 'echo setup >> README.md && echo generated > gen.txt');
+      await parent.markBase!();
+      const snapshot = await parent.snapshot!();
+      await parent.close();
+      const plain = await fork(snapshot);
+      const mounted = await fork(snapshot, { mounts: [{ source: shared.dir, target: '/opt/tool' }] });
+      // The setup's changes are the forks' base: no patch holds them.
+      expect(await plain.diff()).toBe('');
+      await run(mounted, 'echo mine >> gen.txt');
+      expect(await mounted.diff()).toMatch(/--- a\/gen.txt\n\+\+\+ b\/gen.txt\n@@ -1 \+1,2 @@\n generated\n\+mine\n$/);
+      expect(await run(mounted, 'bash /opt/tool/tool.sh')).toBe('from-the-mount\n');
+      // The parent's spec had no mounts, and a fork without its own keeps none.
+      expect((await plain.exec('test -e /opt/tool/tool.sh')).exitCode).not.toBe(0);
+      await expectCode(
+        fork(snapshot, { mounts: [{ source: shared.dir, target: join(plain.workdir, 'inside') }] }),
+        'WNW_ERR_INPUT_INVALID',
+      );
+      await Promise.all([plain.close(), mounted.close(), snapshot.release()]);
+    } finally {
+      shared.remove();
+    }
   });
 
   it('refuses a snapshot past the caps, naming the setting', { timeout: 60_000 }, async () => {

@@ -69,6 +69,27 @@ describe('strict requests', () => {
   });
 
   it.each([
+    [{ setup: ['make'], fork: { at: 'bogus' } }, 'body.fork.at', /one of "setup", "first-edit" or a step number/],
+    [{ setup: ['make'], fork: { at: 0 } }, 'body.fork.at', /expected number to be >0/],
+    [{ setup: ['make'], fork: true }, 'body.fork', /expected object/],
+    [{ setup: ['make'], fork: { at: 'setup', count: 2 } }, 'body.fork.count', /unknown field/],
+    [{ fork: { at: 'setup' } }, 'body.fork.at', /forks after the setup commands: give setup/],
+    [{ fork: false }, 'body.fork', /give setup/],
+    [{ setup_timeout_s: 60 }, 'body.setup_timeout_s', /give setup/],
+    [{ setup: [] }, 'body.setup', /./],
+    [{ setup: [''] }, 'body.setup.0', /./],
+    [
+      { setup: ['make'], fork: { at: 'first-edit' }, agent: { config: 'default', harness: 'pi' } },
+      'body.fork.at',
+      /the harness CLI pi cannot be forked mid-run \(its process state is not in a snapshot\): only fork.at "setup"/,
+    ],
+    [{ setup: ['make'], fork: { at: 3 } }, 'body.fork.at', /fork.at 3 \(a prefix of the built-in agent\) is not available/],
+  ])('/solve checks setup and fork at submit (%j)', async (extra, field, message) => {
+    const error = await refused('/solve', solveBody(extra), field);
+    expect(error.message).toMatch(message);
+  });
+
+  it.each([
     ['/score', { task, candidates: [{ id: 'a', patch: PATCH }], templat: 'patch-v1' }, 'body.templat'],
     ['/score', { task: { ...task, problem_statment: 'x' }, candidates: [{ id: 'a', patch: PATCH }] }, 'body.task.problem_statment'],
     [

@@ -11,7 +11,7 @@ import { posix } from 'node:path';
 import { wnwError } from '../../errors.js';
 import { shellQuote } from '../base-sandbox.js';
 import { decodePatch, encodePatch } from '../patch-bytes.js';
-import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../patch-policy.js';
+import { finishPatch, parseBaseTree, patchBaseScript, patchDiffScript, patchOutputCap, type PatchPolicy } from '../patch-policy.js';
 import type { ExecResult } from '../types.js';
 
 /** Lets git work in a repository owned by another uid (the image's), without a config file. */
@@ -155,6 +155,31 @@ export async function diffVia(
     throw wnwError('WNW_ERR_SBX_EXEC', `git diff in ${workdir} of sandbox ${sandboxId} failed: ${lastLine(result.stderr)}`, { details });
   }
   return finishPatch(decodePatch(bytes), policy, sandboxId, bytes.length);
+}
+
+/** `Sandbox.markBase` for API-driven sandboxes: the tree of the workspace as it stands (patch-policy.ts `patchBaseScript`). */
+export async function markBaseVia(
+  exec: RemoteExec,
+  workdir: string,
+  policy: PatchPolicy,
+  sandboxId: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const result = await exec(patchBaseScript(policy), {
+    cwd: workdir,
+    env: { ...GIT_SAFE_ENV },
+    timeoutMs: GIT_TIMEOUT_MS,
+    maxOutputBytes: 4096,
+    signal,
+  });
+  const tree = result.exitCode === 0 ? parseBaseTree(result.stdout) : undefined;
+  if (!tree) {
+    const details = { sandbox: sandboxId, workdir, exitCode: result.exitCode, stderr: result.stderr.slice(-2000) };
+    throw wnwError('WNW_ERR_SBX_EXEC', `recording the base in ${workdir} of sandbox ${sandboxId} failed: ${lastLine(result.stderr)}`, {
+      details,
+    });
+  }
+  return tree;
 }
 
 /** `Sandbox.applyPatch` for API-driven sandboxes: uploads the patch into the workdir, then `git apply`. */

@@ -5,6 +5,7 @@ import { loadAgentConfig } from '../../rollout/agent/agent-config.js';
 import { checkRollouts } from '../../rollout/prepare-rollout.js';
 import { servingNow } from '../../scoring/reloadable.js';
 import { SolveRequest } from '../../solve/solve-request.js';
+import { checkSetupFork } from '../../solve/shared-setup.js';
 import { COMMON_ERRORS, errorResponses, JobAccepted, JobView } from '../api-schemas.js';
 import { withReadiness } from '../scorer-readiness.js';
 import { jobView } from '../views/job-view.js';
@@ -79,6 +80,8 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       }
       // The harness is defined and installed here, and the policy fits it (or the built-in agent).
       await inBody(() => checkRollouts(solveDeps, body));
+      // An explicit fork the provider cannot make is refused now, not run some other way.
+      await inBody(() => checkSetupFork(body, solveDeps.sandboxes));
       // The job store keeps the request without its secrets; the job gets them.
       const job = jobs.start(
         'solve',

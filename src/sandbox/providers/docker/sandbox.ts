@@ -19,6 +19,7 @@ import {
   applyPatchVia,
   BASE_COMMIT_SCRIPT,
   diffVia,
+  markBaseVia,
   GIT_SAFE_ENV,
   resolveSandboxPath,
   transientName,
@@ -278,6 +279,13 @@ export class DockerSandbox extends BaseSandbox {
   protected doDiff(options: CallOptions): Promise<string> {
     // This provider's exec output is decoded as UTF-8 (ExecResult is text): the diff comes as base64 to keep its bytes.
     return diffVia(this.#remoteExec, this.workdir, this.#baseCommit, this.#patch, this.id, options.signal, { base64: true });
+  }
+
+  /** The workspace as it stands becomes the base of later diffs (types.ts `markBase`). */
+  async markBase(options: CallOptions = {}): Promise<string> {
+    this.assertOpen();
+    this.#baseCommit = await markBaseVia(this.#remoteExec, this.workdir, this.#patch, this.id, options.signal);
+    return this.#baseCommit;
   }
 
   protected doApplyPatch(patch: string, options: CallOptions): Promise<void> {

@@ -30,6 +30,8 @@ export interface LocalSnapshotSource<Plan> {
   lowers: string[];
   /** The snapshot the parent was forked from, whose layer is among `lowers`. */
   from: LocalSnapshot<Plan> | undefined;
+  /** The parent's diff base when it was taken (a tree after `markBase`), which its forks diff against. */
+  base?: string | undefined;
 }
 
 export class LocalSnapshot<Plan> implements SandboxSnapshot {
@@ -37,6 +39,8 @@ export class LocalSnapshot<Plan> implements SandboxSnapshot {
   readonly sandboxId: string;
   readonly plan: Plan;
   readonly dir: string;
+  /** The diff base its forks get; undefined: the plan's base commit. */
+  readonly base: string | undefined;
   bytes = 0;
   /** Layers a fork mounts under its upper, topmost first; in copy mode the one folder a fork copies. */
   readonly layers: string[];
@@ -52,6 +56,7 @@ export class LocalSnapshot<Plan> implements SandboxSnapshot {
     this.dir = dir;
     this.sandboxId = source.sandboxId;
     this.plan = source.plan;
+    this.base = source.base;
     this.layers = [join(dir, 'layer'), ...source.lowers];
     this.#from = source.from;
     this.#from?.use();

@@ -20,7 +20,7 @@ import { throwIfAborted, wnwError, WinnowerError } from '../../../errors.js';
 import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
 import { onProcessExit } from '../../lifecycle.js';
 import { patchPolicy, PatchSettingsSchema, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
-import type { CallOptions, Sandbox, SandboxProvider, SandboxSnapshot, SandboxSpec } from '../../types.js';
+import type { CallOptions, ForkOptions, Sandbox, SandboxProvider, SandboxSnapshot, SandboxSpec } from '../../types.js';
 import { checkMounts } from '../../mounts.js';
 import { describeBlocker, findBlocker, makeDirs, userLabel } from '../../reachable.js';
 import { checkEnv } from './bwrap-args.js';
@@ -299,8 +299,8 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
    * on the overlay its own empty upper layer over the snapshot's layers; in copy mode a copy of
    * the snapshot's workspace. Processes are not carried over.
    */
-  async fork(snapshot: SandboxSnapshot, options: CallOptions = {}): Promise<Sandbox> {
-    const { forks } = await this.#init();
+  async fork(snapshot: SandboxSnapshot, options: ForkOptions = {}): Promise<Sandbox> {
+    const { forks, host } = await this.#init();
     if (!forks.owns(snapshot))
       throw wnwError(
         'WNW_ERR_INPUT_INVALID',
@@ -312,15 +312,23 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
     if (snapshot.released)
       throw wnwError('WNW_ERR_INPUT_INVALID', `snapshot ${snapshot.id} was released`, { details: { field: 'snapshot' } });
     const source = snapshot as LocalSnapshot<SandboxPlan>;
+    const plan = options.mounts ? this.#withMounts(source.plan, options.mounts, host) : source.plan;
     source.use();
     try {
       return await this.adopt((track) =>
-        this.#materialize(source.plan, { lowers: source.layers, seed: source.scratch, from: source }, options, track),
+        this.#materialize(plan, { lowers: source.layers, seed: source.scratch, from: source, base: source.base }, options, track),
       );
     } catch (error) {
       await source.unuse();
       throw error;
     }
+  }
+
+  /** A fork's plan with its own binds in place of its parent's, checked as create checks them. */
+  #withMounts(plan: SandboxPlan, mounts: NonNullable<SandboxSpec['mounts']>, host: LocalHost): SandboxPlan {
+    checkMountsReachable(mounts, host);
+    checkMounts(mounts, plan.workdir);
+    return { ...plan, spec: { ...plan.spec, mounts } };
   }
 
   /** Everything a sandbox of `spec` needs that does not depend on which files it starts from. */
@@ -350,7 +358,7 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
   /** Builds the sandbox of `plan` over `files.lowers` (topmost first), its scratch seeded from `files.seed`. */
   async #materialize(
     plan: SandboxPlan,
-    files: { lowers: string[]; seed?: string; from?: LocalSnapshot<SandboxPlan> },
+    files: { lowers: string[]; seed?: string; from?: LocalSnapshot<SandboxPlan>; base?: string | undefined },
     options: CallOptions,
     track: TrackSandbox<LocalSandbox>,
   ): Promise<LocalSandbox> {
@@ -389,14 +397,14 @@ class LocalProvider extends BaseProvider<LocalSandbox> {
         cgroup,
         limits,
         // An image's base is its repository's HEAD, or the commit the request names.
-        baseCommit: snapshot?.commit ?? spec.repo?.base_commit ?? base?.baseCommit,
+        baseCommit: files.base ?? snapshot?.commit ?? spec.repo?.base_commit ?? base?.baseCommit,
         ...(base ? { image: { env: base.env, shell: base.shell } } : {}),
         home,
         maxTransferBytes: this.#settings.maxTransferBytes ?? 64 * 1024 * 1024,
         ...(this.#settings.exec === 'launch' ? {} : await findAgentTools(base?.image.rootfs ?? '/')),
         patch: this.#patch,
         takeSnapshot: (self, callOptions) =>
-          this.#snapshot(forks, host, held, { sandboxId: self.id, plan, lowers, from: files.from }, callOptions),
+          this.#snapshot(forks, host, held, { sandboxId: self.id, plan, lowers, from: files.from, base: self.diffBase }, callOptions),
         ...(files.from ? { afterClose: () => files.from!.unuse() } : {}),
         onClosed: this.untrack,
       });

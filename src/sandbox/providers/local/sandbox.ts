@@ -8,7 +8,7 @@ import { posix } from 'node:path';
 import { wnwError, WinnowerError } from '../../../errors.js';
 import { BaseSandbox, shellQuote } from '../../base-sandbox.js';
 import { decodePatch, encodePatch } from '../../patch-bytes.js';
-import { finishPatch, patchDiffScript, patchOutputCap, type PatchPolicy } from '../../patch-policy.js';
+import { finishPatch, parseBaseTree, patchBaseScript, patchDiffScript, patchOutputCap, type PatchPolicy } from '../../patch-policy.js';
 import type {
   CallOptions,
   ExecOptions,
@@ -333,6 +333,28 @@ export class LocalSandbox extends BaseSandbox {
       'p=$(mktemp /tmp/.winnower-patch.XXXXXX) && cat > "$p" && git apply --whitespace=nowarn -- "$p"; status=$?; rm -f "$p"; exit $status';
     const result = await this.#internal(script, { stdin: encodePatch(body), signal: options.signal });
     if (result.exitCode !== 0) throw (await this.#diskFull(result)) ?? patchError(result.stderr.toString(), this.id);
+  }
+
+  /** What diff() compares against: the base commit, or the tree markBase() recorded. */
+  get diffBase(): string | undefined {
+    return this.#parts.baseCommit;
+  }
+
+  /** Records the workspace as it stands as the base of later diffs (types.ts `markBase`). */
+  async markBase(options: CallOptions = {}): Promise<string> {
+    this.assertOpen();
+    const result = await this.#internal(patchBaseScript(this.#parts.patch), { signal: options.signal });
+    const tree = result.exitCode === 0 ? parseBaseTree(result.stdout.toString()) : undefined;
+    if (!tree) {
+      throw (
+        (await this.#diskFull(result)) ??
+        wnwError('WNW_ERR_SBX_EXEC', `recording the base of sandbox ${this.id} failed: ${tail(result.stderr.toString())}`, {
+          details: { sandbox: this.id },
+        })
+      );
+    }
+    this.#parts.baseCommit = tree;
+    return tree;
   }
 
   /**

@@ -25,6 +25,7 @@ import {
   applyPatchVia,
   BASE_COMMIT_SCRIPT,
   diffVia,
+  markBaseVia,
   GIT_SAFE_ENV,
   resolveSandboxPath,
   transientName,
@@ -231,6 +232,13 @@ export class OrchardSandbox extends BaseSandbox {
   protected doDiff(options: CallOptions): Promise<string> {
     // The server decodes exec output as UTF-8 with replacement: the diff comes as base64 (docs/design/02-orchard-real-behaviour.md#3).
     return diffVia(this.#remoteExec, this.workdir, this.#baseCommit, this.#patch, this.id, options.signal, { base64: true });
+  }
+
+  /** The workspace as it stands becomes the base of later diffs (types.ts `markBase`). */
+  async markBase(options: CallOptions = {}): Promise<string> {
+    this.assertOpen();
+    this.#baseCommit = await markBaseVia(this.#remoteExec, this.workdir, this.#patch, this.id, options.signal);
+    return this.#baseCommit;
   }
 
   protected doApplyPatch(patch: string, options: CallOptions): Promise<void> {
