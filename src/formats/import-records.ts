@@ -33,7 +33,9 @@ export async function importRecords<T>(
   const items: T[] = [];
   const add = (converted: T | T[] | undefined): void => {
     if (converted === undefined) return;
-    if (Array.isArray(converted)) pushAll(items, converted);
+    const sink = options.onItem;
+    if (sink) for (const item of Array.isArray(converted) ? converted : [converted]) sink(item);
+    else if (Array.isArray(converted)) pushAll(items, converted);
     else items.push(converted);
   };
   const input = await openInput(file, options.signal);

@@ -29,6 +29,8 @@ export interface ImportRunsOptions {
   sourceFrom?: 'record' | 'file';
   onInvalid?: OnInvalid;
   signal?: AbortSignal;
+  /** Each candidate handed here as it is read (ids checked for duplicates) instead of collected: `items` comes back empty. */
+  onItem?: (trajectory: Trajectory) => void;
 }
 
 /**
@@ -51,39 +53,51 @@ async function expandRuns(paths: readonly string[]): Promise<{ files: string[]; 
 export async function importRuns(inputs: readonly string[], options: ImportRunsOptions): Promise<ImportResult<Trajectory>> {
   const named = inputs.map(namedInput);
   const plain = named.filter((input) => input.name === undefined).map((input) => input.path);
-  const importOptions = { format: options.format, onInvalid: options.onInvalid, signal: options.signal };
   // An unknown format is named before any missing file, as importTrajectories does.
   if (plain.length) checkFormat(options.format);
   const expanded = plain.length ? await expandRuns(plain) : undefined;
-  const groups = [
+  const items: Trajectory[] = [];
+  const issues: ImportIssue[] = [];
+  const seen = new Set<string>();
+  const take = (trajectory: Trajectory): void => {
+    if (seen.has(trajectory.id)) {
+      const message = `duplicate trajectory id ${trajectory.id}: name each run (${options.flag} NAME=PATH) or use --source-from file`;
+      if (options.onInvalid !== 'skip')
+        throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: options.flag.replace(/^--/, ''), id: trajectory.id } });
+      issues.push({ code: 'WNW_ERR_INPUT_INVALID', file: inputs.join(','), record: trajectory.id, field: 'id', message });
+      return;
+    }
+    seen.add(trajectory.id);
+    if (options.onItem) options.onItem(trajectory);
+    else items.push(trajectory);
+  };
+  const sink = options.onItem;
+  const importOptions = {
+    format: options.format,
+    onInvalid: options.onInvalid,
+    signal: options.signal,
+    ...(sink ? { onItem: (item: unknown) => take(item as Trajectory) } : {}),
+  };
+  const groups: Array<() => Promise<ImportResult<Trajectory>>> = [
     ...(expanded
       ? [
-          importTrajectoryFiles(expanded.files, {
-            ...importOptions,
-            sourceFrom: options.sourceFrom ?? (expanded.count > 1 ? 'file' : 'record'),
-          }),
+          () =>
+            importTrajectoryFiles(expanded.files, {
+              ...importOptions,
+              sourceFrom: options.sourceFrom ?? (expanded.count > 1 ? 'file' : 'record'),
+            }),
         ]
       : []),
     ...named
       .filter((input) => input.name !== undefined)
-      .map((input) => importTrajectories(input.path, { ...importOptions, source: input.name })),
+      .map((input) => () => importTrajectories(input.path, { ...importOptions, source: input.name })),
   ];
-  const items: Trajectory[] = [];
-  const issues: ImportIssue[] = [];
-  const seen = new Set<string>();
-  for (const group of await Promise.all(groups)) {
+  // With a sink the groups are read one after another, so candidates reach it in input order.
+  const results = sink ? [] : await Promise.all(groups.map((group) => group()));
+  if (sink) for (const group of groups) results.push(await group());
+  for (const group of results) {
     pushAll(issues, group.issues);
-    for (const trajectory of group.items) {
-      if (seen.has(trajectory.id)) {
-        const message = `duplicate trajectory id ${trajectory.id}: name each run (${options.flag} NAME=PATH) or use --source-from file`;
-        if (options.onInvalid !== 'skip')
-          throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: options.flag.replace(/^--/, ''), id: trajectory.id } });
-        issues.push({ code: 'WNW_ERR_INPUT_INVALID', file: inputs.join(','), record: trajectory.id, field: 'id', message });
-        continue;
-      }
-      seen.add(trajectory.id);
-      items.push(trajectory);
-    }
+    for (const trajectory of group.items) take(trajectory);
   }
   return { items, issues };
 }

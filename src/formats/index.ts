@@ -96,9 +96,7 @@ export async function importTrajectoryFiles(
       ...options,
       ...(options.sourceFrom === 'file' && options.source === undefined ? { source: sourceNameOf(file) } : {}),
     };
-    const result = await IMPORTERS[format](file, fileOptions);
-    pushAll(issues.issues, result.issues);
-    for (const trajectory of result.items) {
+    const take = (trajectory: Trajectory): void => {
       const seen = firstFile.get(trajectory.id);
       if (seen !== undefined) {
         issues.report(
@@ -106,11 +104,19 @@ export async function importTrajectoryFiles(
           'id',
           `duplicate trajectory id ${trajectory.id} (first in ${seen}); give each run its own source`,
         );
-        continue;
+        return;
       }
       firstFile.set(trajectory.id, file);
-      items.push(trajectory);
-    }
+      if (options.onItem) options.onItem(trajectory);
+      else items.push(trajectory);
+    };
+    // With a sink, each record passes the duplicate check as it is read (after the issues before it).
+    const result = await IMPORTERS[format](
+      file,
+      options.onItem ? { ...fileOptions, onItem: (item) => take(item as Trajectory) } : fileOptions,
+    );
+    pushAll(issues.issues, result.issues);
+    for (const trajectory of result.items) take(trajectory);
   }
   return { items, issues: issues.issues };
 }
@@ -118,22 +124,25 @@ export async function importTrajectoryFiles(
 /** Imports SWE-bench task records from files, folders or globs; an instance id seen twice is an issue. */
 export async function importTasks(
   paths: string | readonly string[],
-  options: Pick<ImportOptions, 'onInvalid' | 'signal'> = {},
+  options: Pick<ImportOptions, 'onInvalid' | 'signal'> & { onItem?: (task: Task) => void } = {},
 ): Promise<ImportResult<Task>> {
   const issues = new IssueCollector(options.onInvalid);
   const items: Task[] = [];
   const seen = new Set<string>();
   for (const file of await expandInputs(typeof paths === 'string' ? [paths] : paths)) {
-    const result = await importSwebenchTasks(file, options);
-    pushAll(issues.issues, result.issues);
-    for (const task of result.items) {
+    const take = (task: Task): void => {
       if (seen.has(task.instance_id)) {
         issues.report({ file, record: task.instance_id }, 'instance_id', `duplicate task ${task.instance_id}`);
-        continue;
+        return;
       }
       seen.add(task.instance_id);
-      items.push(task);
-    }
+      if (options.onItem) options.onItem(task);
+      else items.push(task);
+    };
+    const { onItem, ...rest } = options;
+    const result = await importSwebenchTasks(file, onItem ? { ...rest, onItem: (item: unknown) => take(item as Task) } : rest);
+    pushAll(issues.issues, result.issues);
+    for (const task of result.items) take(task);
   }
   return { items, issues: issues.issues };
 }

@@ -69,6 +69,9 @@ export function taskFromRecord(value: unknown): Task {
 }
 
 /** Reads SWE-bench task records: JSONL (streamed), a JSON array, or one JSON object. */
-export function importSwebenchTasks(file: string, options: Pick<ImportOptions, 'onInvalid' | 'signal'> = {}): Promise<ImportResult<Task>> {
+export function importSwebenchTasks(
+  file: string,
+  options: Pick<ImportOptions, 'onInvalid' | 'signal' | 'onItem'> = {},
+): Promise<ImportResult<Task>> {
   return importRecords(file, options, { convert: (value) => taskFromRecord(value) });
 }

@@ -30,6 +30,11 @@ export interface ImportOptions {
   /** Default `fail`: throw WNW_ERR_INPUT_INVALID at the first bad record. */
   onInvalid?: OnInvalid;
   signal?: AbortSignal;
+  /**
+   * Each record is handed here as it is converted instead of collected (`items` comes back
+   * empty), so an input of any size is read in memory that does not grow with it.
+   */
+  onItem?: (item: unknown) => void;
 }
 
 /** Where a record came from, for issue reports. */

@@ -107,11 +107,11 @@ export function checksRunFor(execution: Pick<RerankExecution, 'checks' | 'givenT
 export function refuseUnreadCheckFlags(
   execution: Pick<RerankExecution, 'checks' | 'givenTests' | 'checkFlags'>,
   instances: Iterable<string>,
-  tasks: ReadonlyMap<string, Task>,
+  taskOf: (instanceId: string) => Task | undefined,
 ): void {
   const flags = execution.checkFlags ?? [];
   if (flags.length === 0) return;
-  for (const id of instances) if (checksRunFor(execution, tasks.get(id))) return;
+  for (const id of instances) if (checksRunFor(execution, taskOf(id))) return;
   throw wnwError(
     'WNW_ERR_INPUT_INVALID',
     `${flags.join(', ')} ${flags.length === 1 ? 'shapes' : 'shape'} the checks without a test list, which run for no instance here: every task has given tests (FAIL_TO_PASS, PASS_TO_PASS); add --checks to run them beside the given tests, or --no-given-tests`,

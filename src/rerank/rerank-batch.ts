@@ -1,7 +1,7 @@
 /**
  * Batch reranking: N candidates per instance (prediction files or trajectory dumps) in, one
  * prediction per instance out, with every candidate's score and a report. Read top to bottom as
- * its stages: the inputs (load-inputs.ts) → what an earlier run with the same outputs already did
+ * its stages: the inputs, streamed into a spool read back one instance at a time (load-inputs.ts) → what an earlier run with the same outputs already did
  * (resume.ts) → each remaining instance scored, selected and appended as it finishes
  * (score-instance.ts), so a rerun resumes where this one stopped → the result, metrics and report
  * (summarize.ts).
@@ -21,24 +21,29 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
   const timings: Record<string, number> = {};
   let started = Date.now();
   const inputs = await loadInputs(options);
-  timings.import = Date.now() - started;
-  if (options.execution) refuseUnreadCheckFlags(options.execution, inputs.byInstance.keys(), inputs.tasks);
+  try {
+    timings.import = Date.now() - started;
+    if (options.execution) refuseUnreadCheckFlags(options.execution, inputs.spool.instances.keys(), (id) => inputs.spool.task(id));
 
-  const resumed = await resume(options, inputs);
-  const todo = [...inputs.byInstance.keys()].filter((id) => !resumed.done.has(id));
-  started = Date.now();
-  const scored = await scoreInstances(options, inputs, todo);
-  timings.score = Date.now() - started;
+    const resumed = await resume(options, inputs);
+    const todo = [...inputs.spool.instances.keys()].filter((id) => !resumed.done.has(id));
+    started = Date.now();
+    const scored = await scoreInstances(options, inputs, todo);
+    timings.score = Date.now() - started;
 
-  const lines = [...resumed.previous];
-  pushAll(lines, scored.lines);
-  return summarize(options, inputs, {
-    resumed: resumed.done.size,
-    lines,
-    selections: [...scored.selections, ...resumedSelections(options, inputs, resumed)],
-    noneUsable: scored.noneUsable,
-    executions: [...resumed.executions, ...scored.executions],
-    timings,
-    judge: scored.judge,
-  });
+    const lines = [...resumed.previous];
+    pushAll(lines, scored.lines);
+    return await summarize(options, inputs, {
+      resumed: resumed.done.size,
+      lines,
+      // Only the report reads the selections (summarize.ts).
+      selections: options.report ? [...scored.selections, ...resumedSelections(options, inputs, resumed)] : [],
+      noneUsable: scored.noneUsable,
+      executions: [...resumed.executions, ...scored.executions],
+      timings,
+      judge: scored.judge,
+    });
+  } finally {
+    inputs.spool.close();
+  }
 }

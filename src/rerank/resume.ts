@@ -39,7 +39,8 @@ function readJsonl<T>(file: string): T[] {
 }
 
 export async function resume(options: RerankBatchOptions, inputs: RerankInputs): Promise<Resumed> {
-  const { byInstance, labels } = inputs;
+  const { labels } = inputs;
+  const byInstance = inputs.spool.instances;
   const { scorer } = options.valueModel;
   const scoreLinesOf = new Map<string, Map<string, ScoreLine>>();
   for (const line of readJsonl<ScoreLine>(options.scores)) {
@@ -98,10 +99,10 @@ export async function resume(options: RerankBatchOptions, inputs: RerankInputs):
 /** The selections of the resumed instances, recomputed from their saved scores (selection is deterministic). */
 export function resumedSelections(options: RerankBatchOptions, inputs: RerankInputs, resumed: Resumed): Selection[] {
   return [...resumed.done].flatMap((instanceId) => {
-    const candidates = inputs.byInstance.get(instanceId);
-    if (!candidates) return [];
+    if (!inputs.spool.instances.has(instanceId)) return [];
+    const candidates = inputs.spool.candidatesOf(instanceId);
     const lineOf = new Map(resumed.previous.filter((line) => line.instance_id === instanceId).map((line) => [line.trajectory_id, line]));
-    const task = inputs.tasks.get(instanceId);
+    const task = inputs.spool.task(instanceId);
     return [
       select(
         options.strategy,

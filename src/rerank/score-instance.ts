@@ -21,7 +21,7 @@ import type { RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine } f
 export const modelNameFor = (strategy: Strategy) => `winnower-${strategy}`;
 
 export interface ScoredInstances {
-  /** In the order the instances finished. */
+  /** In the order the instances finished; only with a report (`options.report`), which reads them. */
   selections: Selection[];
   lines: ScoreLine[];
   noneUsable: RerankBatchResult['noneUsable'];
@@ -33,8 +33,9 @@ export interface ScoredInstances {
 
 /** One instance: its candidates scored and selected, its score lines and its prediction. */
 export async function scoreInstance(options: RerankBatchOptions, inputs: RerankInputs, instanceId: string) {
-  const candidates = inputs.byInstance.get(instanceId)!;
-  const task: Task = inputs.tasks.get(instanceId) ?? {
+  // Read back from the spool now, and let go once this instance is written.
+  const candidates = inputs.spool.candidatesOf(instanceId);
+  const task: Task = inputs.spool.task(instanceId) ?? {
     instance_id: instanceId,
     problem_statement: '',
     fail_to_pass: [],
@@ -121,7 +122,8 @@ export async function scoreInstances(options: RerankBatchOptions, inputs: Rerank
         await scoresFile.append(lines.map((line) => JSON.stringify(line)));
         await outFile.append([JSON.stringify(prediction)]);
         if (!chosen) result.noneUsable.push({ instance_id: instanceId, reason: selection.reason });
-        result.selections.push(selection);
+        // Kept only for the report: a run without one holds no instance's ranking past its write.
+        if (options.report) result.selections.push(selection);
         pushAll(result.lines, lines);
         finished += 1;
         options.onProgress?.(finished, todo.length, instanceId);

@@ -30,12 +30,22 @@ export interface RunRecord {
 }
 
 export async function summarize(options: RerankBatchOptions, inputs: RerankInputs, run: RunRecord): Promise<RerankBatchResult> {
-  const { tasks, issues, warnings } = inputs;
+  const { spool, issues, warnings } = inputs;
+  // One read of each instance's task record, for its repository's name.
+  const repoNames = new Map<string, string>();
+  const repoOf = (instanceId: string): string => {
+    let name = repoNames.get(instanceId);
+    if (name === undefined) {
+      name = repoNameOf(spool.task(instanceId) ?? { instance_id: instanceId });
+      repoNames.set(instanceId, name);
+    }
+    return name;
+  };
   const scoreLines = run.lines;
   const result: RerankBatchResult = {
-    instances: inputs.byInstance.size,
+    instances: spool.instances.size,
     resumed: run.resumed,
-    candidates: inputs.candidates.length,
+    candidates: spool.candidateCount,
     predictions: options.out,
     scores: options.scores,
     issues,
@@ -58,7 +68,7 @@ export async function summarize(options: RerankBatchOptions, inputs: RerankInput
       : [
           {
             instance_id: line.instance_id,
-            repo: repoNameOf(tasks.get(line.instance_id) ?? { instance_id: line.instance_id }),
+            repo: repoOf(line.instance_id),
             trajectory_id: line.trajectory_id,
             value: line.score?.value ?? null,
             resolved: line.resolved,
@@ -72,9 +82,7 @@ export async function summarize(options: RerankBatchOptions, inputs: RerankInput
     const labelOf = new Map(scoreLines.flatMap((line) => (line.resolved === null ? [] : [[line.trajectory_id, line.resolved] as const])));
     const summaries: SelectionSummary[] = run.selections
       .sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1))
-      .map((selection) =>
-        summarizeSelection(selection, repoNameOf(tasks.get(selection.instance_id) ?? { instance_id: selection.instance_id }), labelOf),
-      );
+      .map((selection) => summarizeSelection(selection, repoOf(selection.instance_id), labelOf));
     const scores = scoreLines.flatMap((line) => (line.score ? [line.score] : []));
     result.report = await writeReports(
       {

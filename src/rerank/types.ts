@@ -3,7 +3,8 @@ import type { ImportIssue, Labels } from '../formats/index.js';
 import type { computeMetrics } from '../metrics/ranking.js';
 import type { ValueModel } from '../scoring/value-model.js';
 import type { Judge } from '../judge/judge-client.js';
-import type { CandidateChecks, JudgeReport, Score, Strategy, TamperFlag, Task, Trajectory, VerifyResult } from '../types/index.js';
+import type { CandidateChecks, JudgeReport, Score, Strategy, TamperFlag, VerifyResult } from '../types/index.js';
+import type { CandidateSpool } from './candidate-spool.js';
 import type { RerankExecution } from './execute-instance.js';
 
 export interface RerankBatchOptions {
@@ -121,11 +122,8 @@ export interface Unscored {
 
 /** The run's inputs, read once (load-inputs.ts). */
 export interface RerankInputs {
-  /** Every candidate imported, in file order. */
-  candidates: Trajectory[];
-  /** The candidates of each instance, in file order. */
-  byInstance: Map<string, Trajectory[]>;
-  tasks: Map<string, Task>;
+  /** Every candidate and task record imported, read back one instance at a time; closed by the run. */
+  spool: CandidateSpool;
   labels: Labels;
   issues: ImportIssue[];
   warnings: RerankWarning[];

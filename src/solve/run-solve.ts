@@ -2,9 +2,9 @@
  * One best-of-N job end to end, read top to bottom as its stages:
  *   at the start, beside the rollouts: the regression check's base runs (regression.ts) and the
  *   test writers (reproduction.ts);
- *   rollouts (rollouts.ts) → per finished candidate, as soon as it is ready: scoring (scoring.ts),
- *   verification of the given tests (verification.ts), its regressions, its row of the pass
- *   matrix, the stop rule (stop-rule.ts) → once every candidate is finished, the tests from the
+ *   rollouts (rollouts.ts) → per finished candidate, as soon as it is ready and all at once
+ *   (candidate-stages.ts): scoring (scoring.ts), verification of the given tests
+ *   (verification.ts), its regressions, its row of the pass matrix; then the stop rule (stop-rule.ts) → once every candidate is finished, the tests from the
  *   pool (pool-tests.ts) → selection with all that evidence, and the pairwise
  *   judge's verdicts first when it has one (selection.ts).
  * The stages share one SolveContext (solve-context.ts) and one sandbox budget (sandbox-budget.ts);
@@ -25,6 +25,7 @@ import {
 } from './result-view.js';
 import { jobWaves } from './policy-plan.js';
 import { runRolloutWaves, throwIfAllFailed } from './rollouts.js';
+import { runCandidateStages } from './candidate-stages.js';
 import { scoreSlot } from './scoring.js';
 import { selectCandidate } from './selection.js';
 import { createSolveContext, type SolveContext, type Slot } from './solve-context.js';
@@ -116,9 +117,12 @@ export async function runSolve(
   const reproduction = context.verifying && request.verify.reproduction ? startReproduction(context) : undefined;
 
   const evaluate = async (slot: Slot): Promise<void> => {
-    await scoreSlot(context, slot);
-    if (givenTests(context)) await verifySlot(context, slot, verifyLane);
-    await Promise.all([regression?.check(slot), reproduction?.check(slot)]);
+    await runCandidateStages(slot, [
+      (candidate) => scoreSlot(context, candidate),
+      givenTests(context) ? (candidate) => verifySlot(context, candidate, verifyLane) : undefined,
+      regression ? (candidate) => regression.check(candidate) : undefined,
+      reproduction ? (candidate) => reproduction.check(candidate) : undefined,
+    ]);
     context.save(slot);
     context.progress();
     applyStopRule(context, slot);

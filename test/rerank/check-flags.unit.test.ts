@@ -18,7 +18,7 @@ const given = { checks: 'auto' as const, givenTests: true };
 
 describe('checks without a test list: flags that would be ignored', () => {
   it('refuses a budget when every instance has given tests and --checks is not given, naming the flag', () => {
-    const refused = () => refuseUnreadCheckFlags({ ...given, checkFlags: ['--regression-budget'] }, ['o__r-1'], tasks);
+    const refused = () => refuseUnreadCheckFlags({ ...given, checkFlags: ['--regression-budget'] }, ['o__r-1'], (id) => tasks.get(id));
     expect(refused).toThrow(/--regression-budget shapes the checks without a test list, which run for no instance here/);
     try {
       refused();
@@ -28,18 +28,22 @@ describe('checks without a test list: flags that would be ignored', () => {
         details: { field: 'regression_budget', refused: ['--regression-budget'] },
       });
     }
-    expect(() => refuseUnreadCheckFlags({ ...given, checkFlags: ['--pool-tests-budget', '--no-regression'] }, ['o__r-1'], tasks)).toThrow(
-      /--pool-tests-budget, --no-regression shape the checks/,
-    );
+    expect(() =>
+      refuseUnreadCheckFlags({ ...given, checkFlags: ['--pool-tests-budget', '--no-regression'] }, ['o__r-1'], (id) => tasks.get(id)),
+    ).toThrow(/--pool-tests-budget, --no-regression shape the checks/);
   });
 
   it('keeps them when some instance runs the checks: no given tests, no task record, --checks or --no-given-tests', () => {
     const flags = ['--regression-budget', '--pool-tests-budget'];
-    expect(() => refuseUnreadCheckFlags({ ...given, checkFlags: flags }, ['o__r-1', 'o__r-2'], tasks)).not.toThrow();
-    expect(() => refuseUnreadCheckFlags({ ...given, checkFlags: flags }, ['o__r-1', 'o__r-9'], tasks)).not.toThrow();
-    expect(() => refuseUnreadCheckFlags({ checks: 'always', givenTests: true, checkFlags: flags }, ['o__r-1'], tasks)).not.toThrow();
-    expect(() => refuseUnreadCheckFlags({ checks: 'auto', givenTests: false, checkFlags: flags }, ['o__r-1'], tasks)).not.toThrow();
-    expect(() => refuseUnreadCheckFlags({ ...given }, ['o__r-1'], tasks)).not.toThrow();
+    expect(() => refuseUnreadCheckFlags({ ...given, checkFlags: flags }, ['o__r-1', 'o__r-2'], (id) => tasks.get(id))).not.toThrow();
+    expect(() => refuseUnreadCheckFlags({ ...given, checkFlags: flags }, ['o__r-1', 'o__r-9'], (id) => tasks.get(id))).not.toThrow();
+    expect(() =>
+      refuseUnreadCheckFlags({ checks: 'always', givenTests: true, checkFlags: flags }, ['o__r-1'], (id) => tasks.get(id)),
+    ).not.toThrow();
+    expect(() =>
+      refuseUnreadCheckFlags({ checks: 'auto', givenTests: false, checkFlags: flags }, ['o__r-1'], (id) => tasks.get(id)),
+    ).not.toThrow();
+    expect(() => refuseUnreadCheckFlags({ ...given }, ['o__r-1'], (id) => tasks.get(id))).not.toThrow();
   });
 
   it('checksRunFor: the rule executeInstance runs the checks by', () => {
