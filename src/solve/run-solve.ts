@@ -95,8 +95,8 @@ export async function runSolve(
     await scoreSlot(context, slot);
     if (givenTests(context)) await verifySlot(context, slot, verifyLane);
     await Promise.all([regression?.check(slot), reproduction?.check(slot)]);
-    context.save(slot);
-    context.progress();
+    await context.save(slot);
+    await context.progress();
     applyStopRule(context, slot);
   };
 
@@ -111,6 +111,8 @@ export async function runSolve(
     // their sandboxes are closed before it returns.
     context.endChecks();
     await Promise.allSettled(context.background);
+    // Every write of the job has landed before it ends: a partial result reads them back.
+    await context.writes.flush().catch(() => undefined);
   }
   hooks.signal.throwIfAborted();
   reproduction?.finish();

@@ -80,7 +80,7 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       // The harness is defined and installed here, and the policy fits it (or the built-in agent).
       await inBody(() => checkRollouts(solveDeps, body));
       // The job store keeps the request without its secrets; the job gets them.
-      const job = jobs.start(
+      const job = await jobs.start(
         'solve',
         redactRequest(body),
         solveJob(withReadiness(solveDeps, app.winnower.scorerReadiness), app.winnower.valueModel, body),
@@ -90,7 +90,7 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       }
       // A client that disconnects while waiting cancels nothing: the job is there to fetch later.
       const finished = await jobs.wait(job.id);
-      return reply.status(200).send(jobView(store, finished));
+      return reply.status(200).send(await jobView(store, finished));
     },
   );
 };
