@@ -38,9 +38,9 @@ export type TimedEvent = JobEventBody & { at: number };
 export class TimedJobManager extends JobManager {
   readonly timeline = new Map<string, { startedAt: number; events: TimedEvent[] }>();
 
-  override start(kind: JobRecord['kind'], body: unknown, run: JobRunner): JobRecord {
+  override async start(kind: JobRecord['kind'], body: unknown, run: JobRunner): Promise<JobRecord> {
     const record = { startedAt: performance.now(), events: [] as TimedEvent[] };
-    const job = super.start(kind, body, (jobId, hooks) => {
+    const job = await super.start(kind, body, (jobId, hooks) => {
       this.timeline.set(jobId, record);
       return run(jobId, {
         ...hooks,
@@ -127,7 +127,7 @@ export async function createSolveWorld(options: { scorerCache?: boolean } = {}):
       await closeAllSandboxes();
       await sandboxes.close();
       await valueModel.scorer.close();
-      store.close();
+      await store.close();
       rmSync(dirname(repo), { recursive: true, force: true });
       rmSync(dataDir, { recursive: true, force: true });
     },

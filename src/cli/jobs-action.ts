@@ -17,7 +17,7 @@ function bundleLine(row: StoredCandidate): string {
   return `${JSON.stringify(evidenceRecord(row.job, row.record, row.trajectory))}\n`;
 }
 
-export function exportCandidates(flags: JobsExportFlags): void {
+export async function exportCandidates(flags: JobsExportFlags): Promise<void> {
   // A bundle's trajectories are ATIF: another format would be a flag accepted and ignored.
   if (flags.bundle && flags.format === 'winnower')
     throw wnwError('WNW_ERR_INPUT_INVALID', '--bundle writes ATIF trajectories; leave out --format winnower', {
@@ -25,7 +25,10 @@ export function exportCandidates(flags: JobsExportFlags): void {
     });
   const format = flags.format ?? 'winnower';
   const labelled = flags.labelled ?? false;
-  const rows = candidatesFromStore(flags.dataDir, { labelledOnly: labelled, ...(flags.job !== undefined ? { jobId: flags.job } : {}) });
+  const rows = await candidatesFromStore(flags.dataDir, {
+    labelledOnly: labelled,
+    ...(flags.job !== undefined ? { jobId: flags.job } : {}),
+  });
   if (rows.length === 0) {
     const what = labelled ? 'verified candidates (jobs need verification on)' : 'candidates with a trajectory';
     const where = flags.job !== undefined ? `job ${flags.job} of the job store` : 'the job store';

@@ -228,7 +228,7 @@ async function prepareExecution(
     close: async () => {
       await closeAllSandboxes();
       await Promise.allSettled([createPolicy.close(), sandboxes.close()]);
-      store.close();
+      await store.close();
     },
   };
 }

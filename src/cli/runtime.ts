@@ -60,7 +60,7 @@ export async function createRuntime(
     metrics.sandbox,
   );
   const store = createSqliteStore(config.server.data_dir);
-  const interrupted = recoverInterrupted(store);
+  const interrupted = await recoverInterrupted(store);
   const { limits, retention } = config.server;
   const jobs = new JobManager(store, {
     maxRunning: config.server.max_running_jobs,
@@ -94,8 +94,11 @@ export async function createRuntime(
     sandboxApi: mountedSandboxApi(config, sandboxes),
     ui: config.server.ui,
   });
-  const stopRetention = scheduleRetention(store, retention, (ids) =>
-    app.log.info({ purged: ids.length }, 'finished jobs past server.retention purged'),
+  const stopRetention = scheduleRetention(
+    store,
+    retention,
+    (ids) => app.log.info({ purged: ids.length }, 'finished jobs past server.retention purged'),
+    (error) => app.log.warn({ err: error }, 'the retention purge failed; tried again at the next interval'),
   );
   let closed: Promise<void> | undefined;
   return {
@@ -115,7 +118,7 @@ export async function createRuntime(
           () => closeAllSandboxes(),
           () => sandboxes.close(),
           () => valueModel.close(),
-          async () => store.close(),
+          () => store.close(),
         ];
         const failures: unknown[] = [];
         for (const step of steps) {

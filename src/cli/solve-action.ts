@@ -130,15 +130,17 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
       throw wnwError(code, `${answer.error?.message ?? `answered ${posted.statusCode}`}`, { details: field ? { field } : {} });
     }
     const started = Date.now();
-    await new Promise<void>((done) => {
-      runtime.jobs.subscribe(
-        answer.job_id!,
-        (event) => {
-          const line = formatEvent(event.type, event as unknown as Record<string, unknown>);
-          if (line) console.error(`${`${((Date.now() - started) / 1000).toFixed(1)}s`.padStart(6)}  ${line}`);
-        },
-        done,
-      );
+    await new Promise<void>((done, fail) => {
+      runtime.jobs
+        .subscribe(
+          answer.job_id!,
+          (event) => {
+            const line = formatEvent(event.type, event as unknown as Record<string, unknown>);
+            if (line) console.error(`${`${((Date.now() - started) / 1000).toFixed(1)}s`.padStart(6)}  ${line}`);
+          },
+          done,
+        )
+        .catch(fail);
     });
     const job = (await runtime.app.inject({ method: 'GET', url: `/jobs/${answer.job_id}?trajectories=true` })).json() as JobView;
     if (flags.out) writeFileSync(flags.out, `${JSON.stringify(job, null, 2)}\n`);

@@ -15,7 +15,7 @@ const SLOW_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 30
 
 /** What the gauges read at scrape time. */
 export interface MetricSources {
-  jobsByStatus?: () => Record<string, number>;
+  jobsByStatus?: () => Record<string, number> | Promise<Record<string, number>>;
   queuedJobs?: () => number;
   openSandboxes?: () => number;
 }
@@ -110,9 +110,10 @@ export function createServiceMetrics(options: { defaultMetrics?: boolean } = {})
     help: 'Jobs in the store by status',
     labelNames: ['status'],
     registers,
-    collect() {
+    async collect() {
+      const counts = (await sources.jobsByStatus?.()) ?? {};
       this.reset();
-      for (const [status, count] of Object.entries(sources.jobsByStatus?.() ?? {})) this.set({ status }, count);
+      for (const [status, count] of Object.entries(counts)) this.set({ status }, count);
     },
   });
   new Gauge({

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { toWinnowerError, wnwError } from '../errors.js';
+import { SerialWrites } from '../store/serial-writes.js';
 import { TERMINAL_JOB_STATUSES, type JobRecord, type JobStore, type JobUpdate } from '../store/types.js';
 import type { JobEvent, JobEventBody, JobEventListener } from './events.js';
 import { partialSolveResult } from './partial-result.js';
@@ -15,6 +16,8 @@ interface RunningJob {
   /** What an abort records: a client's DELETE cancels, a server shutdown interrupts. */
   stopAs?: 'cancelled' | 'interrupted';
   events: JobEvent[];
+  /** The job's events on their way to the store, in the order they were emitted. */
+  appends: SerialWrites;
   emitter: EventEmitter;
   done: Promise<void>;
 }
@@ -97,7 +100,7 @@ export class JobManager {
   }
 
   /** Creates a job and starts `run` in the background; its result becomes the job's result. */
-  start(kind: JobRecord['kind'], request: unknown, run: JobRunner): JobRecord {
+  async start(kind: JobRecord['kind'], request: unknown, run: JobRunner): Promise<JobRecord> {
     // Refused before anything is stored: a client told to come back later has left no job behind.
     if (this.#active >= this.#maxRunning && this.#waiting.length >= this.#maxQueued) {
       throw wnwError(
@@ -115,19 +118,22 @@ export class JobManager {
       );
     }
     const id = randomUUID();
-    const job = this.#store.createJob({ id, kind, request, status: 'queued' });
-    const entry: RunningJob = { controller: new AbortController(), events: [], emitter: new EventEmitter(), done: Promise.resolve() };
+    const job = await this.#store.createJob({ id, kind, request, status: 'queued' });
+    const entry: RunningJob = {
+      controller: new AbortController(),
+      events: [],
+      appends: new SerialWrites(),
+      emitter: new EventEmitter(),
+      done: Promise.resolve(),
+    };
     entry.emitter.setMaxListeners(0);
     this.#running.set(id, entry);
     const emit = (body: JobEventBody) => {
       const event = { ...body, seq: entry.events.length, time: new Date().toISOString() } as JobEvent;
       entry.events.push(event);
-      // Kept with the job, so a client that reconnects after the end (or after a restart) can replay it.
-      try {
-        this.#store.appendEvent(id, event);
-      } catch (storeError) {
-        this.#onStoreError(storeError, id);
-      }
+      // Kept with the job, so a client that reconnects after the end (or after a restart) can replay it;
+      // queued, so the store gets the events in the order subscribers do.
+      entry.appends.run(() => this.#store.appendEvent(id, event)).catch((storeError: unknown) => this.#onStoreError(storeError, id));
       entry.emitter.emit('event', event);
       this.#onEvent?.(event, { id, kind });
     };
@@ -136,9 +142,9 @@ export class JobManager {
       try {
         await this.#acquire(entry.controller.signal);
         holdsSlot = true;
-        this.#store.updateJob(id, { status: 'running' });
+        await this.#store.updateJob(id, { status: 'running' });
         const result = await run(id, { signal: entry.controller.signal, emit });
-        this.#store.updateJob(id, { status: 'succeeded', result });
+        await this.#store.updateJob(id, { status: 'succeeded', result });
         // A solve job that ran but chose nothing usable says so in its last event too (result.outcome).
         const outcome = (result as { outcome?: unknown } | null)?.outcome;
         emit({ type: 'job-finish', status: 'succeeded', ...(typeof outcome === 'string' ? { outcome } : {}) });
@@ -151,9 +157,10 @@ export class JobManager {
           // A solve job stopped by a shutdown or a client's cancel still answers with the best of what had
           // finished and the checks' evidence so far, marked partial: stopping a job loses nothing.
           try {
-            update.result = partialSolveResult(
+            await entry.appends.flush();
+            update.result = await partialSolveResult(
               this.#store,
-              this.get(id),
+              await this.get(id),
               `${error.message}; chosen among the candidates that had finished`,
             );
           } catch (partialError) {
@@ -161,13 +168,16 @@ export class JobManager {
           }
         }
         try {
-          this.#store.updateJob(id, update);
+          await this.#store.updateJob(id, update);
         } catch (storeError) {
           this.#onStoreError(storeError, id);
         }
         emit({ type: 'job-finish', status, error: error.message });
       } finally {
         if (holdsSlot) this.#release();
+        // Every event is stored before the job stops counting as running: a subscriber that finds it
+        // not running replays the store and misses nothing.
+        await entry.appends.flush().catch(() => undefined);
         this.#running.delete(id);
         entry.emitter.emit('end');
       }
@@ -175,8 +185,8 @@ export class JobManager {
     return job;
   }
 
-  get(id: string): JobRecord {
-    const job = this.#store.getJob(id);
+  async get(id: string): Promise<JobRecord> {
+    const job = await this.#store.getJob(id);
     if (!job) throw wnwError('WNW_ERR_JOB_NOT_FOUND', `job ${id} not found`, { details: { job_id: id } });
     return job;
   }
@@ -187,7 +197,7 @@ export class JobManager {
 
   /** Cancels a running job; resolves once its rollouts have stopped and its sandboxes are closed. */
   async cancel(id: string, as: 'cancelled' | 'interrupted' = 'cancelled'): Promise<JobRecord> {
-    const job = this.get(id);
+    const job = await this.get(id);
     const entry = this.#running.get(id);
     if (!entry) {
       if (TERMINAL_JOB_STATUSES.includes(job.status))
@@ -216,11 +226,12 @@ export class JobManager {
    * Past events of a running job, then live ones until it ends. For a job that is not running
    * (finished, or from before a restart) its stored events, then `onEnd`.
    */
-  subscribe(id: string, listener: JobEventListener, onEnd: () => void): () => void {
-    this.get(id);
+  async subscribe(id: string, listener: JobEventListener, onEnd: () => void): Promise<() => void> {
+    await this.get(id);
+    // Looked up after the read: a job that ended meanwhile has every event stored (see `start`).
     const entry = this.#running.get(id);
     if (!entry) {
-      for (const event of this.#store.listEvents(id)) listener(event as JobEvent);
+      for (const event of await this.#store.listEvents(id)) listener(event as JobEvent);
       onEnd();
       return () => {};
     }

@@ -53,13 +53,13 @@ function storedTask(request: StoredRequest): SelectOptions['task'] {
   return Object.fromEntries(Object.entries(task).filter(([, value]) => value !== undefined)) as SelectOptions['task'];
 }
 
-export function partialSolveResult(store: JobStore, job: JobRecord, reason: string): PartialSolveResult {
+export async function partialSolveResult(store: JobStore, job: JobRecord, reason: string): Promise<PartialSolveResult> {
   const request = (job.request ?? {}) as StoredRequest;
-  const candidates = store.listCandidates(job.id);
+  const candidates = await store.listCandidates(job.id);
   const finished = candidates.filter((candidate) => candidate.status === 'finished' && candidate.trajectory);
   // The checks' evidence so far, from the job's stored events (as the running job built it).
   const evidence = new CheckEvidence({ regression: false, reproduction: false });
-  const events = store.listEvents(job.id);
+  const events = await store.listEvents(job.id);
   for (const event of events) evidence.apply(event);
   // The model the job had pinned, as its job-start event recorded it (src/server/solve-job.ts).
   const scorer = events.find((event) => event.type === 'job-start')?.scorer as ScorerIdentity | null | undefined;
@@ -113,13 +113,13 @@ export function partialSolveResult(store: JobStore, job: JobRecord, reason: stri
  * At start-up: marks the jobs a previous process left running as interrupted (src/store) and
  * gives each solve job its partial result. Returns their ids.
  */
-export function recoverInterrupted(store: JobStore): string[] {
-  const ids = store.markInterrupted();
+export async function recoverInterrupted(store: JobStore): Promise<string[]> {
+  const ids = await store.markInterrupted();
   for (const id of ids) {
-    const job = store.getJob(id);
+    const job = await store.getJob(id);
     if (job?.kind === 'solve')
-      store.updateJob(id, {
-        result: partialSolveResult(
+      await store.updateJob(id, {
+        result: await partialSolveResult(
           store,
           job,
           'the server stopped while this job was running (found at restart); chosen among the candidates that had finished',

@@ -15,9 +15,9 @@ import { releasePendingStop } from './stop-rule.js';
 import { prepareRollout, type PreparedRollout } from '../rollout/prepare-rollout.js';
 import type { SolveContext, Slot } from './solve-context.js';
 
-export function skipRollout(context: SolveContext, slot: Slot): void {
+export async function skipRollout(context: SolveContext, slot: Slot): Promise<void> {
   slot.status = context.hooks.signal.aborted ? 'cancelled' : 'skipped';
-  context.save(slot);
+  await context.save(slot);
   context.hooks.emit({
     type: 'rollout-skip',
     index: slot.index,
@@ -38,8 +38,8 @@ export async function runRollout(context: SolveContext, slot: Slot, wave: number
   const planned = context.plan[slot.policy]!;
   if (signal.aborted) return skipRollout(context, slot);
   slot.status = 'running';
-  context.save(slot);
-  context.progress();
+  await context.save(slot);
+  await context.progress();
   hooks.emit({ type: 'rollout-start', index: slot.index, wave, policy: slot.policy, config: slot.config });
   const rolloutStarted = Date.now();
   await context.budget.hold(async () => {
@@ -54,7 +54,8 @@ export async function runRollout(context: SolveContext, slot: Slot, wave: number
         policyIndex: slot.index - planned.first,
         signal,
         // Stored after every step: a running candidate shows its progress, an interrupted job keeps it.
-        onStep: (partial) => deps.store.putCandidate(context.jobId, slot.index, { trajectory: withConfig(slot, partial) }),
+        onStep: (partial) =>
+          context.writes.fire(() => deps.store.putCandidate(context.jobId, slot.index, { trajectory: withConfig(slot, partial) })),
       });
       sandbox = await context.sandboxes.open({ mounts: prepared.mounts, signal }).catch((error: unknown) => {
         throw toWinnowerError(error, 'WNW_ERR_SBX_CREATE');
@@ -86,8 +87,8 @@ export async function runRollout(context: SolveContext, slot: Slot, wave: number
 }
 
 async function finishRollout(context: SolveContext, slot: Slot, evaluate: (slot: Slot) => Promise<void>): Promise<void> {
-  context.save(slot);
-  context.progress();
+  await context.save(slot);
+  await context.progress();
   context.hooks.emit({
     type: 'rollout-finish',
     index: slot.index,
@@ -111,7 +112,7 @@ export async function runRolloutWaves(context: SolveContext, evaluate: (slot: Sl
     const members = indexes.map((index) => context.slots[index]!);
     const size = members.length;
     if (context.signal.aborted) {
-      members.forEach((slot) => skipRollout(context, slot));
+      for (const slot of members) await skipRollout(context, slot);
       continue;
     }
     const lane = context.budget.lane(context.request.concurrency ?? size);

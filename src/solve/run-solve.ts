@@ -123,8 +123,8 @@ export async function runSolve(
       regression ? (candidate) => regression.check(candidate) : undefined,
       reproduction ? (candidate) => reproduction.check(candidate) : undefined,
     ]);
-    context.save(slot);
-    context.progress();
+    await context.save(slot);
+    await context.progress();
     applyStopRule(context, slot);
   };
 
@@ -141,6 +141,8 @@ export async function runSolve(
     await Promise.allSettled(context.background);
     // Every sandbox of the job is closed by now: the snapshot goes with the job, cancelled or not.
     await context.sandboxes.release();
+    // Every write of the job has landed before it ends: a partial result reads them back.
+    await context.writes.flush().catch(() => undefined);
   }
   hooks.signal.throwIfAborted();
   reproduction?.finish();

@@ -8,6 +8,7 @@ import { toWinnowerError } from '../errors.js';
 import { type HarborTask, readHarborTask } from '../formats/harbor/read-task.js';
 import type { ValueModel } from '../scoring/value-model.js';
 import type { SandboxSpec } from '../sandbox/types.js';
+import { SerialWrites } from '../store/serial-writes.js';
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
 import type { Score, Task, Trajectory, VerifyResult } from '../types/index.js';
 import type { JobEventBody } from './events.js';
@@ -82,8 +83,10 @@ export interface SolveContext {
   pendingStop: { index: number; reason: string } | null;
   /** Milliseconds spent in rollouts, summed over them. */
   rolloutMs: number;
-  save(slot: Slot): void;
-  progress(): void;
+  /** The job's store writes, in order (a step's snapshot never lands after the candidate's end). */
+  writes: SerialWrites;
+  save(slot: Slot): Promise<void>;
+  progress(): Promise<void>;
   /** A sandbox that fails to close after its work is done must not lose that work: noted on the candidate. */
   noteCloseFailure(slot: Slot, error: unknown): void;
 }
@@ -170,26 +173,29 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
       stopController.abort(new Error(`stop rule: ${reason}`));
     },
     rolloutMs: 0,
-    save(slot) {
-      deps.store.putCandidate(jobId, slot.index, {
+    writes: new SerialWrites(),
+    async save(slot) {
+      // Read now, written in turn: the candidate as it is at this call.
+      const update = {
         status: slot.status,
         trajectory: slot.trajectory ?? null,
         score: slot.score ?? null,
         verify: slot.verify ?? null,
         error: slot.error ?? null,
-      });
+      };
+      await context.writes.run(() => deps.store.putCandidate(jobId, slot.index, update));
     },
-    progress() {
-      deps.store.updateJob(jobId, {
-        progress: {
-          rollouts_total: request.n,
-          rollouts_running: count('running'),
-          rollouts_finished: count('finished'),
-          rollouts_failed: count('failed'),
-          scored: slots.filter((slot) => slot.score).length,
-          verified: slots.filter((slot) => slot.verify).length,
-        },
-      });
+    async progress() {
+      // Counted now, written in turn: the counters are those of this moment.
+      const progress = {
+        rollouts_total: request.n,
+        rollouts_running: count('running'),
+        rollouts_finished: count('finished'),
+        rollouts_failed: count('failed'),
+        scored: slots.filter((slot) => slot.score).length,
+        verified: slots.filter((slot) => slot.verify).length,
+      };
+      await context.writes.run(() => deps.store.updateJob(jobId, { progress }));
     },
     noteCloseFailure(slot, error) {
       const failure = toWinnowerError(error);

@@ -1,4 +1,8 @@
-/** The SQLite job store (better-sqlite3, WAL), one file in the data directory. */
+/**
+ * The SQLite job store (better-sqlite3, WAL), one file in the data directory. Its internals stay
+ * synchronous; the seam's promises are settled from them with nothing awaited in between, so
+ * writes land in the order they were called.
+ */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { wnwError } from '../errors.js';
@@ -125,8 +129,22 @@ function listJobsQuery(options: ListJobsOptions): { sql: string; values: unknown
   };
 }
 
+/** The seam with every answer given at once. */
+type SyncJobStore = { [K in keyof JobStore]: JobStore[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : never };
+
 /** Opens (or creates) `<dataDir>/winnower.db`; `:memory:` for an in-memory store. */
 export function createSqliteStore(dataDir: string): JobStore {
+  const sync = createSyncSqliteStore(dataDir);
+  const wrapped = {} as Record<keyof JobStore, unknown>;
+  for (const name of Object.keys(sync) as Array<keyof JobStore>) {
+    const method = sync[name] as (...args: unknown[]) => unknown;
+    // An async function runs its body at the call: the write happens now, a throw becomes a rejection.
+    wrapped[name] = async (...args: unknown[]) => method(...args);
+  }
+  return wrapped as JobStore;
+}
+
+function createSyncSqliteStore(dataDir: string): SyncJobStore {
   let file = ':memory:';
   if (dataDir !== ':memory:') {
     file = join(dataDir, 'winnower.db');
@@ -170,7 +188,7 @@ export function createSqliteStore(dataDir: string): JobStore {
   // One prepared statement per combination of filters (at most 16).
   const listStatements = new Map<string, Database.Statement<unknown[], JobRow>>();
 
-  const store: JobStore = {
+  const store: SyncJobStore = {
     createJob(job) {
       statements.insertJob.run({
         id: job.id,

@@ -1,7 +1,7 @@
 /**
  * The job-store seam: jobs, their candidates (trajectory, score, verification) and results.
- * SQLite is the one implementation; the interface is synchronous because better-sqlite3 is,
- * and a write is a few microseconds.
+ * Asynchronous, so a networked store fits behind it; SQLite answers from its synchronous
+ * internals (better-sqlite3, a write is a few microseconds) without waiting on anything.
  */
 import type { Score, Trajectory, VerifyResult } from '../types/index.js';
 
@@ -60,33 +60,33 @@ export type JobUpdate = Partial<Pick<JobRecord, 'status' | 'progress' | 'result'
 export type CandidateUpdate = Partial<Omit<CandidateRecord, 'job_id' | 'index' | 'updated_at'>>;
 
 export interface JobStore {
-  createJob(job: Pick<JobRecord, 'id' | 'kind' | 'request'> & Partial<Pick<JobRecord, 'status' | 'progress'>>): JobRecord;
-  updateJob(id: string, update: JobUpdate): JobRecord;
-  getJob(id: string): JobRecord | undefined;
+  createJob(job: Pick<JobRecord, 'id' | 'kind' | 'request'> & Partial<Pick<JobRecord, 'status' | 'progress'>>): Promise<JobRecord>;
+  updateJob(id: string, update: JobUpdate): Promise<JobRecord>;
+  getJob(id: string): Promise<JobRecord | undefined>;
   /** Newest first (created_at, then id, descending); `before` is the last job of the previous page (keyset paging). */
-  listJobs(options?: ListJobsOptions): JobRecord[];
+  listJobs(options?: ListJobsOptions): Promise<JobRecord[]>;
   /** How many jobs are in each status (every status present, 0 when none). */
-  countJobsByStatus(): Record<JobStatus, number>;
+  countJobsByStatus(): Promise<Record<JobStatus, number>>;
   /** Removes a job with its candidates and events; false when there was none. */
-  deleteJob(id: string): boolean;
+  deleteJob(id: string): Promise<boolean>;
   /**
    * Removes finished jobs (TERMINAL_JOB_STATUSES) that ended before `finishedBefore` (ISO time),
    * and those past the newest `keepNewest` finished ones. Queued and running jobs are never touched.
    * Returns the ids removed.
    */
-  purgeFinished(options: { finishedBefore?: string; keepNewest?: number }): string[];
+  purgeFinished(options: { finishedBefore?: string; keepNewest?: number }): Promise<string[]>;
   /** Creates the candidate row when absent, else merges the update into it. */
-  putCandidate(jobId: string, index: number, update: CandidateUpdate): CandidateRecord;
-  listCandidates(jobId: string): CandidateRecord[];
+  putCandidate(jobId: string, index: number, update: CandidateUpdate): Promise<CandidateRecord>;
+  listCandidates(jobId: string): Promise<CandidateRecord[]>;
   /** Keeps an event of the job, so a client can replay it after the job ended or the server restarted. */
-  appendEvent(jobId: string, event: JobEventRecord): void;
+  appendEvent(jobId: string, event: JobEventRecord): Promise<void>;
   /** The job's events with `seq` above `afterSeq` (all by default), in order. */
-  listEvents(jobId: string, afterSeq?: number): JobEventRecord[];
+  listEvents(jobId: string, afterSeq?: number): Promise<JobEventRecord[]>;
   /**
    * At start-up: jobs left queued or running by a previous process become `interrupted`, with what
    * they had: no rollout counts as running any more, unfinished candidates are `cancelled`, and the
    * event log ends with a `job-finish`. Returns their ids.
    */
-  markInterrupted(): string[];
-  close(): void;
+  markInterrupted(): Promise<string[]>;
+  close(): Promise<void>;
 }

@@ -35,7 +35,7 @@ export async function loadTrainingRows(options: TrainOptions): Promise<TrainingR
     throw wnwError('WNW_ERR_INPUT_INVALID', '--permissive-only: rows from the job store carry no licence', {
       details: { field: 'permissive_only' },
     });
-  const stored = labelledFromStore(options.fromStore);
+  const stored = await labelledFromStore(options.fromStore);
   if (stored.length + fromFiles.candidates.length === 0) {
     throw wnwError('WNW_ERR_INPUT_INVALID', `no verified candidates in the job store at ${options.fromStore} (jobs need verification on)`, {
       details: { field: 'from_store' },

@@ -63,7 +63,7 @@ export interface StoreRowsOptions {
 }
 
 /** Every candidate with a trajectory of every finished solve and rerank job in `dataDir`'s store, newest job first. */
-export function candidatesFromStore(dataDir: string, options: StoreRowsOptions = {}): StoredCandidate[] {
+export async function candidatesFromStore(dataDir: string, options: StoreRowsOptions = {}): Promise<StoredCandidate[]> {
   // Opening the store creates it: a misspelt folder would become an empty store, and the answer
   // "no candidates" would hide the typo.
   if (!existsSync(join(dataDir, 'winnower.db')))
@@ -80,14 +80,14 @@ export function candidatesFromStore(dataDir: string, options: StoreRowsOptions =
     for (;;) {
       const jobs =
         options.jobId !== undefined
-          ? [store.getJob(options.jobId)].filter((job) => job !== undefined)
-          : store.listJobs({ limit: 500, ...(before ? { before } : {}) });
+          ? [await store.getJob(options.jobId)].filter((job) => job !== undefined)
+          : await store.listJobs({ limit: 500, ...(before ? { before } : {}) });
       if (jobs.length === 0) break;
       for (const job of jobs) {
         if (job.kind !== 'solve' && job.kind !== 'rerank') continue;
         // Which model and selector scored the job, so exported rows say what their values came from.
         const scoredBy = (job.result as { scored_by?: unknown } | null | undefined)?.scored_by;
-        for (const candidate of store.listCandidates(job.id)) {
+        for (const candidate of await store.listCandidates(job.id)) {
           const resolved = labelOf(candidate.verify);
           if (!candidate.trajectory || (labelledOnly && resolved === undefined)) continue;
           rows.push({
@@ -114,14 +114,14 @@ export function candidatesFromStore(dataDir: string, options: StoreRowsOptions =
       before = { created_at: last.created_at, id: last.id };
     }
   } finally {
-    store.close();
+    await store.close();
   }
   return rows;
 }
 
 /** Every verified candidate of every finished job in `dataDir`'s store, newest job first. */
-export function labelledFromStore(dataDir: string): LabelledCandidate[] {
-  return candidatesFromStore(dataDir).map((row) => ({
+export async function labelledFromStore(dataDir: string): Promise<LabelledCandidate[]> {
+  return (await candidatesFromStore(dataDir)).map((row) => ({
     trajectory: row.trajectory,
     task: row.task,
     resolved: row.resolved!,

@@ -31,23 +31,23 @@ const verified = (status: 'resolved' | 'unresolved' | 'error' | 'timeout') =>
 
 describe('winnower jobs export --format atif', () => {
   let dataDir: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'jobs-export-atif-'));
     const store = createSqliteStore(dataDir);
-    store.createJob({
+    await store.createJob({
       id: 'job-a',
       kind: 'solve',
       request: { issue: 'median is wrong for even lists', repo: { path: '/tmp/stats' } },
       status: 'succeeded',
     });
-    store.putCandidate('job-a', 0, { status: 'finished', trajectory: toolsModeRollout(), verify: verified('resolved') });
-    store.putCandidate('job-a', 1, { status: 'finished', trajectory: textModeRollout(), verify: verified('unresolved') });
+    await store.putCandidate('job-a', 0, { status: 'finished', trajectory: toolsModeRollout(), verify: verified('resolved') });
+    await store.putCandidate('job-a', 1, { status: 'finished', trajectory: textModeRollout(), verify: verified('unresolved') });
     // The tests could not run: no label, but still a candidate with a trajectory.
-    store.putCandidate('job-a', 2, { status: 'finished', trajectory: harnessRollout(), verify: verified('error') });
-    store.createJob({ id: 'job-b', kind: 'solve', request: { issue: 'another' }, status: 'succeeded' });
+    await store.putCandidate('job-a', 2, { status: 'finished', trajectory: harnessRollout(), verify: verified('error') });
+    await store.createJob({ id: 'job-b', kind: 'solve', request: { issue: 'another' }, status: 'succeeded' });
     // A rollout's own id (<job_id>/<index>) is its identity: exported as it is, not prefixed again.
-    store.putCandidate('job-b', 0, { status: 'finished', trajectory: { ...toolsModeRollout(), id: 'job-b/0' } });
-    store.putCandidate('job-b', 1, {
+    await store.putCandidate('job-b', 0, { status: 'finished', trajectory: { ...toolsModeRollout(), id: 'job-b/0' } });
+    await store.putCandidate('job-b', 1, {
       status: 'finished',
       trajectory: { ...textModeRollout(), id: 'job-b/1' },
       verify: verified('timeout'),

@@ -61,7 +61,7 @@ describe.skipIf(!hasBubblewrap())('winnower serve during a hanging clone', () =>
       ).toEqual([]);
       const store = createSqliteStore(dataDir);
       try {
-        expect(store.getJob(jobId)?.status).toBe('interrupted');
+        expect((await store.getJob(jobId))?.status).toBe('interrupted');
       } finally {
         store.close();
       }

@@ -60,10 +60,10 @@ describe.skipIf(!hasBubblewrap())('winnower serve', () => {
       expect(code, serve.output()).toBe(0);
       const store = createSqliteStore(dataDir);
       try {
-        const job = store.getJob(jobId)!;
+        const job = (await store.getJob(jobId))!;
         expect(job.status).toBe('interrupted');
         expect(job.error?.code).toBe('WNW_ERR_JOB_STATE');
-        expect(store.listCandidates(jobId).map((candidate) => candidate.status)).toEqual(['cancelled', 'cancelled']);
+        expect((await store.listCandidates(jobId)).map((candidate) => candidate.status)).toEqual(['cancelled', 'cancelled']);
       } finally {
         store.close();
       }

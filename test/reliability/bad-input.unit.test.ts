@@ -274,6 +274,6 @@ describe('hostile and malformed input', () => {
     const response = await server.app.inject({ method: 'POST', url: '/score', payload: scoreBody({}) });
     expect(response.statusCode).toBe(200);
     expect(response.json().scores[0].value).toBeGreaterThan(0);
-    expect(server.store.listJobs()).toEqual([]);
+    expect(await server.store.listJobs()).toEqual([]);
   });
 });

@@ -69,6 +69,6 @@ describe('fixed-rate /rerank load', () => {
     expect(afterSecond.heapBytes - afterFirst.heapBytes, `heap ${afterFirst.heapBytes} → ${afterSecond.heapBytes}`).toBeLessThan(allowed);
     expect(afterSecond.handles, `handles ${afterFirst.handles} → ${afterSecond.handles}`).toBeLessThanOrEqual(afterFirst.handles + 2);
     // Nothing is left over either: no job, no open sandbox, scorer idle.
-    expect(server.store.listJobs()).toEqual([]);
+    expect(await server.store.listJobs()).toEqual([]);
   }, 60_000);
 });

@@ -13,16 +13,21 @@ describe('GET /jobs/:id/candidates/:n/trajectory', () => {
   let jobId: string;
   beforeAll(async () => {
     server = await startTestApp();
-    const job = server.jobs.start('solve', {}, async () => ({ instance_id: 'fix-median', candidates: [], rollouts: {}, compute: {} }));
+    const job = await server.jobs.start('solve', {}, async () => ({
+      instance_id: 'fix-median',
+      candidates: [],
+      rollouts: {},
+      compute: {},
+    }));
     await server.jobs.wait(job.id);
     jobId = job.id;
-    server.store.putCandidate(jobId, 0, { status: 'finished', trajectory: toolsModeRollout() });
-    server.store.putCandidate(jobId, 1, { status: 'finished', trajectory: harnessRollout() });
-    server.store.putCandidate(jobId, 2, {
+    await server.store.putCandidate(jobId, 0, { status: 'finished', trajectory: toolsModeRollout() });
+    await server.store.putCandidate(jobId, 1, { status: 'finished', trajectory: harnessRollout() });
+    await server.store.putCandidate(jobId, 2, {
       status: 'finished',
       trajectory: Trajectory.parse({ id: 't2', instance_id: 'fix-median', source: 'replay', patch: decodePatch(LATIN1) }),
     });
-    server.store.putCandidate(jobId, 3, { status: 'pending' });
+    await server.store.putCandidate(jobId, 3, { status: 'pending' });
   });
   afterAll(async () => server?.close());
 
@@ -32,7 +37,7 @@ describe('GET /jobs/:id/candidates/:n/trajectory', () => {
     const document = response.json();
     expect(document.schema_version).toBe('ATIF-v1.7');
     expect(validateAtif(document)).toMatchObject({ valid: true, errors: [] });
-    const stored = server.store.listCandidates(jobId).find((candidate) => candidate.index === index)!.trajectory!;
+    const stored = (await server.store.listCandidates(jobId)).find((candidate) => candidate.index === index)!.trajectory!;
     expect(fromAtif(document).trajectory).toEqual(stored);
   });
 

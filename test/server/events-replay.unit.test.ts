@@ -43,7 +43,7 @@ describe('SSE replay of stored events', () => {
 
   async function start() {
     const store = createSqliteStore(dataDir);
-    store.markInterrupted();
+    await store.markInterrupted();
     const jobs = new JobManager(store);
     const app = await buildApp({ jobs, store, solveDeps: { sandboxes, store, createPolicy: createPolicyFactory() } });
     return {
@@ -71,7 +71,7 @@ describe('SSE replay of stored events', () => {
   }
 
   async function finishedJob(server: Awaited<ReturnType<typeof start>>): Promise<string> {
-    const job = server.jobs.start('solve', {}, async (_id, { emit }) => {
+    const job = await server.jobs.start('solve', {}, async (_id, { emit }) => {
       for (const event of SCRIPT) emit(event);
       return { ok: true };
     });
@@ -153,7 +153,7 @@ describe('SSE replay of stored events', () => {
     try {
       let open!: () => void;
       const gate = new Promise<void>((resolve) => (open = resolve));
-      const job = server.jobs.start('solve', {}, async (_id, { emit }) => {
+      const job = await server.jobs.start('solve', {}, async (_id, { emit }) => {
         for (const event of SCRIPT.slice(0, 3)) emit(event);
         await gate;
         return {};
@@ -174,9 +174,9 @@ describe('SSE replay of stored events', () => {
     const jobId = await finishedJob(first);
     const before = await first.events(jobId);
     // A job the process was running when it died: events stored up to the crash, no end.
-    first.store.createJob({ id: 'crashed', kind: 'solve', request: {}, status: 'running' });
-    first.store.appendEvent('crashed', { type: 'job-start', n: 1, waves: [1], seq: 0, time: new Date().toISOString() });
-    first.store.appendEvent('crashed', { type: 'rollout-start', index: 0, wave: 0, seq: 1, time: new Date().toISOString() });
+    await first.store.createJob({ id: 'crashed', kind: 'solve', request: {}, status: 'running' });
+    await first.store.appendEvent('crashed', { type: 'job-start', n: 1, waves: [1], seq: 0, time: new Date().toISOString() });
+    await first.store.appendEvent('crashed', { type: 'rollout-start', index: 0, wave: 0, seq: 1, time: new Date().toISOString() });
     await first.close();
 
     const second = await start();
@@ -198,7 +198,7 @@ describe('SSE replay of stored events', () => {
   it('still ends the stream of a job stored without events (an older version) with one job-finish', async () => {
     const server = await start();
     try {
-      server.store.createJob({ id: 'old', kind: 'solve', request: {}, status: 'succeeded' });
+      await server.store.createJob({ id: 'old', kind: 'solve', request: {}, status: 'succeeded' });
       const events = await server.events('old');
       expect(events).toEqual([{ event: 'job-finish', id: undefined, data: { type: 'job-finish', status: 'succeeded' } }]);
     } finally {
@@ -214,8 +214,8 @@ describe('SSE replay of stored events', () => {
         INSERT INTO jobs VALUES ('j', 'solve', 'running', '{}', '{"rollouts_running":2}', NULL, NULL, '2026-01-01', '2026-01-01');`);
       db.close();
       const store = createSqliteStore(oldDir);
-      expect(store.markInterrupted()).toEqual(['j']);
-      expect(store.listEvents('j').map((event) => event.type)).toEqual(['job-finish']);
+      expect(await store.markInterrupted()).toEqual(['j']);
+      expect((await store.listEvents('j')).map((event) => event.type)).toEqual(['job-finish']);
       store.close();
     } finally {
       rmSync(oldDir, { recursive: true, force: true });

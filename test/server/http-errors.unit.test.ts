@@ -103,7 +103,7 @@ describe('errors before and around routing', () => {
   });
 
   it('cancels with DELETE sent as JSON with an empty body', async () => {
-    const job = jobs.start(
+    const job = await jobs.start(
       'solve',
       {},
       (_id, { signal }) =>
@@ -131,7 +131,7 @@ describe('errors before and around routing', () => {
     // A body the schema would accept but for the poisoning key, refused by the JSON parser itself
     // (fastify's code, no field): the strict body schema refuses unknown keys too, so a bare 400
     // would not show that the parser's prototype-poisoning protection still holds.
-    const jobsBefore = store.listJobs().length;
+    const jobsBefore = (await store.listJobs()).length;
     const valid =
       '"issue":"x","image":"127.0.0.1:9/img:1","n":1,"policy":{"kind":"replay","recordings":[{"id":"r","instance_id":"i","source":"s","messages":[{"role":"assistant","content":"done"}]}]}';
     for (const poison of ['"__proto__":{"n":2}', '"constructor":{"prototype":{"n":2}}']) {
@@ -148,7 +148,7 @@ describe('errors before and around routing', () => {
         details: { fastify_code: 'FST_ERR_CTP_INVALID_JSON_BODY' },
       });
     }
-    expect(store.listJobs()).toHaveLength(jobsBefore);
+    expect(await store.listJobs()).toHaveLength(jobsBefore);
     const empty = await app.inject({ method: 'POST', url: '/solve', headers: { 'content-type': 'application/json' }, payload: '' });
     expect(empty.statusCode).toBe(400);
     expect(empty.json().error.details.field).toBe('body');

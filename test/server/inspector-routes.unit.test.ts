@@ -74,7 +74,7 @@ describe('web inspector routes', () => {
   });
 
   it('GET /jobs gives each job the headline the list shows: task, N, policy, harness, chosen, resolved, outcome', async () => {
-    const job = open.jobs.start(
+    const job = await open.jobs.start(
       'solve',
       { instance_id: 'task-7', n: 3, policy: { kind: 'replay' }, agent: { harness: 'winnower' } },
       async () => ({

@@ -13,7 +13,7 @@ describe('patches that are not UTF-8 in the job API', () => {
   beforeAll(async () => {
     server = await startTestApp();
     const latin1 = decodePatch(LATIN1);
-    const job = server.jobs.start('solve', {}, async () => ({
+    const job = await server.jobs.start('solve', {}, async () => ({
       instance_id: 'demo',
       chosen: { index: 0, trajectory_id: 't0', patch: latin1, value: null, verify_status: null },
       selection: { instance_id: 'demo', strategy: 'value', degraded_to: null, chosen: 't0', ranking: [], reason: 'test' },
@@ -23,11 +23,11 @@ describe('patches that are not UTF-8 in the job API', () => {
     }));
     await server.jobs.wait(job.id);
     jobId = job.id;
-    server.store.putCandidate(jobId, 0, {
+    await server.store.putCandidate(jobId, 0, {
       status: 'finished',
       trajectory: Trajectory.parse({ id: 't0', instance_id: 'demo', source: 'replay', patch: latin1 }),
     });
-    server.store.putCandidate(jobId, 1, {
+    await server.store.putCandidate(jobId, 1, {
       status: 'finished',
       trajectory: Trajectory.parse({ id: 't1', instance_id: 'demo', source: 'replay', patch: UTF8 }),
     });

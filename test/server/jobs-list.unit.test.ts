@@ -8,7 +8,7 @@ describe('GET /jobs and purge', () => {
   beforeAll(async () => {
     server = await startTestApp();
     for (let index = 0; index < 5; index += 1) {
-      const job = server.jobs.start(index % 2 === 0 ? 'solve' : 'rerank', {}, async () => {
+      const job = await server.jobs.start(index % 2 === 0 ? 'solve' : 'rerank', {}, async () => {
         if (index === 3) throw new Error('boom');
         return { index };
       });
@@ -36,7 +36,7 @@ describe('GET /jobs and purge', () => {
     expect(pages).toBe(3);
     expect(new Set(seen)).toEqual(new Set(ids));
     expect(seen).toHaveLength(5);
-    const created = seen.map((id) => server.store.getJob(id)!.created_at);
+    const created = await Promise.all(seen.map(async (id) => (await server.store.getJob(id))!.created_at));
     expect([...created].sort().reverse()).toEqual(created);
   });
 
@@ -64,25 +64,25 @@ describe('GET /jobs and purge', () => {
 
   it('purges a finished job with its candidates and events; a cancel on it stays a 409', async () => {
     const id = ids[0]!;
-    server.store.putCandidate(id, 0, { status: 'finished' });
+    await server.store.putCandidate(id, 0, { status: 'finished' });
     expect((await server.app.inject({ method: 'DELETE', url: `/jobs/${id}` })).statusCode).toBe(409);
     const purged = await server.app.inject({ method: 'DELETE', url: `/jobs/${id}?purge=true` });
     expect(purged.statusCode).toBe(204);
-    expect(server.store.getJob(id)).toBeUndefined();
-    expect(server.store.listCandidates(id)).toEqual([]);
-    expect(server.store.listEvents(id)).toEqual([]);
+    expect(await server.store.getJob(id)).toBeUndefined();
+    expect(await server.store.listCandidates(id)).toEqual([]);
+    expect(await server.store.listEvents(id)).toEqual([]);
     expect((await server.app.inject({ url: `/jobs/${id}` })).statusCode).toBe(404);
     expect((await server.app.inject({ method: 'DELETE', url: `/jobs/${id}?purge=true` })).statusCode).toBe(404);
   });
 
   it('refuses to purge a running job, and keeps it', async () => {
     let release!: () => void;
-    const job = server.jobs.start('solve', {}, () => new Promise<void>((resolve) => (release = resolve)));
+    const job = await server.jobs.start('solve', {}, () => new Promise<void>((resolve) => (release = resolve)));
     try {
       const response = await server.app.inject({ method: 'DELETE', url: `/jobs/${job.id}?purge=true` });
       expect(response.statusCode).toBe(409);
       expect(response.json().error.message).toContain('cancel it first');
-      expect(server.store.getJob(job.id)).toBeDefined();
+      expect(await server.store.getJob(job.id)).toBeDefined();
     } finally {
       while (!release) await new Promise((resolve) => setImmediate(resolve));
       release();

@@ -87,9 +87,9 @@ describe('server limits over HTTP', () => {
 
   it('answers 503 with Retry-After when the job queue is full, and stores no job for the refused request', async () => {
     let release!: () => void;
-    const blocker = server.jobs.start('solve', {}, () => new Promise<void>((resolve) => (release = resolve)));
+    const blocker = await server.jobs.start('solve', {}, () => new Promise<void>((resolve) => (release = resolve)));
     try {
-      const before = server.store.listJobs().length;
+      const before = (await server.store.listJobs()).length;
       const response = await server.app.inject({
         method: 'POST',
         url: '/solve',
@@ -108,7 +108,7 @@ describe('server limits over HTTP', () => {
       expect(response.statusCode, response.body).toBe(503);
       expect(response.headers['retry-after']).toBe('10');
       expect(response.json().error).toMatchObject({ code: 'WNW_ERR_LIMIT_QUEUE', details: { setting: 'server.limits.max_queued_jobs' } });
-      expect(server.store.listJobs()).toHaveLength(before);
+      expect(await server.store.listJobs()).toHaveLength(before);
     } finally {
       release();
       await server.jobs.wait(blocker.id);
@@ -136,10 +136,10 @@ describe('job manager queue cap', () => {
     const jobs = new JobManager(store, { maxRunning: 1, maxQueued: 1, queueRetryAfterS: 3 });
     const releases: Array<() => void> = [];
     const run = () => new Promise<void>((resolve) => releases.push(resolve));
-    const first = jobs.start('solve', {}, run);
-    const second = jobs.start('solve', {}, run);
+    const first = await jobs.start('solve', {}, run);
+    const second = await jobs.start('solve', {}, run);
     expect(jobs.queued).toBe(1);
-    expect(() => jobs.start('solve', {}, run)).toThrow(
+    await expect(jobs.start('solve', {}, run)).rejects.toThrow(
       expect.objectContaining({ code: 'WNW_ERR_LIMIT_QUEUE', details: expect.objectContaining({ retry_after_s: 3, limit: 1 }) }),
     );
     const started = async () => {
@@ -151,7 +151,7 @@ describe('job manager queue cap', () => {
     await started();
     releases.shift()!();
     await jobs.wait(second.id);
-    expect(store.getJob(second.id)!.status).toBe('succeeded');
+    expect((await store.getJob(second.id))!.status).toBe('succeeded');
     store.close();
   });
 });

@@ -62,7 +62,7 @@ describe('metrics', () => {
 
   it('shows jobs by status, the queue, and rollouts in flight and verifications from job events', async () => {
     let release!: () => void;
-    const job = server.jobs.start('solve', {}, async (_id, { emit }) => {
+    const job = await server.jobs.start('solve', {}, async (_id, { emit }) => {
       emit({ type: 'rollout-start', index: 0, wave: 0 });
       await new Promise<void>((resolve) => (release = resolve));
       emit({ type: 'rollout-finish', index: 0, status: 'finished', exit: 'submitted', steps: 1, patch_bytes: 10 });

@@ -107,9 +107,9 @@ describe('the OpenAPI description', () => {
 
   it('serializes real answers through those schemas without losing fields', async () => {
     const { store } = openServer;
-    store.createJob({ id: 'j', kind: 'solve', request: {}, status: 'succeeded' });
-    store.putCandidate('j', 0, { status: 'failed', error: { code: 'WNW_ERR_SBX_REPO', message: 'gone' } });
-    store.updateJob('j', {
+    await store.createJob({ id: 'j', kind: 'solve', request: {}, status: 'succeeded' });
+    await store.putCandidate('j', 0, { status: 'failed', error: { code: 'WNW_ERR_SBX_REPO', message: 'gone' } });
+    await store.updateJob('j', {
       result: {
         instance_id: 'i',
         chosen: null,

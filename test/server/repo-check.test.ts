@@ -63,7 +63,7 @@ describe('submit-time repository checks', () => {
     expect(error.code).toBe('WNW_ERR_INPUT_INVALID');
     expect(error.details.field).toBe(field);
     expect(error.message).toContain(reason);
-    expect(store.listJobs()).toEqual([]);
+    expect(await store.listJobs()).toEqual([]);
   });
 
   it('accepts a repository with the commit, by name or SHA', async () => {

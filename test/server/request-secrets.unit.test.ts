@@ -40,10 +40,10 @@ describe('secrets in a /solve request', () => {
     expect(response.statusCode).toBe(202);
     const jobId = response.json().job_id as string;
     await jobs.wait(jobId);
-    const job = store.getJob(jobId)!;
+    const job = (await store.getJob(jobId))!;
     expect(JSON.stringify(job)).not.toContain(SECRET);
     expect((job.request as { policy: { api_key?: string } }).policy.api_key).toBe('[redacted]');
-    expect(JSON.stringify(store.listCandidates(jobId))).not.toContain(SECRET);
+    expect(JSON.stringify(await store.listCandidates(jobId))).not.toContain(SECRET);
   });
 
   it('keeps the credentials inside URLs out of the stored request', async () => {
@@ -60,10 +60,10 @@ describe('secrets in a /solve request', () => {
     expect(response.statusCode).toBe(202);
     const jobId = response.json().job_id as string;
     await jobs.wait(jobId);
-    const job = store.getJob(jobId)!;
+    const job = (await store.getJob(jobId))!;
     expect(JSON.stringify(job)).not.toContain(SECRET);
     expect((job.request as { policy: { url: string } }).policy.url).toBe('http://[redacted]@127.0.0.1:9/v1');
-    expect(JSON.stringify(store.listCandidates(jobId))).not.toContain(SECRET);
+    expect(JSON.stringify(await store.listCandidates(jobId))).not.toContain(SECRET);
 
     // A clone URL's token, and a password holding a raw '@'.
     const cloned = await app.inject({
@@ -81,8 +81,8 @@ describe('secrets in a /solve request', () => {
     });
     expect(cloned.statusCode).toBe(202);
     const clonedId = cloned.json().job_id as string;
-    expect(JSON.stringify(store.getJob(clonedId))).not.toContain(SECRET);
-    expect((store.getJob(clonedId)!.request as { repo: { url: string } }).repo.url).toBe('https://[redacted]@127.0.0.1:9/o/r.git');
+    expect(JSON.stringify(await store.getJob(clonedId))).not.toContain(SECRET);
+    expect(((await store.getJob(clonedId))!.request as { repo: { url: string } }).repo.url).toBe('https://[redacted]@127.0.0.1:9/o/r.git');
     await jobs.wait(clonedId);
   });
 });

@@ -47,27 +47,27 @@ const generated: GeneratedTest = {
 };
 
 describe('interrupted jobs keep the execution evidence', () => {
-  it('after a crash: the partial result has the regressions and the matrix so far, and selects by them', () => {
+  it('after a crash: the partial result has the regressions and the matrix so far, and selects by them', async () => {
     const store = createSqliteStore(':memory:');
     onTestFinished(() => store.close());
-    store.createJob({ id: 'j', kind: 'solve', request: { instance_id: 'demo', n: 3, verify: { enabled: true } }, status: 'running' });
-    for (const index of [0, 1]) store.putCandidate('j', index, { status: 'finished', trajectory: trajectory(index) });
-    store.putCandidate('j', 2, { status: 'running' });
+    await store.createJob({ id: 'j', kind: 'solve', request: { instance_id: 'demo', n: 3, verify: { enabled: true } }, status: 'running' });
+    for (const index of [0, 1]) await store.putCandidate('j', index, { status: 'finished', trajectory: trajectory(index) });
+    await store.putCandidate('j', 2, { status: 'running' });
     let seq = 0;
     const event = (body: Record<string, unknown>) =>
       store.appendEvent('j', { seq: seq++, time: new Date().toISOString(), ...body } as never);
-    event({
+    await event({
       type: 'regression-finish',
       index: null,
       base: { runner: 'pytest', command: 'pytest', scope: 'full', passed: 5, flaky: ['t_flaky'], duration_ms: 300 },
     });
-    event({ type: 'regression-finish', index: 0, candidate: regressions(0, 2) });
-    event({ type: 'regression-finish', index: 1, candidate: regressions(1, 0) });
-    event({ type: 'repro-test-finish', writer: 0, test: generated });
-    event({ type: 'matrix-cell-finish', cell: { index: 0, writer: 0, outcome: 'passed', duration_ms: 10 } });
+    await event({ type: 'regression-finish', index: 0, candidate: regressions(0, 2) });
+    await event({ type: 'regression-finish', index: 1, candidate: regressions(1, 0) });
+    await event({ type: 'repro-test-finish', writer: 0, test: generated });
+    await event({ type: 'matrix-cell-finish', cell: { index: 0, writer: 0, outcome: 'passed', duration_ms: 10 } });
     // The crash came before candidate 1's cell finished.
-    expect(recoverInterrupted(store)).toEqual(['j']);
-    const job = store.getJob('j')!;
+    expect(await recoverInterrupted(store)).toEqual(['j']);
+    const job = (await store.getJob('j'))!;
     expect(job.status).toBe('interrupted');
     const result = job.result as Record<string, any>;
     expect(result.partial).toBe(true);
@@ -107,11 +107,11 @@ describe('interrupted jobs keep the execution evidence', () => {
       const jobId = response.json().job_id as string;
       // Interrupt as soon as the first check has recorded something.
       await new Promise<void>((resolve) => {
-        const stop = server.jobs.subscribe(
+        const subscription = server.jobs.subscribe(
           jobId,
           (event) => {
             if (event.type === 'regression-finish' || event.type === 'repro-test-finish') {
-              queueMicrotask(() => stop());
+              queueMicrotask(() => void subscription.then((stop) => stop()));
               resolve();
             }
           },

@@ -77,7 +77,9 @@ describe.skipIf(!hasBubblewrap())('regression check and reproduction tests witho
       expect(byIndex[1].checks).toEqual({ regressions: 2, repro_passed: 2, repro_total: 2 });
       expect(byIndex[0].checks).toEqual({ regressions: 0, repro_passed: 1, repro_total: 2 });
       const events =
-        server.jobs.get(job.job_id) && world ? (await server.app.inject({ method: 'GET', url: `/jobs/${job.job_id}/events` })).body : '';
+        (await server.jobs.get(job.job_id)) && world
+          ? (await server.app.inject({ method: 'GET', url: `/jobs/${job.job_id}/events` })).body
+          : '';
       for (const type of ['regression-finish', 'repro-test-finish', 'matrix-cell-finish', 'matrix-finish'])
         expect(events).toContain(`event: ${type}`);
       expect(openSandboxCount()).toBe(0);

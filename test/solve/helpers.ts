@@ -65,7 +65,7 @@ export async function createWorld(options: { sandboxes?: SandboxProvider } = {})
     sandboxes,
     async start(options = {}) {
       const store = createSqliteStore(dataDir);
-      recoverInterrupted(store);
+      await recoverInterrupted(store);
       const jobs = new JobManager(store);
       const app = await buildApp({
         jobs,

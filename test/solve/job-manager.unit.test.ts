@@ -58,9 +58,9 @@ function gate() {
   return { open, opened };
 }
 
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 200 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(check()).toBe(true);
+const until = async (check: () => boolean | Promise<boolean>) => {
+  for (let i = 0; i < 200 && !(await check()); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(await check()).toBe(true);
 };
 
 describe('job manager', () => {
@@ -69,22 +69,22 @@ describe('job manager', () => {
     const jobs = new JobManager(store, { maxRunning: 1 });
     const first = gate();
     const calls: string[] = [];
-    const a = jobs.start('solve', {}, async () => {
+    const a = await jobs.start('solve', {}, async () => {
       calls.push('a');
       await first.opened;
       return { ok: 'a' };
     });
-    const b = jobs.start('solve', {}, async () => {
+    const b = await jobs.start('solve', {}, async () => {
       calls.push('b');
       return { ok: 'b' };
     });
-    const c = jobs.start('solve', {}, async () => {
+    const c = await jobs.start('solve', {}, async () => {
       calls.push('c');
       return { ok: 'c' };
     });
-    await until(() => jobs.get(a.id).status === 'running');
-    expect(jobs.get(b.id).status).toBe('queued');
-    expect(jobs.get(c.id).status).toBe('queued');
+    await until(async () => (await jobs.get(a.id)).status === 'running');
+    expect((await jobs.get(b.id)).status).toBe('queued');
+    expect((await jobs.get(c.id)).status).toBe('queued');
 
     const cancelled = await jobs.cancel(b.id);
     expect(cancelled.status).toBe('cancelled');
@@ -100,7 +100,7 @@ describe('job manager', () => {
   it('keeps every event with the job: a subscriber after the end, even in another manager, gets them all, then the end', async () => {
     const store = createSqliteStore(':memory:');
     const jobs = new JobManager(store);
-    const job = jobs.start('solve', {}, async (_id, { emit }) => {
+    const job = await jobs.start('solve', {}, async (_id, { emit }) => {
       emit({ type: 'job-start', n: 1, waves: [1] });
       emit({ type: 'rollout-skip', index: 0, reason: 'test' });
       return {};
@@ -109,7 +109,7 @@ describe('job manager', () => {
     for (const manager of [jobs, new JobManager(store)]) {
       const seen: string[] = [];
       let ended = false;
-      manager.subscribe(
+      await manager.subscribe(
         job.id,
         (event) => seen.push(`${event.seq}:${event.type}`),
         () => (ended = true),
@@ -117,7 +117,7 @@ describe('job manager', () => {
       expect(seen).toEqual(['0:job-start', '1:rollout-skip', '2:job-finish']);
       expect(ended).toBe(true);
     }
-    expect(store.listEvents(job.id, 1).map((event) => event.type)).toEqual(['job-finish']);
+    expect((await store.listEvents(job.id, 1)).map((event) => event.type)).toEqual(['job-finish']);
     store.close();
   });
 
@@ -132,11 +132,11 @@ describe('job manager', () => {
     };
     const jobs = new JobManager(failing, { onStoreError: (error) => reported.push((error as Error).message) });
     const live: string[] = [];
-    const job = jobs.start('solve', {}, async (_id, { emit }) => {
+    const job = await jobs.start('solve', {}, async (_id, { emit }) => {
       emit({ type: 'job-start', n: 1, waves: [1] });
       return { ok: true };
     });
-    jobs.subscribe(
+    await jobs.subscribe(
       job.id,
       (event) => live.push(event.type),
       () => undefined,
@@ -147,11 +147,11 @@ describe('job manager', () => {
     store.close();
   });
 
-  it('after a crash: no rollout counts as running, and the result is the best finished candidate, marked partial', () => {
+  it('after a crash: no rollout counts as running, and the result is the best finished candidate, marked partial', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'wnw-jobs-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const before = createSqliteStore(dir);
-    before.createJob({
+    await before.createJob({
       id: 'j',
       kind: 'solve',
       request: { instance_id: 'demo', n: 4, verify: { enabled: true } },
@@ -159,25 +159,25 @@ describe('job manager', () => {
       progress: { rollouts_total: 4, rollouts_running: 2, rollouts_finished: 2, rollouts_failed: 0, scored: 2, verified: 2 },
     });
     // The resolved candidate scored lower than the unresolved one: hybrid selection (tests ran) prefers it.
-    before.putCandidate('j', 0, {
+    await before.putCandidate('j', 0, {
       status: 'finished',
       trajectory: trajectory('j', 0, patch(2)),
       score: score('j', 0, 0.4),
       verify: verify('j', 0, true),
     });
-    before.putCandidate('j', 1, {
+    await before.putCandidate('j', 1, {
       status: 'finished',
       trajectory: trajectory('j', 1, patch(3)),
       score: score('j', 1, 0.9),
       verify: verify('j', 1, false),
     });
-    before.putCandidate('j', 2, { status: 'running', trajectory: trajectory('j', 2, '') });
-    before.putCandidate('j', 3, { status: 'running' });
+    await before.putCandidate('j', 2, { status: 'running', trajectory: trajectory('j', 2, '') });
+    await before.putCandidate('j', 3, { status: 'running' });
     before.close();
 
     const after = createSqliteStore(dir);
-    expect(recoverInterrupted(after)).toEqual(['j']);
-    const job = after.getJob('j')!;
+    expect(await recoverInterrupted(after)).toEqual(['j']);
+    const job = (await after.getJob('j'))!;
     expect(job.status).toBe('interrupted');
     expect(job.progress.rollouts_running).toBe(0);
     const result = job.result as Record<string, any>;
@@ -191,10 +191,10 @@ describe('job manager', () => {
     after.close();
   });
 
-  it("after a crash: the partial selection reads the stored request's tests, so a candidate that edits the test runner is flagged", () => {
+  it("after a crash: the partial selection reads the stored request's tests, so a candidate that edits the test runner is flagged", async () => {
     const store = createSqliteStore(':memory:');
     onTestFinished(() => store.close());
-    store.createJob({
+    await store.createJob({
       id: 'j',
       kind: 'solve',
       request: { instance_id: 'demo', n: 2, verify: { enabled: true, test_command: 'python3 checks/run.py' } },
@@ -203,32 +203,32 @@ describe('job manager', () => {
     const editsRunner =
       'diff --git a/checks/run.py b/checks/run.py\n--- a/checks/run.py\n+++ b/checks/run.py\n@@ -1 +1 @@\n-check()\n+exit(0)\n';
     // Both resolved; the one that rewrote the runner scored higher and would win on value alone.
-    store.putCandidate('j', 0, {
+    await store.putCandidate('j', 0, {
       status: 'finished',
       trajectory: trajectory('j', 0, editsRunner),
       score: score('j', 0, 0.9),
       verify: verify('j', 0, true),
     });
-    store.putCandidate('j', 1, {
+    await store.putCandidate('j', 1, {
       status: 'finished',
       trajectory: trajectory('j', 1, patch(2)),
       score: score('j', 1, 0.4),
       verify: verify('j', 1, true),
     });
-    expect(recoverInterrupted(store)).toEqual(['j']);
-    const result = store.getJob('j')!.result as Record<string, any>;
+    expect(await recoverInterrupted(store)).toEqual(['j']);
+    const result = (await store.getJob('j'))!.result as Record<string, any>;
     expect(result.chosen).toMatchObject({ index: 1 });
     expect(JSON.stringify(result.selection)).toMatch(/edits-verified-file in checks\/run\.py/);
   });
 
-  it('after a crash: a rollout the stop rule had skipped says so in the partial result, as in a finished one', () => {
+  it('after a crash: a rollout the stop rule had skipped says so in the partial result, as in a finished one', async () => {
     const store = createSqliteStore(':memory:');
     onTestFinished(() => store.close());
-    store.createJob({ id: 'j', kind: 'solve', request: { instance_id: 'demo', n: 2 }, status: 'running' });
-    store.putCandidate('j', 0, { status: 'finished', trajectory: trajectory('j', 0, patch(2)), score: score('j', 0, 0.7) });
-    store.putCandidate('j', 1, { status: 'skipped' });
-    expect(recoverInterrupted(store)).toEqual(['j']);
-    const result = store.getJob('j')!.result as Record<string, any>;
+    await store.createJob({ id: 'j', kind: 'solve', request: { instance_id: 'demo', n: 2 }, status: 'running' });
+    await store.putCandidate('j', 0, { status: 'finished', trajectory: trajectory('j', 0, patch(2)), score: score('j', 0, 0.7) });
+    await store.putCandidate('j', 1, { status: 'skipped' });
+    expect(await recoverInterrupted(store)).toEqual(['j']);
+    const result = (await store.getJob('j'))!.result as Record<string, any>;
     expect(result.candidates).toEqual([
       {
         index: 0,
@@ -263,23 +263,25 @@ describe('job manager', () => {
   it('at shutdown: an interrupted solve job answers with the best candidate it had finished, marked partial', async () => {
     const store = createSqliteStore(':memory:');
     const jobs = new JobManager(store);
-    const job = jobs.start('solve', { instance_id: 'demo', n: 2, verify: { enabled: false } }, async (jobId, { signal }) => {
-      store.putCandidate(jobId, 0, { status: 'finished', trajectory: trajectory(jobId, 0, patch(2)), score: score(jobId, 0, 0.7) });
-      store.putCandidate(jobId, 1, { status: 'running' });
+    const job = await jobs.start('solve', { instance_id: 'demo', n: 2, verify: { enabled: false } }, async (jobId, { signal }) => {
+      await store.putCandidate(jobId, 0, { status: 'finished', trajectory: trajectory(jobId, 0, patch(2)), score: score(jobId, 0, 0.7) });
+      await store.putCandidate(jobId, 1, { status: 'running' });
       await untilAborted(signal);
     });
-    for (let i = 0; i < 200 && store.listCandidates(job.id).length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let i = 0; i < 200 && (await store.listCandidates(job.id)).length < 2; i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     const stopped = await jobs.cancel(job.id, 'interrupted');
     expect(stopped.status).toBe('interrupted');
     const result = stopped.result as Record<string, any>;
     expect(result).toMatchObject({ partial: true, chosen: { index: 0, trajectory_id: `${job.id}/0`, value: 0.7 } });
     expect(result.selection.strategy).toBe('value');
     // A client's cancel keeps what had finished too (status cancelled, result partial).
-    const other = jobs.start('solve', { instance_id: 'demo', n: 2, verify: { enabled: false } }, async (jobId, { signal }) => {
-      store.putCandidate(jobId, 0, { status: 'finished', trajectory: trajectory(jobId, 0, patch(2)), score: score(jobId, 0, 0.6) });
+    const other = await jobs.start('solve', { instance_id: 'demo', n: 2, verify: { enabled: false } }, async (jobId, { signal }) => {
+      await store.putCandidate(jobId, 0, { status: 'finished', trajectory: trajectory(jobId, 0, patch(2)), score: score(jobId, 0, 0.6) });
       await untilAborted(signal);
     });
-    for (let i = 0; i < 200 && store.listCandidates(other.id).length < 1; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let i = 0; i < 200 && (await store.listCandidates(other.id)).length < 1; i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     const cancelled = await jobs.cancel(other.id);
     expect(cancelled.status).toBe('cancelled');
     expect(cancelled.result).toMatchObject({ partial: true, chosen: { index: 0, value: 0.6 } });
@@ -291,14 +293,14 @@ describe('job manager', () => {
     const store = createSqliteStore(':memory:');
     const failing: JobStore = {
       ...store,
-      updateJob(id, update) {
+      async updateJob(id, update) {
         if (update.status === 'succeeded' || update.status === 'failed') throw new Error('database is locked');
-        return store.updateJob(id, update);
+        return await store.updateJob(id, update);
       },
     };
     const reported: string[] = [];
     const jobs = new JobManager(failing, { onStoreError: (error, jobId) => reported.push(`${jobId}: ${(error as Error).message}`) });
-    const job = jobs.start('solve', {}, async () => ({}));
+    const job = await jobs.start('solve', {}, async () => ({}));
     await jobs.wait(job.id);
     expect(reported).toEqual([`${job.id}: database is locked`]);
     store.close();

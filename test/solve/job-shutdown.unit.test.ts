@@ -8,17 +8,17 @@ describe('job manager shutdown', () => {
     const store = createSqliteStore(':memory:');
     const jobs = new JobManager(store);
     let release!: () => void;
-    const stubborn = jobs.start('solve', {}, () => new Promise((resolve) => (release = () => resolve({}))));
-    const polite = jobs.start(
+    const stubborn = await jobs.start('solve', {}, () => new Promise((resolve) => (release = () => resolve({}))));
+    const polite = await jobs.start(
       'solve',
       {},
       (_id, { signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
     );
-    for (let i = 0; i < 200 && (!jobs.isRunning(stubborn.id) || jobs.get(polite.id).status !== 'running'); i += 1)
+    for (let i = 0; i < 200 && (!jobs.isRunning(stubborn.id) || (await jobs.get(polite.id)).status !== 'running'); i += 1)
       await new Promise((resolve) => setTimeout(resolve, 5));
 
     expect(await jobs.shutdown({ graceMs: 200 })).toEqual([stubborn.id]);
-    expect(jobs.get(polite.id).status).toBe('interrupted');
+    expect((await jobs.get(polite.id)).status).toBe('interrupted');
     expect(jobs.isRunning(stubborn.id)).toBe(true);
 
     release();

@@ -176,9 +176,9 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
       expect(job.result.chosen.index).toBe(0);
 
       // The store keeps the configuration with each trajectory; the events announce it.
-      const stored = server.store.listCandidates(job.job_id);
+      const stored = await server.store.listCandidates(job.job_id);
       expect(stored.map((c) => (c.trajectory!.meta.config as Record<string, unknown>).run)).toEqual(['steady', 'lucky', 'lucky']);
-      const events = server.store.listEvents(job.job_id) as Array<Record<string, unknown>>;
+      const events = (await server.store.listEvents(job.job_id)) as Array<Record<string, unknown>>;
       const start = events.find((event) => event.type === 'job-start')!;
       expect(start).toMatchObject({
         n: 3,
@@ -209,7 +209,7 @@ describe.skipIf(!hasBubblewrap())('a mixed-policy /solve job (local sandboxes, r
     }
 
     // train --from-store learns a prior per configuration from the mixed job's verified candidates.
-    const rows = labelledFromStore(world.dataDir);
+    const rows = await labelledFromStore(world.dataDir);
     const priors = fitPriors(rows.map((row) => ({ trajectory: row.trajectory, repo: row.repo, resolved: row.resolved })));
     const steady = configKey({ source: configs[0]!.source, meta: { config: configs[0]!.config } } as Pick<Trajectory, 'source' | 'meta'>);
     expect(priors.configs[steady]).toEqual({ n: 1, resolved: 1 });

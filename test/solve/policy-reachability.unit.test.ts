@@ -56,7 +56,7 @@ describe('policy reachability', () => {
     expect(job.error.message).toContain(`127.0.0.1:${port}`);
     expect(job.error.message).toContain('ECONNREFUSED');
     // No rollout ran, so none failed on its own.
-    expect(server.store.listCandidates(job.id).filter((candidate) => candidate.status === 'failed')).toEqual([]);
+    expect((await server.store.listCandidates(job.id)).filter((candidate) => candidate.status === 'failed')).toEqual([]);
   });
 
   it('counts any HTTP answer as reachable, and a refused connection or unknown host as not', async () => {
@@ -117,7 +117,7 @@ describe('policy.timeout_s bounds the whole policy call, the look before the rol
     expect(tarpit.connections).toBeGreaterThan(0);
     // Timeout 1 s: a generous margin for a loaded machine, far below the 10 s the look alone used to wait.
     expect(elapsed).toBeLessThan(3_000);
-    expect(server.store.listCandidates(job.id).filter((candidate) => candidate.status === 'failed')).toEqual([]);
+    expect((await server.store.listCandidates(job.id)).filter((candidate) => candidate.status === 'failed')).toEqual([]);
   });
 
   it('the look alone waits no longer than the policy timeout', async () => {

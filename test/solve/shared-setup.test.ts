@@ -85,7 +85,7 @@ describe.skipIf(!hasBubblewrap())('shared setup and forks', () => {
       const job = response.json();
       expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
       const types: string[] = [];
-      server.jobs.subscribe(
+      await server.jobs.subscribe(
         job.job_id,
         (event) => types.push(event.type),
         () => undefined,
@@ -135,11 +135,11 @@ describe.skipIf(!hasBubblewrap())('shared setup and forks', () => {
       expect(response.statusCode, response.body).toBe(202);
       const jobId = response.json().job_id as string;
       await new Promise<void>((resolve) => {
-        const stop = server.jobs.subscribe(
+        const subscription = server.jobs.subscribe(
           jobId,
           (event) => {
             if (event.type === 'rollout-start') {
-              queueMicrotask(() => stop());
+              queueMicrotask(() => void subscription.then((stop) => stop()));
               resolve();
             }
           },

@@ -41,7 +41,7 @@ describe.skipIf(!hasBubblewrap())('POST /solve with huge, empty, symlink and oth
     try {
       const response = await server.app.inject({ method: 'POST', url: '/solve?wait=true', payload: solveBody(world.repo, extra) });
       const job = response.json();
-      const events = server.app.winnower.store.listEvents(job.job_id) as unknown as JobEvent[];
+      const events = (await server.app.winnower.store.listEvents(job.job_id)) as unknown as JobEvent[];
       const view = (await server.app.inject({ method: 'GET', url: `/jobs/${job.job_id}` })).json();
       const listed = (await server.app.inject({ method: 'GET', url: '/jobs' }))
         .json()

@@ -46,8 +46,8 @@ describe.skipIf(!hasBubblewrap())('train --from-store on a store filled by real 
     await world?.close();
   });
 
-  it('reads every verified candidate as a labelled row (resolved or not), one pool per job, the job issue as task', () => {
-    const rows = labelledFromStore(world.dataDir);
+  it('reads every verified candidate as a labelled row (resolved or not), one pool per job, the job issue as task', async () => {
+    const rows = await labelledFromStore(world.dataDir);
     // Per job: the wrong fix (unresolved) and the correct fix (resolved); "gives up" made no patch and was not verified.
     expect(rows).toHaveLength(2 * INSTANCES.length);
     expect(new Set(rows.map((row) => row.pool)).size).toBe(INSTANCES.length);
@@ -107,7 +107,7 @@ describe.skipIf(!hasBubblewrap())('train --from-store on a store filled by real 
     // Every candidate with a trajectory: the gives-up rollouts too (3 per job).
     expect(documents).toHaveLength(3 * INSTANCES.length);
     for (const document of documents) expect(validateAtif(document).errors).toEqual([]);
-    const exported = labelledFromStore(world.dataDir);
+    const exported = await labelledFromStore(world.dataDir);
     const imported = await importTrajectories(out);
     const byId = new Map(imported.items.map((trajectory) => [trajectory.id, trajectory]));
     for (const row of exported) expect(byId.get(row.trajectory.id)?.messages).toEqual(row.trajectory.messages);

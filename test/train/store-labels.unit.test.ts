@@ -33,13 +33,13 @@ const CASES: Array<{ name: string; status: VerifyStatus; extra?: Partial<VerifyR
 ];
 
 /** A store with one solve job whose candidates came out as CASES, in order. */
-function storeWithOutcomes(): string {
+async function storeWithOutcomes(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'wnw-labels-'));
   dirs.push(dir);
   const store = createSqliteStore(dir);
   try {
-    store.createJob({ id: 'job1', kind: 'solve', request: { issue: 'Fix add.', repo: { path: '/srv/calc' } } });
-    CASES.forEach(({ name, status, extra }, index) => {
+    await store.createJob({ id: 'job1', kind: 'solve', request: { issue: 'Fix add.', repo: { path: '/srv/calc' } } });
+    for (const [index, { name, status, extra }] of CASES.entries()) {
       const id = `job1/${index}`;
       const trajectory = Trajectory.parse({
         id,
@@ -51,18 +51,18 @@ function storeWithOutcomes(): string {
         meta: { seed: index },
       });
       const verify: VerifyResult = { ...verified(id, status, 'calc-1'), ...extra };
-      store.putCandidate('job1', index, { status: 'finished', trajectory, verify });
-    });
-    store.updateJob('job1', { status: 'succeeded', result: { chosen: { index: 0 } } });
+      await store.putCandidate('job1', index, { status: 'finished', trajectory, verify });
+    }
+    await store.updateJob('job1', { status: 'succeeded', result: { chosen: { index: 0 } } });
   } finally {
-    store.close();
+    await store.close();
   }
   return dir;
 }
 
 describe('training rows from a job store', () => {
   it('never count a check that could not run as unresolved', async () => {
-    const dir = storeWithOutcomes();
+    const dir = await storeWithOutcomes();
     const rows = await labelledFromStore(dir);
     expect(rows.map((row) => [row.trajectory.id, row.resolved])).toEqual([
       ['job1/0', true],
@@ -77,7 +77,7 @@ describe('training rows from a job store', () => {
   });
 
   it('jobs export --labelled writes only the candidates whose tests ran, and the bundle says could_not_run', async () => {
-    const dir = storeWithOutcomes();
+    const dir = await storeWithOutcomes();
     vi.spyOn(console, 'log').mockImplementation(() => undefined);
     const out = join(dir, 'labelled.jsonl');
     await exportCandidates({ dataDir: dir, labelled: true, out });

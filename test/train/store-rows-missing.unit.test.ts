@@ -21,17 +21,17 @@ function scratch(): string {
 }
 
 describe('candidatesFromStore without a job store', () => {
-  it('refuses a folder that does not exist, naming it, and creates nothing', () => {
+  it('refuses a folder that does not exist, naming it, and creates nothing', async () => {
     const missing = join(scratch(), 'winower');
-    expect(() => candidatesFromStore(missing)).toThrow(
+    await expect(candidatesFromStore(missing)).rejects.toThrow(
       expect.objectContaining({ code: 'WNW_ERR_INPUT_INVALID', message: expect.stringContaining(`no job store at ${missing}`) }),
     );
     expect(existsSync(missing)).toBe(false);
   });
 
-  it('refuses a folder without winnower.db and leaves it as it was', () => {
+  it('refuses a folder without winnower.db and leaves it as it was', async () => {
     const dir = scratch();
-    expect(() => candidatesFromStore(dir, { labelledOnly: false })).toThrow(/no winnower\.db there/);
+    await expect(candidatesFromStore(dir, { labelledOnly: false })).rejects.toThrow(/no winnower\.db there/);
     expect(readdirSync(dir)).toEqual([]);
   });
 });

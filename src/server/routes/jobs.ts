@@ -55,7 +55,7 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       const { status, kind, limit, cursor } = request.query;
       const createdAfter = request.query.created_after === undefined ? undefined : new Date(request.query.created_after).toISOString();
       // One more than asked: whether it exists says whether there is a next page.
-      const rows = app.winnower.store.listJobs({
+      const rows = await app.winnower.store.listJobs({
         status,
         kind,
         createdAfter,
@@ -76,7 +76,8 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: JobView, ...errorResponses(400, 404, 414, ...COMMON_ERRORS) },
       },
     },
-    async (request) => jobView(app.winnower.store, app.winnower.jobs.get(request.params.id), { trajectories: request.query.trajectories }),
+    async (request) =>
+      jobView(app.winnower.store, await app.winnower.jobs.get(request.params.id), { trajectories: request.query.trajectories }),
   );
 
   app.get(
@@ -97,8 +98,8 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const { id, n } = request.params;
-      const job = app.winnower.jobs.get(id);
-      const candidates = app.winnower.store.listCandidates(job.id);
+      const job = await app.winnower.jobs.get(id);
+      const candidates = await app.winnower.store.listCandidates(job.id);
       const trajectory = candidates.find((candidate) => candidate.index === n)?.trajectory;
       if (!trajectory)
         throw wnwError(
@@ -131,13 +132,13 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       const id = request.params.id;
       // Cancelling and deleting are separate asks, so a repeated cancel can never delete a result.
       if (!request.query.purge) return jobView(store, await jobs.cancel(id));
-      const job = jobs.get(id);
+      const job = await jobs.get(id);
       if (!TERMINAL_JOB_STATUSES.includes(job.status) || jobs.isRunning(id)) {
         throw wnwError('WNW_ERR_JOB_STATE', `job ${id} is ${job.status}: cancel it first (DELETE /jobs/${id}), then purge it`, {
           details: { job_id: id, status: job.status },
         });
       }
-      store.deleteJob(id);
+      await store.deleteJob(id);
       return reply.status(204).send(null);
     },
   );
@@ -150,7 +151,7 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       const { jobs } = app.winnower;
       // A client reconnecting with Last-Event-ID gets only the events after the last one it saw.
       const after = lastEventId(request.headers['last-event-id']);
-      const job = jobs.get(request.params.id);
+      const job = await jobs.get(request.params.id);
       reply.hijack();
       const raw = reply.raw;
       raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -159,30 +160,45 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       };
       // A comment line now and then keeps proxies from closing a quiet stream.
       const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), 15_000).unref();
-      const end = () => {
+      const end = async () => {
         clearInterval(heartbeat);
-        if (!jobs.isRunning(job.id)) {
-          const final = jobs.get(job.id);
-          // A job with no stored end (kept by a version that did not store events) still tells its outcome.
-          if (!sawFinish) send({ type: 'job-finish', status: final.status, ...(final.error ? { error: final.error.message } : {}) });
+        // A job with no stored end (kept by a version that did not store events) still tells its outcome.
+        if (!sawFinish && !jobs.isRunning(job.id)) {
+          const final = await jobs.get(job.id).catch(() => undefined);
+          if (final) send({ type: 'job-finish', status: final.status, ...(final.error ? { error: final.error.message } : {}) });
         }
         raw.end();
       };
       let sawFinish = false;
-      const unsubscribe = jobs.subscribe(
-        job.id,
-        (event) => {
-          // One the client already has counts too: it saw the end.
-          if (event.type === 'job-finish') sawFinish = true;
-          if (event.seq <= after) return;
-          send(event);
-        },
-        end,
-      );
+      let closed = false;
+      let unsubscribe = () => {};
       request.raw.on('close', () => {
+        closed = true;
         clearInterval(heartbeat);
         unsubscribe();
       });
+      let stop: () => void;
+      try {
+        stop = await jobs.subscribe(
+          job.id,
+          (event) => {
+            // One the client already has counts too: it saw the end.
+            if (event.type === 'job-finish') sawFinish = true;
+            if (event.seq <= after) return;
+            send(event);
+          },
+          () => void end(),
+        );
+      } catch (error) {
+        // The stream has begun, so no error body can follow: the client sees it end and reconnects.
+        request.log.warn({ err: error, job_id: job.id }, 'could not read the job events');
+        clearInterval(heartbeat);
+        raw.end();
+        return;
+      }
+      // A client gone while the subscription was being set up leaves no listener behind.
+      if (closed) stop();
+      else unsubscribe = stop;
     },
   );
 };

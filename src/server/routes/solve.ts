@@ -83,7 +83,7 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       // An explicit fork the provider cannot make is refused now, not run some other way.
       await inBody(() => checkSetupFork(body, solveDeps.sandboxes));
       // The job store keeps the request without its secrets; the job gets them.
-      const job = jobs.start(
+      const job = await jobs.start(
         'solve',
         redactRequest(body),
         solveJob(withReadiness(solveDeps, app.winnower.scorerReadiness), app.winnower.valueModel, body),
@@ -93,7 +93,7 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       }
       // A client that disconnects while waiting cancels nothing: the job is there to fetch later.
       const finished = await jobs.wait(job.id);
-      return reply.status(200).send(jobView(store, finished));
+      return reply.status(200).send(await jobView(store, finished));
     },
   );
 };

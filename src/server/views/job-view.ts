@@ -24,7 +24,8 @@ function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
   };
 }
 
-export function jobView(store: JobStore, job: JobRecord, options: { trajectories?: boolean } = {}): z.input<typeof JobView> {
+export async function jobView(store: JobStore, job: JobRecord, options: { trajectories?: boolean } = {}): Promise<z.input<typeof JobView>> {
+  const candidates = await store.listCandidates(job.id);
   return {
     job_id: job.id,
     kind: job.kind,
@@ -33,7 +34,7 @@ export function jobView(store: JobStore, job: JobRecord, options: { trajectories
     created_at: job.created_at,
     updated_at: job.updated_at,
     error: job.error,
-    candidates: store.listCandidates(job.id).map((candidate) => candidateView(candidate, options.trajectories ?? false)),
+    candidates: candidates.map((candidate) => candidateView(candidate, options.trajectories ?? false)),
     // As stored by the job that produced it (a SolveResult, or a partial one).
     result: resultView(job.result as z.input<typeof JobView>['result']),
   };
