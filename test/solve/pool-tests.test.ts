@@ -128,7 +128,9 @@ describe.skipIf(!hasBubblewrap())('/solve: tests from the pool without a test li
     } finally {
       await server.close();
     }
-  });
+    // Four rollouts, then every candidate against every pool test: a dozen sandboxes, which on a
+    // loaded 2-core machine outlast the default 30 s.
+  }, 120_000);
 
   it('refuses a bad pool_tests field at submit, naming it', async () => {
     const server = await world.start();
