@@ -11,5 +11,8 @@ export const CLI_VIA_TSX = process.env.WINNOWER_TEST_CLI === 'tsx';
 
 /** argv (after `node`) that runs `winnower <args...>`. */
 export function cliArgv(args: string[]): string[] {
-  return CLI_VIA_TSX ? ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), ...args] : [join(REPO_ROOT, 'bin/winnower.js'), ...args];
+  // tsx's loader by its resolved URL: a bare `tsx` resolves from the child's cwd, which tests set outside the repository.
+  return CLI_VIA_TSX
+    ? ['--import', import.meta.resolve('tsx'), join(REPO_ROOT, 'src/cli/main.ts'), ...args]
+    : [join(REPO_ROOT, 'bin/winnower.js'), ...args];
 }
