@@ -10,6 +10,7 @@ import { demoDir, demoHarnessRecordings, demoRecordings, demoSolveBody } from '.
 import { formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
 import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
 import { createRuntime } from './runtime.js';
+import { sandboxLimitsLine } from './sandbox-limits-line.js';
 import type { DemoFlags } from './demo.js';
 
 async function followEvents(url: string, onEvent: (type: string, data: Record<string, unknown>) => void): Promise<void> {
@@ -45,16 +46,6 @@ function harnessReady(name: string): boolean {
   return true;
 }
 
-/** A sandbox description's value as one line: nested settings as `key value` pairs, lists by their length. */
-function plainValue(value: unknown): string {
-  if (Array.isArray(value)) return `${value.length} item${value.length === 1 ? '' : 's'}`;
-  if (value !== null && typeof value === 'object')
-    return `{${Object.entries(value)
-      .map(([key, inner]) => `${key} ${plainValue(inner)}`)
-      .join(', ')}}`;
-  return String(value);
-}
-
 export async function runDemo(flags: DemoFlags): Promise<void> {
   const started = Date.now();
   const harness = flags.harness && flags.harness !== BUILTIN_HARNESS ? flags.harness : undefined;
@@ -87,12 +78,10 @@ export async function runDemo(flags: DemoFlags): Promise<void> {
   const runtime = await createRuntime(config, { logger: { level: 'warn' } });
   try {
     const description = await runtime.sandboxes.describe();
-    const limits = Object.entries((description.limits as Record<string, unknown> | undefined) ?? {})
-      .map(([name, how]) => `${name}: ${plainValue(how)}`)
-      .join(', ');
+    const limits = description.limits === undefined ? undefined : sandboxLimitsLine(description.limits);
     console.log(`  sandbox: ${runtime.sandboxes.name}${description.isolation ? ` — ${String(description.isolation)}` : ''}`);
     if (description.workspace || limits)
-      console.log(`           workspaces: ${String(description.workspace ?? '?')}; limits: ${limits || 'none'}`);
+      console.log(`           workspaces: ${String(description.workspace ?? '?')}; limits: ${limits ?? 'none'}`);
     console.log(`  scorer:  ${runtime.valueModel.current.scorer.backend} ${runtime.valueModel.current.scorer.model}`);
     const address = await runtime.app.listen({ host: '127.0.0.1', port: 0 });
     const givenTests = flags.givenTests !== false;

@@ -67,6 +67,7 @@ export function formatEvent(type: string, data: Record<string, unknown>): string
         ? `setup failed after ${data.duration_ms} ms: ${data.error}`
         : `setup done in ${data.duration_ms} ms, snapshot ${data.snapshot_bytes} B`,
     'rollout-skip': () => `rollout ${data.index} skipped: ${data.reason}`,
+    'rollout-reuse': () => `rollout ${data.index} finished in the earlier job: ${data.from}, not run again`,
     'candidate-unusable': () => `candidate ${data.index}: ${data.reason}, not scored or tested`,
     'score-available': () => `candidate ${data.index} value ${typeof data.value === 'number' ? data.value.toFixed(3) : 'n/a'}`,
     'verify-finish': () => `candidate ${data.index} tests: ${data.status}${data.other_failures ? ` (${data.other_failures})` : ''}`,

@@ -115,6 +115,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
     ...(flags.stopAt !== undefined ? { stop_rule: { min_value: flags.stopAt, require_resolved: verifying } } : {}),
     ...(flags.strategy ? { strategy: flags.strategy } : {}),
     ...(judge ? { judge } : {}),
+    ...(flags.retryOf ? { retry_of: flags.retryOf } : {}),
   };
 
   // A repository that is not there (or lacks the commit) is an error now, before the runtime loads or any rollout starts.

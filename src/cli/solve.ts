@@ -50,6 +50,7 @@ export interface SolveFlags extends JudgeFlags {
   harnessModel?: string;
   out?: string;
   patchOut?: string;
+  retryOf?: string;
 }
 
 export function registerSolveCommand(program: Command): void {
@@ -136,6 +137,10 @@ export function registerSolveCommand(program: Command): void {
     .option('--harness-model <name>', 'the model name the harness is told (default: the policy model)')
     .option('--out <file>', 'write the whole job (every candidate and trajectory) as JSON')
     .option('--patch-out <file>', 'write the chosen patch')
+    .option(
+      '--retry-of <job>',
+      'retry that job of the job store (server.data_dir) with the same flags: only its rollouts that did not finish run again, each with its seed',
+    )
     .addHelpText(
       'after',
       `\nExit status: 0 a patch was chosen; 1 the job failed or was cancelled; 2 a request or setting it cannot run (the field is named);\n` +

@@ -19,7 +19,15 @@ import { pushAll } from '../util/large-arrays.js';
 export * from './types.js';
 export { TRAJECTORY_FORMATS, detectFormat, detectValueFormat, type TrajectoryFormat } from './detect.js';
 export { expandInputs, isGlob } from './expand-inputs.js';
-export { labelKey, lookupLabel, labelsFromTrajectories, type Labels, type LabelOptions, type LabelsResult } from './labels.js';
+export {
+  applyLabelFiles,
+  labelKey,
+  lookupLabel,
+  labelsFromTrajectories,
+  type Labels,
+  type LabelOptions,
+  type LabelsResult,
+} from './labels.js';
 export { formatPath } from './issues.js';
 
 const IMPORTERS: Record<TrajectoryFormat, (file: string, options: ImportOptions) => Promise<ImportResult<Trajectory>>> = {
@@ -151,9 +159,11 @@ export async function importTasks(
 export async function importLabels(paths: string | readonly string[], options: LabelOptions = {}): Promise<LabelsResult> {
   const issues = new IssueCollector(options.onInvalid);
   const labels: Labels = new Map();
+  const couldNotRun = new Set<string>();
   for (const file of await expandInputs(typeof paths === 'string' ? [paths] : paths)) {
     const result = await importSwebenchLabels(file, options);
     pushAll(issues.issues, result.issues);
+    for (const key of result.couldNotRun) couldNotRun.add(key);
     for (const [key, resolved] of result.labels) {
       const previous = labels.get(key);
       if (previous !== undefined && previous !== resolved) {
@@ -163,7 +173,8 @@ export async function importLabels(paths: string | readonly string[], options: L
       labels.set(key, resolved);
     }
   }
-  return { labels, issues: issues.issues };
+  for (const key of labels.keys()) couldNotRun.delete(key);
+  return { labels, couldNotRun, issues: issues.issues };
 }
 
 export { importSwebenchPredictions, predictionToTrajectory } from './swebench-predictions.js';

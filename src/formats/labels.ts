@@ -11,6 +11,13 @@ export type Labels = Map<string, boolean>;
 
 export interface LabelsResult {
   labels: Labels;
+  /**
+   * Candidates (`${source}/${instance_id}`) whose evaluation could not run (a harness report's
+   * `error_ids`, or a row with `resolved: null`) and that no verdict labels: no label, and never
+   * an unresolved one. A reader of several label files drops a label they carry from elsewhere
+   * (a row's own `meta.resolved`) unless a file gives a verdict.
+   */
+  couldNotRun: Set<string>;
   issues: ImportIssue[];
 }
 
@@ -23,16 +30,25 @@ export interface LabelOptions extends ImportOptions {
   source?: string;
 }
 
-/** One label row: `{instance_id, source, resolved}`; predictions rows with `resolved` fit too. */
+/**
+ * One label row: `{instance_id, source, resolved}`; predictions rows with `resolved` fit too.
+ * `resolved: null` says the evaluation could not run: no verdict, and never an unresolved one.
+ */
 export const LabelRecord = z.looseObject({
   instance_id: z.string().min(1),
-  resolved: z.boolean(),
+  resolved: z.boolean().nullable(),
   source: z.string().min(1).optional(),
   model_name_or_path: z.string().min(1).optional(),
 });
 
 /** Id lists in a report that are not evaluation outcomes. */
 const UNLABELLED_LISTS = new Set(['incomplete_ids']);
+/**
+ * Id lists of instances the harness could not evaluate (an image that did not build, an
+ * evaluation that errored or timed out): says nothing about the patch, so never unresolved. They
+ * are in `submitted_ids` too, so they are set apart before any other list is read.
+ */
+const COULD_NOT_RUN_LISTS = ['error_ids'];
 
 export function labelKey(source: string, instanceId: string): string {
   return `${source}/${instanceId}`;
@@ -59,15 +75,20 @@ function isIdListReport(value: Record<string, unknown>): boolean {
   return Array.isArray(list) && list.every((id) => typeof id === 'string');
 }
 
-/** Report lists → one record per instance: resolved when listed as resolved, else unresolved. */
+/**
+ * Report lists → one record per instance: resolved when listed as resolved, else could not run
+ * when listed as such (`resolved: null`), else unresolved.
+ */
 function splitIdListReport(report: Record<string, unknown>): DocumentRecord[] {
   const resolved = new Set((report.resolved_ids ?? report.resolved) as string[]);
+  const couldNotRun = new Set(COULD_NOT_RUN_LISTS.flatMap((key) => stringList(report[key])));
   const seen = new Set<string>();
   const out: DocumentRecord[] = [];
   const add = (id: string): void => {
     if (seen.has(id)) return;
     seen.add(id);
-    out.push({ value: { instance_id: id, resolved: resolved.has(id) }, record: id });
+    const verdict = resolved.has(id) ? true : couldNotRun.has(id) ? null : false;
+    out.push({ value: { instance_id: id, resolved: verdict }, record: id });
   };
   for (const id of resolved) add(id);
   for (const [key, list] of Object.entries(report)) {
@@ -75,6 +96,10 @@ function splitIdListReport(report: Record<string, unknown>): DocumentRecord[] {
     for (const id of list) if (typeof id === 'string') add(id);
   }
   return out;
+}
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((id): id is string => typeof id === 'string') : [];
 }
 
 function splitLabels(file: string, options: LabelOptions): (document: unknown) => DocumentRecord[] {
@@ -117,7 +142,12 @@ export async function importSwebenchLabels(file: string, options: LabelOptions =
     issues,
   );
   const labels: Labels = new Map();
+  const couldNotRun = new Set<string>();
   for (const { key, resolved, context } of result.items) {
+    if (resolved === null) {
+      couldNotRun.add(key);
+      continue;
+    }
     const previous = labels.get(key);
     if (previous !== undefined && previous !== resolved) {
       issues.report(context, 'resolved', `conflicting labels for ${key}: ${previous} and ${resolved}`);
@@ -125,5 +155,15 @@ export async function importSwebenchLabels(file: string, options: LabelOptions =
     }
     labels.set(key, resolved);
   }
-  return { labels, issues: issues.issues };
+  for (const key of labels.keys()) couldNotRun.delete(key);
+  return { labels, couldNotRun, issues: issues.issues };
+}
+
+/**
+ * Label files' verdicts over labels from elsewhere (the rows' own `meta.resolved`): a file's
+ * verdict wins, and a candidate a file says could not run loses the label it had.
+ */
+export function applyLabelFiles(labels: Labels, files: readonly LabelsResult[]): void {
+  for (const file of files) for (const key of file.couldNotRun) labels.delete(key);
+  for (const file of files) for (const [key, resolved] of file.labels) labels.set(key, resolved);
 }

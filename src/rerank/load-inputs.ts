@@ -6,7 +6,15 @@
  * text), or an error under `strict`.
  */
 import { wnwError } from '../errors.js';
-import { importLabels, importTasks, labelsFromTrajectories, type ImportIssue, type Labels } from '../formats/index.js';
+import {
+  applyLabelFiles,
+  importLabels,
+  importTasks,
+  labelsFromTrajectories,
+  type ImportIssue,
+  type Labels,
+  type LabelsResult,
+} from '../formats/index.js';
 import { atifUnknownWarning } from '../formats/atif/atif-warnings.js';
 import { importRuns, namedInput } from '../formats/import-runs.js';
 import type { Trajectory } from '../types/index.js';
@@ -52,6 +60,7 @@ export async function loadInputs(options: RerankBatchOptions): Promise<RerankInp
       });
       report(result.issues);
     }
+    const files: LabelsResult[] = [];
     for (const input of (options.labels ?? []).map(namedInput)) {
       // A SWE-bench results.json names no run: `NAME=results.json` says which one it labels.
       const result = await importLabels(input.path, {
@@ -60,8 +69,9 @@ export async function loadInputs(options: RerankBatchOptions): Promise<RerankInp
         ...(input.name ? { source: input.name } : {}),
       });
       report(result.issues);
-      for (const [key, value] of result.labels) labels.set(key, value);
+      files.push(result);
     }
+    applyLabelFiles(labels, files);
 
     const atifWarning = atifUnknownWarning(atif);
     const warnings = [

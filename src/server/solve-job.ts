@@ -9,8 +9,15 @@ import { scoredBy } from '../scoring/scorer-identity.js';
 import type { JobRunner } from '../solve/job-manager.js';
 import { runSolve, type SolveDeps } from '../solve/run-solve.js';
 import type { SolveRequest } from '../solve/solve-request.js';
+import type { Trajectory } from '../types/index.js';
 
-export function solveJob(deps: Omit<SolveDeps, 'valueModel'>, served: ServedValueModel | undefined, request: SolveRequest): JobRunner {
+/** `reuse`: a retry's finished rollouts of the earlier job, by index (guards/retry-of.ts). */
+export function solveJob(
+  deps: Omit<SolveDeps, 'valueModel'>,
+  served: ServedValueModel | undefined,
+  request: SolveRequest,
+  reuse?: ReadonlyMap<number, Trajectory>,
+): JobRunner {
   return async (jobId, hooks) => {
     const pinned = pinValueModel(served);
     try {
@@ -18,10 +25,13 @@ export function solveJob(deps: Omit<SolveDeps, 'valueModel'>, served: ServedValu
       // The event type is the pipeline's; the server adds the field (stored and streamed with it).
       const emit: typeof hooks.emit = (event) =>
         hooks.emit(event.type === 'job-start' ? ({ ...event, scorer: identity ?? null } as typeof event) : event);
-      const result = await runSolve(pinned.valueModel ? { ...deps, valueModel: pinned.valueModel } : deps, jobId, request, {
-        ...hooks,
-        emit,
-      });
+      const result = await runSolve(
+        pinned.valueModel ? { ...deps, valueModel: pinned.valueModel } : deps,
+        jobId,
+        request,
+        { ...hooks, emit },
+        reuse,
+      );
       return { ...result, scored_by: scoredBy(identity, result.selection.strategy) };
     } finally {
       pinned.release();

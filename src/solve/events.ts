@@ -34,6 +34,8 @@ export type JobEventBody =
       error?: string;
     }
   | { type: 'rollout-skip'; index: number; reason: string }
+  /** A retry (`retry_of`): rollout `index` finished in the earlier job, whose candidate `from` is taken as it is, not run again. */
+  | { type: 'rollout-reuse'; index: number; from: string }
   /** A finished candidate whose patch can never be chosen (no patch, unparseable, refused by the patch rules): not scored or tested. */
   | { type: 'candidate-unusable'; index: number; kind: string; reason: string }
   | { type: 'score-available'; index: number; value: number | null; error?: string }

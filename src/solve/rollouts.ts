@@ -32,11 +32,27 @@ export function withConfig(slot: Slot, trajectory: Trajectory): Trajectory {
   return { ...trajectory, meta: { ...trajectory.meta, config: { ...base, ...slot.config } } };
 }
 
+/**
+ * A retry's rollout that finished in the earlier job: its trajectory (id and seed those of the
+ * earlier job's candidate) is this job's candidate, evaluated again like any other; no sandbox, no policy.
+ */
+async function reuseRollout(context: SolveContext, slot: Slot, reused: Trajectory, evaluate: (slot: Slot) => Promise<void>): Promise<void> {
+  slot.trajectory = reused;
+  slot.status = 'finished';
+  context.hooks.emit({ type: 'rollout-reuse', index: slot.index, from: reused.id });
+  await context.save(slot);
+  await context.progress();
+  await evaluate(slot);
+  slot.settled = true;
+  releasePendingStop(context);
+}
+
 /** One rollout: its sandbox, its agent, its candidate's status; then `evaluate` when it finished. */
 export async function runRollout(context: SolveContext, slot: Slot, wave: number, evaluate: (slot: Slot) => Promise<void>): Promise<void> {
   const { deps, hooks, signal } = context;
   const planned = context.plan[slot.policy]!;
   if (signal.aborted) return skipRollout(context, slot);
+  if (slot.reused) return reuseRollout(context, slot, slot.reused, evaluate);
   slot.status = 'running';
   await context.save(slot);
   await context.progress();

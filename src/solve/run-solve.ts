@@ -12,7 +12,7 @@
  */
 import { resolvePolicyOptions } from '../rollout/policy/policy-factory.js';
 import { checkPolicyReachable } from '../rollout/policy/policy-reachability.js';
-import type { ChecksEvidence, JudgeReport, Selection } from '../types/index.js';
+import type { ChecksEvidence, JudgeReport, Selection, Trajectory } from '../types/index.js';
 import type { JobEventBody } from './events.js';
 import {
   candidateSummary,
@@ -80,9 +80,10 @@ export async function runSolve(
   jobId: string,
   request: SolveRequest,
   hooks: { signal: AbortSignal; emit: (event: JobEventBody) => void },
+  reuse?: ReadonlyMap<number, Trajectory>,
 ): Promise<SolveResult> {
   const started = Date.now();
-  const context = createSolveContext(deps, jobId, request, hooks);
+  const context = createSolveContext(deps, jobId, request, hooks, reuse);
   const verifyLane = verificationLane(context);
   const waves = jobWaves(context.plan).map((members) => members.length);
   hooks.emit({

@@ -30,6 +30,8 @@ export interface Slot {
   /** Its rollout ended and, when it finished, its evaluation too (the mixed-job stop rule waits for one per policy). */
   settled?: boolean;
   trajectory?: Trajectory;
+  /** A retry's (`retry_of`) finished rollout of the earlier job: taken as it is, not run again. */
+  reused?: Trajectory;
   score?: Score;
   verify?: VerifyResult;
   error?: ErrorRecord;
@@ -116,7 +118,14 @@ export function harborSpec({ environment }: HarborTask): Partial<SandboxSpec> {
   };
 }
 
-export function createSolveContext(deps: SolveDeps, jobId: string, request: SolveRequest, hooks: SolveHooks): SolveContext {
+/** `reuse`: a retry's finished rollouts of the earlier job, by index (src/server/guards/retry-of.ts). */
+export function createSolveContext(
+  deps: SolveDeps,
+  jobId: string,
+  request: SolveRequest,
+  hooks: SolveHooks,
+  reuse?: ReadonlyMap<number, Trajectory>,
+): SolveContext {
   const task = taskFromRequest(request);
   // Read again (it was checked at submit): the job runs the folder's tests as they are now.
   const harbor = request.harbor_task ? readHarborTask(request.harbor_task, { field: 'harbor_task', env: deps.harborEnv ?? {} }) : undefined;
@@ -126,7 +135,8 @@ export function createSolveContext(deps: SolveDeps, jobId: string, request: Solv
   const configs = plan.map((planned) => rolloutConfig(planned, deps.policyDefaults ?? {}));
   const slots: Slot[] = Array.from({ length: request.n }, (_, index) => {
     const policy = policyOf(plan, index).index;
-    return { index, policy, config: configs[policy]!, status: 'pending' };
+    const reused = reuse?.get(index);
+    return { index, policy, config: configs[policy]!, status: 'pending', ...(reused ? { reused } : {}) };
   });
   const budget = createSandboxBudget(request.max_sandboxes);
   const count = (status: CandidateStatus) => slots.filter((slot) => slot.status === status).length;

@@ -391,6 +391,12 @@ export const SolveRequest = z
      * without a strategy the job selects with `judge` (`hybrid` when it verifies).
      */
     judge: JudgeOptions.optional(),
+    /**
+     * Retry a finished job with this same request: its finished rollouts are taken as they are
+     * (their candidate ids kept), only the others (failed, cancelled, skipped) run again, each with
+     * its index and so its seed; every candidate is evaluated and selected anew (docs/solve.md#retrying-what-failed).
+     */
+    retry_of: z.string().min(1).max(256).optional(),
   })
   .refine((request) => request.repo !== undefined || request.image !== undefined, { message: 'give repo or image', path: ['repo'] })
   .superRefine(checkHarborFields)

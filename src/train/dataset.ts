@@ -5,6 +5,7 @@
  */
 import { wnwError } from '../errors.js';
 import {
+  applyLabelFiles,
   importLabels,
   importTasks,
   labelsFromTrajectories,
@@ -12,6 +13,7 @@ import {
   lookupLabel,
   type ImportIssue,
   type Labels,
+  type LabelsResult,
 } from '../formats/index.js';
 import { importRuns, namedInput } from '../formats/import-runs.js';
 import { repoNameOf, type Task, type Trajectory } from '../types/index.js';
@@ -49,8 +51,8 @@ export interface DatasetOptions {
 
 export interface Dataset {
   candidates: LabelledCandidate[];
-  /** Candidates dropped: no label, or not permissive when asked. */
-  dropped: { unlabelled: number; not_permissive: number; no_task: number };
+  /** Candidates dropped: no label, their evaluation could not run (never unresolved rows), or not permissive when asked. */
+  dropped: { unlabelled: number; could_not_run: number; not_permissive: number; no_task: number };
   issues: ImportIssue[];
 }
 
@@ -71,6 +73,7 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
     throw wnwError('WNW_ERR_INPUT_INVALID', `no candidates in ${options.rollouts.join(', ')}`, { details: { field: 'rollouts' } });
 
   const labels: Labels = labelsFromTrajectories(trajectories);
+  const files: LabelsResult[] = [];
   for (const input of (options.labels ?? []).map(namedInput)) {
     const result = await importLabels(input.path, {
       signal: options.signal,
@@ -78,8 +81,16 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
       ...(input.name ? { source: input.name } : {}),
     });
     issues.push(...result.issues);
-    for (const [key, value] of result.labels) labels.set(key, value);
+    files.push(result);
   }
+  applyLabelFiles(labels, files);
+  // Candidates a label file says could not run, with no verdict from any file: found the way labels are.
+  const notRun: Labels = new Map(
+    files
+      .flatMap((file) => [...file.couldNotRun])
+      .filter((key) => !labels.has(key))
+      .map((key) => [key, true]),
+  );
   const tasks = new Map<string, Task>();
   if (options.tasks?.length) {
     const result = await importTasks(options.tasks, { signal: options.signal, onInvalid: options.onInvalid });
@@ -87,14 +98,19 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
     for (const task of result.items) tasks.set(task.instance_id, task);
   }
 
-  const dropped = { unlabelled: 0, not_permissive: 0, no_task: 0 };
+  const dropped = { unlabelled: 0, could_not_run: 0, not_permissive: 0, no_task: 0 };
   const candidates: LabelledCandidate[] = [];
   const labelOf = recordNameLookup(labels, trajectories);
+  const couldNotRun = recordNameLookup(notRun, trajectories);
   for (const trajectory of trajectories) {
     // A row's own label (meta.resolved) is per candidate, while label files key by (source,
     // instance) and cannot tell two rollouts of one policy on one instance apart (exported job
     // rows): the row's own label wins unless label files were given.
     const own = typeof trajectory.meta.resolved === 'boolean' ? trajectory.meta.resolved : undefined;
+    if (labelOf(trajectory) === undefined && couldNotRun(trajectory)) {
+      dropped.could_not_run++;
+      continue;
+    }
     const resolved = options.labels?.length ? (labelOf(trajectory) ?? own) : (own ?? labelOf(trajectory));
     if (resolved === undefined) {
       dropped.unlabelled++;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildWorld, type World, type WorldInstance } from '../../bench/real-repos-world.js';
-import { hasPytest } from '../support/python.js';
+import { hostHasPytest } from '../support/python.js';
 
 const roots: string[] = [];
 const world = (seed: number, instances: number): World => {
@@ -78,8 +78,8 @@ describe('the real-repos bench world', () => {
     expect(strip(world(4, 2)).candidates).not.toEqual(a.candidates);
   });
 
-  // Running the world's tests needs pytest (python3-pytest, which .ci/run installs).
-  it.skipIf(!hasPytest())(
+  // Running the world's tests needs pytest (python3-pytest, which .ci/run installs) in the python3 this process finds: they run on the host.
+  it.skipIf(!hostHasPytest())(
     'labels every candidate as running its instance test file says',
     () => {
       const w = world(5, 3);

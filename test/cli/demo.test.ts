@@ -32,6 +32,9 @@ describe.skipIf(!hasBubblewrap())('winnower demo', () => {
     expect(stdout).toContain('chosen patch');
     // Nested sandbox limits are spelled out (docs/design/05-defects-found.md#D13: `allSandboxes: [object Object]`).
     expect(stdout).not.toContain('[object Object]');
+    // ... and readably: the budget over all sandboxes is a sentence, not `{…, groups 3 items}`.
+    expect(stdout).toMatch(/all sandboxes together: \d+ processes .* and \d+ MB of memory/);
+    expect(stdout).not.toMatch(/\d+ items?\}/);
     // Issue 18 item 4: the empty patch (gives-up) shows no value above the others: it is neither scored nor tested.
     expect(stdout.split('\n').find((line) => /^\d+\s+gives-up\s/.test(line))).toMatch(/^\d+\s+gives-up\s+\d+\s+—\s+no patch\s/);
     expect(stdout).toMatch(/candidate \d+: no patch, not scored or tested/);

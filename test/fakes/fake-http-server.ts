@@ -58,6 +58,8 @@ export class FakeHttpServer {
   readonly faults: Fault[] = [];
   /** Delay before every answer (ms). */
   delayMs = 0;
+  /** While set, every answer waits for it to settle first: a test holds requests in progress for as long as it needs. */
+  hold: Promise<unknown> | undefined;
   /** Requests being handled now; `peakInFlight` is the most seen at once. */
   inFlight = 0;
   peakInFlight = 0;
@@ -145,6 +147,7 @@ export class FakeHttpServer {
         return;
       }
       if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      if (this.hold) await this.hold;
       if (fault?.kind === 'status') {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (fault.retryAfter !== undefined) headers['retry-after'] = fault.retryAfter;

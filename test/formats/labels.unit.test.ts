@@ -60,14 +60,39 @@ describe('label importer', () => {
     expect([...fromHarness.labels]).toEqual([
       ['run1/a__b-1', true],
       ['run1/a__b-2', false],
-      ['run1/a__b-3', false],
     ]);
+    expect([...fromHarness.couldNotRun]).toEqual(['run1/a__b-3']);
     const older = tempFile(
       'results.json',
       JSON.stringify({ generated: ['x__y-1', 'x__y-2'], applied: ['x__y-1', 'x__y-2'], resolved: ['x__y-2'] }),
     );
     const fromOlder = await importLabels(older, { source: 'run2' });
     expect(Object.fromEntries(fromOlder.labels)).toEqual({ 'run2/x__y-2': true, 'run2/x__y-1': false });
+  });
+
+  // Issue 32: the harness's error_ids (instances it could not evaluate) are in submitted_ids too, and
+  // were read as unresolved.
+  it('never reads an instance the harness could not run as unresolved, whatever other list names it', async () => {
+    const report = tempFile(
+      'run.json',
+      JSON.stringify({
+        submitted_ids: ['a__b-1', 'a__b-2', 'a__b-3'],
+        completed_ids: ['a__b-1', 'a__b-2'],
+        resolved_ids: ['a__b-1'],
+        unresolved_ids: ['a__b-2'],
+        error_ids: ['a__b-3'],
+      }),
+    );
+    const { labels, couldNotRun } = await importLabels(report, { source: 'run1' });
+    expect(Object.fromEntries(labels)).toEqual({ 'run1/a__b-1': true, 'run1/a__b-2': false });
+    expect([...couldNotRun]).toEqual(['run1/a__b-3']);
+    // A row saying so (resolved: null) is the same; a verdict from another file wins over it.
+    const rows = tempFile('labels.jsonl', '{"instance_id":"a__b-2","source":"run1","resolved":null}\n');
+    const rerun = tempFile('rerun.jsonl', '{"instance_id":"a__b-3","source":"run1","resolved":true}\n');
+    expect([...(await importLabels(rows)).couldNotRun]).toEqual(['run1/a__b-2']);
+    const both = await importLabels([report, rerun], { source: 'run1' });
+    expect(both.labels.get('run1/a__b-3')).toBe(true);
+    expect(both.couldNotRun.size).toBe(0);
   });
 
   it('reads per-instance report.json files (flat, and keyed by instance id)', async () => {

@@ -250,3 +250,50 @@ describe('rerankBatch candidate globs', () => {
     expect(new Set(lines<ScoreLine>(join(root, 'out', 'scores.jsonl')).map((line) => line.source))).toEqual(new Set(['run[1]', 'run[2]']));
   });
 });
+
+// Issue 32: an instance the SWE-bench harness could not run (its report's error_ids) is never an
+// unresolved candidate in the scores or the agreement metrics, even over the row's own `resolved`.
+describe('rerankBatch labels from a harness report', () => {
+  it('leaves the candidates the harness could not run unlabelled, out of the metrics', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wnw-rerank-errors-'));
+    try {
+      const files = (['run-a', 'run-b'] as const).map((name) => {
+        const file = join(dir, `${name}.jsonl`);
+        writeFileSync(file, RUNS[name].map((row) => JSON.stringify({ ...row, model_name_or_path: 'm' })).join('\n') + '\n');
+        return file;
+      });
+      const report = join(dir, 'run-a.report.json');
+      writeFileSync(
+        report,
+        JSON.stringify({
+          submitted_ids: ['o__r-1', 'o__r-2', 'o__r-3'],
+          resolved_ids: ['o__r-1', 'o__r-2'],
+          unresolved_ids: [],
+          error_ids: ['o__r-3'],
+        }),
+      );
+      const result = await rerankBatch({
+        candidates: files,
+        labels: [`run-a=${report}`],
+        valueModel: fakeValueModel(new ScriptedScorer()),
+        strategy: 'value',
+        out: join(dir, 'predictions.jsonl'),
+        scores: join(dir, 'scores.jsonl'),
+        concurrency: 1,
+      });
+      const resolved = Object.fromEntries(lines<ScoreLine>(join(dir, 'scores.jsonl')).map((line) => [line.trajectory_id, line.resolved]));
+      expect(resolved).toEqual({
+        'run-a/o__r-1': true,
+        'run-a/o__r-2': true,
+        'run-a/o__r-3': null,
+        'run-b/o__r-1': false,
+        'run-b/o__r-2': false,
+        'run-b/o__r-3': true,
+      });
+      // o__r-3 has a candidate without a label: the metrics cover the other two instances.
+      expect(result.metrics?.overall).toMatchObject({ instances: 2 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -99,7 +99,9 @@ describe.skipIf(!hasBubblewrap() || !hasPytest())('POST /rerank checks: tests fr
       // Both fixes rank above both wrong candidates, whatever the value model thinks of them.
       const ranked = answer.selection.ranking.map((entry: { trajectory_id: string }) => entry.trajectory_id);
       expect(ranked.slice(0, 2).sort()).toEqual(['fix-a', 'fix-b']);
-      expect(answer.selection.reason).toMatch(/pool tests: passes 2\/2 of the others' \(failed weight 0, score 3; its own 1\/1 not counted\)/);
+      expect(answer.selection.reason).toMatch(
+        /pool tests: passes 2\/2 of the others' \(failed weight 0, score 3; its own 1\/1 not counted\)/,
+      );
       expect(openSandboxCount()).toBe(0);
     } finally {
       await server.close();

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSandboxCount } from '../../src/sandbox/lifecycle.js';
+import { hasPytest } from '../support/python.js';
 import { createWorld, demoTask, hasBubblewrap, type TestWorld } from './helpers.js';
 
 const FIX = String.raw`python3 - <<'PY'
@@ -20,6 +21,14 @@ import pathlib
 p = pathlib.Path('durations.py')
 p.write_text(p.read_text().replace(r'(\d)([hms])', r'(\d\d?)([hms])'))
 PY`;
+/**
+ * The pool's runner is pytest where the sandbox's python3 imports it, else unittest
+ * (docs/checks.md#tests-from-the-pool); the candidates' tests are unittest cases, which both run,
+ * and their ids are each runner's own.
+ */
+const RUNNER = hasPytest() ? 'pytest' : 'unittest';
+const testId = (module: string, cls: string, name: string) =>
+  RUNNER === 'pytest' ? `tests/${module}.py::${cls}::${name}` : `${name} (tests.${module}.${cls}.${name})`;
 const writeFile = (path: string, content: string, append = false) => `cat ${append ? '>>' : '>'} ${path} <<'EOF'\n${content}EOF`;
 
 /** A replayed candidate running `commands`, then submitting. */
@@ -44,26 +53,30 @@ function recording(name: string, commands: string[]) {
 const candidates = [
   recording('fix-a', [
     FIX,
-    writeFile('tests/test_durations.py', '\n\ndef test_three_digit_seconds():\n    assert parse_duration("100s") == 100\n', true),
+    writeFile(
+      'tests/test_durations.py',
+      '\n\nclass ThreeDigitTests(unittest.TestCase):\n    def test_three_digit_seconds(self):\n        self.assertEqual(parse_duration("100s"), 100)\n',
+      true,
+    ),
   ]),
   recording('fix-b', [
     FIX,
     writeFile(
       'tests/test_long_units.py',
-      'from durations import parse_duration\n\n\ndef test_minutes():\n    assert parse_duration("120m") == 7200\n',
+      'import unittest\n\nfrom durations import parse_duration\n\n\nclass LongUnitsTests(unittest.TestCase):\n    def test_minutes(self):\n        self.assertEqual(parse_duration("120m"), 7200)\n',
     ),
   ]),
   recording('wrong-c', [
     WRONG,
     writeFile(
       'tests/test_two_digits.py',
-      'from durations import parse_duration\n\n\ndef test_two_digits():\n    assert parse_duration("12m") == 720\n',
+      'import unittest\n\nfrom durations import parse_duration\n\n\nclass TwoDigitsTests(unittest.TestCase):\n    def test_two_digits(self):\n        self.assertEqual(parse_duration("12m"), 720)\n',
     ),
   ]),
   recording('import-d', [
     writeFile(
       'tests/test_many.py',
-      'from durations import parse_many\n\n\ndef test_many():\n    assert parse_many("1h 2m") == [3600, 120]\n',
+      'import unittest\n\nfrom durations import parse_many\n\n\nclass ManyTests(unittest.TestCase):\n    def test_many(self):\n        self.assertEqual(parse_many("1h 2m"), [3600, 120])\n',
     ),
   ]),
 ];
@@ -97,15 +110,15 @@ describe.skipIf(!hasBubblewrap())('/solve: tests from the pool without a test li
       const job = response.json();
       expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
       const pool = job.result.checks.pool_tests;
-      expect(pool.runner).toBe('pytest');
+      expect(pool.runner).toBe(RUNNER);
       const tests = Object.fromEntries(pool.tests.map((test: { writer: number }) => [test.writer, test]));
       expect(tests[0]).toMatchObject({
         valid: true,
-        ids: ['tests/test_durations.py::test_three_digit_seconds'],
+        ids: [testId('test_durations', 'ThreeDigitTests', 'test_three_digit_seconds')],
         files: [{ change: 'changed' }],
       });
-      expect(tests[1]).toMatchObject({ valid: true, ids: ['tests/test_long_units.py::test_minutes'] });
-      expect(tests[2]).toMatchObject({ valid: true, ids: ['tests/test_two_digits.py::test_two_digits'] });
+      expect(tests[1]).toMatchObject({ valid: true, ids: [testId('test_long_units', 'LongUnitsTests', 'test_minutes')] });
+      expect(tests[2]).toMatchObject({ valid: true, ids: [testId('test_two_digits', 'TwoDigitsTests', 'test_two_digits')] });
       expect(tests[3]).toMatchObject({ valid: false, base_outcome: 'error' });
       expect(tests[3].discard_reason).toMatch(/errors at collection on the base commit: ImportError: cannot import name 'parse_many'/);
       expect(pool.clusters).toEqual([

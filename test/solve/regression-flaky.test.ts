@@ -14,9 +14,10 @@ import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import type { JobStore } from '../../src/store/types.js';
 import { FakeProvider } from '../verify/fake-sandbox.js';
 import { suiteRepos } from '../verify/suite-repos.js';
-import { hasPytest } from '../support/python.js';
+import { hostHasPytest } from '../support/python.js';
 
-describe.skipIf(!hasPytest())('flaky tests in the regression check', () => {
+// The fake provider runs the suite with this process's python3, not the sandbox's.
+describe.skipIf(!hostHasPytest())('flaky tests in the regression check', () => {
   let repos: ReturnType<typeof suiteRepos>;
   let scratch: string;
   let store: JobStore;

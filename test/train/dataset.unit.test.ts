@@ -90,3 +90,28 @@ describe('loadDataset: labels keyed by the records’ own names', () => {
     expect(error?.message).toContain('NAME=PATH');
   });
 });
+
+// Issue 32: infra failures never count as unresolved in training rows. The rows' own labels say
+// unresolved, the harness report says it could not run two of them.
+describe('loadDataset: instances the harness could not run', () => {
+  it('drops them as could_not_run, never as unresolved rows, even over the rows’ own resolved: false', async () => {
+    const { dir, files } = twoRuns();
+    const report = join(dir, 'seed1.results.json');
+    writeFileSync(
+      report,
+      JSON.stringify({
+        submitted_ids: ['django__django-15202', 'django__django-15203'],
+        resolved_ids: ['django__django-15202'],
+        unresolved_ids: [],
+        error_ids: ['django__django-15203'],
+      }),
+    );
+    const dataset = await loadDataset({ rollouts: files, labels: [`seed1=${report}`] });
+    expect(dataset.candidates.map((candidate) => [candidate.trajectory.id, candidate.resolved])).toEqual([
+      ['seed1/django__django-15202', true],
+      ['seed2/django__django-15202', false],
+      ['seed2/django__django-15203', true],
+    ]);
+    expect(dataset.dropped).toMatchObject({ could_not_run: 1, unlabelled: 0 });
+  });
+});

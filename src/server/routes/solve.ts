@@ -13,6 +13,7 @@ import { checkPatchPaths } from '../guards/patch-paths.js';
 import { expandHarborTask } from '../guards/harbor-task.js';
 import { checkImageAccess, checkRepoAccess } from '../guards/repo-access.js';
 import { checkLocalRepo } from '../guards/repo-check.js';
+import { retryCandidates } from '../guards/retry-of.js';
 import { checkPolicyHost } from '../guards/outbound-hosts.js';
 import { resolveJudge } from '../../judge/judge-options.js';
 import { checkRepoUrl } from '../guards/repo-url.js';
@@ -82,11 +83,13 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       await inBody(() => checkRollouts(solveDeps, body));
       // An explicit fork the provider cannot make is refused now, not run some other way.
       await inBody(() => checkSetupFork(body, solveDeps.sandboxes));
+      // A retry: the earlier job's finished rollouts, taken as they are.
+      const reuse = await retryCandidates(store, body);
       // The job store keeps the request without its secrets; the job gets them.
       const job = await jobs.start(
         'solve',
         redactRequest(body),
-        solveJob(withReadiness(solveDeps, app.winnower.scorerReadiness), app.winnower.valueModel, body),
+        solveJob(withReadiness(solveDeps, app.winnower.scorerReadiness), app.winnower.valueModel, body, reuse),
       );
       if (!request.query.wait) {
         return reply.status(202).header('location', `/jobs/${job.id}`).send({ job_id: job.id, status: job.status });
