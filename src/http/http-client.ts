@@ -10,6 +10,7 @@
 import { Pool } from 'undici';
 import type { z } from 'zod';
 import { WinnowerError, wnwError, type ErrorCode } from '../errors.js';
+import { DEFAULT_CONNECTIONS_PER_URL } from './connections.js';
 import { requestIdHeaders } from '../observability/request-context.js';
 import { readCapped } from '../util/read-capped.js';
 
@@ -28,7 +29,7 @@ export interface HttpClientOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   /** Longest `Retry-After` honoured (ms, default 30000); a longer one ends the call. */
   maxRetryAfterMs?: number;
-  /** Connections per base URL (default 64). */
+  /** Connections per base URL (default DEFAULT_CONNECTIONS_PER_URL). */
   connections?: number;
   /** Keep-alive of idle sockets (ms, default 30000). */
   keepAliveMs?: number;
@@ -120,7 +121,7 @@ export class HttpClient {
         throw wnwError('WNW_ERR_CFG_INVALID', `not a URL: ${base}`, { cause: error, details: { field: 'urls' } });
       }
       const pool = new Pool(url.origin, {
-        connections: options.connections ?? 64,
+        connections: options.connections ?? DEFAULT_CONNECTIONS_PER_URL,
         keepAliveTimeout: options.keepAliveMs ?? 30_000,
         // The call deadline bounds every wait; undici's own 300 s timers would only get in the way.
         headersTimeout: 0,

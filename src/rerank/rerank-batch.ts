@@ -11,7 +11,7 @@ import { refuseUnreadCheckFlags } from './execute-instance.js';
 import { loadInputs } from './load-inputs.js';
 import { resume, resumedSelections } from './resume.js';
 import { scoreInstances } from './score-instance.js';
-import { summarize } from './summarize.js';
+import { summarize, summaryLine } from './summarize.js';
 import type { RerankBatchOptions, RerankBatchResult } from './types.js';
 
 export { describeUnscored } from './summarize.js';
@@ -31,7 +31,7 @@ export async function rerankBatch(options: RerankBatchOptions): Promise<RerankBa
     const scored = await scoreInstances(options, inputs, todo);
     timings.score = Date.now() - started;
 
-    const lines = [...resumed.previous];
+    const lines = resumed.previous.map((line) => summaryLine(line, options.report !== undefined));
     pushAll(lines, scored.lines);
     return await summarize(options, inputs, {
       resumed: resumed.done.size,

@@ -5,7 +5,8 @@
  * (another strategy or model, another --scores, a candidate added or removed, a candidate left
  * unscored by a scorer failure) is redone. Both files are then rewritten to what is kept.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { lookupLabel } from '../formats/index.js';
@@ -24,18 +25,24 @@ export interface Resumed {
   executions: InstanceExecution[];
 }
 
-function readJsonl<T>(file: string): T[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as T];
-      } catch {
-        return []; // a line cut by a crash mid-write; that instance is redone
-      }
-    });
+/** The rows of a JSONL file, read as a stream: a 50,000-candidate --scores file is never one string. */
+async function* readJsonl<T>(file: string): AsyncGenerator<T> {
+  if (!existsSync(file)) return;
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY })) {
+    if (line.trim() === '') continue;
+    try {
+      yield JSON.parse(line) as T;
+    } catch {
+      // a line cut by a crash mid-write; that instance is redone
+    }
+  }
+}
+
+/** Every row of a JSONL file. */
+async function readAll<T>(file: string): Promise<T[]> {
+  const rows: T[] = [];
+  for await (const row of readJsonl<T>(file)) rows.push(row);
+  return rows;
 }
 
 export async function resume(options: RerankBatchOptions, inputs: RerankInputs): Promise<Resumed> {
@@ -43,7 +50,7 @@ export async function resume(options: RerankBatchOptions, inputs: RerankInputs):
   const byInstance = inputs.spool.instances;
   const { scorer } = options.valueModel;
   const scoreLinesOf = new Map<string, Map<string, ScoreLine>>();
-  for (const line of readJsonl<ScoreLine>(options.scores)) {
+  for await (const line of readJsonl<ScoreLine>(options.scores)) {
     if (!scoreLinesOf.has(line.instance_id)) scoreLinesOf.set(line.instance_id, new Map());
     scoreLinesOf.get(line.instance_id)!.set(line.trajectory_id, line);
   }
@@ -51,7 +58,7 @@ export async function resume(options: RerankBatchOptions, inputs: RerankInputs):
   // every score line carries a verdict (a run without --verify left none).
   const executionOf = new Map<string, InstanceExecution>();
   if (options.execution && options.checksFile)
-    for (const line of readJsonl<InstanceExecution>(options.checksFile)) executionOf.set(line.instance_id, line);
+    for await (const line of readJsonl<InstanceExecution>(options.checksFile)) executionOf.set(line.instance_id, line);
   const complete = (instanceId: string): boolean => {
     if (options.execution && !executionOf.has(instanceId)) return false;
     const saved = scoreLinesOf.get(instanceId);
@@ -69,7 +76,7 @@ export async function resume(options: RerankBatchOptions, inputs: RerankInputs):
   };
   const kept = [
     ...new Map(
-      readJsonl<{ instance_id: string; model_name_or_path?: string }>(options.out)
+      (await readAll<{ instance_id: string; model_name_or_path?: string }>(options.out))
         .filter((row) => row.model_name_or_path === modelNameFor(options.strategy) && complete(row.instance_id))
         .map((row) => [row.instance_id, row]),
     ).values(),

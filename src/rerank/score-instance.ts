@@ -15,7 +15,8 @@ import type { JudgeReport, Selection, Strategy, Task } from '../types/index.js';
 import { pushAll } from '../util/large-arrays.js';
 import { executeInstance, type InstanceExecution } from './execute-instance.js';
 import { LineAppender } from './line-appender.js';
-import type { RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine } from './types.js';
+import { summaryLine } from './summarize.js';
+import type { RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine, SummaryLine } from './types.js';
 
 /** The `model_name_or_path` of this run's predictions. */
 export const modelNameFor = (strategy: Strategy) => `winnower-${strategy}`;
@@ -23,7 +24,8 @@ export const modelNameFor = (strategy: Strategy) => `winnower-${strategy}`;
 export interface ScoredInstances {
   /** In the order the instances finished; only with a report (`options.report`), which reads them. */
   selections: Selection[];
-  lines: ScoreLine[];
+  /** What the summary reads of each line written (types.ts). */
+  lines: SummaryLine[];
   noneUsable: RerankBatchResult['noneUsable'];
   /** With --verify: what running each instance's code found, in finishing order. */
   executions: InstanceExecution[];
@@ -124,7 +126,10 @@ export async function scoreInstances(options: RerankBatchOptions, inputs: Rerank
         if (!chosen) result.noneUsable.push({ instance_id: instanceId, reason: selection.reason });
         // Kept only for the report: a run without one holds no instance's ranking past its write.
         if (options.report) result.selections.push(selection);
-        pushAll(result.lines, lines);
+        pushAll(
+          result.lines,
+          lines.map((line) => summaryLine(line, options.report !== undefined)),
+        );
         finished += 1;
         options.onProgress?.(finished, todo.length, instanceId);
       }),

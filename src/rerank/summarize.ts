@@ -10,15 +10,30 @@ import { describeJudgeReport, sumJudgeReports } from '../judge/judge-report.js';
 import { repoNameOf, type JudgeReport, type Selection } from '../types/index.js';
 import { summarizeSelection, truncationStats, writeReports, type SelectionSummary } from './report/index.js';
 import type { InstanceExecution } from './execute-instance.js';
-import type { ExecutionSummary, RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine, Unscored } from './types.js';
+import type { ExecutionSummary, RerankBatchOptions, RerankBatchResult, RerankInputs, ScoreLine, SummaryLine, Unscored } from './types.js';
 
 const UNSCORED_REASONS = 5;
+
+/** The summary's part of `line`; `withScore` keeps the whole score (for the report). */
+export function summaryLine(line: ScoreLine, withScore: boolean): SummaryLine {
+  return {
+    instance_id: line.instance_id,
+    trajectory_id: line.trajectory_id,
+    chosen: line.chosen,
+    resolved: line.resolved,
+    error: line.error,
+    value: line.score?.value ?? null,
+    ...(withScore && line.score ? { score: line.score } : {}),
+    ...(line.verify !== undefined ? { verify: line.verify } : {}),
+    ...(line.checks !== undefined ? { checks: line.checks } : {}),
+  };
+}
 
 export interface RunRecord {
   /** Instances taken from the earlier run. */
   resumed: number;
-  /** Every score line of the run, the resumed ones first. */
-  lines: ScoreLine[];
+  /** What the summary reads of every score line of the run, the resumed ones first. */
+  lines: SummaryLine[];
   /** Every instance's selection. */
   selections: Selection[];
   noneUsable: RerankBatchResult['noneUsable'];
@@ -70,7 +85,7 @@ export async function summarize(options: RerankBatchOptions, inputs: RerankInput
             instance_id: line.instance_id,
             repo: repoOf(line.instance_id),
             trajectory_id: line.trajectory_id,
-            value: line.score?.value ?? null,
+            value: line.value,
             resolved: line.resolved,
             selected: line.chosen,
           },
@@ -133,11 +148,11 @@ export function describeUnscored(
   return `${unscored.candidates}${options.of === undefined ? '' : ` of ${options.of}`} candidate(s) could not be scored${none}`;
 }
 
-function unscoredOf(lines: readonly ScoreLine[]): Unscored {
+function unscoredOf(lines: readonly SummaryLine[]): Unscored {
   const failed = lines
-    .filter((line) => line.score === null)
+    .filter((line) => line.value === null)
     .sort((a, b) => (a.instance_id < b.instance_id ? -1 : a.instance_id > b.instance_id ? 1 : 0));
-  const scored = new Set(lines.filter((line) => line.score !== null).map((line) => line.instance_id));
+  const scored = new Set(lines.filter((line) => line.value !== null).map((line) => line.instance_id));
   return {
     candidates: failed.length,
     instances: [...new Set(failed.map((line) => line.instance_id))].filter((instanceId) => !scored.has(instanceId)),
@@ -151,7 +166,7 @@ function unscoredOf(lines: readonly ScoreLine[]): Unscored {
 }
 
 /** The run's execution evidence in figures: what could not run, what was graded, how often the verdict is the label. */
-export function executionSummary(file: string, executions: readonly InstanceExecution[], lines: readonly ScoreLine[]): ExecutionSummary {
+export function executionSummary(file: string, executions: readonly InstanceExecution[], lines: readonly SummaryLine[]): ExecutionSummary {
   const couldNotRun = executions
     .filter((execution) => execution.could_not_run !== null)
     .map((execution) => ({ instance_id: execution.instance_id, reason: execution.could_not_run! }))

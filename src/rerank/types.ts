@@ -58,6 +58,18 @@ export interface ScoreLine {
   judge?: { model: string; wins: number; games: number };
 }
 
+/**
+ * What the summary reads of a score line, kept for every candidate until the run ends: the value
+ * alone, and the whole score only when a report is written (it reads templates and cuts). A
+ * 50,000-candidate run then holds a third of the memory full lines would take
+ * (bench/results/rerank-scale.md).
+ */
+export type SummaryLine = Pick<ScoreLine, 'instance_id' | 'trajectory_id' | 'chosen' | 'resolved' | 'error' | 'verify' | 'checks'> & {
+  /** The score's value; null when the candidate has none. */
+  value: number | null;
+  score?: Score;
+};
+
 export interface RerankBatchResult {
   instances: number;
   resumed: number;

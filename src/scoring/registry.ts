@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { wnwError } from '../errors.js';
 import { HeaderSecret } from '../http/header-value.js';
+import { DEFAULT_CONNECTIONS_PER_URL } from '../http/connections.js';
 import { loadTemplate } from '../serialize/template-registry.js';
 import { isChatTemplate } from '../serialize/template-schema.js';
 import { loadTokenizer, type Tokenizer } from '../serialize/tokenizer.js';
@@ -33,7 +34,7 @@ export const ScorerBatching = z.object({
     .positive()
     .optional()
     .describe(
-      'Batches at the backend at once below which a call is sent without waiting (default: the onnx workers; for servers, one per URL).',
+      'Batches at the backend at once below which a call is sent without waiting (default: what the backend runs at once without queueing: the onnx workers; for servers, the HTTP connections of every URL, 64 each).',
     ),
 });
 
@@ -284,8 +285,12 @@ export async function buildScorer(config: ScorerConfig, options: { observer?: Sc
   const { onBatch, onCall } = options.observer ?? {};
   if (onBatch) scorer = withObserver(scorer, onBatch);
   if (config.batching) {
-    // What the backend runs at once: an ONNX worker runs one batch at a time, a replica is sent one batch at a time.
-    const maxInFlight = config.batching.maxInFlight ?? (config.backend === 'onnx' ? (config.workers ?? 1) : config.urls.length);
+    // What the backend takes at once without a queue: an ONNX worker runs one batch at a time; a
+    // server is sent as many requests as the pool has connections (past them undici queues), and
+    // batches across requests itself. Below that, waiting for company would only delay a call
+    // (docs/value-models.md#batching).
+    const maxInFlight =
+      config.batching.maxInFlight ?? (config.backend === 'onnx' ? (config.workers ?? 1) : config.urls.length * DEFAULT_CONNECTIONS_PER_URL);
     scorer = withBatching(scorer, { ...config.batching, maxInFlight });
   }
   if (config.cacheEntries > 0) scorer = withCache(scorer, { maxEntries: config.cacheEntries });

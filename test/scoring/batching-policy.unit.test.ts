@@ -107,6 +107,29 @@ describe('withBatching: when a batch leaves', () => {
     expect(backend.batches.map((batch) => batch.keys)).toEqual([['a0'], ['b0']]);
   });
 
+  it('while no more calls are in progress than maxInFlight, sends each the moment it is made, as without batching', async () => {
+    const scorer = batcher({ maxInFlight: 3 });
+    // A fixed pseudo-random order of new calls and answers that never holds more than three calls at once.
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const open: number[] = [];
+    let made = 0;
+    for (let step = 0; step < 200; step++) {
+      if (open.length < 3 && (open.length === 0 || next() < 0.5)) {
+        const before = backend.batches.length;
+        void scorer.score(inputs(`c${made}-`, 1 + Math.floor(next() * 3)));
+        made += 1;
+        expect(backend.batches).toHaveLength(before + 1);
+        open.push(before);
+      } else {
+        const [batch] = open.splice(Math.floor(next() * open.length), 1);
+        await backend.answer(batch!);
+      }
+    }
+    expect(backend.batches).toHaveLength(made);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('does not split a call over two batches when it fits whole in the next', async () => {
     const scorer = batcher();
     void scorer.score(inputs('a', 1));

@@ -63,35 +63,38 @@ describe('scorer registry', () => {
     const inputs = textInputs(6);
     const first = await Promise.all(inputs.map((input) => scorer.score([input])));
     const again = await Promise.all(inputs.map((input) => scorer.score([input])));
-    // The probe (the served models, then a tiny /classify), then the first call alone (the backend was idle), then one batch of the five others.
+    // The probe (the served models, then a tiny /classify), then each call alone: the server had room for all six.
     expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
       'GET /v1/models',
-      'POST /classify',
-      'POST /classify',
-      'POST /classify',
+      ...Array.from({ length: 7 }, () => 'POST /classify'),
     ]);
     expect(again).toEqual(first.map(([output]) => [{ ...output, cached: true }]));
     expect(first.map((result) => result[0]!.raw)).toEqual(inputs.map((input) => fakeLogit(input.text)));
   });
 
-  it('lets one batch per replica go without waiting (max_in_flight defaults to the URLs)', async () => {
-    const count = async (urls: number) => {
+  // Issue 31.2: a server batches across requests itself, so a call waits for company only where
+  // it would wait in the client's connection pool anyway (docs/value-models.md#batching).
+  it('sends concurrent calls to a server at once up to its connections (max_in_flight defaults to 64 per URL)', async () => {
+    const count = async (urls: number, calls: number, maxInFlight?: number) => {
       const replicas = Array.from({ length: urls }, () => startFakeVllm({ model: 'cls' }));
       const started = (await Promise.all(replicas)).map(keep);
       const scorer = await create({
         backend: 'vllm',
         model: 'cls',
         urls: started.map((server) => server.url),
-        batching: { maxBatchSize: 8, windowMs: 60_000 },
+        batching: { maxBatchSize: 8, windowMs: 60_000, ...(maxInFlight === undefined ? {} : { maxInFlight }) },
         cacheEntries: 0,
       });
-      await Promise.all(textInputs(3).map((input) => scorer.score([input])));
+      await Promise.all(textInputs(calls).map((input) => scorer.score([input])));
       // The readiness probe (one input, "probe") is sent before the first call: it is not a batch.
       return started.flatMap((server) => server.bodies('/classify')).filter((body) => body.input[0] !== 'probe').length;
     };
-    // One URL: the first call alone, the two others together once it is back; two URLs: two alone, then the third.
-    expect(await count(1)).toBe(2);
-    expect(await count(2)).toBe(3);
+    // Each call alone while a connection is free; past 64 per URL the rest wait and leave together.
+    expect(await count(1, 3)).toBe(3);
+    expect(await count(1, 66)).toBe(65);
+    expect(await count(2, 130)).toBe(129);
+    // A lower max_in_flight trades latency for fewer requests: one batch at the server, the others merged behind it.
+    expect(await count(1, 3, 1)).toBe(2);
   });
 
   it('builds an unwrapped scorer when batching and caching are off', async () => {
