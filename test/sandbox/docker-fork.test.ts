@@ -7,6 +7,9 @@
  * (a markBase tree included), can be forked again; the committed image goes once the snapshot is
  * released and its last fork closed, and with the provider.
  */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDockerProvider } from '../../src/sandbox/providers/docker/provider.js';
@@ -97,7 +100,9 @@ describe.each(makers)('docker snapshots and forks against the $name', ({ make })
     expect(await imageExists(second)).toBe(false);
   });
 
-  it('a snapshot after markBase gives its forks that base, and they run as the sandbox user', { timeout: 120_000 }, async () => {
+  it('a snapshot after markBase gives its forks that base; they run as the sandbox user and bind their own mounts', {
+    timeout: 120_000,
+  }, async () => {
     const made = provider();
     const parent = await made.create({ image: target.contractImage });
     await run(parent, 'echo setup >> README.md && echo generated > gen.txt');
@@ -110,6 +115,20 @@ describe.each(makers)('docker snapshots and forks against the $name', ({ make })
     await run(child, 'echo mine >> gen.txt');
     expect(await child.diff()).toMatch(/--- a\/gen.txt\n\+\+\+ b\/gen.txt\n@@ -1 \+1,2 @@\n generated\n\+mine\n$/);
     if (target.real) expect(await run(child, 'id -u')).toBe('1000\n');
+    // A fork binds its own host paths (a harness CLI), not its parent's.
+    const shared = mkdtempSync(join(tmpdir(), 'docker-fork-mount-'));
+    try {
+      writeFileSync(join(shared, 'tool.sh'), 'echo from-the-mount\n');
+      chmodSync(shared, 0o755);
+      const mounted = await forkOf(made)(snapshot, { mounts: [{ source: shared, target: '/opt/tool' }] });
+      // Paths through the mount as the fake maps them too: the command's cwd and the file API.
+      expect((await mounted.exec('bash tool.sh', { cwd: '/opt/tool' })).stdout).toBe('from-the-mount\n');
+      expect(await run(mounted, 'cat gen.txt')).toBe('generated\n');
+      await expectCode(child.readFile('/opt/tool/tool.sh'), 'WNW_ERR_SBX_FILE');
+      await mounted.close();
+    } finally {
+      rmSync(shared, { recursive: true, force: true });
+    }
     await child.close();
     await snapshot.release();
   });
