@@ -129,14 +129,18 @@ function checkFork(
   }
   const harnesses = [request.agent.harness, ...(request.policies ?? []).map((entry) => entry.agent?.harness ?? request.agent.harness)];
   const harness = harnesses.find((name) => name !== 'winnower');
-  context.addIssue({
-    code: 'custom',
-    message:
-      harness !== undefined
-        ? `the harness CLI ${harness} cannot be forked mid-run (its process state is not in a snapshot): only fork.at "setup" applies to harnesses`
-        : `fork.at ${JSON.stringify(at)} (a prefix of the built-in agent) is not available on this server yet: only "setup"`,
-    path: ['fork', 'at'],
-  });
+  if (harness !== undefined)
+    context.addIssue({
+      code: 'custom',
+      message: `the harness CLI ${harness} cannot be forked mid-run (its process state is not in a snapshot): only fork.at "setup" applies to harnesses`,
+      path: ['fork', 'at'],
+    });
+  else if (request.policies !== undefined)
+    context.addIssue({
+      code: 'custom',
+      message: `fork.at ${JSON.stringify(at)} shares one policy's prefix: not with policies (a mixed job); use fork.at "setup" or one policy`,
+      path: ['fork', 'at'],
+    });
 }
 
 /** The most rollouts one job may run, over all its policies. */
