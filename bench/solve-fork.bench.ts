@@ -41,6 +41,8 @@ const { values: args } = parseArgs({
     repeats: { type: 'string', default: '1' },
     latency: { type: 'string', default: '200' },
     'no-demo': { type: 'boolean', default: false },
+    /** `first-edit` or a step: the agent-prefix fork against no fork (no setup), policy tokens beside the resolved rate. */
+    at: { type: 'string' },
   },
 });
 const N = Number(args.n);
@@ -49,6 +51,8 @@ const KIND = args['setup-kind'];
 const REPEATS = Number(args.repeats);
 const LATENCY_MS = Number(args.latency);
 if (KIND !== 'cpu' && KIND !== 'sleep') throw new Error('--setup-kind: cpu or sleep');
+const AT = args.at === undefined ? undefined : args.at === 'first-edit' ? 'first-edit' : Number(args.at);
+if (AT !== undefined && AT !== 'first-edit' && !(Number.isInteger(AT) && AT > 0)) throw new Error('--at: first-edit or a step number');
 
 /** The file the setup writes: a build output no patch may hold. */
 const BUILD_OUTPUT = '.build/digest.txt';
@@ -77,15 +81,21 @@ function setupCommands(): string[] {
 
 interface Run {
   world: string;
-  mode: 'fork' | 'each';
+  mode: 'fork' | 'each' | 'prefix' | 'none';
   makespanMs: number;
   job: SolveJobView;
 }
 
-const MODES = [
-  { mode: 'fork' as const, extra: { fork: { at: 'setup' } } },
-  { mode: 'each' as const, extra: { fork: false } },
-];
+const MODES: Array<{ mode: Run['mode']; extra: Record<string, unknown> }> =
+  AT === undefined
+    ? [
+        { mode: 'fork', extra: { fork: { at: 'setup' } } },
+        { mode: 'each', extra: { fork: false } },
+      ]
+    : [
+        { mode: 'prefix', extra: { fork: { at: AT } } },
+        { mode: 'none', extra: {} },
+      ];
 
 const patchesOf = (job: SolveJobView): string[] =>
   (job.candidates as Array<{ patch?: string | null }>).map((candidate) => candidate.patch ?? '').filter((patch) => patch.trim() !== '');
@@ -100,10 +110,13 @@ async function main(): Promise<void> {
   const names = Object.keys(recordings);
   const scripts = names.map((name) => commandsOf(recordings[name]!));
   const policy = await startPolicyStub({ script: (seed) => scripts[seed % scripts.length]!, latencyMs: LATENCY_MS });
-  const setup = setupCommands();
+  const setup = AT === undefined ? setupCommands() : undefined;
   const worlds = [
     { name: 'bench world', n: N, policy: { kind: 'openai', url: policy.url, model: 'bench-stub' } },
-    ...(args['no-demo'] ? [] : [{ name: 'demo', n: 4, policy: { kind: 'replay', recordings: names.map((name) => recordings[name]) } }]),
+    // The demo's replay policy answers whatever the conversation, so /solve refuses it with a prefix fork point.
+    ...(args['no-demo'] || AT !== undefined
+      ? []
+      : [{ name: 'demo', n: 4, policy: { kind: 'replay', recordings: names.map((name) => recordings[name]) } }]),
   ];
   const world: SolveWorld = await createSolveWorld({ scorerCache: false });
   const loadStart = loadavg();
@@ -114,7 +127,9 @@ async function main(): Promise<void> {
     for (let round = 0; round < REPEATS; round += 1) {
       for (const w of worlds) {
         for (const { mode, extra } of MODES) {
-          const { job, makespanMs } = await world.solve(solveBody(world.repo, { n: w.n, policy: w.policy, setup, ...extra }));
+          const { job, makespanMs } = await world.solve(
+            solveBody(world.repo, { n: w.n, policy: w.policy, ...(setup ? { setup } : {}), ...extra }),
+          );
           runs.push({ world: w.name, mode, makespanMs, job });
           console.error(`round ${round + 1}/${REPEATS} ${w.name} ${mode}: ${seconds(makespanMs)}, setup runs ${job.result?.setup?.runs}`);
         }
@@ -126,6 +141,7 @@ async function main(): Promise<void> {
   }
   const loadEnd = loadavg();
 
+  if (AT !== undefined) return reportPrefix(say, lines, runs, worlds, names, loadStart, loadEnd);
   say(`# /solve with a shared setup: forked vs run in each sandbox — benchmark`);
   say();
   say(
@@ -174,6 +190,61 @@ async function main(): Promise<void> {
   const file = `solve-fork${KIND === 'sleep' ? '-sleep' : ''}.md`;
   writeFileSync(join(root, 'bench', 'results', file), report);
   console.error(`wrote bench/results/${file}`);
+}
+
+/** The agent-prefix report: policy calls and tokens per job, forked at AT against no fork, with diversity and the resolved rate. */
+function reportPrefix(
+  say: (line?: string) => void,
+  lines: string[],
+  runs: Run[],
+  worlds: Array<{ name: string; n: number }>,
+  names: string[],
+  loadStart: number[],
+  loadEnd: number[],
+): void {
+  say(`# /solve forked from a shared agent prefix (fork.at ${JSON.stringify(AT)}) vs independent rollouts — benchmark`);
+  say();
+  say(
+    `Host: ${cpus().length} vCPU (${cpus()[0]?.model ?? 'cpu'}), Linux ${release()}, Node ${process.version}; a shared box; load average ${loadStart.map((v) => v.toFixed(2)).join(' ')} at start, ${loadEnd.map((v) => v.toFixed(2)).join(' ')} at end.`,
+  );
+  say(`Command: \`npx tsx bench/solve-fork.bench.ts --at ${AT} --n ${N} --repeats ${REPEATS}${args['no-demo'] ? ' --no-demo' : ''}\`.`);
+  say();
+  say(
+    `Set-up: as the setup bench, without a setup. \`prefix\`: \`fork: {at: ${JSON.stringify(AT)}}\` (one prefix rollout with seed 0 until its fork point, every rollout going on from a fork of it); \`none\`: N independent rollouts. Bench world: the policy stub (${LATENCY_MS} ms a turn), rollout i's seed picks the demo recording i mod ${names.length} (${names.join(', ')}), and its usage is the stub's (prompt tokens 100 + 50 × turn, 20 completion tokens a turn: a conversation that grows), so the prefix is the seed-0 recording (${names[0]}) up to its first edit. No demo row: the demo's replay policy replays its recording from its first turn whatever the conversation, so \`/solve\` refuses it with a prefix fork point; through \`winnower policy serve\` (which answers by the conversation's turn) the demo's recordings are picked by seed, which is this bench world. ${REPEATS} round(s), modes interleaved; medians.`,
+  );
+  say();
+  say(
+    '| world | mode | N | makespan | policy calls | policy tokens | tokens prefix / none | prefix steps | saved tokens (compute) | distinct patches | resolved |',
+  );
+  say('|---|---|---|---|---|---|---|---|---|---|---|');
+  const verdicts: string[] = [];
+  for (const w of worlds) {
+    const none = median(runs.filter((r) => r.world === w.name && r.mode === 'none').map((r) => r.job.result!.compute.tokens));
+    for (const { mode } of MODES) {
+      const samples = runs.filter((r) => r.world === w.name && r.mode === mode);
+      const last = samples.at(-1)!.job;
+      const compute = last.result!.compute as Record<string, number>;
+      const tokens = median(samples.map((r) => r.job.result!.compute.tokens));
+      const patches = patchesOf(last);
+      const resolved = last.candidates.filter((candidate) => candidate.verify?.resolved).length;
+      const ratio = mode !== 'prefix' ? '1.00×' : none > 0 ? `**${(tokens / none).toFixed(2)}×**` : '—';
+      say(
+        `| ${w.name} | ${mode} | ${w.n} | ${seconds(median(samples.map((r) => r.makespanMs)))} | ${compute.policy_calls} | ${tokens} | ${ratio} | ${compute.prefix_steps ?? '—'} | ${compute.fork_saved_tokens ?? '—'} | ${new Set(patches).size} of ${patches.length} non-empty | ${resolved} of ${w.n} |`,
+      );
+      if (mode === 'prefix') verdicts.push(`${w.name}: policy tokens prefix / none = ${(tokens / none).toFixed(2)}× at N = ${w.n}`);
+    }
+  }
+  say();
+  say(`${verdicts.join('; ')} (issue 29's budget: ≤ 0.6× at N = 8 on the bench world, with the resolved rate beside it).`);
+  say();
+  say(
+    "Reading: the prefix is paid once and every continuation starts at its fork point, so the saving is the prefix's share of a rollout's tokens (larger when an agent explores longer before it edits, and more again on a server with prefix caching, which also skips the prefill of the shared messages). The price is diversity: every candidate inherits the prefix's first edit, so candidates differ only in what comes after it; compare the distinct patches and the resolved count with the independent rollouts. Fork at the first edit when the opening moves are exploration every rollout would repeat and the edits are where the policy varies; keep independent rollouts (or fork at `setup` only) when the first edit is the decision.",
+  );
+  say();
+  const report = `${lines.join('\n')}\n`;
+  mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+  writeFileSync(join(root, 'bench', 'results', 'solve-fork-prefix.md'), report);
+  console.error('wrote bench/results/solve-fork-prefix.md');
 }
 
 await main();

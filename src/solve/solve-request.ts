@@ -106,6 +106,7 @@ function checkFork(
     fork?: ForkOptions;
     harbor_task?: string;
     agent: { harness: string };
+    policy?: { kind?: string } | undefined;
     policies?: Array<{ agent?: { harness?: string } }>;
   },
   context: z.RefinementCtx,
@@ -139,6 +140,12 @@ function checkFork(
     context.addIssue({
       code: 'custom',
       message: `fork.at ${JSON.stringify(at)} shares one policy's prefix: not with policies (a mixed job); use fork.at "setup" or one policy`,
+      path: ['fork', 'at'],
+    });
+  else if (request.policy?.kind === 'replay')
+    context.addIssue({
+      code: 'custom',
+      message: `fork.at ${JSON.stringify(at)} needs a policy that answers the conversation: a replay policy replays its recording from its first turn whatever came before, so the prefix would run twice`,
       path: ['fork', 'at'],
     });
 }

@@ -88,6 +88,7 @@ describe('strict requests', () => {
       'body.fork.at',
       /fork.at 3 shares one policy's prefix: not with policies/,
     ],
+    [{ fork: { at: 'first-edit' } }, 'body.fork.at', /a replay policy replays its recording from its first turn/],
   ])('/solve checks setup and fork at submit (%j)', async (extra, field, message) => {
     const error = await refused('/solve', solveBody(extra), field);
     expect(error.message).toMatch(message);
