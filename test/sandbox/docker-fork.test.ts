@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDockerProvider } from '../../src/sandbox/providers/docker/provider.js';
+import { createDockerProvider, type DockerProviderSettings } from '../../src/sandbox/providers/docker/provider.js';
 import type { DockerSnapshot } from '../../src/sandbox/providers/docker/snapshot.js';
 import type { Sandbox, SandboxProvider, SandboxSnapshot } from '../../src/sandbox/types.js';
 import { expectCode } from '../support/expect-code.js';
@@ -34,8 +34,8 @@ describe.each(makers)('docker snapshots and forks against the $name', ({ make })
   let target: DockerTarget;
   let agent: Agent;
   const providers: SandboxProvider[] = [];
-  const provider = (): SandboxProvider => {
-    const made = createDockerProvider({ socketPath: target.socketPath });
+  const provider = (settings: DockerProviderSettings = {}): SandboxProvider => {
+    const made = createDockerProvider({ socketPath: target.socketPath, ...settings });
     providers.push(made);
     return made;
   };
@@ -166,5 +166,21 @@ describe.each(makers)('docker snapshots and forks against the $name', ({ make })
     await expectCode(forkOf(provider())(snapshot), 'WNW_ERR_INPUT_INVALID');
     await parent.close();
     await snapshot.release();
+  });
+
+  it('refuses a snapshot past the caps, naming the setting', { timeout: 120_000 }, async () => {
+    const made = provider({ maxSnapshotsPerSandbox: 1, maxSnapshotMb: 1 });
+    const parent = await made.create({ image: target.contractImage });
+    try {
+      const first = await parent.snapshot!();
+      const error = await expectCode(parent.snapshot!(), 'WNW_ERR_SBX_DISK');
+      expect(error.message).toContain('max_snapshots_per_sandbox');
+      await first.release();
+      await run(parent, 'head -c 3M /dev/urandom > big.bin');
+      const big = await expectCode(parent.snapshot!(), 'WNW_ERR_SBX_DISK');
+      expect(big.message).toContain('max_snapshot_mb');
+    } finally {
+      await parent.close();
+    }
   });
 });

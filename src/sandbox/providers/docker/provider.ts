@@ -56,7 +56,17 @@ export interface DockerProviderSettings {
   maxTransferBytes?: number;
   /** What a patch leaves out and its cap (src/sandbox/patch-policy.ts). */
   patch?: PatchSettings;
+  /** Snapshot images held at once (default 64). */
+  maxSnapshots?: number;
+  /** What the held snapshots' containers wrote, together, in MiB (default 8192). */
+  maxSnapshotMb?: number;
+  /** Snapshots held at once of one sandbox (default 16). */
+  maxSnapshotsPerSandbox?: number;
 }
+
+const DEFAULT_MAX_SNAPSHOTS = 64;
+const DEFAULT_MAX_SNAPSHOT_MB = 8192;
+const DEFAULT_MAX_SNAPSHOTS_PER_SANDBOX = 16;
 
 // The descriptions are what docs/configuration.md shows (scripts/gen-config-docs.ts), in the config file's spelling.
 export const DockerSettingsSchema = z.strictObject({
@@ -91,6 +101,18 @@ export const DockerSettingsSchema = z.strictObject({
     .positive()
     .optional()
     .describe('Largest file a read returns (default 64 MiB); a larger one, or a folder, is refused without reading it.'),
+  maxSnapshots: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Snapshot images (docker commits forks start from) held at once (default 64).'),
+  maxSnapshotMb: z
+    .number()
+    .positive()
+    .optional()
+    .describe("What the held snapshots' containers wrote, together, in MiB, on the engine's disk (default 8192)."),
+  maxSnapshotsPerSandbox: z.number().int().positive().optional().describe('Snapshots held at once of one sandbox (default 16).'),
   patch: PatchSettingsSchema.optional().meta({
     description: "This provider's patch settings, key by key over sandbox.patch.",
     sameAs: 'sandbox.patch',
@@ -136,7 +158,10 @@ function defaultSocket(): { socketPath: string } | { problem: string } {
 
 class DockerProvider extends BaseProvider<DockerSandbox> {
   readonly name = 'docker';
-  readonly #settings: Required<Omit<DockerProviderSettings, 'socketPath' | 'patch' | 'apiVersion'>> & { apiVersion?: string };
+  readonly #settings: Required<
+    Omit<DockerProviderSettings, 'socketPath' | 'patch' | 'apiVersion' | 'maxSnapshots' | 'maxSnapshotMb' | 'maxSnapshotsPerSandbox'>
+  > & { apiVersion?: string };
+  readonly #caps: { count: number; bytes: number; perSandbox: number };
   readonly #patch: PatchPolicy;
   readonly #socket: { socketPath: string } | { problem: string };
   #client: DockerClient | undefined;
@@ -147,6 +172,11 @@ class DockerProvider extends BaseProvider<DockerSandbox> {
     super();
     this.#socket = settings.socketPath ? { socketPath: settings.socketPath } : defaultSocket();
     this.#patch = patchPolicy(settings.patch);
+    this.#caps = {
+      count: settings.maxSnapshots ?? DEFAULT_MAX_SNAPSHOTS,
+      bytes: (settings.maxSnapshotMb ?? DEFAULT_MAX_SNAPSHOT_MB) * 1024 * 1024,
+      perSandbox: settings.maxSnapshotsPerSandbox ?? DEFAULT_MAX_SNAPSHOTS_PER_SANDBOX,
+    };
     this.#settings = {
       workdir: settings.workdir ?? '/testbed',
       ...(settings.apiVersion ? { apiVersion: settings.apiVersion } : {}),
@@ -307,7 +337,23 @@ class DockerProvider extends BaseProvider<DockerSandbox> {
 
   async #snapshot(source: DockerSnapshot['source'], signal: AbortSignal | undefined): Promise<DockerSnapshot> {
     this.assertOpen();
+    const held = [...this.#snapshots];
+    const refuse = (setting: string, what: string, cap: number): never => {
+      throw wnwError('WNW_ERR_SBX_DISK', `${what}, its cap (sandbox.settings.${setting})`, {
+        details: { field: `sandbox.settings.${setting}`, cap },
+      });
+    };
+    if (held.length >= this.#caps.count) refuse('max_snapshots', `the docker provider holds ${held.length} snapshots`, this.#caps.count);
+    const mine = held.filter((snapshot) => snapshot.sandboxId === source.sandboxId).length;
+    if (mine >= this.#caps.perSandbox)
+      refuse('max_snapshots_per_sandbox', `sandbox ${source.sandboxId} holds ${mine} snapshots`, this.#caps.perSandbox);
     const { id, image, bytes } = await commitContainer(this.#api, source.sandboxId, signal);
+    const total = held.reduce((sum, snapshot) => sum + snapshot.bytes, bytes);
+    if (total > this.#caps.bytes) {
+      // Nothing is kept of a refused snapshot.
+      await this.#api.empty({ method: 'DELETE', path: `/images/${encodeURIComponent(image)}`, query: { force: true }, ok: [200, 404] });
+      refuse('max_snapshot_mb', `snapshots would hold ${total} bytes together`, this.#caps.bytes / (1024 * 1024));
+    }
     const snapshot = new DockerSnapshot({
       client: this.#api,
       id,
