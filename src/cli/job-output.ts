@@ -66,6 +66,9 @@ export function formatEvent(type: string, data: Record<string, unknown>): string
       data.error
         ? `setup failed after ${data.duration_ms} ms: ${data.error}`
         : `setup done in ${data.duration_ms} ms, snapshot ${data.snapshot_bytes} B`,
+    'prefix-start': () => `shared prefix: one rollout until ${data.at === 'first-edit' ? 'its first edit' : `step ${data.at}`}`,
+    'prefix-finish': () =>
+      `shared prefix ${data.shared ? 'taken' : 'not shared'} after ${data.steps ?? 0} step(s) in ${data.duration_ms} ms: ${data.reason}`,
     'rollout-skip': () => `rollout ${data.index} skipped: ${data.reason}`,
     'rollout-reuse': () => `rollout ${data.index} finished in the earlier job: ${data.from}, not run again`,
     'candidate-unusable': () => `candidate ${data.index}: ${data.reason}, not scored or tested`,

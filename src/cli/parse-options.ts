@@ -32,6 +32,13 @@ export const nonNegativeNumber = (value: string): number => {
   return number;
 };
 
+/** Where /solve's rollouts branch (`fork.at`): `setup`, `first-edit` or a step number. */
+export const forkPoint = (value: string): 'setup' | 'first-edit' | number => {
+  if (value === 'setup' || value === 'first-edit') return value;
+  if (/^\d+$/.test(value) && Number(value) > 0) return Number(value);
+  throw new InvalidArgumentError('must be setup, first-edit or a step number (a positive integer)');
+};
+
 /** A comma-separated list of positive integers (`1,16,64`). */
 export const positiveIntList = (value: string): number[] => value.split(',').map((item) => positiveInt(item.trim()));
 

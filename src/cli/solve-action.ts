@@ -74,6 +74,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
     ...(flags.image ? { image: flags.image } : {}),
     ...(flags.setup?.length ? { setup: flags.setup } : {}),
     ...(flags.fork === false ? { fork: false } : {}),
+    ...(flags.forkAt !== undefined ? { fork: { at: flags.forkAt } } : {}),
     ...(n !== undefined ? { n } : {}),
     ...(policies ? { policies } : {}),
     ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),

@@ -3,9 +3,9 @@
  * validated request and pipeline as `POST /solve`, with progress on stderr and the result in files.
  */
 import { addJudgeOptions, type JudgeFlags } from './judge-flags.js';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
-import { nonNegativeNumber, positiveInt, positiveNumber } from './parse-options.js';
+import { forkPoint, nonNegativeNumber, positiveInt, positiveNumber } from './parse-options.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -31,6 +31,7 @@ export interface SolveFlags extends JudgeFlags {
   setup?: string[];
   /** False with --no-fork. */
   fork?: boolean;
+  forkAt?: 'setup' | 'first-edit' | number;
   testCommand?: string;
   failToPass?: string[];
   passToPass?: string[];
@@ -98,6 +99,14 @@ export function registerSolveCommand(program: Command): void {
       collect,
     )
     .option('--no-fork', 'run the --setup commands in each sandbox instead of once and forked')
+    .addOption(
+      new Option(
+        '--fork-at <point>',
+        'where the rollouts branch: setup (after --setup, the default with it), first-edit or a step number (one prefix rollout of the built-in agent, every rollout forked from it; docs/solve.md#shared-setup-and-forks)',
+      )
+        .argParser(forkPoint)
+        .conflicts('fork'),
+    )
     .option('--test-command <cmd>', 'verify candidates with this command (its exit code, or the named tests)')
     .option('--fail-to-pass <id>', 'a test that must go from failing to passing (repeatable)', collect)
     .option('--pass-to-pass <id>', 'a test that must keep passing (repeatable)', collect)

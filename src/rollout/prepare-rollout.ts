@@ -7,7 +7,7 @@
  */
 import type { AgentConfig } from './agent/agent-config.js';
 import { WinnowerError, wnwError } from '../errors.js';
-import { runAgent } from './agent/agent-loop.js';
+import { type AgentPrefix, runAgent } from './agent/agent-loop.js';
 import { createHarnessCatalog, type HarnessCatalog } from './harness/harness-catalog.js';
 import { BUILTIN_HARNESS } from './harness/harness-definition.js';
 import { prepareHarnessRollout } from './harness/run-harness.js';
@@ -42,6 +42,8 @@ export interface RolloutContext {
   policyIndex?: number;
   signal: AbortSignal;
   onStep: (partial: Trajectory) => void;
+  /** The built-in agent goes on from this shared prefix (its sandbox a fork of the prefix's: src/solve/agent-prefix.ts). */
+  resume?: AgentPrefix | undefined;
 }
 
 let defaultCatalog: HarnessCatalog | undefined;
@@ -67,6 +69,7 @@ export async function prepareRollout(deps: SolveDeps, setup: RolloutSetup, conte
           seed: context.index,
           signal: context.signal,
           onStep: context.onStep,
+          ...(context.resume ? { resume: context.resume } : {}),
         }),
       close: async () => undefined,
     };

@@ -233,6 +233,11 @@ export interface SandboxProvider {
    * spec of the sandbox it was taken from. Undefined where the provider cannot fork.
    */
   fork?(snapshot: SandboxSnapshot, options?: ForkOptions): Promise<Sandbox>;
+  /**
+   * True where `fork` replays what the parent received instead of copying its files (orchard): a
+   * fork then costs what preparing the parent cost, so a shared setup saves nothing by it.
+   */
+  readonly forkReplays?: boolean;
   /** Closes every sandbox this provider still has open, and shared state (base snapshots). */
   close(): Promise<void>;
 }

@@ -63,6 +63,7 @@ export function withObserver(provider: SandboxProvider, observer: SandboxObserve
     // A fork's execs are observed as a created sandbox's are.
     ...(provider.fork
       ? {
+          ...(provider.forkReplays ? { forkReplays: true } : {}),
           fork: async (snapshot: SandboxSnapshot, options?: ForkOptions) =>
             observeSandbox(await provider.fork!(snapshot, options), observer),
         }

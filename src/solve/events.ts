@@ -22,6 +22,18 @@ export type JobEventBody =
   | { type: 'setup-start'; mode: 'fork' | 'each'; reason: string; commands: number }
   /** The shared setup ran (fork mode): its time and the snapshot's size, or why it failed. */
   | { type: 'setup-finish'; mode: 'fork' | 'each'; duration_ms: number; snapshot_bytes?: number; error?: string }
+  /** The built-in agent's shared prefix (agent-prefix.ts): started, and where it came to. */
+  | { type: 'prefix-start'; at: 'first-edit' | number }
+  | {
+      type: 'prefix-finish';
+      at: 'first-edit' | number;
+      shared: boolean;
+      reason: string;
+      duration_ms: number;
+      steps?: number;
+      snapshot_bytes?: number;
+      error?: string;
+    }
   /** `policy`: which of the job's policies runs it (0 for a one-policy job); `config`: the configuration its candidate carries. */
   | { type: 'rollout-start'; index: number; wave: number; policy?: number; config?: Record<string, unknown> }
   | {

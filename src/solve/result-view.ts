@@ -99,10 +99,20 @@ export function chosenView(candidate: CandidateState | undefined): ChosenView | 
   };
 }
 
-/** Policy calls and tokens (prompt + completion) of the rollouts' trajectories. */
+/** Policy calls and tokens (prompt + completion) of the rollouts' trajectories; a shared prefix (src/solve/agent-prefix.ts) counted once. */
 export function usageTotals(trajectories: readonly Trajectory[]): { policy_calls: number; tokens: number } {
+  const tokens = (usage: Trajectory['usage']) => (usage?.prompt_tokens ?? 0) + (usage?.completion_tokens ?? 0);
+  const carrying = trajectories.map(sharedPrefixUsage).filter((usage) => usage !== undefined);
+  const repeated = carrying.slice(1);
   return {
-    policy_calls: trajectories.reduce((sum, t) => sum + (t.usage?.calls ?? 0), 0),
-    tokens: trajectories.reduce((sum, t) => sum + (t.usage?.prompt_tokens ?? 0) + (t.usage?.completion_tokens ?? 0), 0),
+    policy_calls:
+      trajectories.reduce((sum, t) => sum + (t.usage?.calls ?? 0), 0) - repeated.reduce((sum, usage) => sum + (usage.calls ?? 0), 0),
+    tokens: trajectories.reduce((sum, t) => sum + tokens(t.usage), 0) - repeated.reduce((sum, usage) => sum + tokens(usage), 0),
   };
+}
+
+/** The usage of the shared prefix a trajectory carries (`meta.shared_prefix`), if it carries one. */
+export function sharedPrefixUsage(trajectory: Trajectory): Trajectory['usage'] | undefined {
+  const prefix = trajectory.meta.shared_prefix as { usage?: Trajectory['usage'] } | undefined;
+  return prefix?.usage ?? undefined;
 }

@@ -72,8 +72,11 @@ export async function runRollout(context: SolveContext, slot: Slot, wave: number
         // Stored after every step: a running candidate shows its progress, an interrupted job keeps it.
         onStep: (partial) =>
           context.writes.fire(() => deps.store.putCandidate(context.jobId, slot.index, { trajectory: withConfig(slot, partial) })),
+        resume: context.prefix?.shared?.state,
       });
-      sandbox = await context.sandboxes.open({ mounts: prepared.mounts, signal }).catch((error: unknown) => {
+      // With a shared prefix (agent-prefix.ts) the rollout goes on from a fork of its sandbox.
+      const from = context.prefix?.shared ?? context.sandboxes;
+      sandbox = await from.open({ mounts: prepared.mounts, signal }).catch((error: unknown) => {
         throw toWinnowerError(error, 'WNW_ERR_SBX_CREATE');
       });
       slot.trajectory = withConfig(slot, await prepared.run(sandbox));

@@ -37,6 +37,7 @@ import { poolTestsEnabled, startPoolTests } from './pool-tests.js';
 import { applyStopRule } from './stop-rule.js';
 import { givenTests, verificationLane, verifySlot } from './verification.js';
 import type { SetupView } from './shared-setup.js';
+import { prefixCompute, runSharedPrefix } from './agent-prefix.js';
 
 export type { SolveDeps } from './solve-deps.js';
 export type { SolveCandidateSummary } from './result-view.js';
@@ -64,6 +65,13 @@ export interface SolveResult {
     setup_runs?: number;
     fork_saved_sandbox_ms?: number;
     fork_saved_wall_ms?: number;
+    prefix_steps?: number;
+    prefix_policy_calls?: number;
+    prefix_tokens?: number;
+    prefix_ms?: number;
+    fork_saved_policy_calls?: number;
+    fork_saved_tokens?: number;
+    fork_saved_prefix_ms?: number;
   };
   /** The setup: how it reached the sandboxes (forked or run in each) and why, its cost and what forking saved; null without one. */
   setup: SetupView | null;
@@ -132,6 +140,8 @@ export async function runSolve(
   const poolTests = poolTestsEnabled(context) ? startPoolTests(context) : undefined;
 
   try {
+    const at = request.fork?.at;
+    if (at === 'first-edit' || typeof at === 'number') context.prefix = await runSharedPrefix(context, at);
     await runRolloutWaves(context, evaluate);
     // The candidates' own tests need every candidate: they run once the rollouts are done.
     await poolTests?.run(context.slots.filter((slot) => slot.status === 'finished'));
@@ -140,7 +150,8 @@ export async function runSolve(
     // their sandboxes are closed before it returns.
     context.endChecks();
     await Promise.allSettled(context.background);
-    // Every sandbox of the job is closed by now: the snapshot goes with the job, cancelled or not.
+    // Every sandbox of the job is closed by now: the snapshots go with the job, cancelled or not.
+    await context.prefix?.shared?.release().catch(() => undefined);
     await context.sandboxes.release();
     // Every write of the job has landed before it ends: a partial result reads them back.
     await context.writes.flush().catch(() => undefined);
@@ -180,6 +191,7 @@ function solveResult(
     },
     compute: {
       ...usageTotals(trajectories),
+      ...prefixCompute(context.prefix, trajectories),
       rollout_ms: context.rolloutMs,
       saved_rollouts: saved,
       saved_fraction: saved / request.n,

@@ -62,15 +62,20 @@ export function setupMode(request: Pick<SolveRequest, 'setup' | 'fork'>, provide
       mode: 'each',
       reason: `the ${provider.name} provider cannot fork a sandbox (describe().fork), so each sandbox runs the setup`,
     };
+  if (provider.forkReplays)
+    return {
+      mode: 'each',
+      reason: `the ${provider.name} provider forks by replaying the setup (describe().fork), which saves nothing, so each sandbox runs the setup`,
+    };
   return request.fork ? { mode: 'fork', reason: 'fork.at: setup' } : { mode: 'fork', reason: 'the default with setup commands' };
 }
 
 /** Submit-time: an explicit `fork.at: setup` the provider cannot honour is a 400 naming it. */
 export function checkSetupFork(request: Pick<SolveRequest, 'setup' | 'fork'>, provider: SandboxProvider): void {
-  if (request.fork?.at === 'setup' && !provider.fork)
+  if (request.fork?.at === 'setup' && (!provider.fork || provider.forkReplays))
     throw wnwError(
       'WNW_ERR_INPUT_INVALID',
-      `fork.at: the ${provider.name} sandbox provider cannot fork a sandbox; leave fork out (each sandbox then runs the setup) or set fork: false`,
+      `fork.at: the ${provider.name} sandbox provider ${provider.fork ? 'forks only by replaying the setup, which saves nothing' : 'cannot fork a sandbox'}; leave fork out (each sandbox then runs the setup) or set fork: false`,
       { details: { field: 'fork.at' } },
     );
 }

@@ -7,10 +7,11 @@ import { loadAgentConfig, type AgentConfig } from '../rollout/agent/agent-config
 import { toWinnowerError } from '../errors.js';
 import { type HarborTask, readHarborTask } from '../formats/harbor/read-task.js';
 import type { ValueModel } from '../scoring/value-model.js';
-import type { SandboxSpec } from '../sandbox/types.js';
+import type { Sandbox, SandboxMount, SandboxSpec } from '../sandbox/types.js';
 import { SerialWrites } from '../store/serial-writes.js';
 import type { CandidateStatus, ErrorRecord } from '../store/types.js';
-import type { Score, Task, Trajectory, VerifyResult } from '../types/index.js';
+import type { Score, Task, Trajectory, Usage, VerifyResult } from '../types/index.js';
+import type { AgentPrefix } from '../rollout/agent/agent-loop.js';
 import type { JobEventBody } from './events.js';
 import { planPolicies, policyOf, rolloutConfig, type PlannedPolicy } from './policy-plan.js';
 import { CheckEvidence } from './evidence.js';
@@ -85,12 +86,32 @@ export interface SolveContext {
   pendingStop: { index: number; reason: string } | null;
   /** Milliseconds spent in rollouts, summed over them. */
   rolloutMs: number;
+  /** The built-in agent's shared prefix (`fork.at` first-edit or a step), once it ran: what rollouts go on from, if anything. */
+  prefix?: PrefixOutcome;
   /** The job's store writes, in order (a step's snapshot never lands after the candidate's end). */
   writes: SerialWrites;
   save(slot: Slot): Promise<void>;
   progress(): Promise<void>;
   /** A sandbox that fails to close after its work is done must not lose that work: noted on the candidate. */
   noteCloseFailure(slot: Slot, error: unknown): void;
+}
+
+/** The built-in agent's shared prefix, ready to fork rollouts from (agent-prefix.ts). */
+export interface SharedPrefix {
+  /** Opens a rollout's sandbox: a fork of the prefix's, with the rollout's own mounts. */
+  open(options: { mounts?: SandboxMount[]; signal: AbortSignal }): Promise<Sandbox>;
+  state: AgentPrefix;
+  release(): Promise<void>;
+}
+
+/** What the prefix came to, for the result (`compute`) and the events. */
+export interface PrefixOutcome {
+  shared: SharedPrefix | undefined;
+  reason: string;
+  /** The prefix rollout's policy usage and steps (spent whether or not it could be shared), and its wall time. */
+  usage: Usage;
+  steps: number;
+  durationMs: number;
 }
 
 export function taskFromRequest(request: SolveRequest): Task {

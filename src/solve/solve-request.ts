@@ -106,6 +106,7 @@ function checkFork(
     fork?: ForkOptions;
     harbor_task?: string;
     agent: { harness: string };
+    policy?: { kind?: string } | undefined;
     policies?: Array<{ agent?: { harness?: string } }>;
   },
   context: z.RefinementCtx,
@@ -129,14 +130,24 @@ function checkFork(
   }
   const harnesses = [request.agent.harness, ...(request.policies ?? []).map((entry) => entry.agent?.harness ?? request.agent.harness)];
   const harness = harnesses.find((name) => name !== 'winnower');
-  context.addIssue({
-    code: 'custom',
-    message:
-      harness !== undefined
-        ? `the harness CLI ${harness} cannot be forked mid-run (its process state is not in a snapshot): only fork.at "setup" applies to harnesses`
-        : `fork.at ${JSON.stringify(at)} (a prefix of the built-in agent) is not available on this server yet: only "setup"`,
-    path: ['fork', 'at'],
-  });
+  if (harness !== undefined)
+    context.addIssue({
+      code: 'custom',
+      message: `the harness CLI ${harness} cannot be forked mid-run (its process state is not in a snapshot): only fork.at "setup" applies to harnesses`,
+      path: ['fork', 'at'],
+    });
+  else if (request.policies !== undefined)
+    context.addIssue({
+      code: 'custom',
+      message: `fork.at ${JSON.stringify(at)} shares one policy's prefix: not with policies (a mixed job); use fork.at "setup" or one policy`,
+      path: ['fork', 'at'],
+    });
+  else if (request.policy?.kind === 'replay')
+    context.addIssue({
+      code: 'custom',
+      message: `fork.at ${JSON.stringify(at)} needs a policy that answers the conversation: a replay policy replays its recording from its first turn whatever came before, so the prefix would run twice`,
+      path: ['fork', 'at'],
+    });
 }
 
 /** The most rollouts one job may run, over all its policies. */

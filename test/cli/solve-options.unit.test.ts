@@ -40,3 +40,14 @@ describe('winnower solve --task', () => {
     expect(() => parseSolve(['--task', 't', '--reward-threshold', 'high'])).toThrow();
   });
 });
+
+describe('winnower solve --fork-at', () => {
+  it('parses setup, first-edit and a step number, and refuses anything else or --no-fork beside it', () => {
+    expect(parseSolve(['--issue', 'x', '--fork-at', 'first-edit']).forkAt).toBe('first-edit');
+    expect(parseSolve(['--issue', 'x', '--setup', 'make', '--fork-at', 'setup']).forkAt).toBe('setup');
+    expect(parseSolve(['--issue', 'x', '--fork-at', '3']).forkAt).toBe(3);
+    for (const bad of ['0', '1.5', 'last'])
+      expect(() => parseSolve(['--issue', 'x', '--fork-at', bad])).toThrow(/must be setup, first-edit or a step number/);
+    expect(() => parseSolve(['--issue', 'x', '--setup', 'make', '--no-fork', '--fork-at', 'setup'])).toThrow(/cannot be used with/);
+  });
+});

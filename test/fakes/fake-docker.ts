@@ -1,7 +1,8 @@
 /**
  * A fake Docker daemon: node:http on a unix socket in a temp dir, speaking the Engine API subset
  * the docker provider uses (optionally prefixed by /vX.Y): containers create/start/json/delete,
- * exec create/start/json, archive PUT/GET/HEAD, images create (pull), version, _ping.
+ * exec create/start/json, archive PUT/GET/HEAD, images create (pull), commit, image inspect and
+ * delete (refused while a container uses the image), version, _ping.
  *
  * Each container is a temp dir (its root filesystem, copied from the image's directory); commands
  * run on this host with the container's WorkingDir mapped under that dir, and exec start hijacks
@@ -26,8 +27,8 @@
  * user, and `chown` in a root exec does nothing (every uid is then the same one).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chmod, cp, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmod, cp, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { constants, tmpdir } from 'node:os';
@@ -111,6 +112,8 @@ export class FakeDocker {
   readonly #sockets = new Set<Socket>();
   readonly #images: Map<string, string>;
   readonly #pullable: Map<string, string>;
+  /** Image folders made by POST /commit: removed with their image. */
+  readonly #committed = new Set<string>();
   readonly #pullErrors: Map<string, string>;
   readonly #pullRefusals: Map<string, { status: number; message: string }>;
   readonly #api: { min: string; max: string };
@@ -208,6 +211,7 @@ export class FakeDocker {
     for (const socket of this.#sockets) socket.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
     await Promise.all([...this.containers.values()].map((container) => rm(container.root, { recursive: true, force: true })));
+    await Promise.all([...this.#committed].map((root) => rm(root, { recursive: true, force: true })));
     await rm(this.#dir, { recursive: true, force: true });
   }
 
@@ -297,6 +301,9 @@ export class FakeDocker {
     if (method === 'GET' && path === '/events') return this.#eventLog(query);
     if (method === 'POST' && path === '/images/create') return this.#pull(query.fromImage ?? '');
     if (method === 'POST' && path === '/containers/create') return this.#create(input, query.name);
+    if (method === 'POST' && path === '/commit') return this.#commit(query);
+    if ((match = /^\/images\/(.+?)(\/json)?$/.exec(path)) && (method === 'DELETE' || (method === 'GET' && match[2])))
+      return this.#image(method, decodeURIComponent(match[1] ?? ''));
     if ((match = /^\/containers\/([^/]+)(\/.*)?$/.exec(path))) {
       const container = this.containers.get(match[1] ?? '');
       const action = match[2] ?? '';
@@ -310,6 +317,7 @@ export class FakeDocker {
         return {
           status: 200,
           json: {
+            ...(query.size === 'true' || query.size === '1' ? { SizeRw: await treeBytes(container.root) } : {}),
             Id: container.id,
             Name: `/${container.name}`,
             Config: container.config,
@@ -433,6 +441,48 @@ export class FakeDocker {
       { status: `Status: Downloaded newer image for ${ref}` },
     ];
     return { status: 200, text: lines.map((line) => JSON.stringify(line)).join('\r\n'), headers: { 'content-type': 'application/json' } };
+  }
+
+  /** POST /commit: the container's root, its binds left out as the engine leaves them, becomes an image. */
+  async #commit(query: Record<string, string | undefined>): Promise<Reply> {
+    const container = this.containers.get(query.container ?? '');
+    if (!container) return { status: 404, json: { message: `No such container: ${query.container ?? ''}` } };
+    const root = await mkdtemp(join(tmpdir(), 'fake-docker-img-'));
+    await cp(container.root, root, { recursive: true });
+    for (const bind of container.binds) {
+      await rm(mapPath(root, bind.target), { recursive: true, force: true });
+      await mkdir(mapPath(root, bind.target), { recursive: true });
+    }
+    const id = `sha256:${randomBytes(32).toString('hex')}`;
+    this.#images.set(id, root);
+    if (query.repo) this.#images.set(normalizeRef(query.tag ? `${query.repo}:${query.tag}` : query.repo), root);
+    this.#committed.add(root);
+    return { status: 201, json: { Id: id } };
+  }
+
+  /** GET /images/{name}/json and DELETE /images/{name}: refused (409) while a container uses it, even forced. */
+  async #image(method: string, name: string): Promise<Reply> {
+    const root = this.#images.get(normalizeRef(name));
+    if (root === undefined) return { status: 404, json: { message: `No such image: ${name}` } };
+    const refs = [...this.#images].filter(([, dir]) => dir === root).map(([ref]) => ref);
+    const id = refs.find((ref) => ref.startsWith('sha256:')) ?? `sha256:${createHash('sha256').update(root).digest('hex')}`;
+    if (method === 'GET') return { status: 200, json: { Id: id, RepoTags: refs.filter((ref) => ref !== id) } };
+    const user = [...this.containers.values()].find((container) => this.#images.get(normalizeRef(String(container.config.Image))) === root);
+    if (user)
+      return {
+        status: 409,
+        json: {
+          message: `conflict: unable to delete ${id.slice(7, 19)} (cannot be forced) - image is being used by running container ${user.id.slice(0, 12)}`,
+        },
+      };
+    for (const ref of refs) this.#images.delete(ref);
+    if (this.#committed.delete(root)) await rm(root, { recursive: true, force: true });
+    return { status: 200, json: [...refs.filter((ref) => ref !== id).map((ref) => ({ Untagged: ref })), { Deleted: id }] };
+  }
+
+  /** Images made by commits that are still held. */
+  get committedImages(): number {
+    return this.#committed.size;
   }
 
   async #create(input: Record<string, unknown>, name: string | undefined): Promise<Reply> {
@@ -661,6 +711,15 @@ async function resolveUser(root: string, user: string): Promise<{ uid: number; g
   else return undefined;
   const gid = group !== undefined && /^\d+$/.test(group) ? Number(group) : entry ? Number(entry[3]) : 0;
   return { uid, gid, ...(entry?.[5] ? { home: entry[5] } : {}) };
+}
+
+/** Bytes of the regular files under `root` (the fake's SizeRw: it cannot tell what the container wrote from what the image held). */
+async function treeBytes(root: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(root, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += (await lstat(join(entry.parentPath, entry.name))).size;
+  }
+  return total;
 }
 
 function normalizeRef(reference: string): string {

@@ -78,9 +78,9 @@ describe('docker provider: availability and settings', () => {
       expect(await provider.describe()).toMatchObject({
         engine: 'Docker 20.10.24-fake (API 1.12 to 1.41, linux/amd64)',
         apiVersion: 'v1.41',
-        fork: expect.stringMatching(/^not supported/),
+        fork: expect.stringMatching(/^commit: /),
       });
-      expect(provider.fork).toBeUndefined();
+      expect(provider.fork).toBeTypeOf('function');
       await provider.close();
       process.env.DOCKER_HOST = 'tcp://10.0.0.1:2375';
       provider = createDockerProvider();

@@ -99,7 +99,7 @@ describe('orchard provider: create', () => {
   it('reports what is in force', async () => {
     const description = await makeProvider().describe();
     expect(description).toMatchObject({ provider: 'orchard', workdir: '/testbed', health: 'healthy', apiKey: 'set' });
-    expect(description.fork).toMatch(/^not supported: Orchard Env has no snapshot API/);
+    expect(description.fork).toMatch(/^replay: Orchard Env has no snapshot API/);
   });
 });
 

@@ -119,7 +119,7 @@ describe.skipIf(bwrapMissing)('winnower sandbox serve: snapshot and fork', () =>
   });
 
   it('answers 501 over a provider that cannot fork', { timeout: 60_000 }, async () => {
-    // The local provider without its snapshot and fork methods, as the other providers are.
+    // The local provider without its snapshot and fork methods.
     const plain: SandboxProvider = {
       name: 'plain',
       describe: () => local.describe(),

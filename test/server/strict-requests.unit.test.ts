@@ -83,7 +83,12 @@ describe('strict requests', () => {
       'body.fork.at',
       /the harness CLI pi cannot be forked mid-run \(its process state is not in a snapshot\): only fork.at "setup"/,
     ],
-    [{ setup: ['make'], fork: { at: 3 } }, 'body.fork.at', /fork.at 3 \(a prefix of the built-in agent\) is not available/],
+    [
+      { n: 2, fork: { at: 3 }, policies: [{ n: 1 }, { n: 1, agent: { step_limit: 5 } }] },
+      'body.fork.at',
+      /fork.at 3 shares one policy's prefix: not with policies/,
+    ],
+    [{ fork: { at: 'first-edit' } }, 'body.fork.at', /a replay policy replays its recording from its first turn/],
   ])('/solve checks setup and fork at submit (%j)', async (extra, field, message) => {
     const error = await refused('/solve', solveBody(extra), field);
     expect(error.message).toMatch(message);

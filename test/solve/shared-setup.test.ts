@@ -20,7 +20,7 @@ const SETUP = ['echo ready > SETUP_DONE', 'mkdir -p build && echo o > build/out.
 /** The demo's tests, run only where the setup's marker is: a verification outside the post-setup state fails. */
 const testCommand = `test -f SETUP_DONE && ${demoTask().test_command}`;
 
-/** The provider without `fork`, as docker and orchard are. */
+/** A provider without `fork` (the local one with it taken away). */
 function withoutFork(inner: SandboxProvider): SandboxProvider {
   return {
     name: 'nofork',

@@ -21,6 +21,26 @@ export interface RunAgentOptions {
   signal?: AbortSignal;
   /** Called with the partial trajectory after every step. */
   onStep?: (partial: Trajectory) => void;
+  /** Go on from a shared prefix (its sandbox is a fork of the prefix's): its messages are kept, marked `meta.shared`. */
+  resume?: AgentPrefix;
+  /** Stop once this point is reached and hand back the state so far (agent-prefix): the first file edit, or step k. */
+  pauseAt?: PausePoint;
+}
+
+/** Where a prefix rollout stops for its continuations to branch (solve-request.ts `fork.at`). */
+export type PausePoint = 'first-edit' | number;
+
+/** A rollout's state at its fork point: what every continuation starts from. */
+export interface AgentPrefix {
+  messages: ChatMessage[];
+  usage: Usage;
+  steps: number;
+}
+
+/** What a run came to: its trajectory, and whether it stopped at `pauseAt` rather than ending. */
+export interface AgentRun {
+  trajectory: Trajectory;
+  paused: boolean;
 }
 
 /** Ends the loop; carries the exit reason (mini-swe-agent's control-flow exceptions). */
@@ -33,23 +53,41 @@ class StopRun extends Error {
   }
 }
 
+/** A pause at the fork point (not an end: no exit reason, no patch). */
+class PauseRun extends Error {}
+
 export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
+  return (await runAgentLoop(options)).trajectory;
+}
+
+/** Whether the agent has reached its pause point after `steps` steps. */
+async function reached(pauseAt: PausePoint, steps: number, sandbox: Sandbox, signal: AbortSignal): Promise<boolean> {
+  if (typeof pauseAt === 'number') return steps >= pauseAt;
+  // A file edit is whatever a patch would hold (against the post-setup base).
+  return (await sandbox.diff({ signal })) !== '';
+}
+
+export async function runAgentLoop(options: RunAgentOptions): Promise<AgentRun> {
   const { policy, sandbox, task, config, signal } = options;
   const { limits } = config;
   const values = { workdir: sandbox.workdir, submit_sentinel: config.submit_sentinel, problem_statement: task.problem_statement };
   const system =
     renderTemplate(config.system_template, values, 'system_template') +
     (policy.mode === 'text' ? renderTemplate(config.text_mode_addendum, values, 'text_mode_addendum') : '');
-  const messages: ChatMessage[] = [
-    { role: 'system', content: system },
-    { role: 'user', content: renderTemplate(config.instance_template, values, 'instance_template') },
-  ];
-  const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, calls: 0 };
+  // Resumed: the prefix's messages as they were sent, so a prefix-caching server reuses them.
+  const messages: ChatMessage[] = options.resume
+    ? options.resume.messages.map((message) => ({ ...message, meta: { ...message.meta, shared: true } }))
+    : [
+        { role: 'system', content: system },
+        { role: 'user', content: renderTemplate(config.instance_template, values, 'instance_template') },
+      ];
+  const usage: Usage = options.resume ? { ...options.resume.usage } : { prompt_tokens: 0, completion_tokens: 0, calls: 0 };
   const started = Date.now();
   const deadline = AbortSignal.timeout(limits.time_limit_s * 1000);
   const turnSignal = signal ? AbortSignal.any([signal, deadline]) : deadline;
-  let steps = 0;
+  let steps = options.resume?.steps ?? 0;
   let exit: ExitReason = 'unknown';
+  let paused = false;
   let exitRaw = '';
   let error: WinnowerError | undefined;
 
@@ -70,6 +108,9 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
       config: { agent: config.name, policy_mode: policy.mode },
       seed: options.seed,
       steps,
+      ...(options.resume
+        ? { shared_prefix: { steps: options.resume.steps, messages: options.resume.messages.length, usage: options.resume.usage } }
+        : {}),
       started_at: new Date(started).toISOString(),
       duration_ms: Date.now() - started,
       ...(error ? { error: error.toJSON() } : {}),
@@ -127,9 +168,12 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
         }
       }
       options.onStep?.(snapshot());
+      if (options.pauseAt !== undefined && (await reached(options.pauseAt, steps, sandbox, turnSignal))) throw new PauseRun();
     }
   } catch (caught) {
-    if (caught instanceof StopRun) {
+    if (caught instanceof PauseRun) {
+      paused = true;
+    } else if (caught instanceof StopRun) {
       exit = caught.exit;
       exitRaw = caught.detail;
     } else if (deadline.aborted && !signal?.aborted) {
@@ -143,6 +187,7 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
     }
   }
 
+  if (paused) return { trajectory: snapshot(), paused };
   let patch = '';
   if (exit !== 'cancelled') {
     try {
@@ -151,5 +196,5 @@ export async function runAgent(options: RunAgentOptions): Promise<Trajectory> {
       error ??= toWinnowerError(caught);
     }
   }
-  return snapshot(patch);
+  return { trajectory: snapshot(patch), paused };
 }

@@ -376,5 +376,8 @@ export class SandboxTable {
 }
 
 function unsupported(provider: string): Error {
-  return wnwError('WNW_ERR_SBX_UNSUPPORTED', `The ${provider} provider cannot snapshot or fork sandboxes (the local provider can)`);
+  return wnwError(
+    'WNW_ERR_SBX_UNSUPPORTED',
+    `The ${provider} provider cannot snapshot or fork sandboxes (the local, docker and orchard providers can)`,
+  );
 }

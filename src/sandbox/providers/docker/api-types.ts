@@ -34,6 +34,9 @@ export const DockerContainerInspect = z.object({
   }),
 });
 
+/** GET /containers/{id}/json?size=1 (the bytes the container wrote; absent on some engines) */
+export const DockerContainerSize = z.object({ SizeRw: z.number().nullish() });
+
 /** The `X-Docker-Container-Path-Stat` header of GET/HEAD /containers/{id}/archive, base64 JSON. */
 export const DockerPathStat = z.object({
   name: z.string(),

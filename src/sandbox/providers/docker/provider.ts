@@ -2,7 +2,8 @@
  * The `docker` provider: one container per sandbox on a host with a Docker engine, driven through
  * the Engine API over its unix socket. No network unless the spec asks, memory/cpu/pids limits
  * from the spec, host folders bound from `spec.mounts`, the image's entrypoint replaced by `sleep`,
- * removal with force on close. Every command runs as an unprivileged user (`1000:1000` unless
+ * removal with force on close; snapshots are `docker commit`s that forks are created from
+ * (snapshot.ts). Every command runs as an unprivileged user (`1000:1000` unless
  * `user` says otherwise; root only with `allowRoot`), with no capabilities and no-new-privileges;
  * one root exec at create gives it the workdir (docker-sandbox.ts). The API version is
  * negotiated with the engine on first use.
@@ -19,10 +20,11 @@ import { wnwError, WinnowerError } from '../../../errors.js';
 import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
 import { snakeCase, userField } from '../../../config-keys.js';
 import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
-import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
+import type { CallOptions, ForkOptions, Sandbox, SandboxProvider, SandboxSnapshot, SandboxSpec } from '../../types.js';
 import { DockerCreateResponse, DockerVersion } from './api-types.js';
 import { DockerClient } from './client.js';
 import { DockerSandbox } from './sandbox.js';
+import { checkForkable, commitContainer, DockerSnapshot } from './snapshot.js';
 import { checkMounts } from '../../mounts.js';
 
 /** The sandbox user when none is set: numeric, as images built from a bare rootfs have no /etc/passwd. */
@@ -54,7 +56,17 @@ export interface DockerProviderSettings {
   maxTransferBytes?: number;
   /** What a patch leaves out and its cap (src/sandbox/patch-policy.ts). */
   patch?: PatchSettings;
+  /** Snapshot images held at once (default 64). */
+  maxSnapshots?: number;
+  /** What the held snapshots' containers wrote, together, in MiB (default 8192). */
+  maxSnapshotMb?: number;
+  /** Snapshots held at once of one sandbox (default 16). */
+  maxSnapshotsPerSandbox?: number;
 }
+
+const DEFAULT_MAX_SNAPSHOTS = 64;
+const DEFAULT_MAX_SNAPSHOT_MB = 8192;
+const DEFAULT_MAX_SNAPSHOTS_PER_SANDBOX = 16;
 
 // The descriptions are what docs/configuration.md shows (scripts/gen-config-docs.ts), in the config file's spelling.
 export const DockerSettingsSchema = z.strictObject({
@@ -89,6 +101,18 @@ export const DockerSettingsSchema = z.strictObject({
     .positive()
     .optional()
     .describe('Largest file a read returns (default 64 MiB); a larger one, or a folder, is refused without reading it.'),
+  maxSnapshots: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Snapshot images (docker commits forks start from) held at once (default 64).'),
+  maxSnapshotMb: z
+    .number()
+    .positive()
+    .optional()
+    .describe("What the held snapshots' containers wrote, together, in MiB, on the engine's disk (default 8192)."),
+  maxSnapshotsPerSandbox: z.number().int().positive().optional().describe('Snapshots held at once of one sandbox (default 16).'),
   patch: PatchSettingsSchema.optional().meta({
     description: "This provider's patch settings, key by key over sandbox.patch.",
     sameAs: 'sandbox.patch',
@@ -134,15 +158,25 @@ function defaultSocket(): { socketPath: string } | { problem: string } {
 
 class DockerProvider extends BaseProvider<DockerSandbox> {
   readonly name = 'docker';
-  readonly #settings: Required<Omit<DockerProviderSettings, 'socketPath' | 'patch' | 'apiVersion'>> & { apiVersion?: string };
+  readonly #settings: Required<
+    Omit<DockerProviderSettings, 'socketPath' | 'patch' | 'apiVersion' | 'maxSnapshots' | 'maxSnapshotMb' | 'maxSnapshotsPerSandbox'>
+  > & { apiVersion?: string };
+  readonly #caps: { count: number; bytes: number; perSandbox: number };
   readonly #patch: PatchPolicy;
   readonly #socket: { socketPath: string } | { problem: string };
   #client: DockerClient | undefined;
+  /** Snapshots whose image is still on the engine (snapshot.ts). */
+  readonly #snapshots = new Set<DockerSnapshot>();
 
   constructor(settings: DockerProviderSettings) {
     super();
     this.#socket = settings.socketPath ? { socketPath: settings.socketPath } : defaultSocket();
     this.#patch = patchPolicy(settings.patch);
+    this.#caps = {
+      count: settings.maxSnapshots ?? DEFAULT_MAX_SNAPSHOTS,
+      bytes: (settings.maxSnapshotMb ?? DEFAULT_MAX_SNAPSHOT_MB) * 1024 * 1024,
+      perSandbox: settings.maxSnapshotsPerSandbox ?? DEFAULT_MAX_SNAPSHOTS_PER_SANDBOX,
+    };
     this.#settings = {
       workdir: settings.workdir ?? '/testbed',
       ...(settings.apiVersion ? { apiVersion: settings.apiVersion } : {}),
@@ -190,7 +224,7 @@ class DockerProvider extends BaseProvider<DockerSandbox> {
       capabilities: `none for commands (no-new-privileges); ${CAPABILITIES.join(', ')} for root, which runs only the ownership step at create`,
       network: 'none unless the spec asks',
       limits: 'memory, cpu and pids per container from the spec',
-      fork: 'not supported: no snapshot or fork (docs/sandboxes.md#snapshots-and-forks)',
+      fork: 'commit: a snapshot is `docker commit` of the container (its files, not its processes); a fork is a container created from that image (docs/sandboxes.md#snapshots-and-forks)',
     };
   }
 
@@ -204,18 +238,71 @@ class DockerProvider extends BaseProvider<DockerSandbox> {
         },
       );
     }
+    const workdir = spec.workdir ?? this.#settings.workdir;
+    return this.#start({ spec, image: spec.image, workdir, baseCommit: spec.repo?.base_commit, signal: options.signal }, track);
+  }
+
+  /** A container from the snapshot's image, with its parent's spec (the fork's own mounts in place of the parent's). */
+  async fork(snapshot: SandboxSnapshot, options: ForkOptions = {}): Promise<Sandbox> {
+    const from = checkForkable(snapshot, this.#snapshots);
+    const { spec: parentSpec, workdir, base } = from.source;
+    const { mounts: _parentMounts, ...rest } = parentSpec;
+    const spec: SandboxSpec = options.mounts?.length ? { ...rest, mounts: options.mounts } : rest;
+    from.use();
+    // Exactly once, whether the fork closes later or fails to start (adopt closes a tracked one).
+    let unused = false;
+    const unuse = (): Promise<void> => {
+      if (unused) return Promise.resolve();
+      unused = true;
+      return from.unuse();
+    };
+    try {
+      return await this.adopt((track) =>
+        this.#start(
+          {
+            spec,
+            image: from.image,
+            workdir,
+            baseCommit: base,
+            signal: options.signal,
+            from,
+            // A failed removal leaves the image for closeShared, which removes every image still held.
+            onClosed: () => unuse().catch(() => undefined),
+          },
+          track,
+        ),
+      );
+    } catch (error) {
+      await unuse().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async #start(
+    start: {
+      spec: SandboxSpec;
+      image: string;
+      workdir: string;
+      baseCommit: string | undefined;
+      signal: AbortSignal | undefined;
+      /** The snapshot a fork starts from. */
+      from?: DockerSnapshot;
+      onClosed?: () => Promise<void>;
+    },
+    track: TrackSandbox<DockerSandbox>,
+  ): Promise<DockerSandbox> {
+    const { spec, image, workdir, signal } = start;
     const api = this.#api;
     await api.ready();
-    const workdir = spec.workdir ?? this.#settings.workdir;
     if (spec.mounts) checkBinds(spec.mounts, workdir);
-    const id = await this.#createContainer(spec, spec.image, workdir, options.signal);
+    const id = await this.#createContainer(spec, image, workdir, signal);
     let tracked = false;
     try {
       await api.empty({
         method: 'POST',
         path: `/containers/${id}/start`,
         ok: [204, 304],
-        signal: options.signal,
+        signal,
         errors: { 404: { code: 'WNW_ERR_SBX_CREATE', message: `container ${id} vanished before it started` } },
       });
       const created: DockerSandbox = new DockerSandbox({
@@ -226,12 +313,16 @@ class DockerProvider extends BaseProvider<DockerSandbox> {
         allowRoot: this.#settings.allowRoot,
         maxTransferBytes: this.#settings.maxTransferBytes,
         patch: this.#patch,
-        ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
-        onClosed: () => this.untrack(created),
+        ...(start.baseCommit ? { baseCommit: start.baseCommit } : {}),
+        takeSnapshot: (base, snapshotSignal) => this.#snapshot({ sandboxId: id, spec, workdir, base, from: start.from }, snapshotSignal),
+        onClosed: async () => {
+          this.untrack(created);
+          await start.onClosed?.();
+        },
       });
       track(created);
       tracked = true;
-      await created.start(options.signal);
+      await created.start(signal);
       return created;
     } catch (error) {
       // Once tracked, the base closes the sandbox (and with it the container).
@@ -244,12 +335,48 @@ class DockerProvider extends BaseProvider<DockerSandbox> {
     }
   }
 
+  async #snapshot(source: DockerSnapshot['source'], signal: AbortSignal | undefined): Promise<DockerSnapshot> {
+    this.assertOpen();
+    const held = [...this.#snapshots];
+    const refuse = (setting: string, what: string, cap: number): never => {
+      throw wnwError('WNW_ERR_SBX_DISK', `${what}, its cap (sandbox.settings.${setting})`, {
+        details: { field: `sandbox.settings.${setting}`, cap },
+      });
+    };
+    if (held.length >= this.#caps.count) refuse('max_snapshots', `the docker provider holds ${held.length} snapshots`, this.#caps.count);
+    const mine = held.filter((snapshot) => snapshot.sandboxId === source.sandboxId).length;
+    if (mine >= this.#caps.perSandbox)
+      refuse('max_snapshots_per_sandbox', `sandbox ${source.sandboxId} holds ${mine} snapshots`, this.#caps.perSandbox);
+    const { id, image, bytes } = await commitContainer(this.#api, source.sandboxId, signal);
+    const total = held.reduce((sum, snapshot) => sum + snapshot.bytes, bytes);
+    if (total > this.#caps.bytes) {
+      // Nothing is kept of a refused snapshot.
+      await this.#api.empty({ method: 'DELETE', path: `/images/${encodeURIComponent(image)}`, query: { force: true }, ok: [200, 404] });
+      refuse('max_snapshot_mb', `snapshots would hold ${total} bytes together`, this.#caps.bytes / (1024 * 1024));
+    }
+    const snapshot = new DockerSnapshot({
+      client: this.#api,
+      id,
+      image,
+      bytes,
+      source,
+      onRemoved: (removed) => this.#snapshots.delete(removed),
+    });
+    this.#snapshots.add(snapshot);
+    return snapshot;
+  }
+
   protected override onCleanupError(error: unknown, removeError: unknown): void {
     if (WinnowerError.isInstance(error))
       error.details.removeError = removeError instanceof Error ? removeError.message : String(removeError);
   }
 
   protected async closeShared(): Promise<void> {
+    // Its sandboxes are closed by now, so no container holds a snapshot's image; the newest first,
+    // since an image with children cannot be removed (each removal frees its parent's).
+    const held = [...this.#snapshots];
+    for (const snapshot of held) snapshot.markReleased();
+    for (const snapshot of held.reverse()) await snapshot.remove().catch(() => undefined);
     await this.#client?.close();
   }
 

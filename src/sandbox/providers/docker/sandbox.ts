@@ -10,7 +10,7 @@ import { wnwError, WinnowerError } from '../../../errors.js';
 import { discard, readCapped } from '../../../util/read-capped.js';
 import { BaseSandbox, CappedBuffer } from '../../base-sandbox.js';
 import type { PatchPolicy } from '../../patch-policy.js';
-import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../../types.js';
+import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSnapshot } from '../../types.js';
 import { DockerContainerInspect, DockerExecInspect, DockerIdResponse, DockerPathStat, GO_MODE_DIR, hasModeBit } from './api-types.js';
 import type { DockerClient } from './client.js';
 import { DockerStreamDemuxer } from './stream.js';
@@ -61,7 +61,10 @@ export interface DockerSandboxInit {
   baseCommit?: string;
   /** What the patch leaves out, and its cap. */
   patch: PatchPolicy;
-  onClosed?: () => void;
+  /** Commits the container into a snapshot its provider can fork (snapshot.ts), given the diff base at that moment. */
+  takeSnapshot: (base: string | undefined, signal: AbortSignal | undefined) => Promise<SandboxSnapshot>;
+  /** Awaited by close (a fork's snapshot image may be removed then). */
+  onClosed?: () => void | Promise<void>;
 }
 
 export class DockerSandbox extends BaseSandbox {
@@ -74,7 +77,8 @@ export class DockerSandbox extends BaseSandbox {
   #owner: { uid: number; gid: number } | undefined;
   readonly #maxTransferBytes: number;
   readonly #patch: PatchPolicy;
-  readonly #onClosed: (() => void) | undefined;
+  readonly #onClosed: DockerSandboxInit['onClosed'];
+  readonly #takeSnapshot: DockerSandboxInit['takeSnapshot'];
   #baseCommit: string | undefined;
   /** Set once the container is known to be gone or stopped: every later call throws it. */
   #lost: WinnowerError | undefined;
@@ -91,6 +95,7 @@ export class DockerSandbox extends BaseSandbox {
     this.#baseCommit = init.baseCommit;
     this.#patch = init.patch;
     this.#onClosed = init.onClosed;
+    this.#takeSnapshot = init.takeSnapshot;
   }
 
   /** The commit `diff()` compares against. */
@@ -281,6 +286,12 @@ export class DockerSandbox extends BaseSandbox {
     return diffVia(this.#remoteExec, this.workdir, this.#baseCommit, this.#patch, this.id, options.signal, { base64: true });
   }
 
+  /** `docker commit` of the container (types.ts `snapshot`; snapshot.ts): its files, not its processes. */
+  async snapshot(options: CallOptions = {}): Promise<SandboxSnapshot> {
+    this.assertOpen();
+    return this.#takeSnapshot(this.#baseCommit, options.signal);
+  }
+
   /** The workspace as it stands becomes the base of later diffs (types.ts `markBase`). */
   async markBase(options: CallOptions = {}): Promise<string> {
     this.assertOpen();
@@ -302,7 +313,7 @@ export class DockerSandbox extends BaseSandbox {
         ok: [200, 204, 404, 409],
       });
     } finally {
-      this.#onClosed?.();
+      await this.#onClosed?.();
     }
   }
 

@@ -16,9 +16,10 @@ import { HeaderSecret } from '../../../http/header-value.js';
 import { BaseProvider, type TrackSandbox } from '../../base-provider.js';
 import { snakeCase, userField } from '../../../config-keys.js';
 import { patchPolicy, PatchSettingsSchema, SANDBOX_BASE_ENV, type PatchPolicy, type PatchSettings } from '../../patch-policy.js';
-import type { CallOptions, SandboxProvider, SandboxSpec } from '../../types.js';
+import type { CallOptions, ForkOptions, Sandbox, SandboxProvider, SandboxSnapshot, SandboxSpec } from '../../types.js';
 import { OrchardCreateResponse, OrchardSandboxInfo, OrchardStatusReply } from './api-types.js';
 import { backoffMs, OrchardClient, requestIdSuffix, sleep } from './client.js';
+import { checkReplayable, ReplaySnapshot, replayInto } from './replay.js';
 import { OrchardSandbox } from './sandbox.js';
 import { mapOrchardSandboxStatus } from './map-status.js';
 
@@ -157,6 +158,8 @@ class OrchardProvider extends BaseProvider<OrchardSandbox> {
   /** Images whose create already ran into its timeout once (a second 408 is not retryable: docs/design/02-orchard-real-behaviour.md#4). */
   readonly #slowImages = new Set<string>();
   readonly #patch: PatchPolicy;
+  /** The snapshots this provider made: only those fork (replay.ts). */
+  readonly #snapshots = new WeakSet<ReplaySnapshot>();
   #client: OrchardClient | undefined;
 
   constructor(settings: OrchardProviderSettings) {
@@ -207,7 +210,7 @@ class OrchardProvider extends BaseProvider<OrchardSandbox> {
       workdir: this.#settings.workdir,
       network: 'blocked unless the spec asks (block_network)',
       limits: 'cpu and memory per pod from the spec',
-      fork: 'not supported: Orchard Env has no snapshot API (docs/sandboxes.md#snapshots-and-forks)',
+      fork: 'replay: Orchard Env has no snapshot API, so a snapshot is the record of the commands, file writes and patches a sandbox received, and a fork replays it into a fresh sandbox (docs/sandboxes.md#snapshots-and-forks)',
       createTimeoutS: this.#settings.createTimeoutS,
       heartbeatIntervalMs: this.#settings.heartbeatIntervalMs,
       ttlS: this.#settings.ttlS,
@@ -215,6 +218,20 @@ class OrchardProvider extends BaseProvider<OrchardSandbox> {
       activate: this.#settings.activate ?? null,
       health,
     };
+  }
+
+  /** A fork costs what the parent's recorded changes cost to run again (replay.ts). */
+  readonly forkReplays = true;
+
+  /** A fresh sandbox of the snapshot's spec with its record replayed in order (replay.ts); closed if the replay fails. */
+  async fork(snapshot: SandboxSnapshot, options: ForkOptions = {}): Promise<Sandbox> {
+    const from = checkReplayable(snapshot, this.#snapshots);
+    const spec: SandboxSpec = options.mounts?.length ? { ...from.spec, mounts: options.mounts } : from.spec;
+    return this.adopt(async (track) => {
+      const sandbox = await this.createSandbox(spec, options, track);
+      await replayInto(sandbox, from, options.signal);
+      return sandbox;
+    });
   }
 
   protected async createSandbox(spec: SandboxSpec, options: CallOptions, track: TrackSandbox<OrchardSandbox>): Promise<OrchardSandbox> {
@@ -270,6 +287,11 @@ class OrchardProvider extends BaseProvider<OrchardSandbox> {
         ...(this.#settings.activate ? { activate: this.#settings.activate } : {}),
         ...(spec.repo?.base_commit ? { baseCommit: spec.repo.base_commit } : {}),
         onClosed: () => this.untrack(created),
+        takeSnapshot: (steps) => {
+          const snapshot = new ReplaySnapshot(id, spec, steps);
+          this.#snapshots.add(snapshot);
+          return snapshot;
+        },
       });
       track(created);
       tracked = true;

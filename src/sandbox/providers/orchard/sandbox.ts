@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { toWinnowerError, wnwError, WinnowerError } from '../../../errors.js';
 import { BaseSandbox, CappedBuffer, shellQuote } from '../../base-sandbox.js';
 import type { PatchPolicy } from '../../patch-policy.js';
-import type { CallOptions, ExecOptions, ExecResult, FileEntry } from '../../types.js';
+import type { CallOptions, ExecOptions, ExecResult, FileEntry, SandboxSnapshot } from '../../types.js';
 import {
   OrchardFileContent,
   OrchardFileList,
@@ -21,6 +21,7 @@ import {
 import { requestIdSuffix, sleep, type OrchardCall, type OrchardClient, type OrchardReply } from './client.js';
 import { unwrapResult, wrapCommand } from './command.js';
 import { mapOrchardJob, mapOrchardSandboxStatus } from './map-status.js';
+import type { ReplayStep } from './replay.js';
 import {
   applyPatchVia,
   BASE_COMMIT_SCRIPT,
@@ -68,6 +69,8 @@ export interface OrchardSandboxInit {
   activate?: string;
   /** Called once the sandbox is deleted (the provider's bookkeeping). */
   onClosed?: () => void;
+  /** Makes a snapshot of what this sandbox has recorded (replay.ts): the steps so far. */
+  takeSnapshot: (steps: readonly ReplayStep[]) => SandboxSnapshot;
 }
 
 type ExecCall = Parameters<RemoteExec>[1];
@@ -88,6 +91,9 @@ export class OrchardSandbox extends BaseSandbox {
   readonly #loginShell: boolean;
   readonly #activate: string | undefined;
   readonly #patch: PatchPolicy;
+  readonly #takeSnapshot: OrchardSandboxInit['takeSnapshot'];
+  /** What changed this sandbox through winnower, in order: what a fork replays (replay.ts). */
+  readonly #steps: ReplayStep[] = [];
   #baseCommit: string | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #heartbeatInFlight = false;
@@ -110,6 +116,7 @@ export class OrchardSandbox extends BaseSandbox {
     this.#loginShell = init.loginShell ?? false;
     this.#activate = init.activate;
     this.#patch = init.patch;
+    this.#takeSnapshot = init.takeSnapshot;
   }
 
   /** The commit `diff()` compares against. */
@@ -159,15 +166,35 @@ export class OrchardSandbox extends BaseSandbox {
       await this.#upload(posix.join(cwd, stdinFile), new TextEncoder().encode(options.stdin), options.signal);
     }
     const call = { cwd, env, timeoutMs: options.timeoutMs, maxOutputBytes: options.maxOutputBytes, signal: options.signal };
-    return this.#submit(command, call, {
+    const result = await this.#submit(command, call, {
       loginShell: this.#loginShell,
       ...(this.#activate ? { activate: this.#activate } : {}),
       ...(stdinFile ? { stdinFile } : {}),
     });
+    this.#steps.push({
+      kind: 'exec',
+      command,
+      cwd: options.cwd,
+      env: options.env,
+      stdin: options.stdin,
+      timeoutMs: options.timeoutMs,
+      exitCode: result.exitCode,
+    });
+    return result;
   }
 
   protected async doWriteFile(path: string, content: Uint8Array, options: CallOptions): Promise<void> {
     await this.#upload(resolveSandboxPath(this.workdir, path), content, options.signal);
+    this.#steps.push({ kind: 'write', path, content: new Uint8Array(content) });
+  }
+
+  /**
+   * Orchard Env has no snapshot API: the snapshot is the record of what changed this sandbox, which
+   * a fork replays into a fresh one (replay.ts). Taking it costs nothing on the service.
+   */
+  async snapshot(): Promise<SandboxSnapshot> {
+    this.assertOpen();
+    return this.#takeSnapshot(this.#steps);
   }
 
   protected async doReadFile(path: string, options: CallOptions): Promise<Uint8Array> {
@@ -238,11 +265,13 @@ export class OrchardSandbox extends BaseSandbox {
   async markBase(options: CallOptions = {}): Promise<string> {
     this.assertOpen();
     this.#baseCommit = await markBaseVia(this.#remoteExec, this.workdir, this.#patch, this.id, options.signal);
+    this.#steps.push({ kind: 'mark-base' });
     return this.#baseCommit;
   }
 
-  protected doApplyPatch(patch: string, options: CallOptions): Promise<void> {
-    return applyPatchVia(this.#remoteExec, this.#upload, this.workdir, patch, this.id, options.signal);
+  protected async doApplyPatch(patch: string, options: CallOptions): Promise<void> {
+    await applyPatchVia(this.#remoteExec, this.#upload, this.workdir, patch, this.id, options.signal);
+    this.#steps.push({ kind: 'patch', patch });
   }
 
   protected async doClose(): Promise<void> {
