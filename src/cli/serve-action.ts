@@ -8,7 +8,10 @@ import type { ServeCommandFlags } from './serve.js';
 const SHUTDOWN_LIMIT_MS = 20_000;
 
 export async function runServe(flags: ServeCommandFlags): Promise<void> {
-  const config = loadConfig({ file: flags.config, overrides: { server: { host: flags.host, port: flags.port, data_dir: flags.dataDir } } });
+  const config = loadConfig({
+    file: flags.config,
+    overrides: { server: { host: flags.host, port: flags.port, data_dir: flags.dataDir, store: flags.store } },
+  });
   const runtime = await createRuntime(config);
   const { app } = runtime;
   app.log.info(

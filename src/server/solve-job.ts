@@ -9,8 +9,14 @@ import { scoredBy } from '../scoring/scorer-identity.js';
 import type { JobRunner } from '../solve/job-manager.js';
 import { runSolve, type SolveDeps } from '../solve/run-solve.js';
 import type { SolveRequest } from '../solve/solve-request.js';
+import type { CandidateRecord } from '../store/types.js';
 
-export function solveJob(deps: Omit<SolveDeps, 'valueModel'>, served: ServedValueModel | undefined, request: SolveRequest): JobRunner {
+export function solveJob(
+  deps: Omit<SolveDeps, 'valueModel'>,
+  served: ServedValueModel | undefined,
+  request: SolveRequest,
+  resume?: CandidateRecord[],
+): JobRunner {
   return async (jobId, hooks) => {
     const pinned = pinValueModel(served);
     try {
@@ -21,6 +27,7 @@ export function solveJob(deps: Omit<SolveDeps, 'valueModel'>, served: ServedValu
       const result = await runSolve(pinned.valueModel ? { ...deps, valueModel: pinned.valueModel } : deps, jobId, request, {
         ...hooks,
         emit,
+        ...(resume ? { resume } : {}),
       });
       return { ...result, scored_by: scoredBy(identity, result.selection.strategy) };
     } finally {

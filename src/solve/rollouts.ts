@@ -36,6 +36,14 @@ export function withConfig(slot: Slot, trajectory: Trajectory): Trajectory {
 export async function runRollout(context: SolveContext, slot: Slot, wave: number, evaluate: (slot: Slot) => Promise<void>): Promise<void> {
   const { deps, hooks, signal } = context;
   const planned = context.plan[slot.policy]!;
+  // Taken over with its rollout ended: never run (or counted) twice; a finished one is evaluated
+  // here for what its scoring and verification had not stored yet (run-solve.ts).
+  if (slot.kept) {
+    if (slot.status === 'finished') await evaluate(slot);
+    slot.settled = true;
+    releasePendingStop(context);
+    return;
+  }
   if (signal.aborted) return skipRollout(context, slot);
   slot.status = 'running';
   await context.save(slot);
