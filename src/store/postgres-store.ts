@@ -143,6 +143,7 @@ export async function createPostgresStore(url: string, options: { poolSize?: num
     return rows[0] ? toJob(rows[0]) : undefined;
   };
 
+  let closed: Promise<void> | undefined;
   const store: PostgresStore = {
     pool,
     where,
@@ -257,8 +258,10 @@ export async function createPostgresStore(url: string, options: { poolSize?: num
       // for any replica, running ones are taken over when their lease lapses (postgres-queue.ts).
       return [];
     },
-    async close() {
-      await pool.end();
+    close() {
+      // Idempotent, as SQLite's close is.
+      closed ??= pool.end();
+      return closed;
     },
   };
   return store;
