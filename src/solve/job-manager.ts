@@ -565,18 +565,33 @@ export class JobManager {
       onEnd();
       return () => {};
     }
-    for (const event of entry.events) listener(event);
-    entry.emitter.on('event', listener);
-    entry.emitter.once('end', onEnd);
+    let last = -1;
+    let finished = false;
+    let following: (() => void) | undefined;
+    const onEvent = (event: JobEvent) => {
+      last = event.seq;
+      if (event.type === 'job-finish') finished = true;
+      listener(event);
+    };
+    // Shared: a job this replica lost to another goes on there; the stream follows it. One handed
+    // back at shutdown ends here: the client reconnects to another replica.
+    const onLocalEnd = () => {
+      if (finished || !this.#shared || this.#stopping) return onEnd();
+      following = this.#follow(id, listener, onEnd, last);
+    };
+    for (const event of entry.events) onEvent(event);
+    entry.emitter.on('event', onEvent);
+    entry.emitter.once('end', onLocalEnd);
     return () => {
-      entry.emitter.off('event', listener);
-      entry.emitter.off('end', onEnd);
+      entry.emitter.off('event', onEvent);
+      entry.emitter.off('end', onLocalEnd);
+      following?.();
     };
   }
 
   /** Reads a job's stored events as notices say they land (or every FOLLOW_POLL_MS), until it ends. */
-  async #follow(id: string, listener: JobEventListener, onEnd: () => void): Promise<() => void> {
-    let last = -1;
+  #follow(id: string, listener: JobEventListener, onEnd: () => void, after = -1): () => void {
+    let last = after;
     let stopped = false;
     let reading = false;
     let again = false;

@@ -117,8 +117,8 @@ describeWithPostgres('job manager on a shared Postgres queue', () => {
     await expect.poll(async () => (await front.jobs.get(job.id)).status).toBe('running');
     const cancelled = await front.jobs.cancel(job.id);
     expect(cancelled.status).toBe('cancelled');
-    expect(worker.jobs.isRunning(job.id)).toBe(false);
-    expect((await front.store.listEvents(job.id)).at(-1)).toMatchObject({ type: 'job-finish', status: 'cancelled' });
+    await expect.poll(() => worker.jobs.isRunning(job.id)).toBe(false);
+    await expect.poll(async () => (await front.store.listEvents(job.id)).at(-1)).toMatchObject({ type: 'job-finish', status: 'cancelled' });
     // A job nobody claimed is cancelled in the store, its log ended.
     await worker.jobs.shutdown();
     const queued = await front.jobs.start('solve', { n: 1, step_ms: 1 }, async () => null);
@@ -140,6 +140,9 @@ describeWithPostgres('job manager on a shared Postgres queue', () => {
     // Step 2 is still running when the lease lapses (3 s against a 0.9 s lease).
     const job = await dying.jobs.start('solve', { n: 4, step_ms: [150, 150, 3000, 150] }, async () => null);
     await expect.poll(() => steps[job.id]?.length ?? 0, { timeout: 5000 }).toBe(2);
+    // A client of the replica that loses the job keeps following it on the new holder.
+    expect(dying.jobs.isRunning(job.id)).toBe(true);
+    const onDying = events(dying.jobs, job.id);
     alive = false;
     const heir = await replica(url, 'heir');
     const finished = await heir.jobs.wait(job.id);
@@ -159,6 +162,9 @@ describeWithPostgres('job manager on a shared Postgres queue', () => {
     // The old holder stopped before the lease lapsed, and wrote nothing after.
     expect(dying.jobs.isRunning(job.id)).toBe(false);
     expect(steps[job.id]).toEqual(['dying:0', 'dying:1', 'heir:2', 'heir:3']);
+    const followed = await onDying;
+    expect(followed.map((event) => event.seq)).toEqual(log.map((event) => event.seq));
+    expect(followed.at(-1)).toMatchObject({ type: 'job-finish', status: 'succeeded' });
   });
 
   it('hands running jobs back at shutdown; another replica takes them over from there', async () => {
