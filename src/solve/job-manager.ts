@@ -592,6 +592,7 @@ export class JobManager {
   /** Reads a job's stored events as notices say they land (or every FOLLOW_POLL_MS), until it ends. */
   #follow(id: string, listener: JobEventListener, onEnd: () => void, after = -1): () => void {
     let last = after;
+    let endedAt: number | undefined;
     let stopped = false;
     let reading = false;
     let again = false;
@@ -622,10 +623,12 @@ export class JobManager {
             again = false;
             if (await deliver()) return end();
             const job = await this.#store.getJob(id);
-            // Ended without a stored finish (deleted, or written by an older version): one last read.
-            if (!job || TERMINAL_JOB_STATUSES.includes(job.status)) {
-              await deliver();
-              return end();
+            if (!job) return end();
+            // A job's status is written before its job-finish is stored: that comes within moments.
+            // One that never comes (a job stored by an older version) ends the stream after a grace.
+            if (TERMINAL_JOB_STATUSES.includes(job.status)) {
+              endedAt ??= Date.now();
+              if (Date.now() - endedAt > 2 * FOLLOW_POLL_MS) return end();
             }
           } while (again && !stopped);
         } catch {

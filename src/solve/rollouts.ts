@@ -74,6 +74,9 @@ export async function runRollout(context: SolveContext, slot: Slot, wave: number
       // A rollout that submitted but whose patch could not be read (over the size cap, disk full)
       // is a failed candidate with that error, not a finished one with an empty patch.
       if (slot.status === 'finished' && slot.trajectory.meta.error) slot.status = 'failed';
+      // One that broke off because the job stopped (its sandbox closed under it) was cancelled, not
+      // failed: a replica taking the job over runs it again (docs/deployment.md).
+      if (slot.status === 'failed' && hooks.signal.aborted) slot.status = 'cancelled';
       if (slot.status !== 'finished') {
         const recorded = slot.trajectory.meta.error as ErrorRecord | undefined;
         slot.error = recorded ?? {

@@ -178,8 +178,14 @@ describeWithPostgres('three winnower serve replicas on one Postgres store', () =
           if (view.status !== 'queued' && view.status !== 'running') break;
           await new Promise((resolve) => setTimeout(resolve, 200));
         }
-        expect([id, view.status]).toEqual([id, 'succeeded']);
-        expect(view.result.rollouts).toMatchObject({ planned: 2, finished: 2 });
+        expect([id, view.status], JSON.stringify(view)).toEqual([id, 'succeeded']);
+        const stored = (
+          await db.query<{ idx: number; status: string; error: string | null }>(
+            'SELECT idx, status, error FROM candidates WHERE job_id = $1',
+            [id],
+          )
+        ).rows;
+        expect(view.result.rollouts, JSON.stringify(stored)).toMatchObject({ planned: 2, finished: 2 });
         const events = (await db.query<{ type: string }>('SELECT type FROM job_events WHERE job_id = $1 ORDER BY seq', [id])).rows;
         expect(events.filter((event) => event.type === 'job-finish')).toHaveLength(1);
         const candidates = (
@@ -188,7 +194,12 @@ describeWithPostgres('three winnower serve replicas on one Postgres store', () =
             [id],
           )
         ).rows;
-        expect(candidates.map((candidate) => [candidate.idx, candidate.status])).toEqual([
+        expect(
+          candidates.map((candidate) => [candidate.idx, candidate.status]),
+          JSON.stringify(
+            await db.query('SELECT seq, event FROM job_events WHERE job_id = $1 ORDER BY seq', [id]).then((result) => result.rows),
+          ),
+        ).toEqual([
           [0, 'finished'],
           [1, 'finished'],
         ]);
