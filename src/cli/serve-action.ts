@@ -46,6 +46,9 @@ export async function runServe(flags: ServeCommandFlags): Promise<void> {
     // A second signal while shutting down exits at once, as it would have without a handler.
     if (stopping) process.exit(signal === 'SIGINT' ? 130 : 143);
     stopping = true;
+    // The jobs stop first, in this tick: the sandbox registry's own handler for this signal closes
+    // their sandboxes right after, and a rollout must read that as its job's stop, not a failure.
+    const jobsStopped = runtime.jobs.shutdown();
     app.log.info({ signal }, 'shutting down: cancelling jobs and closing sandboxes');
     // Bounded: past it the process exits anyway, and the exit hooks still kill what runs
     // (sandboxes, host-side git) and remove the sandboxes' folders.
@@ -55,6 +58,7 @@ export async function runServe(flags: ServeCommandFlags): Promise<void> {
     }, SHUTDOWN_LIMIT_MS);
     force.unref();
     try {
+      await jobsStopped;
       await runtime.close();
     } catch (error) {
       app.log.error({ err: error }, 'shutdown failed');

@@ -95,6 +95,8 @@ export class JobManager {
   readonly #notices = new EventEmitter();
   #pumping = false;
   #pumpAgain = false;
+  /** The claiming loop running now: shutdown waits for it, so no claimed job is left out. */
+  #pumped: Promise<void> = Promise.resolve();
   #listening = false;
   #stopping = false;
   #queueDepth = 0;
@@ -398,7 +400,7 @@ export class JobManager {
       return;
     }
     this.#pumping = true;
-    void (async () => {
+    this.#pumped = (async () => {
       try {
         do {
           this.#pumpAgain = false;
@@ -479,18 +481,21 @@ export class JobManager {
       if (!this.#shared || as !== 'cancelled') return job;
       return this.#cancelElsewhere(job);
     }
-    if (!entry.controller.signal.aborted) {
-      entry.stopAs = as;
-      entry.controller.abort(
-        as === 'cancelled'
-          ? wnwError('WNW_ERR_OP_ABORTED', 'job cancelled')
-          : as === 'requeued'
-            ? wnwError('WNW_ERR_JOB_STATE', 'the replica running this job stopped; another one takes it over')
-            : wnwError('WNW_ERR_JOB_STATE', 'the server stopped while this job was running; partial results are kept'),
-      );
-    }
+    this.#abort(entry, as);
     await entry.done;
     return this.get(id);
+  }
+
+  #abort(entry: RunningJob, as: 'cancelled' | 'interrupted' | 'requeued'): void {
+    if (entry.controller.signal.aborted) return;
+    entry.stopAs = as;
+    entry.controller.abort(
+      as === 'cancelled'
+        ? wnwError('WNW_ERR_OP_ABORTED', 'job cancelled')
+        : as === 'requeued'
+          ? wnwError('WNW_ERR_JOB_STATE', 'the replica running this job stopped; another one takes it over')
+          : wnwError('WNW_ERR_JOB_STATE', 'the server stopped while this job was running; partial results are kept'),
+    );
   }
 
   async #cancelElsewhere(job: JobRecord): Promise<JobRecord> {
@@ -659,8 +664,15 @@ export class JobManager {
    */
   async shutdown(options: { graceMs?: number } = {}): Promise<string[]> {
     this.#stopping = true;
+    const as = this.#shared ? 'requeued' : 'interrupted';
+    // Aborted at once, before anything is awaited: a signal's other handler (the sandbox registry)
+    // closes sandboxes next, and a rollout broken off by that is the job's stop, not a failure.
+    for (const entry of this.#running.values()) this.#abort(entry, as);
+    // A job claimed a moment ago is set up before the running ones are counted.
+    await this.#pumped;
     const ids = [...this.#running.keys()];
-    const stopped = Promise.allSettled(ids.map((id) => this.cancel(id, this.#shared ? 'requeued' : 'interrupted')));
+    for (const entry of this.#running.values()) this.#abort(entry, as);
+    const stopped = Promise.allSettled([...this.#running.values()].map((entry) => entry.done));
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS)));
     await Promise.race([stopped, grace]);

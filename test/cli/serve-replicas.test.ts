@@ -186,8 +186,10 @@ describeWithPostgres('three winnower serve replicas on one Postgres store', () =
           )
         ).rows;
         expect(view.result.rollouts, JSON.stringify(stored)).toMatchObject({ planned: 2, finished: 2 });
-        const events = (await db.query<{ type: string }>('SELECT type FROM job_events WHERE job_id = $1 ORDER BY seq', [id])).rows;
-        expect(events.filter((event) => event.type === 'job-finish')).toHaveLength(1);
+        // The job-finish is stored a moment after the status it reports.
+        const finishes = async () =>
+          (await db.query<{ type: string }>("SELECT type FROM job_events WHERE job_id = $1 AND type = 'job-finish'", [id])).rows.length;
+        await expect.poll(finishes).toBe(1);
         const candidates = (
           await db.query<{ idx: number; status: string; trajectory: string }>(
             'SELECT idx, status, trajectory FROM candidates WHERE job_id = $1 ORDER BY idx',
