@@ -52,6 +52,22 @@ export const WinnowerConfig = z.strictObject({
         .default(30)
         .describe('Time a client has to send a whole request, headers and body; past it the answer is 408 and the connection closes.'),
       data_dir: z.string().default('.winnower').describe('Folder of the job store (SQLite) and its files.'),
+      store: z
+        .string()
+        .min(1)
+        .refine((value) => /^(sqlite|postgres(ql)?:\/\/)/i.test(value), 'either `sqlite` or a postgres:// URL')
+        .default('sqlite')
+        .describe(
+          'Where jobs are kept: `sqlite` (a file in server.data_dir, one replica) or a postgres:// URL shared by several replicas (one queue, leases, takeover; docs/deployment.md). Its password is never logged.',
+        ),
+      lease_s: z
+        .number()
+        .min(1)
+        .max(600)
+        .default(15)
+        .describe(
+          'With a Postgres store: how long a replica holds a job without renewing it (a heartbeat every third of it); a lapsed lease lets another replica take the job over.',
+        ),
       repo_roots: z
         .array(z.string().min(1))
         .default([])
@@ -178,6 +194,8 @@ export const CONFIG_ENV: ReadonlyArray<{ name: string; key: string; reading: Env
   { name: 'WINNOWER_API_KEYS', key: 'server.api_keys', reading: 'list' },
   { name: 'WINNOWER_ADMIN_KEYS', key: 'server.admin_keys', reading: 'list' },
   { name: 'WINNOWER_DATA_DIR', key: 'server.data_dir', reading: 'text' },
+  { name: 'WINNOWER_STORE', key: 'server.store', reading: 'text' },
+  { name: 'WINNOWER_LEASE_S', key: 'server.lease_s', reading: 'number' },
   { name: 'WINNOWER_REPO_ROOTS', key: 'server.repo_roots', reading: 'list' },
   { name: 'WINNOWER_POLICY_HOSTS', key: 'server.policy_hosts', reading: 'list' },
   { name: 'WINNOWER_REPO_HOSTS', key: 'server.repo_hosts', reading: 'list' },

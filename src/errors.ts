@@ -61,6 +61,7 @@ export const ERROR_CATALOG = {
   WNW_ERR_JOB_NOT_FOUND: { status: 404, message: 'job not found' },
   WNW_ERR_CANDIDATE_NOT_FOUND: { status: 404, message: 'job has no such candidate, or it has no trajectory yet' },
   WNW_ERR_JOB_STATE: { status: 409, message: 'job is not in a state that allows this' },
+  WNW_ERR_STORE_UNAVAILABLE: { status: 503, message: 'the job store is not answering' },
   WNW_ERR_AUTH_MISSING: { status: 401, message: 'API key required' },
   WNW_ERR_AUTH_INVALID: { status: 403, message: 'API key not accepted' },
   WNW_ERR_AUTH_ADMIN: { status: 403, message: 'admin routes need an admin key, or a client on this host' },

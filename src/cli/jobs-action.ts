@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { wnwError } from '../errors.js';
 import { checkedAtif } from '../formats/atif/checked-atif.js';
 import { evidenceRecord } from '../formats/evidence-record.js';
+import { isPostgresUrl, redactStoreUrl } from '../store/store-url.js';
 import { candidatesFromStore, type StoredCandidate } from '../train/store-rows.js';
 import type { Trajectory } from '../types/index.js';
 import type { JobsExportFlags } from './jobs.js';
@@ -23,17 +24,28 @@ export async function exportCandidates(flags: JobsExportFlags): Promise<void> {
     throw wnwError('WNW_ERR_INPUT_INVALID', '--bundle writes ATIF trajectories; leave out --format winnower', {
       details: { field: 'format' },
     });
+  // One store: the SQLite one in a data dir, or the shared Postgres one.
+  if ((flags.dataDir === undefined) === (flags.store === undefined))
+    throw wnwError('WNW_ERR_INPUT_INVALID', 'give the job store: --data-dir <dir> (SQLite) or --store postgres://… (shared), one of them', {
+      details: { field: flags.store === undefined ? 'data_dir' : 'store' },
+    });
+  if (flags.store !== undefined && !isPostgresUrl(flags.store))
+    throw wnwError('WNW_ERR_INPUT_INVALID', '--store takes a postgres:// URL; a SQLite store is given with --data-dir', {
+      details: { field: 'store' },
+    });
+  const source = flags.store ?? flags.dataDir!;
+  const where = flags.store ? redactStoreUrl(flags.store) : flags.dataDir!;
   const format = flags.format ?? 'winnower';
   const labelled = flags.labelled ?? false;
-  const rows = await candidatesFromStore(flags.dataDir, {
+  const rows = await candidatesFromStore(source, {
     labelledOnly: labelled,
     ...(flags.job !== undefined ? { jobId: flags.job } : {}),
   });
   if (rows.length === 0) {
     const what = labelled ? 'verified candidates (jobs need verification on)' : 'candidates with a trajectory';
-    const where = flags.job !== undefined ? `job ${flags.job} of the job store` : 'the job store';
-    throw wnwError('WNW_ERR_INPUT_INVALID', `no ${what} in ${where} at ${flags.dataDir}`, {
-      details: { field: flags.job !== undefined ? 'job' : 'data_dir' },
+    const which = flags.job !== undefined ? `job ${flags.job} of the job store` : 'the job store';
+    throw wnwError('WNW_ERR_INPUT_INVALID', `no ${what} in ${which} at ${where}`, {
+      details: { field: flags.job !== undefined ? 'job' : flags.store ? 'store' : 'data_dir' },
     });
   }
   writeFileSync(flags.out, rows.map((row) => (flags.bundle ? bundleLine(row) : line(row.trajectory, format))).join(''));

@@ -2,7 +2,8 @@
 import { type Command, Option } from 'commander';
 
 export interface JobsExportFlags {
-  dataDir: string;
+  dataDir?: string;
+  store?: string;
   labelled?: boolean;
   format?: 'winnower' | 'atif';
   bundle?: boolean;
@@ -15,7 +16,8 @@ export function registerJobsCommand(program: Command): void {
   jobs
     .command('export')
     .description('write the candidates of past /solve and /rerank jobs as JSONL')
-    .requiredOption('--data-dir <dir>', "the server's data dir (server.data_dir)")
+    .option('--data-dir <dir>', "the server's data dir (server.data_dir), for its SQLite store")
+    .option('--store <url>', 'the postgres:// store several replicas share (server.store), instead of --data-dir')
     .option('--labelled', 'only verified candidates, each with its label (meta.resolved): rows winnower train reads')
     .addOption(
       new Option('--format <name>', 'winnower trajectories (default), or ATIF-v1.7 documents (one per line; docs/formats.md)').choices([

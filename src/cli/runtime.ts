@@ -20,8 +20,13 @@ import { mountedSandboxApi } from './sandbox-serve-action.js';
 import { JobManager } from '../solve/job-manager.js';
 import { recoverInterrupted } from '../solve/partial-result.js';
 import { scheduleRetention } from '../store/retention.js';
-import { createSqliteStore } from '../store/sqlite-store.js';
+import { openJobStore } from '../store/open-store.js';
 import type { JobStore } from '../store/types.js';
+import { replicaId } from '../store/replica-id.js';
+import { retryCandidates } from '../server/guards/retry-of.js';
+import { solveJob } from '../server/solve-job.js';
+import { withReadiness } from '../server/scorer-readiness.js';
+import type { SolveRequest } from '../solve/solve-request.js';
 
 export interface Runtime {
   app: FastifyInstance;
@@ -59,19 +64,33 @@ export async function createRuntime(
     await createSandboxProvider(config.sandbox.provider, config.sandbox.settings, config.sandbox.patch),
     metrics.sandbox,
   );
-  const store = createSqliteStore(config.server.data_dir);
+  const opened = await openJobStore(config.server, replicaId());
+  const { store, queue } = opened;
   const interrupted = await recoverInterrupted(store);
   const { limits, retention } = config.server;
+  // The queue's troubles are logged once the app (and its logger) exists.
+  let log: (error: unknown, what: string) => void = (error, what) => console.error(`winnower: job queue: ${what}:`, error);
   const jobs = new JobManager(store, {
     maxRunning: config.server.max_running_jobs,
     maxQueued: limits.max_queued_jobs,
     onEvent: (event, job) => metrics.onJobEvent(event, job),
+    ...(queue
+      ? {
+          shared: {
+            queue,
+            leaseMs: config.server.lease_s * 1000,
+            onTakeover: () => metrics.onTakeover(),
+            onQueueError: (error: unknown, what: string) => log(error, what),
+          },
+        }
+      : {}),
   });
   const createPolicy = createPolicyFactory(config.policy);
   const judge = serverJudge(config.judge);
   const app = await buildApp({
     jobs,
     store,
+    ...(opened.ping ? { storeCheck: { where: opened.where, ping: opened.ping } } : {}),
     valueModel,
     solveDeps: {
       sandboxes,
@@ -94,6 +113,23 @@ export async function createRuntime(
     sandboxApi: mountedSandboxApi(config, sandboxes),
     ui: config.server.ui,
   });
+  if (queue) {
+    log = (error, what) => app.log.warn({ err: error, store: opened.where }, `job queue: ${what}`);
+    // A claimed job runs from its stored request; its store writes stop if another replica takes it over.
+    await jobs.serveQueue((job, { store: held, resume }) => {
+      if (job.kind !== 'solve') return async () => Promise.reject(new Error(`a ${job.kind} job cannot run from the shared queue`));
+      const request = job.request as SolveRequest;
+      const deps = withReadiness({ ...app.winnower.solveDeps, store: held }, app.winnower.scorerReadiness);
+      // A retry's reused rollouts are read here, from the shared store, as its submit checked them.
+      return async (jobId, hooks) => {
+        const reuse = await retryCandidates(held, request);
+        return solveJob(deps, app.winnower.valueModel, request, { ...(reuse ? { reuse } : {}), ...(resume ? { resume } : {}) })(
+          jobId,
+          hooks,
+        );
+      };
+    });
+  }
   const stopRetention = scheduleRetention(
     store,
     retention,

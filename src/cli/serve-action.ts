@@ -8,7 +8,10 @@ import type { ServeCommandFlags } from './serve.js';
 const SHUTDOWN_LIMIT_MS = 20_000;
 
 export async function runServe(flags: ServeCommandFlags): Promise<void> {
-  const config = loadConfig({ file: flags.config, overrides: { server: { host: flags.host, port: flags.port, data_dir: flags.dataDir } } });
+  const config = loadConfig({
+    file: flags.config,
+    overrides: { server: { host: flags.host, port: flags.port, data_dir: flags.dataDir, store: flags.store } },
+  });
   const runtime = await createRuntime(config);
   const { app } = runtime;
   app.log.info(
@@ -43,6 +46,9 @@ export async function runServe(flags: ServeCommandFlags): Promise<void> {
     // A second signal while shutting down exits at once, as it would have without a handler.
     if (stopping) process.exit(signal === 'SIGINT' ? 130 : 143);
     stopping = true;
+    // The jobs stop first, in this tick: the sandbox registry's own handler for this signal closes
+    // their sandboxes right after, and a rollout must read that as its job's stop, not a failure.
+    const jobsStopped = runtime.jobs.shutdown();
     app.log.info({ signal }, 'shutting down: cancelling jobs and closing sandboxes');
     // Bounded: past it the process exits anyway, and the exit hooks still kill what runs
     // (sandboxes, host-side git) and remove the sandboxes' folders.
@@ -52,6 +58,7 @@ export async function runServe(flags: ServeCommandFlags): Promise<void> {
     }, SHUTDOWN_LIMIT_MS);
     force.unref();
     try {
+      await jobsStopped;
       await runtime.close();
     } catch (error) {
       app.log.error({ err: error }, 'shutdown failed');

@@ -7,6 +7,7 @@ export interface ServeCommandFlags {
   host?: string;
   port?: number;
   dataDir?: string;
+  store?: string;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -16,7 +17,8 @@ export function registerServeCommand(program: Command): void {
     .option('-c, --config <file>', 'YAML or JSON config file (also WINNOWER_CONFIG)')
     .option('--host <host>', 'listen address')
     .option('--port <port>', 'listen port', port)
-    .option('--data-dir <dir>', 'where jobs are stored')
+    .option('--data-dir <dir>', 'where jobs are stored (SQLite)')
+    .option('--store <store>', 'sqlite, or a postgres:// URL several replicas share (server.store, WINNOWER_STORE)')
     .addHelpText(
       'after',
       '\nSwapping the value model without a restart: POST /admin/model {"path": "/abs/model-folder"} (no body: re-read the folder serving now),\n' +

@@ -18,6 +18,8 @@ export interface MetricSources {
   jobsByStatus?: () => Record<string, number> | Promise<Record<string, number>>;
   queuedJobs?: () => number;
   openSandboxes?: () => number;
+  /** With a shared queue: the jobs whose lease this replica holds. */
+  leasesHeld?: () => number;
 }
 
 export interface ServiceMetrics {
@@ -25,6 +27,8 @@ export interface ServiceMetrics {
   readonly scorer: ScorerObserver;
   readonly sandbox: SandboxObserver;
   onJobEvent(event: JobEvent, job: { id: string; kind: string }): void;
+  /** This replica took over a job another replica held (shared queue). */
+  onTakeover(): void;
   /** A verification outside a job (POST /rerank with verify). */
   observeVerify(status: string): void;
   observeRequest(labels: { method: string; route: string; status: number }, seconds: number): void;
@@ -118,10 +122,23 @@ export function createServiceMetrics(options: { defaultMetrics?: boolean } = {})
   });
   new Gauge({
     name: 'winnower_jobs_queued',
-    help: 'Jobs waiting for a slot',
+    help: 'Jobs waiting for a slot (with a shared queue: for any replica)',
     registers,
     collect() {
       this.set(sources.queuedJobs?.() ?? 0);
+    },
+  });
+  const takeovers = new Counter({
+    name: 'winnower_job_takeovers_total',
+    help: 'Jobs this replica took over from another (a lapsed lease or a hand-back at shutdown)',
+    registers,
+  });
+  new Gauge({
+    name: 'winnower_job_leases_held',
+    help: 'Jobs whose lease this replica holds (shared queue)',
+    registers,
+    collect() {
+      this.set(sources.leasesHeld?.() ?? 0);
     },
   });
   new Gauge({
@@ -162,6 +179,9 @@ export function createServiceMetrics(options: { defaultMetrics?: boolean } = {})
         rollouts.dec();
         rolloutsDone.inc({ status: event.status });
       } else if (event.type === 'verify-finish') verifications.inc({ status: event.status });
+    },
+    onTakeover() {
+      takeovers.inc();
     },
     observeVerify(status) {
       verifications.inc({ status });

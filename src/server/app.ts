@@ -33,6 +33,8 @@ import { inspectorRoutes } from './ui/ui-routes.js';
 export interface AppDeps {
   jobs: JobManager;
   store: JobStore;
+  /** A networked store's round trip (/readyz says when it fails) and its name without credentials. */
+  storeCheck?: { where: string; ping: () => Promise<void> };
   /** The value model, absent when none is configured; each job and request pins the one serving (src/scoring/reloadable.ts). */
   valueModel?: ServedValueModel;
   /** What a job needs besides the value model (each job gets the model it pinned). */
@@ -65,6 +67,7 @@ export interface AppDeps {
 export interface AppContext {
   jobs: JobManager;
   store: JobStore;
+  storeCheck?: { where: string; ping: () => Promise<void> };
   valueModel?: ServedValueModel;
   solveDeps: Omit<SolveDeps, 'valueModel'>;
   metrics: ServiceMetrics;
@@ -103,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   metrics.watch({
     jobsByStatus: () => deps.store.countJobsByStatus(),
     queuedJobs: () => deps.jobs.queued,
+    leasesHeld: () => (deps.jobs.replica ? deps.jobs.active : 0),
     openSandboxes: openSandboxCount,
   });
   let closing = false;
@@ -110,6 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('winnower', {
     jobs: deps.jobs,
     store: deps.store,
+    ...(deps.storeCheck ? { storeCheck: deps.storeCheck } : {}),
     ...(deps.valueModel ? { valueModel: deps.valueModel } : {}),
     solveDeps: deps.solveDeps,
     metrics,

@@ -9,14 +9,18 @@ import { scoredBy } from '../scoring/scorer-identity.js';
 import type { JobRunner } from '../solve/job-manager.js';
 import { runSolve, type SolveDeps } from '../solve/run-solve.js';
 import type { SolveRequest } from '../solve/solve-request.js';
+import type { CandidateRecord } from '../store/types.js';
 import type { Trajectory } from '../types/index.js';
 
-/** `reuse`: a retry's finished rollouts of the earlier job, by index (guards/retry-of.ts). */
+/**
+ * `reuse`: a retry's finished rollouts of the earlier job, by index (guards/retry-of.ts);
+ * `resume`: a job taken over from another replica, its stored candidates (solve-context.ts).
+ */
 export function solveJob(
   deps: Omit<SolveDeps, 'valueModel'>,
   served: ServedValueModel | undefined,
   request: SolveRequest,
-  reuse?: ReadonlyMap<number, Trajectory>,
+  runs: { reuse?: ReadonlyMap<number, Trajectory>; resume?: CandidateRecord[] } = {},
 ): JobRunner {
   return async (jobId, hooks) => {
     const pinned = pinValueModel(served);
@@ -29,8 +33,8 @@ export function solveJob(
         pinned.valueModel ? { ...deps, valueModel: pinned.valueModel } : deps,
         jobId,
         request,
-        { ...hooks, emit },
-        reuse,
+        { ...hooks, emit, ...(runs.resume ? { resume: runs.resume } : {}) },
+        runs.reuse,
       );
       return { ...result, scored_by: scoredBy(identity, result.selection.strategy) };
     } finally {

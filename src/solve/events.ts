@@ -71,6 +71,14 @@ export type JobEventBody =
   /** The whole pool matrix: the valid pool tests (writer indexes), their clusters and each candidate's score. */
   | { type: 'pool-matrix-finish'; tests: number[]; clusters: PoolCluster[]; scores: Array<{ index: number } & CandidatePoolScore> }
   | { type: 'selection'; chosen_index: number | null; trajectory_id: string | null; reason: string }
+  /**
+   * Shared queue: another replica took the job over (`from`'s lease lapsed, or it handed the job
+   * back); `kept`: the candidates whose rollouts had ended, kept as they were; the others run again
+   * with the same index (their seed).
+   */
+  | { type: 'taken-over'; from: string; to: string; kept: number[] }
+  /** Shared queue: the replica running the job is shutting down and gave it back to the queue. */
+  | { type: 'job-requeued'; replica: string; reason: string }
   /** `outcome`: a result's own (`none-usable` when a job that succeeded chose nothing; docs/api.md). */
   | { type: 'job-finish'; status: string; outcome?: string; error?: string };
 

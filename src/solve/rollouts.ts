@@ -51,6 +51,14 @@ async function reuseRollout(context: SolveContext, slot: Slot, reused: Trajector
 export async function runRollout(context: SolveContext, slot: Slot, wave: number, evaluate: (slot: Slot) => Promise<void>): Promise<void> {
   const { deps, hooks, signal } = context;
   const planned = context.plan[slot.policy]!;
+  // Taken over with its rollout ended: never run (or counted) twice; a finished one is evaluated
+  // here for what its scoring and verification had not stored yet (run-solve.ts).
+  if (slot.kept) {
+    if (slot.status === 'finished') await evaluate(slot);
+    slot.settled = true;
+    releasePendingStop(context);
+    return;
+  }
   if (signal.aborted) return skipRollout(context, slot);
   if (slot.reused) return reuseRollout(context, slot, slot.reused, evaluate);
   slot.status = 'running';
@@ -85,6 +93,9 @@ export async function runRollout(context: SolveContext, slot: Slot, wave: number
       // A rollout that submitted but whose patch could not be read (over the size cap, disk full)
       // is a failed candidate with that error, not a finished one with an empty patch.
       if (slot.status === 'finished' && slot.trajectory.meta.error) slot.status = 'failed';
+      // One that broke off because the job stopped (its sandbox closed under it) was cancelled, not
+      // failed: a replica taking the job over runs it again (docs/deployment.md).
+      if (slot.status === 'failed' && hooks.signal.aborted) slot.status = 'cancelled';
       if (slot.status !== 'finished') {
         const recorded = slot.trajectory.meta.error as ErrorRecord | undefined;
         slot.error = recorded ?? {

@@ -12,6 +12,7 @@
  */
 import { resolvePolicyOptions } from '../rollout/policy/policy-factory.js';
 import { checkPolicyReachable } from '../rollout/policy/policy-reachability.js';
+import type { CandidateRecord } from '../store/types.js';
 import type { ChecksEvidence, JudgeReport, Selection, Trajectory } from '../types/index.js';
 import type { JobEventBody } from './events.js';
 import {
@@ -87,28 +88,30 @@ export async function runSolve(
   deps: SolveDeps,
   jobId: string,
   request: SolveRequest,
-  hooks: { signal: AbortSignal; emit: (event: JobEventBody) => void },
+  hooks: { signal: AbortSignal; emit: (event: JobEventBody) => void; resume?: CandidateRecord[] },
   reuse?: ReadonlyMap<number, Trajectory>,
 ): Promise<SolveResult> {
   const started = Date.now();
   const context = createSolveContext(deps, jobId, request, hooks, reuse);
   const verifyLane = verificationLane(context);
   const waves = jobWaves(context.plan).map((members) => members.length);
-  hooks.emit({
-    type: 'job-start',
-    n: request.n,
-    waves,
-    ...(request.policies
-      ? {
-          policies: context.plan.map((planned) => ({
-            index: planned.index,
-            n: planned.n,
-            waves: planned.waves,
-            config: context.slots[planned.first]!.config,
-          })),
-        }
-      : {}),
-  });
+  // A job taken over from another replica started there: its log has the job-start already.
+  if (!hooks.resume)
+    hooks.emit({
+      type: 'job-start',
+      n: request.n,
+      waves,
+      ...(request.policies
+        ? {
+            policies: context.plan.map((planned) => ({
+              index: planned.index,
+              n: planned.n,
+              waves: planned.waves,
+              config: context.slots[planned.first]!.config,
+            })),
+          }
+        : {}),
+    });
   // One look at each policy server before n sandboxes are made for it (src/rollout/policy/policy-reachability.ts).
   for (const planned of context.plan) {
     const field =
@@ -126,9 +129,10 @@ export async function runSolve(
   const reproduction = context.verifying && request.verify.reproduction ? startReproduction(context) : undefined;
 
   const evaluate = async (slot: Slot): Promise<void> => {
+    // A candidate kept from a takeover keeps the score and verification it has (run once, counted once).
     await runCandidateStages(slot, [
-      (candidate) => scoreSlot(context, candidate),
-      givenTests(context) ? (candidate) => verifySlot(context, candidate, verifyLane) : undefined,
+      slot.score ? undefined : (candidate) => scoreSlot(context, candidate),
+      givenTests(context) && !slot.verify ? (candidate) => verifySlot(context, candidate, verifyLane) : undefined,
       regression ? (candidate) => regression.check(candidate) : undefined,
       reproduction ? (candidate) => reproduction.check(candidate) : undefined,
     ]);

@@ -9,7 +9,7 @@ import { type HarborTask, readHarborTask } from '../formats/harbor/read-task.js'
 import type { ValueModel } from '../scoring/value-model.js';
 import type { Sandbox, SandboxMount, SandboxSpec } from '../sandbox/types.js';
 import { SerialWrites } from '../store/serial-writes.js';
-import type { CandidateStatus, ErrorRecord } from '../store/types.js';
+import type { CandidateRecord, CandidateStatus, ErrorRecord } from '../store/types.js';
 import type { Score, Task, Trajectory, Usage, VerifyResult } from '../types/index.js';
 import type { AgentPrefix } from '../rollout/agent/agent-loop.js';
 import type { JobEventBody } from './events.js';
@@ -30,6 +30,8 @@ export interface Slot {
   status: CandidateStatus;
   /** Its rollout ended and, when it finished, its evaluation too (the mixed-job stop rule waits for one per policy). */
   settled?: boolean;
+  /** Taken over with its rollout ended (finished or failed) on the replica before: not run again. */
+  kept?: boolean;
   trajectory?: Trajectory;
   /** A retry's (`retry_of`) finished rollout of the earlier job: taken as it is, not run again. */
   reused?: Trajectory;
@@ -42,6 +44,11 @@ export interface SolveHooks {
   /** The job's own signal: cancel, shutdown. */
   signal: AbortSignal;
   emit: (event: JobEventBody) => void;
+  /**
+   * A job taken over from another replica: its stored candidates. Those whose rollout ended are
+   * kept with their trajectory, score and verification; the rest run again with the same index.
+   */
+  resume?: CandidateRecord[];
 }
 
 export interface SolveContext {
@@ -159,6 +166,18 @@ export function createSolveContext(
     const reused = reuse?.get(index);
     return { index, policy, config: configs[policy]!, status: 'pending', ...(reused ? { reused } : {}) };
   });
+  for (const stored of hooks.resume ?? []) {
+    const slot = slots[stored.index];
+    if (!slot || (stored.status !== 'finished' && stored.status !== 'failed')) continue;
+    Object.assign(slot, {
+      status: stored.status,
+      kept: true,
+      ...(stored.trajectory ? { trajectory: stored.trajectory } : {}),
+      ...(stored.score ? { score: stored.score } : {}),
+      ...(stored.verify ? { verify: stored.verify } : {}),
+      ...(stored.error ? { error: stored.error } : {}),
+    });
+  }
   const budget = createSandboxBudget(request.max_sandboxes);
   const count = (status: CandidateStatus) => slots.filter((slot) => slot.status === status).length;
   const context: SolveContext = {

@@ -85,8 +85,48 @@ export interface JobStore {
   /**
    * At start-up: jobs left queued or running by a previous process become `interrupted`, with what
    * they had: no rollout counts as running any more, unfinished candidates are `cancelled`, and the
-   * event log ends with a `job-finish`. Returns their ids.
+   * event log ends with a `job-finish`. Returns their ids. A shared store (Postgres) returns none:
+   * its unfinished jobs belong to the queue, and another replica may be running them.
    */
   markInterrupted(): Promise<string[]>;
   close(): Promise<void>;
+}
+
+/** A job a replica claimed from the shared queue. */
+export interface ClaimedJob {
+  job: JobRecord;
+  /** The replica that held it before: set for a takeover (its lease lapsed) and for a job handed back at shutdown. */
+  previousOwner: string | null;
+  /** A DELETE reached another replica while nobody held the job: stop it at once. */
+  cancelRequested: boolean;
+}
+
+/** What the shared queue tells every replica (Postgres LISTEN/NOTIFY). */
+export type QueueNotice = { kind: 'queued' } | { kind: 'event'; jobId: string; seq: number } | { kind: 'cancel'; jobId: string };
+
+/**
+ * The job queue several replicas share (postgres-queue.ts): a replica claims a job with a lease
+ * and renews it by heartbeat; a job whose lease lapsed is claimed again by another replica.
+ */
+export interface JobQueue {
+  /** This replica's id, as leases and `taken-over` events name it. */
+  readonly replica: string;
+  /** The oldest job that is queued, or running under a lapsed lease; none when there is none. */
+  claim(leaseMs: number): Promise<ClaimedJob | undefined>;
+  /** Renews this replica's leases: the jobs it no longer holds, and those a client asked to cancel. */
+  renew(ids: string[], leaseMs: number): Promise<{ lost: string[]; cancel: string[] }>;
+  /** Writes a job's end while this replica holds it; false when it no longer does (nothing written). */
+  finish(id: string, update: JobUpdate): Promise<boolean>;
+  /** Gives a running job back to the queue (a graceful shutdown): queued again, its owner kept for the takeover's event. */
+  release(id: string): Promise<void>;
+  /** Cancels a job nobody has claimed; false when it is no longer queued. */
+  cancelQueued(id: string, error: ErrorRecord): Promise<JobRecord | undefined>;
+  /** Asks the replica holding the job to stop it (a NOTIFY, and a flag its heartbeat reads). */
+  requestCancel(id: string): Promise<void>;
+  /** Tells idle replicas that a job is waiting. */
+  announce(): Promise<void>;
+  /** Jobs waiting for a replica. */
+  depth(): Promise<number>;
+  /** Hears notices until the returned function is called; a dropped connection is re-made. */
+  listen(onNotice: (notice: QueueNotice) => void): Promise<() => Promise<void>>;
 }

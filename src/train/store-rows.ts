@@ -10,7 +10,9 @@
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { wnwError } from '../errors.js';
+import { createPostgresStore } from '../store/postgres-store.js';
 import { createSqliteStore } from '../store/sqlite-store.js';
+import { isPostgresUrl } from '../store/store-url.js';
 import type { CandidateRecord, JobRecord } from '../store/types.js';
 import { repoNameOf, type Task, type VerifyResult } from '../types/index.js';
 import { runOutcome } from '../verify/outcome.js';
@@ -62,18 +64,18 @@ export interface StoreRowsOptions {
   jobId?: string;
 }
 
-/** Every candidate with a trajectory of every finished solve and rerank job in `dataDir`'s store, newest job first. */
+/** Every candidate with a trajectory of every finished solve and rerank job in `dataDir`'s store (or the Postgres store at that URL), newest job first. */
 export async function candidatesFromStore(dataDir: string, options: StoreRowsOptions = {}): Promise<StoredCandidate[]> {
   // Opening the store creates it: a misspelt folder would become an empty store, and the answer
-  // "no candidates" would hide the typo.
-  if (!existsSync(join(dataDir, 'winnower.db')))
+  // "no candidates" would hide the typo. A postgres:// URL is the shared store of several replicas.
+  if (!isPostgresUrl(dataDir) && !existsSync(join(dataDir, 'winnower.db')))
     throw wnwError(
       'WNW_ERR_INPUT_INVALID',
       `no job store at ${dataDir} (no winnower.db there): give the data dir \`winnower serve\` stored its jobs in (server.data_dir, default .winnower)`,
       { details: { field: 'data_dir' } },
     );
   const labelledOnly = options.labelledOnly ?? true;
-  const store = createSqliteStore(dataDir);
+  const store = isPostgresUrl(dataDir) ? await createPostgresStore(dataDir) : createSqliteStore(dataDir);
   const rows: StoredCandidate[] = [];
   try {
     let before: { created_at: string; id: string } | undefined;

@@ -30,6 +30,7 @@ export interface TestAppOptions
     | 'policyHosts'
     | 'repoHosts'
     | 'scorerProbe'
+    | 'storeCheck'
   > {
   /** 'bundled': the default ONNX model, opened here and closed by `close()`; a ValueModel: the caller's, left open; absent: none. */
   valueModel?: 'bundled' | ValueModel;

@@ -31,3 +31,19 @@ export function redactRequest(request: SolveRequest): SolveRequest {
     ...(judge ? { judge } : {}),
   };
 }
+
+/**
+ * The first field (`body.policy.api_key`) the redaction changed: a secret the stored request does
+ * not carry. With a shared queue another replica runs the job from the stored request, so such a
+ * request is refused at submit rather than run without its secret.
+ */
+export function firstSecretField(request: unknown, redacted: unknown, path = 'body'): string | undefined {
+  if (request === redacted) return undefined;
+  if (typeof request !== 'object' || request === null || typeof redacted !== 'object' || redacted === null)
+    return JSON.stringify(request) === JSON.stringify(redacted) ? undefined : path;
+  for (const key of Object.keys(request)) {
+    const found = firstSecretField((request as Record<string, unknown>)[key], (redacted as Record<string, unknown>)[key], `${path}.${key}`);
+    if (found) return found;
+  }
+  return undefined;
+}

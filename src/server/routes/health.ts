@@ -16,13 +16,17 @@ const ScorerState = z.looseObject({
 
 const Readiness = z
   .looseObject({
-    status: z.enum(['ready', 'shutting-down', 'scorer-unavailable']),
+    status: z.enum(['ready', 'shutting-down', 'scorer-unavailable', 'store-unavailable']),
+    /** A networked job store (Postgres, server.store): its name without credentials, and whether it answered. */
+    store: z.object({ where: z.string(), ok: z.boolean(), error: z.string().nullable() }).nullable(),
+    /** This replica's id in the shared queue; null with SQLite. */
+    replica: z.string().nullable(),
     scorer: ScorerState.nullable(),
     sandbox: z.string(),
     open_sandboxes: z.number().int(),
   })
   .describe(
-    'Whether the server takes work: 200 ready; 503 shutting down, or the scorer did not answer its probe (hung, failing, or answering garbage)',
+    'Whether the server takes work: 200 ready; 503 shutting down, the job store is unreachable, or the scorer did not answer its probe (hung, failing, or answering garbage)',
   );
 
 /** Probes and scrapes arrive every few seconds: their requests log only warnings and errors, not a line each. */
@@ -44,7 +48,20 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       const verdict = scorerReadiness ? await scorerReadiness.check() : undefined;
       // After the probe: the model it probed, unless a reload swapped it meanwhile.
       const scorer = servingNow(app.winnower.valueModel)?.scorer;
-      const status = closing() ? 'shutting-down' : verdict && !verdict.ok ? 'scorer-unavailable' : 'ready';
+      const { storeCheck } = app.winnower;
+      const storeError = storeCheck
+        ? await storeCheck.ping().then(
+            () => null,
+            (error: unknown) => (error as Error).message,
+          )
+        : null;
+      const status = closing()
+        ? 'shutting-down'
+        : storeError !== null
+          ? 'store-unavailable'
+          : verdict && !verdict.ok
+            ? 'scorer-unavailable'
+            : 'ready';
       return reply.status(status === 'ready' ? 200 : 503).send({
         status,
         scorer:
@@ -58,6 +75,8 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
                 error: verdict.ok ? null : { code: verdict.code, message: verdict.reason },
               }
             : null,
+        store: storeCheck ? { where: storeCheck.where, ok: storeError === null, error: storeError } : null,
+        replica: app.winnower.jobs.replica ?? null,
         sandbox: solveDeps.sandboxes.name,
         open_sandboxes: openSandboxCount(),
       });

@@ -163,9 +163,12 @@ export const jobRoutes: FastifyPluginAsyncZod = async (app) => {
       const end = async () => {
         clearInterval(heartbeat);
         // A job with no stored end (kept by a version that did not store events) still tells its outcome.
+        // One that is not over (handed back by a replica shutting down) gets none: the client
+        // reconnects, to another replica, with its Last-Event-ID.
         if (!sawFinish && !jobs.isRunning(job.id)) {
           const final = await jobs.get(job.id).catch(() => undefined);
-          if (final) send({ type: 'job-finish', status: final.status, ...(final.error ? { error: final.error.message } : {}) });
+          if (final && TERMINAL_JOB_STATUSES.includes(final.status))
+            send({ type: 'job-finish', status: final.status, ...(final.error ? { error: final.error.message } : {}) });
         }
         raw.end();
       };

@@ -17,7 +17,8 @@ import { retryCandidates } from '../guards/retry-of.js';
 import { checkPolicyHost } from '../guards/outbound-hosts.js';
 import { resolveJudge } from '../../judge/judge-options.js';
 import { checkRepoUrl } from '../guards/repo-url.js';
-import { redactRequest } from '../plugins/redact-request.js';
+import { wnwError } from '../../errors.js';
+import { firstSecretField, redactRequest } from '../plugins/redact-request.js';
 import { checkIdentifier } from '../guards/request-caps.js';
 import { inBody } from '../guards/request-field.js';
 import { checkScoring } from '../guards/scoring-check.js';
@@ -85,11 +86,20 @@ export const solveRoutes: FastifyPluginAsyncZod = async (app) => {
       await inBody(() => checkSetupFork(body, solveDeps.sandboxes));
       // A retry: the earlier job's finished rollouts, taken as they are.
       const reuse = await retryCandidates(store, body);
-      // The job store keeps the request without its secrets; the job gets them.
+      // The job store keeps the request without its secrets; the job gets them. With a shared
+      // queue any replica may run it from the store: a per-request secret is refused, naming it.
+      const stored = redactRequest(body);
+      const secret = jobs.replica === undefined ? undefined : firstSecretField(body, stored);
+      if (secret)
+        throw wnwError(
+          'WNW_ERR_INPUT_INVALID',
+          `${secret}: with a shared job store (server.store) any replica runs the job from the stored request, which keeps no secrets; configure it on the servers instead (policy.api_key, judge.api_key, or credentials the replicas share)`,
+          { details: { field: secret } },
+        );
       const job = await jobs.start(
         'solve',
-        redactRequest(body),
-        solveJob(withReadiness(solveDeps, app.winnower.scorerReadiness), app.winnower.valueModel, body, reuse),
+        stored,
+        solveJob(withReadiness(solveDeps, app.winnower.scorerReadiness), app.winnower.valueModel, body, reuse ? { reuse } : {}),
       );
       if (!request.query.wait) {
         return reply.status(202).header('location', `/jobs/${job.id}`).send({ job_id: job.id, status: job.status });
