@@ -9,12 +9,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cmd="${1:?start|stop}"
-dir="${2:?scratch folder}"
+dir=$(realpath -m "${2:?scratch folder}")
 bin="${WINNOWER_POSTGRES_BIN:-/usr/lib/postgresql/15/bin}"
 
 # initdb and postgres refuse to run as root: as root they run as the `postgres` user.
 as_owner() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  # From /: the caller's folder may be one the postgres user cannot enter (a checkout in a 0700 folder).
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 case "$cmd" in
