@@ -263,9 +263,13 @@ export class JobManager {
     } catch (caught) {
       const aborted = entry.controller.signal.aborted;
       const error = toWinnowerError(aborted ? entry.controller.signal.reason : caught);
-      const stopAs = aborted ? (entry.stopAs ?? 'cancelled') : entry.stopAs === 'lost' ? 'lost' : 'failed';
+      // Shared: a write the store refused because it was unreachable (a restart, a dropped
+      // connection) is no failure of the job: it goes back to the queue with what it had stored.
+      const storeDown = this.#shared !== undefined && !aborted && error.code === 'WNW_ERR_STORE_UNAVAILABLE';
+      const stopAs = aborted ? (entry.stopAs ?? 'cancelled') : entry.stopAs === 'lost' ? 'lost' : storeDown ? 'requeued' : 'failed';
       if (stopAs === 'requeued') {
-        // Handed back: no end recorded; the next replica to claim it takes it over from here.
+        // Handed back: no end recorded; the next replica to claim it takes it over from here (if the
+        // store is still down, the release fails too and the lease lapses instead).
         emit({ type: 'job-requeued', replica: this.#shared!.queue.replica, reason: error.message });
         await entry.appends.flush().catch(() => undefined);
         await this.#shared!.queue.release(id).catch((storeError: unknown) => this.#onStoreError(storeError, id));

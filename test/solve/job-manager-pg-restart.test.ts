@@ -11,10 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { JobManager, type JobRunnerFactory } from '../../src/solve/job-manager.js';
 import { createPostgresQueue } from '../../src/store/postgres-queue.js';
-import { createPostgresStore, type PostgresStore } from '../../src/store/postgres-store.js';
+import { createPostgresStore, type PostgresStore, storeError } from '../../src/store/postgres-store.js';
+import type { JobStore } from '../../src/store/types.js';
 
 const run = promisify(execFile);
 const SCRIPT = join(import.meta.dirname, '../../.ci/postgres.sh');
@@ -42,8 +43,11 @@ suite(`job manager across a Postgres restart${reason ? ` (skipped: ${reason})` :
     dir = mkdtempSync(join(tmpdir(), 'wnw-pg-restart-'));
     url = (await run('bash', [SCRIPT, 'start', dir], { timeout: 60_000 })).stdout.trim();
   }, 70_000);
-  afterAll(async () => {
+  // Each test's replicas stop with it: the next test's jobs are for its own replicas to claim.
+  afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  });
+  afterAll(async () => {
     if (dir) await run('bash', [SCRIPT, 'stop', dir], { timeout: 60_000 });
   }, 70_000);
 
@@ -66,10 +70,10 @@ suite(`job manager across a Postgres restart${reason ? ` (skipped: ${reason})` :
       return { ran_on: replica };
     };
 
-  async function replica(name: string) {
+  async function replica(name: string, wrap: (store: PostgresStore) => JobStore = (store) => store) {
     const store: PostgresStore = await createPostgresStore(url);
     const queue = createPostgresQueue(store, url, name);
-    const jobs = new JobManager(store, {
+    const jobs = new JobManager(wrap(store), {
       maxRunning: 2,
       shared: { queue, leaseMs: LEASE_MS, onQueueError: () => undefined },
       onStoreError: () => undefined,
@@ -136,4 +140,28 @@ suite(`job manager across a Postgres restart${reason ? ` (skipped: ${reason})` :
     const after = await b.jobs.start('solve', { n: 1, step_ms: 10 }, async () => null);
     expect((await a.jobs.wait(after.id)).status).toBe('succeeded');
   }, 60_000);
+
+  it('hands a job back, not failed, when one of its writes finds the store unreachable', async () => {
+    // One refused write while the database is up again (a connection the restart dropped): the
+    // job's end would be recorded `failed` were the refusal taken as the job's own failure.
+    let refuse = true;
+    const flaky = await replica('flaky', (store) => ({
+      ...store,
+      putCandidate: (jobId, index, update) => {
+        if (index !== 1 || !refuse) return store.putCandidate(jobId, index, update);
+        refuse = false;
+        return Promise.reject(storeError(new Error('Connection terminated unexpectedly'), store.where));
+      },
+    }));
+    const job = await flaky.jobs.start('solve', { n: 3, step_ms: 20 }, async () => null);
+    const ended = await flaky.jobs.wait(job.id);
+    expect([ended.status, refuse]).toEqual(['succeeded', false]);
+    expect(stored[job.id]!.map((step) => Number(step.split(':')[1])).sort()).toEqual([0, 1, 2]);
+    const log = await flaky.store.listEvents(job.id);
+    expect(log.map((event) => event.seq)).toEqual(log.map((_, i) => i));
+    expect(
+      log.map((event) => event.type).filter((type) => type === 'job-requeued' || type === 'taken-over' || type === 'job-finish'),
+    ).toEqual(['job-requeued', 'taken-over', 'job-finish']);
+    expect(log.find((event) => event.type === 'taken-over')).toMatchObject({ kept: [0] });
+  }, 30_000);
 });
