@@ -18,8 +18,7 @@ bin="${WINNOWER_POSTGRES_BIN:-/usr/lib/postgresql/15/bin}"
 # initdb and postgres refuse to run as root: as root they run as the `postgres` user.
 as_owner() {
   # From /: the caller's folder may be one the postgres user cannot enter (a checkout in a 0700 folder).
-  # exec: the launcher pid kept is runuser's own, not a subshell's that would leave it behind.
-  # exec: the launcher pid the script keeps is then runuser itself, which passes TERM on to Postgres.
+  # exec: the launcher pid the script keeps is then runuser's own, not a subshell's that would leave it behind.
   if [ "$(id -u)" = 0 ]; then (cd / && exec runuser -u postgres -- "$@"); else "$@"; fi
 }
 
