@@ -7,7 +7,8 @@
  * and `winnower_cancel` (a DELETE for "<id>").
  */
 import pg from 'pg';
-import { JOB_COLUMNS, type JobRow, jobUpdateSets, now, type PostgresStore, storeError, toJob } from './postgres-store.js';
+import { JOB_COLUMNS, jobUpdateSets, now, type PostgresStore, storeError } from './postgres-store.js';
+import { type JobRow, toJob } from './store-rows.js';
 import type { ClaimedJob, JobQueue, QueueNotice } from './types.js';
 
 const CHANNELS = ['winnower_jobs', 'winnower_events', 'winnower_cancel'] as const;

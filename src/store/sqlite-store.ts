@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { wnwError } from '../errors.js';
 import { preparePrivateDatabase } from './private-files.js';
+import { type CandidateRow, JOB_STATUSES, type JobRow, json, toCandidate, toJob } from './store-rows.js';
 import {
   TERMINAL_JOB_STATUSES,
   type CandidateRecord,
   type CandidateUpdate,
   type JobEventRecord,
-  type JobRecord,
   type JobStatus,
   type JobStore,
   type JobUpdate,
@@ -53,60 +53,6 @@ CREATE TABLE IF NOT EXISTS job_events (
 );
 `;
 
-interface JobRow {
-  id: string;
-  kind: string;
-  status: string;
-  request: string;
-  progress: string;
-  result: string | null;
-  error: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-interface CandidateRow {
-  job_id: string;
-  idx: number;
-  status: string;
-  trajectory: string | null;
-  score: string | null;
-  verify: string | null;
-  error: string | null;
-  updated_at: string;
-}
-
-const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
-const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
-
-function toJob(row: JobRow): JobRecord {
-  return {
-    id: row.id,
-    kind: row.kind as JobRecord['kind'],
-    status: row.status as JobStatus,
-    request: JSON.parse(row.request),
-    progress: JSON.parse(row.progress),
-    result: parse(row.result),
-    error: parse(row.error),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
-
-function toCandidate(row: CandidateRow): CandidateRecord {
-  return {
-    job_id: row.job_id,
-    index: row.idx,
-    status: row.status as CandidateRecord['status'],
-    trajectory: parse(row.trajectory),
-    score: parse(row.score),
-    verify: parse(row.verify),
-    error: parse(row.error),
-    updated_at: row.updated_at,
-  };
-}
-
-const JOB_STATUSES: JobStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'interrupted'];
 const TERMINAL = TERMINAL_JOB_STATUSES.map((status) => `'${status}'`).join(', ');
 
 /** The SELECT of one page of jobs: filters and the keyset cursor as bound values, never spliced in. */
