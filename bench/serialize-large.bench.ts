@@ -11,7 +11,8 @@
  * The 4K candidate's three measurements (baseline, before, after) alternate within each
  * repetition, so a shared machine's load changes weigh on all three alike.
  *
- * Prints a markdown table and writes it to bench/results/serialize-large.md.
+ * Prints a markdown table and writes it to bench/results/serialize-large.md (WINNOWER_BENCH_OUT=path
+ * writes there instead).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ import { loadTokenizer, type Tokenizer } from '../src/serialize/tokenizer.js';
 import { syntheticTrajectory } from '../src/loadgen/synthetic-trajectory.js';
 import { Task, Trajectory } from '../src/types/index.js';
 import { largeAddedFilePatch } from '../test/support/large-patch.js';
+import { budgetLine } from './budget-line.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -78,6 +80,8 @@ const normal = syntheticTrajectory(9);
 
 const rows: Row[] = [];
 const ratios: string[] = [];
+const budgets: string[] = [];
+const loadStart = loadavg()[0]!;
 const fmt = (value: number, digits = 1): string => value.toFixed(digits);
 for (const [label, dir] of CASES.has('patch')
   ? ([
@@ -132,6 +136,15 @@ if (CASES.has('4k')) {
     note: sample.note,
   })) as [Row, Row, Row];
   rows.push(baseline, old, now);
+  budgets.push(
+    budgetLine({
+      name: 'serializing a ~4K-token candidate (judge-v1, 4K budget) ÷ one native encode of its text, CPU (p50, interleaved)',
+      budget: '≤ 1.3×',
+      measured: `${fmt(now.cpu / baseline.cpu, 2)}× (${fmt(now.cpu, 1)} ms against ${fmt(baseline.cpu, 1)} ms)`,
+      met: now.cpu / baseline.cpu <= 1.3,
+      load: `${fmt(loadStart, 1)}–${fmt(loadavg()[0]!, 1)}`,
+    }),
+  );
   ratios.push(
     `- 4K candidate: before / after ${fmt(old.wall / now.wall, 2)}× wall, ${fmt(old.cpu / now.cpu, 2)}× CPU; after / baseline ${fmt(now.wall / baseline.wall, 2)}× wall, ${fmt(now.cpu / baseline.cpu, 2)}× CPU; before / baseline ${fmt(old.cpu / baseline.cpu, 2)}× CPU`,
   );
@@ -155,7 +168,7 @@ the tokenizer's threads included. This machine is shared: compare ratios, not ab
 ${rows.map((row) => `| ${row.name} | ${fmt(row.wall)} | ${fmt(row.cpu)} | ${row.note} |`).join('\n')}
 
 ${ratios.join('\n')}
-`;
+${budgets.length > 0 ? `\n${budgets.join('\n')}\n` : ''}`;
 console.log(report);
 mkdirSync(join(root, 'bench/results'), { recursive: true });
-writeFileSync(join(root, 'bench/results/serialize-large.md'), report);
+writeFileSync(process.env.WINNOWER_BENCH_OUT ?? join(root, 'bench/results/serialize-large.md'), report);

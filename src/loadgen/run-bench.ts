@@ -59,6 +59,8 @@ export interface BenchOptions {
   progress: boolean;
   /** The CLI entry a self-started server runs (default: this process's). */
   entry?: string;
+  /** CPUs a self-started server is pinned to (`taskset -c` list); absent: all. */
+  serverCpus?: string;
 }
 
 export interface BenchRun {
@@ -150,6 +152,8 @@ const refuse = (field: string, message: string) => wnwError('WNW_ERR_INPUT_INVAL
 
 /** Flag combinations that cannot mean what they say, refused before anything starts. */
 function checkOptions(options: BenchOptions): void {
+  if (options.serverCpus !== undefined && options.url)
+    throw refuse('serverCpus', 'serverCpus pins a server the bench starts itself; a winnower at --url runs where it runs');
   if (options.compareBackend && options.url) {
     if (options.backendUrl) {
       throw refuse(
@@ -232,6 +236,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         scorer: settings,
         maxRunningJobs: Math.max(...options.connections),
         ...(options.entry ? { entry: options.entry } : {}),
+        ...(options.serverCpus !== undefined ? { cpus: options.serverCpus } : {}),
       });
       closers.push(() => started.close());
       return started;

@@ -26,6 +26,12 @@ export interface SelfServerOptions {
   startTimeoutMs?: number;
   /** The CLI's entry script (default: the one running, `process.argv[1]`). */
   entry?: string;
+  /**
+   * CPUs the server may run on (`taskset -c` list, e.g. "0" or "0,1"): a measurement of how the
+   * server scales with cores. The server sizes its pools by the CPUs it is given
+   * (`os.availableParallelism()` follows the affinity mask).
+   */
+  cpus?: string;
 }
 
 function freePort(): Promise<number> {
@@ -41,6 +47,8 @@ function freePort(): Promise<number> {
 
 async function waitReady(url: string, child: ChildProcess, deadline: number, stderr: () => string): Promise<void> {
   while (Date.now() < deadline) {
+    if (child.pid === undefined)
+      throw wnwError('WNW_ERR_OP_INTERNAL', `the bench's own server could not be started (${child.spawnfile} not found or not runnable)`);
     if (child.exitCode !== null)
       throw wnwError('WNW_ERR_OP_INTERNAL', `the bench's own server exited with ${child.exitCode}: ${stderr().slice(-2000)}`);
     try {
@@ -73,17 +81,25 @@ export function selfServerConfig(options: Pick<SelfServerOptions, 'scorer' | 'ma
 }
 
 export async function startSelfServer(options: SelfServerOptions): Promise<SelfServer> {
+  if (options.cpus !== undefined && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(options.cpus))
+    throw wnwError('WNW_ERR_CFG_INVALID', `cpus: "${options.cpus}" is not a CPU list (e.g. 0 or 0,1 or 0-3)`, {
+      details: { field: 'cpus' },
+    });
   const dir = mkdtempSync(join(tmpdir(), 'winnower-bench-'));
   const port = await freePort();
   const config = selfServerConfig(options, join(dir, 'data'), port);
   const file = join(dir, 'config.json');
   writeFileSync(file, JSON.stringify(config));
   // This very CLI (its entry script, with the same Node flags: tsx's loader when run from source).
-  const child = spawn(process.execPath, [...process.execArgv, options.entry ?? process.argv[1]!, 'serve', '--config', file], {
+  const command = [process.execPath, ...process.execArgv, options.entry ?? process.argv[1]!, 'serve', '--config', file];
+  const pinned = options.cpus === undefined ? command : ['taskset', '-c', options.cpus, ...command];
+  const child = spawn(pinned[0]!, pinned.slice(1), {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, WINNOWER_CONFIG: '' },
   });
   let errors = '';
+  // A command that cannot start (no taskset) is reported by waitReady; the event must not be unhandled.
+  child.once('error', () => {});
   child.stderr!.on('data', (chunk: Buffer) => {
     errors = (errors + chunk.toString('utf8')).slice(-20_000);
   });

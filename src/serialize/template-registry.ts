@@ -20,6 +20,8 @@ export interface TemplateLookup {
 }
 
 const cache = new Map<string, AnyTemplateFile>();
+/** The file each (name, folders) lookup resolved to; only lookups that parsed are kept. */
+const found = new Map<string, string>();
 
 function searchPath(options: TemplateLookup): string[] {
   return [...(options.dirs ?? []).map((dir) => resolve(dir)), BUILTIN_TEMPLATE_DIR];
@@ -37,21 +39,24 @@ export function listTemplates(options: TemplateLookup = {}): string[] {
 
 /** Loads `<name>.yaml`; an unknown name or an invalid file is WNW_ERR_SCORE_TEMPLATE. */
 export function loadTemplate(name: string, options: TemplateLookup = {}): AnyTemplateFile {
-  const file = /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)
-    ? searchPath(options)
-        .map((dir) => join(dir, `${name}.yaml`))
-        .find((candidate) => existsSync(candidate))
-    : undefined;
+  // Found once per (name, folders): the serializer looks its template up for every candidate.
+  const lookup = [name, ...(options.dirs ?? [])].join('\0');
+  const file =
+    found.get(lookup) ??
+    (/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)
+      ? searchPath(options)
+          .map((dir) => join(dir, `${name}.yaml`))
+          .find((candidate) => existsSync(candidate))
+      : undefined);
   if (file === undefined) {
     const valid = listTemplates(options);
     throw wnwError('WNW_ERR_SCORE_TEMPLATE', `unknown serialization template "${name}"; valid: ${valid.join(', ')}`, {
       details: { template: name, valid },
     });
   }
-  const cached = cache.get(file);
-  if (cached) return cached;
-  const template = parseTemplateFile(file, name);
+  const template = cache.get(file) ?? parseTemplateFile(file, name);
   cache.set(file, template);
+  found.set(lookup, file);
   return template;
 }
 

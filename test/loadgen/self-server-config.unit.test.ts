@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Deprecation } from '../../src/config-keys.js';
 import { BENCH_BATCHING } from '../../src/loadgen/run-bench.js';
-import { selfServerConfig } from '../../src/loadgen/self-server.js';
+import { selfServerConfig, startSelfServer } from '../../src/loadgen/self-server.js';
 
 describe('the bench server config', () => {
   it('loads with batching, a remote backend and a key, and no deprecation', () => {
@@ -19,5 +19,12 @@ describe('the bench server config', () => {
     expect(deprecations.map((d) => d.oldKey)).toEqual([]);
     expect(config.scorer.batching).toMatchObject({ maxBatchSize: 16, windowMs: 5 });
     expect(config.scorer.cacheEntries).toBe(0);
+  });
+});
+
+describe('the bench server pinned to CPUs', () => {
+  it('refuses a CPU list taskset would not take, naming the field, before anything starts', async () => {
+    for (const cpus of ['', 'a', '0,', '0;rm -rf /', '1-'])
+      await expect(startSelfServer({ scorer: {}, cpus })).rejects.toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'cpus' } });
   });
 });

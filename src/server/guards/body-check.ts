@@ -4,30 +4,26 @@
  * JSON parser would each drop it silently, so `\uFEFF{}` would act as `{}`), and nesting deeper than any request needs (a deep `meta` would
  * overflow the stack of whatever serializes it later: the job store, a log line).
  */
+import { isUtf8 } from 'node:buffer';
 import { wnwError } from '../../errors.js';
 
 /** Deepest nesting of objects and arrays a body may have; real requests stay under 10. */
 export const MAX_BODY_DEPTH = 64;
 
-// ignoreBOM keeps a leading U+FEFF in the text, so that it can be refused below.
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 /** The body as text; WNW_ERR_INPUT_INVALID naming the first byte that is not UTF-8, or a byte order mark. */
 export function decodeUtf8(bytes: Buffer): string {
-  let text: string;
-  try {
-    text = decoder.decode(bytes);
-  } catch {
+  // isUtf8 validates without building a string; the fatal decoder is only for naming the bad byte.
+  if (!isUtf8(bytes)) {
     const offset = firstInvalidByte(bytes);
     throw wnwError('WNW_ERR_INPUT_INVALID', `body: not valid UTF-8 (byte ${offset} of ${bytes.length}); send JSON encoded as UTF-8`, {
       details: { field: 'body', byte_offset: offset },
     });
   }
-  if (text.startsWith('\uFEFF'))
+  if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf)
     throw wnwError('WNW_ERR_INPUT_INVALID', 'body: starts with a byte order mark (U+FEFF); send the JSON without one', {
       details: { field: 'body' },
     });
-  return text;
+  return bytes.toString('utf8');
 }
 
 function firstInvalidByte(bytes: Buffer): number {
@@ -67,10 +63,20 @@ export function checkDepth(value: unknown): void {
         details: { field: path.slice(0, 6).join('.'), max_depth: MAX_BODY_DEPTH },
       });
     }
-    const entries = Array.isArray(frame.value)
-      ? frame.value.map((item, index) => [String(index), item] as const)
-      : Object.entries(frame.value);
-    for (const [key, child] of entries)
-      if (child !== null && typeof child === 'object') stack.push({ value: child, depth: frame.depth + 1, key, parent: frame });
+    // Only object children get a frame: the strings and numbers that make up most of a body cost nothing here.
+    if (Array.isArray(frame.value)) {
+      const items: unknown[] = frame.value;
+      for (let index = 0; index < items.length; index += 1) {
+        const child = items[index];
+        if (child !== null && typeof child === 'object')
+          stack.push({ value: child, depth: frame.depth + 1, key: String(index), parent: frame });
+      }
+    } else {
+      const record = frame.value as Record<string, unknown>;
+      for (const key of Object.keys(record)) {
+        const child = record[key];
+        if (child !== null && typeof child === 'object') stack.push({ value: child, depth: frame.depth + 1, key, parent: frame });
+      }
+    }
   }
 }
