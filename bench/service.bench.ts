@@ -5,7 +5,8 @@
  *   each row beside the direct calls to the backend measured in the same minute; then 256-token
  *   candidates, batching on. The load average is taken at every row.
  * - `bundled`: /score and /rerank on the bundled model, batching on and off.
- * Writes bench/results/service.md.
+ * Writes bench/results/service.md (stub) and bench/results/service-bundled.md (bundled): a section
+ * run alone leaves the other's file as it was.
  *
  * The bundled-model rows run a fixed number of requests per connection (`--rounds`), not a
  * duration: at 64 connections every request shares the CPU and they all finish late together,
@@ -15,7 +16,8 @@
  *
  * `--repeat k` runs the stub section's on/off pairs k times over (the lowest pair's ratio and each pair's).
  *
- * WINNOWER_BENCH_OUT=path writes the table there instead (a trial run that keeps the results file).
+ * WINNOWER_BENCH_OUT=path writes the stub table there instead, and the bundled one to path.bundled.md
+ * (a trial run that keeps the results files).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -153,8 +155,16 @@ for (const { tokens, report, load: rowLoad } of compared) {
     '',
   );
 }
+// The bundled rows go to a file of their own, so running one section leaves the other's results as they were.
+const bundledLines: string[] = [];
 if (bundled.length > 0) {
-  lines.push(
+  bundledLines.push(
+    '# winnower service on the bundled model',
+    '',
+    lines[2]!,
+    '',
+    lines[4]!,
+    '',
     `## Bundled model: N = ${base.candidates} candidates, ~${base.tokens} tokens each`,
     '',
     '| route | connections | batching on req/s | p99 ms | batching off req/s | p99 ms | on ÷ off req/s | errors |',
@@ -210,7 +220,15 @@ if (alternating.length > 0) {
   }
   lines.push('');
 }
-const table = lines.join('\n');
-console.log(table);
 mkdirSync(join(root, 'bench/results'), { recursive: true });
-writeFileSync(resolve(root, process.env.WINNOWER_BENCH_OUT ?? 'bench/results/service.md'), table);
+const out = process.env.WINNOWER_BENCH_OUT;
+if (alternating.length > 0 || compared.length > 0) {
+  const table = lines.join('\n');
+  console.log(table);
+  writeFileSync(resolve(root, out ?? 'bench/results/service.md'), table);
+}
+if (bundledLines.length > 0) {
+  const table = bundledLines.join('\n');
+  console.log(table);
+  writeFileSync(resolve(root, out ? `${out}.bundled.md` : 'bench/results/service-bundled.md'), table);
+}

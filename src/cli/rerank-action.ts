@@ -22,6 +22,7 @@ import { defaultStrategy } from '../select/index.js';
 import type { Strategy } from '../types/index.js';
 import { loadSavedRuns } from '../server/ui/saved-runs.js';
 import { writeSavedSite } from '../server/ui/saved-site.js';
+import { limitHeapGrowth } from '../util/heap-growth.js';
 import { printMetrics } from './print-metrics.js';
 import { runCrossFit } from './rerank-cross-fit.js';
 import { rerankExitCode, rerankSummary, rerankSummaryFile } from './rerank-summary.js';
@@ -31,6 +32,8 @@ import { type RerankFlags, VERIFY_ONLY_FLAGS } from './rerank.js';
 
 /** `given`: the flags the user typed (not defaults), so --cross-fit can refuse those it cannot honour. */
 export async function runRerank(flags: RerankFlags, given: readonly string[] = []): Promise<void> {
+  // A streaming batch: peak memory should follow what it holds, not how long it runs (src/util/heap-growth.ts).
+  limitHeapGrowth();
   if (flags.crossFit !== undefined) return runCrossFit(flags, given);
   // --sources picks the runs cross-fitting learns from; a plain rerank has nothing to apply it to.
   if (given.includes('sources'))

@@ -131,6 +131,8 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
       const code = answer.error?.code && answer.error.code in ERROR_CATALOG ? (answer.error.code as ErrorCode) : 'WNW_ERR_INPUT_INVALID';
       throw wnwError(code, `${answer.error?.message ?? `answered ${posted.statusCode}`}`, { details: field ? { field } : {} });
     }
+    // The id is what `--retry-of` and `winnower jobs` take: said first, so a run killed midway still named it.
+    console.error(`job ${answer.job_id}`);
     const started = Date.now();
     await new Promise<void>((done, fail) => {
       runtime.jobs

@@ -2,7 +2,7 @@
  * `withBatching(scorer, options)`: concurrent `score()` calls are coalesced into batches for the
  * wrapped scorer, and only while the backend is busy (docs/value-models.md#batching). A call that
  * finds fewer than `maxInFlight` batches at the backend is sent at once, with whatever waits, as
- * it would be without batching; otherwise it waits for company until a batch comes back (then the
+ * it would be without batching (alone, when nothing else waits); otherwise it waits for company until a batch comes back (then the
  * queue leaves at once), the batch is full (inputs or tokens), or `windowMs` has passed since the
  * oldest queued input, so a slow batch holds the others for one window at most. A call is not
  * split over two batches unless it is larger than one. Each caller gets its own results in its
@@ -143,6 +143,48 @@ export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
     });
   }
 
+  function fitsOneBatch(inputs: ScoreInput[]): boolean {
+    if (inputs.length > options.maxBatchSize) return false;
+    let tokens = 0;
+    for (const input of inputs) tokens += estimateTokens(input);
+    return tokens <= options.maxBatchTokens;
+  }
+
+  /** One call as its own batch: its signal cancels the request, and the call leaves at once, as a queued one would. */
+  function sendAlone(inputs: ScoreInput[], signal: AbortSignal | undefined): Promise<ScoreOutput[]> {
+    const sent = scorer.score(inputs, signal ? { signal } : {}).then((outputs) => {
+      if (outputs.length !== inputs.length) {
+        throw wnwError('WNW_ERR_SCORE_RESPONSE', `scorer returned ${outputs.length} results for ${inputs.length} inputs`);
+      }
+      return outputs;
+    });
+    const run = sent.then(
+      () => undefined,
+      () => undefined,
+    );
+    inFlight.add(run);
+    void run.then(() => {
+      inFlight.delete(run);
+      pump();
+      arm();
+    });
+    if (!signal) return sent;
+    return new Promise<ScoreOutput[]>((resolve, reject) => {
+      const onAbort = () => reject(wnwError('WNW_ERR_OP_ABORTED', 'scoring cancelled', { cause: signal.reason }));
+      signal.addEventListener('abort', onAbort, { once: true });
+      sent.then(
+        (outputs) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(outputs);
+        },
+        (error) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  }
+
   /** Sends full batches, and everything queued while the backend has fewer than maxInFlight batches. */
   function pump(): void {
     while (queue.length >= options.maxBatchSize || queuedTokens >= options.maxBatchTokens) dispatch(take());
@@ -178,6 +220,9 @@ export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
       }
       if (inputs.length === 0) return Promise.resolve([]);
       const { signal } = callOptions;
+      // Nothing waits and the backend has room: the call goes alone, as it would without batching,
+      // and without the queue's bookkeeping (that alone made batching lose at 64 connections, bench/results/service.md).
+      if (queue.length === 0 && inFlight.size < maxInFlight && fitsOneBatch(inputs)) return sendAlone(inputs, signal);
       return new Promise<ScoreOutput[]>((resolve, reject) => {
         const onAbort = () => settle(call, { error: wnwError('WNW_ERR_OP_ABORTED', 'scoring cancelled', { cause: signal?.reason }) });
         const done = () => signal?.removeEventListener('abort', onAbort);

@@ -49,6 +49,8 @@ describe.skipIf(!hasBubblewrap())('winnower solve --retry-of', () => {
     const first = await solve(['--out', out]);
     expect(first.code, first.stderr).toBe(0);
     const id = JSON.parse(readFileSync(out, 'utf8')).job_id as string;
+    // Named on stderr before any event, so a retry needs no --out.
+    expect(first.stderr.split('\n')).toContain(`job ${id}`);
 
     const retry = await solve(['--retry-of', id]);
     expect(retry.code, retry.stderr).toBe(0);

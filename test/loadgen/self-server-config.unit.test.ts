@@ -25,6 +25,9 @@ describe('the bench server config', () => {
 describe('the bench server pinned to CPUs', () => {
   it('refuses a CPU list taskset would not take, naming the field, before anything starts', async () => {
     for (const cpus of ['', 'a', '0,', '0;rm -rf /', '1-'])
-      await expect(startSelfServer({ scorer: {}, cpus })).rejects.toMatchObject({ code: 'WNW_ERR_CFG_INVALID', details: { field: 'cpus' } });
+      await expect(startSelfServer({ scorer: {}, cpus })).rejects.toMatchObject({
+        code: 'WNW_ERR_CFG_INVALID',
+        details: { field: 'cpus' },
+      });
   });
 });

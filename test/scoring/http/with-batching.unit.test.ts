@@ -128,6 +128,40 @@ describe('withBatching: aborts and lifecycle', () => {
     expect((await rejection(pBusy)).code).toBe('WNW_ERR_OP_ABORTED');
   });
 
+  it('sends a call that finds nothing queued and room at the backend alone, with its own signal, and lets it leave at once when aborted', async () => {
+    // An inner scorer that does not stop on abort: the caller must not wait for it.
+    let release!: () => void;
+    const calls: Array<{ inputs: ScoreInput[]; signal: AbortSignal | undefined }> = [];
+    const stubborn: Scorer = {
+      backend: 'stubborn',
+      model: 'm',
+      maxInputTokens: 1_000_000,
+      async score(inputs, options = {}) {
+        calls.push({ inputs, signal: options.signal });
+        await new Promise<void>((resolve) => (release = resolve));
+        return inputs.map(() => ({ value: 0.5, raw: 0 }));
+      },
+      async close() {},
+    };
+    const batched = withBatching(stubborn, { maxBatchSize: 10, maxBatchTokens: 1_000_000, windowMs: 60_000, maxInFlight: 1 });
+    const controller = new AbortController();
+    const alone = batched.score(textInputs(2, 'alone'), { signal: controller.signal });
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.signal).toBe(controller.signal);
+    // The backend is busy now: the next call queues behind the window, not sent.
+    const queued = batched.score(textInputs(1, 'queued'));
+    expect(calls).toHaveLength(1);
+    controller.abort();
+    expect((await rejection(alone)).code).toBe('WNW_ERR_OP_ABORTED');
+    // Its request runs on until the inner scorer returns; then the queued call leaves without waiting out the window.
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(calls.map((call) => call.inputs.map((input) => input.key))).toEqual([['alone-0', 'alone-1'], ['queued-0']]);
+    release();
+    expect(await queued).toHaveLength(1);
+    await batched.close();
+  });
+
   it('passes the inner error to every call of the batch', async () => {
     const inner = new RecordingScorer();
     inner.held = true;
