@@ -71,7 +71,7 @@ function atifCandidates(body: unknown, context: z.RefinementCtx): unknown {
 
 const TaskInput = Task.strict().extend({ repo: RepoSource.strict().optional() });
 
-const ScoreBody = z.strictObject({
+export const ScoreBody = z.strictObject({
   task: TaskInput,
   // The hard bound of the schema; the server's own cap (server.limits.max_candidates) is checked after, with a 413.
   candidates: z.array(CandidateInput).min(1).max(MAX_CANDIDATES_CAP),
