@@ -1,5 +1,6 @@
 /** What `winnower jobs export` does once its flags are parsed; loaded only when it runs (jobs.ts registers it). */
 import { writeFileSync } from 'node:fs';
+import { loadConfig } from '../config.js';
 import { wnwError } from '../errors.js';
 import { checkedAtif } from '../formats/atif/checked-atif.js';
 import { evidenceRecord } from '../formats/evidence-record.js';
@@ -18,17 +19,24 @@ function bundleLine(row: StoredCandidate): string {
   return `${JSON.stringify(evidenceRecord(row.job, row.record, row.trajectory))}\n`;
 }
 
-export async function exportCandidates(flags: JobsExportFlags): Promise<void> {
+export async function exportCandidates(given: JobsExportFlags): Promise<void> {
+  let flags = given;
   // A bundle's trajectories are ATIF: another format would be a flag accepted and ignored.
   if (flags.bundle && flags.format === 'winnower')
     throw wnwError('WNW_ERR_INPUT_INVALID', '--bundle writes ATIF trajectories; leave out --format winnower', {
       details: { field: 'format' },
     });
-  // One store: the SQLite one in a data dir, or the shared Postgres one.
-  if ((flags.dataDir === undefined) === (flags.store === undefined))
-    throw wnwError('WNW_ERR_INPUT_INVALID', 'give the job store: --data-dir <dir> (SQLite) or --store postgres://… (shared), one of them', {
-      details: { field: flags.store === undefined ? 'data_dir' : 'store' },
+  // One store: the SQLite one in a data dir, or the shared Postgres one; neither given, the one
+  // `winnower serve` and `winnower solve` would use (server.store, else server.data_dir).
+  if (flags.dataDir !== undefined && flags.store !== undefined)
+    throw wnwError('WNW_ERR_INPUT_INVALID', 'give one job store: --data-dir <dir> (SQLite) or --store postgres://… (shared), not both', {
+      details: { field: 'store' },
     });
+  if (flags.dataDir === undefined && flags.store === undefined) {
+    const { server } = loadConfig();
+    if (isPostgresUrl(server.store)) flags = { ...flags, store: server.store };
+    else flags = { ...flags, dataDir: server.data_dir };
+  }
   if (flags.store !== undefined && !isPostgresUrl(flags.store))
     throw wnwError('WNW_ERR_INPUT_INVALID', '--store takes a postgres:// URL; a SQLite store is given with --data-dir', {
       details: { field: 'store' },

@@ -16,7 +16,10 @@ export function registerJobsCommand(program: Command): void {
   jobs
     .command('export')
     .description('write the candidates of past /solve and /rerank jobs as JSONL')
-    .option('--data-dir <dir>', "the server's data dir (server.data_dir), for its SQLite store")
+    .option(
+      '--data-dir <dir>',
+      "the server's data dir (server.data_dir), for its SQLite store; neither this nor --store: the configured store",
+    )
     .option('--store <url>', 'the postgres:// store several replicas share (server.store), instead of --data-dir')
     .option('--labelled', 'only verified candidates, each with its label (meta.resolved): rows winnower train reads')
     .addOption(

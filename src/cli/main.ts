@@ -3,7 +3,7 @@
  * declares its options; what it does sits in its `*-action.ts`, imported when it runs, so a start
  * (and every `--help`) loads commander and little else.
  */
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { WinnowerError } from '../errors.js';
 import { registerBenchCommand } from './bench.js';
 import { registerDemoCommand } from './demo.js';
@@ -21,7 +21,11 @@ import { registerTrainCommand } from './train.js';
 import { tinyModelDir } from './option-values.js';
 
 const program = new Command('winnower').description('Best-of-N for software-engineering agents').version('0.1.0');
-program.showHelpAfterError();
+// A flag commander refuses (unknown, missing its value, not one of its choices, a value its parser
+// rejects) is invalid input: exit 2, as for any request winnower itself refuses (docs/solve.md), with
+// a pointer to the help rather than all of it. Subcommands inherit both settings when created.
+program.showHelpAfterError('(add --help for the options)');
+program.exitOverride();
 
 registerSolveCommand(program);
 registerRerankCommand(program);
@@ -73,6 +77,10 @@ if (unknown) {
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
+  if (error instanceof CommanderError) {
+    // --help and --version end here with 0; commander has already printed what it had to say.
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  }
   if (WinnowerError.isInstance(error)) {
     // The field once: messages that already lead with it (`file:line: field: ...`) are not suffixed.
     const named = typeof error.details.field === 'string' ? error.details.field : undefined;

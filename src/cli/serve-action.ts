@@ -1,5 +1,6 @@
 /** What `winnower serve` does once its flags are parsed; loaded only when it runs (serve.ts registers it). */
 import { loadConfig } from '../config.js';
+import { wnwError } from '../errors.js';
 import { createRuntime } from './runtime.js';
 import { reloadModel } from '../server/model-reload.js';
 import type { ServeCommandFlags } from './serve.js';
@@ -77,7 +78,27 @@ export async function runServe(flags: ServeCommandFlags): Promise<void> {
       app.log.error({ err: error }, 'scorer reload on SIGHUP failed: keeping the current model'),
     );
   });
-  const address = await app.listen({ host: config.server.host, port: config.server.port });
+  let address: string;
+  try {
+    address = await app.listen({ host: config.server.host, port: config.server.port });
+  } catch (error) {
+    // Nothing started yet but the runtime: close it (the store's files end cleanly), then say what to change.
+    await runtime.close().catch(() => {});
+    const code = (error as NodeJS.ErrnoException).code;
+    const at = `${config.server.host}:${config.server.port}`;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      const why =
+        code === 'EADDRINUSE'
+          ? 'is in use by another process'
+          : code === 'EACCES'
+            ? 'may not be opened by this user'
+            : 'is not an address of this machine';
+      throw wnwError('WNW_ERR_CFG_INVALID', `server.port: ${at} ${why}; choose another with --port (server.port) or --host (server.host)`, {
+        details: { field: code === 'EADDRNOTAVAIL' ? 'server.host' : 'server.port', cause: code },
+      });
+    }
+    throw error;
+  }
   // Whatever the log level or format: one plain line saying the server is up and where.
   process.stderr.write(`winnower: listening on ${address} (POST /solve, /rerank, /score; GET /readyz, /openapi.json)\n`);
 }

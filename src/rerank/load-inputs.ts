@@ -93,19 +93,23 @@ export async function loadInputs(options: RerankBatchOptions): Promise<RerankInp
   }
 }
 
-/** The warning for candidates whose instance has no task record (none when no task file was given); under `strict`, the error. */
+/**
+ * The warning for candidates whose instance has no task record, also when no task file was given
+ * at all (a silent score without the issue text is a worse score nobody asked for); under
+ * `strict`, the error.
+ */
 function missingTasks(options: RerankBatchOptions, spool: CandidateSpool): RerankWarning[] {
-  if (spool.taskCount === 0) return [];
   const missing = [...spool.instances.keys()].filter((id) => !spool.hasTask(id));
   if (!missing.length) return [];
+  const none = spool.taskCount === 0 && !options.tasks?.length ? ' (no --tasks given)' : '';
   if (options.strict) {
-    const message = `${missing.length} instance(s) have candidates but no task record (e.g. ${missing[0]}); without --strict they are scored without the issue text`;
+    const message = `${missing.length} instance(s) have candidates but no task record${none} (e.g. ${missing[0]}); without --strict they are scored without the issue text`;
     throw wnwError('WNW_ERR_INPUT_INVALID', message, { details: { field: 'tasks', instances: missing.slice(0, 20) } });
   }
   return [
     {
       code: 'WNW_ERR_INPUT_INVALID',
-      message: `${missing.length} instance(s) have candidates but no task record (e.g. ${missing[0]}); they were scored without the issue text`,
+      message: `${missing.length} instance(s) have candidates but no task record${none} (e.g. ${missing[0]}); they were scored without the issue text`,
       instances: missing,
     },
   ];

@@ -185,6 +185,17 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
     expect(strict.stderr).toContain('(field: tasks)');
   }, 120_000);
 
+  it('says so when no --tasks is given at all (every candidate scored without the issue text); --strict stops', async () => {
+    const out = join(dir, 'no-tasks', 'predictions.jsonl');
+    const warned = await rerank(['--candidates', runs[0]!, '--out', out, '--no-progress']);
+    expect(warned.code, warned.stderr).toBe(0);
+    expect(warned.stderr).toContain('rerank: warning: 2 instance(s) have candidates but no task record (no --tasks given)');
+    const strict = await rerank(['--candidates', runs[0]!, '--out', join(dir, 'no-tasks-strict', 'predictions.jsonl'), '--strict', '--no-progress']);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toContain('no task record (no --tasks given)');
+    expect(strict.stderr).toContain('(field: tasks)');
+  }, 120_000);
+
   it('documents the exit status in --help', async () => {
     const { code, stdout } = await rerank(['--help']);
     expect(code).toBe(0);

@@ -99,6 +99,16 @@ describe.skipIf(!hasBubblewrap())('train --from-store on a store filled by real 
     expect(dataset.candidates.every((c) => c.task.problem_statement.length > 0)).toBe(true);
   }, 120_000);
 
+  it('winnower jobs export without --data-dir reads the configured store, as serve and solve would; both flags are refused', async () => {
+    const out = join(world.dataDir, 'configured.jsonl');
+    const run = await runCli(['jobs', 'export', '--labelled', '--out', out], { env: { WINNOWER_DATA_DIR: world.dataDir } });
+    expect(run.code, run.stderr).toBe(0);
+    expect(readJsonl(out)).toHaveLength(2 * INSTANCES.length);
+    const both = await runCli(['jobs', 'export', '--data-dir', world.dataDir, '--store', 'postgres://h/db', '--out', out]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('give one job store');
+  }, 120_000);
+
   it('winnower jobs export --format atif of the /solve jobs validates and re-imports to the same messages', async () => {
     const out = join(world.dataDir, 'jobs.atif.jsonl');
     const run = await runCli(['jobs', 'export', '--data-dir', world.dataDir, '--format', 'atif', '--out', out]);
