@@ -534,6 +534,11 @@ export class JobManager {
       const job = await this.get(id);
       if (TERMINAL_JOB_STATUSES.includes(job.status)) {
         notice.cancel();
+        // Its status is written a moment before its job-finish is stored: a caller that reads the
+        // events next must find that last one (a takeover's run ends here, flushing its events).
+        const running = this.#running.get(id);
+        if (running) await running.done;
+        else await this.#finishStored(id);
         return job;
       }
       const local = this.#running.get(id);
@@ -541,6 +546,19 @@ export class JobManager {
         notice.cancel();
         await local.done;
       } else await notice.heard;
+    }
+  }
+
+  /**
+   * Waits, a few polls at most, until a terminal job's job-finish is stored by the replica that
+   * ran it; a job stored by an older version may have none, and is not waited on longer.
+   */
+  async #finishStored(id: string): Promise<void> {
+    for (let poll = 0; poll < 3; poll += 1) {
+      const events = await this.#store.listEvents(id);
+      if (events.at(-1)?.type === 'job-finish') return;
+      const notice = this.#nextNotice(id);
+      await notice.heard;
     }
   }
 

@@ -190,7 +190,14 @@ describe('winnower rerank: paths, progress, unscored candidates and missing task
     const warned = await rerank(['--candidates', runs[0]!, '--out', out, '--no-progress']);
     expect(warned.code, warned.stderr).toBe(0);
     expect(warned.stderr).toContain('rerank: warning: 2 instance(s) have candidates but no task record (no --tasks given)');
-    const strict = await rerank(['--candidates', runs[0]!, '--out', join(dir, 'no-tasks-strict', 'predictions.jsonl'), '--strict', '--no-progress']);
+    const strict = await rerank([
+      '--candidates',
+      runs[0]!,
+      '--out',
+      join(dir, 'no-tasks-strict', 'predictions.jsonl'),
+      '--strict',
+      '--no-progress',
+    ]);
     expect(strict.code).toBe(2);
     expect(strict.stderr).toContain('no task record (no --tasks given)');
     expect(strict.stderr).toContain('(field: tasks)');

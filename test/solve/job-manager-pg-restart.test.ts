@@ -141,6 +141,23 @@ suite(`job manager across a Postgres restart${reason ? ` (skipped: ${reason})` :
     expect((await a.jobs.wait(after.id)).status).toBe('succeeded');
   }, 60_000);
 
+  it("waits for a job's job-finish to be stored, not only its status, when another replica ran it", async () => {
+    // The status is written a moment before the job-finish event: here that moment is 600 ms.
+    const slow = await replica('slow-finish', (store) => ({
+      ...store,
+      appendEvent: async (jobId, event) => {
+        if (event.type === 'job-finish') await sleep(600);
+        return store.appendEvent(jobId, event);
+      },
+    }));
+    const job = await slow.jobs.start('solve', { n: 1, step_ms: 10 }, async () => null);
+    const watcher = await replica('watcher');
+    const ended = await watcher.jobs.wait(job.id);
+    expect(ended.status).toBe('succeeded');
+    const log = await watcher.store.listEvents(job.id);
+    expect(log.at(-1)?.type).toBe('job-finish');
+  }, 30_000);
+
   it('hands a job back, not failed, when one of its writes finds the store unreachable', async () => {
     // One refused write while the database is up again (a connection the restart dropped): the
     // job's end would be recorded `failed` were the refusal taken as the job's own failure.
