@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { exportCandidates } from '../../src/cli/jobs-action.js';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import type { JobStatus, JobStore, ReusedFrom } from '../../src/store/types.js';
+import { loadDataset } from '../../src/train/dataset.js';
 import { loadTrainingRows } from '../../src/train/load-rows.js';
 import { train } from '../../src/train/train.js';
 import { leftOutOfFamilies } from '../../src/train/retry-families.js';
@@ -151,6 +152,20 @@ describe('training rows of a store with a retried job', () => {
     expect(result.trainCandidates + result.validationCandidates).toBe(3 + 6);
     expect(lines.find((line) => line.startsWith('data: '))).toContain('2 job(s) left out as superseded by a retry');
   }, 120_000);
+});
+
+describe('train --rollouts on an export of a store with retries', () => {
+  it('reads each run once: the reused copies are dropped, and counted', async () => {
+    const dir = await storeWithRetries({ chain: true });
+    vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    for (const format of ['winnower', 'atif'] as const) {
+      const out = join(dir, `labelled.${format}.jsonl`);
+      await exportCandidates({ dataDir: dir, labelled: true, format, out });
+      const dataset = await loadDataset({ rollouts: [out], tasks: [`${out}.tasks.jsonl`] });
+      expect(dataset.candidates.map((c) => c.trajectory.id)).toEqual(['second/1', 'first/0', 'other/0']);
+      expect(dataset.dropped.reused).toBe(3);
+    }
+  });
 });
 
 describe('retry families', () => {
