@@ -215,6 +215,7 @@ export function evidenceRecord(job: JobRecord, candidate: CandidateRecord, traje
       source: trajectory.source,
       chosen: result.chosen?.index === candidate.index,
       value: candidate.score?.value ?? null,
+      ...(candidate.reused_from ? { reused_from: candidate.reused_from } : {}),
     },
     prediction: { instance_id: trajectory.instance_id, model_name_or_path: trajectory.source, model_patch: trajectory.patch },
     trajectory: checkedAtif(trajectory),

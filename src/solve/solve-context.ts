@@ -232,6 +232,8 @@ export function createSolveContext(
         score: slot.score ?? null,
         verify: slot.verify ?? null,
         error: slot.error ?? null,
+        // Kept with the candidate, so training and exports know it is the earlier job's run (docs/solve.md#retrying-what-failed).
+        ...(slot.reused && request.retry_of !== undefined ? { reused_from: { job_id: request.retry_of, index: slot.index } } : {}),
       };
       await context.writes.run(() => deps.store.putCandidate(jobId, slot.index, update));
     },

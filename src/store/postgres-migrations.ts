@@ -65,6 +65,12 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE jobs ADD COLUMN takeovers integer NOT NULL DEFAULT 0;
       CREATE INDEX jobs_claimable ON jobs (created_at, id) WHERE status IN ('queued', 'running');`,
   },
+  {
+    version: 3,
+    name: 'where a retry reused a candidate from',
+    // JSON text as the other candidate columns: { job_id, index } of the earlier job's candidate.
+    sql: 'ALTER TABLE candidates ADD COLUMN reused_from text;',
+  },
 ];
 
 /** An arbitrary constant naming winnower's migration lock among the database's advisory locks. */

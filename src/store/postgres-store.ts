@@ -19,7 +19,7 @@ import {
 } from './types.js';
 
 export const JOB_COLUMNS = 'id, kind, status, request, progress, result, error, created_at, updated_at';
-const CANDIDATE_FIELDS = ['status', 'trajectory', 'score', 'verify', 'error'] as const;
+const CANDIDATE_FIELDS = ['status', 'trajectory', 'score', 'verify', 'error', 'reused_from'] as const;
 export const now = () => new Date().toISOString();
 
 /**
@@ -174,7 +174,7 @@ export async function createPostgresStore(url: string, options: { poolSize?: num
       // Only the fields given are merged into an existing row; a new row starts pending and empty.
       const updates = [...given.map((field) => `${field} = EXCLUDED.${field}`), 'updated_at = EXCLUDED.updated_at'];
       const { rows } = await query<CandidateRow>(
-        `INSERT INTO candidates (job_id, idx, updated_at, ${CANDIDATE_FIELDS.join(', ')}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        `INSERT INTO candidates (job_id, idx, updated_at, ${CANDIDATE_FIELDS.join(', ')}) VALUES (${values.map((_, i) => `$${i + 1}`).join(', ')})
          ON CONFLICT (job_id, idx) DO UPDATE SET ${updates.join(', ')} RETURNING *`,
         values,
       );

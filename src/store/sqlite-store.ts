@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS candidates (
   score TEXT,
   verify TEXT,
   error TEXT,
+  reused_from TEXT,
   updated_at TEXT NOT NULL,
   PRIMARY KEY (job_id, idx)
 );
@@ -75,6 +76,21 @@ function listJobsQuery(options: ListJobsOptions): { sql: string; values: unknown
   };
 }
 
+/**
+ * Columns added after a table was first released: CREATE TABLE IF NOT EXISTS leaves an older
+ * database's table as it was, so each is added here when missing (null in the rows it already has).
+ */
+const ADDED_COLUMNS: ReadonlyArray<{ table: string; column: string; type: string }> = [
+  { table: 'candidates', column: 'reused_from', type: 'TEXT' },
+];
+
+function addMissingColumns(db: Database.Database): void {
+  for (const { table, column, type } of ADDED_COLUMNS) {
+    const have = db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('${table}')`).all();
+    if (!have.some((row) => row.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  }
+}
+
 /** The seam with every answer given at once. */
 type SyncJobStore = { [K in keyof JobStore]: JobStore[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R : never };
 
@@ -101,6 +117,7 @@ function createSyncSqliteStore(dataDir: string): SyncJobStore {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.exec(SCHEMA);
+  addMissingColumns(db);
 
   const statements = {
     insertJob: db.prepare(
@@ -118,10 +135,11 @@ function createSyncSqliteStore(dataDir: string): SyncJobStore {
     ),
     getCandidate: db.prepare<[string, number], CandidateRow>('SELECT * FROM candidates WHERE job_id = ? AND idx = ?'),
     upsertCandidate: db.prepare(
-      `INSERT INTO candidates (job_id, idx, status, trajectory, score, verify, error, updated_at)
-       VALUES (@job_id, @idx, @status, @trajectory, @score, @verify, @error, @now)
+      `INSERT INTO candidates (job_id, idx, status, trajectory, score, verify, error, reused_from, updated_at)
+       VALUES (@job_id, @idx, @status, @trajectory, @score, @verify, @error, @reused_from, @now)
        ON CONFLICT (job_id, idx) DO UPDATE SET status = excluded.status, trajectory = excluded.trajectory,
-         score = excluded.score, verify = excluded.verify, error = excluded.error, updated_at = excluded.updated_at`,
+         score = excluded.score, verify = excluded.verify, error = excluded.error, reused_from = excluded.reused_from,
+         updated_at = excluded.updated_at`,
     ),
     listCandidates: db.prepare<[string], CandidateRow>('SELECT * FROM candidates WHERE job_id = ? ORDER BY idx'),
     unfinished: db.prepare<[], JobRow>("SELECT * FROM jobs WHERE status IN ('queued', 'running')"),
@@ -191,7 +209,7 @@ function createSyncSqliteStore(dataDir: string): SyncJobStore {
       const row = statements.getCandidate.get(jobId, index);
       const current: Omit<CandidateRecord, 'updated_at'> = row
         ? toCandidate(row)
-        : { job_id: jobId, index, status: 'pending', trajectory: null, score: null, verify: null, error: null };
+        : { job_id: jobId, index, status: 'pending', trajectory: null, score: null, verify: null, error: null, reused_from: null };
       const next = { ...current, ...update };
       statements.upsertCandidate.run({
         job_id: jobId,
@@ -201,6 +219,7 @@ function createSyncSqliteStore(dataDir: string): SyncJobStore {
         score: json(next.score),
         verify: json(next.verify),
         error: json(next.error),
+        reused_from: json(next.reused_from),
         now: now(),
       });
       return toCandidate(statements.getCandidate.get(jobId, index)!);

@@ -24,6 +24,7 @@ export interface CandidateRow {
   score: string | null;
   verify: string | null;
   error: string | null;
+  reused_from: string | null;
   updated_at: string;
 }
 
@@ -53,6 +54,7 @@ export function toCandidate(row: CandidateRow): CandidateRecord {
     score: parse(row.score),
     verify: parse(row.verify),
     error: parse(row.error),
+    reused_from: parse(row.reused_from),
     updated_at: row.updated_at,
   };
 }

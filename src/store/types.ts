@@ -40,7 +40,15 @@ export interface CandidateRecord {
   score: Score | null;
   verify: VerifyResult | null;
   error: ErrorRecord | null;
+  /** A retry's (`retry_of`) rollout taken as it was from the earlier job: that job and the index there; null for a rollout of this job. */
+  reused_from: ReusedFrom | null;
   updated_at: string;
+}
+
+/** Where a reused candidate came from: the job it finished in (the one retried) and its index there. */
+export interface ReusedFrom {
+  job_id: string;
+  index: number;
 }
 
 /** One progress event of a job as it was streamed (src/solve/events.ts): its number in the job, its type, its fields. */

@@ -17,6 +17,7 @@ import {
 } from '../formats/index.js';
 import { importRuns, namedInput } from '../formats/import-runs.js';
 import { repoNameOf, type Task, type Trajectory } from '../types/index.js';
+import { reusedCopies } from './reused-copies.js';
 
 export interface LabelledCandidate {
   trajectory: Trajectory;
@@ -51,8 +52,11 @@ export interface DatasetOptions {
 
 export interface Dataset {
   candidates: LabelledCandidate[];
-  /** Candidates dropped: no label, their evaluation could not run (never unresolved rows), or not permissive when asked. */
-  dropped: { unlabelled: number; could_not_run: number; not_permissive: number; no_task: number };
+  /**
+   * Candidates dropped: no label, their evaluation could not run (never unresolved rows), not
+   * permissive when asked, or a retry's reused copy of a run the input already holds (reused-copies.ts).
+   */
+  dropped: { unlabelled: number; could_not_run: number; not_permissive: number; no_task: number; reused: number };
   issues: ImportIssue[];
 }
 
@@ -98,11 +102,16 @@ export async function loadDataset(options: DatasetOptions): Promise<Dataset> {
     for (const task of result.items) tasks.set(task.instance_id, task);
   }
 
-  const dropped = { unlabelled: 0, could_not_run: 0, not_permissive: 0, no_task: 0 };
+  const dropped = { unlabelled: 0, could_not_run: 0, not_permissive: 0, no_task: 0, reused: 0 };
+  const copies = reusedCopies(trajectories);
   const candidates: LabelledCandidate[] = [];
   const labelOf = recordNameLookup(labels, trajectories);
   const couldNotRun = recordNameLookup(notRun, trajectories);
   for (const trajectory of trajectories) {
+    if (copies.has(trajectory)) {
+      dropped.reused++;
+      continue;
+    }
     // A row's own label (meta.resolved) is per candidate, while label files key by (source,
     // instance) and cannot tell two rollouts of one policy on one instance apart (exported job
     // rows): the row's own label wins unless label files were given.

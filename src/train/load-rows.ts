@@ -7,13 +7,15 @@ import { wnwError } from '../errors.js';
 import { groupBy } from '../util/group-by.js';
 import { loadDataset, type LabelledCandidate } from './dataset.js';
 import type { DataSource } from './model-card.js';
-import { labelledFromStore } from './store-rows.js';
+import { trainingRowsFromStore } from './store-rows.js';
 import type { TrainOptions } from './train-options.js';
 
 export interface TrainingRows {
   candidates: LabelledCandidate[];
   dropped: Record<string, number>;
   issues: unknown[];
+  /** With fromStore: the jobs left out because a retry of theirs (or their retry family's newest job) counts instead (retry-families.ts). */
+  supersededJobs?: string[];
 }
 
 /** The rollout files' labelled candidates and, with fromStore, the job store's verified ones. */
@@ -35,13 +37,13 @@ export async function loadTrainingRows(options: TrainOptions): Promise<TrainingR
     throw wnwError('WNW_ERR_INPUT_INVALID', '--permissive-only: rows from the job store carry no licence', {
       details: { field: 'permissive_only' },
     });
-  const stored = await labelledFromStore(options.fromStore);
+  const { candidates: stored, leftOut } = await trainingRowsFromStore(options.fromStore);
   if (stored.length + fromFiles.candidates.length === 0) {
     throw wnwError('WNW_ERR_INPUT_INVALID', `no verified candidates in the job store at ${options.fromStore} (jobs need verification on)`, {
       details: { field: 'from_store' },
     });
   }
-  return { ...fromFiles, candidates: [...fromFiles.candidates, ...stored] };
+  return { ...fromFiles, candidates: [...fromFiles.candidates, ...stored], supersededJobs: leftOut };
 }
 
 /** One entry per origin, licence and permissiveness, largest first within an origin. */

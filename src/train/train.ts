@@ -53,7 +53,9 @@ export async function train(options: TrainOptions): Promise<TrainResult> {
   const atif = atifUnknownWarning(rows.candidates.map((row) => row.trajectory));
   if (atif) log(`warning: ${atif.message}`);
   log(
-    `data: ${rows.candidates.length} labelled candidates (${split.train.length} train, ${split.validation.length} validation); dropped ${JSON.stringify(rows.dropped)}; ${rows.issues.length} input issue(s) skipped`,
+    `data: ${rows.candidates.length} labelled candidates (${split.train.length} train, ${split.validation.length} validation); dropped ${JSON.stringify(rows.dropped)}; ${rows.issues.length} input issue(s) skipped${
+      rows.supersededJobs ? `; ${rows.supersededJobs.length} job(s) left out as superseded by a retry (each retry family counts once)` : ''
+    }`,
   );
 
   await mkdir(outDir, { recursive: true });

@@ -56,6 +56,8 @@ export const CandidateEvidence = z.strictObject({
     /** Set when the job chose this candidate. */
     chosen: z.boolean(),
     value: z.number().nullable(),
+    /** A retry's candidate taken as it was from the earlier job (`retry_of`): that job and its index there; absent for a run of this job. */
+    reused_from: z.strictObject({ job_id: z.string().min(1), index: z.number().int().nonnegative() }).optional(),
   }),
   /** The SWE-bench prediction row (`model_patch` may be empty). */
   prediction: z.strictObject({ instance_id: z.string(), model_name_or_path: z.string(), model_patch: z.string() }),

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { DEMO_DIR, demoTask, hasBubblewrap } from '../solve/helpers.js';
-import { runCli } from '../support/cli.js';
+import { readJsonl, runCli } from '../support/cli.js';
 
 describe.skipIf(!hasBubblewrap())('winnower solve --retry-of', () => {
   let repo: string;
@@ -58,6 +58,19 @@ describe.skipIf(!hasBubblewrap())('winnower solve --retry-of', () => {
     expect(retry.stderr).toContain(`rollout 0 finished in the earlier job: ${id}/0, not run again`);
     expect(retry.stderr).toContain(`rollout 1 finished in the earlier job: ${id}/1, not run again`);
     expect(retry.stderr).toContain('job succeeded');
+
+    // `jobs export` lists both jobs, the retry's candidates marked as the first job's.
+    const exported = join(dataDir, 'export.jsonl');
+    const run = await runCli(['jobs', 'export', '--data-dir', dataDir, '--out', exported]);
+    expect(run.code, run.stderr).toBe(0);
+    const rows = readJsonl(exported) as Array<{ id: string; meta: { job_id: string; reused_from?: unknown } }>;
+    const marks = rows.map((row) => [row.meta.job_id === id ? 'first' : 'retry', row.meta.reused_from ?? null]);
+    expect(marks).toEqual([
+      ['retry', { job_id: id, index: 0 }],
+      ['retry', { job_id: id, index: 1 }],
+      ['first', null],
+      ['first', null],
+    ]);
   }, 240_000);
 
   it('is refused with exit code 2, naming the field, for a job the store does not have', async () => {

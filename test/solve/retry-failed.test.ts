@@ -5,11 +5,16 @@
  * components: local sandboxes, the demo repository, replayed candidates. The earlier job's failed
  * rollout is an infrastructure failure written into its store, as a crashed sandbox would leave it.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareDemoRepo } from '../../src/cli/demo-repo.js';
 import { demoRecordings } from '../../src/cli/demo-task.js';
 import { redactRequest } from '../../src/server/plugins/redact-request.js';
 import { SolveRequest } from '../../src/solve/solve-request.js';
+import { createSqliteStore } from '../../src/store/sqlite-store.js';
+import { candidatesFromStore, labelledFromStore } from '../../src/train/store-rows.js';
 import { startTestApp, type TestApp } from '../server/test-app.js';
 import { DEMO_DIR, hasBubblewrap, solveBody } from './helpers.js';
 
@@ -18,12 +23,16 @@ const recordings = demoRecordings();
 describe.skipIf(!hasBubblewrap())('/solve retry_of: rerun only what failed', () => {
   let server: TestApp;
   let repo: string;
+  let dataDir: string;
   beforeAll(async () => {
     repo = prepareDemoRepo(`${DEMO_DIR}repo`);
-    server = await startTestApp({ valueModel: 'bundled' });
+    // On disk, so training and exports read the store the jobs wrote.
+    dataDir = mkdtempSync(join(tmpdir(), 'wnw-retry-'));
+    server = await startTestApp({ valueModel: 'bundled', store: createSqliteStore(dataDir) });
   });
   afterAll(async () => {
     await server?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   const body = () =>
@@ -68,6 +77,19 @@ describe.skipIf(!hasBubblewrap())('/solve retry_of: rerun only what failed', () 
     expect(byIndex.get(other)?.verify).not.toBeNull();
     expect(retry.result.chosen.index).toBe(fixed);
     expect(retry.result.rollouts).toMatchObject({ planned: 2, finished: 2, failed: 0 });
+    // The store says which candidate was taken from the earlier job, and from where.
+    expect([byIndex.get(other)?.reused_from, byIndex.get(fixed)?.reused_from]).toEqual([{ job_id: first.job_id, index: other }, null]);
+    // Training reads the retry's pool only: the reused rollout is one row, the earlier job is left out.
+    const rows = await labelledFromStore(dataDir);
+    expect(rows.map((row) => row.trajectory.meta.job_id)).toEqual([retry.job_id, retry.job_id]);
+    // An export keeps both jobs, the reused candidate marked.
+    const exported = await candidatesFromStore(dataDir, { labelledOnly: false });
+    expect(exported.map((row) => [row.trajectory.meta.job_id, row.trajectory.meta.reused_from ?? null])).toEqual(
+      expect.arrayContaining([
+        [retry.job_id, { job_id: first.job_id, index: other }],
+        [first.job_id, null],
+      ]),
+    );
   });
 
   it('refuses, naming retry_of, a job that does not exist or that ran another request', async () => {

@@ -76,6 +76,22 @@ export function jobStoreContract(subject: StoreUnderTest): void {
     await store.close();
   });
 
+  it('keeps where a retry reused a candidate from across later updates and a reopen; a candidate of its own job has none', async () => {
+    const store = await subject.open();
+    await store.createJob({ id: 'retry', kind: 'solve', request: { retry_of: 'first' } });
+    const trajectory = Trajectory.parse({ id: 'first/0', instance_id: 'demo', source: 'replay', patch: '' });
+    await store.putCandidate('retry', 0, { status: 'finished', trajectory, reused_from: { job_id: 'first', index: 0 } });
+    await store.putCandidate('retry', 0, { score });
+    await store.putCandidate('retry', 1, { status: 'finished' });
+    await store.close();
+    const reopened = await subject.reopen();
+    expect((await reopened.listCandidates('retry')).map((c) => [c.index, c.reused_from, c.score?.value ?? null])).toEqual([
+      [0, { job_id: 'first', index: 0 }, 0.5],
+      [1, null, null],
+    ]);
+    await reopened.close();
+  });
+
   it('keeps events in order, refuses a repeated sequence number, and lists those after one', async () => {
     const store = await subject.open();
     await store.createJob({ id: 'j', kind: 'solve', request: {} });

@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { createSqliteStore } from '../../src/store/sqlite-store.js';
 import { jobStoreContract } from './job-store-contract.js';
 
@@ -36,6 +37,25 @@ describe('sqlite job store', () => {
     chmodSync(join(older, 'winnower.db'), 0o644);
     createSqliteStore(older).close();
     expect(mode(join(older, 'winnower.db'))).toBe(0o600);
+  });
+
+  it('gives a database made before candidates had reused_from the column, its rows not reused', async () => {
+    const dir = dataDir();
+    // The candidates table as released before the column was added.
+    const old = new Database(join(dir, 'winnower.db'));
+    old.exec(`CREATE TABLE jobs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL, request TEXT NOT NULL,
+        progress TEXT NOT NULL DEFAULT '{}', result TEXT, error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+      CREATE TABLE candidates (job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE, idx INTEGER NOT NULL, status TEXT NOT NULL,
+        trajectory TEXT, score TEXT, verify TEXT, error TEXT, updated_at TEXT NOT NULL, PRIMARY KEY (job_id, idx));
+      INSERT INTO jobs VALUES ('j', 'solve', 'succeeded', '{}', '{}', NULL, NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+      INSERT INTO candidates VALUES ('j', 0, 'finished', NULL, NULL, NULL, NULL, '2026-01-01T00:00:00.000Z');`);
+    old.close();
+    const store = createSqliteStore(dir);
+    await store.putCandidate('j', 1, { status: 'finished', reused_from: { job_id: 'i', index: 1 } });
+    expect((await store.listCandidates('j')).map((c) => c.reused_from)).toEqual([null, { job_id: 'i', index: 1 }]);
+    await store.close();
+    // Opened again: the column is there, nothing is added twice.
+    await createSqliteStore(dir).close();
   });
 
   it('marks jobs left running by a previous process as interrupted, keeping what they had', async () => {
