@@ -108,6 +108,22 @@ const ChecksView = z
     'The regression check (base runs, regressions per candidate), every generated reproduction test, the pass matrix and their cost; docs/checks.md',
   );
 
+/** The chosen candidate of a job's result (src/solve/result-view.ts), null when nothing usable was chosen. */
+const ChosenView = z
+  .looseObject({
+    index: z.number().int(),
+    trajectory_id: z.string(),
+    patch: z.string(),
+    patch_encoding: z.literal('base64').optional(),
+    value: z.number().nullable(),
+    verify_status: z.string().nullable(),
+    harbor_reward: RewardEvidence.optional().describe(
+      "harbor_task jobs: the chosen candidate's reward (null when none could be read), its file and threshold; docs/harbor.md",
+    ),
+  })
+  .nullable();
+const CandidateSummaryView = z.looseObject({ index: z.number().int(), status: z.string() });
+
 const SolveResultView = z
   .looseObject({
     instance_id: z.string(),
@@ -116,21 +132,9 @@ const SolveResultView = z
       .enum(['chosen', 'none-usable'])
       .optional()
       .describe('none-usable: the job ran to its end but no candidate had a usable patch, so chosen is null (the status stays succeeded)'),
-    chosen: z
-      .looseObject({
-        index: z.number().int(),
-        trajectory_id: z.string(),
-        patch: z.string(),
-        patch_encoding: z.literal('base64').optional(),
-        value: z.number().nullable(),
-        verify_status: z.string().nullable(),
-        harbor_reward: RewardEvidence.optional().describe(
-          "harbor_task jobs: the chosen candidate's reward (null when none could be read), its file and threshold; docs/harbor.md",
-        ),
-      })
-      .nullable(),
+    chosen: ChosenView,
     selection: LooseSelection,
-    candidates: z.array(z.looseObject({ index: z.number().int(), status: z.string() })),
+    candidates: z.array(CandidateSummaryView),
     rollouts: z.record(z.string(), z.number()),
     compute: z.record(z.string(), z.number()),
     /** Regression check, reproduction tests and pass matrix (docs/checks.md). */
@@ -144,6 +148,38 @@ const SolveResultView = z
   })
   .describe('The outcome: the chosen patch, the selection with every candidate ranked, rollout counts and compute');
 
+export const RerankResponse = z
+  .looseObject({
+    selection: LooseSelection,
+    chosen_patch: z.string().nullable(),
+    scores: z.array(ScoreOrError),
+    verify: z.array(VerifyResult.loose()),
+    /** With `checks`: the regression check, reproduction tests and pass matrix (docs/checks.md). */
+    checks: ChecksView.optional(),
+    /** With a judge (strategy judge or hybrid): tie rates before and after it, comparisons, tokens, why it failed (docs/selection.md#judge). */
+    judge: JudgeReport.loose().optional(),
+    scored_by: ScoredByView,
+    /** What the request's input held that winnower read around (ATIF-v1.8 keys it does not know, kept in the candidate's meta.atif_unknown). */
+    warnings: z.array(z.string()).optional(),
+    job_id: z
+      .string()
+      .optional()
+      .describe(
+        'With verify or checks: the rerank job this answer is kept as (GET /jobs/{job_id}); absent for a score-only request, or when the store failed',
+      ),
+  })
+  .describe('The selection among the candidates, the chosen patch, the scores and (with verify) the test outcomes');
+
+/** What a /rerank job keeps as its result (src/server/rerank-job.ts): the answer, with the fields a solve job's result has. */
+const RerankJobResultView = RerankResponse.omit({ job_id: true })
+  .extend({
+    instance_id: z.string(),
+    outcome: z.enum(['chosen', 'none-usable']),
+    chosen: ChosenView,
+    candidates: z.array(CandidateSummaryView),
+  })
+  .describe('A /rerank job: its answer, the chosen candidate and one summary per candidate');
+
 export const JobView = z
   .looseObject({
     job_id: z.string(),
@@ -154,7 +190,8 @@ export const JobView = z
     updated_at: z.string(),
     error: ErrorRecord.nullable(),
     candidates: z.array(CandidateView),
-    result: SolveResultView.nullable(),
+    /** A /solve job's result, or a /rerank job's (its answer with `instance_id`, `outcome`, `chosen` and `candidates`). */
+    result: z.union([SolveResultView, RerankJobResultView]).nullable(),
   })
   .describe('A job: status, progress counters, every candidate so far, and the result once it has one');
 
@@ -205,22 +242,6 @@ export const ScoreResponse = z
   .describe(
     'One value score per candidate, in request order; a candidate that could not be scored has an error instead; each says whether /rerank could ever choose it (`unusable`): a raw value is not a rank',
   );
-
-export const RerankResponse = z
-  .looseObject({
-    selection: LooseSelection,
-    chosen_patch: z.string().nullable(),
-    scores: z.array(ScoreOrError),
-    verify: z.array(VerifyResult.loose()),
-    /** With `checks`: the regression check, reproduction tests and pass matrix (docs/checks.md). */
-    checks: ChecksView.optional(),
-    /** With a judge (strategy judge or hybrid): tie rates before and after it, comparisons, tokens, why it failed (docs/selection.md#judge). */
-    judge: JudgeReport.loose().optional(),
-    scored_by: ScoredByView,
-    /** What the request's input held that winnower read around (ATIF-v1.8 keys it does not know, kept in the candidate's meta.atif_unknown). */
-    warnings: z.array(z.string()).optional(),
-  })
-  .describe('The selection among the candidates, the chosen patch, the scores and (with verify) the test outcomes');
 
 export const ModelLoaded = z
   .looseObject({

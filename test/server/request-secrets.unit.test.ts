@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PolicyOptions } from '../../src/rollout/policy/policy-options.js';
+import { REDACTED, redactRerankRequest } from '../../src/server/plugins/redact-request.js';
 import { gitRepo } from './git-repo.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
@@ -84,5 +86,23 @@ describe('secrets in a /solve request', () => {
     expect(JSON.stringify(await store.getJob(clonedId))).not.toContain(SECRET);
     expect(((await store.getJob(clonedId))!.request as { repo: { url: string } }).repo.url).toBe('https://[redacted]@127.0.0.1:9/o/r.git');
     await jobs.wait(clonedId);
+  });
+});
+
+describe('secrets in a /rerank request kept as a job', () => {
+  it('keeps the judge and test-writer keys and URL credentials out, and the candidates by id only', () => {
+    const body = {
+      task: { instance_id: 't-1', repo: { url: `https://user:${SECRET}@git.example/r.git` } },
+      judge: { url: `https://u:${SECRET}@judge.example/v1`, model: 'j', api_key: SECRET },
+      checks: {
+        reproduction: { policy: PolicyOptions.parse({ kind: 'openai', url: 'http://policy.example/v1', model: 'm', api_key: SECRET }) },
+      },
+      candidates: [{ id: 'a', patch: 'diff', messages: [] }],
+    };
+    const stored = redactRerankRequest(body);
+    expect(JSON.stringify(stored)).not.toContain(SECRET);
+    expect(stored.candidates).toEqual([{ id: 'a' }]);
+    expect(stored.judge).toMatchObject({ model: 'j', api_key: REDACTED });
+    expect(stored.task.repo).toMatchObject({ url: expect.stringContaining('git.example/r.git') });
   });
 });

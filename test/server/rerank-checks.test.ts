@@ -77,6 +77,15 @@ describe.skipIf(!hasBubblewrap())('POST /rerank with checks', () => {
       expect(body.selection.chosen).toBe('right');
       expect(body.selection.reason).toMatch(/breaks no test, passes 2\/2 reproduction tests/);
       expect(openSandboxCount()).toBe(0);
+      // Checks alone make it a rerank job: its result keeps the evidence, per candidate too.
+      const job = (await server.app.inject(`/jobs/${body.job_id}`)).json();
+      expect(job).toMatchObject({ kind: 'rerank', status: 'succeeded', result: { chosen: { index: 2, trajectory_id: 'right' } } });
+      expect(job.result.checks.regression.candidates).toEqual(body.checks.regression.candidates);
+      expect(job.result.candidates.map((c: { checks: { regressions: number } | null }) => c.checks?.regressions)).toEqual([2, 0, 0]);
+      // The request is kept with its candidates by id only.
+      expect((await server.app.winnower.store.getJob(body.job_id))!.request).toMatchObject({
+        candidates: [{ id: 'breaks' }, { id: 'two-digits' }, { id: 'right' }],
+      });
     } finally {
       await server.close();
     }

@@ -1,6 +1,6 @@
 /**
- * What the job store keeps of a /solve request: everything but its secrets. The policy's and the judge's API keys
- * and the credentials inside any URL (`https://user:token@host/...`) go to the job only.
+ * What the job store keeps of a /solve or /rerank request: everything but its secrets. The policy's and the judge's
+ * API keys and the credentials inside any URL (`https://user:token@host/...`) go to the job only.
  */
 import type { SolveRequest } from '../../solve/solve-request.js';
 import { redactUrlCredentials } from '../../util/redact-url.js';
@@ -13,22 +13,55 @@ function redactPolicy<T extends SolveRequest['policy']>(policy: T): T {
     : policy;
 }
 
+function redactJudge<T extends { url: string; api_key?: string | undefined } | undefined>(judge: T): T {
+  return (
+    judge && {
+      ...judge,
+      url: redactUrlCredentials(judge.url, REDACTED),
+      ...(judge.api_key === undefined ? {} : { api_key: REDACTED }),
+    }
+  );
+}
+
 export function redactRequest(request: SolveRequest): SolveRequest {
   const repo = request.repo?.url === undefined ? request.repo : { ...request.repo, url: redactUrlCredentials(request.repo.url, REDACTED) };
   const policy = redactPolicy(request.policy);
   // A mixed job's policies each keep their own secrets out of the store too.
   const policies = request.policies?.map((entry) => (entry.policy ? { ...entry, policy: redactPolicy(entry.policy) } : entry));
-  const judge = request.judge && {
-    ...request.judge,
-    url: redactUrlCredentials(request.judge.url, REDACTED),
-    ...(request.judge.api_key === undefined ? {} : { api_key: REDACTED }),
-  };
+  const judge = redactJudge(request.judge);
   return {
     ...request,
     ...(repo ? { repo } : {}),
     ...(policy ? { policy } : {}),
     ...(policies ? { policies } : {}),
     ...(judge ? { judge } : {}),
+  };
+}
+
+/** The parts of a /rerank body that can carry a secret, and its candidates. */
+interface RerankRequestParts {
+  task: { repo?: { url?: string | undefined } | undefined };
+  judge?: { url: string; api_key?: string | undefined } | undefined;
+  checks?: { reproduction?: { policy?: SolveRequest['policy'] } | undefined } | undefined;
+  candidates: ReadonlyArray<{ id: string }>;
+}
+
+/**
+ * A /rerank request as its job keeps it (src/server/rerank-job.ts): without secrets, and its
+ * candidates by id only, since each is stored whole as one of the job's candidates.
+ */
+export function redactRerankRequest<T extends RerankRequestParts>(request: T) {
+  const { task, judge, checks } = request;
+  const repo = task.repo?.url === undefined ? task.repo : { ...task.repo, url: redactUrlCredentials(task.repo.url, REDACTED) };
+  const reproduction = checks?.reproduction?.policy
+    ? { ...checks.reproduction, policy: redactPolicy(checks.reproduction.policy) }
+    : undefined;
+  return {
+    ...request,
+    task: { ...task, ...(repo ? { repo } : {}) },
+    candidates: request.candidates.map((candidate) => ({ id: candidate.id })),
+    ...(judge ? { judge: redactJudge(judge) } : {}),
+    ...(checks && reproduction ? { checks: { ...checks, reproduction } } : {}),
   };
 }
 

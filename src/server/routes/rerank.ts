@@ -1,5 +1,6 @@
 /** `POST /score` (raw value scores) and `POST /rerank` (score, optionally verify, and select) for one task. */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { WinnowerError, wnwError } from '../../errors.js';
@@ -19,6 +20,8 @@ import { checkRepoUrl } from '../guards/repo-url.js';
 import { COMMON_ERRORS, errorResponses, RerankResponse, ScoreResponse } from '../api-schemas.js';
 import { MAX_CANDIDATES_CAP } from '../limits-config.js';
 import { checkPatchPaths } from '../guards/patch-paths.js';
+import { redactRerankRequest } from '../plugins/redact-request.js';
+import { rerankRecorder } from '../rerank-job.js';
 import { bodyBytes, checkCandidateCaps, checkIdentifier } from '../guards/request-caps.js';
 import { checkScoring } from '../guards/scoring-check.js';
 import { pinValueModel } from '../../scoring/reloadable.js';
@@ -246,14 +249,12 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
   const rerank = async (
     valueModel: ValueModel | undefined,
     body: z.infer<typeof RerankBody>,
-    headers: IncomingHttpHeaders,
+    request: { headers: IncomingHttpHeaders; log: FastifyBaseLogger },
     signal: AbortSignal,
   ) => {
-    const { sandboxes } = app.winnower.solveDeps;
     const task = body.task;
-    checkCandidateCaps(body.candidates, app.winnower.limits, bodyBytes(headers));
+    checkCandidateCaps(body.candidates, app.winnower.limits, bodyBytes(request.headers));
     const trajectories = asTrajectories(body);
-    const atif = atifUnknownWarning(trajectories);
     await checkBodyScoring(valueModel, body);
     checkPolicyHost(body.judge?.url, app.winnower.policyHosts, 'body.judge.url');
     const verifying = Boolean(body.verify || body.checks);
@@ -274,6 +275,32 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
           { path: 'body.task.repo.path', commit: 'body.task.repo.base_commit' },
         );
     }
+    // From here the request does its work: one that verifies or runs checks is kept as a rerank
+    // job, a score-only one is not (the hot path, and cheap to recompute: docs/api.md).
+    const recorder = verifying
+      ? rerankRecorder(app.winnower.store, { instanceId: task.instance_id, stored: redactRerankRequest(body), trajectories }, request.log)
+      : undefined;
+    try {
+      const outcome = await rerankWork(valueModel, body, trajectories, { strategy, judge: judgeOptions }, signal);
+      const jobId = await recorder?.succeeded(outcome);
+      return { ...outcome.answer, ...(jobId ? { job_id: jobId } : {}) };
+    } catch (error) {
+      await recorder?.failed(error, signal.aborted);
+      throw error;
+    }
+  };
+
+  /** Scores, verifies and checks `trajectories`, then selects; what the answer and the job record need. */
+  const rerankWork = async (
+    valueModel: ValueModel | undefined,
+    body: z.infer<typeof RerankBody>,
+    trajectories: Trajectory[],
+    { strategy, judge: judgeOptions }: ReturnType<typeof resolveJudge>,
+    signal: AbortSignal,
+  ) => {
+    const { sandboxes } = app.winnower.solveDeps;
+    const task = body.task;
+    const atif = atifUnknownWarning(trajectories);
     const pool = body.checks
       ? checkPool(app.winnower.solveDeps, task, trajectories, {
           regression: { enabled: body.checks.regression, budget_s: body.checks.regression_budget_s },
@@ -328,14 +355,19 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       ...(judged?.unavailable ? { judgeUnavailable: judged.unavailable } : {}),
     });
     return {
-      selection,
-      chosen_patch: trajectories.find((t) => t.id === selection.chosen)?.patch ?? null,
-      scores: scores.map(scoreEntry),
-      verify: verified,
-      ...(checked ? { checks: checked.evidence } : {}),
-      ...(judged ? { judge: judged.report } : {}),
-      scored_by: scoredBy(valueModel?.identity, selection.strategy),
-      ...(atif ? { warnings: [atif.message] } : {}),
+      scores: scoreOf,
+      verify: verifyOf,
+      ...(checked ? { checks: checked.checks } : {}),
+      answer: {
+        selection,
+        chosen_patch: trajectories.find((t) => t.id === selection.chosen)?.patch ?? null,
+        scores: scores.map(scoreEntry),
+        verify: verified,
+        ...(checked ? { checks: checked.evidence } : {}),
+        ...(judged ? { judge: judged.report } : {}),
+        scored_by: scoredBy(valueModel?.identity, selection.strategy),
+        ...(atif ? { warnings: [atif.message] } : {}),
+      },
     };
   };
 
@@ -351,7 +383,7 @@ export const rerankRoutes: FastifyPluginAsyncZod = async (app) => {
       const signal = abortOnDisconnect(reply.raw);
       const pinned = pinValueModel(app.winnower.valueModel);
       try {
-        return await rerank(pinned.valueModel, request.body, request.headers, signal);
+        return await rerank(pinned.valueModel, request.body, request, signal);
       } finally {
         pinned.release();
       }
