@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicyOptions } from '../../src/rollout/policy/policy-options.js';
-import { REDACTED, redactRerankRequest } from '../../src/server/plugins/redact-request.js';
+import { REDACTED, redactRequest, redactRerankRequest } from '../../src/server/plugins/redact-request.js';
+import type { SolveRequest } from '../../src/solve/solve-request.js';
 import { gitRepo } from './git-repo.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
@@ -104,5 +105,33 @@ describe('secrets in a /rerank request kept as a job', () => {
     expect(stored.candidates).toEqual([{ id: 'a' }]);
     expect(stored.judge).toMatchObject({ model: 'j', api_key: REDACTED });
     expect(stored.task.repo).toMatchObject({ url: expect.stringContaining('git.example/r.git') });
+  });
+});
+
+describe('the test writers policy of a /solve request', () => {
+  it('keeps verify.reproduction.policy.api_key and URL credentials out of what is stored, and the rest as it was', () => {
+    const request = {
+      issue: 'x',
+      n: 1,
+      verify: {
+        enabled: true,
+        fail_to_pass: [],
+        pass_to_pass: [],
+        reproduction: {
+          n: 2,
+          agent: 'test-writer',
+          policy: { kind: 'openai', url: `http://u:${SECRET}@127.0.0.1:9/v1`, model: 'w', api_key: SECRET },
+        },
+      },
+    } as unknown as SolveRequest;
+    const stored = redactRequest(request);
+    expect(JSON.stringify(stored)).not.toContain(SECRET);
+    expect(stored.verify.reproduction).toMatchObject({
+      n: 2,
+      agent: 'test-writer',
+      policy: { kind: 'openai', url: 'http://[redacted]@127.0.0.1:9/v1', model: 'w', api_key: REDACTED },
+    });
+    // The request the job runs with keeps its key.
+    expect(JSON.stringify(request)).toContain(SECRET);
   });
 });

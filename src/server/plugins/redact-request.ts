@@ -1,6 +1,6 @@
 /**
- * What the job store keeps of a /solve or /rerank request: everything but its secrets. The policy's and the judge's
- * API keys and the credentials inside any URL (`https://user:token@host/...`) go to the job only.
+ * What the job store keeps of a /solve or /rerank request: everything but its secrets. The policies' (the
+ * agents' and the test writers') and the judge's API keys and the credentials inside any URL (`https://user:token@host/...`) go to the job only.
  */
 import type { SolveRequest } from '../../solve/solve-request.js';
 import { redactUrlCredentials } from '../../util/redact-url.js';
@@ -29,12 +29,17 @@ export function redactRequest(request: SolveRequest): SolveRequest {
   // A mixed job's policies each keep their own secrets out of the store too.
   const policies = request.policies?.map((entry) => (entry.policy ? { ...entry, policy: redactPolicy(entry.policy) } : entry));
   const judge = redactJudge(request.judge);
+  // The test writers' own policy (verify.reproduction.policy) carries a key like the agents'.
+  const writers = request.verify?.reproduction?.policy
+    ? { ...request.verify, reproduction: { ...request.verify.reproduction, policy: redactPolicy(request.verify.reproduction.policy) } }
+    : undefined;
   return {
     ...request,
     ...(repo ? { repo } : {}),
     ...(policy ? { policy } : {}),
     ...(policies ? { policies } : {}),
     ...(judge ? { judge } : {}),
+    ...(writers ? { verify: writers } : {}),
   };
 }
 
