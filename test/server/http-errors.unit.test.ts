@@ -145,9 +145,13 @@ describe('errors before and around routing', () => {
       expect(poisoned.json().error, poison).toEqual({
         code: 'WNW_ERR_INPUT_INVALID',
         message: expect.stringContaining('not valid JSON'),
-        details: { fastify_code: 'FST_ERR_CTP_INVALID_JSON_BODY' },
+        details: { field: 'body', fastify_code: 'FST_ERR_CTP_INVALID_JSON_BODY' },
       });
     }
+    // Not JSON at all: the same 400, naming the body.
+    const garbled = await app.inject({ method: 'POST', url: '/rerank', headers: { 'content-type': 'application/json' }, payload: '{"task":' });
+    expect(garbled.statusCode).toBe(400);
+    expect(garbled.json().error.details).toMatchObject({ field: 'body', fastify_code: 'FST_ERR_CTP_INVALID_JSON_BODY' });
     expect(await store.listJobs()).toHaveLength(jobsBefore);
     const empty = await app.inject({ method: 'POST', url: '/solve', headers: { 'content-type': 'application/json' }, payload: '' });
     expect(empty.statusCode).toBe(400);

@@ -48,9 +48,17 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     const status = (error as FastifyError).statusCode;
     if (status && status >= 400 && status < 500) {
-      // fastify's own client errors: body too large, bad JSON, unsupported media type.
+      // fastify's own client errors: body too large, bad JSON, unsupported media type; each names
+      // what to fix, as every other 400 does (docs/api.md).
+      const fastifyCode = (error as FastifyError).code;
+      const field =
+        fastifyCode === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'content-type' : fastifyCode?.startsWith('FST_ERR_CTP_') ? 'body' : undefined;
       return reply.status(status).send({
-        error: { code: 'WNW_ERR_INPUT_INVALID', message: error.message, details: { fastify_code: (error as FastifyError).code } },
+        error: {
+          code: 'WNW_ERR_INPUT_INVALID',
+          message: error.message,
+          details: { ...(field ? { field } : {}), fastify_code: fastifyCode },
+        },
       });
     }
     request.log.error({ err: error }, 'unhandled error');
