@@ -149,7 +149,12 @@ describe('errors before and around routing', () => {
       });
     }
     // Not JSON at all: the same 400, naming the body.
-    const garbled = await app.inject({ method: 'POST', url: '/rerank', headers: { 'content-type': 'application/json' }, payload: '{"task":' });
+    const garbled = await app.inject({
+      method: 'POST',
+      url: '/rerank',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"task":',
+    });
     expect(garbled.statusCode).toBe(400);
     expect(garbled.json().error.details).toMatchObject({ field: 'body', fastify_code: 'FST_ERR_CTP_INVALID_JSON_BODY' });
     expect(await store.listJobs()).toHaveLength(jobsBefore);
