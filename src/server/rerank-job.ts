@@ -44,19 +44,28 @@ export function rerankRecorder(
       verified: candidates.filter((candidate) => candidate.verify).length,
     };
     await store.createJob({ id, kind: 'rerank', request: request.stored, status: 'running', progress });
-    await Promise.all(
-      candidates.map((candidate) => {
-        const update: CandidateUpdate = {
-          status: candidate.status,
-          trajectory: candidate.trajectory ?? null,
-          score: candidate.score ?? null,
-          verify: candidate.verify ?? null,
-          error: null,
-        };
-        return store.putCandidate(id, candidate.index, update);
-      }),
-    );
-    await store.updateJob(id, end(id));
+    try {
+      await Promise.all(
+        candidates.map((candidate) => {
+          const update: CandidateUpdate = {
+            status: candidate.status,
+            trajectory: candidate.trajectory ?? null,
+            score: candidate.score ?? null,
+            verify: candidate.verify ?? null,
+            error: null,
+          };
+          return store.putCandidate(id, candidate.index, update);
+        }),
+      );
+      await store.updateJob(id, end(id));
+    } catch (error) {
+      // Not left `running`: no replica ever runs a rerank job, so nothing else would end it.
+      const failure = toWinnowerError(error);
+      await store
+        .updateJob(id, { status: 'failed', error: { code: failure.code, message: `could not record the job: ${failure.message}` } })
+        .catch(() => undefined);
+      throw error;
+    }
     return id;
   };
   const given = (outcome?: RerankOutcome): CandidateState[] =>

@@ -14,7 +14,7 @@ import { basename, join } from 'node:path';
 import { wnwError } from '../errors.js';
 import { createPostgresStore } from '../store/postgres-store.js';
 import { createSqliteStore } from '../store/sqlite-store.js';
-import { isPostgresUrl } from '../store/store-url.js';
+import { isPostgresUrl, redactStoreUrl } from '../store/store-url.js';
 import type { CandidateRecord, JobRecord, JobStore } from '../store/types.js';
 import { repoNameOf, type Task, type Trajectory, type VerifyResult } from '../types/index.js';
 import { runOutcome } from '../verify/outcome.js';
@@ -133,6 +133,15 @@ export async function readStoreRows(dataDir: string, options: StoreRowsOptions =
   try {
     const jobs =
       options.jobId !== undefined ? [await store.getJob(options.jobId)].filter((job) => job !== undefined) : await allJobs(store);
+    // A job id that is not there is a typo to name, not an empty answer.
+    if (options.jobId !== undefined && jobs.length === 0)
+      throw wnwError(
+        'WNW_ERR_INPUT_INVALID',
+        `no job ${options.jobId} in the job store at ${isPostgresUrl(dataDir) ? redactStoreUrl(dataDir) : dataDir}`,
+        {
+          details: { field: 'job' },
+        },
+      );
     const leftOut = options.leaveOutSuperseded ? leftOutOfFamilies(jobs) : new Set<string>();
     for (const job of jobs) {
       if ((job.kind !== 'solve' && job.kind !== 'rerank') || leftOut.has(job.id)) continue;

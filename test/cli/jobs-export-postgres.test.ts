@@ -36,7 +36,7 @@ describeWithPostgres('winnower jobs export on a Postgres store', () => {
     const password = decodeURIComponent(new URL(database.url).password);
     const empty = await runCli(['jobs', 'export', '--store', database.url, '--job', 'nope', '--out', out]);
     expect(empty.code).not.toBe(0);
-    expect(empty.stderr).toContain('no candidates with a trajectory in job nope');
+    expect(empty.stderr).toContain('no job nope in the job store at postgres://');
     expect(empty.stderr).not.toContain(password);
     const both = await runCli(['jobs', 'export', '--store', database.url, '--data-dir', '/tmp', '--out', out]);
     expect([both.code === 0, both.stderr.includes('not both')]).toEqual([false, true]);

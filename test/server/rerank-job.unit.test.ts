@@ -48,4 +48,21 @@ describe('a /rerank that failed after it began', () => {
     );
     await real.close();
   });
+
+  it('is not left running when a candidate cannot be written after the job was created', async () => {
+    const real = createSqliteStore(':memory:');
+    const store: JobStore = {
+      ...real,
+      putCandidate: async () => {
+        throw new Error('disk full');
+      },
+    };
+    const log = { error: vi.fn() };
+    const outcome = { scores: new Map(), verify: new Map(), answer: { selection: { chosen: null } } } as never;
+    await expect(rerankRecorder(store, request, log).succeeded(outcome)).resolves.toBeUndefined();
+    const [job] = await real.listJobs({ kind: 'rerank' });
+    expect(job).toMatchObject({ status: 'failed', error: { message: expect.stringContaining('could not record the job: disk full') } });
+    expect(log.error).toHaveBeenCalled();
+    await real.close();
+  });
 });
