@@ -5,6 +5,13 @@ import { createRuntime } from './runtime.js';
 import { reloadModel } from '../server/model-reload.js';
 import type { ServeCommandFlags } from './serve.js';
 
+/** What a listen error means for the operator, by its errno code. */
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'is in use by another process',
+  EACCES: 'may not be opened by this user',
+  EADDRNOTAVAIL: 'is not an address of this machine',
+};
+
 /** The longest a graceful shutdown may take (jobs get DEFAULT_SHUTDOWN_GRACE_MS of it), then the process exits. */
 const SHUTDOWN_LIMIT_MS = 20_000;
 
@@ -86,13 +93,8 @@ export async function runServe(flags: ServeCommandFlags): Promise<void> {
     await runtime.close().catch(() => {});
     const code = (error as NodeJS.ErrnoException).code;
     const at = `${config.server.host}:${config.server.port}`;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-      const why =
-        code === 'EADDRINUSE'
-          ? 'is in use by another process'
-          : code === 'EACCES'
-            ? 'may not be opened by this user'
-            : 'is not an address of this machine';
+    const why = code !== undefined && Object.hasOwn(LISTEN_FAILURES, code) ? LISTEN_FAILURES[code] : undefined;
+    if (why) {
       throw wnwError('WNW_ERR_CFG_INVALID', `server.port: ${at} ${why}; choose another with --port (server.port) or --host (server.host)`, {
         details: { field: code === 'EADDRNOTAVAIL' ? 'server.host' : 'server.port', cause: code },
       });

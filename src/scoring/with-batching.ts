@@ -49,6 +49,12 @@ export function estimateTokens(input: ScoreInput): number {
   return input.inputIds?.length ?? Math.ceil(input.text.length / 4);
 }
 
+/** The wrapped scorer's outputs, one per input, or WNW_ERR_SCORE_RESPONSE. */
+function checkedCount(outputs: ScoreOutput[], inputs: number): ScoreOutput[] {
+  if (outputs.length !== inputs) throw wnwError('WNW_ERR_SCORE_RESPONSE', `scorer returned ${outputs.length} results for ${inputs} inputs`);
+  return outputs;
+}
+
 export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
   const maxInFlight = options.maxInFlight ?? 1;
   if (!(options.maxBatchSize >= 1) || !(options.maxBatchTokens >= 1) || !(options.windowMs >= 0) || !(maxInFlight >= 1)) {
@@ -114,13 +120,13 @@ export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
     for (const call of batch.calls) call.batches.add(batch);
     const run = (async () => {
       try {
-        const outputs = await scorer.score(
-          items.map((item) => item.input),
-          { signal: batch.controller.signal },
+        const outputs = checkedCount(
+          await scorer.score(
+            items.map((item) => item.input),
+            { signal: batch.controller.signal },
+          ),
+          items.length,
         );
-        if (outputs.length !== items.length) {
-          throw wnwError('WNW_ERR_SCORE_RESPONSE', `scorer returned ${outputs.length} results for ${items.length} inputs`);
-        }
         items.forEach((item, position) => {
           const { call } = item;
           if (call.settled) return;
@@ -152,12 +158,7 @@ export function withBatching(scorer: Scorer, options: BatchingOptions): Scorer {
 
   /** One call as its own batch: its signal cancels the request, and the call leaves at once, as a queued one would. */
   function sendAlone(inputs: ScoreInput[], signal: AbortSignal | undefined): Promise<ScoreOutput[]> {
-    const sent = scorer.score(inputs, signal ? { signal } : {}).then((outputs) => {
-      if (outputs.length !== inputs.length) {
-        throw wnwError('WNW_ERR_SCORE_RESPONSE', `scorer returned ${outputs.length} results for ${inputs.length} inputs`);
-      }
-      return outputs;
-    });
+    const sent = scorer.score(inputs, signal ? { signal } : {}).then((outputs) => checkedCount(outputs, inputs.length));
     const run = sent.then(
       () => undefined,
       () => undefined,

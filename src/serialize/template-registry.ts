@@ -20,8 +20,8 @@ export interface TemplateLookup {
 }
 
 const cache = new Map<string, AnyTemplateFile>();
-/** The file each (name, folders) lookup resolved to; only lookups that parsed are kept. */
-const found = new Map<string, string>();
+/** The template each (name, folders) lookup resolved to: the serializer looks it up for every candidate. */
+const byLookup = new Map<string, AnyTemplateFile>();
 
 function searchPath(options: TemplateLookup): string[] {
   return [...(options.dirs ?? []).map((dir) => resolve(dir)), BUILTIN_TEMPLATE_DIR];
@@ -39,15 +39,14 @@ export function listTemplates(options: TemplateLookup = {}): string[] {
 
 /** Loads `<name>.yaml`; an unknown name or an invalid file is WNW_ERR_SCORE_TEMPLATE. */
 export function loadTemplate(name: string, options: TemplateLookup = {}): AnyTemplateFile {
-  // Found once per (name, folders): the serializer looks its template up for every candidate.
   const lookup = [name, ...(options.dirs ?? [])].join('\0');
-  const file =
-    found.get(lookup) ??
-    (/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)
-      ? searchPath(options)
-          .map((dir) => join(dir, `${name}.yaml`))
-          .find((candidate) => existsSync(candidate))
-      : undefined);
+  const known = byLookup.get(lookup);
+  if (known) return known;
+  const file = /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)
+    ? searchPath(options)
+        .map((dir) => join(dir, `${name}.yaml`))
+        .find((candidate) => existsSync(candidate))
+    : undefined;
   if (file === undefined) {
     const valid = listTemplates(options);
     throw wnwError('WNW_ERR_SCORE_TEMPLATE', `unknown serialization template "${name}"; valid: ${valid.join(', ')}`, {
@@ -56,7 +55,7 @@ export function loadTemplate(name: string, options: TemplateLookup = {}): AnyTem
   }
   const template = cache.get(file) ?? parseTemplateFile(file, name);
   cache.set(file, template);
-  found.set(lookup, file);
+  byLookup.set(lookup, template);
   return template;
 }
 

@@ -11,9 +11,8 @@
  */
 import { setFlagsFromString } from 'node:v8';
 
-export const BATCH_HEAP_GROWING_PERCENT = 30;
+const HEAP_GROWING_PERCENT = 30;
 
-export function limitHeapGrowth(percent = BATCH_HEAP_GROWING_PERCENT): void {
-  if (!Number.isInteger(percent) || percent <= 0) throw new RangeError(`heap growing percent must be a positive integer, got ${percent}`);
-  setFlagsFromString(`--heap-growing-percent=${percent}`);
+export function limitHeapGrowth(): void {
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }

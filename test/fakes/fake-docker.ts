@@ -472,7 +472,7 @@ export class FakeDocker {
       return {
         status: 409,
         json: {
-          message: `conflict: unable to delete ${id.slice(7, 19)} (cannot be forced) - image is being used by running container ${user.id.slice(0, 12)}`,
+          message: `conflict: unable to delete ${id.slice(7, 19)} (cannot be forced) - image is being used by ${user.running ? 'running' : 'stopped'} container ${user.id.slice(0, 12)}`,
         },
       };
     for (const ref of refs) this.#images.delete(ref);

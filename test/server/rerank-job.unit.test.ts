@@ -9,6 +9,14 @@ import { Trajectory } from '../../src/types/index.js';
 const trajectories = ['a', 'b'].map((id) => Trajectory.parse({ id, instance_id: 't-1', source: 'request', patch: `diff ${id}\n` }));
 const request = { instanceId: 't-1', stored: { task: { instance_id: 't-1' }, candidates: [{ id: 'a' }, { id: 'b' }] }, trajectories };
 
+/** `real` with one write refused as a full disk would refuse it. */
+const failingOn = (real: JobStore, method: 'updateJob' | 'putCandidate'): JobStore => ({
+  ...real,
+  [method]: async () => {
+    throw new Error('disk full');
+  },
+});
+
 describe('a /rerank that failed after it began', () => {
   it('is kept as a failed rerank job with its error and the candidates as given', async () => {
     const store = createSqliteStore(':memory:');
@@ -34,12 +42,7 @@ describe('a /rerank that failed after it began', () => {
 
   it('logs a store that fails while recording, and throws nothing', async () => {
     const real = createSqliteStore(':memory:');
-    const store: JobStore = {
-      ...real,
-      updateJob: async () => {
-        throw new Error('disk full');
-      },
-    };
+    const store = failingOn(real, 'updateJob');
     const log = { error: vi.fn() };
     await expect(rerankRecorder(store, request, log).failed(new Error('boom'), false)).resolves.toBeUndefined();
     expect(log.error).toHaveBeenCalledWith(
@@ -51,12 +54,7 @@ describe('a /rerank that failed after it began', () => {
 
   it('is not left running when a candidate cannot be written after the job was created', async () => {
     const real = createSqliteStore(':memory:');
-    const store: JobStore = {
-      ...real,
-      putCandidate: async () => {
-        throw new Error('disk full');
-      },
-    };
+    const store = failingOn(real, 'putCandidate');
     const log = { error: vi.fn() };
     const outcome = { scores: new Map(), verify: new Map(), answer: { selection: { chosen: null } } } as never;
     await expect(rerankRecorder(store, request, log).succeeded(outcome)).resolves.toBeUndefined();
