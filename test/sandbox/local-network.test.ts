@@ -157,7 +157,13 @@ describe.skipIf(bwrapMissing || !isRoot)('local sandbox network', () => {
         ns = (await sandbox.exec('readlink /proc/self/ns/net')).stdout.trim();
         expect(ns).toMatch(/^net:\[\d+\]$/);
         expect(ns).not.toBe(readlinkSync('/proc/self/ns/net'));
+        // A short-lived child of pasta (it does some of its work inside the namespace from a clone() of itself) can be
+        // listed beside it for a moment, under load: one helper is what stays.
         helpers = helpersOf(processesIn(ns));
+        for (let tries = 0; helpers.length > 1 && tries < 20; tries += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          helpers = helpersOf(processesIn(ns));
+        }
         expect(helpers.map((entry) => entry.cmdline.split(' ')[0]!.split('/').pop())).toEqual([helper]);
         expect(helpers[0]!.uid).toBe(hostUid);
         expect(hostUid).not.toBe(0);
