@@ -114,6 +114,7 @@ export class FakeDocker {
   readonly #pullable: Map<string, string>;
   /** Image folders made by POST /commit: removed with their image. */
   readonly #committed = new Set<string>();
+  readonly #removals = new Set<Promise<void>>();
   readonly #pullErrors: Map<string, string>;
   readonly #pullRefusals: Map<string, { status: number; message: string }>;
   readonly #api: { min: string; max: string };
@@ -200,16 +201,20 @@ export class FakeDocker {
     for (const child of container.processes) if (child.pid) killGroup(child.pid);
   }
 
+  // The container is gone for every client at once; its files go after the answer (awaited by close), so a
+  // loaded test machine's slow rm does not stand in for the Engine's removal time.
   async #remove(container: FakeContainer): Promise<void> {
     if (!this.containers.delete(container.id)) return;
     this.removed.push(container.id);
-    await rm(container.root, { recursive: true, force: true });
+    const removal = rm(container.root, { recursive: true, force: true }).finally(() => this.#removals.delete(removal));
+    this.#removals.add(removal);
   }
 
   async close(): Promise<void> {
     for (const container of this.containers.values()) for (const child of container.processes) if (child.pid) killGroup(child.pid);
     for (const socket of this.#sockets) socket.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await Promise.all([...this.#removals]);
     await Promise.all([...this.containers.values()].map((container) => rm(container.root, { recursive: true, force: true })));
     await Promise.all([...this.#committed].map((root) => rm(root, { recursive: true, force: true })));
     await rm(this.#dir, { recursive: true, force: true });
