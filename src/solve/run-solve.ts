@@ -112,6 +112,8 @@ export async function runSolve(
           }
         : {}),
     });
+  // The counters from the start, so a job that fails before any rollout shows n and zeros, not `{}`.
+  await context.progress();
   // One look at each policy server before n sandboxes are made for it (src/rollout/policy/policy-reachability.ts).
   for (const planned of context.plan) {
     const field =

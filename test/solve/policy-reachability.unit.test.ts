@@ -55,6 +55,8 @@ describe('policy reachability', () => {
     expect(job.error.message).toContain('body.policy.url');
     expect(job.error.message).toContain(`127.0.0.1:${port}`);
     expect(job.error.message).toContain('ECONNREFUSED');
+    // The counters are there from the start: n, and nothing run.
+    expect(job.progress).toMatchObject({ rollouts_total: 8, rollouts_running: 0, rollouts_finished: 0, rollouts_failed: 0 });
     // No rollout ran, so none failed on its own.
     expect((await server.store.listCandidates(job.id)).filter((candidate) => candidate.status === 'failed')).toEqual([]);
   });
