@@ -86,6 +86,8 @@ const CandidateView = z.looseObject({
   score: Score.loose().nullable(),
   verify: VerifyResult.loose().nullable(),
   error: ErrorRecord.nullable(),
+  /** A retry's candidate taken from the earlier job (`retry_of`): that job and the candidate's index there. */
+  reused_from: z.object({ job_id: z.string(), index: z.number().int() }).nullable().optional(),
   /** With `?trajectories=true`. */
   trajectory: z.unknown().optional(),
 });

@@ -79,6 +79,11 @@ describe.skipIf(!hasBubblewrap())('/solve retry_of: rerun only what failed', () 
     expect(retry.result.rollouts).toMatchObject({ planned: 2, finished: 2, failed: 0 });
     // The store says which candidate was taken from the earlier job, and from where.
     expect([byIndex.get(other)?.reused_from, byIndex.get(fixed)?.reused_from]).toEqual([{ job_id: first.job_id, index: other }, null]);
+    // So does GET /jobs/:id.
+    const shown = new Map(
+      retry.candidates.map((candidate: { index: number; reused_from: unknown }) => [candidate.index, candidate.reused_from]),
+    );
+    expect([shown.get(other), shown.get(fixed)]).toEqual([{ job_id: first.job_id, index: other }, null]);
     // Training reads the retry's pool only: the reused rollout is one row, the earlier job is left out.
     const rows = await labelledFromStore(dataDir);
     expect(rows.map((row) => row.trajectory.meta.job_id)).toEqual([retry.job_id, retry.job_id]);

@@ -20,6 +20,8 @@ function candidateView(candidate: CandidateRecord, withTrajectory: boolean) {
     score: candidate.score,
     verify: candidate.verify,
     error: candidate.error,
+    /** A retry's candidate taken as it was from the earlier job: which job and index. */
+    reused_from: candidate.reused_from ?? null,
     ...(withTrajectory ? { trajectory: trajectory && { ...trajectory, ...patchForJson(trajectory.patch) } } : {}),
   };
 }
