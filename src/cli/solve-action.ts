@@ -14,6 +14,7 @@ import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
 import { createRuntime } from './runtime.js';
 import { isGitUrl } from './sandbox-run.js';
 import type { SolveFlags } from './solve.js';
+import { withFlagName } from './solve-flag-names.js';
 
 /** The wire protocol of a harness definition (undefined for the built-in agent or an unknown name, which /solve then names). */
 const harnessProtocol = (name: string): string | undefined => loadHarnessDefinitions().external.get(name)?.protocol;
@@ -129,7 +130,8 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
       const field = answer.error?.details?.field;
       // The server's own code when it is one of ours (WNW_ERR_HARNESS_MISSING, ...), so the user sees what went wrong.
       const code = answer.error?.code && answer.error.code in ERROR_CATALOG ? (answer.error.code as ErrorCode) : 'WNW_ERR_INPUT_INVALID';
-      throw wnwError(code, `${answer.error?.message ?? `answered ${posted.statusCode}`}`, { details: field ? { field } : {} });
+      const named = withFlagName(answer.error?.message ?? `answered ${posted.statusCode}`, field);
+      throw wnwError(code, named.message, { details: named.field ? { field: named.field } : {} });
     }
     // The id is what `--retry-of` and `winnower jobs` take: said first, so a run killed midway still named it.
     console.error(`job ${answer.job_id}`);

@@ -68,7 +68,7 @@ describe.skipIf(!hasBubblewrap())('winnower demo / solve --harness', () => {
     const missing = await runCli([...base, '--harness', 'pi'], { env: { WINNOWER_HARNESS_DIR: empty, WINNOWER_POLICY_URL: '' } });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('winnower harness install pi');
-    expect(missing.stderr).toContain('body.agent.harness');
+    expect(missing.stderr).toContain('--harness: ');
   }, 60_000);
 
   it.skipIf(!status('claude-code').available)(
