@@ -102,6 +102,12 @@ export class JobManager {
   #queueDepth = 0;
   #lastRenew = Date.now();
   #stopQueue: Array<() => unknown> = [];
+  /**
+   * Cancel notices for jobs not running here, by when they came: a job claimed here a moment before
+   * is not yet running when its notice arrives (the claim read no cancel; the next renewal, a third
+   * of a lease later, would), so a claim looks here once it has started.
+   */
+  readonly #cancelsHeard = new Map<string, number>();
 
   constructor(store: JobStore, options: JobManagerOptions = {}) {
     this.#store = store;
@@ -362,7 +368,15 @@ export class JobManager {
     if (notice.kind === 'queued') this.#pump();
     else if (notice.kind === 'cancel') {
       if (this.#running.has(notice.jobId)) this.cancel(notice.jobId).catch(() => undefined);
+      else this.#heardCancel(notice.jobId);
     } else this.#notices.emit(notice.jobId, notice.seq);
+  }
+
+  /** Keeps a cancel notice for a lease's time: after that, a claim's own read or a renewal has seen the cancel. */
+  #heardCancel(id: string): void {
+    const now = Date.now();
+    for (const [heard, at] of this.#cancelsHeard) if (now - at > this.#shared!.leaseMs) this.#cancelsHeard.delete(heard);
+    this.#cancelsHeard.set(id, now);
   }
 
   /** Renews the leases held here; stops jobs another replica took; claims what there is room for. */
@@ -452,7 +466,8 @@ export class JobManager {
           kept: kept.map((candidate) => candidate.index),
         });
       });
-      if (cancelRequested) void this.cancel(id).catch(() => undefined);
+      const heard = this.#cancelsHeard.delete(id);
+      if (cancelRequested || heard) void this.cancel(id).catch(() => undefined);
     } catch (error) {
       // Nothing started: the slot goes back, and the lease lapses for another replica to try.
       this.#active -= 1;

@@ -110,9 +110,9 @@ describeWithPostgres('job manager on a shared Postgres queue', () => {
 
   it('stops a job when the cancel reaches a replica that does not run it, by notice (not at the next heartbeat)', async () => {
     const url = await database();
-    // A one-minute lease: the worker's heartbeat (every 20 s) would read the cancel far past this test's 5 s timeout.
-    const front = await replica(url, 'front', { serve: false, leaseMs: 60_000 });
-    const worker = await replica(url, 'worker', { leaseMs: 60_000 });
+    // A ten-minute lease: the worker's heartbeat (every 200 s) would read the cancel far past the test's timeout.
+    const front = await replica(url, 'front', { serve: false, leaseMs: 600_000 });
+    const worker = await replica(url, 'worker', { leaseMs: 600_000 });
     const job = await front.jobs.start('solve', { n: 1, step_ms: 60_000 }, async () => null);
     await expect.poll(async () => (await front.jobs.get(job.id)).status).toBe('running');
     const cancelled = await front.jobs.cancel(job.id);
@@ -124,6 +124,61 @@ describeWithPostgres('job manager on a shared Postgres queue', () => {
     const queued = await front.jobs.start('solve', { n: 1, step_ms: 1 }, async () => null);
     expect((await front.jobs.cancel(queued.id)).status).toBe('cancelled');
     expect((await front.store.listEvents(queued.id)).map((event) => event.type)).toEqual(['job-finish']);
+  });
+
+  it('stops a job whose cancel notice came while its claim was still on its way', async () => {
+    const url = await database();
+    let claimed!: () => void;
+    const wasClaimed = new Promise<void>((resolve) => {
+      claimed = resolve;
+    });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let asked!: () => void;
+    const wasAsked = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const front = await replica(url, 'front', {
+      serve: false,
+      leaseMs: 600_000,
+      queue: (queue) => ({
+        ...queue,
+        replica: queue.replica,
+        requestCancel: async (id) => {
+          await queue.requestCancel(id);
+          asked();
+        },
+      }),
+    });
+    // The claim is in the database, and the worker has not yet started the job when the notice comes.
+    const worker = await replica(url, 'worker', {
+      leaseMs: 600_000,
+      queue: (queue) => ({
+        ...queue,
+        replica: queue.replica,
+        claim: async (leaseMs) => {
+          const claim = await queue.claim(leaseMs);
+          if (claim) {
+            claimed();
+            await gate;
+          }
+          return claim;
+        },
+      }),
+    });
+    const job = await front.jobs.start('solve', { n: 1, step_ms: 60_000 }, async () => null);
+    await wasClaimed;
+    const cancelling = front.jobs.cancel(job.id);
+    // Asked, and its notice given a moment to arrive, before the worker starts the job.
+    await wasAsked;
+    await sleep(300);
+    open();
+    // Without the notice kept, only the renewal 200 s on would have read the cancel.
+    expect((await cancelling).status).toBe('cancelled');
+    await expect.poll(() => worker.jobs.isRunning(job.id)).toBe(false);
+    expect(steps[job.id]).toBeUndefined();
   });
 
   it('takes over a job whose replica stopped renewing: finished steps kept, the running one rerun, the old holder fenced off', async () => {
