@@ -82,7 +82,8 @@ describe('the real-repos bench world', () => {
   it.skipIf(!hostHasPytest())(
     'labels every candidate as running its instance test file says',
     () => {
-      const w = world(5, 3);
+      // Two instances (a Django- and a pytest-shaped one, 11 candidates of six kinds): each run is a clone and a test run.
+      const w = world(7, 2);
       const scratch = mkdtempSync(join(tmpdir(), 'wnw-real-world-run-'));
       roots.push(scratch);
       const kinds = new Set<string>();

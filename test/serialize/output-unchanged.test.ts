@@ -122,13 +122,14 @@ async function cases(): Promise<Case[]> {
     all.push({ name: `synthetic ${turns} turns`, task: synthetic.task, trajectory: synthetic.trajectory });
   }
   const random = prng(20_261_202);
-  for (let index = 0; index < 16; index += 1) all.push(randomCase(random, index));
+  // Eight: the property test (fit-property.test.ts) draws many more; these pin their bytes.
+  for (let index = 0; index < 8; index += 1) all.push(randomCase(random, index));
   return all;
 }
 
 /** Budgets around what `tokens` needs uncut: far under, just under, at and over it. */
 function budgets(tokens: number): number[] {
-  const around = [0.3, 0.9, 0.99, 1, 1.01, 1.05, 1.3].map((share) => Math.max(64, Math.round(tokens * share)));
+  const around = [0.3, 0.9, 0.99, 1, 1.01, 1.3].map((share) => Math.max(64, Math.round(tokens * share)));
   return [...new Set([...around, 4096])].sort((a, b) => a - b);
 }
 
@@ -172,6 +173,6 @@ describe('serialization output', () => {
     const expected = JSON.parse(readFileSync(GOLDEN, 'utf8')) as Record<string, string>;
     const changed = Object.keys({ ...expected, ...got }).filter((key) => expected[key] !== got[key]);
     expect(changed.slice(0, 20), `${changed.length} of ${Object.keys(got).length} outputs changed`).toEqual([]);
-    expect(Object.keys(got).length).toBeGreaterThan(1_000);
+    expect(Object.keys(got).length).toBeGreaterThan(800);
   }, 600_000);
 });
