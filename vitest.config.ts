@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
@@ -15,8 +16,9 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Sandbox and server tests spawn processes; two cores, so keep parallelism modest.
-    maxWorkers: 2,
+    // Sandbox and server tests spawn processes and keep a core busy each: one worker a core, two at
+    // least (the 2-core machines), four at most (their deadlines were set at two workers on two cores).
+    maxWorkers: Math.min(4, Math.max(2, availableParallelism())),
     pool: 'forks',
     // In CI a JSON summary too, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', ['json', { outputFile: '.vitest-results.json' }]] : ['default'],

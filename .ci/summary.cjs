@@ -33,6 +33,17 @@ const stray = tests.filter((t) => !ran(t) && !allowedSkips.some((pattern) => pat
 for (const t of tests.filter((t) => !ran(t))) console.log(`skipped: ${nameOf(t)}`);
 for (const t of stray.slice(0, 20)) console.error(`skipped in CI, and not on the list of what CI leaves out: ${nameOf(t)}`);
 if (stray.length > 0) failed = true;
+// The suite's wall time against its 10-minute budget, and where it went: this tail is what a CI
+// report shows, and per-file times are how the suite is kept under budget.
+const os = require('node:os');
+const files = results.testResults.map((file) => ({
+  name: path.relative(process.cwd(), file.name),
+  seconds: (file.endTime - file.startTime) / 1000,
+}));
+const ended = Math.max(...results.testResults.map((file) => file.endTime));
+console.log(`suite: ${((ended - results.startTime) / 1000).toFixed(0)} s on ${os.availableParallelism()} cores; slowest files:`);
+for (const file of files.sort((a, b) => b.seconds - a.seconds).slice(0, 12))
+  console.log(`  ${file.seconds.toFixed(1).padStart(6)} s  ${file.name}`);
 console.log(
   `tests: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${results.numPendingTests + results.numTodoTests} skipped`,
 );

@@ -129,7 +129,8 @@ async function cases(): Promise<Case[]> {
 
 /** Budgets around what `tokens` needs uncut: far under, just under, at and over it. */
 function budgets(tokens: number): number[] {
-  const around = [0.3, 0.9, 0.99, 1, 1.01, 1.3].map((share) => Math.max(64, Math.round(tokens * share)));
+  // 0.99 takes the same path as any share just under (encode whole, then count the pieces); 0.3 the far-under one.
+  const around = [0.3, 0.99, 1, 1.01, 1.3].map((share) => Math.max(64, Math.round(tokens * share)));
   return [...new Set([...around, 4096])].sort((a, b) => a - b);
 }
 
@@ -173,6 +174,6 @@ describe('serialization output', () => {
     const expected = JSON.parse(readFileSync(GOLDEN, 'utf8')) as Record<string, string>;
     const changed = Object.keys({ ...expected, ...got }).filter((key) => expected[key] !== got[key]);
     expect(changed.slice(0, 20), `${changed.length} of ${Object.keys(got).length} outputs changed`).toEqual([]);
-    expect(Object.keys(got).length).toBeGreaterThan(800);
+    expect(Object.keys(got).length).toBeGreaterThan(700);
   }, 600_000);
 });
