@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { readPoliciesFile } from './policies-file.js';
 import { loadHarnessDefinitions } from '../rollout/harness/harness-definition.js';
 import { loadConfig } from '../config.js';
-import { ERROR_CATALOG, wnwError, type ErrorCode } from '../errors.js';
+import { ERROR_CATALOG, WinnowerError, wnwError, type ErrorCode } from '../errors.js';
 import { importTrajectories } from '../formats/index.js';
 import { candidateLabel, formatEvent, renderCandidates, renderChecks, renderOutcome, type JobView } from './job-output.js';
 import { checkLocalRepo } from '../server/guards/repo-check.js';
@@ -19,6 +19,25 @@ import { withFlagName } from './solve-flag-names.js';
 /** The wire protocol of a harness definition (undefined for the built-in agent or an unknown name, which /solve then names). */
 const harnessProtocol = (name: string): string | undefined => loadHarnessDefinitions().external.get(name)?.protocol;
 
+/** A policy flag's bad value is refused by the config's check: named by its flag, not `config field policy.mode`. */
+function withPolicyFlagNames<T>(flags: SolveFlags, load: () => T): T {
+  const given: Record<string, [string, unknown]> = {
+    'policy.url': ['--policy-url', flags.policyUrl],
+    'policy.model': ['--policy-model', flags.policyModel],
+    'policy.api_key': ['--policy-key', flags.policyKey],
+    'policy.mode': ['--policy-mode', flags.policyMode],
+  };
+  try {
+    return load();
+  } catch (error) {
+    const field = WinnowerError.isInstance(error) && error.code === 'WNW_ERR_CFG_INVALID' ? error.details?.field : undefined;
+    const flag = typeof field === 'string' ? given[field] : undefined;
+    if (!flag || flag[1] === undefined) throw error;
+    const message = (error as Error).message.replace(`config field ${field}: `, '');
+    throw wnwError('WNW_ERR_INPUT_INVALID', `${flag[0]}: ${message}`, { details: { field: flag[0] } });
+  }
+}
+
 export async function runSolve(flags: SolveFlags, command: Command): Promise<void> {
   const issue = flags.issueFile ? readFileSync(flags.issueFile, 'utf8') : flags.issue;
   // A Harbor task's instruction is the issue (the server refuses both).
@@ -30,13 +49,15 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
     throw wnwError('WNW_ERR_INPUT_INVALID', '--reward-threshold grades a Harbor task: give --task', {
       details: { field: '--reward-threshold' },
     });
-  const config = loadConfig({
-    file: flags.config,
-    overrides: {
-      policy: { url: flags.policyUrl, model: flags.policyModel, api_key: flags.policyKey, mode: flags.policyMode },
-      log_level: 'warn',
-    },
-  });
+  const config = withPolicyFlagNames(flags, () =>
+    loadConfig({
+      file: flags.config,
+      overrides: {
+        policy: { url: flags.policyUrl, model: flags.policyModel, api_key: flags.policyKey, mode: flags.policyMode },
+        log_level: 'warn',
+      },
+    }),
+  );
   const policies = flags.policies ? await readPoliciesFile(flags.policies) : undefined;
   // With --policies, n is their sum: --n goes only when given (then it must equal that sum).
   const n = policies && command.getOptionValueSource('n') === 'default' ? undefined : flags.n;

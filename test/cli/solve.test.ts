@@ -162,7 +162,11 @@ describe.skipIf(!hasBubblewrap())('winnower solve', () => {
       join(DEMO_DIR, 'trajectories/correct-fix.json'),
     ]);
     expect(code).toBe(2);
-    expect(stderr).toContain('waves');
+    // The flag, not the body field the CLI built from it.
+    expect(stderr).toContain('--waves: wave sizes must add up to n');
+    const mode = await runSolve(['--repo', repo, '--issue', 'x', '--policy-mode', 'banana']);
+    expect(mode.code).toBe(2);
+    expect(mode.stderr).toMatch(/--policy-mode: Invalid option: expected one of "tools"\|"text"/);
     const missing = await runSolve(['--repo', repo]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--issue');
