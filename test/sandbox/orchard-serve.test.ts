@@ -674,10 +674,10 @@ describe.skipIf(imagesMissing)(
     }, 120_000);
 
     it('a sandbox is ready once its first exec costs what the next does: its exec agent is up, or (here) its fallback chosen', async () => {
-      // The agent's python takes 10 s to fail, so each exec then enters the sandbox afresh. Without
-      // the wait for readiness the first exec pays those 10 s; with it, one bwrap start (far under 5 s
+      // The agent's python takes 7 s to fail, so each exec then enters the sandbox afresh. Without
+      // the wait for readiness the first exec pays those 7 s; with it, one bwrap start (far under 5 s
       // even on a loaded machine).
-      const slow = writeTinyImage(join(scratch.dir, 'slow-agent'), { python3: '#!/usr/bin/bash\nsleep 10\nexit 1\n' });
+      const slow = writeTinyImage(join(scratch.dir, 'slow-agent'), { python3: '#!/usr/bin/bash\nsleep 7\nexit 1\n' });
       const sdk = new OrchardSdkClient(await serve({ provider: withImages, repo: undefined }), KEY);
       try {
         const sandbox = await sdk.createSandbox(slow.reference, { timeout: 300 });
