@@ -3,9 +3,18 @@ import { wnwError } from '../errors.js';
 import { formatReport } from '../loadgen/report.js';
 import { runBench, type BackendKind } from '../loadgen/run-bench.js';
 import { SCENARIOS, type ScenarioName } from '../loadgen/scenarios.js';
+import type { Command } from 'commander';
 import type { BenchFlags } from './bench.js';
 
-export async function runBenchCommand(flags: BenchFlags): Promise<void> {
+export async function runBenchCommand(flags: BenchFlags, command: Command): Promise<void> {
+  // A run is measured by one of --duration, --amount, --per-connection: a second one would be ignored.
+  const measures = (['duration', 'amount', 'perConnection'] as const).filter((key) => command.getOptionValueSource(key) === 'cli');
+  if (measures.length > 1) {
+    const names = measures.map((key) => (key === 'perConnection' ? '--per-connection' : `--${key}`));
+    throw wnwError('WNW_ERR_INPUT_INVALID', `${names.join(' and ')}: a run is measured by one of them; give one`, {
+      details: { field: names[1] },
+    });
+  }
   if (!(SCENARIOS as string[]).includes(flags.scenario)) {
     throw wnwError('WNW_ERR_INPUT_INVALID', `--scenario: ${JSON.stringify(flags.scenario)} is not one of ${SCENARIOS.join(', ')}`, {
       details: { field: 'scenario', valid: SCENARIOS },

@@ -71,5 +71,5 @@ export function registerBenchCommand(program: Command): void {
     .option('--verify', 'solve: run the tests of each candidate too')
     .option('--json', 'print the report as one JSON object')
     .option('--no-progress', 'no progress line on stderr')
-    .action(async (flags: BenchFlags) => (await import('./bench-action.js')).runBenchCommand(flags));
+    .action(async (flags: BenchFlags, command: Command) => (await import('./bench-action.js')).runBenchCommand(flags, command));
 }

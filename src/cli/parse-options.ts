@@ -26,6 +26,14 @@ export const fraction = (value: string): number => {
   return number;
 };
 
+/** A value-model score threshold: a number in [0, 1]. */
+export const unitValue = (value: string): number => {
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number) || number < 0 || number > 1)
+    throw new InvalidArgumentError('must be a number from 0 to 1');
+  return number;
+};
+
 export const nonNegativeNumber = (value: string): number => {
   const number = Number(value);
   if (value.trim() === '' || !Number.isFinite(number) || number < 0) throw new InvalidArgumentError('must be a number ≥ 0');

@@ -38,6 +38,16 @@ function withPolicyFlagNames<T>(flags: SolveFlags, load: () => T): T {
   }
 }
 
+/** The recordings a replay flag names; a file that is not there or not a trajectory is named with the flag. */
+async function recordingsOf(flag: string, files: string[]) {
+  try {
+    return (await importTrajectories(files, { sourceFrom: 'file' })).items;
+  } catch (error) {
+    if (!WinnowerError.isInstance(error)) throw error;
+    throw wnwError(error.code, `${flag}: ${error.message}`, { details: { ...error.details, field: flag }, cause: error });
+  }
+}
+
 export async function runSolve(flags: SolveFlags, command: Command): Promise<void> {
   const issue = flags.issueFile ? readFileSync(flags.issueFile, 'utf8') : flags.issue;
   // A Harbor task's instruction is the issue (the server refuses both).
@@ -61,7 +71,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
   const policies = flags.policies ? await readPoliciesFile(flags.policies) : undefined;
   // With --policies, n is their sum: --n goes only when given (then it must equal that sum).
   const n = policies && command.getOptionValueSource('n') === 'default' ? undefined : flags.n;
-  const recordings = flags.replay ? (await importTrajectories(flags.replay, { sourceFrom: 'file' })).items : undefined;
+  const recordings = flags.replay ? await recordingsOf('--replay', flags.replay) : undefined;
   // A Harbor task's tests/test.sh are given tests: --task verifies.
   const givenTests = Boolean(flags.task || flags.testCommand || flags.failToPass?.length || flags.passToPass?.length);
   const verifying = givenTests || Boolean(flags.checks || flags.reproduction);
@@ -71,9 +81,25 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
       details: { field: '--harness-compat' },
     });
   }
+  // Flags that shape something this run does not have would be ignored: refused, naming what they need.
+  const pointless: Array<[boolean, string, string]> = [
+    [
+      Boolean(flags.writerReplay && !flags.reproduction),
+      '--writer-replay',
+      'it replays the test writers of --reproduction: give --reproduction',
+    ],
+    [
+      Boolean(flags.policyMode && flags.replay),
+      '--policy-mode',
+      'it shapes the calls to a policy server; --replay replays recordings instead',
+    ],
+    [Boolean(flags.harnessModel && !flags.harness), '--harness-model', 'it is the model a harness CLI is told: give --harness'],
+  ];
+  for (const [given, flag, why] of pointless)
+    if (given) throw wnwError('WNW_ERR_INPUT_INVALID', `${flag}: ${why}`, { details: { field: flag } });
   // The judge the flags name (its key from WINNOWER_JUDGE_KEY), else the config's: the request's judge wins (docs/selection.md#judge).
   const judge = judgeFromFlags(flags);
-  const writers = flags.writerReplay ? (await importTrajectories(flags.writerReplay, { sourceFrom: 'file' })).items : undefined;
+  const writers = flags.writerReplay ? await recordingsOf('--writer-replay', flags.writerReplay) : undefined;
   const checks = {
     ...(flags.regression === false ? { regression: { enabled: false } } : {}),
     ...(flags.poolTests === false ? { pool_tests: { enabled: false } } : {}),
@@ -100,7 +126,7 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
     ...(n !== undefined ? { n } : {}),
     ...(policies ? { policies } : {}),
     ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
-    ...(flags.waves ? { waves: flags.waves.split(',').map(Number) } : {}),
+    ...(flags.waves ? { waves: flags.waves } : {}),
     ...(recordings ? { policy: { kind: 'replay', recordings } } : {}),
     ...(flags.stepLimit || flags.harness || flags.harnessModel
       ? {

@@ -5,7 +5,7 @@
 import { addJudgeOptions, type JudgeFlags } from './judge-flags.js';
 import { type Command, Option } from 'commander';
 import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
-import { forkPoint, nonNegativeNumber, positiveInt, positiveNumber } from './parse-options.js';
+import { forkPoint, nonNegativeNumber, positiveInt, positiveIntList, unitValue } from './parse-options.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -21,7 +21,7 @@ export interface SolveFlags extends JudgeFlags {
   instanceId?: string;
   n: number;
   concurrency?: number;
-  waves?: string;
+  waves?: number[];
   policyUrl?: string;
   policyModel?: string;
   policyKey?: string;
@@ -79,7 +79,7 @@ export function registerSolveCommand(program: Command): void {
     .option('--instance-id <id>', "a name for the task (default: the repository's or image's name)")
     .option('--n <n>', 'rollouts', positiveInt, 4)
     .option('--concurrency <n>', 'rollouts running at once', positiveInt)
-    .option('--waves <sizes>', 'wave sizes adding up to n, e.g. 2,2')
+    .option('--waves <sizes>', 'wave sizes adding up to n, e.g. 2,2', positiveIntList)
     .option('--policy-url <url>', 'OpenAI-compatible policy server (also WINNOWER_POLICY_URL)')
     .option('--policy-model <name>', 'policy model name (also WINNOWER_POLICY_MODEL)')
     .option('--policy-key <key>', 'policy API key (also WINNOWER_POLICY_KEY)')
@@ -129,8 +129,8 @@ export function registerSolveCommand(program: Command): void {
     .option('--writer-replay <files...>', 'replay these recorded test writers instead of calling the policy for them (with --reproduction)')
     .option(
       '--stop-at <value>',
-      'stop once a candidate passes its tests with at least this value (never on one whose other tests failed, nor on a patch that did not apply)',
-      positiveNumber,
+      'stop once a candidate passes its tests with at least this value, 0 to 1 (never on one whose other tests failed, nor on a patch that did not apply)',
+      unitValue,
     )
     .option(
       '--strategy <name>',

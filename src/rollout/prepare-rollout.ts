@@ -98,6 +98,15 @@ export function checkRollouts(deps: SolveDeps, request: SolveRequest): void {
     const prefix = planned.field === 'body' ? '' : `${planned.field.slice('body.'.length)}.`;
     withFieldPrefix(prefix, planned.policy === request.policy, () => {
       if (planned.agent.harness === BUILTIN_HARNESS) {
+        // The model name a harness is told: the built-in agent has none to tell, and would ignore it.
+        if (planned.agent.model !== undefined)
+          throw wnwError(
+            'WNW_ERR_INPUT_INVALID',
+            'agent.model: the model name a harness CLI is told; the built-in agent has none (give agent.harness)',
+            {
+              details: { field: 'agent.model' },
+            },
+          );
         for (let index = 0; index < planned.n; index += 1) deps.createPolicy(planned.policy, index);
         return;
       }

@@ -157,6 +157,12 @@ describe('winnower bench', () => {
     expect(run.stderr).toContain('score, rerank, solve');
   });
 
+  it('refuses two ways of measuring a run at once (one would be ignored), naming both', async () => {
+    const run = await runCli(['bench', '--amount', '5', '--duration', '3', '--no-progress']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--duration and --amount: a run is measured by one of them');
+  });
+
   it('refuses --compare-backend with --url, or for solve, before starting anything', async () => {
     const options = {
       connections: [1],

@@ -78,6 +78,19 @@ describe.skipIf(!hasBubblewrap())('harnesses in the API', () => {
     }
   });
 
+  it('POST /solve refuses agent.model for the built-in agent, which would ignore it', async () => {
+    const server = await world.start({ harnesses: createHarnessCatalog({ installDir: empty }) });
+    try {
+      const body = solveBody(world.repo, { n: 1, policy: openai });
+      body.agent = { ...(body.agent as object), model: 'some-model' };
+      const response = await server.app.inject({ method: 'POST', url: '/solve', payload: body });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toMatchObject({ code: 'WNW_ERR_INPUT_INVALID', details: { field: 'body.agent.model' } });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('agent.harness is a name, not a path', () => {
     const parsed = SolveRequest.safeParse({ issue: 'x', repo: { path: '/r' }, agent: { harness: '../../bin/sh' } });
     expect(parsed.success).toBe(false);
