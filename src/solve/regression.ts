@@ -54,16 +54,27 @@ async function inSandbox<T>(context: SolveContext, work: (sandbox: Sandbox) => P
 const QUOTED_LINES = 5;
 const QUOTED_CHARS = 600;
 
-/** The base error for a suite that passed no test: runner, command, exit code and the log's first lines. */
-export function noPassError(suite: Pick<TestSuite, 'runner' | 'command'>, run: Pick<SuiteRun, 'exit_code' | 'log'>): string {
+/**
+ * The base error for a suite that passed no test: runner, command, exit code and the log's first
+ * lines. A command graded by its exit code is one test: it failed on the base commit, which its
+ * log's own "OK" lines do not contradict (a `tests && check` command whose check fails there).
+ */
+export function noPassError(suite: Pick<TestSuite, 'runner' | 'command' | 'parser'>, run: Pick<SuiteRun, 'exit_code' | 'log'>): string {
   const lines = run.log
     .split('\n')
     .map((line) => line.trimEnd())
     .filter((line) => line.trim() !== '')
     .slice(0, QUOTED_LINES);
   const quoted = lines.join(' | ').slice(0, QUOTED_CHARS);
+  const exit = run.exit_code ?? 'killed';
+  if (suite.parser === 'exit-code')
+    return (
+      `the base commit fails the test command (runner ${suite.runner}, command \`${suite.command}\`, exit ${exit}; graded by its exit code, ` +
+      `the whole command is one test), so it cannot show a candidate breaking anything; give verify.regression.test_command ` +
+      `a command that passes on the base: ${quoted || '(no output)'}`
+    );
   return (
-    `the base suite passed no test (runner ${suite.runner}, command \`${suite.command}\`, exit ${run.exit_code ?? 'killed'}), ` +
+    `the base suite passed no test (runner ${suite.runner}, command \`${suite.command}\`, exit ${exit}), ` +
     `so no candidate can be checked against it: ${quoted || '(no output)'}`
   );
 }
