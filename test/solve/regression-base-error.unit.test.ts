@@ -23,7 +23,9 @@ describe('regression base error', () => {
       { runner: 'given', command, parser: 'exit-code' },
       { exit_code: 1, log: 'Ran 5 tests in 0.010s\n\nOK\nTraceback (most recent call last):\nAssertionError\n' },
     );
-    expect(error).toContain(`the base commit fails the test command (runner given, command \`${command}\`, exit 1; graded by its exit code`);
+    expect(error).toContain(
+      `the base commit fails the test command (runner given, command \`${command}\`, exit 1; graded by its exit code`,
+    );
     expect(error).toContain('give verify.regression.test_command a command that passes on the base');
     expect(error).toContain('Ran 5 tests in 0.010s | OK | Traceback');
     expect(error).not.toContain('passed no test');
