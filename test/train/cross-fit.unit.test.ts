@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { select } from '../../src/select/index.js';
 import { configKey, configPrior, fitPriors } from '../../src/select/priors.js';
 import { CROSS_FITTED, crossFit } from '../../src/train/cross-fit.js';
@@ -9,6 +9,11 @@ import { bestTrivial } from '../../src/train/evaluate.js';
 import { prng } from '../../src/util/prng.js';
 
 const WORDS = ['value', 'result', 'config', 'parse', 'render', 'items', 'index', 'count', 'buffer', 'token'];
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
 
 /** Four runs over the same instances; whether a candidate resolved depends on its run's configuration only. */
 function writeConfigPools(instances: number, seed: number): { candidates: string; tasks: string } {
@@ -21,6 +26,7 @@ function writeConfigPools(instances: number, seed: number): { candidates: string
     { source: 'agent/run-4', config: { model: 'mid', temperature: 0.2 }, rate: 0.4 },
   ];
   const dir = mkdtempSync(join(tmpdir(), 'winnower-crossfit-'));
+  made.push(dir);
   const rows: string[] = [];
   const tasks: string[] = [];
   for (let i = 0; i < instances; i++) {
