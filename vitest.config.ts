@@ -20,6 +20,8 @@ export default defineConfig({
     // least (the 2-core machines), four at most (their deadlines were set at two workers on two cores).
     maxWorkers: Math.min(4, Math.max(2, availableParallelism())),
     pool: 'forks',
+    // Folders made with test/support/temp-dir.ts go after each file.
+    setupFiles: ['test/support/temp-dir-cleanup.ts'],
     // In CI a JSON summary too, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', ['json', { outputFile: '.vitest-results.json' }]] : ['default'],
     projects: [

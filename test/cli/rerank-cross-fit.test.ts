@@ -3,15 +3,15 @@
  * out-of-fold prediction per instance in --out, the out-of-fold ranks in --scores, the table in
  * --report; a scoring flag it cannot honour is refused by name.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readJsonl, runCli } from '../support/cli.js';
+import { tempDir } from '../support/temp-dir.js';
 
 /** Two labelled runs over ten instances: run-a resolves the even ones, run-b the odd ones. */
 function labelledRuns(): { dir: string; files: string[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'wnw-cross-fit-'));
+  const dir = tempDir('wnw-cross-fit-');
   const instances = Array.from({ length: 10 }, (_, i) => `acme__widgets-${100 + i}`);
   const files = ['run-a', 'run-b'].map((run, r) => {
     const rows = instances.map((instance_id, i) => ({

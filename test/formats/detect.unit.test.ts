@@ -1,11 +1,11 @@
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectFormat, expandInputs, importTrajectories, TRAJECTORY_FORMATS } from '../../src/formats/index.js';
 import { globToRegExp } from '../../src/formats/expand-inputs.js';
 import { describeRealData } from '../support/shared-data.js';
 import { fixture, ownFixture, realDevstral, realTrajectory, tempFile } from './fixture-path.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const PREDICTIONS = ownFixture('swebench', 'predictions.jsonl');
 
@@ -35,7 +35,7 @@ describe('format detection and dispatch', () => {
   });
 
   it('goes by content, not by the file name', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'winnower-detect-'));
+    const dir = tempDir('winnower-detect-');
     const preds = join(dir, 'predictions.txt');
     copyFileSync(PREDICTIONS, preds);
     const mini = join(dir, 'looks-like.jsonl');
@@ -93,7 +93,7 @@ describe('format detection and dispatch', () => {
   });
 
   it('tells apart prediction files sharing a model name by file name, and flags duplicate ids otherwise', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'winnower-runs-'));
+    const dir = tempDir('winnower-runs-');
     const line = (patch: string): string => `${JSON.stringify({ instance_id: 'a__b-1', model_name_or_path: 'm', model_patch: patch })}\n`;
     writeFileSync(join(dir, 'seed1.jsonl'), line('p1'));
     writeFileSync(join(dir, 'seed2.jsonl'), line('p2'));
@@ -180,7 +180,7 @@ describeRealData('format detection on public trajectories', 'trajectories', () =
 describeRealData('format detection on the Devstral sample', 'devstral-verified', () => {
   it('detects the predictions by content, also under another name', async () => {
     expect(await detectFormat(realDevstral('candidates.jsonl'))).toBe('swebench-predictions');
-    const preds = join(mkdtempSync(join(tmpdir(), 'winnower-detect-')), 'predictions.txt');
+    const preds = join(tempDir('winnower-detect-'), 'predictions.txt');
     copyFileSync(realDevstral('candidates.jsonl'), preds);
     expect(await detectFormat(preds)).toBe('swebench-predictions');
     expect((await importTrajectories(preds)).items).toHaveLength(440);

@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sharedData } from '../support/shared-data.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
@@ -28,7 +28,7 @@ export function realDevstral(name: 'candidates.jsonl' | 'tasks.jsonl'): string {
 
 /** Writes `text` to a fresh temporary file and returns its path. */
 export function tempFile(name: string, text: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'winnower-importers-'));
+  const dir = tempDir('winnower-importers-');
   const path = join(dir, name);
   writeFileSync(path, text);
   return path;

@@ -2,14 +2,13 @@
  * `winnower rerank` pointed at a vLLM serving the OpenHands critic (here the fake of current vLLM,
  * 27 labels), with the flags the README gives: the real CLI in a child process.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJsonl, runCli } from '../support/cli.js';
 import { startFakeVllm, type FakeVllm } from '../fakes/fake-vllm.js';
 import { QWEN3_TOKENIZER_CONFIG } from '../scoring/http/helpers.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/importers/openhands/acme__gadgets-201.output.jsonl', import.meta.url));
 
@@ -30,7 +29,7 @@ describe('winnower rerank with the OpenHands critic on vLLM', () => {
   });
 
   it('scores OpenHands trajectories with openhands-critic-v1 and the sigmoid of the success logit', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wnw-critic-'));
+    const dir = tempDir('wnw-critic-');
     const out = join(dir, 'predictions.jsonl');
     const run = await runCli([
       'rerank',
@@ -82,7 +81,7 @@ describe('winnower rerank with the OpenHands critic on vLLM', () => {
       await small.close();
     });
     const rerank = (budget: string) => {
-      const out = join(mkdtempSync(join(tmpdir(), 'wnw-critic-')), 'predictions.jsonl');
+      const out = join(tempDir('wnw-critic-'), 'predictions.jsonl');
       // No --head-labels: the critic template implies the critic's head.
       const args = [
         'rerank',

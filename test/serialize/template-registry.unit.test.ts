@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../src/errors.js';
@@ -9,6 +8,7 @@ import { serializeTrajectory } from '../../src/serialize/serialize-trajectory.js
 import { BUILTIN_TEMPLATE_DIR, listTemplates, loadTemplate } from '../../src/serialize/template-registry.js';
 import type { TemplateFile } from '../../src/serialize/template-schema.js';
 import { task, toolTrajectory } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const judge = readFileSync(join(BUILTIN_TEMPLATE_DIR, 'judge-v1.yaml'), 'utf8');
 
@@ -24,7 +24,7 @@ function errorOf(run: () => unknown): WinnowerError {
 
 /** A folder holding `judge-v1.yaml` rewritten by `edit` under `name`. */
 function templateDir(name: string, edit: (yaml: string) => string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'wnw-templates-'));
+  const dir = tempDir('wnw-templates-');
   writeFileSync(join(dir, `${name}.yaml`), edit(judge.replace('name: judge-v1', `name: ${name}`)));
   return dir;
 }
@@ -88,7 +88,7 @@ describe('renderField', () => {
 
 describe('scripts/copy-assets.mjs', () => {
   it('copies the templates next to the compiled code', () => {
-    const target = mkdtempSync(join(tmpdir(), 'wnw-dist-'));
+    const target = tempDir('wnw-dist-');
     execFileSync(process.execPath, ['scripts/copy-assets.mjs', 'src', target]);
     for (const name of ['judge-v1', 'patch-v1']) {
       const copied = join(target, 'serialize', 'templates', `${name}.yaml`);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadDataset } from '../../src/train/dataset.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const made: string[] = [];
 afterAll(() => {
@@ -56,7 +57,7 @@ describe('loadDataset: the inputs rerank takes', () => {
 // the records' model_name_or_path (run0, run1) found "no labelled candidates".
 describe('loadDataset: labels keyed by the records’ own names', () => {
   function runsAndLabels(names: string[]): { files: string[]; labels: string } {
-    const dir = mkdtempSync(join(tmpdir(), 'winnower-labels-'));
+    const dir = tempDir('winnower-labels-');
     const files = names.map((model, run) => {
       const file = join(dir, `cand_${run}.jsonl`);
       const row = {

@@ -5,8 +5,7 @@
  * it, writes it with its row count into selector.json, checks it on held-out sources, and robust
  * selection then follows it; without the weights robust keeps today's order.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSelector } from '../../src/scoring/model-folder.js';
@@ -19,6 +18,7 @@ import { ROBUST_FIXED } from '../../src/train/eval-pools.js';
 import { train, type TrainResult } from '../../src/train/train.js';
 import { serializeTrajectory } from '../../src/serialize/index.js';
 import { Trajectory } from '../../src/types/index.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const FAMILIES = ['alpha', 'beta', 'gamma'];
 
@@ -69,7 +69,7 @@ function pool(instance: string, family: string): Trajectory[] {
 }
 
 function writeHistory(instancesPerFamily: number): { dir: string; rollouts: string; tasks: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'winnower-traj-weights-'));
+  const dir = tempDir('winnower-traj-weights-');
   const rows: Trajectory[] = [];
   const tasks: string[] = [];
   FAMILIES.forEach((family, f) => {

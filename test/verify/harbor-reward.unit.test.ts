@@ -1,12 +1,12 @@
-import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_REWARD_BYTES, readHarborReward } from '../../src/verify/harbor-reward.js';
+import { tempDir } from '../support/temp-dir.js';
 
 /** A verifier log folder holding `files`. */
 function logs(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'harbor-logs-'));
+  const dir = tempDir('harbor-logs-');
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
   return dir;
 }

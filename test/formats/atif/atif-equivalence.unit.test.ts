@@ -2,8 +2,7 @@
  * An ATIF import and the equivalent OpenAI-chat import are the same candidate to the value model's
  * serializer and to the selector's trajectory signals (docs/formats.md#atif-in).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { importTrajectories } from '../../../src/formats/index.js';
@@ -14,6 +13,7 @@ import { loadTokenizer, type Tokenizer } from '../../../src/serialize/tokenizer.
 import { Task, Trajectory } from '../../../src/types/index.js';
 import { QWEN3_TOKENIZER } from '../../serialize/fixtures.js';
 import { exampleAtif } from './example.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const PATCH =
   'diff --git a/stats.py b/stats.py\n--- a/stats.py\n+++ b/stats.py\n@@ -1,2 +1,2 @@\n def median(xs):\n-    return xs[len(xs) // 2]\n+    return sorted(xs)[len(xs) // 2]\n';
@@ -57,7 +57,7 @@ describe('an ATIF import and the equivalent OpenAI-chat import', () => {
   let fromChat: Trajectory;
   beforeAll(async () => {
     tokenizer = await loadTokenizer(QWEN3_TOKENIZER);
-    const dir = mkdtempSync(join(tmpdir(), 'atif-equivalence-'));
+    const dir = tempDir('atif-equivalence-');
     writeFileSync(join(dir, 'run.atif.json'), JSON.stringify(atifDocument()));
     writeFileSync(join(dir, 'run.chat.json'), JSON.stringify(openAIChatRecord()));
     [fromAtif] = (await importTrajectories(join(dir, 'run.atif.json'))).items as [Trajectory];

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkedAtif, fromAtif, toAtif, validateAtif } from '../../../src/formats/atif/index.js';
 import { detectFormat, importTrajectories } from '../../../src/formats/index.js';
 import { harnessRollout, patchOnlyCandidate, textModeRollout, toolsModeRollout } from './trajectories.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const producers = {
   'tools mode': toolsModeRollout,
@@ -81,7 +81,7 @@ describe('toAtif then fromAtif', () => {
   });
 
   it('reads a written file back through detection and the importers', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'atif-'));
+    const dir = tempDir('atif-');
     const file = join(dir, 'candidate.json');
     writeFileSync(file, JSON.stringify(toAtif(toolsModeRollout()), null, 2));
     const jsonl = join(dir, 'candidates.jsonl');

@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WinnowerError } from '../../../src/errors.js';
 import { atifUnknownWarning, fromAtif } from '../../../src/formats/atif/index.js';
 import { importTrajectories } from '../../../src/formats/index.js';
 import { exampleAtif } from './example.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 /** The example held to an older version: what that version lacks removed. */
 function asVersion(minor: number) {
@@ -130,7 +130,7 @@ describe('fromAtif', () => {
 
 describe('importAtif', () => {
   it("names a Harbor trial's trajectory after the trial's task", async () => {
-    const trial = join(mkdtempSync(join(tmpdir(), 'atif-trial-')), 'fix-median__AbC1234');
+    const trial = join(tempDir('atif-trial-'), 'fix-median__AbC1234');
     mkdirSync(join(trial, 'agent'), { recursive: true });
     const document = exampleAtif();
     delete document.extra;
@@ -142,7 +142,7 @@ describe('importAtif', () => {
   });
 
   it('reports a bad document as an issue with its file and field, and goes on under skip', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'atif-bad-'));
+    const dir = tempDir('atif-bad-');
     const bad = exampleAtif();
     bad.steps[1].metrics = { prompt_tokens: 3 };
     writeFileSync(join(dir, 'runs.jsonl'), `${JSON.stringify(bad)}\n${JSON.stringify(exampleAtif())}\n`);
@@ -152,7 +152,7 @@ describe('importAtif', () => {
   });
 
   it('appends the continuation segments a trajectory names, and refuses a missing one or one outside its folder', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'atif-cont-'));
+    const dir = tempDir('atif-cont-');
     const first = exampleAtif();
     first.continued_trajectory_ref = 'trajectory.cont-1.json';
     const second = exampleAtif();

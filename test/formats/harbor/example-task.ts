@@ -2,9 +2,9 @@
  * Writes Harbor task folders for tests, shaped as the example task of the Harbor facts (a
  * `median` fix under /app with a pytest verifier that writes reward.json); no copied files.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { tempDir } from '../../support/temp-dir.js';
 
 export const EXAMPLE_TOML = `schema_version = "1.4"
 [task]
@@ -71,7 +71,7 @@ export const FIXED_STATS_PY = `def median(xs):
 
 /** Writes `files` (relative path → content) into a new folder and returns it. */
 export function writeTaskFolder(files: Record<string, string>, parent?: string): string {
-  const dir = parent ?? mkdtempSync(join(tmpdir(), 'harbor-task-'));
+  const dir = parent ?? tempDir('harbor-task-');
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), content, path.endsWith('.sh') ? { mode: 0o755 } : {});

@@ -3,14 +3,14 @@
  * agent/trajectory.json as ATIF-v1.7 under the facts' rules, its verifier/ files, and the job's
  * result.json with counts and reward statistics.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkedAtif } from '../../../src/formats/atif/index.js';
 import { trialName, writeJobResult, writeTrial, type TrialRecord } from '../../../src/formats/harbor/job-layout.js';
 import type { Trajectory, VerifyResult } from '../../../src/types/index.js';
 import { writeExampleTask } from './example-task.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const trajectory: Trajectory = {
   format: 'winnower-trajectory-1',
@@ -143,7 +143,7 @@ describe('ATIF trajectory of a winnower candidate', () => {
 
 describe('trial and job layout', () => {
   it("writes each trial's result.json, trajectory and verifier files, and the job's counts", () => {
-    const jobDir = mkdtempSync(join(tmpdir(), 'harbor-job-'));
+    const jobDir = tempDir('harbor-job-');
     const taskDir = writeExampleTask();
     const record = (index: number, reward: number | null, status: VerifyResult['status']): TrialRecord => ({
       jobId: 'job-1',
