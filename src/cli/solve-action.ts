@@ -14,27 +14,30 @@ import { SOLVE_EXIT_NONE_USABLE } from './option-values.js';
 import { createRuntime } from './runtime.js';
 import { isGitUrl } from './sandbox-run.js';
 import type { SolveFlags } from './solve.js';
-import { withFlagName } from './solve-flag-names.js';
+import { flagForField, withFlagName } from './solve-flag-names.js';
 
 /** The wire protocol of a harness definition (undefined for the built-in agent or an unknown name, which /solve then names). */
 const harnessProtocol = (name: string): string | undefined => loadHarnessDefinitions().external.get(name)?.protocol;
 
-/** A policy flag's bad value is refused by the config's check: named by its flag, not `config field policy.mode`. */
+/**
+ * A policy flag's bad value is refused by the config's check (the flags are its overrides): named by
+ * the flag (the same table as the body's fields, src/cli/solve-flag-names.ts), not `config field policy.mode`.
+ */
 function withPolicyFlagNames<T>(flags: SolveFlags, load: () => T): T {
-  const given: Record<string, [string, unknown]> = {
-    'policy.url': ['--policy-url', flags.policyUrl],
-    'policy.model': ['--policy-model', flags.policyModel],
-    'policy.api_key': ['--policy-key', flags.policyKey],
-    'policy.mode': ['--policy-mode', flags.policyMode],
+  const given = {
+    '--policy-url': flags.policyUrl,
+    '--policy-model': flags.policyModel,
+    '--policy-key': flags.policyKey,
+    '--policy-mode': flags.policyMode,
   };
   try {
     return load();
   } catch (error) {
     const field = WinnowerError.isInstance(error) && error.code === 'WNW_ERR_CFG_INVALID' ? error.details?.field : undefined;
-    const flag = typeof field === 'string' ? given[field] : undefined;
-    if (!flag || flag[1] === undefined) throw error;
+    const flag = typeof field === 'string' && field.startsWith('policy.') ? flagForField(`body.${field}`) : undefined;
+    if (!flag || given[flag as keyof typeof given] === undefined) throw error;
     const message = (error as Error).message.replace(`config field ${field}: `, '');
-    throw wnwError('WNW_ERR_INPUT_INVALID', `${flag[0]}: ${message}`, { details: { field: flag[0] } });
+    throw wnwError('WNW_ERR_INPUT_INVALID', `${flag}: ${message}`, { details: { field: flag } });
   }
 }
 

@@ -20,6 +20,7 @@ const FLAGS: ReadonlyArray<readonly [string, string]> = [
   ['body.policy.url', '--policy-url'],
   ['body.policy.model', '--policy-model'],
   ['body.policy.api_key', '--policy-key'],
+  ['body.policy.mode', '--policy-mode'],
   ['body.agent.step_limit', '--step-limit'],
   ['body.agent.harness', '--harness'],
   ['body.agent.model', '--harness-model'],
@@ -44,12 +45,15 @@ const FLAGS: ReadonlyArray<readonly [string, string]> = [
 
 const within = (field: string, path: string): boolean => field === path || field.startsWith(`${path}.`);
 
-/** The flag that set `field` (a /solve body path), or undefined when no flag sets it. */
-export function flagForField(field: string): string | undefined {
+/** The longest body path a flag sets that holds `field`, with that flag. */
+function entryFor(field: string): readonly [string, string] | undefined {
   let best: readonly [string, string] | undefined;
   for (const entry of FLAGS) if (within(field, entry[0]) && (!best || entry[0].length > best[0].length)) best = entry;
-  return best?.[1];
+  return best;
 }
+
+/** The flag that set `field` (a /solve body path), or undefined when no flag sets it. */
+export const flagForField = (field: string): string | undefined => entryFor(field)?.[1];
 
 /**
  * The server's message named by the flag: `body.waves: wave sizes must add up to n` →
@@ -57,9 +61,9 @@ export function flagForField(field: string): string | undefined {
  * (`--policies: body.policies.1.n: …`).
  */
 export function withFlagName(message: string, field: string | undefined): { message: string; field: string | undefined } {
-  const flag = field === undefined ? undefined : flagForField(field);
-  if (!flag || field === undefined) return { message, field };
-  const exact = FLAGS.some(([path, named]) => path === field && named === flag);
-  const rest = exact && message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message;
+  const entry = field === undefined ? undefined : entryFor(field);
+  if (!entry) return { message, field };
+  const [path, flag] = entry;
+  const rest = path === field && message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message;
   return { message: `${flag}: ${rest}`, field: flag };
 }

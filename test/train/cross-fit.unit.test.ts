@@ -1,19 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { select } from '../../src/select/index.js';
 import { configKey, configPrior, fitPriors } from '../../src/select/priors.js';
 import { CROSS_FITTED, crossFit } from '../../src/train/cross-fit.js';
 import { bestTrivial } from '../../src/train/evaluate.js';
 import { prng } from '../../src/util/prng.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const WORDS = ['value', 'result', 'config', 'parse', 'render', 'items', 'index', 'count', 'buffer', 'token'];
-
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
 
 /** Four runs over the same instances; whether a candidate resolved depends on its run's configuration only. */
 function writeConfigPools(instances: number, seed: number): { candidates: string; tasks: string } {
@@ -25,8 +20,7 @@ function writeConfigPools(instances: number, seed: number): { candidates: string
     { source: 'agent/run-3', config: { temperature: 0.7, model: 'small' }, rate: 0.15 },
     { source: 'agent/run-4', config: { model: 'mid', temperature: 0.2 }, rate: 0.4 },
   ];
-  const dir = mkdtempSync(join(tmpdir(), 'winnower-crossfit-'));
-  made.push(dir);
+  const dir = tempDir('winnower-crossfit-');
   const rows: string[] = [];
   const tasks: string[] = [];
   for (let i = 0; i < instances; i++) {

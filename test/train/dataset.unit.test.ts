@@ -2,22 +2,15 @@
  * `winnower train --rollouts` reads its inputs under the same --source-from rule as `winnower rerank --candidates`
  * (docs/design/05-defects-found.md#D9).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadDataset } from '../../src/train/dataset.js';
 import { tempDir } from '../support/temp-dir.js';
 
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
 /** Two runs of one agent: each file holds the same instances under the same model name. */
 function twoRuns(): { dir: string; files: string[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'winnower-dataset-'));
-  made.push(dir);
+  const dir = tempDir('winnower-dataset-');
   const files = ['seed1', 'seed2'].map((name, run) => {
     const rows = ['django__django-15202', 'django__django-15203'].map((instance_id, index) => ({
       instance_id,
