@@ -245,16 +245,24 @@ export class JobManager {
         (storeError: unknown) => this.#onStoreError(storeError, id),
       );
     };
-    const finish = async (update: JobUpdate) => {
+    /** Writes the job's end, then its last event; with a shared store both in one statement. */
+    const finish = async (update: JobUpdate, last: JobEventBody) => {
       if (!this.#shared) {
         await store.updateJob(id, update);
+        emit(last);
         return;
       }
+      // Every earlier event is stored first, so the last one follows them in the log.
+      await entry.appends.flush().catch(() => undefined);
+      const event = { ...last, seq: entry.nextSeq++, time: new Date().toISOString() } as JobEvent;
       // Written only while this replica still holds the job's lease.
-      if (!(await this.#shared.queue.finish(id, update))) {
+      if (!(await this.#shared.queue.finish(id, update, event))) {
         entry.stopAs = 'lost';
         throw wnwError('WNW_ERR_JOB_STATE', `job ${id} is held by another replica now; its end is theirs to record`);
       }
+      this.#onEvent?.(event, { id, kind });
+      entry.events.push(event);
+      entry.emitter.emit('event', event);
     };
     let holdsSlot = false;
     try {
@@ -262,10 +270,9 @@ export class JobManager {
       await begin(entry.controller.signal, emit);
       holdsSlot = true;
       const result = await run(id, { signal: entry.controller.signal, emit });
-      await finish({ status: 'succeeded', result });
       // A solve job that ran but chose nothing usable says so in its last event too (result.outcome).
       const outcome = (result as { outcome?: unknown } | null)?.outcome;
-      emit({ type: 'job-finish', status: 'succeeded', ...(typeof outcome === 'string' ? { outcome } : {}) });
+      await finish({ status: 'succeeded', result }, { type: 'job-finish', status: 'succeeded', ...(typeof outcome === 'string' ? { outcome } : {}) });
     } catch (caught) {
       const aborted = entry.controller.signal.aborted;
       const error = toWinnowerError(aborted ? entry.controller.signal.reason : caught);
@@ -297,8 +304,7 @@ export class JobManager {
           }
         }
         try {
-          await finish(update);
-          emit({ type: 'job-finish', status, error: error.message });
+          await finish(update, { type: 'job-finish', status, error: error.message });
         } catch (storeError) {
           this.#onStoreError(storeError, id);
         }
@@ -521,18 +527,7 @@ export class JobManager {
     const { queue } = this.#shared!;
     if (job.status === 'queued') {
       const cancelled = await queue.cancelQueued(job.id, { code: 'WNW_ERR_OP_ABORTED', message: 'job cancelled' });
-      if (cancelled) {
-        // Its log ends as a running job's would (a job handed back may have events already).
-        const seq = ((await this.#store.listEvents(job.id)).at(-1)?.seq ?? -1) + 1;
-        await this.#store.appendEvent(job.id, {
-          type: 'job-finish',
-          status: 'cancelled',
-          error: 'job cancelled',
-          seq,
-          time: new Date().toISOString(),
-        });
-        return cancelled;
-      }
+      if (cancelled) return cancelled;
     }
     // Claimed meanwhile, or running on another replica: that replica stops it.
     await queue.requestCancel(job.id);
@@ -549,8 +544,9 @@ export class JobManager {
       const job = await this.get(id);
       if (TERMINAL_JOB_STATUSES.includes(job.status)) {
         notice.cancel();
-        // Its status is written a moment before its job-finish is stored: a caller that reads the
-        // events next must find that last one (a takeover's run ends here, flushing its events).
+        // A caller that reads the events next must find the job-finish: a run here ends flushing
+        // its events; elsewhere the end and the job-finish are stored together (older versions
+        // stored the job-finish a moment after).
         const running = this.#running.get(id);
         if (running) await running.done;
         else await this.#finishStored(id);
@@ -666,8 +662,8 @@ export class JobManager {
             if (await deliver()) return end();
             const job = await this.#store.getJob(id);
             if (!job) return end();
-            // A job's status is written before its job-finish is stored: that comes within moments.
-            // One that never comes (a job stored by an older version) ends the stream after a grace.
+            // A job's end and its job-finish are stored together; older versions stored the
+            // job-finish a moment after, or never (killed between): the stream ends after a grace.
             if (TERMINAL_JOB_STATUSES.includes(job.status)) {
               endedAt ??= Date.now();
               if (Date.now() - endedAt > 2 * FOLLOW_POLL_MS) return end();

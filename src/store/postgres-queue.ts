@@ -57,10 +57,17 @@ export function createPostgresQueue(store: PostgresStore, url: string, replica: 
       const held = new Set(rows.map((row) => row.id));
       return { lost: ids.filter((id) => !held.has(id)), cancel: rows.filter((row) => row.cancel_requested).map((row) => row.id) };
     },
-    async finish(id, update) {
+    async finish(id, update, last) {
       const values: unknown[] = [id, now(), replica];
+      const sets = jobUpdateSets(update, values);
+      values.push(last.seq, last.type, JSON.stringify(last));
+      const at = values.length - 2;
+      // One statement: a replica killed at any moment leaves either the job running (another takes
+      // it over) or its end and its last event both stored, never a status without its job-finish.
       const { rowCount } = await query(
-        `UPDATE jobs SET ${jobUpdateSets(update, values)}, lease_until = NULL WHERE id = $1 AND owner = $3 AND status = 'running'`,
+        `WITH ended AS (UPDATE jobs SET ${sets}, lease_until = NULL WHERE id = $1 AND owner = $3 AND status = 'running' RETURNING id),
+         added AS (INSERT INTO job_events (job_id, seq, type, event) SELECT id, $${at}, $${at + 1}, $${at + 2} FROM ended RETURNING job_id)
+         SELECT pg_notify('winnower_events', job_id || ' ' || $${at}::text) FROM added`,
         values,
       );
       return (rowCount ?? 0) > 0;
@@ -73,9 +80,19 @@ export function createPostgresQueue(store: PostgresStore, url: string, replica: 
       );
     },
     async cancelQueued(id, error) {
+      // Its log ends as a running job's would, in the same statement (a job handed back may have
+      // events already: the job-finish follows them).
+      const time = now();
       const { rows } = await query<JobRow>(
-        `UPDATE jobs SET status = 'cancelled', error = $2, updated_at = $3 WHERE id = $1 AND status = 'queued' RETURNING ${JOB_COLUMNS}`,
-        [id, JSON.stringify(error), now()],
+        `WITH ended AS (UPDATE jobs SET status = 'cancelled', error = $2, updated_at = $3 WHERE id = $1 AND status = 'queued' RETURNING ${JOB_COLUMNS}),
+         next AS (SELECT COALESCE(MAX(seq) + 1, 0) AS seq FROM job_events WHERE job_id = $1),
+         added AS (INSERT INTO job_events (job_id, seq, type, event)
+           SELECT ended.id, next.seq, 'job-finish',
+             json_build_object('type', 'job-finish', 'status', 'cancelled', 'error', $4::text, 'seq', next.seq, 'time', $3::text)::text
+           FROM ended, next RETURNING job_id, seq),
+         told AS (SELECT pg_notify('winnower_events', job_id || ' ' || seq::text) FROM added)
+         SELECT ended.*, (SELECT COUNT(*) FROM told) AS told FROM ended`,
+        [id, JSON.stringify(error), time, error.message],
       );
       return rows[0] ? toJob(rows[0]) : undefined;
     },

@@ -123,8 +123,11 @@ export interface JobQueue {
   claim(leaseMs: number): Promise<ClaimedJob | undefined>;
   /** Renews this replica's leases: the jobs it no longer holds, and those a client asked to cancel. */
   renew(ids: string[], leaseMs: number): Promise<{ lost: string[]; cancel: string[] }>;
-  /** Writes a job's end while this replica holds it; false when it no longer does (nothing written). */
-  finish(id: string, update: JobUpdate): Promise<boolean>;
+  /**
+   * Writes a job's end and its last event (`job-finish`) together while this replica holds it;
+   * false when it no longer does (nothing written).
+   */
+  finish(id: string, update: JobUpdate, last: JobEventRecord): Promise<boolean>;
   /** Gives a running job back to the queue (a graceful shutdown): queued again, its owner kept for the takeover's event. */
   release(id: string): Promise<void>;
   /** Cancels a job nobody has claimed; false when it is no longer queued. */
