@@ -272,7 +272,10 @@ export class JobManager {
       const result = await run(id, { signal: entry.controller.signal, emit });
       // A solve job that ran but chose nothing usable says so in its last event too (result.outcome).
       const outcome = (result as { outcome?: unknown } | null)?.outcome;
-      await finish({ status: 'succeeded', result }, { type: 'job-finish', status: 'succeeded', ...(typeof outcome === 'string' ? { outcome } : {}) });
+      await finish(
+        { status: 'succeeded', result },
+        { type: 'job-finish', status: 'succeeded', ...(typeof outcome === 'string' ? { outcome } : {}) },
+      );
     } catch (caught) {
       const aborted = entry.controller.signal.aborted;
       const error = toWinnowerError(aborted ? entry.controller.signal.reason : caught);

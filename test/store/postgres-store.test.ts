@@ -86,7 +86,12 @@ describeWithPostgres('postgres job store', () => {
     await store.appendEvent('back', { type: 'job-start', seq: 0, time: 't0' });
     await store.appendEvent('back', { type: 'job-requeued', seq: 1, time: 't1' });
     expect((await other.cancelQueued('back', { code: 'WNW_ERR_OP_ABORTED', message: 'job cancelled' }))?.status).toBe('cancelled');
-    expect((await store.listEvents('back')).at(-1)).toMatchObject({ type: 'job-finish', status: 'cancelled', error: 'job cancelled', seq: 2 });
+    expect((await store.listEvents('back')).at(-1)).toMatchObject({
+      type: 'job-finish',
+      status: 'cancelled',
+      error: 'job cancelled',
+      seq: 2,
+    });
     expect(await other.cancelQueued('back', { code: 'WNW_ERR_OP_ABORTED', message: 'job cancelled' })).toBeUndefined();
     expect(await store.listEvents('back')).toHaveLength(3);
     // Each stored event is announced (appendEvent's too), the refused writes' not.
