@@ -127,7 +127,11 @@ function table(rows: string[][]): string {
     .join('\n');
 }
 
-const tally = (t: Tally) => `${t.passed}/${t.passed + t.failed + t.missing}`;
+/** `passed/named`; a dash when the task names no such test (a command graded by its exit code). */
+const tally = (t: Tally) => {
+  const named = t.passed + t.failed + t.missing;
+  return named === 0 ? '—' : `${t.passed}/${named}`;
+};
 
 /** Tests the task does not name that failed, and the exit code when it tells more: `2 failed (exit 1)`, `exit 1`, `none`. */
 function otherTests(verify: NonNullable<CandidateView['verify']>): string {

@@ -23,6 +23,7 @@ import type { Strategy } from '../types/index.js';
 import { loadSavedRuns } from '../server/ui/saved-runs.js';
 import { writeSavedSite } from '../server/ui/saved-site.js';
 import { limitHeapGrowth } from '../util/heap-growth.js';
+import { countNoun } from '../util/count-noun.js';
 import { printMetrics } from './print-metrics.js';
 import { runCrossFit } from './rerank-cross-fit.js';
 import { rerankExitCode, rerankSummary, rerankSummaryFile } from './rerank-summary.js';
@@ -133,7 +134,9 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
       },
     });
     bar?.stop();
-    console.log(`${result.instances} instances (${result.resumed} resumed), ${result.candidates} candidates → ${result.predictions}`);
+    console.log(
+      `${countNoun(result.instances, 'instance')} (${result.resumed} resumed), ${countNoun(result.candidates, 'candidate')} → ${result.predictions}`,
+    );
     console.log(`scores: ${result.scores}${result.report ? `; report: ${result.report.markdown}, ${result.report.html}` : ''}`);
     const scored = scoredBy(valueModel.identity, strategy);
     const summary = flags.summary ?? flags.out.replace(/(\.jsonl)?$/, '.summary.json');
@@ -147,7 +150,9 @@ export async function runRerank(flags: RerankFlags, given: readonly string[] = [
         (await loadSavedRuns([result.scores, ...flags.candidates], { sourceFrom: flags.sourceFrom })).jobs,
         'winnower rerank',
       );
-      console.log(`inspector: ${site.index} (${site.jobs} instances; or \`winnower inspect ${result.scores} <candidates> --serve\`)`);
+      console.log(
+        `inspector: ${site.index} (${countNoun(site.jobs, 'instance')}; or \`winnower inspect ${result.scores} <candidates> --serve\`)`,
+      );
     }
     if (result.execution) for (const line of describeExecution(result.execution)) console.log(line);
     if (result.metrics) printMetrics(result.metrics);

@@ -98,10 +98,21 @@ export async function runSolve(flags: SolveFlags, command: Command): Promise<voi
     ],
     [Boolean(flags.harnessModel && !flags.harness), '--harness-model', 'it is the model a harness CLI is told: give --harness'],
   ];
-  for (const [given, flag, why] of pointless)
-    if (given) throw wnwError('WNW_ERR_INPUT_INVALID', `${flag}: ${why}`, { details: { field: flag } });
   // The judge the flags name (its key from WINNOWER_JUDGE_KEY), else the config's: the request's judge wins (docs/selection.md#judge).
   const judge = judgeFromFlags(flags);
+  // What these need is given by other flags: the refusal names them, not the request's fields.
+  const setupGiven = Boolean(flags.setup?.length);
+  pointless.push(
+    [flags.fork === false && !setupGiven, '--no-fork', 'it runs the --setup commands in each sandbox instead of once: give --setup'],
+    [flags.forkAt === 'setup' && !setupGiven, '--fork-at', 'setup forks after the --setup commands: give --setup'],
+    [
+      flags.strategy === 'judge' && !judge && !config.judge,
+      '--strategy',
+      "strategy judge needs a judge: give --judge-url and --judge-model, or the config's judge (WINNOWER_JUDGE_URL, WINNOWER_JUDGE_MODEL)",
+    ],
+  );
+  for (const [given, flag, why] of pointless)
+    if (given) throw wnwError('WNW_ERR_INPUT_INVALID', `${flag}: ${why}`, { details: { field: flag } });
   const writers = flags.writerReplay ? await recordingsOf('--writer-replay', flags.writerReplay) : undefined;
   const checks = {
     ...(flags.regression === false ? { regression: { enabled: false } } : {}),

@@ -214,8 +214,13 @@ export type PolicyEntry = z.infer<typeof PolicyEntry>;
 function checkPolicies(request: { n?: number; waves?: number[]; policies?: PolicyEntry[] }, context: z.RefinementCtx): void {
   const { policies } = request;
   if (!policies) {
-    if (request.waves && sumOf(request.waves) !== (request.n ?? 4))
-      context.addIssue({ code: 'custom', message: 'wave sizes must add up to n', path: ['waves'] });
+    const n = request.n ?? 4;
+    if (request.waves && sumOf(request.waves) !== n)
+      context.addIssue({
+        code: 'custom',
+        message: `wave sizes must add up to n: ${request.waves.join(' + ')} is ${sumOf(request.waves)}, n is ${n}${request.n === undefined ? ' (the default)' : ''}`,
+        path: ['waves'],
+      });
     return;
   }
   const total = sumOf(policies.map((entry) => entry.n));

@@ -17,6 +17,9 @@ describe('solve: flags this run would ignore', () => {
     [{ writerReplay: [RECORDINGS] }, '--writer-replay', 'give --reproduction'],
     [{ replay: [RECORDINGS], policyMode: 'text' as const }, '--policy-mode', '--replay replays recordings'],
     [{ harnessModel: 'm' }, '--harness-model', 'give --harness'],
+    [{ fork: false }, '--no-fork', 'give --setup'],
+    [{ forkAt: 'setup' as const }, '--fork-at', 'give --setup'],
+    [{ strategy: 'judge' }, '--strategy', 'give --judge-url and --judge-model'],
   ])('%o is refused naming %s', async (flags, flag, why) => {
     const error = await runSolve({ ...base, ...flags }, command).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'WNW_ERR_INPUT_INVALID', details: { field: flag } });

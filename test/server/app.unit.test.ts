@@ -72,6 +72,14 @@ describe('HTTP API', () => {
     expect(error.message).toContain(field);
   });
 
+  it('says what the wave sizes add up to and what n is', async () => {
+    const message = async (body: object) =>
+      (await app.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', repo: { path: '/tmp/r' }, ...body } })).json().error
+        .message;
+    expect(await message({ n: 4, waves: [2, 3] })).toContain('wave sizes must add up to n: 2 + 3 is 5, n is 4');
+    expect(await message({ waves: [2, 3] })).toContain('n is 4 (the default)');
+  });
+
   it('answers 400 at once, before any sandbox, when the job could not start: no policy, unknown agent config, nothing to replay', async () => {
     const scratch = mkdtempSync(join(tmpdir(), 'wnw-app-'));
     onTestFinished(() => rmSync(scratch, { recursive: true, force: true }));
