@@ -18,7 +18,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Sandbox and server tests spawn processes and keep a core busy each: one worker a core, two at
     // least (the 2-core machines), four at most (their deadlines were set at two workers on two cores).
-    maxWorkers: Math.min(4, Math.max(2, availableParallelism())),
+    // WINNOWER_TEST_WORKERS overrides it (vitest's --maxWorkers does not reach the projects).
+    maxWorkers: Number(process.env.WINNOWER_TEST_WORKERS) || Math.min(4, Math.max(2, availableParallelism())),
     pool: 'forks',
     // Folders made with test/support/temp-dir.ts go after each file.
     setupFiles: ['test/support/temp-dir-cleanup.ts'],

@@ -112,10 +112,17 @@ export function formatReport(report: BenchReport): string {
     }),
   );
   if (short.length) {
-    const longest = Math.max(...short.map((each) => each.durationS));
+    // The advice speaks the measure the run was made with.
+    const most = Math.max(...short.map((each) => each.connections));
+    const advice =
+      report.load.amount !== undefined
+        ? `--amount ${Math.max(MIN_REQUESTS, MIN_ROUNDS * most) * 2} or more`
+        : report.load.requests_per_connection !== undefined
+          ? `--per-connection ${Math.max(MIN_ROUNDS * 2, Math.ceil((MIN_REQUESTS * 2) / most))} or more`
+          : `--duration ${Math.max(...short.map((each) => each.durationS))} or more (or --per-connection ${MIN_ROUNDS * 2})`;
     lines.push(
       '',
-      `too short to mean anything (${short.map((each) => `c=${each.connections}: ${each.why}`).join('; ')}): run with --duration ${longest} or more (or --per-connection ${MIN_ROUNDS * 2}), and compare ratios of runs made back to back`,
+      `too short to mean anything (${short.map((each) => `c=${each.connections}: ${each.why}`).join('; ')}): run with ${advice}, and compare ratios of runs made back to back`,
     );
   }
   const failures = report.runs.reduce((sum, run) => sum + run.winnower.errors + run.winnower.non_2xx + run.winnower.failed_answers, 0);

@@ -321,7 +321,14 @@ export const SolveRequest = z
     /** A name for the task; default: the repository's or image's name (`durations`, `django/django`, `org/task:1`). */
     instance_id: z.string().min(1).max(256).optional(),
     /** The issue text; with `harbor_task`, filled from its instruction.md at submit (giving both is refused). */
-    issue: z.string().min(1),
+    issue: z
+      .string({
+        error: (issue) =>
+          issue.input === undefined
+            ? 'give the issue text, or harbor_task: a Harbor task folder whose instruction.md is the issue'
+            : undefined,
+      })
+      .min(1),
     /**
      * A Harbor task folder on the server, within `server.repo_roots` (docs/harbor.md): at submit its
      * instruction becomes `issue`, its name `instance_id`, its image `image` and its limits the

@@ -48,6 +48,17 @@ describe('bench report: rows too short to mean anything', () => {
     );
   });
 
+  it('speaks the measure the run was made with: --amount or --per-connection, not --duration', () => {
+    const few = result({ duration_s: 3, requests: 12, requests_per_s: 4 });
+    const made = (load: BenchReport['load']) => formatReport({ ...report(few), load });
+    const byAmount = made({ amount: 12, warmup_s: 0, timeout_s: 120 });
+    expect(byAmount).toContain('run with --amount 96 or more,');
+    expect(byAmount).not.toContain('--duration');
+    const byRounds = made({ requests_per_connection: 1, warmup_s: 0, timeout_s: 120 });
+    expect(byRounds).toContain('run with --per-connection 6 or more,');
+    expect(byRounds).not.toContain('--duration');
+  });
+
   it('flags a row shorter than 3 × its p50 even with many requests', () => {
     const slow = result({
       connections: 64,

@@ -72,6 +72,12 @@ describe('HTTP API', () => {
     expect(error.message).toContain(field);
   });
 
+  it('asks for the issue, or a Harbor task, when the body has neither', async () => {
+    const response = await app.inject({ method: 'POST', url: '/solve', payload: { repo: { path: '/tmp/r' } } });
+    expect(response.json().error).toMatchObject({ details: { field: 'body.issue' } });
+    expect(response.json().error.message).toContain('give the issue text, or harbor_task');
+  });
+
   it('says what the wave sizes add up to and what n is', async () => {
     const message = async (body: object) =>
       (await app.inject({ method: 'POST', url: '/solve', payload: { issue: 'x', repo: { path: '/tmp/r' }, ...body } })).json().error
