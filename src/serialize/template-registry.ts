@@ -11,7 +11,7 @@ import { wnwError } from '../errors.js';
 import { renderField } from './render.js';
 import { ChatTemplateFile, FIELD_VARIABLES, TemplateFile, type AnyTemplateFile } from './template-schema.js';
 
-/** Folder of the built-in templates, from src/ (tests, tsx) or dist/src/ (built) alike. */
+/** Folder of the built-in templates, from src/ (tests, tsx), dist/src/ or the bundle in dist/cli/ alike. */
 export const BUILTIN_TEMPLATE_DIR = fileURLToPath(new URL('./templates/', import.meta.url));
 
 export interface TemplateLookup {

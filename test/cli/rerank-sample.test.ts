@@ -60,7 +60,7 @@ describe('the rerank sample (examples/rerank-sample)', () => {
       );
     });
     expect(code, stderr).toBe(0);
-    expect(stdout).toContain('1 instances (0 resumed), 4 candidates');
+    expect(stdout).toContain('1 instance (0 resumed), 4 candidates');
     const scores = readFileSync(join(dir, 'predictions.scores.jsonl'), 'utf8')
       .trim()
       .split('\n')

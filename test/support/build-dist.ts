@@ -18,7 +18,7 @@ function newest(path: string): number {
 }
 
 function builtAt(): number {
-  for (const marker of [STAMP, join(ROOT, 'dist/src/cli/main.js')]) if (existsSync(marker)) return statSync(marker).mtimeMs;
+  for (const marker of [STAMP, join(ROOT, 'dist/cli/main.js')]) if (existsSync(marker)) return statSync(marker).mtimeMs;
   return 0;
 }
 
